@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* Built-in GPU catalog: memory, idle power and power-limit range of each GPU type. */
+#ifndef ECOSCHED_CATALOG_H
+#define ECOSCHED_CATALOG_H
+
+#include <stddef.h>
+
+struct eco_gpu_type {
+    const char *name;          /* canonical name, e.g. "A100-SXM" */
+    const char *model;         /* the model string as the source names it */
+    double mem_gb;             /* device memory, GB */
+    double idle_w;             /* power of an idle GPU, W */
+    double min_limit_w;        /* lowest settable power limit, W */
+    double max_limit_w;        /* highest settable power limit, W */
+    double default_limit_w;    /* default power limit (board TDP), W */
+    double max_train_power_w;  /* highest measured training power, W; 0 when not measured */
+    const char *source;        /* where the figures come from */
+};
+
+/* Number of types in the catalog. */
+size_t eco_catalog_count(void);
+/* Type at index i (0 <= i < count); a pointer into static storage. */
+const struct eco_gpu_type *eco_catalog_get(size_t i);
+/* Index of the type named `name` (case-insensitive, '_' and '-' alike), or -1. */
+int eco_catalog_find(const char *name);
+
+#endif

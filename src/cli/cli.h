@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* The `ecosched` command: one file per subcommand. */
+#ifndef ECOSCHED_CLI_H
+#define ECOSCHED_CLI_H
+
+/* Exit statuses: 0 success, 1 runtime failure (I/O, memory), 2 bad usage or bad input. */
+#define ECO_EXIT_FAIL 1
+#define ECO_EXIT_USAGE 2
+
+int eco_cmd_sim(int argc, char **argv);
+int eco_cmd_catalog(int argc, char **argv);
+
+/* Prints "ecosched: " + message to stderr. */
+void eco_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: MIT */
+/* `ecosched sim`: replay a job trace on a modelled cluster under one or more policies. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cli.h"
+#include "ecosched/sim.h"
+#include "ecosched/trace.h"
+
+#define MAX_COMPARE 16
+
+struct sim_args {
+    const char *trace;
+    const char *cluster;
+    const char *format;
+    const char *policy;
+    const char *placement;
+    const char *compare;
+    const char *out;
+    const char *las_thresholds;
+    int json;
+    int skip_bad_rows;
+    int quiet;
+    unsigned long long seed;
+    unsigned long long max_jobs;
+};
+
+static void sim_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ecosched sim --trace FILE --cluster SPEC [OPTIONS]\n"
+            "\n"
+            "Replays a GPU job trace on a modelled cluster and reports job completion time (JCT),\n"
+            "waiting time and GPU utilisation.\n"
+            "\n"
+            "  --trace FILE        job trace (CSV, optionally gzip-compressed)\n"
+            "  --format F          auto (default: from the header), canonical, itp, philly, openb\n"
+            "  --cluster SPEC      COUNTxGPUS[:TYPE][,...], e.g. 30x8:V100,4x8:A100-SXM (type\n"
+            "                      defaults to V100), or a cluster JSON file (docs/formats/cluster.md)\n"
+            "  --policy P          queue policy: fifo (default), greedy, easy, sjf, las\n"
+            "  --placement L       pack (default), pool, spread, first-fit\n"
+            "  --compare P1,P2,..  run several policies on the same input, one table\n"
+            "  --las-thresholds L  las queue thresholds in GPU-seconds (default 3600,36000)\n"
+            "  --out DIR           write DIR/jobs.csv, DIR/summary.json, DIR/rejected.csv\n"
+            "                      (with --compare: DIR/POLICY/...)\n"
+            "  --json              print the summary as JSON (an array with --compare)\n"
+            "  --seed N            random seed (default 1); same input and seed, same output\n"
+            "  --skip-bad-rows     skip malformed trace rows (counted) instead of stopping\n"
+            "  --max-jobs N        read at most N jobs from the trace\n"
+            "  -q, --quiet         no warnings on stderr\n"
+            "  -h, --help          this help\n"
+            "\n"
+            "Exit status: 0 on success, 2 on bad options or bad input (the message names the\n"
+            "file, line and field), 1 on other failures.\n");
+}
+
+static int parse_ull(const char *opt, const char *s, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || !*s || *s == '-')
+        goto bad;
+    *out = strtoull(s, &end, 10);
+    if (errno || *end)
+        goto bad;
+    return 0;
+bad:
+    eco_cli_err("sim: %s: '%s' is not a whole number >= 0", opt, s ? s : "");
+    return -EINVAL;
+}
+
+static int parse_args(int argc, char **argv, struct sim_args *a)
+{
+    enum { O_TRACE = 256, O_FORMAT, O_CLUSTER, O_POLICY, O_PLACEMENT, O_COMPARE, O_OUT, O_JSON,
+           O_SEED, O_SKIP, O_MAXJOBS, O_LAS };
+    static const struct option opts[] = {
+        {"trace", required_argument, NULL, O_TRACE},
+        {"format", required_argument, NULL, O_FORMAT},
+        {"cluster", required_argument, NULL, O_CLUSTER},
+        {"policy", required_argument, NULL, O_POLICY},
+        {"placement", required_argument, NULL, O_PLACEMENT},
+        {"compare", required_argument, NULL, O_COMPARE},
+        {"out", required_argument, NULL, O_OUT},
+        {"json", no_argument, NULL, O_JSON},
+        {"seed", required_argument, NULL, O_SEED},
+        {"skip-bad-rows", no_argument, NULL, O_SKIP},
+        {"max-jobs", required_argument, NULL, O_MAXJOBS},
+        {"las-thresholds", required_argument, NULL, O_LAS},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    *a = (struct sim_args){.policy = "fifo", .placement = "pack", .format = "auto", .seed = 1};
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, ":hq", opts, NULL)) != -1) {
+        switch (c) {
+        case O_TRACE: a->trace = optarg; break;
+        case O_FORMAT: a->format = optarg; break;
+        case O_CLUSTER: a->cluster = optarg; break;
+        case O_POLICY: a->policy = optarg; break;
+        case O_PLACEMENT: a->placement = optarg; break;
+        case O_COMPARE: a->compare = optarg; break;
+        case O_OUT: a->out = optarg; break;
+        case O_JSON: a->json = 1; break;
+        case O_SKIP: a->skip_bad_rows = 1; break;
+        case O_LAS: a->las_thresholds = optarg; break;
+        case 'q': a->quiet = 1; break;
+        case O_SEED:
+            if (parse_ull("--seed", optarg, &a->seed))
+                return ECO_EXIT_USAGE;
+            break;
+        case O_MAXJOBS:
+            if (parse_ull("--max-jobs", optarg, &a->max_jobs))
+                return ECO_EXIT_USAGE;
+            break;
+        case 'h': sim_usage(stdout); return -1;
+        case ':':
+            eco_cli_err("sim: option '%s' needs a value (try 'ecosched sim --help')",
+                        argv[optind - 1]);
+            return ECO_EXIT_USAGE;
+        default:
+            eco_cli_err("sim: unknown option '%s' (try 'ecosched sim --help')", argv[optind - 1]);
+            return ECO_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        eco_cli_err("sim: unexpected argument '%s' (try 'ecosched sim --help')", argv[optind]);
+        return ECO_EXIT_USAGE;
+    }
+    if (!a->trace) {
+        eco_cli_err("sim: --trace FILE is required (try 'ecosched sim --help')");
+        return ECO_EXIT_USAGE;
+    }
+    if (!a->cluster) {
+        eco_cli_err("sim: --cluster SPEC is required, e.g. --cluster 30x8:V100 "
+                    "(try 'ecosched sim --help')");
+        return ECO_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void warn_cb(void *ctx, const char *msg)
+{
+    if (!*(int *)ctx)
+        eco_cli_err("warning: %s", msg);
+}
+
+static int mkdir_p(const char *dir)
+{
+    char buf[4096];
+    if (strlen(dir) >= sizeof buf)
+        return -ENAMETOOLONG;
+    strcpy(buf, dir);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+static int write_file(const char *dir, const char *name, const struct eco_jobset *set,
+                      const struct eco_sim_result *r, const char *text)
+{
+    char path[4200];
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) {
+        eco_cli_err("sim: output path too long: %s", dir);
+        return ECO_EXIT_FAIL;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        eco_cli_err("sim: cannot write %s: %s", path, strerror(errno));
+        return ECO_EXIT_FAIL;
+    }
+    int rc;
+    if (text)
+        rc = fputs(text, f) < 0 || fputc('\n', f) == EOF ? -EIO : 0;
+    else if (r)
+        rc = eco_sim_write_jobs_csv(f, set, r);
+    else
+        rc = eco_sim_write_rejected_csv(f, set);
+    if (fclose(f) || rc) {
+        eco_cli_err("sim: error writing %s", path);
+        return ECO_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static int write_outputs(const char *dir, const struct eco_jobset *set,
+                         const struct eco_sim_result *r)
+{
+    int rc = mkdir_p(dir);
+    if (rc) {
+        eco_cli_err("sim: cannot create output directory %s: %s", dir, strerror(-rc));
+        return ECO_EXIT_FAIL;
+    }
+    char *summary = eco_sim_summary_json(&r->summary, 0);
+    if (!summary)
+        return ECO_EXIT_FAIL;
+    rc = write_file(dir, "summary.json", set, r, summary);
+    free(summary);
+    if (!rc)
+        rc = write_file(dir, "jobs.csv", set, r, NULL);
+    if (!rc)
+        rc = write_file(dir, "rejected.csv", set, NULL, NULL);
+    return rc;
+}
+
+static void print_table_header(void)
+{
+    printf("%-7s %-9s %7s %9s %8s %11s %11s %11s %11s %11s %10s %8s %9s %8s\n", "policy",
+           "placement", "jobs", "completed", "rejected", "avg_jct_h", "p50_jct_h", "p95_jct_h",
+           "p99_jct_h", "avg_wait_h", "makespan_d", "gpu_util", "events", "wall_s");
+}
+
+static void print_table_row(const struct eco_sim_summary *s)
+{
+    printf("%-7s %-9s %7zu %9zu %8zu %11.2f %11.2f %11.2f %11.2f %11.2f %10.2f %8.3f %9llu %8.3f\n",
+           s->policy, s->placement, s->jobs, s->completed, s->rejected, s->avg_jct_s / 3600,
+           s->p50_jct_s / 3600, s->p95_jct_s / 3600, s->p99_jct_s / 3600, s->avg_wait_s / 3600,
+           s->makespan_s / 86400, s->gpu_util, (unsigned long long)s->events, s->sim_wall_s);
+}
+
+/* Splits the --compare list into policy tables. */
+static int resolve_policies(const struct sim_args *a, const struct eco_policy_ops **pol, size_t *n)
+{
+    *n = 0;
+    if (!a->compare) {
+        pol[0] = eco_policy_find(a->policy);
+        if (!pol[0]) {
+            eco_cli_err("sim: --policy: unknown policy '%s' (known: fifo, greedy, easy, sjf, las)",
+                        a->policy);
+            return ECO_EXIT_USAGE;
+        }
+        *n = 1;
+        return 0;
+    }
+    char buf[512];
+    if (strlen(a->compare) >= sizeof buf) {
+        eco_cli_err("sim: --compare: list too long");
+        return ECO_EXIT_USAGE;
+    }
+    strcpy(buf, a->compare);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        const struct eco_policy_ops *p = eco_policy_find(tok);
+        if (!p) {
+            eco_cli_err("sim: --compare: unknown policy '%s' (known: fifo, greedy, easy, sjf, las)",
+                        tok);
+            return ECO_EXIT_USAGE;
+        }
+        if (*n == MAX_COMPARE) {
+            eco_cli_err("sim: --compare: at most %d policies", MAX_COMPARE);
+            return ECO_EXIT_USAGE;
+        }
+        pol[(*n)++] = p;
+    }
+    if (*n == 0) {
+        eco_cli_err("sim: --compare: empty policy list");
+        return ECO_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void report_rejected(const struct eco_jobset *set, size_t rejected, int quiet)
+{
+    if (!rejected || quiet)
+        return;
+    eco_cli_err("warning: %zu job(s) rejected: larger than all GPUs of the cluster they may use "
+                "(listed in rejected.csv with --out)", rejected);
+    size_t shown = 0;
+    for (size_t i = 0; i < set->n && shown < 5; i++)
+        if (set->jobs[i].state == ECO_JOB_REJECTED) {
+            eco_cli_err("  rejected: job %s (line %u, %u GPUs)",
+                        eco_jobset_str(set, set->jobs[i].id_off), set->jobs[i].line,
+                        set->jobs[i].gpus);
+            shown++;
+        }
+}
+
+static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct eco_jobset *set,
+                   const struct eco_policy_ops **pol, size_t npol,
+                   const struct eco_placement_ops *placement)
+{
+    int status = 0;
+    if (a->json && npol > 1)
+        printf("[\n");
+    else if (!a->json)
+        print_table_header();
+    for (size_t i = 0; i < npol && !status; i++) {
+        struct eco_sim_config cfg = {
+            .policy = pol[i],
+            .policy_params = !strcmp(pol[i]->name, "las") ? a->las_thresholds : NULL,
+            .placement = placement,
+            .seed = a->seed,
+        };
+        struct eco_sim_result res;
+        struct eco_error err = {{0}};
+        int rc = eco_sim_run(c, set, &cfg, &res, &err);
+        if (rc) {
+            eco_cli_err("sim: %s", rc == -EINVAL ? err.msg : strerror(-rc));
+            return rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
+        }
+        if (i == 0)
+            report_rejected(set, res.summary.rejected, a->quiet);
+        if (a->out) {
+            char dir[4096];
+            int len = npol > 1 ? snprintf(dir, sizeof dir, "%s/%s", a->out, pol[i]->name)
+                               : snprintf(dir, sizeof dir, "%s", a->out);
+            if (len >= (int)sizeof dir) {
+                eco_cli_err("sim: --out: path too long");
+                return ECO_EXIT_USAGE;
+            }
+            status = write_outputs(dir, set, &res);
+        }
+        if (a->json) {
+            char *text = eco_sim_summary_json(&res.summary, 1);
+            if (text)
+                printf("%s%s\n", text, (npol > 1 && i + 1 < npol) ? "," : "");
+            else
+                status = ECO_EXIT_FAIL;
+            free(text);
+        } else {
+            print_table_row(&res.summary);
+        }
+        eco_sim_result_fini(&res);
+    }
+    if (a->json && npol > 1)
+        printf("]\n");
+    return status;
+}
+
+int eco_cmd_sim(int argc, char **argv)
+{
+    struct sim_args a;
+    int status = parse_args(argc, argv, &a);
+    if (status)
+        return status < 0 ? 0 : status;
+    const struct eco_policy_ops *pol[MAX_COMPARE];
+    size_t npol;
+    if ((status = resolve_policies(&a, pol, &npol)))
+        return status;
+    const struct eco_placement_ops *placement = eco_placement_find(a.placement);
+    if (!placement) {
+        eco_cli_err("sim: --placement: unknown placement '%s' (known: pack, pool, spread, "
+                    "first-fit)", a.placement);
+        return ECO_EXIT_USAGE;
+    }
+    int fmt = eco_trace_format_parse(a.format);
+    if (fmt < 0) {
+        eco_cli_err("sim: --format: unknown format '%s' (known: auto, canonical, itp, philly, "
+                    "openb)", a.format);
+        return ECO_EXIT_USAGE;
+    }
+    struct eco_error err = {{0}};
+    struct eco_cluster *c = NULL;
+    struct eco_jobset *set = NULL;
+    int rc = eco_cluster_load(a.cluster, &c, &err);
+    if (rc) {
+        eco_cli_err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+        status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
+        goto done;
+    }
+    set = eco_jobset_create();
+    if (!set) {
+        status = ECO_EXIT_FAIL;
+        goto done;
+    }
+    struct eco_trace_opts topts = {
+        .format = (enum eco_trace_format)fmt,
+        .skip_bad_rows = a.skip_bad_rows,
+        .max_jobs = (size_t)a.max_jobs,
+        .warn = warn_cb,
+        .warn_ctx = &a.quiet,
+    };
+    rc = eco_trace_load(a.trace, &topts, set, &err);
+    if (rc) {
+        eco_cli_err("%s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+        status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
+        goto done;
+    }
+    if (set->skipped_rows && !a.quiet)
+        eco_cli_err("warning: %s: skipped %zu bad row(s)", a.trace, set->skipped_rows);
+    status = run_all(&a, c, set, pol, npol, placement);
+done:
+    eco_jobset_destroy(set);
+    eco_cluster_destroy(c);
+    return status;
+}

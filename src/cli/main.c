@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* Entry point of `ecosched`: dispatches to subcommands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+#ifndef ECO_VERSION
+#define ECO_VERSION "dev"
+#endif
+
+struct subcommand {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+};
+
+static const struct subcommand subcommands[] = {
+    {"sim", "replay a job trace on a modelled GPU cluster under a scheduling policy", eco_cmd_sim},
+    {"catalog", "list the built-in GPU types and their power figures", eco_cmd_catalog},
+};
+
+void eco_cli_err(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ecosched: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ecosched COMMAND [OPTIONS]\n\n"
+               "ecosched is an energy-aware scheduler for deep-learning GPU clusters.\n\n"
+               "commands:\n");
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
+        fprintf(f, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
+    fprintf(f, "\n'ecosched COMMAND --help' describes a command. Docs: docs/README.md\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return ECO_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("ecosched %s\n", ECO_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
+        if (!strcmp(cmd, subcommands[i].name))
+            return subcommands[i].run(argc - 1, argv + 1);
+    eco_cli_err("unknown command '%s' (try 'ecosched --help')", cmd);
+    return ECO_EXIT_USAGE;
+}

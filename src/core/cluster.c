@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* Cluster model: nodes of catalog GPU types, and the inline spec COUNTxGPUS[:TYPE],... */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ecosched/catalog.h"
+#include "ecosched/cluster.h"
+
+/* The type an inline spec part gets when it names none: the most common GPU of the bundled
+ * traces' era (ITP and Philly ran on V100/P100-class GPUs). */
+#define DEFAULT_TYPE "V100"
+
+struct eco_cluster *eco_cluster_create(void)
+{
+    return calloc(1, sizeof(struct eco_cluster));
+}
+
+void eco_cluster_destroy(struct eco_cluster *c)
+{
+    if (!c)
+        return;
+    free(c->nodes);
+    free(c);
+}
+
+int eco_cluster_add_nodes(struct eco_cluster *c, uint32_t count, uint32_t gpus, int type,
+                          struct eco_error *err)
+{
+    if (count == 0)
+        return eco_error_set(err, "node count must be at least 1");
+    if (gpus == 0 || gpus > ECO_MAX_GPUS_PER_NODE)
+        return eco_error_set(err, "GPUs per node must be 1..%d, got %u", ECO_MAX_GPUS_PER_NODE,
+                             gpus);
+    if (type < 0 || (size_t)type >= eco_catalog_count())
+        return eco_error_set(err, "unknown GPU type index %d", type);
+    if ((uint64_t)c->n_nodes + count > ECO_MAX_NODES)
+        return eco_error_set(err, "too many nodes (at most %u)", ECO_MAX_NODES);
+    if (c->n_nodes + count > c->cap_nodes) {
+        uint32_t cap = c->cap_nodes ? c->cap_nodes : 16;
+        while (cap < c->n_nodes + count)
+            cap *= 2;
+        struct eco_node *n = realloc(c->nodes, (size_t)cap * sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        c->nodes = n;
+        c->cap_nodes = cap;
+    }
+    for (uint32_t i = 0; i < count; i++)
+        c->nodes[c->n_nodes++] = (struct eco_node){.type = (uint16_t)type, .gpus = (uint16_t)gpus};
+    c->total_gpus += (uint64_t)count * gpus;
+    if (gpus > c->max_gpus_per_node)
+        c->max_gpus_per_node = (uint16_t)gpus;
+    return 0;
+}
+
+uint64_t eco_cluster_gpus_of_type(const struct eco_cluster *c, int type)
+{
+    if (type < 0)
+        return c->total_gpus;
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < c->n_nodes; i++)
+        if (c->nodes[i].type == type)
+            n += c->nodes[i].gpus;
+    return n;
+}
+
+/* Parses a whole decimal number in [1, max] from s[0..len). */
+static int parse_count(const char *s, size_t len, unsigned long max, unsigned long *out)
+{
+    if (len == 0 || len > 9)
+        return -1;
+    unsigned long v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (unsigned long)(s[i] - '0');
+    }
+    if (v < 1 || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_part(struct eco_cluster *c, const char *part, size_t len, struct eco_error *err)
+{
+    char buf[128];
+    if (len >= sizeof buf)
+        return eco_error_set(err, "cluster spec part '%.*s...' is too long", 40, part);
+    memcpy(buf, part, len);
+    buf[len] = '\0';
+    char *x = strchr(buf, 'x');
+    if (!x)
+        return eco_error_set(err,
+                             "cluster spec part '%s': expected COUNTxGPUS[:TYPE], e.g. 4x8:A100-SXM",
+                             buf);
+    char *colon = strchr(x, ':');
+    size_t gpus_len = colon ? (size_t)(colon - x - 1) : strlen(x + 1);
+    unsigned long count, gpus;
+    if (parse_count(buf, (size_t)(x - buf), ECO_MAX_NODES, &count))
+        return eco_error_set(err, "cluster spec part '%s': node count '%.*s' is not a number in 1..%u",
+                             buf, (int)(x - buf), buf, ECO_MAX_NODES);
+    if (parse_count(x + 1, gpus_len, ECO_MAX_GPUS_PER_NODE, &gpus))
+        return eco_error_set(err, "cluster spec part '%s': GPUs per node '%.*s' is not a number in 1..%d",
+                             buf, (int)gpus_len, x + 1, ECO_MAX_GPUS_PER_NODE);
+    const char *tname = colon ? colon + 1 : DEFAULT_TYPE;
+    int type = eco_catalog_find(tname);
+    if (type < 0) {
+        char known[256] = "";
+        for (size_t i = 0; i < eco_catalog_count(); i++) {
+            strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
+            strncat(known, eco_catalog_get(i)->name, sizeof known - strlen(known) - 1);
+        }
+        return eco_error_set(err, "cluster spec part '%s': unknown GPU type '%s' (known: %s)", buf,
+                             tname, known);
+    }
+    return eco_cluster_add_nodes(c, (uint32_t)count, (uint32_t)gpus, type, err);
+}
+
+int eco_cluster_parse_spec(const char *spec, struct eco_cluster **out, struct eco_error *err)
+{
+    int rc = 0;
+    struct eco_cluster *c = NULL;
+    *out = NULL;
+    if (!spec || !*spec) {
+        rc = eco_error_set(err, "empty cluster spec: expected COUNTxGPUS[:TYPE][,...]");
+        goto done;
+    }
+    c = eco_cluster_create();
+    if (!c) {
+        rc = -ENOMEM;
+        goto done;
+    }
+    for (const char *p = spec;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == 0) {
+            rc = eco_error_set(err, "cluster spec '%s': empty part", spec);
+            goto done;
+        }
+        rc = parse_part(c, p, len, err);
+        if (rc)
+            goto done;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    *out = c;
+    c = NULL;
+done:
+    eco_cluster_destroy(c);
+    return rc;
+}

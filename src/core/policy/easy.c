@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* EASY backfilling: jobs start in submission order; the first that does not fit gets a
+ * reservation at the earliest time enough GPUs free up (from running jobs' end times), and a
+ * later job may start now only if it fits now and either ends by then or uses only GPUs the
+ * reservation does not need. Durations are the runtime estimates. docs/policies/easy.md. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include "ecosched/policy.h"
+
+struct ending {
+    double end_s;
+    uint32_t gpus; /* GPUs it frees that the reserved job could use */
+};
+
+struct easy {
+    struct ending *ends;
+    size_t cap;
+};
+
+static double key_submit(const struct eco_job *job)
+{
+    return job->submit_s;
+}
+
+static struct eco_policy *easy_create(const struct eco_cluster *c, const char *params,
+                                      struct eco_error *err)
+{
+    (void)c;
+    if (params && *params) {
+        eco_error_set(err, "easy takes no parameters (got '%s')", params);
+        return NULL;
+    }
+    return (struct eco_policy *)calloc(1, sizeof(struct easy));
+}
+
+static void easy_destroy(struct eco_policy *p)
+{
+    struct easy *e = (struct easy *)p;
+    if (!e)
+        return;
+    free(e->ends);
+    free(e);
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+    const struct ending *x = a, *y = b;
+    return (x->end_s > y->end_s) - (x->end_s < y->end_s);
+}
+
+/* GPUs of allocation a[0..n) on nodes the reserved job may use. */
+static uint32_t usable(const struct eco_cluster *c, int type, const struct eco_alloc *a, size_t n)
+{
+    uint32_t g = 0;
+    for (size_t i = 0; i < n; i++)
+        if (type < 0 || c->nodes[a[i].node].type == type)
+            g += a[i].gpus;
+    return g;
+}
+
+static int push_end(struct easy *e, size_t *n, double end_s, uint32_t gpus)
+{
+    if (gpus == 0)
+        return 0;
+    if (*n == e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 256;
+        struct ending *p = realloc(e->ends, cap * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        e->ends = p;
+        e->cap = cap;
+    }
+    e->ends[(*n)++] = (struct ending){end_s, gpus};
+    return 0;
+}
+
+/* Reservation for `head`: the shadow time at which enough usable GPUs are free, and the
+ * extra GPUs free then beyond what it needs. */
+static int reserve(struct easy *e, const struct eco_sched_view *v, const struct eco_decisions *d,
+                   const struct eco_job *head, double *shadow_s, uint64_t *extra)
+{
+    const struct eco_cluster *c = v->cluster;
+    size_t n = 0;
+    for (size_t i = 0; i < v->n_running; i++) {
+        const struct eco_job *j = &v->jobs[v->running[i]];
+        uint32_t g = usable(c, head->gpu_type, &v->alloc_pool[j->alloc_off], j->alloc_n);
+        if (push_end(e, &n, j->last_start_s + j->remaining_s, g))
+            return -ENOMEM;
+    }
+    for (size_t i = 0; i < d->n_starts; i++) {
+        const struct eco_job *j = &v->jobs[d->starts[i]];
+        size_t off = d->start_alloc_off[i];
+        size_t cnt = (i + 1 < d->n_starts ? d->start_alloc_off[i + 1] : d->n_start_allocs) - off;
+        uint32_t g = usable(c, head->gpu_type, &d->start_allocs[off], cnt);
+        if (push_end(e, &n, v->now_s + j->remaining_s, g))
+            return -ENOMEM;
+    }
+    if (n > 1)
+        qsort(e->ends, n, sizeof *e->ends, cmp_end);
+    uint64_t avail = eco_freemap_total_free(d->fm, head->gpu_type);
+    *shadow_s = v->now_s;
+    for (size_t i = 0; i < n && avail < head->gpus; i++) {
+        avail += e->ends[i].gpus;
+        *shadow_s = e->ends[i].end_s;
+        /* Jobs ending at the same instant free their GPUs together. */
+        while (i + 1 < n && e->ends[i + 1].end_s == *shadow_s)
+            avail += e->ends[++i].gpus;
+    }
+    *extra = avail >= head->gpus ? avail - head->gpus : 0;
+    return 0;
+}
+
+static int easy_decide(struct eco_policy *p, const struct eco_sched_view *v,
+                       struct eco_decisions *out)
+{
+    struct easy *e = (struct easy *)p;
+    const struct eco_job *head = NULL;
+    double shadow_s = 0;
+    uint64_t extra = 0;
+    for (size_t i = 0; i < v->queue_len; i++) {
+        uint32_t j = v->queue[i];
+        const struct eco_job *job = &v->jobs[j];
+        if (job->state != ECO_JOB_QUEUED)
+            continue;
+        if (head && eco_freemap_total_free(out->fm, -1) == 0)
+            break;
+        if (!head) {
+            int rc = eco_decisions_start(out, j);
+            if (rc == 0)
+                continue;
+            if (rc != -EAGAIN)
+                return rc;
+            head = job;
+            if ((rc = reserve(e, v, out, head, &shadow_s, &extra)))
+                return rc;
+            continue;
+        }
+        bool disjoint = head->gpu_type >= 0 && job->gpu_type >= 0 &&
+                        head->gpu_type != job->gpu_type;
+        bool ends_in_time = disjoint || v->now_s + job->remaining_s <= shadow_s;
+        if (!ends_in_time && job->gpus > extra)
+            continue; /* cannot use only spare GPUs, whatever placement gives it */
+        size_t first = out->n_start_allocs;
+        int rc = eco_decisions_start(out, j);
+        if (rc == -EAGAIN)
+            continue;
+        if (rc)
+            return rc;
+        if (!ends_in_time) {
+            uint32_t g = usable(v->cluster, head->gpu_type, &out->start_allocs[first],
+                                out->n_start_allocs - first);
+            extra -= g;
+        }
+    }
+    return 0;
+}
+
+const struct eco_policy_ops eco_policy_easy = {
+    .name = "easy",
+    .summary = "EASY backfilling: a reservation for the first blocked job, backfill around it",
+    .order_key = key_submit,
+    .create = easy_create,
+    .destroy = easy_destroy,
+    .decide = easy_decide,
+};

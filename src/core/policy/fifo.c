@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* Head-of-line queue policies: fifo (submission order) and sjf (shortest duration first).
+ * Jobs start in queue order until the first that does not fit; nothing passes it. */
+#include <errno.h>
+#include <stddef.h>
+#include "ecosched/policy.h"
+
+static double key_submit(const struct eco_job *job)
+{
+    return job->submit_s;
+}
+
+static double key_duration(const struct eco_job *job)
+{
+    return job->duration_s;
+}
+
+/* Stateless: a non-NULL token stands for the instance. */
+static struct eco_policy *create_stateless(const struct eco_cluster *c, const char *params,
+                                           struct eco_error *err)
+{
+    static char token;
+    (void)c;
+    if (params && *params) {
+        eco_error_set(err, "this policy takes no parameters (got '%s')", params);
+        return NULL;
+    }
+    return (struct eco_policy *)&token;
+}
+
+static void destroy_stateless(struct eco_policy *p)
+{
+    (void)p;
+}
+
+static int decide_head_of_line(struct eco_policy *p, const struct eco_sched_view *v,
+                               struct eco_decisions *out)
+{
+    (void)p;
+    for (size_t i = 0; i < v->queue_len; i++) {
+        uint32_t j = v->queue[i];
+        if (v->jobs[j].state != ECO_JOB_QUEUED)
+            continue;
+        int rc = eco_decisions_start(out, j);
+        if (rc == -EAGAIN)
+            return 0;
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+const struct eco_policy_ops eco_policy_fifo = {
+    .name = "fifo",
+    .summary = "submission order, head-of-line blocking, no preemption",
+    .order_key = key_submit,
+    .create = create_stateless,
+    .destroy = destroy_stateless,
+    .decide = decide_head_of_line,
+};
+
+const struct eco_policy_ops eco_policy_sjf = {
+    .name = "sjf",
+    .summary = "shortest duration first, head-of-line blocking, no preemption",
+    .order_key = key_duration,
+    .create = create_stateless,
+    .destroy = destroy_stateless,
+    .decide = decide_head_of_line,
+};
+
+static int decide_greedy(struct eco_policy *p, const struct eco_sched_view *v,
+                         struct eco_decisions *out)
+{
+    (void)p;
+    for (size_t i = 0; i < v->queue_len; i++) {
+        if (eco_freemap_total_free(out->fm, -1) == 0)
+            break;
+        uint32_t j = v->queue[i];
+        if (v->jobs[j].state != ECO_JOB_QUEUED)
+            continue;
+        int rc = eco_decisions_start(out, j);
+        if (rc && rc != -EAGAIN)
+            return rc;
+    }
+    return 0;
+}
+
+const struct eco_policy_ops eco_policy_greedy = {
+    .name = "greedy",
+    .summary = "scan the queue in submission order and start every job that fits now",
+    .order_key = key_submit,
+    .create = create_stateless,
+    .destroy = destroy_stateless,
+    .decide = decide_greedy,
+};

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/* Placements: which GPUs a starting job gets. pool ignores node boundaries; pack (best fit),
+ * spread (worst fit) and first-fit keep a job that fits on one node on one node, and give a
+ * larger job whole free nodes plus one node for the rest, all or nothing. See
+ * docs/policies/placement.md. */
+#include <errno.h>
+#include <stdbool.h>
+#include <strings.h>
+#include "ecosched/policy.h"
+
+enum fit_mode { FIT_BEST, FIT_WORST, FIT_FIRST };
+
+static bool eligible(const struct eco_node_class *nc, const struct eco_job *job)
+{
+    return job->gpu_type < 0 || nc->type == job->gpu_type;
+}
+
+static bool excluded(uint32_t node, const struct eco_alloc *taken, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (taken[i].node == node)
+            return true;
+    return false;
+}
+
+/* Lowest-index node of class cls with exactly f free GPUs that is not in taken[], or -1. */
+static int64_t find_free(const struct eco_freemap *fm, size_t cls, uint16_t f,
+                         const struct eco_alloc *taken, size_t n_taken)
+{
+    int64_t node = eco_freemap_find(fm, cls, f, 0);
+    while (node >= 0 && excluded((uint32_t)node, taken, n_taken))
+        node = eco_freemap_find(fm, cls, f, (uint32_t)node + 1);
+    return node;
+}
+
+/* Among eligible classes, the lowest-index node with exactly f free GPUs, or -1. */
+static int64_t find_any_class(const struct eco_freemap *fm, const struct eco_job *job, uint16_t f,
+                              const struct eco_alloc *taken, size_t n_taken)
+{
+    int64_t best = -1;
+    for (size_t k = 0; k < eco_freemap_n_classes(fm); k++) {
+        const struct eco_node_class *nc = eco_freemap_class(fm, k);
+        if (nc->gpus < f || !eligible(nc, job))
+            continue;
+        int64_t node = find_free(fm, k, f, taken, n_taken);
+        if (node >= 0 && (best < 0 || node < best))
+            best = node;
+    }
+    return best;
+}
+
+/* One node with at least g free GPUs, chosen by mode; -1 when none. */
+static int64_t single_node(const struct eco_freemap *fm, const struct eco_job *job, uint16_t g,
+                           enum fit_mode mode, const struct eco_alloc *taken, size_t n_taken)
+{
+    uint16_t maxcap = eco_freemap_cluster(fm)->max_gpus_per_node;
+    if (g > maxcap)
+        return -1;
+    if (mode == FIT_BEST) {
+        for (uint32_t f = g; f <= maxcap; f++) {
+            int64_t node = find_any_class(fm, job, (uint16_t)f, taken, n_taken);
+            if (node >= 0)
+                return node;
+        }
+        return -1;
+    }
+    if (mode == FIT_WORST) {
+        for (uint32_t f = maxcap; f >= g && f > 0; f--) {
+            int64_t node = find_any_class(fm, job, (uint16_t)f, taken, n_taken);
+            if (node >= 0)
+                return node;
+        }
+        return -1;
+    }
+    int64_t best = -1;
+    for (uint32_t f = g; f <= maxcap; f++) {
+        int64_t node = find_any_class(fm, job, (uint16_t)f, taken, n_taken);
+        if (node >= 0 && (best < 0 || node < best))
+            best = node;
+    }
+    return best;
+}
+
+static int place_nodes(const struct eco_freemap *fm, const struct eco_job *job,
+                       struct eco_alloc *out, size_t cap, enum fit_mode mode)
+{
+    uint32_t g = job->gpus;
+    if (g == 0)
+        return 0;
+    if (g <= UINT16_MAX) {
+        int64_t node = single_node(fm, job, (uint16_t)g, mode, NULL, 0);
+        if (node >= 0) {
+            if (cap < 1)
+                return -ENOSPC;
+            out[0] = (struct eco_alloc){.node = (uint32_t)node, .gpus = (uint16_t)g};
+            return 1;
+        }
+    }
+    if (eco_freemap_total_free(fm, job->gpu_type) < g)
+        return -EAGAIN;
+    /* Whole free nodes, largest class first, lowest index first, while they are not larger
+     * than what is left to place. */
+    size_t n = 0;
+    uint32_t rem = g;
+    for (size_t k = 0; k < eco_freemap_n_classes(fm) && rem > 0; k++) {
+        const struct eco_node_class *nc = eco_freemap_class(fm, k);
+        if (!eligible(nc, job) || nc->gpus > rem)
+            continue;
+        for (int64_t node = eco_freemap_find(fm, k, nc->gpus, 0); node >= 0 && nc->gpus <= rem;
+             node = eco_freemap_find(fm, k, nc->gpus, (uint32_t)node + 1)) {
+            if (n == cap)
+                return -ENOSPC;
+            out[n++] = (struct eco_alloc){.node = (uint32_t)node, .gpus = nc->gpus};
+            rem -= nc->gpus;
+        }
+    }
+    if (rem > 0) {
+        int64_t node = rem <= UINT16_MAX ? single_node(fm, job, (uint16_t)rem, mode, out, n) : -1;
+        if (node < 0)
+            return -EAGAIN;
+        if (n == cap)
+            return -ENOSPC;
+        out[n++] = (struct eco_alloc){.node = (uint32_t)node, .gpus = (uint16_t)rem};
+    }
+    return (int)n;
+}
+
+static int place_pack(const struct eco_freemap *fm, const struct eco_job *job,
+                      struct eco_alloc *out, size_t cap)
+{
+    return place_nodes(fm, job, out, cap, FIT_BEST);
+}
+
+static int place_spread(const struct eco_freemap *fm, const struct eco_job *job,
+                        struct eco_alloc *out, size_t cap)
+{
+    return place_nodes(fm, job, out, cap, FIT_WORST);
+}
+
+static int place_first_fit(const struct eco_freemap *fm, const struct eco_job *job,
+                           struct eco_alloc *out, size_t cap)
+{
+    return place_nodes(fm, job, out, cap, FIT_FIRST);
+}
+
+/* pool: every GPU of the cluster in one pool; GPUs are drawn from nodes with free GPUs, node
+ * class by node class (largest first), lowest index first, only for bookkeeping. */
+static int place_pool(const struct eco_freemap *fm, const struct eco_job *job,
+                      struct eco_alloc *out, size_t cap)
+{
+    uint32_t rem = job->gpus;
+    if (eco_freemap_total_free(fm, job->gpu_type) < rem)
+        return -EAGAIN;
+    size_t n = 0;
+    for (size_t k = 0; k < eco_freemap_n_classes(fm) && rem > 0; k++) {
+        if (!eligible(eco_freemap_class(fm, k), job))
+            continue;
+        for (int64_t node = eco_freemap_find_nonempty(fm, k, 0); node >= 0 && rem > 0;
+             node = eco_freemap_find_nonempty(fm, k, (uint32_t)node + 1)) {
+            uint16_t f = eco_freemap_free(fm, (uint32_t)node);
+            uint16_t take = f < rem ? f : (uint16_t)rem;
+            if (n == cap)
+                return -ENOSPC;
+            out[n++] = (struct eco_alloc){.node = (uint32_t)node, .gpus = take};
+            rem -= take;
+        }
+    }
+    return rem ? -EAGAIN : (int)n;
+}
+
+static const struct eco_placement_ops pool_ops = {
+    .name = "pool",
+    .summary = "all GPUs of the cluster are one pool; node boundaries are ignored",
+    .place = place_pool,
+};
+static const struct eco_placement_ops pack_ops = {
+    .name = "pack",
+    .summary = "best fit: the node with the fewest free GPUs that still fit",
+    .place = place_pack,
+};
+static const struct eco_placement_ops spread_ops = {
+    .name = "spread",
+    .summary = "worst fit: the node with the most free GPUs",
+    .place = place_spread,
+};
+static const struct eco_placement_ops first_fit_ops = {
+    .name = "first-fit",
+    .summary = "the lowest-index node that fits",
+    .place = place_first_fit,
+};
+
+static const struct eco_placement_ops *const placements[] = {
+    &pack_ops, &pool_ops, &spread_ops, &first_fit_ops, NULL,
+};
+
+const struct eco_placement_ops *const *eco_placement_all(void)
+{
+    return placements;
+}
+
+const struct eco_placement_ops *eco_placement_find(const char *name)
+{
+    for (size_t i = 0; placements[i]; i++)
+        if (!strcasecmp(placements[i]->name, name))
+            return placements[i];
+    return NULL;
+}

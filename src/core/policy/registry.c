@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* Registry of queue policies by name. */
+#include <strings.h>
+#include "ecosched/policy.h"
+
+extern const struct eco_policy_ops eco_policy_fifo;
+extern const struct eco_policy_ops eco_policy_greedy;
+extern const struct eco_policy_ops eco_policy_easy;
+extern const struct eco_policy_ops eco_policy_sjf;
+extern const struct eco_policy_ops eco_policy_las;
+
+static const struct eco_policy_ops *const policies[] = {
+    &eco_policy_fifo, &eco_policy_greedy, &eco_policy_easy, &eco_policy_sjf, &eco_policy_las, NULL,
+};
+
+const struct eco_policy_ops *const *eco_policy_all(void)
+{
+    return policies;
+}
+
+const struct eco_policy_ops *eco_policy_find(const char *name)
+{
+    for (size_t i = 0; policies[i]; i++)
+        if (!strcasecmp(policies[i]->name, name))
+            return policies[i];
+    return NULL;
+}

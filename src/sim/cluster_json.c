@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/* Cluster description files (JSON, docs/formats/cluster.md) and the --cluster argument. */
+#include <errno.h>
+#include <jansson.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "ecosched/catalog.h"
+#include "ecosched/sim.h"
+
+static int is_file_arg(const char *arg)
+{
+    struct stat st;
+    size_t n = strlen(arg);
+    if (n > 5 && !strcmp(arg + n - 5, ".json"))
+        return 1;
+    return stat(arg, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int get_uint(const char *path, size_t i, json_t *node, const char *key, long long max,
+                    long long *out, struct eco_error *err)
+{
+    json_t *v = json_object_get(node, key);
+    if (!v)
+        return eco_error_set(err, "%s: nodes[%zu]: missing field '%s'", path, i, key);
+    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > max)
+        return eco_error_set(err, "%s: nodes[%zu].%s: expected a whole number in 1..%lld", path, i,
+                             key, max);
+    *out = json_integer_value(v);
+    return 0;
+}
+
+static int load_json(const char *path, struct eco_cluster *c, struct eco_error *err)
+{
+    json_error_t jerr;
+    int rc = 0;
+    json_t *root = json_load_file(path, 0, &jerr);
+    if (!root) {
+        if (jerr.line < 0)
+            rc = eco_error_set(err, "%s: cannot read: %s", path, jerr.text);
+        else
+            rc = eco_error_set(err, "%s:%d:%d: invalid JSON: %s", path, jerr.line, jerr.column,
+                               jerr.text);
+        goto done;
+    }
+    json_t *nodes = json_object_get(root, "nodes");
+    if (!json_is_object(root) || !json_is_array(nodes) || json_array_size(nodes) == 0) {
+        rc = eco_error_set(err, "%s: expected an object with a non-empty array 'nodes'", path);
+        goto done;
+    }
+    const char *key;
+    json_t *val;
+    json_object_foreach(root, key, val)
+    {
+        if (strcmp(key, "nodes") && strcmp(key, "name")) {
+            rc = eco_error_set(err, "%s: unknown field '%s' (known: name, nodes)", path, key);
+            goto done;
+        }
+    }
+    size_t i;
+    json_t *node;
+    json_array_foreach(nodes, i, node)
+    {
+        long long count = 0, gpus = 0;
+        if (!json_is_object(node)) {
+            rc = eco_error_set(err, "%s: nodes[%zu]: expected an object", path, i);
+            goto done;
+        }
+        json_object_foreach(node, key, val)
+        {
+            if (strcmp(key, "count") && strcmp(key, "gpus") && strcmp(key, "gpu_type")) {
+                rc = eco_error_set(err, "%s: nodes[%zu]: unknown field '%s' (known: count, gpus, "
+                                        "gpu_type)", path, i, key);
+                goto done;
+            }
+        }
+        if ((rc = get_uint(path, i, node, "count", ECO_MAX_NODES, &count, err)) ||
+            (rc = get_uint(path, i, node, "gpus", ECO_MAX_GPUS_PER_NODE, &gpus, err)))
+            goto done;
+        json_t *t = json_object_get(node, "gpu_type");
+        const char *tname = "V100";
+        if (t && !json_is_string(t)) {
+            rc = eco_error_set(err, "%s: nodes[%zu].gpu_type: expected a string", path, i);
+            goto done;
+        }
+        if (t)
+            tname = json_string_value(t);
+        int type = eco_catalog_find(tname);
+        if (type < 0) {
+            rc = eco_error_set(err, "%s: nodes[%zu].gpu_type: unknown GPU type '%s' (see "
+                                    "'ecosched catalog')", path, i, tname);
+            goto done;
+        }
+        struct eco_error e2;
+        if ((rc = eco_cluster_add_nodes(c, (uint32_t)count, (uint32_t)gpus, type, &e2))) {
+            if (rc == -EINVAL)
+                eco_error_set(err, "%s: nodes[%zu]: %s", path, i, e2.msg);
+            goto done;
+        }
+    }
+done:
+    json_decref(root);
+    return rc;
+}
+
+int eco_cluster_load(const char *arg, struct eco_cluster **out, struct eco_error *err)
+{
+    *out = NULL;
+    if (!is_file_arg(arg))
+        return eco_cluster_parse_spec(arg, out, err);
+    struct eco_cluster *c = eco_cluster_create();
+    if (!c)
+        return -ENOMEM;
+    int rc = load_json(arg, c, err);
+    if (rc) {
+        eco_cluster_destroy(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}

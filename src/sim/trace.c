@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: MIT */
+/* Trace reader: opens a (possibly gzip-compressed) CSV trace, reads its header, picks or checks
+ * the format, and appends one job per row through the converters in trace_formats.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "ecosched/csv.h"
+#include "ecosched/trace.h"
+#include "trace_internal.h"
+
+/* First line buffer: longer than any real trace row, so growth is rare. */
+#define LINE_CAP0 (64 * 1024)
+/* Longest line accepted. A CSV trace row is well under a kilobyte; a "line" of 64 MiB means a
+ * binary or newline-less file, which is refused rather than read whole into memory. */
+#define LINE_MAX_BYTES (64u * 1024 * 1024)
+/* zlib's input buffer; 256 KiB is past the point where larger buffers stop paying off. */
+#define GZ_BUFFER (256 * 1024)
+/* Warnings handed to the callback; long lists of column names are cut with "...". */
+#define WARN_MAX 1024
+
+static const char *const format_names[] = {
+    [ECO_TRACE_AUTO] = "auto",     [ECO_TRACE_CANONICAL] = "canonical", [ECO_TRACE_ITP] = "itp",
+    [ECO_TRACE_PHILLY] = "philly", [ECO_TRACE_OPENB] = "openb",
+};
+#define NFORMATS (sizeof format_names / sizeof format_names[0])
+
+const char *eco_trace_format_name(enum eco_trace_format f)
+{
+    if ((size_t)f >= NFORMATS)
+        return "unknown";
+    return format_names[f];
+}
+
+int eco_trace_format_parse(const char *name)
+{
+    for (size_t i = 0; name && i < NFORMATS; i++)
+        if (strcmp(name, format_names[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
+static const struct trace_fmt *fmt_by_id(enum eco_trace_format id)
+{
+    for (size_t i = 0; eco_trace__fmts[i]; i++)
+        if (eco_trace__fmts[i]->id == id)
+            return eco_trace__fmts[i];
+    return NULL;
+}
+
+static int find_col(char *const *cols, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(cols[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* The first format whose signature columns all appear in the header, or NULL. */
+static const struct trace_fmt *detect_fields(char *const *cols, int n)
+{
+    for (size_t f = 0; eco_trace__fmts[f]; f++) {
+        const char *const *sig = eco_trace__fmts[f]->signature;
+        while (*sig && find_col(cols, n, *sig) >= 0)
+            sig++;
+        if (!*sig)
+            return eco_trace__fmts[f];
+    }
+    return NULL;
+}
+
+static char *skip_bom(char *s)
+{
+    return strncmp(s, "\xEF\xBB\xBF", 3) == 0 ? s + 3 : s;
+}
+
+/* Upper bound on the number of fields of a CSV line (quoted commas make it an overestimate). */
+static int count_fields(const char *s)
+{
+    int n = 1;
+    for (; *s; s++)
+        n += (*s == ',');
+    return n;
+}
+
+enum eco_trace_format eco_trace_detect(const char *header)
+{
+    enum eco_trace_format f = ECO_TRACE_AUTO;
+    char *copy = strdup(header ? header : "");
+    char **cols = NULL;
+    if (!copy)
+        goto out;
+    char *line = skip_bom(copy);
+    int max = count_fields(line);
+    cols = malloc((size_t)max * sizeof *cols);
+    if (!cols)
+        goto out;
+    int n = eco_csv_split(line, cols, max);
+    const struct trace_fmt *fmt = n > 0 ? detect_fields(cols, n < max ? n : max) : NULL;
+    if (fmt)
+        f = fmt->id;
+out:
+    free(cols);
+    free(copy);
+    return f;
+}
+
+/* ---- row helpers used by trace_formats.c ------------------------------------------------- */
+
+static const char *col_name(const struct trace_loader *L, enum trace_role role)
+{
+    return L->hdr[L->idx[role]];
+}
+
+int eco_trace__field(struct trace_loader *L, enum trace_role role, const char **out)
+{
+    int i = L->idx[role];
+    *out = NULL;
+    if (i < 0)
+        return 0;
+    if (i >= L->nfields)
+        return eco_error_set(&L->e,
+                             "%s:%lu: column '%s': missing field (the row has %d of %d fields)",
+                             L->path, L->line, col_name(L, role), L->nfields, L->ncols);
+    *out = L->fields[i];
+    return 0;
+}
+
+int eco_trace__bad(struct trace_loader *L, enum trace_role role, const char *value,
+                   const char *what)
+{
+    /* Values are cut at 64 bytes so that one absurd field cannot crowd out the rest. */
+    return eco_error_set(&L->e, "%s:%lu: column '%s': '%.64s' %s", L->path, L->line,
+                         col_name(L, role), value, what);
+}
+
+static void warn(const struct trace_loader *L, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void warn(const struct trace_loader *L, const char *fmt, ...)
+{
+    char msg[WARN_MAX];
+    va_list ap;
+    if (!L->opts->warn)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    L->opts->warn(L->opts->warn_ctx, msg);
+}
+
+/* ---- file and lines ---------------------------------------------------------------------- */
+
+static int open_trace(struct trace_loader *L)
+{
+    int fd = open(L->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        eco_error_set(&L->e, "%s: cannot open: %s", L->path, strerror(errno));
+        return -ENOENT;
+    }
+    L->gz = gzdopen(fd, "rb"); /* reads plain files as they are */
+    if (!L->gz) {
+        close(fd);
+        eco_error_set(&L->e, "%s: cannot open: out of memory", L->path);
+        return -ENOMEM;
+    }
+    gzbuffer(L->gz, GZ_BUFFER);
+    L->cap = LINE_CAP0;
+    L->buf = malloc(L->cap);
+    if (!L->buf) {
+        eco_error_set(&L->e, "%s: out of memory", L->path);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Called when gzgets returned NULL: end of file (0) or a read error (-EIO). */
+static int read_end(struct trace_loader *L)
+{
+    int zerr = Z_OK;
+    const char *msg = gzerror(L->gz, &zerr);
+    if (zerr == Z_OK || zerr == Z_STREAM_END)
+        return 0;
+    /* zlib prefixes its message with the name it knows the file by, "<fd:N>: " after gzdopen;
+     * the path is ours to give, so that prefix goes. */
+    const char *colon = strncmp(msg, "<fd:", 4) == 0 ? strstr(msg, ": ") : NULL;
+    eco_error_set(&L->e, "%s:%lu: read error: %s", L->path, L->line + 1, colon ? colon + 2 : msg);
+    return -EIO;
+}
+
+/* Reads the next line into L->buf without its line end (\n, \r\n), growing the buffer as
+ * needed. Returns 1, 0 at end of file, or a negative errno. A last line without a newline is
+ * still a line. */
+static int read_line(struct trace_loader *L)
+{
+    size_t len = 0;
+    for (;;) {
+        if (L->cap - len < 2) {
+            if (L->cap >= LINE_MAX_BYTES) {
+                eco_error_set(&L->e, "%s:%lu: line longer than %u bytes", L->path, L->line + 1,
+                              LINE_MAX_BYTES);
+                return -EINVAL;
+            }
+            char *b = realloc(L->buf, L->cap * 2);
+            if (!b) {
+                eco_error_set(&L->e, "%s:%lu: out of memory", L->path, L->line + 1);
+                return -ENOMEM;
+            }
+            L->buf = b;
+            L->cap *= 2;
+        }
+        size_t room = L->cap - len;
+        if (!gzgets(L->gz, L->buf + len, room > INT_MAX ? INT_MAX : (int)room)) {
+            int rc = read_end(L);
+            if (rc || len == 0)
+                return rc;
+            break;
+        }
+        len += strlen(L->buf + len);
+        if (len > 0 && L->buf[len - 1] == '\n')
+            break;
+        if (gzeof(L->gz)) {
+            /* No newline at the end: the last line, or a compressed stream cut short, which
+             * zlib reports here after handing over what it could decompress. */
+            int rc = read_end(L);
+            if (rc)
+                return rc;
+            break;
+        }
+    }
+    while (len > 0 && (L->buf[len - 1] == '\n' || L->buf[len - 1] == '\r'))
+        L->buf[--len] = '\0';
+    L->line++;
+    return 1;
+}
+
+/* ---- header -------------------------------------------------------------------------------- */
+
+/* Every required column must be there; openb lists without times get their own message. */
+static int check_required(struct trace_loader *L)
+{
+    for (size_t k = 0; k < L->fmt->ncols; k++) {
+        const struct trace_col *c = &L->fmt->cols[k];
+        if (!c->required || L->idx[c->role] >= 0)
+            continue;
+        if (L->fmt->id == ECO_TRACE_OPENB &&
+            (c->role == TRACE_SUBMIT || c->role == TRACE_START || c->role == TRACE_END))
+            return eco_error_set(&L->e,
+                                 "%s: openb pod list has no times (no column '%s'; the "
+                                 "multigpuNN variants are for static packing only) and "
+                                 "cannot be replayed",
+                                 L->path, c->name);
+        return eco_error_set(&L->e, "%s: missing required column '%s' in the header (%s format)",
+                             L->path, c->name, L->fmt->name);
+    }
+    return 0;
+}
+
+/* Maps header columns to roles and checks the required ones are there; then warns once about
+ * columns the format does not know. */
+static int map_columns(struct trace_loader *L)
+{
+    char unknown[WARN_MAX] = "";
+    size_t used = 0, nunknown = 0;
+    for (int r = 0; r < TRACE_NROLES; r++)
+        L->idx[r] = -1;
+    for (int i = 0; i < L->ncols; i++) {
+        const struct trace_col *c = NULL;
+        for (size_t k = 0; k < L->fmt->ncols && !c; k++)
+            if (strcmp(L->hdr[i], L->fmt->cols[k].name) == 0)
+                c = &L->fmt->cols[k];
+        if (!c) {
+            nunknown++;
+            if (used < sizeof unknown)
+                used += (size_t)snprintf(unknown + used, sizeof unknown - used, "%s'%s'",
+                                         nunknown > 1 ? ", " : "", L->hdr[i]);
+            continue;
+        }
+        if (c->role == TRACE_IGNORED)
+            continue;
+        if (L->idx[c->role] >= 0)
+            return eco_error_set(&L->e, "%s:%lu: column '%s' appears twice in the header", L->path,
+                                 L->line, c->name);
+        L->idx[c->role] = i;
+    }
+    int rc = check_required(L);
+    if (rc)
+        return rc;
+    if (nunknown > 0) {
+        L->set->unknown_columns += nunknown;
+        warn(L, "%s: ignoring %zu unknown column%s of the %s format: %s%s", L->path, nunknown,
+             nunknown > 1 ? "s" : "", L->fmt->name, unknown, used >= sizeof unknown ? "..." : "");
+    }
+    return 0;
+}
+
+static int read_header(struct trace_loader *L)
+{
+    int rc;
+    do
+        rc = read_line(L);
+    while (rc == 1 && L->buf[0] == '\0');
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return eco_error_set(&L->e, "%s: empty file, expected a header line", L->path);
+
+    L->header = strdup(skip_bom(L->buf));
+    int max = L->header ? count_fields(L->header) : 0;
+    L->hdr = L->header ? malloc((size_t)max * sizeof *L->hdr) : NULL;
+    L->fields = L->hdr ? malloc((size_t)max * sizeof *L->fields) : NULL;
+    if (!L->fields) {
+        eco_error_set(&L->e, "%s: out of memory", L->path);
+        return -ENOMEM;
+    }
+    L->ncols = eco_csv_split(L->header, L->hdr, max);
+    if (L->ncols < 0)
+        return eco_error_set(&L->e, "%s:%lu: malformed quoted field in the header", L->path,
+                             L->line);
+
+    if (L->opts->format == ECO_TRACE_AUTO) {
+        L->fmt = detect_fields(L->hdr, L->ncols);
+        if (!L->fmt)
+            return eco_error_set(&L->e,
+                                 "%s: the header matches no known trace format (canonical needs "
+                                 "job_id,submit_s,duration_s,gpus): '%.80s'",
+                                 L->path, skip_bom(L->buf));
+    } else {
+        L->fmt = fmt_by_id(L->opts->format);
+        if (!L->fmt)
+            return eco_error_set(&L->e, "%s: unknown trace format %d", L->path,
+                                 (int)L->opts->format);
+    }
+    return map_columns(L);
+}
+
+/* ---- rows ---------------------------------------------------------------------------------- */
+
+/* Parses the current line into a new job at the end of the set; on anything but success the
+ * job and the strings it interned are taken back. */
+static int read_row(struct trace_loader *L)
+{
+    struct eco_jobset *set = L->set;
+    size_t str_mark = set->str_len;
+    struct eco_job *job = eco_jobset_add(set);
+    if (!job) {
+        eco_error_set(&L->e, "%s:%lu: out of memory", L->path, L->line);
+        return -ENOMEM;
+    }
+    job->line = (uint32_t)L->line;
+
+    int rc;
+    L->nfields = eco_csv_split(L->buf, L->fields, L->ncols);
+    if (L->nfields < 0)
+        rc = eco_error_set(&L->e,
+                           "%s:%lu: malformed quoted field (unterminated, or text after "
+                           "the closing quote)",
+                           L->path, L->line);
+    else if (L->nfields > L->ncols)
+        rc = eco_error_set(&L->e, "%s:%lu: %d fields, but the header has %d columns", L->path,
+                           L->line, L->nfields, L->ncols);
+    else
+        rc = L->fmt->row(L, job);
+    if (rc) {
+        set->n--;
+        set->str_len = str_mark;
+    }
+    return rc;
+}
+
+static int read_rows(struct trace_loader *L, char *first_bad)
+{
+    const struct eco_trace_opts *o = L->opts;
+    size_t loaded = 0;
+    while (o->max_jobs == 0 || loaded < o->max_jobs) {
+        int rc = read_line(L);
+        if (rc <= 0)
+            return rc;
+        if (L->buf[0] == '\0')
+            continue; /* blank line */
+        rc = read_row(L);
+        if (rc == 0) {
+            loaded++;
+        } else if (rc == -EINVAL && o->skip_bad_rows) {
+            L->set->skipped_rows++;
+            if (first_bad[0] == '\0')
+                memcpy(first_bad, L->e.msg, sizeof L->e.msg);
+        } else if (rc != TRACE_ROW_SKIPPED) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int eco_trace_load(const char *path, const struct eco_trace_opts *opts, struct eco_jobset *set,
+                   struct eco_error *err)
+{
+    static const struct eco_trace_opts defaults = {.format = ECO_TRACE_AUTO};
+    struct trace_loader L = {.path = path, .opts = opts ? opts : &defaults, .set = set};
+    struct eco_jobset saved = *set;
+    char first_bad[ECO_ERROR_MSG_MAX] = "";
+
+    int rc = open_trace(&L);
+    if (!rc)
+        rc = read_header(&L);
+    if (!rc)
+        rc = read_rows(&L, first_bad);
+
+    if (rc) {
+        /* All or nothing: the set is as it was before the call. */
+        set->n = saved.n;
+        set->str_len = saved.str_len;
+        set->skipped_rows = saved.skipped_rows;
+        set->skipped_non_gpu = saved.skipped_non_gpu;
+        set->skipped_unfinished = saved.skipped_unfinished;
+        set->fractional = saved.fractional;
+        set->unknown_columns = saved.unknown_columns;
+        if (err)
+            memcpy(err->msg, L.e.msg, sizeof err->msg);
+    } else if (set->skipped_rows > saved.skipped_rows) {
+        size_t n = set->skipped_rows - saved.skipped_rows;
+        warn(&L, "%s: skipped %zu bad row%s; the first: %s", path, n, n > 1 ? "s" : "", first_bad);
+    }
+    if (L.gz)
+        gzclose(L.gz);
+    free(L.buf);
+    free(L.header);
+    free(L.hdr);
+    free(L.fields);
+    return rc;
+}

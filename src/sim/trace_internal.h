@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals shared by the trace reader (trace.c: files, lines, header) and the per-format row
+ * converters (trace_formats.c). Not installed; nothing outside src/sim/trace*.c includes it. */
+#ifndef ECOSCHED_TRACE_INTERNAL_H
+#define ECOSCHED_TRACE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <zlib.h>
+#include "ecosched/error.h"
+#include "ecosched/job.h"
+#include "ecosched/trace.h"
+
+/* What a column means to the reader; one column per role at most. */
+enum trace_role {
+    TRACE_ID = 0,
+    TRACE_SUBMIT,
+    TRACE_DURATION,
+    TRACE_GPUS,
+    TRACE_GPU_TYPE,
+    TRACE_GPU_MEM,
+    TRACE_DEADLINE,
+    TRACE_WORKLOAD,
+    TRACE_USER,
+    TRACE_GPU_MILLI,
+    TRACE_GPU_SPEC, /* openb: allowed GPU models, '|'-separated */
+    TRACE_START,    /* openb: scheduled_time */
+    TRACE_END,      /* openb: deletion_time */
+    TRACE_NROLES,
+    TRACE_IGNORED = TRACE_NROLES, /* a known column the reader does not use */
+};
+
+struct trace_col {
+    const char *name;
+    enum trace_role role;
+    bool required;
+};
+
+struct trace_loader;
+
+/* Fills `job` from the current row. Returns 0, TRACE_ROW_SKIPPED (the row is not a job and was
+ * counted in the set's skip counters), -EINVAL (bad row, L->e says why) or -ENOMEM. */
+typedef int (*trace_row_fn)(struct trace_loader *L, struct eco_job *job);
+#define TRACE_ROW_SKIPPED 1
+
+struct trace_fmt {
+    enum eco_trace_format id;
+    const char *name;
+    const struct trace_col *cols;
+    size_t ncols;
+    /* Columns whose presence in a header identifies the format (NULL-terminated). */
+    const char *const *signature;
+    trace_row_fn row;
+};
+
+/* The formats in detection order, indexed by position (not by enum value); NULL-terminated. */
+extern const struct trace_fmt *const eco_trace__fmts[];
+
+struct trace_loader {
+    const char *path;
+    const struct eco_trace_opts *opts;
+    struct eco_jobset *set;
+    struct eco_error e; /* local: filled even when the caller passed no error */
+
+    gzFile gz;
+    char *buf; /* current line, NUL-terminated */
+    size_t cap;
+    unsigned long line; /* 1-based number of the line in buf */
+
+    const struct trace_fmt *fmt;
+    char *header; /* copy of the header line; hdr[] points into it */
+    char **hdr;   /* header column names */
+    int ncols;
+    char **fields; /* the current row's fields (ncols slots) */
+    int nfields;
+    int idx[TRACE_NROLES]; /* header column of each role, -1 when absent */
+};
+
+/* Row helpers for the converters; each returns 0 or -EINVAL with L->e naming file, line,
+ * column and value. A role whose column the header lacks reads as NULL. */
+int eco_trace__field(struct trace_loader *L, enum trace_role role, const char **out);
+int eco_trace__bad(struct trace_loader *L, enum trace_role role, const char *value,
+                   const char *what);
+
+#endif

@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# CLI usage: help, bad flags and bad values exit 2 with a message that says what to fix.
+set -u
+ECO="$1"; SRC="$2"
+TRACE="$SRC/data/itp/cluster10.csv.gz"
+fail=0; n=0
+# expect STATUS NEEDLE -- ARGS...: runs ecosched, checks the exit status and stderr/stdout text.
+expect() {
+    want="$1"; needle="$2"; shift 3
+    n=$((n + 1))
+    out=$("$ECO" "$@" 2>&1); rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        echo "FAIL: ecosched $*: exit $rc, want $want"; echo "$out" | head -5; fail=$((fail + 1)); return
+    fi
+    case "$out" in
+        *"$needle"*) ;;
+        *) echo "FAIL: ecosched $*: output lacks '$needle':"; echo "$out" | head -5; fail=$((fail + 1)) ;;
+    esac
+}
+expect 0 "usage: ecosched COMMAND" -- --help
+expect 0 "ecosched " -- --version
+expect 2 "unknown command 'frobnicate'" -- frobnicate
+expect 2 "usage: ecosched COMMAND" --
+expect 0 "--placement L" -- sim --help
+expect 2 "--trace FILE is required" -- sim --cluster 2x8
+expect 2 "--cluster SPEC is required" -- sim --trace "$TRACE"
+expect 2 "unknown option '--bogus'" -- sim --trace "$TRACE" --cluster 2x8 --bogus
+expect 2 "needs a value" -- sim --trace "$TRACE" --cluster
+expect 2 "unknown policy 'rr'" -- sim --trace "$TRACE" --cluster 2x8 --policy rr
+expect 2 "unknown policy 'nope'" -- sim --trace "$TRACE" --cluster 2x8 --compare fifo,nope
+expect 2 "unknown placement 'best'" -- sim --trace "$TRACE" --cluster 2x8 --placement best
+expect 2 "unknown format 'xml'" -- sim --trace "$TRACE" --cluster 2x8 --format xml
+expect 2 "unknown GPU type 'K80'" -- sim --trace "$TRACE" --cluster 2x8:K80
+expect 2 "node count" -- sim --trace "$TRACE" --cluster x8
+expect 2 "--seed: 'abc'" -- sim --trace "$TRACE" --cluster 2x8 --seed abc
+expect 2 "--max-jobs: '-1'" -- sim --trace "$TRACE" --cluster 2x8 --max-jobs -1
+expect 2 "las thresholds" -- sim --trace "$TRACE" --cluster 2x8 --policy las --las-thresholds 5,1
+expect 2 "no-such-file.csv" -- sim --trace "$SRC/no-such-file.csv" --cluster 2x8
+expect 2 "unexpected argument 'extra'" -- sim --trace "$TRACE" --cluster 2x8 extra
+expect 2 "nodes[1].gpu_type" -- sim --trace "$TRACE" --cluster "$SRC/tests/data/cluster/bad_type.json"
+expect 0 "H100-NVL" -- catalog
+expect 0 "source:" -- catalog --sources
+expect 2 "unknown option '--x'" -- catalog --x
+expect 0 "fifo" -- sim --trace "$TRACE" --cluster 2x8 --policy fifo
+expect 0 "rejected" -- sim --trace "$TRACE" --cluster 1x8 --max-jobs 100
+echo "usage: $((n - fail)) passed, $fail failed"
+[ "$fail" -eq 0 ]
