@@ -68,4 +68,17 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall);
  * cluster. 0, -EINVAL (err names the file and field), -ENOENT or -ENOMEM. */
 int eco_cluster_load(const char *arg, struct eco_cluster **out, struct eco_error *err);
 
+/* Average utilisation the `auto` cluster size aims at: busy enough that policies differ, with
+ * headroom for bursts (the ITP clusters' peak demand is 2-10x their average). */
+#define ECO_AUTO_TARGET_UTIL 0.7
+
+/* True when `arg` asks for a cluster sized from the trace: auto[xGPUS][:TYPE]. */
+int eco_cluster_is_auto(const char *arg);
+/* Sizes a cluster for `set`: nodes of GPUS GPUs (default 8) of TYPE (default V100), as few
+ * as hold max(largest job, average demand / ECO_AUTO_TARGET_UTIL), where average demand is
+ * total GPU-seconds over (last end - first submit) with every job starting on arrival.
+ * 0 or -EINVAL (err says why) / -ENOMEM. */
+int eco_cluster_auto(const char *arg, const struct eco_jobset *set, struct eco_cluster **out,
+                     struct eco_error *err);
+
 #endif

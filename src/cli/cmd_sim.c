@@ -39,7 +39,9 @@ static void sim_usage(FILE *f)
             "  --trace FILE        job trace (CSV, optionally gzip-compressed)\n"
             "  --format F          auto (default: from the header), canonical, itp, philly, openb\n"
             "  --cluster SPEC      COUNTxGPUS[:TYPE][,...], e.g. 30x8:V100,4x8:A100-SXM (type\n"
-            "                      defaults to V100), or a cluster JSON file (docs/formats/cluster.md)\n"
+            "                      defaults to V100), a cluster JSON file (docs/formats/cluster.md),\n"
+            "                      or auto[xGPUS][:TYPE]: sized from the trace for 70%% average\n"
+            "                      utilisation (docs/formats/cluster.md)\n"
             "  --policy P          queue policy: fifo (default), greedy, easy, sjf, las\n"
             "  --placement L       pack (default), pool, spread, first-fit\n"
             "  --compare P1,P2,..  run several policies on the same input, one table\n"
@@ -365,7 +367,7 @@ int eco_cmd_sim(int argc, char **argv)
     struct eco_error err = {{0}};
     struct eco_cluster *c = NULL;
     struct eco_jobset *set = NULL;
-    int rc = eco_cluster_load(a.cluster, &c, &err);
+    int rc = eco_cluster_is_auto(a.cluster) ? 0 : eco_cluster_load(a.cluster, &c, &err);
     if (rc) {
         eco_cli_err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
@@ -389,8 +391,17 @@ int eco_cmd_sim(int argc, char **argv)
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         goto done;
     }
-    if (set->skipped_rows && !a.quiet)
-        eco_cli_err("warning: %s: skipped %zu bad row(s)", a.trace, set->skipped_rows);
+    if (!c) {
+        rc = eco_cluster_auto(a.cluster, set, &c, &err);
+        if (rc) {
+            eco_cli_err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
+            goto done;
+        }
+        if (!a.quiet)
+            eco_cli_err("note: --cluster %s: %u nodes x %u GPUs (%llu GPUs)", a.cluster,
+                        c->n_nodes, c->nodes[0].gpus, (unsigned long long)c->total_gpus);
+    }
     status = run_all(&a, c, set, pol, npol, placement);
 done:
     eco_jobset_destroy(set);

@@ -44,5 +44,9 @@ expect 0 "source:" -- catalog --sources
 expect 2 "unknown option '--x'" -- catalog --x
 expect 0 "fifo" -- sim --trace "$TRACE" --cluster 2x8 --policy fifo
 expect 0 "rejected" -- sim --trace "$TRACE" --cluster 1x8 --max-jobs 100
+expect 0 "note: --cluster auto: 2 nodes x 8 GPUs (16 GPUs)" -- sim --trace "$TRACE" --cluster auto
+expect 0 "4 nodes x 4 GPUs (16 GPUs)" -- sim --trace "$TRACE" --cluster autox4:A100-SXM
+expect 2 "GPUs per node must be 1..64" -- sim --trace "$TRACE" --cluster autox0
+expect 2 "unknown GPU type 'Z'" -- sim --trace "$TRACE" --cluster auto:Z
 echo "usage: $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,40 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# `make bench`: runs the simulator benchmarks and writes their figures to bench/README.md.
+# Figures, not pass/fail: timing belongs here, never in tests.
+set -eu
+BUILD="${1:-build}"
+OUT=bench/README.md
+tmp=$(mktemp)
+{
+    echo "# ecosched benchmarks"
+    echo
+    echo "Written by \`make bench\` (bench/run.sh, bench/bench_sim.c) on $(date -u +%Y-%m-%d);"
+    echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo),"
+    echo "$(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'). Release build, one core."
+    echo "\"sim wall s\" is the simulation alone (policy passes and events), as reported in"
+    echo "\`sim_wall_s\`; loading the trace is not included. Fixed inputs and seed 1."
+    echo
+    echo "## Speed"
+    echo
+    "$BUILD/eco_bench" small
+    echo
+    echo "## One million jobs"
+    echo
+    echo "All 69,351 ITP jobs replayed 15 times, copy k shifted by k x 4 days (first 1,000,000"
+    echo "jobs kept), on 2,048 nodes of 8 V100 GPUs, fifo + pack. Peak memory is the whole"
+    echo "process (getrusage ru_maxrss), trace loading included, in a fresh process."
+    echo
+    echo "| case | jobs | GPUs | policy | placement | sim wall s | peak memory | target |"
+    echo "|---|---:|---|---|---|---:|---:|---|"
+    "$BUILD/eco_bench" million
+    echo
+    echo "## Growth with the number of jobs"
+    echo
+    echo "The same replay cut at 125k, 250k, 500k and 1M jobs on the same 16,384 GPUs (target:"
+    echo "doubling the jobs multiplies the time by at most 2.3). Median of 3 runs each."
+    echo
+    "$BUILD/eco_bench" scaling
+} > "$tmp"
+mv "$tmp" "$OUT"
+cat "$OUT"
