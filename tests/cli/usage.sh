@@ -48,5 +48,9 @@ expect 0 "note: --cluster auto: 2 nodes x 8 GPUs (16 GPUs)" -- sim --trace "$TRA
 expect 0 "4 nodes x 4 GPUs (16 GPUs)" -- sim --trace "$TRACE" --cluster autox4:A100-SXM
 expect 2 "GPUs per node must be 1..64" -- sim --trace "$TRACE" --cluster autox0
 expect 2 "unknown GPU type 'Z'" -- sim --trace "$TRACE" --cluster auto:Z
+BAD="$SRC/tests/data/trace/cli_bad_row.csv"
+expect 2 "cli_bad_row.csv:3: column 'gpus': '-2'" -- sim --trace "$BAD" --cluster 1x8
+expect 0 '"skipped_rows": 1' -- sim --trace "$BAD" --cluster 1x8 --skip-bad-rows --json
+expect 0 '"completed": 2' -- sim --trace "$BAD" --cluster 1x8 --skip-bad-rows --json
 echo "usage: $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
