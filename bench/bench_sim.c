@@ -79,7 +79,8 @@ static double time_sim(const char *spec, struct eco_jobset *set, const char *pol
         fprintf(stderr, "eco_bench: %s\n", err.msg);
         exit(1);
     }
-    struct eco_sim_config cfg = {eco_policy_find(policy), NULL, eco_placement_find(placement), 1};
+    struct eco_sim_config cfg = {
+        .policy = eco_policy_find(policy), .placement = eco_placement_find(placement), .seed = 1};
     double t[RUNS];
     for (int r = 0; r < runs; r++) {
         struct eco_sim_result res;

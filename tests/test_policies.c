@@ -188,7 +188,8 @@ static void test_reject_too_large(void **state)
     assert_int_equal(eco_cluster_parse_spec("2x4", &c, &err), 0);
     static const struct jspec js[] = {{0, 10, 9}, {1, 10, 8}};
     struct eco_jobset *set = make_jobs(js, 2);
-    struct eco_sim_config cfg = {eco_policy_find("fifo"), NULL, eco_placement_find("pack"), 1};
+    struct eco_sim_config cfg = {
+        .policy = eco_policy_find("fifo"), .placement = eco_placement_find("pack"), .seed = 1};
     struct eco_sim_result res;
     assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
     assert_int_equal(res.summary.rejected, 1);
@@ -209,7 +210,8 @@ static void test_summary_metrics(void **state)
     struct eco_error err;
     assert_int_equal(eco_cluster_parse_spec("1x4", &c, &err), 0);
     struct eco_jobset *set = make_jobs(mix, 4);
-    struct eco_sim_config cfg = {eco_policy_find("fifo"), NULL, eco_placement_find("pool"), 1};
+    struct eco_sim_config cfg = {
+        .policy = eco_policy_find("fifo"), .placement = eco_placement_find("pool"), .seed = 1};
     struct eco_sim_result res;
     assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
     const struct eco_sim_summary *s = &res.summary;

@@ -10,9 +10,25 @@
 #define ECO_MAX_GPUS_PER_NODE 64
 #define ECO_MAX_NODES (1u << 20)
 
+#define ECO_MAX_NODE_GROUPS 256
+
+/* Nodes are added in groups that share GPU type, GPU count and power figures. */
+struct eco_node_group {
+    uint16_t type;     /* index into the GPU catalog */
+    uint16_t gpus;     /* GPUs per node */
+    uint32_t count;    /* nodes in the group */
+    double base_w;     /* node power without its GPUs while on (CPU, memory, fans, NICs), W */
+    double off_w;      /* node power while off (BMC), W */
+    double boot_s;     /* time from power-on to accepting jobs, s */
+    double shutdown_s; /* time from shutdown to off, s */
+    double gpu_idle_w; /* power of one idle GPU, W */
+    double limit_w;    /* power limit of the group's GPUs, W */
+};
+
 struct eco_node {
-    uint16_t type; /* index into the GPU catalog */
-    uint16_t gpus; /* GPUs on this node */
+    uint16_t type;  /* index into the GPU catalog */
+    uint16_t gpus;  /* GPUs on this node */
+    uint16_t group; /* index into eco_cluster.groups */
 };
 
 struct eco_cluster {
@@ -21,13 +37,28 @@ struct eco_cluster {
     uint32_t cap_nodes;
     uint64_t total_gpus;
     uint16_t max_gpus_per_node;
+    struct eco_node_group groups[ECO_MAX_NODE_GROUPS];
+    uint16_t n_groups;
 };
+
+/* Default power figures for a node of `gpus` GPUs of catalog type `type` (docs/models/
+ * energy.md gives the source of each). */
+void eco_node_group_defaults(struct eco_node_group *g, int type, uint32_t gpus);
+
+/* Checks a group's figures: non-negative, idle power below the type's maximum limit, limit
+ * within the type's range. 0 or -EINVAL with err naming the field. */
+int eco_node_group_check(const struct eco_node_group *g, struct eco_error *err);
+
+/* Appends g->count nodes as a new group (checked first). 0, -EINVAL or -ENOMEM. */
+int eco_cluster_add_group(struct eco_cluster *c, const struct eco_node_group *g,
+                          struct eco_error *err);
 
 /* An empty cluster; free with eco_cluster_destroy. */
 struct eco_cluster *eco_cluster_create(void);
 void eco_cluster_destroy(struct eco_cluster *c);
 
-/* Appends `count` nodes of `gpus` GPUs of catalog type `type`. 0 or -EINVAL / -ENOMEM. */
+/* Appends `count` nodes of `gpus` GPUs of catalog type `type` with default power figures.
+ * 0 or -EINVAL / -ENOMEM. */
 int eco_cluster_add_nodes(struct eco_cluster *c, uint32_t count, uint32_t gpus, int type,
                           struct eco_error *err);
 

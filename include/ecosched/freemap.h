@@ -8,10 +8,11 @@
 #include <stddef.h>
 #include "ecosched/cluster.h"
 
-/* A node class: nodes of one GPU type and one GPU count. */
+/* A node class: the nodes of one node group (one GPU type, GPU count and power figures). */
 struct eco_node_class {
     uint16_t type;
     uint16_t gpus;
+    uint16_t group;
 };
 
 struct eco_freemap;
@@ -24,7 +25,7 @@ void eco_freemap_reset(struct eco_freemap *fm);
 
 const struct eco_cluster *eco_freemap_cluster(const struct eco_freemap *fm);
 size_t eco_freemap_n_classes(const struct eco_freemap *fm);
-/* Classes are ordered by GPU count, largest first, then by type. */
+/* Classes are ordered by GPU count, largest first, then by group. */
 const struct eco_node_class *eco_freemap_class(const struct eco_freemap *fm, size_t cls);
 size_t eco_freemap_class_of(const struct eco_freemap *fm, uint32_t node);
 

@@ -29,6 +29,7 @@ struct eco_job {
     uint32_t gpus;         /* GPUs held (a fractional request holds one whole GPU) */
     uint16_t gpu_milli;    /* per-GPU share requested, 1..1000 (1000: whole GPUs) */
     int16_t gpu_type;      /* catalog index the job must run on, or -1 for any */
+    uint16_t workload;     /* power-model workload index (set by the simulator) */
 
     /* Run state, written by the simulator engine only. */
     uint8_t state;
@@ -43,6 +44,9 @@ struct eco_job {
     double wait_s;         /* total time spent queued */
     double remaining_s;    /* work left, in reference seconds */
     double attained_gpu_s; /* GPUs x seconds run so far (up to last_start_s when running) */
+    double speed;          /* reference seconds of work done per second on its GPUs */
+    double power_w;        /* GPU power of the job while it runs (all its GPUs), W */
+    double energy_j;       /* GPU energy used so far, J */
 };
 
 struct eco_jobset {

@@ -102,4 +102,67 @@ struct eco_policy_ops {
 const struct eco_policy_ops *eco_policy_find(const char *name);
 const struct eco_policy_ops *const *eco_policy_all(void);
 
+/* ---- node power-down policies ------------------------------------------------------------- */
+
+enum eco_node_state {
+    ECO_NODE_ON = 0,
+    ECO_NODE_OFF,
+    ECO_NODE_BOOTING,
+    ECO_NODE_SHUTTING_DOWN,
+};
+
+/* What a power-down policy sees after the queue policy's pass at now_s (borrowed). */
+struct eco_pd_view {
+    double now_s;
+    const struct eco_cluster *cluster;
+    const struct eco_job *jobs;
+    const uint32_t *queue; /* as in eco_sched_view: skip entries not ECO_JOB_QUEUED */
+    size_t queue_len;
+    const uint8_t *node_state;  /* enum eco_node_state per node */
+    const uint16_t *node_free;  /* free GPUs per node (ON nodes) */
+    const double *idle_since;   /* per node: when it last became idle (ON, no job), or -1 */
+    const uint32_t *idle_nodes; /* nodes in order of idle_since; entries whose node is not */
+    size_t n_idle_nodes;        /* idle any more, or idle since another time, are stale */
+    const double *idle_times;   /* idle_since recorded with each idle_nodes entry */
+    uint64_t free_on_gpus;      /* free GPUs on ON nodes */
+    uint64_t booting_gpus;      /* GPUs of BOOTING nodes */
+    uint64_t busy_gpus;
+    uint64_t arrivals;          /* jobs arrived so far (cumulative) */
+    double arrived_gpus;        /* GPUs requested by jobs arrived so far (cumulative) */
+    uint32_t last_arrival_gpus; /* GPUs of the largest job that arrived at now_s, or 0 */
+};
+
+/* The caller-owned list of nodes to boot and to shut down. Only OFF nodes may be booted and
+ * only idle ON nodes shut down; the engine ignores other requests. */
+struct eco_pd_decisions {
+    uint32_t *boot;
+    size_t n_boot, cap_boot;
+    uint32_t *shutdown;
+    size_t n_shutdown, cap_shutdown;
+};
+
+void eco_pd_decisions_fini(struct eco_pd_decisions *d);
+int eco_pd_boot(struct eco_pd_decisions *d, uint32_t node);
+int eco_pd_shutdown(struct eco_pd_decisions *d, uint32_t node);
+
+struct eco_powerdown;
+
+struct eco_powerdown_ops {
+    const char *name;
+    const char *summary;
+    /* `params` is what follows "NAME:" in the --power-down value, or NULL. */
+    struct eco_powerdown *(*create)(const struct eco_cluster *c, const char *params,
+                                    struct eco_error *err);
+    void (*destroy)(struct eco_powerdown *p);
+    int (*decide)(struct eco_powerdown *p, const struct eco_pd_view *v,
+                  struct eco_pd_decisions *out);
+    /* Next time after now it wants a pass although nothing else happens; < 0: none. */
+    double (*next_wakeup)(struct eco_powerdown *p, const struct eco_pd_view *v);
+};
+
+/* Finds the policy of a --power-down value "NAME[:PARAMS]" and returns its params part in
+ * *params (NULL when none). NULL when the name is unknown. */
+const struct eco_powerdown_ops *eco_powerdown_find(const char *value, const char **params);
+const struct eco_powerdown_ops *const *eco_powerdown_all(void);
+
 #endif

@@ -10,12 +10,39 @@
 #include "ecosched/error.h"
 #include "ecosched/job.h"
 #include "ecosched/policy.h"
+#include "ecosched/power.h"
+
+/* One line of the power timeline: the state from t_s until the next line. */
+struct eco_timeline_row {
+    double t_s;
+    double power_w;     /* whole cluster: GPUs, hosts, nodes off and in transition */
+    uint64_t busy_gpus;
+    uint32_t nodes_on;  /* nodes powered: on, booting or shutting down */
+    uint64_t queued;    /* jobs waiting */
+};
 
 struct eco_sim_config {
     const struct eco_policy_ops *policy;
     const char *policy_params; /* policy-specific, may be NULL */
     const struct eco_placement_ops *placement;
+    const struct eco_powerdown_ops *power_down; /* NULL: none */
+    const char *power_down_params;
+    const char *workload_mix; /* NULL: jobs without a workload use "generic"; else a mix spec */
     uint64_t seed;
+    /* Called at every instant the cluster's state may have changed, in time order; may be
+     * NULL. The row is borrowed for the call. */
+    void (*timeline)(void *ctx, const struct eco_timeline_row *row);
+    void *timeline_ctx;
+};
+
+/* Cluster energy by where it goes, J; the parts add up to total. */
+struct eco_energy {
+    double total;
+    double gpu_busy;    /* GPUs running jobs (= sum of the jobs' energy) */
+    double gpu_idle;    /* idle GPUs of nodes that are on */
+    double node_base;   /* hosts of nodes that are on (CPU, memory, fans, NICs) */
+    double off;         /* nodes that are off (BMC) */
+    double transitions; /* nodes booting or shutting down */
 };
 
 struct eco_sim_summary {
@@ -36,6 +63,14 @@ struct eco_sim_summary {
     uint64_t events;
     uint64_t cluster_gpus;
     uint32_t cluster_nodes;
+    const char *power_down;
+    double window_start_s;      /* first submit */
+    double window_end_s;        /* last completion */
+    struct eco_energy energy_j; /* over [window_start_s, window_end_s] */
+    double avg_power_w;
+    double peak_power_w;
+    uint64_t node_boots;
+    uint64_t node_shutdowns;
     double sim_wall_s;
 };
 
@@ -43,6 +78,9 @@ struct eco_sim_result {
     struct eco_sim_summary summary;
     struct eco_alloc *alloc_pool; /* job->alloc_off/alloc_n index into this */
     size_t n_alloc;
+    double *node_energy_j;        /* per node, over the same window as the summary */
+    uint32_t *node_boots;         /* per node */
+    uint32_t n_nodes;
 };
 
 /* Runs the simulation. The jobs' run state in `set` is reset first and filled in (start,
@@ -60,6 +98,22 @@ double eco_percentile_sorted(const double *v, size_t n, double p);
 /* Writers. Numbers are printed with %.15g so that identical runs give identical bytes. */
 int eco_sim_write_jobs_csv(FILE *f, const struct eco_jobset *set, const struct eco_sim_result *r);
 int eco_sim_write_rejected_csv(FILE *f, const struct eco_jobset *set);
+int eco_sim_write_nodes_csv(FILE *f, const struct eco_cluster *c, const struct eco_sim_result *r);
+
+/* Writes timeline rows to a CSV file: every row (sample_s == 0) or the state at every
+ * multiple of sample_s. Use as eco_sim_config.timeline with a struct eco_timeline_writer as
+ * its context; eco_timeline_writer_finish writes the header-only file when nothing came and
+ * the last samples. */
+struct eco_timeline_writer {
+    FILE *f;
+    double sample_s;
+    int started;
+    double next_s;
+    struct eco_timeline_row last;
+};
+void eco_timeline_writer_init(struct eco_timeline_writer *w, FILE *f, double sample_s);
+void eco_timeline_write(void *ctx, const struct eco_timeline_row *row);
+int eco_timeline_writer_finish(struct eco_timeline_writer *w, double end_s);
 /* JSON object of the summary; `with_wall` adds sim_wall_s (not deterministic). Caller frees. */
 char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall);
 

@@ -21,6 +21,9 @@ struct sim_args {
     const char *compare;
     const char *out;
     const char *las_thresholds;
+    const char *power_down;
+    const char *workload_mix;
+    double sample_s;
     int json;
     int skip_bad_rows;
     int quiet;
@@ -46,8 +49,13 @@ static void sim_usage(FILE *f)
             "  --placement L       pack (default), pool, spread, first-fit\n"
             "  --compare P1,P2,..  run several policies on the same input, one table\n"
             "  --las-thresholds L  las queue thresholds in GPU-seconds (default 3600,36000)\n"
-            "  --out DIR           write DIR/jobs.csv, DIR/summary.json, DIR/rejected.csv\n"
-            "                      (with --compare: DIR/POLICY/...)\n"
+            "  --power-down P      node power-down: none (default), idle:SECONDS (Slurm\n"
+            "                      power_save), forecast (docs/policies/power-down.md)\n"
+            "  --workload-mix M    workloads for jobs whose trace names none: 'default' or\n"
+            "                      NAME:WEIGHT,... (docs/models/energy.md); else 'generic'\n"
+            "  --out DIR           write DIR/jobs.csv, summary.json, rejected.csv, nodes.csv and\n"
+            "                      timeline.csv (with --compare: DIR/POLICY/...)\n"
+            "  --sample-s S        timeline.csv every S seconds instead of at every change\n"
             "  --json              print the summary as JSON (an array with --compare)\n"
             "  --seed N            random seed (default 1); same input and seed, same output\n"
             "  --skip-bad-rows     skip malformed trace rows (counted) instead of stopping\n"
@@ -77,7 +85,7 @@ bad:
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
     enum { O_TRACE = 256, O_FORMAT, O_CLUSTER, O_POLICY, O_PLACEMENT, O_COMPARE, O_OUT, O_JSON,
-           O_SEED, O_SKIP, O_MAXJOBS, O_LAS };
+           O_SEED, O_SKIP, O_MAXJOBS, O_LAS, O_PD, O_MIX, O_SAMPLE };
     static const struct option opts[] = {
         {"trace", required_argument, NULL, O_TRACE},
         {"format", required_argument, NULL, O_FORMAT},
@@ -91,11 +99,15 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"skip-bad-rows", no_argument, NULL, O_SKIP},
         {"max-jobs", required_argument, NULL, O_MAXJOBS},
         {"las-thresholds", required_argument, NULL, O_LAS},
+        {"power-down", required_argument, NULL, O_PD},
+        {"workload-mix", required_argument, NULL, O_MIX},
+        {"sample-s", required_argument, NULL, O_SAMPLE},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *a = (struct sim_args){.policy = "fifo", .placement = "pack", .format = "auto", .seed = 1};
+    *a = (struct sim_args){
+        .policy = "fifo", .placement = "pack", .format = "auto", .power_down = "none", .seed = 1};
     opterr = 0;
     optind = 1;
     int c;
@@ -111,6 +123,17 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         case O_JSON: a->json = 1; break;
         case O_SKIP: a->skip_bad_rows = 1; break;
         case O_LAS: a->las_thresholds = optarg; break;
+        case O_PD: a->power_down = optarg; break;
+        case O_MIX: a->workload_mix = optarg; break;
+        case O_SAMPLE: {
+            char *end;
+            a->sample_s = strtod(optarg, &end);
+            if (end == optarg || *end || !(a->sample_s > 0) || a->sample_s > 1e12) {
+                eco_cli_err("sim: --sample-s: '%s' is not a number of seconds > 0", optarg);
+                return ECO_EXIT_USAGE;
+            }
+            break;
+        }
         case 'q': a->quiet = 1; break;
         case O_SEED:
             if (parse_ull("--seed", optarg, &a->seed))
@@ -171,26 +194,36 @@ static int mkdir_p(const char *dir)
     return 0;
 }
 
-static int write_file(const char *dir, const char *name, const struct eco_jobset *set,
-                      const struct eco_sim_result *r, const char *text)
+enum out_kind { OUT_TEXT, OUT_JOBS, OUT_REJECTED, OUT_NODES };
+
+static int out_path(char *path, size_t size, const char *dir, const char *name)
 {
-    char path[4200];
-    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) {
+    if (snprintf(path, size, "%s/%s", dir, name) >= (int)size) {
         eco_cli_err("sim: output path too long: %s", dir);
         return ECO_EXIT_FAIL;
     }
+    return 0;
+}
+
+static int write_file(const char *dir, const char *name, enum out_kind kind,
+                      const struct eco_jobset *set, const struct eco_cluster *c,
+                      const struct eco_sim_result *r, const char *text)
+{
+    char path[4200];
+    if (out_path(path, sizeof path, dir, name))
+        return ECO_EXIT_FAIL;
     FILE *f = fopen(path, "w");
     if (!f) {
         eco_cli_err("sim: cannot write %s: %s", path, strerror(errno));
         return ECO_EXIT_FAIL;
     }
-    int rc;
-    if (text)
-        rc = fputs(text, f) < 0 || fputc('\n', f) == EOF ? -EIO : 0;
-    else if (r)
-        rc = eco_sim_write_jobs_csv(f, set, r);
-    else
-        rc = eco_sim_write_rejected_csv(f, set);
+    int rc = 0;
+    switch (kind) {
+    case OUT_TEXT: rc = fputs(text, f) < 0 || fputc('\n', f) == EOF ? -EIO : 0; break;
+    case OUT_JOBS: rc = eco_sim_write_jobs_csv(f, set, r); break;
+    case OUT_REJECTED: rc = eco_sim_write_rejected_csv(f, set); break;
+    case OUT_NODES: rc = eco_sim_write_nodes_csv(f, c, r); break;
+    }
     if (fclose(f) || rc) {
         eco_cli_err("sim: error writing %s", path);
         return ECO_EXIT_FAIL;
@@ -199,38 +232,39 @@ static int write_file(const char *dir, const char *name, const struct eco_jobset
 }
 
 static int write_outputs(const char *dir, const struct eco_jobset *set,
-                         const struct eco_sim_result *r)
+                         const struct eco_cluster *c, const struct eco_sim_result *r)
 {
-    int rc = mkdir_p(dir);
-    if (rc) {
-        eco_cli_err("sim: cannot create output directory %s: %s", dir, strerror(-rc));
-        return ECO_EXIT_FAIL;
-    }
     char *summary = eco_sim_summary_json(&r->summary, 0);
     if (!summary)
         return ECO_EXIT_FAIL;
-    rc = write_file(dir, "summary.json", set, r, summary);
+    int rc = write_file(dir, "summary.json", OUT_TEXT, set, c, r, summary);
     free(summary);
     if (!rc)
-        rc = write_file(dir, "jobs.csv", set, r, NULL);
+        rc = write_file(dir, "jobs.csv", OUT_JOBS, set, c, r, NULL);
     if (!rc)
-        rc = write_file(dir, "rejected.csv", set, NULL, NULL);
+        rc = write_file(dir, "rejected.csv", OUT_REJECTED, set, c, r, NULL);
+    if (!rc)
+        rc = write_file(dir, "nodes.csv", OUT_NODES, set, c, r, NULL);
     return rc;
 }
 
 static void print_table_header(void)
 {
-    printf("%-7s %-9s %7s %9s %8s %11s %11s %11s %11s %11s %10s %8s %9s %8s\n", "policy",
-           "placement", "jobs", "completed", "rejected", "avg_jct_h", "p50_jct_h", "p95_jct_h",
-           "p99_jct_h", "avg_wait_h", "makespan_d", "gpu_util", "events", "wall_s");
+    printf("%-7s %-9s %-10s %7s %9s %8s %10s %10s %10s %11s %11s %10s %8s %11s %8s %6s %9s %7s\n",
+           "policy", "placement", "power_down", "jobs", "completed", "rejected", "avg_jct_h",
+           "p50_jct_h", "p95_jct_h", "avg_wait_h", "p95_wait_h", "makespan_d", "gpu_util",
+           "energy_kwh", "avg_kw", "boots", "events", "wall_s");
 }
 
 static void print_table_row(const struct eco_sim_summary *s)
 {
-    printf("%-7s %-9s %7zu %9zu %8zu %11.2f %11.2f %11.2f %11.2f %11.2f %10.2f %8.3f %9llu %8.3f\n",
-           s->policy, s->placement, s->jobs, s->completed, s->rejected, s->avg_jct_s / 3600,
-           s->p50_jct_s / 3600, s->p95_jct_s / 3600, s->p99_jct_s / 3600, s->avg_wait_s / 3600,
-           s->makespan_s / 86400, s->gpu_util, (unsigned long long)s->events, s->sim_wall_s);
+    printf("%-7s %-9s %-10s %7zu %9zu %8zu %10.2f %10.2f %10.2f %11.2f %11.2f %10.2f %8.3f %11.1f "
+           "%8.2f %6llu %9llu %7.3f\n",
+           s->policy, s->placement, s->power_down, s->jobs, s->completed, s->rejected,
+           s->avg_jct_s / 3600, s->p50_jct_s / 3600, s->p95_jct_s / 3600, s->avg_wait_s / 3600,
+           s->p95_wait_s / 3600, s->makespan_s / 86400, s->gpu_util, s->energy_j.total / 3.6e6,
+           s->avg_power_w / 1000, (unsigned long long)s->node_boots, (unsigned long long)s->events,
+           s->sim_wall_s);
 }
 
 /* Splits the --compare list into policy tables. */
@@ -300,31 +334,64 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
     else if (!a->json)
         print_table_header();
     for (size_t i = 0; i < npol && !status; i++) {
+        const char *pd_params = NULL;
         struct eco_sim_config cfg = {
             .policy = pol[i],
             .policy_params = !strcmp(pol[i]->name, "las") ? a->las_thresholds : NULL,
             .placement = placement,
+            .power_down = eco_powerdown_find(a->power_down, &pd_params),
+            .workload_mix = a->workload_mix,
             .seed = a->seed,
         };
-        struct eco_sim_result res;
-        struct eco_error err = {{0}};
-        int rc = eco_sim_run(c, set, &cfg, &res, &err);
-        if (rc) {
-            eco_cli_err("sim: %s", rc == -EINVAL ? err.msg : strerror(-rc));
-            return rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
-        }
-        if (i == 0)
-            report_rejected(set, res.summary.rejected, a->quiet);
+        cfg.power_down_params = pd_params;
+        char dir[4096], path[4200];
+        FILE *tl = NULL;
+        struct eco_timeline_writer tw;
         if (a->out) {
-            char dir[4096];
             int len = npol > 1 ? snprintf(dir, sizeof dir, "%s/%s", a->out, pol[i]->name)
                                : snprintf(dir, sizeof dir, "%s", a->out);
             if (len >= (int)sizeof dir) {
                 eco_cli_err("sim: --out: path too long");
                 return ECO_EXIT_USAGE;
             }
-            status = write_outputs(dir, set, &res);
+            int rc = mkdir_p(dir);
+            if (rc) {
+                eco_cli_err("sim: cannot create output directory %s: %s", dir, strerror(-rc));
+                return ECO_EXIT_FAIL;
+            }
+            if (out_path(path, sizeof path, dir, "timeline.csv"))
+                return ECO_EXIT_FAIL;
+            if (!(tl = fopen(path, "w"))) {
+                eco_cli_err("sim: cannot write %s: %s", path, strerror(errno));
+                return ECO_EXIT_FAIL;
+            }
+            eco_timeline_writer_init(&tw, tl, a->sample_s);
+            cfg.timeline = eco_timeline_write;
+            cfg.timeline_ctx = &tw;
         }
+        struct eco_sim_result res;
+        struct eco_error err = {{0}};
+        int rc = eco_sim_run(c, set, &cfg, &res, &err);
+        if (tl) {
+            int werr = rc ? 0 : eco_timeline_writer_finish(&tw, res.summary.window_end_s);
+            if (fclose(tl) || werr) {
+                eco_cli_err("sim: error writing %s", path);
+                if (!rc)
+                    eco_sim_result_fini(&res);
+                return ECO_EXIT_FAIL;
+            }
+        }
+        if (rc) {
+            if (rc == -EINVAL && !strncmp(err.msg, "line ", 5))
+                eco_cli_err("%s:%s", a->trace, err.msg + 5);
+            else
+                eco_cli_err("sim: %s", rc == -EINVAL ? err.msg : strerror(-rc));
+            return rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
+        }
+        if (i == 0)
+            report_rejected(set, res.summary.rejected, a->quiet);
+        if (a->out)
+            status = write_outputs(dir, set, c, &res);
         if (a->json) {
             char *text = eco_sim_summary_json(&res.summary, 1);
             if (text)
@@ -356,6 +423,12 @@ int eco_cmd_sim(int argc, char **argv)
     if (!placement) {
         eco_cli_err("sim: --placement: unknown placement '%s' (known: pack, pool, spread, "
                     "first-fit)", a.placement);
+        return ECO_EXIT_USAGE;
+    }
+    const char *pd_params;
+    if (!eco_powerdown_find(a.power_down, &pd_params)) {
+        eco_cli_err("sim: --power-down: unknown policy '%s' (known: none, idle:SECONDS, forecast)",
+                    a.power_down);
         return ECO_EXIT_USAGE;
     }
     int fmt = eco_trace_format_parse(a.format);

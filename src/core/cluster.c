@@ -23,6 +23,103 @@ void eco_cluster_destroy(struct eco_cluster *c)
     free(c);
 }
 
+/* Node power figures. Host power without GPUs: an idle 8-GPU A100 server draws about
+ * 1,421 W (Acme Seren fleet, p1 of IPMI server power) of which its 8 idle GPUs draw about
+ * 8 x 60 W (p1 of GPU power), leaving ~941 W; a CPU-only server of the same fleet idles at
+ * 522 W (p1). The host part is taken as 522 W plus (941 - 522) / 8 = 52.4 W per GPU slot
+ * (PCIe switches, NICs, fans). data/acme_shlab in the shared data; docs/models/energy.md. */
+#define HOST_BASE_W 522.0
+#define HOST_PER_GPU_W 52.375
+/* Baseboard management controller of a node that is off: assumption (no measurement in the
+ * bundled data); BMCs commonly draw 5-20 W. */
+#define NODE_OFF_W 15.0
+/* Power-on to ready (firmware POST of a multi-GPU server plus OS boot and node daemons):
+ * assumption of 300 s; Slurm's ResumeTimeout must exceed it on such clusters. */
+#define NODE_BOOT_S 300.0
+/* Shutdown to off: Slurm's default SuspendTimeout (30 s). */
+#define NODE_SHUTDOWN_S 30.0
+
+void eco_node_group_defaults(struct eco_node_group *g, int type, uint32_t gpus)
+{
+    const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
+    *g = (struct eco_node_group){
+        .type = (uint16_t)type,
+        .gpus = (uint16_t)gpus,
+        .count = 1,
+        .base_w = HOST_BASE_W + HOST_PER_GPU_W * gpus,
+        .off_w = NODE_OFF_W,
+        .boot_s = NODE_BOOT_S,
+        .shutdown_s = NODE_SHUTDOWN_S,
+        .gpu_idle_w = t ? t->idle_w : 0,
+        .limit_w = t ? t->default_limit_w : 0,
+    };
+}
+
+static int finite_nonneg(double v)
+{
+    return v >= 0 && v < 1e12;
+}
+
+int eco_node_group_check(const struct eco_node_group *g, struct eco_error *err)
+{
+    const struct eco_gpu_type *t = eco_catalog_get(g->type);
+    if (!t)
+        return eco_error_set(err, "unknown GPU type index %u", g->type);
+    if (g->count == 0)
+        return eco_error_set(err, "count: node count must be at least 1");
+    if (g->gpus == 0 || g->gpus > ECO_MAX_GPUS_PER_NODE)
+        return eco_error_set(err, "gpus: GPUs per node must be 1..%d, got %u",
+                             ECO_MAX_GPUS_PER_NODE, g->gpus);
+    if (!finite_nonneg(g->base_w))
+        return eco_error_set(err, "base_w: node base power must be a number >= 0 W, got %g",
+                             g->base_w);
+    if (!finite_nonneg(g->off_w))
+        return eco_error_set(err, "off_w: power when off must be a number >= 0 W, got %g",
+                             g->off_w);
+    if (!finite_nonneg(g->boot_s))
+        return eco_error_set(err, "boot_s: boot time must be a number >= 0 s, got %g", g->boot_s);
+    if (!finite_nonneg(g->shutdown_s))
+        return eco_error_set(err, "shutdown_s: shutdown time must be a number >= 0 s, got %g",
+                             g->shutdown_s);
+    if (!finite_nonneg(g->gpu_idle_w) || g->gpu_idle_w > t->max_limit_w)
+        return eco_error_set(err, "gpu_idle_w: idle GPU power must be 0..%g W (the %s maximum "
+                                  "power limit), got %g", t->max_limit_w, t->name, g->gpu_idle_w);
+    if (!(g->limit_w >= t->min_limit_w && g->limit_w <= t->max_limit_w))
+        return eco_error_set(err, "power_limit_w: %g W is outside the %s range %g..%g W",
+                             g->limit_w, t->name, t->min_limit_w, t->max_limit_w);
+    return 0;
+}
+
+int eco_cluster_add_group(struct eco_cluster *c, const struct eco_node_group *g,
+                          struct eco_error *err)
+{
+    int rc = eco_node_group_check(g, err);
+    if (rc)
+        return rc;
+    if (c->n_groups == ECO_MAX_NODE_GROUPS)
+        return eco_error_set(err, "too many node groups (at most %d)", ECO_MAX_NODE_GROUPS);
+    if ((uint64_t)c->n_nodes + g->count > ECO_MAX_NODES)
+        return eco_error_set(err, "too many nodes (at most %u)", ECO_MAX_NODES);
+    if (c->n_nodes + g->count > c->cap_nodes) {
+        uint32_t cap = c->cap_nodes ? c->cap_nodes : 16;
+        while (cap < c->n_nodes + g->count)
+            cap *= 2;
+        struct eco_node *n = realloc(c->nodes, (size_t)cap * sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        c->nodes = n;
+        c->cap_nodes = cap;
+    }
+    uint16_t gi = c->n_groups++;
+    c->groups[gi] = *g;
+    for (uint32_t i = 0; i < g->count; i++)
+        c->nodes[c->n_nodes++] = (struct eco_node){.type = g->type, .gpus = g->gpus, .group = gi};
+    c->total_gpus += (uint64_t)g->count * g->gpus;
+    if (g->gpus > c->max_gpus_per_node)
+        c->max_gpus_per_node = g->gpus;
+    return 0;
+}
+
 int eco_cluster_add_nodes(struct eco_cluster *c, uint32_t count, uint32_t gpus, int type,
                           struct eco_error *err)
 {
@@ -33,24 +130,10 @@ int eco_cluster_add_nodes(struct eco_cluster *c, uint32_t count, uint32_t gpus, 
                              gpus);
     if (type < 0 || (size_t)type >= eco_catalog_count())
         return eco_error_set(err, "unknown GPU type index %d", type);
-    if ((uint64_t)c->n_nodes + count > ECO_MAX_NODES)
-        return eco_error_set(err, "too many nodes (at most %u)", ECO_MAX_NODES);
-    if (c->n_nodes + count > c->cap_nodes) {
-        uint32_t cap = c->cap_nodes ? c->cap_nodes : 16;
-        while (cap < c->n_nodes + count)
-            cap *= 2;
-        struct eco_node *n = realloc(c->nodes, (size_t)cap * sizeof *n);
-        if (!n)
-            return -ENOMEM;
-        c->nodes = n;
-        c->cap_nodes = cap;
-    }
-    for (uint32_t i = 0; i < count; i++)
-        c->nodes[c->n_nodes++] = (struct eco_node){.type = (uint16_t)type, .gpus = (uint16_t)gpus};
-    c->total_gpus += (uint64_t)count * gpus;
-    if (gpus > c->max_gpus_per_node)
-        c->max_gpus_per_node = (uint16_t)gpus;
-    return 0;
+    struct eco_node_group g;
+    eco_node_group_defaults(&g, type, gpus);
+    g.count = count;
+    return eco_cluster_add_group(c, &g, err);
 }
 
 uint64_t eco_cluster_gpus_of_type(const struct eco_cluster *c, int type)

@@ -95,7 +95,7 @@ static int cmp_class(const void *a, const void *b)
     const struct eco_node_class *x = a, *y = b;
     if (x->gpus != y->gpus)
         return x->gpus > y->gpus ? -1 : 1;
-    return (x->type > y->type) - (x->type < y->type);
+    return (x->group > y->group) - (x->group < y->group);
 }
 
 void eco_freemap_destroy(struct eco_freemap *fm)
@@ -119,55 +119,47 @@ void eco_freemap_destroy(struct eco_freemap *fm)
     free(fm);
 }
 
-static size_t find_class(const struct eco_freemap *fm, const struct eco_node *n)
-{
-    for (size_t k = 0; k < fm->ncls; k++)
-        if (fm->cls[k].nc.type == n->type && fm->cls[k].nc.gpus == n->gpus)
-            return k;
-    return fm->ncls;
-}
-
 static int build_classes(struct eco_freemap *fm)
 {
     const struct eco_cluster *c = fm->c;
-    struct eco_node_class tmp[64];
-    size_t n = 0;
-    for (uint32_t i = 0; i < c->n_nodes; i++) {
-        size_t k;
-        for (k = 0; k < n; k++)
-            if (tmp[k].type == c->nodes[i].type && tmp[k].gpus == c->nodes[i].gpus)
-                break;
-        if (k == n) {
-            if (n == sizeof tmp / sizeof tmp[0])
-                return -E2BIG;
-            tmp[n++] = (struct eco_node_class){c->nodes[i].type, c->nodes[i].gpus};
-        }
-    }
-    qsort(tmp, n, sizeof tmp[0], cmp_class);
+    size_t n = c->n_groups;
     fm->cls = calloc(n ? n : 1, sizeof *fm->cls);
-    if (!fm->cls)
-        return -ENOMEM;
+    uint16_t *cls_of_group = calloc(n ? n : 1, sizeof *cls_of_group);
+    int rc = -ENOMEM;
+    if (!fm->cls || !cls_of_group)
+        goto done;
     fm->ncls = n;
+    for (size_t g = 0; g < n; g++)
+        fm->cls[g].nc = (struct eco_node_class){c->groups[g].type, c->groups[g].gpus, (uint16_t)g};
+    struct eco_node_class tmp[ECO_MAX_NODE_GROUPS];
     for (size_t k = 0; k < n; k++)
+        tmp[k] = fm->cls[k].nc;
+    qsort(tmp, n, sizeof tmp[0], cmp_class);
+    for (size_t k = 0; k < n; k++) {
         fm->cls[k].nc = tmp[k];
+        cls_of_group[tmp[k].group] = (uint16_t)k;
+    }
     for (uint32_t i = 0; i < c->n_nodes; i++) {
-        size_t k = find_class(fm, &c->nodes[i]);
+        size_t k = cls_of_group[c->nodes[i].group];
         fm->cls_of[i] = (uint16_t)k;
         fm->local[i] = fm->cls[k].n++;
     }
     for (size_t k = 0; k < n; k++) {
         struct cls *cl = &fm->cls[k];
-        cl->members = malloc(cl->n * sizeof *cl->members);
+        cl->members = malloc((cl->n ? cl->n : 1) * sizeof *cl->members);
         cl->bucket = calloc((size_t)cl->nc.gpus + 1, sizeof *cl->bucket);
         if (!cl->members || !cl->bucket || bits_init(&cl->nonempty, cl->n))
-            return -ENOMEM;
+            goto done;
         for (uint32_t f = 0; f <= cl->nc.gpus; f++)
             if (bits_init(&cl->bucket[f], cl->n))
-                return -ENOMEM;
+                goto done;
     }
     for (uint32_t i = 0; i < c->n_nodes; i++)
         fm->cls[fm->cls_of[i]].members[fm->local[i]] = i;
-    return 0;
+    rc = 0;
+done:
+    free(cls_of_group);
+    return rc;
 }
 
 struct eco_freemap *eco_freemap_create(const struct eco_cluster *c)

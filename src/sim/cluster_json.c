@@ -16,6 +16,20 @@ static int is_file_arg(const char *arg)
     return stat(arg, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+#define KNOWN_FIELDS                                                                           \
+    "count, gpus, gpu_type, base_w, off_w, boot_s, shutdown_s, gpu_idle_w, power_limit_w"
+
+static int is_known_field(const char *key)
+{
+    static const char *const known[] = {"count",  "gpus",       "gpu_type",   "base_w",
+                                        "off_w",  "boot_s",     "shutdown_s", "gpu_idle_w",
+                                        "power_limit_w"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (!strcmp(key, known[i]))
+            return 1;
+    return 0;
+}
+
 static int get_uint(const char *path, size_t i, json_t *node, const char *key, long long max,
                     long long *out, struct eco_error *err)
 {
@@ -67,9 +81,9 @@ static int load_json(const char *path, struct eco_cluster *c, struct eco_error *
         }
         json_object_foreach(node, key, val)
         {
-            if (strcmp(key, "count") && strcmp(key, "gpus") && strcmp(key, "gpu_type")) {
-                rc = eco_error_set(err, "%s: nodes[%zu]: unknown field '%s' (known: count, gpus, "
-                                        "gpu_type)", path, i, key);
+            if (!is_known_field(key)) {
+                rc = eco_error_set(err, "%s: nodes[%zu]: unknown field '%s' (known: %s)", path, i,
+                                   key, KNOWN_FIELDS);
                 goto done;
             }
         }
@@ -90,10 +104,32 @@ static int load_json(const char *path, struct eco_cluster *c, struct eco_error *
                                     "'ecosched catalog')", path, i, tname);
             goto done;
         }
+        struct eco_node_group g;
+        eco_node_group_defaults(&g, type, (uint32_t)gpus);
+        g.count = (uint32_t)count;
+        const struct {
+            const char *key;
+            double *dst;
+        } nums[] = {
+            {"base_w", &g.base_w},         {"off_w", &g.off_w},
+            {"boot_s", &g.boot_s},         {"shutdown_s", &g.shutdown_s},
+            {"gpu_idle_w", &g.gpu_idle_w}, {"power_limit_w", &g.limit_w},
+        };
+        for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
+            json_t *v = json_object_get(node, nums[k].key);
+            if (!v)
+                continue;
+            if (!json_is_number(v)) {
+                rc = eco_error_set(err, "%s: nodes[%zu].%s: expected a number", path, i,
+                                   nums[k].key);
+                goto done;
+            }
+            *nums[k].dst = json_number_value(v);
+        }
         struct eco_error e2;
-        if ((rc = eco_cluster_add_nodes(c, (uint32_t)count, (uint32_t)gpus, type, &e2))) {
+        if ((rc = eco_cluster_add_group(c, &g, &e2))) {
             if (rc == -EINVAL)
-                eco_error_set(err, "%s: nodes[%zu]: %s", path, i, e2.msg);
+                eco_error_set(err, "%s: nodes[%zu].%s", path, i, e2.msg);
             goto done;
         }
     }

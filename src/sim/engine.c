@@ -3,38 +3,12 @@
  * then one policy pass. Events are ordered by (time, insertion sequence), so identical input
  * gives identical output. docs/simulator.md describes the semantics. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "ecosched/heap.h"
-#include "ecosched/sim.h"
-
-enum { EV_COMPLETE = 1, EV_WAKEUP = 2 };
-
-struct engine {
-    const struct eco_cluster *c;
-    struct eco_job *jobs;
-    size_t n_jobs;
-    const struct eco_sim_config *cfg;
-    struct eco_policy *pol;
-    struct eco_freemap *fm;
-    struct eco_heap heap;
-    struct eco_decisions dec;
-    uint32_t *arrivals; /* non-rejected jobs by (submit, trace order) */
-    size_t n_arrivals, next_arrival;
-    uint32_t *q;        /* queue in policy order, with lazily removed entries */
-    size_t qhead, qn, qcap, qdead;
-    uint32_t *run;      /* running jobs */
-    uint32_t *run_pos;  /* per job: index in run[] */
-    size_t nrun;
-    struct eco_alloc *pool;
-    size_t npool, cap_pool;
-    double wake_s;
-    uint64_t events;
-    double busy_gpu_s;
-    size_t preemptions;
-};
-
+#include "ecosched/rng.h"
+#include "engine_internal.h"
 
 /* Arrival order: submit time, then trace order. */
 struct arr_key {
@@ -141,11 +115,26 @@ static void run_remove(struct engine *e, uint32_t j)
 static void account_segment(struct engine *e, struct eco_job *job, double t)
 {
     double ran = t - job->last_start_s;
-    job->remaining_s -= ran;
+    job->remaining_s -= ran * job->speed;
     if (job->remaining_s < 0)
         job->remaining_s = 0;
     job->attained_gpu_s += (double)job->gpus * ran;
+    job->energy_j += job->power_w * ran;
     e->busy_gpu_s += (double)job->gpus * ran;
+}
+
+/* Takes job j's GPU power off (sign -1) or puts it on (+1) its nodes, and refreshes them. */
+static void nodes_busy(struct engine *e, const struct eco_job *job, double sign, double t)
+{
+    for (uint32_t i = 0; i < job->alloc_n; i++) {
+        const struct eco_alloc *a = &e->pool[job->alloc_off + i];
+        double speed, pw;
+        eco_nodes_job_power(e, job, a->node, &speed, &pw);
+        e->busy_w[a->node] += sign * pw * a->gpus;
+        if (sign < 0 && e->busy_w[a->node] < 1e-9)
+            e->busy_w[a->node] = 0; /* no rounding residue on an empty node */
+        eco_nodes_refresh(e, a->node, t);
+    }
 }
 
 static void complete(struct engine *e, uint32_t j, double t)
@@ -156,8 +145,11 @@ static void complete(struct engine *e, uint32_t j, double t)
     job->state = ECO_JOB_DONE;
     job->end_s = t;
     run_remove(e, j);
+    e->n_done++;
+    e->busy_gpus -= job->gpus;
     for (uint32_t i = 0; i < job->alloc_n; i++)
         eco_freemap_give(e->fm, e->pool[job->alloc_off + i].node, e->pool[job->alloc_off + i].gpus);
+    nodes_busy(e, job, -1, t);
 }
 
 static int apply_start(struct engine *e, size_t k, double t)
@@ -183,14 +175,29 @@ static int apply_start(struct engine *e, size_t k, double t)
     job->alloc_off = (uint32_t)e->npool;
     job->alloc_n = (uint32_t)cnt;
     e->npool += cnt;
+    /* Synchronous training runs at the pace of its slowest GPU. */
+    job->speed = 0;
+    job->power_w = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        double speed, pw;
+        eco_nodes_job_power(e, job, e->pool[job->alloc_off + i].node, &speed, &pw);
+        if (i == 0 || speed < job->speed)
+            job->speed = speed;
+        job->power_w += pw * e->pool[job->alloc_off + i].gpus;
+    }
+    if (!(job->speed > 0))
+        job->speed = 1;
     job->state = ECO_JOB_RUNNING;
     if (job->start_s < 0)
         job->start_s = t;
     job->wait_s += t - job->enqueue_s;
     job->last_start_s = t;
     e->qdead++;
+    e->n_queued--;
+    e->busy_gpus += job->gpus;
     run_add(e, j);
-    return eco_heap_push(&e->heap, t + job->remaining_s, EV_COMPLETE, j, job->gen);
+    nodes_busy(e, job, +1, t);
+    return eco_heap_push(&e->heap, t + job->remaining_s / job->speed, EV_COMPLETE, j, job->gen);
 }
 
 static int apply_preempt(struct engine *e, uint32_t j, double t)
@@ -202,7 +209,10 @@ static int apply_preempt(struct engine *e, uint32_t j, double t)
     job->gen++;
     job->enqueue_s = t;
     e->preemptions++;
+    e->n_queued++;
+    e->busy_gpus -= job->gpus;
     run_remove(e, j);
+    nodes_busy(e, job, -1, t); /* the decision list already returned its GPUs */
     return q_insert(e, j);
 }
 
@@ -253,16 +263,70 @@ static void enqueue_arrival(struct engine *e, uint32_t j, double t)
     struct eco_job *job = &e->jobs[j];
     job->state = ECO_JOB_QUEUED;
     job->enqueue_s = t;
+    e->n_queued++;
+    e->arrived++;
+    e->arrived_gpus += job->gpus;
+    if (job->gpus > e->instant_max_gpus)
+        e->instant_max_gpus = job->gpus;
+}
+
+static void emit_timeline(struct engine *e, double t)
+{
+    if (!e->cfg->timeline)
+        return;
+    struct eco_timeline_row row = {
+        .t_s = t,
+        .power_w = eco_nodes_power_w(e),
+        .busy_gpus = e->busy_gpus,
+        .nodes_on = e->nodes_powered,
+        .queued = e->n_queued,
+    };
+    e->cfg->timeline(e->cfg->timeline_ctx, &row);
+}
+
+static void pop_instant(struct engine *e, double t)
+{
+    const struct eco_event *top;
+    while ((top = eco_heap_peek(&e->heap)) && top->t_s == t) {
+        struct eco_event ev;
+        eco_heap_pop(&e->heap, &ev);
+        switch (ev.kind) {
+        case EV_COMPLETE: {
+            struct eco_job *job = &e->jobs[ev.job];
+            if (job->state != ECO_JOB_RUNNING || job->gen != ev.gen)
+                break; /* stale: the job was preempted since */
+            complete(e, ev.job, t);
+            e->events++;
+            break;
+        }
+        case EV_WAKEUP:
+            if (t == e->wake_s) {
+                e->wake_s = -1;
+                e->events++;
+            }
+            break;
+        case EV_PD_WAKEUP:
+            if (t == e->pd_wake_s) {
+                e->pd_wake_s = -1;
+                e->events++;
+            }
+            break;
+        default:
+            eco_nodes_event(e, ev.kind, ev.job, t);
+            e->events++;
+            break;
+        }
+    }
 }
 
 static int loop(struct engine *e)
 {
     int rc;
-    for (;;) {
+    while (e->n_done < e->n_arrivals) {
         const struct eco_event *top = eco_heap_peek(&e->heap);
         int have_arr = e->next_arrival < e->n_arrivals;
         if (!top && !have_arr)
-            return 0;
+            return 0; /* nothing can happen any more: jobs left are reported unfinished */
         double t;
         if (have_arr) {
             double ta = e->jobs[e->arrivals[e->next_arrival]].submit_s;
@@ -270,20 +334,9 @@ static int loop(struct engine *e)
         } else {
             t = top->t_s;
         }
-        while ((top = eco_heap_peek(&e->heap)) && top->t_s == t) {
-            struct eco_event ev;
-            eco_heap_pop(&e->heap, &ev);
-            if (ev.kind == EV_COMPLETE) {
-                struct eco_job *job = &e->jobs[ev.job];
-                if (job->state != ECO_JOB_RUNNING || job->gen != ev.gen)
-                    continue; /* stale: the job was preempted since */
-                complete(e, ev.job, t);
-                e->events++;
-            } else if (ev.kind == EV_WAKEUP && t == e->wake_s) {
-                e->wake_s = -1;
-                e->events++;
-            }
-        }
+        eco_nodes_advance(e, t);
+        pop_instant(e, t);
+        e->instant_max_gpus = 0;
         while (e->next_arrival < e->n_arrivals &&
                e->jobs[e->arrivals[e->next_arrival]].submit_s == t) {
             uint32_t j = e->arrivals[e->next_arrival++];
@@ -294,7 +347,48 @@ static int loop(struct engine *e)
         }
         if ((rc = pass(e, t)))
             return rc;
+        if (e->n_done < e->n_arrivals && (rc = eco_nodes_powerdown_pass(e, t)))
+            return rc;
+        emit_timeline(e, t);
     }
+    return 0;
+}
+
+/* Resolves each job's workload: the trace's name, else a draw from the mix, else generic. */
+static int resolve_workloads(struct eco_jobset *set, const struct eco_sim_config *cfg,
+                             struct eco_error *err)
+{
+    struct eco_workload_mix mix;
+    struct eco_rng rng;
+    int have_mix = cfg->workload_mix != NULL;
+    if (have_mix) {
+        int rc = eco_workload_mix_parse(cfg->workload_mix, &mix, err);
+        if (rc)
+            return rc;
+    }
+    eco_rng_init(&rng, cfg->seed);
+    for (size_t i = 0; i < set->n; i++) {
+        struct eco_job *job = &set->jobs[i];
+        if (job->workload_off) {
+            const char *name = eco_jobset_str(set, job->workload_off);
+            int w = eco_workload_find(name);
+            if (w < 0) {
+                char known[512] = "";
+                for (size_t k = 0; k < eco_workload_count(); k++) {
+                    strncat(known, k ? ", " : "", sizeof known - strlen(known) - 1);
+                    strncat(known, eco_workload_name(k), sizeof known - strlen(known) - 1);
+                }
+                return eco_error_set(err, "line %u: column 'workload': unknown workload '%s' "
+                                          "(known: %s)", job->line, name, known);
+            }
+            job->workload = (uint16_t)w;
+        } else if (have_mix) {
+            job->workload = (uint16_t)eco_workload_mix_pick(&mix, eco_rng_uniform(&rng));
+        } else {
+            job->workload = ECO_WORKLOAD_GENERIC;
+        }
+    }
+    return 0;
 }
 
 /* Resets run state; marks jobs that can never fit as rejected; builds the arrival order. */
@@ -315,6 +409,9 @@ static int prepare(struct engine *e, size_t *rejected)
         job->last_start_s = job->enqueue_s = job->wait_s = 0;
         job->remaining_s = job->duration_s;
         job->attained_gpu_s = 0;
+        job->speed = 1;
+        job->power_w = 0;
+        job->energy_j = 0;
         if (job->gpus > eco_cluster_gpus_of_type(e->c, job->gpu_type)) {
             job->state = ECO_JOB_REJECTED;
             (*rejected)++;
@@ -322,7 +419,8 @@ static int prepare(struct engine *e, size_t *rejected)
         }
         keys[n++] = (struct arr_key){job->submit_s, (uint32_t)i};
     }
-    qsort(keys, n, sizeof *keys, cmp_arr_key);
+    if (n > 1)
+        qsort(keys, n, sizeof *keys, cmp_arr_key);
     for (size_t i = 0; i < n; i++)
         e->arrivals[i] = keys[i].idx;
     e->n_arrivals = n;
@@ -407,12 +505,57 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Fills the energy part of the summary and the per-node figures over [t0, t_end]. */
+static int energy_summary(struct engine *e, struct eco_sim_result *res)
+{
+    struct eco_sim_summary *s = &res->summary;
+    double t_end = e->t_prev;
+    s->energy_j = (struct eco_energy){
+        .gpu_busy = e->en.busy,
+        .gpu_idle = e->en.idle,
+        .node_base = e->en.base,
+        .off = e->en.off,
+        .transitions = e->en.trans,
+    };
+    s->energy_j.total = e->en.busy + e->en.idle + e->en.base + e->en.off + e->en.trans;
+    s->avg_power_w = t_end > e->t0 ? s->energy_j.total / (t_end - e->t0) : 0;
+    s->window_start_s = e->t0;
+    s->window_end_s = t_end;
+    s->peak_power_w = e->peak_w;
+    s->node_boots = e->node_boots;
+    s->node_shutdowns = e->node_shutdowns;
+    uint32_t nn = e->c->n_nodes;
+    res->node_energy_j = malloc(nn * sizeof *res->node_energy_j);
+    res->node_boots = malloc(nn * sizeof *res->node_boots);
+    if (!res->node_energy_j || !res->node_boots)
+        return -ENOMEM;
+    for (uint32_t n = 0; n < nn; n++) {
+        const struct contrib *c = &e->cur[n];
+        double p = c->busy + c->idle + c->base + c->off + c->trans;
+        res->node_energy_j[n] = e->node_e[n] + p * (t_end - e->node_t[n]);
+        res->node_boots[n] = e->boots[n];
+    }
+    res->n_nodes = nn;
+    return 0;
+}
+
+/* First submit time of the jobs that will run (the start of the energy window). */
+static double first_submit(const struct engine *e)
+{
+    return e->n_arrivals ? e->jobs[e->arrivals[0]].submit_s : 0;
+}
+
 int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
                 const struct eco_sim_config *cfg, struct eco_sim_result *res,
                 struct eco_error *err)
 {
-    struct engine e = {.c = c, .jobs = set->jobs, .n_jobs = set->n, .cfg = cfg, .wake_s = -1};
-    int rc = 0;
+    struct engine e = {.c = c,
+                       .jobs = set->jobs,
+                       .n_jobs = set->n,
+                       .cfg = cfg,
+                       .wake_s = -1,
+                       .pd_wake_s = -1};
+    int rc = 0, nodes_ready = 0;
     memset(res, 0, sizeof *res);
     eco_heap_init(&e.heap);
     if (!cfg->policy || !cfg->placement) {
@@ -427,17 +570,26 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
         rc = eco_error_set(err, "too many jobs (%zu)", set->n);
         goto done;
     }
+    if ((rc = resolve_workloads(set, cfg, err)))
+        goto done;
     double t0 = wall_now();
     e.pol = cfg->policy->create(c, cfg->policy_params, err);
+    if (!e.pol) {
+        rc = -EINVAL;
+        goto done;
+    }
+    if (cfg->power_down) {
+        e.pd = cfg->power_down->create(c, cfg->power_down_params, err);
+        if (!e.pd) {
+            rc = -EINVAL;
+            goto done;
+        }
+    }
     e.fm = eco_freemap_create(c);
     size_t nj = set->n ? set->n : 1;
     e.arrivals = malloc(nj * sizeof *e.arrivals);
     e.run = malloc(nj * sizeof *e.run);
     e.run_pos = malloc(nj * sizeof *e.run_pos);
-    if (!e.pol) {
-        rc = -EINVAL;
-        goto done;
-    }
     if (!e.fm || !e.arrivals || !e.run || !e.run_pos ||
         eco_decisions_init(&e.dec, e.fm, cfg->placement)) {
         rc = -ENOMEM;
@@ -446,24 +598,35 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     struct eco_sim_summary *s = &res->summary;
     if ((rc = prepare(&e, &s->rejected)))
         goto done;
+    nodes_ready = 1;
+    if ((rc = eco_nodes_init(&e, first_submit(&e))))
+        goto done;
     if ((rc = loop(&e)))
         goto done;
     s->policy = cfg->policy->name;
     s->placement = cfg->placement->name;
+    s->power_down = cfg->power_down ? cfg->power_down->name : "none";
     s->seed = cfg->seed;
     s->jobs = set->n;
     s->skipped_rows = set->skipped_rows;
     s->cluster_gpus = c->total_gpus;
     s->cluster_nodes = c->n_nodes;
-    if ((rc = summarize(&e, s)))
+    if ((rc = summarize(&e, s)) || (rc = energy_summary(&e, res)))
         goto done;
     s->sim_wall_s = wall_now() - t0;
     res->alloc_pool = e.pool;
     res->n_alloc = e.npool;
     e.pool = NULL;
 done:
+    if (rc)
+        eco_sim_result_fini(res);
     if (e.pol)
         cfg->policy->destroy(e.pol);
+    if (e.pd)
+        cfg->power_down->destroy(e.pd);
+    if (nodes_ready)
+        eco_nodes_fini(&e);
+    eco_pd_decisions_fini(&e.pdd);
     eco_decisions_fini(&e.dec);
     eco_freemap_destroy(e.fm);
     eco_heap_fini(&e.heap);
@@ -478,6 +641,11 @@ done:
 void eco_sim_result_fini(struct eco_sim_result *res)
 {
     free(res->alloc_pool);
+    free(res->node_energy_j);
+    free(res->node_boots);
     res->alloc_pool = NULL;
+    res->node_energy_j = NULL;
+    res->node_boots = NULL;
     res->n_alloc = 0;
+    res->n_nodes = 0;
 }

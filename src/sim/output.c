@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <string.h>
+#include "ecosched/catalog.h"
 #include "ecosched/sim.h"
 
 /* Writes a CSV field, quoted when it holds a comma, quote or line break. */
@@ -24,7 +25,8 @@ static void csv_field(FILE *f, const char *s)
 
 int eco_sim_write_jobs_csv(FILE *f, const struct eco_jobset *set, const struct eco_sim_result *r)
 {
-    fputs("job_id,submit_s,start_s,end_s,gpus,nodes,wait_s,jct_s,preemptions\n", f);
+    fputs("job_id,submit_s,start_s,end_s,gpus,nodes,wait_s,jct_s,preemptions,energy_j,workload\n",
+          f);
     for (size_t i = 0; i < set->n; i++) {
         const struct eco_job *j = &set->jobs[i];
         if (j->state == ECO_JOB_REJECTED)
@@ -40,9 +42,10 @@ int eco_sim_write_jobs_csv(FILE *f, const struct eco_jobset *set, const struct e
         for (uint32_t k = 0; k < j->alloc_n && j->alloc_off + k < r->n_alloc; k++)
             fprintf(f, k ? ";%u" : "%u", r->alloc_pool[j->alloc_off + k].node);
         if (j->state == ECO_JOB_DONE)
-            fprintf(f, ",%.15g,%.15g,%u\n", j->wait_s, j->end_s - j->submit_s, j->preemptions);
+            fprintf(f, ",%.15g,%.15g,%u,", j->wait_s, j->end_s - j->submit_s, j->preemptions);
         else
-            fprintf(f, ",,,%u\n", j->preemptions);
+            fprintf(f, ",,,%u,", j->preemptions);
+        fprintf(f, "%.15g,%s\n", j->energy_j, eco_workload_name(j->workload));
     }
     return ferror(f) ? -EIO : 0;
 }
@@ -59,6 +62,63 @@ int eco_sim_write_rejected_csv(FILE *f, const struct eco_jobset *set)
                 j->gpu_type);
     }
     return ferror(f) ? -EIO : 0;
+}
+
+int eco_sim_write_nodes_csv(FILE *f, const struct eco_cluster *c, const struct eco_sim_result *r)
+{
+    fputs("node,group,gpu_type,gpus,energy_j,boots\n", f);
+    for (uint32_t n = 0; n < c->n_nodes && n < r->n_nodes; n++)
+        fprintf(f, "%u,%u,%s,%u,%.15g,%u\n", n, c->nodes[n].group,
+                eco_catalog_get(c->nodes[n].type)->name, c->nodes[n].gpus, r->node_energy_j[n],
+                r->node_boots[n]);
+    return ferror(f) ? -EIO : 0;
+}
+
+void eco_timeline_writer_init(struct eco_timeline_writer *w, FILE *f, double sample_s)
+{
+    *w = (struct eco_timeline_writer){.f = f, .sample_s = sample_s};
+    fputs("time_s,power_w,busy_gpus,nodes_on,queued\n", f);
+}
+
+static void timeline_line(FILE *f, double t, const struct eco_timeline_row *r)
+{
+    fprintf(f, "%.15g,%.15g,%llu,%u,%llu\n", t, r->power_w, (unsigned long long)r->busy_gpus,
+            r->nodes_on, (unsigned long long)r->queued);
+}
+
+/* Emits the state in force at each sample time before t (the last row seen). */
+static void timeline_flush(struct eco_timeline_writer *w, double t)
+{
+    while (w->next_s < t) {
+        timeline_line(w->f, w->next_s, &w->last);
+        w->next_s += w->sample_s;
+    }
+}
+
+void eco_timeline_write(void *ctx, const struct eco_timeline_row *row)
+{
+    struct eco_timeline_writer *w = ctx;
+    if (w->sample_s <= 0) {
+        timeline_line(w->f, row->t_s, row);
+        return;
+    }
+    if (!w->started) {
+        w->started = 1;
+        w->next_s = row->t_s;
+    } else {
+        timeline_flush(w, row->t_s);
+    }
+    w->last = *row;
+}
+
+int eco_timeline_writer_finish(struct eco_timeline_writer *w, double end_s)
+{
+    if (w->sample_s > 0 && w->started) {
+        timeline_flush(w, end_s);
+        if (w->next_s <= end_s)
+            timeline_line(w->f, w->next_s, &w->last);
+    }
+    return ferror(w->f) ? -EIO : 0;
 }
 
 static int set_num(json_t *o, const char *k, double v)
@@ -79,6 +139,7 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall)
     int bad = 0;
     bad |= json_object_set_new(o, "policy", json_string(s->policy ? s->policy : ""));
     bad |= json_object_set_new(o, "placement", json_string(s->placement ? s->placement : ""));
+    bad |= json_object_set_new(o, "power_down", json_string(s->power_down ? s->power_down : "none"));
     bad |= set_int(o, "seed", s->seed);
     bad |= set_int(o, "cluster_nodes", s->cluster_nodes);
     bad |= set_int(o, "cluster_gpus", s->cluster_gpus);
@@ -97,6 +158,22 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall)
     bad |= set_num(o, "makespan_s", s->makespan_s);
     bad |= set_num(o, "gpu_util", s->gpu_util);
     bad |= set_num(o, "busy_gpu_s", s->busy_gpu_s);
+    json_t *en = json_object();
+    bad |= !en;
+    if (en) {
+        bad |= set_num(en, "total", s->energy_j.total);
+        bad |= set_num(en, "gpu_busy", s->energy_j.gpu_busy);
+        bad |= set_num(en, "gpu_idle", s->energy_j.gpu_idle);
+        bad |= set_num(en, "node_base", s->energy_j.node_base);
+        bad |= set_num(en, "off", s->energy_j.off);
+        bad |= set_num(en, "transitions", s->energy_j.transitions);
+        bad |= json_object_set_new(o, "energy_j", en);
+    }
+    bad |= set_num(o, "energy_kwh", s->energy_j.total / 3.6e6);
+    bad |= set_num(o, "avg_power_w", s->avg_power_w);
+    bad |= set_num(o, "peak_power_w", s->peak_power_w);
+    bad |= set_int(o, "node_boots", s->node_boots);
+    bad |= set_int(o, "node_shutdowns", s->node_shutdowns);
     bad |= set_int(o, "events", s->events);
     if (with_wall)
         bad |= set_num(o, "sim_wall_s", s->sim_wall_s);

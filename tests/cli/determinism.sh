@@ -13,7 +13,7 @@ for placement in pack pool spread first-fit; do
             echo "FAIL: sim exited $? ($placement)"; exit 1; }
     done
     for pol in fifo greedy easy sjf las; do
-        for f in jobs.csv summary.json rejected.csv; do
+        for f in jobs.csv summary.json rejected.csv nodes.csv timeline.csv; do
             n=$((n + 1))
             if ! cmp -s "$TMP/a-$placement/$pol/$f" "$TMP/b-$placement/$pol/$f"; then
                 echo "FAIL: $placement/$pol/$f differs between two identical runs"; fail=$((fail + 1))
@@ -30,7 +30,7 @@ n=$((n + 1))
 lines=$(wc -l < "$TMP/a-pack/fifo/jobs.csv")
 [ "$lines" -eq 3630 ] || { echo "FAIL: jobs.csv has $lines lines, want 3630"; fail=$((fail + 1)); }
 n=$((n + 1))
-head -1 "$TMP/a-pack/fifo/jobs.csv" | grep -qx "job_id,submit_s,start_s,end_s,gpus,nodes,wait_s,jct_s,preemptions" ||
+head -1 "$TMP/a-pack/fifo/jobs.csv" | grep -qx "job_id,submit_s,start_s,end_s,gpus,nodes,wait_s,jct_s,preemptions,energy_j,workload" ||
     { echo "FAIL: jobs.csv header"; fail=$((fail + 1)); }
 n=$((n + 1))
 for key in '"jobs": 3629' '"completed": 3629' '"avg_jct_s"' '"p99_jct_s"' '"makespan_s"' '"gpu_util"' '"events"'; do

@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: MIT */
+/* Node power-down policies: none (always on), idle:SECONDS (Slurm power_save semantics) and
+ * forecast (a warm reserve sized from recent demand). docs/policies/power-down.md. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ecosched/policy.h"
+
+/* Slurm's power_save defaults (slurm.conf): ResumeRate=300 and SuspendRate=60 nodes per
+ * minute. */
+#define SLURM_RESUME_RATE 300
+#define SLURM_SUSPEND_RATE 60
+
+static int grow_push(uint32_t **a, size_t *n, size_t *cap, uint32_t v)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        uint32_t *p = realloc(*a, c * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        *a = p;
+        *cap = c;
+    }
+    (*a)[(*n)++] = v;
+    return 0;
+}
+
+void eco_pd_decisions_fini(struct eco_pd_decisions *d)
+{
+    free(d->boot);
+    free(d->shutdown);
+    *d = (struct eco_pd_decisions){0};
+}
+
+int eco_pd_boot(struct eco_pd_decisions *d, uint32_t node)
+{
+    return grow_push(&d->boot, &d->n_boot, &d->cap_boot, node);
+}
+
+int eco_pd_shutdown(struct eco_pd_decisions *d, uint32_t node)
+{
+    return grow_push(&d->shutdown, &d->n_shutdown, &d->cap_shutdown, node);
+}
+
+/* Per-minute rate limit, as Slurm applies ResumeRate / SuspendRate. */
+struct rate {
+    double minute_start_s;
+    unsigned used, per_minute;
+};
+
+static unsigned rate_left(struct rate *r, double now_s)
+{
+    if (now_s >= r->minute_start_s + 60.0) {
+        r->minute_start_s = now_s;
+        r->used = 0;
+    }
+    return r->used < r->per_minute ? r->per_minute - r->used : 0;
+}
+
+/* Is node n an idle ON node, idle since t? */
+static int idle_entry_valid(const struct eco_pd_view *v, size_t k)
+{
+    uint32_t n = v->idle_nodes[k];
+    return v->node_state[n] == ECO_NODE_ON && v->idle_since[n] == v->idle_times[k];
+}
+
+/* GPUs of idle ON nodes. Free GPUs on busy nodes are not counted as supply for a waiting
+ * job: the job is still waiting, so placement could not use them (fragmentation). */
+static uint64_t idle_node_gpus(const struct eco_pd_view *v)
+{
+    uint64_t g = 0;
+    for (size_t k = 0; k < v->n_idle_nodes; k++)
+        if (v->node_state[v->idle_nodes[k]] == ECO_NODE_ON &&
+            v->idle_since[v->idle_nodes[k]] == v->idle_times[k])
+            g += v->cluster->nodes[v->idle_nodes[k]].gpus;
+    return g;
+}
+
+static int jobs_waiting(const struct eco_pd_view *v)
+{
+    for (size_t i = 0; i < v->queue_len; i++)
+        if (v->jobs[v->queue[i]].state == ECO_JOB_QUEUED)
+            return 1;
+    return 0;
+}
+
+/* Boots OFF nodes for waiting jobs that the idle and booting nodes will not serve, in queue
+ * order: a job that needs more GPUs than are coming gets compatible OFF nodes (lowest index
+ * first). At most `limit` boots. */
+static int wake_for_queue(const struct eco_pd_view *v, struct eco_pd_decisions *out,
+                          unsigned limit, unsigned *booted, uint8_t *picked)
+{
+    uint64_t supply = idle_node_gpus(v) + v->booting_gpus;
+    uint32_t next_off = 0;
+    *booted = 0;
+    for (size_t i = 0; i < v->queue_len && *booted < limit; i++) {
+        const struct eco_job *j = &v->jobs[v->queue[i]];
+        if (j->state != ECO_JOB_QUEUED)
+            continue;
+        if (j->gpus <= supply) {
+            supply -= j->gpus;
+            continue;
+        }
+        uint64_t need = j->gpus - supply;
+        supply = 0;
+        for (uint32_t n = j->gpu_type < 0 ? next_off : 0;
+             n < v->cluster->n_nodes && need > 0 && *booted < limit; n++) {
+            if (v->node_state[n] != ECO_NODE_OFF || picked[n])
+                continue;
+            if (j->gpu_type >= 0 && v->cluster->nodes[n].type != j->gpu_type)
+                continue;
+            int rc = eco_pd_boot(out, n);
+            if (rc)
+                return rc;
+            picked[n] = 1;
+            (*booted)++;
+            uint16_t g = v->cluster->nodes[n].gpus;
+            if (g >= need) {
+                supply += g - need;
+                need = 0;
+            } else {
+                need -= g;
+            }
+            if (j->gpu_type < 0)
+                next_off = n + 1;
+        }
+        if (need > 0 && j->gpu_type < 0)
+            break; /* no OFF node left for it */
+    }
+    return 0;
+}
+
+/* ---- none --------------------------------------------------------------------------------- */
+
+static struct eco_powerdown *none_create(const struct eco_cluster *c, const char *params,
+                                         struct eco_error *err)
+{
+    static char token;
+    (void)c;
+    if (params) {
+        eco_error_set(err, "--power-down: 'none' takes no parameters (got 'none:%s')", params);
+        return NULL;
+    }
+    return (struct eco_powerdown *)&token;
+}
+
+static void none_destroy(struct eco_powerdown *p)
+{
+    (void)p;
+}
+
+static int none_decide(struct eco_powerdown *p, const struct eco_pd_view *v,
+                       struct eco_pd_decisions *out)
+{
+    (void)p;
+    (void)v;
+    (void)out;
+    return 0;
+}
+
+static const struct eco_powerdown_ops none_ops = {
+    .name = "none",
+    .summary = "nodes stay on",
+    .create = none_create,
+    .destroy = none_destroy,
+    .decide = none_decide,
+};
+
+/* ---- idle:SECONDS ------------------------------------------------------------------------- */
+
+struct idle {
+    double suspend_time_s;
+    struct rate resume, suspend;
+    uint8_t *picked;
+    uint32_t n_nodes;
+};
+
+static void idle_destroy(struct eco_powerdown *p)
+{
+    struct idle *s = (struct idle *)p;
+    if (!s)
+        return;
+    free(s->picked);
+    free(s);
+}
+
+static struct eco_powerdown *idle_create(const struct eco_cluster *c, const char *params,
+                                         struct eco_error *err)
+{
+    char *end = NULL;
+    double t = params ? strtod(params, &end) : -1;
+    if (!params || end == params || *end || !(t >= 0) || t > 1e9) {
+        eco_error_set(err, "--power-down: expected idle:SECONDS with SECONDS a number >= 0, "
+                           "e.g. idle:600 (got 'idle%s%s')", params ? ":" : "",
+                      params ? params : "");
+        return NULL;
+    }
+    struct idle *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->picked = calloc(c->n_nodes ? c->n_nodes : 1, 1);
+    if (!s->picked) {
+        free(s);
+        return NULL;
+    }
+    s->n_nodes = c->n_nodes;
+    s->suspend_time_s = t;
+    s->resume = (struct rate){-1e300, 0, SLURM_RESUME_RATE};
+    s->suspend = (struct rate){-1e300, 0, SLURM_SUSPEND_RATE};
+    return (struct eco_powerdown *)s;
+}
+
+static int idle_decide(struct eco_powerdown *p, const struct eco_pd_view *v,
+                       struct eco_pd_decisions *out)
+{
+    struct idle *s = (struct idle *)p;
+    unsigned booted;
+    memset(s->picked, 0, s->n_nodes);
+    unsigned left = rate_left(&s->resume, v->now_s);
+    int rc = wake_for_queue(v, out, left, &booted, s->picked);
+    if (rc)
+        return rc;
+    s->resume.used += booted;
+    if (jobs_waiting(v))
+        return 0; /* waiting jobs may need every node that is on */
+    left = rate_left(&s->suspend, v->now_s);
+    for (size_t k = 0; k < v->n_idle_nodes && left > 0; k++) {
+        if (!idle_entry_valid(v, k))
+            continue;
+        if (v->idle_times[k] + s->suspend_time_s > v->now_s)
+            break; /* entries are in idle-time order */
+        if ((rc = eco_pd_shutdown(out, v->idle_nodes[k])))
+            return rc;
+        s->suspend.used++;
+        left--;
+    }
+    return 0;
+}
+
+static double idle_next_wakeup(struct eco_powerdown *p, const struct eco_pd_view *v)
+{
+    struct idle *s = (struct idle *)p;
+    if (jobs_waiting(v))
+        return -1; /* the next completion or arrival brings the next pass */
+    for (size_t k = 0; k < v->n_idle_nodes; k++) {
+        if (!idle_entry_valid(v, k))
+            continue;
+        double t = v->idle_times[k] + s->suspend_time_s;
+        if (t <= v->now_s) /* due but rate-limited: try at the next minute */
+            t = s->suspend.minute_start_s + 60.0;
+        return t > v->now_s ? t : -1;
+    }
+    return -1;
+}
+
+static const struct eco_powerdown_ops idle_ops = {
+    .name = "idle",
+    .summary = "Slurm power_save: a node idle for SECONDS shuts down; queued jobs wake nodes",
+    .create = idle_create,
+    .destroy = idle_destroy,
+    .decide = idle_decide,
+    .next_wakeup = idle_next_wakeup,
+};
+
+/* ---- forecast ----------------------------------------------------------------------------- */
+
+/* Demand window: arrivals of the last hour size the reserve. An hour covers the bursts of the
+ * ITP traces (a few to a dozen jobs per hour per cluster) while following their daily cycle. */
+#define FC_WINDOW_S 3600.0
+/* Reserve = margin x GPUs expected to arrive during one node boot (or the largest recent job
+ * if larger): a margin of 2 keeps jobs from waiting for boots when arrivals come in pairs. */
+#define FC_MARGIN 2.0
+
+struct sample {
+    double t_s;
+    double cum_before; /* arrived GPUs before t_s */
+    double cum_gpus;   /* arrived GPUs up to and at t_s */
+    uint32_t gpus;     /* the largest job that arrived at t_s */
+};
+
+struct forecast {
+    struct sample *s;
+    size_t head, n, cap; /* ring buffer */
+    uint64_t last_arrivals;
+    double last_cum;
+    double boot_s;
+    uint8_t *picked;
+    uint32_t n_nodes;
+};
+
+static void fc_destroy(struct eco_powerdown *p)
+{
+    struct forecast *f = (struct forecast *)p;
+    if (!f)
+        return;
+    free(f->s);
+    free(f->picked);
+    free(f);
+}
+
+static struct eco_powerdown *fc_create(const struct eco_cluster *c, const char *params,
+                                       struct eco_error *err)
+{
+    if (params) {
+        eco_error_set(err, "--power-down: 'forecast' takes no parameters (got 'forecast:%s')",
+                      params);
+        return NULL;
+    }
+    struct forecast *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->picked = calloc(c->n_nodes ? c->n_nodes : 1, 1);
+    if (!f->picked) {
+        free(f);
+        return NULL;
+    }
+    f->n_nodes = c->n_nodes;
+    for (uint16_t g = 0; g < c->n_groups; g++)
+        if (c->groups[g].boot_s > f->boot_s)
+            f->boot_s = c->groups[g].boot_s;
+    return (struct eco_powerdown *)f;
+}
+
+static struct sample *fc_at(struct forecast *f, size_t k)
+{
+    return &f->s[(f->head + k) % f->cap];
+}
+
+static int fc_record(struct forecast *f, const struct eco_pd_view *v)
+{
+    if (v->arrivals != f->last_arrivals) {
+        if (f->n == f->cap) {
+            size_t cap = f->cap ? f->cap * 2 : 64;
+            struct sample *s = malloc(cap * sizeof *s);
+            if (!s)
+                return -ENOMEM;
+            for (size_t k = 0; k < f->n; k++)
+                s[k] = *fc_at(f, k);
+            free(f->s);
+            f->s = s;
+            f->cap = cap;
+            f->head = 0;
+        }
+        f->s[(f->head + f->n) % f->cap] =
+            (struct sample){v->now_s, f->last_cum, v->arrived_gpus, v->last_arrival_gpus};
+        f->n++;
+        f->last_cum = v->arrived_gpus;
+        f->last_arrivals = v->arrivals;
+    }
+    while (f->n && fc_at(f, 0)->t_s < v->now_s - FC_WINDOW_S) {
+        f->head = (f->head + 1) % f->cap;
+        f->n--;
+    }
+    return 0;
+}
+
+/* GPUs to keep free and on: margin x expected arrivals within a boot, or the largest job of
+ * the window, whichever is larger. */
+static double fc_reserve(struct forecast *f)
+{
+    if (!f->n)
+        return 0;
+    double rate = (fc_at(f, f->n - 1)->cum_gpus - fc_at(f, 0)->cum_before) / FC_WINDOW_S;
+    double reserve = ceil(FC_MARGIN * rate * f->boot_s);
+    for (size_t k = 0; k < f->n; k++)
+        if (fc_at(f, k)->gpus > reserve)
+            reserve = fc_at(f, k)->gpus;
+    return reserve;
+}
+
+static int fc_decide(struct eco_powerdown *p, const struct eco_pd_view *v,
+                     struct eco_pd_decisions *out)
+{
+    struct forecast *f = (struct forecast *)p;
+    int rc = fc_record(f, v);
+    if (rc)
+        return rc;
+    memset(f->picked, 0, f->n_nodes);
+    unsigned booted;
+    if ((rc = wake_for_queue(v, out, UINT32_MAX, &booted, f->picked)))
+        return rc;
+    double reserve = fc_reserve(f);
+    double coming = (double)(v->free_on_gpus + v->booting_gpus);
+    for (size_t i = 0; i < out->n_boot; i++)
+        coming += v->cluster->nodes[out->boot[i]].gpus;
+    if (coming < reserve) {
+        /* Wake ahead of need. */
+        for (uint32_t n = 0; n < v->cluster->n_nodes && coming < reserve; n++) {
+            if (v->node_state[n] != ECO_NODE_OFF || f->picked[n])
+                continue;
+            if ((rc = eco_pd_boot(out, n)))
+                return rc;
+            f->picked[n] = 1;
+            coming += v->cluster->nodes[n].gpus;
+        }
+        return 0;
+    }
+    if (booted || jobs_waiting(v))
+        return 0;
+    /* Shut idle nodes down at once, longest idle first, keeping the reserve free and on. */
+    double spare = (double)v->free_on_gpus - reserve;
+    for (size_t k = 0; k < v->n_idle_nodes; k++) {
+        if (!idle_entry_valid(v, k))
+            continue;
+        uint32_t n = v->idle_nodes[k];
+        if (v->cluster->nodes[n].gpus > spare)
+            continue;
+        if ((rc = eco_pd_shutdown(out, n)))
+            return rc;
+        spare -= v->cluster->nodes[n].gpus;
+    }
+    return 0;
+}
+
+/* When the oldest arrival leaves the window the reserve may shrink. */
+static double fc_next_wakeup(struct eco_powerdown *p, const struct eco_pd_view *v)
+{
+    struct forecast *f = (struct forecast *)p;
+    if (!f->n)
+        return -1;
+    double t = fc_at(f, 0)->t_s + FC_WINDOW_S;
+    return t > v->now_s ? t : -1;
+}
+
+static const struct eco_powerdown_ops forecast_ops = {
+    .name = "forecast",
+    .summary = "keeps a warm reserve sized from recent demand, shuts the rest down at once, "
+               "wakes nodes ahead of need",
+    .create = fc_create,
+    .destroy = fc_destroy,
+    .decide = fc_decide,
+    .next_wakeup = fc_next_wakeup,
+};
+
+static const struct eco_powerdown_ops *const pd_all[] = {&none_ops, &idle_ops, &forecast_ops,
+                                                         NULL};
+
+const struct eco_powerdown_ops *const *eco_powerdown_all(void)
+{
+    return pd_all;
+}
+
+const struct eco_powerdown_ops *eco_powerdown_find(const char *value, const char **params)
+{
+    const char *colon = strchr(value, ':');
+    size_t len = colon ? (size_t)(colon - value) : strlen(value);
+    *params = colon ? colon + 1 : NULL;
+    for (size_t i = 0; pd_all[i]; i++)
+        if (strlen(pd_all[i]->name) == len && !strncmp(pd_all[i]->name, value, len))
+            return pd_all[i];
+    return NULL;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* The simulator engine's state, shared by engine.c (events, queue, jobs) and nodes.c (node
+ * power states and energy integration). Private to src/sim. */
+#ifndef ECOSCHED_ENGINE_INTERNAL_H
+#define ECOSCHED_ENGINE_INTERNAL_H
+
+#include "ecosched/heap.h"
+#include "ecosched/sim.h"
+
+enum { EV_COMPLETE = 1, EV_WAKEUP, EV_NODE_UP, EV_NODE_DOWN, EV_PD_WAKEUP };
+
+/* Power of one node split by energy category. */
+struct contrib {
+    double busy, idle, base, off, trans;
+};
+
+struct engine {
+    const struct eco_cluster *c;
+    struct eco_job *jobs;
+    size_t n_jobs;
+    const struct eco_sim_config *cfg;
+    struct eco_policy *pol;
+    struct eco_powerdown *pd;
+    struct eco_freemap *fm;
+    struct eco_heap heap;
+    struct eco_decisions dec;
+    struct eco_pd_decisions pdd;
+    uint32_t *arrivals; /* non-rejected jobs by (submit, trace order) */
+    size_t n_arrivals, next_arrival;
+    uint32_t *q; /* queue in policy order, with lazily removed entries */
+    size_t qhead, qn, qcap, qdead;
+    uint64_t n_queued;
+    uint32_t *run; /* running jobs */
+    uint32_t *run_pos;
+    size_t nrun;
+    size_t n_done;
+    struct eco_alloc *pool;
+    size_t npool, cap_pool;
+    double wake_s, pd_wake_s;
+    uint64_t events;
+    double busy_gpu_s;
+    uint64_t busy_gpus;
+    size_t preemptions;
+    /* Arrival counters for power-down forecasts. */
+    uint64_t arrived;
+    double arrived_gpus;
+    uint32_t instant_max_gpus;
+
+    /* Nodes (nodes.c). */
+    uint8_t *state;
+    double *idle_since;
+    double *busy_w;   /* GPU power of the jobs running on the node */
+    double *node_e;   /* energy so far */
+    double *node_t;   /* time node_e was last brought up to date */
+    struct contrib *cur; /* current contribution of each node to the category powers */
+    uint32_t *boots;
+    uint16_t *free_now; /* free GPUs per node, for the power-down view */
+    uint32_t *idle_nodes;
+    double *idle_times;
+    size_t idle_head, idle_n, idle_cap;
+    uint64_t booting_gpus;
+    uint32_t nodes_powered;
+    uint64_t node_boots, node_shutdowns;
+    struct contrib p;   /* cluster power by category, W */
+    struct contrib en;  /* cluster energy by category, J */
+    double t0, t_prev, peak_w;
+};
+
+int eco_nodes_init(struct engine *e, double t0);
+void eco_nodes_fini(struct engine *e);
+/* Brings the cluster's energy up to time t (power was constant since the last call). */
+void eco_nodes_advance(struct engine *e, double t);
+/* Re-reads node n's state (free GPUs, jobs' power, power state) after a change at time t. */
+void eco_nodes_refresh(struct engine *e, uint32_t n, double t);
+/* GPU power and speed of job j on node n's GPUs. */
+void eco_nodes_job_power(const struct engine *e, const struct eco_job *j, uint32_t n,
+                         double *speed, double *power_per_gpu_w);
+/* Power-down pass at time t, after the queue policy's pass. */
+int eco_nodes_powerdown_pass(struct engine *e, double t);
+/* A node event (EV_NODE_UP / EV_NODE_DOWN) at time t. */
+void eco_nodes_event(struct engine *e, uint32_t kind, uint32_t n, double t);
+double eco_nodes_power_w(const struct engine *e);
+
+#endif
