@@ -38,6 +38,13 @@ int64_t eco_freemap_find(const struct eco_freemap *fm, size_t cls, uint16_t f, u
 /* Lowest node index >= from in class `cls` with at least one free GPU, or -1. */
 int64_t eco_freemap_find_nonempty(const struct eco_freemap *fm, size_t cls, uint32_t from);
 
+/* Time hints for time-aware placements, set by the caller: the current time, and per node the
+ * latest expected end of the jobs on it (0 when idle). */
+void eco_freemap_set_now(struct eco_freemap *fm, double now_s);
+double eco_freemap_now(const struct eco_freemap *fm);
+void eco_freemap_set_busy_until(struct eco_freemap *fm, uint32_t node, double t_s);
+double eco_freemap_busy_until(const struct eco_freemap *fm, uint32_t node);
+
 /* Takes / returns n GPUs on a node. The caller keeps counts in range. */
 void eco_freemap_take(struct eco_freemap *fm, uint32_t node, uint16_t n);
 void eco_freemap_give(struct eco_freemap *fm, uint32_t node, uint16_t n);

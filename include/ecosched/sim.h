@@ -126,11 +126,13 @@ int eco_cluster_load(const char *arg, struct eco_cluster **out, struct eco_error
  * headroom for bursts (the ITP clusters' peak demand is 2-10x their average). */
 #define ECO_AUTO_TARGET_UTIL 0.7
 
-/* True when `arg` asks for a cluster sized from the trace: auto[xGPUS][:TYPE]. */
+/* True when `arg` asks for a cluster sized from the trace: auto[xGPUS][:TYPE] (average
+ * demand) or peak[xGPUS][:TYPE] (peak demand). */
 int eco_cluster_is_auto(const char *arg);
 /* Sizes a cluster for `set`: nodes of GPUS GPUs (default 8) of TYPE (default V100), as few
- * as hold max(largest job, average demand / ECO_AUTO_TARGET_UTIL), where average demand is
- * total GPU-seconds over (last end - first submit) with every job starting on arrival.
+ * as hold max(largest job, D), with every job taken to start on arrival and D, for auto, the
+ * average demand (total GPU-seconds over last end - first submit) / ECO_AUTO_TARGET_UTIL, for
+ * peak, the peak concurrent demand.
  * 0 or -EINVAL (err says why) / -ENOMEM. */
 int eco_cluster_auto(const char *arg, const struct eco_jobset *set, struct eco_cluster **out,
                      struct eco_error *err);

@@ -43,10 +43,11 @@ static void sim_usage(FILE *f)
             "  --format F          auto (default: from the header), canonical, itp, philly, openb\n"
             "  --cluster SPEC      COUNTxGPUS[:TYPE][,...], e.g. 30x8:V100,4x8:A100-SXM (type\n"
             "                      defaults to V100), a cluster JSON file (docs/formats/cluster.md),\n"
-            "                      or auto[xGPUS][:TYPE]: sized from the trace for 70%% average\n"
-            "                      utilisation (docs/formats/cluster.md)\n"
+            "                      auto[xGPUS][:TYPE]: sized from the trace for 70%% average\n"
+            "                      utilisation, or peak[xGPUS][:TYPE]: for its peak demand\n"
+            "                      (docs/formats/cluster.md)\n"
             "  --policy P          queue policy: fifo (default), greedy, easy, sjf, las\n"
-            "  --placement L       pack (default), pool, spread, first-fit\n"
+            "  --placement L       pack (default), pool, spread, first-fit, energy\n"
             "  --compare P1,P2,..  run several policies on the same input, one table\n"
             "  --las-thresholds L  las queue thresholds in GPU-seconds (default 3600,36000)\n"
             "  --power-down P      node power-down: none (default), idle:SECONDS (Slurm\n"
@@ -422,7 +423,7 @@ int eco_cmd_sim(int argc, char **argv)
     const struct eco_placement_ops *placement = eco_placement_find(a.placement);
     if (!placement) {
         eco_cli_err("sim: --placement: unknown placement '%s' (known: pack, pool, spread, "
-                    "first-fit)", a.placement);
+                    "first-fit, energy)", a.placement);
         return ECO_EXIT_USAGE;
     }
     const char *pd_params;

@@ -31,6 +31,8 @@ struct eco_freemap {
     size_t ncls;
     uint64_t *free_by_type;
     uint64_t total_free;
+    double now_s;
+    double *busy_until;
 };
 
 static int bits_init(struct bits *b, uint32_t n)
@@ -116,6 +118,7 @@ void eco_freemap_destroy(struct eco_freemap *fm)
     free(fm->local);
     free(fm->cls_of);
     free(fm->free_by_type);
+    free(fm->busy_until);
     free(fm);
 }
 
@@ -173,7 +176,9 @@ struct eco_freemap *eco_freemap_create(const struct eco_cluster *c)
     fm->local = calloc(nn, sizeof *fm->local);
     fm->cls_of = calloc(nn, sizeof *fm->cls_of);
     fm->free_by_type = calloc(eco_catalog_count(), sizeof *fm->free_by_type);
-    if (!fm->free || !fm->local || !fm->cls_of || !fm->free_by_type || build_classes(fm)) {
+    fm->busy_until = calloc(nn, sizeof *fm->busy_until);
+    if (!fm->free || !fm->local || !fm->cls_of || !fm->free_by_type || !fm->busy_until ||
+        build_classes(fm)) {
         eco_freemap_destroy(fm);
         return NULL;
     }
@@ -191,6 +196,7 @@ void eco_freemap_reset(struct eco_freemap *fm)
         bits_clear_all(&cl->nonempty);
     }
     memset(fm->free_by_type, 0, eco_catalog_count() * sizeof *fm->free_by_type);
+    memset(fm->busy_until, 0, (c->n_nodes ? c->n_nodes : 1) * sizeof *fm->busy_until);
     fm->total_free = 0;
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         struct cls *cl = &fm->cls[fm->cls_of[i]];
@@ -276,6 +282,26 @@ static void set_free(struct eco_freemap *fm, uint32_t node, uint16_t nf)
     else if (of == 0)
         bits_set(&cl->nonempty, li);
     fm->free[node] = nf;
+}
+
+void eco_freemap_set_now(struct eco_freemap *fm, double now_s)
+{
+    fm->now_s = now_s;
+}
+
+double eco_freemap_now(const struct eco_freemap *fm)
+{
+    return fm->now_s;
+}
+
+void eco_freemap_set_busy_until(struct eco_freemap *fm, uint32_t node, double t_s)
+{
+    fm->busy_until[node] = t_s;
+}
+
+double eco_freemap_busy_until(const struct eco_freemap *fm, uint32_t node)
+{
+    return fm->busy_until[node];
 }
 
 void eco_freemap_take(struct eco_freemap *fm, uint32_t node, uint16_t n)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* `--cluster auto`: a homogeneous cluster sized from the trace's average GPU demand. */
+/* `--cluster auto` and `--cluster peak`: homogeneous clusters sized from the trace itself. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,16 +7,59 @@
 #include <string.h>
 #include "ecosched/sim.h"
 
+static int prefix(const char *arg, const char *word)
+{
+    size_t n = strlen(word);
+    return !strncmp(arg, word, n) && (arg[n] == '\0' || arg[n] == 'x' || arg[n] == ':');
+}
+
 int eco_cluster_is_auto(const char *arg)
 {
-    return !strncmp(arg, "auto", 4) && (arg[4] == '\0' || arg[4] == 'x' || arg[4] == ':');
+    return prefix(arg, "auto") || prefix(arg, "peak");
+}
+
+struct point {
+    double t_s;
+    double delta; /* GPUs taken (+) or returned (-) */
+};
+
+static int cmp_point(const void *a, const void *b)
+{
+    const struct point *x = a, *y = b;
+    if (x->t_s != y->t_s)
+        return x->t_s < y->t_s ? -1 : 1;
+    return (x->delta > y->delta) - (x->delta < y->delta); /* ends before starts */
+}
+
+/* Peak of concurrent GPU demand if every job started on arrival. */
+static int peak_demand(const struct eco_jobset *set, double *peak)
+{
+    struct point *p = malloc((2 * set->n + 1) * sizeof *p);
+    if (!p)
+        return -ENOMEM;
+    for (size_t i = 0; i < set->n; i++) {
+        const struct eco_job *j = &set->jobs[i];
+        p[2 * i] = (struct point){j->submit_s, j->gpus};
+        p[2 * i + 1] = (struct point){j->submit_s + j->duration_s, -(double)j->gpus};
+    }
+    qsort(p, 2 * set->n, sizeof *p, cmp_point);
+    double cur = 0;
+    *peak = 0;
+    for (size_t i = 0; i < 2 * set->n; i++) {
+        cur += p[i].delta;
+        if (cur > *peak)
+            *peak = cur;
+    }
+    free(p);
+    return 0;
 }
 
 int eco_cluster_auto(const char *arg, const struct eco_jobset *set, struct eco_cluster **out,
                      struct eco_error *err)
 {
     *out = NULL;
-    char suffix[128];
+    int by_peak = prefix(arg, "peak");
+    char spec[128];
     const char *rest = arg + 4;
     unsigned gpus = 8;
     if (*rest == 'x') {
@@ -42,14 +85,27 @@ int eco_cluster_auto(const char *arg, const struct eco_jobset *set, struct eco_c
             largest = j->gpus;
     }
     double need = largest;
-    if (last > first && gpu_s / (last - first) / ECO_AUTO_TARGET_UTIL > need)
+    if (by_peak) {
+        double peak;
+        if (peak_demand(set, &peak))
+            return -ENOMEM;
+        if (peak > need)
+            need = peak;
+    } else if (last > first && gpu_s / (last - first) / ECO_AUTO_TARGET_UTIL > need) {
         need = gpu_s / (last - first) / ECO_AUTO_TARGET_UTIL;
+    }
     double nodes = ceil(need / gpus);
     if (nodes < 1)
         nodes = 1;
     if (nodes > ECO_MAX_NODES)
         return eco_error_set(err, "cluster spec '%s': the trace needs %.0f nodes, more than %u",
                              arg, nodes, ECO_MAX_NODES);
-    snprintf(suffix, sizeof suffix, "%.0fx%u:%s", nodes, gpus, type);
-    return eco_cluster_parse_spec(suffix, out, err);
+    snprintf(spec, sizeof spec, "%.0fx%u:%s", nodes, gpus, type);
+    struct eco_error e2;
+    int rc = eco_cluster_parse_spec(spec, out, &e2);
+    if (rc == -EINVAL)
+        eco_error_set(err, "cluster spec '%s': %s", arg, strstr(e2.msg, "unknown GPU type")
+                                                            ? strstr(e2.msg, "unknown GPU type")
+                                                            : e2.msg);
+    return rc;
 }

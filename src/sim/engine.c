@@ -133,6 +133,11 @@ static void nodes_busy(struct engine *e, const struct eco_job *job, double sign,
         e->busy_w[a->node] += sign * pw * a->gpus;
         if (sign < 0 && e->busy_w[a->node] < 1e-9)
             e->busy_w[a->node] = 0; /* no rounding residue on an empty node */
+        double end_s = job->last_start_s + job->remaining_s / job->speed;
+        if (sign > 0 && end_s > eco_freemap_busy_until(e->fm, a->node))
+            eco_freemap_set_busy_until(e->fm, a->node, end_s);
+        else if (sign < 0 && eco_freemap_free(e->fm, a->node) == e->c->nodes[a->node].gpus)
+            eco_freemap_set_busy_until(e->fm, a->node, 0);
         eco_nodes_refresh(e, a->node, t);
     }
 }
@@ -232,6 +237,7 @@ static int pass(struct engine *e, double t)
     if (v.queue_len == 0 && !e->cfg->policy->next_wakeup)
         return 0;
     eco_decisions_reset(&e->dec, e->jobs, e->pool);
+    eco_freemap_set_now(e->fm, t);
     int rc = e->cfg->policy->decide(e->pol, &v, &e->dec);
     if (rc)
         return rc;

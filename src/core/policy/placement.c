@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <strings.h>
 #include "ecosched/policy.h"
+#include "ecosched/power.h"
 
 enum fit_mode { FIT_BEST, FIT_WORST, FIT_FIRST };
 
@@ -168,6 +169,159 @@ static int place_pool(const struct eco_freemap *fm, const struct eco_job *job,
     return rem ? -EAGAIN : (int)n;
 }
 
+/* ---- energy ------------------------------------------------------------------------------ */
+
+/* Energy per unit of the job's work on a GPU of class k: (GPU power + the node's host power
+ * shared by its GPUs) / speed, J per reference second. */
+static double class_energy(const struct eco_freemap *fm, size_t k, const struct eco_job *job)
+{
+    const struct eco_node_class *nc = eco_freemap_class(fm, k);
+    const struct eco_node_group *g = &eco_freemap_cluster(fm)->groups[nc->group];
+    double speed, power_w;
+    if (eco_power_eval(nc->type, job->workload, g->limit_w, &speed, &power_w) || !(speed > 0))
+        return 1e300;
+    return (power_w + g->base_w / nc->gpus) / speed;
+}
+
+#define MAX_CLASSES ECO_MAX_NODE_GROUPS
+
+/* Eligible classes ordered by energy per work (ties: class order). Returns the count. */
+static size_t energy_order(const struct eco_freemap *fm, const struct eco_job *job, size_t *order)
+{
+    double e[MAX_CLASSES];
+    size_t n = 0;
+    for (size_t k = 0; k < eco_freemap_n_classes(fm); k++) {
+        if (!eligible(eco_freemap_class(fm, k), job))
+            continue;
+        double ek = class_energy(fm, k, job);
+        size_t i = n++;
+        while (i > 0 && e[i - 1] > ek) {
+            e[i] = e[i - 1];
+            order[i] = order[i - 1];
+            i--;
+        }
+        e[i] = ek;
+        order[i] = k;
+    }
+    return n;
+}
+
+/* Among the partly used nodes of class k with at least g free GPUs (not in taken[]), the one
+ * whose jobs' expected end best covers the new job's end `end_s`: the earliest-ending node
+ * still busy until end_s, else the latest-ending one, so that the node's idle time starts as
+ * late as it would anyway and whole nodes fall idle together. Ties: fewer free GPUs, then
+ * lower index. -1 when none. */
+static int64_t aligned_node(const struct eco_freemap *fm, size_t k, uint16_t g, double end_s,
+                            const struct eco_alloc *taken, size_t n_taken)
+{
+    const struct eco_node_class *nc = eco_freemap_class(fm, k);
+    int64_t best = -1;
+    int best_covers = 0;
+    double best_until = 0;
+    for (uint32_t f = g; f < nc->gpus; f++) {
+        for (int64_t node = eco_freemap_find(fm, k, (uint16_t)f, 0); node >= 0;
+             node = eco_freemap_find(fm, k, (uint16_t)f, (uint32_t)node + 1)) {
+            if (excluded((uint32_t)node, taken, n_taken))
+                continue;
+            double until = eco_freemap_busy_until(fm, (uint32_t)node);
+            int covers = until >= end_s;
+            int better = best < 0 || (covers && !best_covers) ||
+                         (covers && best_covers && until < best_until) ||
+                         (!covers && !best_covers && until > best_until);
+            if (better) {
+                best = node;
+                best_covers = covers;
+                best_until = until;
+            }
+        }
+    }
+    return best;
+}
+
+/* A node for g GPUs: a partly used node of the most efficient class that has one (chosen by
+ * aligned_node), so that whole nodes stay idle and can be shut down; else a whole free node
+ * of the most efficient class. -1 when none. */
+static int64_t energy_node(const struct eco_freemap *fm, const struct eco_job *job,
+                           const size_t *order, size_t n, uint16_t g,
+                           const struct eco_alloc *taken, size_t n_taken)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_node_class *nc = eco_freemap_class(fm, order[i]);
+        const struct eco_node_group *grp = &eco_freemap_cluster(fm)->groups[nc->group];
+        double speed, power_w;
+        if (eco_power_eval(nc->type, job->workload, grp->limit_w, &speed, &power_w) ||
+            !(speed > 0))
+            speed = 1;
+        double end_s = eco_freemap_now(fm) + job->remaining_s / speed;
+        int64_t node = aligned_node(fm, order[i], g, end_s, taken, n_taken);
+        if (node >= 0)
+            return node;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_node_class *nc = eco_freemap_class(fm, order[i]);
+        if (nc->gpus < g)
+            continue;
+        int64_t node = find_free(fm, order[i], nc->gpus, taken, n_taken);
+        if (node >= 0)
+            return node;
+    }
+    return -1;
+}
+
+static int place_energy(const struct eco_freemap *fm, const struct eco_job *job,
+                        struct eco_alloc *out, size_t cap)
+{
+    size_t order[MAX_CLASSES];
+    size_t ncls = energy_order(fm, job, order);
+    uint32_t g = job->gpus;
+    if (g == 0)
+        return 0;
+    if (cap < 1)
+        return -ENOSPC;
+    if (g <= UINT16_MAX) {
+        int64_t node = energy_node(fm, job, order, ncls, (uint16_t)g, NULL, 0);
+        if (node >= 0) {
+            out[0] = (struct eco_alloc){.node = (uint32_t)node, .gpus = (uint16_t)g};
+            return 1;
+        }
+    }
+    if (eco_freemap_total_free(fm, job->gpu_type) < g)
+        return -EAGAIN;
+    /* Whole free nodes of the most efficient classes, then one node for the rest. */
+    size_t n = 0;
+    uint32_t rem = g;
+    for (size_t i = 0; i < ncls && rem > 0; i++) {
+        const struct eco_node_class *nc = eco_freemap_class(fm, order[i]);
+        if (nc->gpus > rem)
+            continue;
+        for (int64_t node = eco_freemap_find(fm, order[i], nc->gpus, 0);
+             node >= 0 && nc->gpus <= rem;
+             node = eco_freemap_find(fm, order[i], nc->gpus, (uint32_t)node + 1)) {
+            if (n == cap)
+                return -ENOSPC;
+            out[n++] = (struct eco_alloc){.node = (uint32_t)node, .gpus = nc->gpus};
+            rem -= nc->gpus;
+        }
+    }
+    if (rem > 0) {
+        int64_t node =
+            rem <= UINT16_MAX ? energy_node(fm, job, order, ncls, (uint16_t)rem, out, n) : -1;
+        if (node < 0)
+            return -EAGAIN;
+        if (n == cap)
+            return -ENOSPC;
+        out[n++] = (struct eco_alloc){.node = (uint32_t)node, .gpus = (uint16_t)rem};
+    }
+    return (int)n;
+}
+
+static const struct eco_placement_ops energy_ops = {
+    .name = "energy",
+    .summary = "least energy per unit of work: efficient GPU types first, partly used nodes "
+               "before idle ones so that whole nodes fall idle",
+    .place = place_energy,
+};
+
 static const struct eco_placement_ops pool_ops = {
     .name = "pool",
     .summary = "all GPUs of the cluster are one pool; node boundaries are ignored",
@@ -190,7 +344,7 @@ static const struct eco_placement_ops first_fit_ops = {
 };
 
 static const struct eco_placement_ops *const placements[] = {
-    &pack_ops, &pool_ops, &spread_ops, &first_fit_ops, NULL,
+    &pack_ops, &pool_ops, &spread_ops, &first_fit_ops, &energy_ops, NULL,
 };
 
 const struct eco_placement_ops *const *eco_placement_all(void)
