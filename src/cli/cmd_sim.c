@@ -410,6 +410,61 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
     return status;
 }
 
+/* Checks the policy parameters before the trace is read, so that a typo fails at once: they
+ * are tried on a one-node stand-in cluster. */
+static int check_params_early(const struct sim_args *a, const struct eco_policy_ops **pol,
+                              size_t npol)
+{
+    struct eco_cluster *dummy = NULL;
+    struct eco_error err = {{0}};
+    int status = 0, has_las = 0;
+    if (eco_cluster_parse_spec("1x1", &dummy, &err))
+        return ECO_EXIT_FAIL;
+    for (size_t i = 0; i < npol; i++)
+        has_las |= !strcmp(pol[i]->name, "las");
+    if (a->las_thresholds && !has_las && !a->quiet)
+        eco_cli_err("warning: --las-thresholds applies to the las policy only; ignored");
+    if (a->las_thresholds && has_las) {
+        const struct eco_policy_ops *las = eco_policy_find("las");
+        struct eco_policy *p = las->create(dummy, a->las_thresholds, &err);
+        if (!p) {
+            eco_cli_err("sim: --las-thresholds: %s", err.msg);
+            status = ECO_EXIT_USAGE;
+            goto done;
+        }
+        las->destroy(p);
+    }
+    const char *params;
+    const struct eco_powerdown_ops *pd = eco_powerdown_find(a->power_down, &params);
+    struct eco_powerdown *pdi = pd->create(dummy, params, &err);
+    if (!pdi) {
+        eco_cli_err("sim: %s", err.msg);
+        status = ECO_EXIT_USAGE;
+        goto done;
+    }
+    pd->destroy(pdi);
+    if (a->workload_mix) {
+        struct eco_workload_mix mix;
+        if (eco_workload_mix_parse(a->workload_mix, &mix, &err)) {
+            eco_cli_err("sim: %s", err.msg);
+            status = ECO_EXIT_USAGE;
+            goto done;
+        }
+    }
+    if (eco_cluster_is_auto(a->cluster)) {
+        struct eco_jobset empty = {0};
+        struct eco_cluster *c = NULL;
+        if (eco_cluster_auto(a->cluster, &empty, &c, &err)) {
+            eco_cli_err("sim: --cluster: %s", err.msg);
+            status = ECO_EXIT_USAGE;
+        }
+        eco_cluster_destroy(c);
+    }
+done:
+    eco_cluster_destroy(dummy);
+    return status;
+}
+
 int eco_cmd_sim(int argc, char **argv)
 {
     struct sim_args a;
@@ -432,6 +487,8 @@ int eco_cmd_sim(int argc, char **argv)
                     a.power_down);
         return ECO_EXIT_USAGE;
     }
+    if ((status = check_params_early(&a, pol, npol)))
+        return status;
     int fmt = eco_trace_format_parse(a.format);
     if (fmt < 0) {
         eco_cli_err("sim: --format: unknown format '%s' (known: auto, canonical, itp, philly, "

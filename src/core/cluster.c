@@ -97,9 +97,10 @@ int eco_cluster_add_group(struct eco_cluster *c, const struct eco_node_group *g,
     if (rc)
         return rc;
     if (c->n_groups == ECO_MAX_NODE_GROUPS)
-        return eco_error_set(err, "too many node groups (at most %d)", ECO_MAX_NODE_GROUPS);
+        return eco_error_set(err, "count: too many node groups (at most %d)", ECO_MAX_NODE_GROUPS);
     if ((uint64_t)c->n_nodes + g->count > ECO_MAX_NODES)
-        return eco_error_set(err, "too many nodes (at most %u)", ECO_MAX_NODES);
+        return eco_error_set(err, "count: too many nodes in the cluster (at most %u)",
+                             ECO_MAX_NODES);
     if (c->n_nodes + g->count > c->cap_nodes) {
         uint32_t cap = c->cap_nodes ? c->cap_nodes : 16;
         while (cap < c->n_nodes + g->count)

@@ -69,6 +69,10 @@ static int load_json(const char *path, struct eco_cluster *c, struct eco_error *
             rc = eco_error_set(err, "%s: unknown field '%s' (known: name, nodes)", path, key);
             goto done;
         }
+        if (!strcmp(key, "name") && !json_is_string(val)) {
+            rc = eco_error_set(err, "%s: name: expected a string", path);
+            goto done;
+        }
     }
     size_t i;
     json_t *node;

@@ -58,8 +58,8 @@ int eco_sim_write_rejected_csv(FILE *f, const struct eco_jobset *set)
         if (j->state != ECO_JOB_REJECTED)
             continue;
         csv_field(f, eco_jobset_str(set, j->id_off));
-        fprintf(f, ",%u,%u,%d,larger than all GPUs of the cluster it may use\n", j->line, j->gpus,
-                j->gpu_type);
+        fprintf(f, ",%u,%u,%s,larger than all GPUs of the cluster it may use\n", j->line, j->gpus,
+                j->gpu_type >= 0 ? eco_catalog_get((size_t)j->gpu_type)->name : "");
     }
     return ferror(f) ? -EIO : 0;
 }

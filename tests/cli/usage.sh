@@ -52,5 +52,24 @@ BAD="$SRC/tests/data/trace/cli_bad_row.csv"
 expect 2 "cli_bad_row.csv:3: column 'gpus': '-2'" -- sim --trace "$BAD" --cluster 1x8
 expect 0 '"skipped_rows": 1' -- sim --trace "$BAD" --cluster 1x8 --skip-bad-rows --json
 expect 0 '"completed": 2' -- sim --trace "$BAD" --cluster 1x8 --skip-bad-rows --json
+expect 2 "cli_bad_workload.csv:3: column 'workload': unknown workload 'resnet5O'" -- sim --trace "$SRC/tests/data/trace/cli_bad_workload.csv" --cluster 1x8
+expect 2 "unknown policy 'sleep:5'" -- sim --trace "$TRACE" --cluster 2x8 --power-down sleep:5
+expect 2 "expected idle:SECONDS" -- sim --trace "$TRACE" --cluster 2x8 --power-down idle:soon
+expect 2 "forecast parameters are" -- sim --trace "$TRACE" --cluster 2x8 --power-down forecast:fast=1
+expect 2 "unknown workload 'gpt'" -- sim --trace "$TRACE" --cluster 2x8 --workload-mix gpt:1
+expect 2 "nodes[0].power_limit_w: 350 W is outside the A40 range 100..300 W" -- sim --trace "$TRACE" --cluster "$SRC/tests/data/cluster/bad_limit.json"
+expect 2 "nodes[0].base_w" -- sim --trace "$TRACE" --cluster "$SRC/tests/data/cluster/bad_base.json"
+expect 2 "--sample-s: '0'" -- sim --trace "$TRACE" --cluster 2x8 --sample-s 0
+expect 0 '"energy_kwh"' -- sim --trace "$TRACE" --cluster peak --power-down forecast --placement energy --workload-mix default --json
+expect 0 "note: --cluster peak: 7 nodes x 8 GPUs (56 GPUs)" -- sim --trace "$TRACE" --cluster peak
+TMPO=$(mktemp -d)
+expect 0 "forecast" -- sim --trace "$TRACE" --cluster peak --power-down forecast --out "$TMPO" --sample-s 3600
+n=$((n + 1))
+if [ "$(head -1 "$TMPO/timeline.csv")" != "time_s,power_w,busy_gpus,nodes_on,queued" ] ||
+   [ "$(head -1 "$TMPO/nodes.csv")" != "node,group,gpu_type,gpus,energy_j,boots" ] ||
+   [ "$(wc -l < "$TMPO/nodes.csv")" -ne 8 ] || [ "$(wc -l < "$TMPO/timeline.csv")" -lt 100 ]; then
+    echo "FAIL: timeline.csv / nodes.csv"; fail=$((fail + 1))
+fi
+rm -rf "$TMPO"
 echo "usage: $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
