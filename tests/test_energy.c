@@ -457,8 +457,8 @@ static void test_timeline_sampling(void **state)
     eco_timeline_write(&w, &r3);
     assert_int_equal(eco_timeline_writer_finish(&w, 30), 0);
     fclose(f);
-    assert_string_equal(buf, "time_s,power_w,busy_gpus,nodes_on,queued\n"
-                             "0,100,1,1,0\n10,100,1,1,0\n20,300,3,2,0\n30,300,3,2,0\n");
+    assert_string_equal(buf, "time_s,power_w,budget_w,busy_gpus,nodes_on,queued\n"
+                             "0,100,0,1,1,0\n10,100,0,1,1,0\n20,300,0,3,2,0\n30,300,0,3,2,0\n");
     free(buf);
 }
 

@@ -16,6 +16,12 @@ enum eco_job_state {
 
 #define ECO_NO_DEADLINE (-1.0)
 
+enum eco_reject_reason {
+    ECO_REJECT_NONE = 0,
+    ECO_REJECT_SIZE,  /* more GPUs than the cluster has (of the type it may use) */
+    ECO_REJECT_POWER, /* even alone at minimum limits it would exceed the power budget */
+};
+
 struct eco_job {
     /* As read from the trace. Strings are offsets into the owning jobset's string arena. */
     uint32_t id_off;
@@ -30,6 +36,8 @@ struct eco_job {
     uint16_t gpu_milli;    /* per-GPU share requested, 1..1000 (1000: whole GPUs) */
     int16_t gpu_type;      /* catalog index the job must run on, or -1 for any */
     uint16_t workload;     /* power-model workload index (set by the simulator) */
+    uint8_t deadline_drawn; /* deadline_s was drawn by the simulator (--deadlines) */
+    uint8_t reject_reason;  /* enum eco_reject_reason, when state is ECO_JOB_REJECTED */
 
     /* Run state, written by the simulator engine only. */
     uint8_t state;
@@ -46,6 +54,7 @@ struct eco_job {
     double attained_gpu_s; /* GPUs x seconds run so far (up to last_start_s when running) */
     double speed;          /* reference seconds of work done per second on its GPUs */
     double power_w;        /* GPU power of the job while it runs (all its GPUs), W */
+    double limit_w;        /* power limit of its GPUs, W; 0: its node group's limit */
     double energy_j;       /* GPU energy used so far, J */
 };
 

@@ -63,6 +63,10 @@ struct eco_decisions {
     size_t n_preempts, cap_preempts;
     struct eco_alloc *scratch;                /* one entry per node of the cluster */
     size_t cap_scratch;
+    /* Optional admission check after placement (e.g. a power budget): 0 refuses the start,
+     * which then reads as -EAGAIN. */
+    int (*admit)(void *ctx, uint32_t job, const struct eco_alloc *a, size_t n);
+    void *admit_ctx;
 };
 
 /* 0 or -ENOMEM. */

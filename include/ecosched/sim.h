@@ -16,9 +16,16 @@
 struct eco_timeline_row {
     double t_s;
     double power_w;     /* whole cluster: GPUs, hosts, nodes off and in transition */
+    double budget_w;    /* power budget in force, 0 when none */
     uint64_t busy_gpus;
     uint32_t nodes_on;  /* nodes powered: on, booting or shutting down */
     uint64_t queued;    /* jobs waiting */
+};
+
+/* A power budget step: from t_s on, the cluster may draw `watts`. */
+struct eco_budget_step {
+    double t_s;
+    double watts;
 };
 
 struct eco_sim_config {
@@ -29,6 +36,18 @@ struct eco_sim_config {
     const char *power_down_params;
     const char *workload_mix; /* NULL: jobs without a workload use "generic"; else a mix spec */
     uint64_t seed;
+    /* Power capping (docs/policies/powercap.md). power_policy NULL or "none": GPUs run at
+     * their group's limit. Budget steps sorted by time; before the first step its value
+     * applies. */
+    const char *power_policy;
+    const struct eco_budget_step *budget;
+    size_t n_budget;
+    double control_period_s;  /* default 1 s when 0 */
+    double noise_power;       /* relative standard deviation of power samples, default 0.02 */
+    double noise_speed;       /* ... of progress (iteration time) samples, default 0.01 */
+    int noise_set;            /* the two above were given (0 is a valid value) */
+    /* Deadlines for jobs without one: submit + U(lo, hi) x duration; hi <= 0: none. */
+    double deadline_lo, deadline_hi;
     /* Called at every instant the cluster's state may have changed, in time order; may be
      * NULL. The row is borrowed for the call. */
     void (*timeline)(void *ctx, const struct eco_timeline_row *row);
@@ -63,7 +82,8 @@ struct eco_sim_summary {
     uint64_t events;
     uint64_t cluster_gpus;
     uint32_t cluster_nodes;
-    const char *power_down;
+    const char *power_down;     /* as given, e.g. "idle:600" (points into power_down_buf) */
+    char power_down_buf[64];
     double window_start_s;      /* first submit */
     double window_end_s;        /* last completion */
     struct eco_energy energy_j; /* over [window_start_s, window_end_s] */
@@ -71,6 +91,15 @@ struct eco_sim_summary {
     double peak_power_w;
     uint64_t node_boots;
     uint64_t node_shutdowns;
+    /* Deadlines and power capping. */
+    const char *power_policy;
+    size_t deadline_jobs;        /* completed jobs with a deadline */
+    double deadline_miss_ratio;  /* of those, the share that ended after it */
+    double power_cap_mae_pct;    /* mean |power - budget| / budget over capped periods */
+    double power_cap_max_overshoot_pct;
+    double overshoot_s;          /* time above the budget */
+    uint64_t capped_periods;     /* control periods whose full-power demand exceeded the budget */
+    size_t admission_waits;      /* job starts deferred because of the budget */
     double sim_wall_s;
 };
 
@@ -121,6 +150,11 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall);
  * existing file or ends in .json, else an inline spec COUNTxGPUS[:TYPE],... Caller frees the
  * cluster. 0, -EINVAL (err names the file and field), -ENOENT or -ENOMEM. */
 int eco_cluster_load(const char *arg, struct eco_cluster **out, struct eco_error *err);
+
+/* Reads a budget file: a header line "time_s,watts", then rows sorted by time, watts > 0.
+ * Caller frees *steps. 0, -EINVAL (err names file, line and column), -ENOENT or -ENOMEM. */
+int eco_budget_load(const char *path, struct eco_budget_step **steps, size_t *n,
+                    struct eco_error *err);
 
 /* Average utilisation the `auto` cluster size aims at: busy enough that policies differ, with
  * headroom for bursts (the ITP clusters' peak demand is 2-10x their average). */

@@ -24,6 +24,13 @@ struct sim_args {
     const char *power_down;
     const char *workload_mix;
     double sample_s;
+    const char *power_policy;
+    const char *budget_file;
+    double budget_w;
+    double control_period_s;
+    double noise_power, noise_speed;
+    int noise_set;
+    double deadline_lo, deadline_hi;
     int json;
     int skip_bad_rows;
     int quiet;
@@ -57,6 +64,16 @@ static void sim_usage(FILE *f)
             "  --out DIR           write DIR/jobs.csv, summary.json, rejected.csv, nodes.csv and\n"
             "                      timeline.csv (with --compare: DIR/POLICY/...)\n"
             "  --sample-s S        timeline.csv every S seconds instead of at every change\n"
+            "  --power-policy P    GPU power capping under a budget: none (default), mpc,\n"
+            "                      oracle, uniform, proportional, threshold\n"
+            "                      (docs/policies/powercap.md)\n"
+            "  --power-budget W    cluster power budget in watts\n"
+            "  --power-budget-file F  budget steps over time: CSV 'time_s,watts'\n"
+            "  --control-period S  power-capping control period (default 1 s)\n"
+            "  --noise P,S         relative noise of power and progress measurements\n"
+            "                      (default 0.02,0.01)\n"
+            "  --deadlines factor:LO-HI  deadline = submit + U(LO,HI) x duration for jobs\n"
+            "                      whose trace gives none (seeded)\n"
             "  --json              print the summary as JSON (an array with --compare)\n"
             "  --seed N            random seed (default 1); same input and seed, same output\n"
             "  --skip-bad-rows     skip malformed trace rows (counted) instead of stopping\n"
@@ -83,10 +100,22 @@ bad:
     return -EINVAL;
 }
 
+static int parse_positive(const char *opt, const char *s, double *out)
+{
+    char *end;
+    *out = strtod(s, &end);
+    if (end == s || *end || !(*out > 0) || *out > 1e15) {
+        eco_cli_err("sim: %s: '%s' is not a number > 0", opt, s);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
     enum { O_TRACE = 256, O_FORMAT, O_CLUSTER, O_POLICY, O_PLACEMENT, O_COMPARE, O_OUT, O_JSON,
-           O_SEED, O_SKIP, O_MAXJOBS, O_LAS, O_PD, O_MIX, O_SAMPLE };
+           O_SEED, O_SKIP, O_MAXJOBS, O_LAS, O_PD, O_MIX, O_SAMPLE, O_PP, O_BUDGET, O_BFILE,
+           O_PERIOD, O_NOISE, O_DEADLINES };
     static const struct option opts[] = {
         {"trace", required_argument, NULL, O_TRACE},
         {"format", required_argument, NULL, O_FORMAT},
@@ -103,6 +132,12 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"power-down", required_argument, NULL, O_PD},
         {"workload-mix", required_argument, NULL, O_MIX},
         {"sample-s", required_argument, NULL, O_SAMPLE},
+        {"power-policy", required_argument, NULL, O_PP},
+        {"power-budget", required_argument, NULL, O_BUDGET},
+        {"power-budget-file", required_argument, NULL, O_BFILE},
+        {"control-period", required_argument, NULL, O_PERIOD},
+        {"noise", required_argument, NULL, O_NOISE},
+        {"deadlines", required_argument, NULL, O_DEADLINES},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -126,6 +161,55 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         case O_LAS: a->las_thresholds = optarg; break;
         case O_PD: a->power_down = optarg; break;
         case O_MIX: a->workload_mix = optarg; break;
+        case O_PP: a->power_policy = optarg; break;
+        case O_BFILE: a->budget_file = optarg; break;
+        case O_BUDGET:
+            if (parse_positive("--power-budget", optarg, &a->budget_w))
+                return ECO_EXIT_USAGE;
+            break;
+        case O_PERIOD:
+            if (parse_positive("--control-period", optarg, &a->control_period_s))
+                return ECO_EXIT_USAGE;
+            break;
+        case O_NOISE: {
+            char *end;
+            a->noise_power = strtod(optarg, &end);
+            if (end == optarg || *end != ',' || !(a->noise_power >= 0 && a->noise_power < 1)) {
+                eco_cli_err("sim: --noise: expected P,S with 0 <= P, S < 1, e.g. 0.02,0.01 "
+                            "(got '%s')", optarg);
+                return ECO_EXIT_USAGE;
+            }
+            const char *s2 = end + 1;
+            a->noise_speed = strtod(s2, &end);
+            if (end == s2 || *end || !(a->noise_speed >= 0 && a->noise_speed < 1)) {
+                eco_cli_err("sim: --noise: expected P,S with 0 <= P, S < 1, e.g. 0.02,0.01 "
+                            "(got '%s')", optarg);
+                return ECO_EXIT_USAGE;
+            }
+            a->noise_set = 1;
+            break;
+        }
+        case O_DEADLINES: {
+            char *end;
+            const char *p = optarg;
+            int ok = !strncmp(p, "factor:", 7);
+            if (ok) {
+                a->deadline_lo = strtod(p + 7, &end);
+                ok = end != p + 7 && *end == '-';
+                if (ok) {
+                    const char *q = end + 1;
+                    a->deadline_hi = strtod(q, &end);
+                    ok = end != q && !*end && a->deadline_lo >= 1 &&
+                         a->deadline_hi >= a->deadline_lo && a->deadline_hi < 1e6;
+                }
+            }
+            if (!ok) {
+                eco_cli_err("sim: --deadlines: expected factor:LO-HI with 1 <= LO <= HI, e.g. "
+                            "factor:1.5-3 (got '%s')", optarg);
+                return ECO_EXIT_USAGE;
+            }
+            break;
+        }
         case O_SAMPLE: {
             char *end;
             a->sample_s = strtod(optarg, &end);
@@ -251,21 +335,22 @@ static int write_outputs(const char *dir, const struct eco_jobset *set,
 
 static void print_table_header(void)
 {
-    printf("%-7s %-9s %-10s %7s %9s %8s %10s %10s %10s %11s %11s %10s %8s %11s %8s %6s %9s %7s\n",
+    printf("%-7s %-9s %-10s %7s %9s %8s %10s %10s %10s %11s %11s %10s %8s %11s %8s %6s %9s %7s %7s "
+           "%8s\n",
            "policy", "placement", "power_down", "jobs", "completed", "rejected", "avg_jct_h",
            "p50_jct_h", "p95_jct_h", "avg_wait_h", "p95_wait_h", "makespan_d", "gpu_util",
-           "energy_kwh", "avg_kw", "boots", "events", "wall_s");
+           "energy_kwh", "avg_kw", "boots", "events", "wall_s", "dl_miss", "cap_mae%");
 }
 
 static void print_table_row(const struct eco_sim_summary *s)
 {
     printf("%-7s %-9s %-10s %7zu %9zu %8zu %10.2f %10.2f %10.2f %11.2f %11.2f %10.2f %8.3f %11.1f "
-           "%8.2f %6llu %9llu %7.3f\n",
+           "%8.2f %6llu %9llu %7.3f %7.3f %8.3f\n",
            s->policy, s->placement, s->power_down, s->jobs, s->completed, s->rejected,
            s->avg_jct_s / 3600, s->p50_jct_s / 3600, s->p95_jct_s / 3600, s->avg_wait_s / 3600,
            s->p95_wait_s / 3600, s->makespan_s / 86400, s->gpu_util, s->energy_j.total / 3.6e6,
            s->avg_power_w / 1000, (unsigned long long)s->node_boots, (unsigned long long)s->events,
-           s->sim_wall_s);
+           s->sim_wall_s, s->deadline_miss_ratio, s->power_cap_mae_pct);
 }
 
 /* Splits the --compare list into policy tables. */
@@ -313,21 +398,24 @@ static void report_rejected(const struct eco_jobset *set, size_t rejected, int q
 {
     if (!rejected || quiet)
         return;
-    eco_cli_err("warning: %zu job(s) rejected: larger than all GPUs of the cluster they may use "
-                "(listed in rejected.csv with --out)", rejected);
+    eco_cli_err("warning: %zu job(s) rejected: larger than all GPUs of the cluster they may use, "
+                "or needing more power than the budget allows (listed in rejected.csv with --out)",
+                rejected);
     size_t shown = 0;
     for (size_t i = 0; i < set->n && shown < 5; i++)
         if (set->jobs[i].state == ECO_JOB_REJECTED) {
-            eco_cli_err("  rejected: job %s (line %u, %u GPUs)",
+            eco_cli_err("  rejected: job %s (line %u, %u GPUs): %s",
                         eco_jobset_str(set, set->jobs[i].id_off), set->jobs[i].line,
-                        set->jobs[i].gpus);
+                        set->jobs[i].gpus,
+                        set->jobs[i].reject_reason == ECO_REJECT_POWER ? "power budget" : "size");
             shown++;
         }
 }
 
 static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct eco_jobset *set,
                    const struct eco_policy_ops **pol, size_t npol,
-                   const struct eco_placement_ops *placement)
+                   const struct eco_placement_ops *placement,
+                   const struct eco_budget_step *budget, size_t n_budget)
 {
     int status = 0;
     if (a->json && npol > 1)
@@ -343,6 +431,15 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             .power_down = eco_powerdown_find(a->power_down, &pd_params),
             .workload_mix = a->workload_mix,
             .seed = a->seed,
+            .power_policy = a->power_policy,
+            .budget = budget,
+            .n_budget = n_budget,
+            .control_period_s = a->control_period_s,
+            .noise_power = a->noise_power,
+            .noise_speed = a->noise_speed,
+            .noise_set = a->noise_set,
+            .deadline_lo = a->deadline_lo,
+            .deadline_hi = a->deadline_hi,
         };
         cfg.power_down_params = pd_params;
         char dir[4096], path[4200];
@@ -391,6 +488,9 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
         }
         if (i == 0)
             report_rejected(set, res.summary.rejected, a->quiet);
+        if (res.summary.unfinished && !a->quiet)
+            eco_cli_err("warning: %s: %zu job(s) never finished (they could never be placed); "
+                        "see jobs.csv with --out", pol[i]->name, res.summary.unfinished);
         if (a->out)
             status = write_outputs(dir, set, c, &res);
         if (a->json) {
@@ -489,6 +589,8 @@ int eco_cmd_sim(int argc, char **argv)
     }
     if ((status = check_params_early(&a, pol, npol)))
         return status;
+    if (a.sample_s > 0 && !a.out && !a.quiet)
+        eco_cli_err("warning: --sample-s applies to timeline.csv, written only with --out");
     int fmt = eco_trace_format_parse(a.format);
     if (fmt < 0) {
         eco_cli_err("sim: --format: unknown format '%s' (known: auto, canonical, itp, philly, "
@@ -498,6 +600,36 @@ int eco_cmd_sim(int argc, char **argv)
     struct eco_error err = {{0}};
     struct eco_cluster *c = NULL;
     struct eco_jobset *set = NULL;
+    struct eco_budget_step one, *budget = NULL;
+    size_t n_budget = 0;
+    if (a.budget_w > 0 && a.budget_file) {
+        eco_cli_err("sim: give --power-budget or --power-budget-file, not both");
+        return ECO_EXIT_USAGE;
+    }
+    if (a.budget_file) {
+        int brc = eco_budget_load(a.budget_file, &budget, &n_budget, &err);
+        if (brc) {
+            eco_cli_err("sim: --power-budget-file: %s", brc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            return brc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
+        }
+    } else if (a.budget_w > 0) {
+        one = (struct eco_budget_step){0, a.budget_w};
+        n_budget = 1;
+    }
+    const struct eco_budget_step *steps = budget ? budget : &one;
+    int have_policy = a.power_policy && strcmp(a.power_policy, "none");
+    if (n_budget && !have_policy) {
+        eco_cli_err("sim: a power budget needs --power-policy (mpc, oracle, uniform, "
+                    "proportional or threshold)");
+        free(budget);
+        return ECO_EXIT_USAGE;
+    }
+    if (have_policy && !n_budget) {
+        eco_cli_err("sim: --power-policy %s needs --power-budget W or --power-budget-file F",
+                    a.power_policy);
+        free(budget);
+        return ECO_EXIT_USAGE;
+    }
     int rc = eco_cluster_is_auto(a.cluster) ? 0 : eco_cluster_load(a.cluster, &c, &err);
     if (rc) {
         eco_cli_err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
@@ -533,8 +665,9 @@ int eco_cmd_sim(int argc, char **argv)
             eco_cli_err("note: --cluster %s: %u nodes x %u GPUs (%llu GPUs)", a.cluster,
                         c->n_nodes, c->nodes[0].gpus, (unsigned long long)c->total_gpus);
     }
-    status = run_all(&a, c, set, pol, npol, placement);
+    status = run_all(&a, c, set, pol, npol, placement, n_budget ? steps : NULL, n_budget);
 done:
+    free(budget);
     eco_jobset_destroy(set);
     eco_cluster_destroy(c);
     return status;

@@ -3,10 +3,12 @@
  * then one policy pass. Events are ordered by (time, insertion sequence), so identical input
  * gives identical output. docs/simulator.md describes the semantics. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "ecosched/catalog.h"
 #include "ecosched/rng.h"
 #include "engine_internal.h"
 
@@ -180,6 +182,7 @@ static int apply_start(struct engine *e, size_t k, double t)
     job->alloc_off = (uint32_t)e->npool;
     job->alloc_n = (uint32_t)cnt;
     e->npool += cnt;
+    job->limit_w = e->pc ? eco_powerctl_start_limit(e, j) : 0;
     /* Synchronous training runs at the pace of its slowest GPU. */
     job->speed = 0;
     job->power_w = 0;
@@ -202,6 +205,40 @@ static int apply_start(struct engine *e, size_t k, double t)
     e->busy_gpus += job->gpus;
     run_add(e, j);
     nodes_busy(e, job, +1, t);
+    if (e->pc && !e->tick_pending) {
+        /* Control periods run on a grid from the first submission while jobs run. */
+        double period = eco_powerctl_period(e);
+        double next = e->t0 + (floor((t - e->t0) / period) + 1) * period;
+        e->tick_pending = 1;
+        int rc = eco_heap_push(&e->heap, next, EV_TICK, 0, 0);
+        if (rc)
+            return rc;
+    }
+    return eco_heap_push(&e->heap, t + job->remaining_s / job->speed, EV_COMPLETE, j, job->gen);
+}
+
+/* Changes a running job's power limit at time t: its progress and energy so far are booked,
+ * its speed and power change, and its completion moves. */
+static int set_limit(struct engine *e, uint32_t j, double limit_w, double t)
+{
+    struct eco_job *job = &e->jobs[j];
+    account_segment(e, job, t);
+    job->last_start_s = t;
+    nodes_busy(e, job, -1, t);
+    job->limit_w = limit_w;
+    job->speed = 0;
+    job->power_w = 0;
+    for (uint32_t i = 0; i < job->alloc_n; i++) {
+        double speed, pw;
+        eco_nodes_job_power(e, job, e->pool[job->alloc_off + i].node, &speed, &pw);
+        if (i == 0 || speed < job->speed)
+            job->speed = speed;
+        job->power_w += pw * e->pool[job->alloc_off + i].gpus;
+    }
+    if (!(job->speed > 0))
+        job->speed = 1;
+    nodes_busy(e, job, +1, t);
+    job->gen++;
     return eco_heap_push(&e->heap, t + job->remaining_s / job->speed, EV_COMPLETE, j, job->gen);
 }
 
@@ -247,6 +284,8 @@ static int pass(struct engine *e, double t)
     for (size_t k = 0; k < e->dec.n_starts; k++)
         if ((rc = apply_start(e, k, t)))
             return rc;
+    if (e->pc && e->dec.n_starts && (rc = eco_powerctl_started(e, t)))
+        return rc;
     if (e->cfg->policy->next_wakeup) {
         q_tidy(e);
         v.queue = e->q + e->qhead;
@@ -283,6 +322,7 @@ static void emit_timeline(struct engine *e, double t)
     struct eco_timeline_row row = {
         .t_s = t,
         .power_w = eco_nodes_power_w(e),
+        .budget_w = e->pc ? eco_powerctl_budget(e) : 0,
         .busy_gpus = e->busy_gpus,
         .nodes_on = e->nodes_powered,
         .queued = e->n_queued,
@@ -290,7 +330,7 @@ static void emit_timeline(struct engine *e, double t)
     e->cfg->timeline(e->cfg->timeline_ctx, &row);
 }
 
-static void pop_instant(struct engine *e, double t)
+static int pop_instant(struct engine *e, double t)
 {
     const struct eco_event *top;
     while ((top = eco_heap_peek(&e->heap)) && top->t_s == t) {
@@ -317,12 +357,34 @@ static void pop_instant(struct engine *e, double t)
                 e->events++;
             }
             break;
+        case EV_TICK: {
+            e->tick_pending = 0;
+            if (e->nrun) {
+                int rc = eco_powerctl_tick(e, t, set_limit);
+                if (!rc) {
+                    e->tick_pending = 1;
+                    rc = eco_heap_push(&e->heap, t + eco_powerctl_period(e), EV_TICK, 0, 0);
+                }
+                if (rc)
+                    return rc;
+                e->events++;
+            }
+            break;
+        }
+        case EV_BUDGET: {
+            int rc = eco_powerctl_budget_step(e, t);
+            if (rc)
+                return rc;
+            e->events++;
+            break;
+        }
         default:
             eco_nodes_event(e, ev.kind, ev.job, t);
             e->events++;
             break;
         }
     }
+    return 0;
 }
 
 static int loop(struct engine *e)
@@ -341,7 +403,9 @@ static int loop(struct engine *e)
             t = top->t_s;
         }
         eco_nodes_advance(e, t);
-        pop_instant(e, t);
+        uint64_t events_before = e->events;
+        if ((rc = pop_instant(e, t)))
+            return rc;
         e->instant_max_gpus = 0;
         while (e->next_arrival < e->n_arrivals &&
                e->jobs[e->arrivals[e->next_arrival]].submit_s == t) {
@@ -351,6 +415,8 @@ static int loop(struct engine *e)
                 return rc;
             e->events++;
         }
+        if (e->events == events_before)
+            continue; /* only stale events: nothing changed */
         if ((rc = pass(e, t)))
             return rc;
         if (e->n_done < e->n_arrivals && (rc = eco_nodes_powerdown_pass(e, t)))
@@ -397,6 +463,28 @@ static int resolve_workloads(struct eco_jobset *set, const struct eco_sim_config
     return 0;
 }
 
+/* Cluster power with every node on and idle but for `job` running alone at its GPUs' minimum
+ * limit (on the type of its kind with the lowest such draw): the least the cluster draws while
+ * the job runs without powering nodes down. */
+static double alone_draw(const struct engine *e, const struct eco_job *job)
+{
+    double idle = 0, best = -1;
+    for (uint16_t g = 0; g < e->c->n_groups; g++) {
+        const struct eco_node_group *grp = &e->c->groups[g];
+        idle += grp->count * (grp->base_w + grp->gpus * grp->gpu_idle_w);
+        if (job->gpu_type >= 0 && grp->type != job->gpu_type)
+            continue;
+        const struct eco_gpu_type *t = eco_catalog_get(grp->type);
+        double speed, p;
+        if (eco_power_eval(grp->type, job->workload, t->min_limit_w, &speed, &p))
+            p = t->min_limit_w;
+        double extra = job->gpus * (p - grp->gpu_idle_w);
+        if (best < 0 || extra < best)
+            best = extra;
+    }
+    return idle + (best > 0 ? best : 0);
+}
+
 /* Resets run state; marks jobs that can never fit as rejected; builds the arrival order. */
 static int prepare(struct engine *e, size_t *rejected)
 {
@@ -405,6 +493,10 @@ static int prepare(struct engine *e, size_t *rejected)
         return -ENOMEM;
     size_t n = 0;
     *rejected = 0;
+    double max_budget = 0;
+    for (size_t i = 0; i < e->cfg->n_budget; i++)
+        if (e->cfg->budget[i].watts > max_budget)
+            max_budget = e->cfg->budget[i].watts;
     for (size_t i = 0; i < e->n_jobs; i++) {
         struct eco_job *job = &e->jobs[i];
         job->state = ECO_JOB_PENDING;
@@ -417,8 +509,24 @@ static int prepare(struct engine *e, size_t *rejected)
         job->attained_gpu_s = 0;
         job->speed = 1;
         job->power_w = 0;
+        job->limit_w = 0;
         job->energy_j = 0;
-        if (job->gpus > eco_cluster_gpus_of_type(e->c, job->gpu_type)) {
+        if (job->deadline_drawn) {
+            job->deadline_s = ECO_NO_DEADLINE;
+            job->deadline_drawn = 0;
+        }
+        if (e->cfg->deadline_hi > 0 && job->deadline_s < 0) {
+            double u = eco_rng_uniform(&e->deadline_rng);
+            double f = e->cfg->deadline_lo + (e->cfg->deadline_hi - e->cfg->deadline_lo) * u;
+            job->deadline_s = job->submit_s + f * job->duration_s;
+            job->deadline_drawn = 1;
+        }
+        job->reject_reason = ECO_REJECT_NONE;
+        if (job->gpus > eco_cluster_gpus_of_type(e->c, job->gpu_type))
+            job->reject_reason = ECO_REJECT_SIZE;
+        else if (e->cfg->n_budget && alone_draw(e, job) > max_budget)
+            job->reject_reason = ECO_REJECT_POWER;
+        if (job->reject_reason) {
             job->state = ECO_JOB_REJECTED;
             (*rejected)++;
             continue;
@@ -463,6 +571,8 @@ static int summarize(struct engine *e, struct eco_sim_summary *s)
     }
     size_t n = 0;
     double sum_jct = 0, sum_wait = 0, first = 0, last = 0;
+    size_t misses = 0;
+    s->deadline_jobs = 0;
     int have = 0;
     for (size_t i = 0; i < e->n_jobs; i++) {
         const struct eco_job *job = &e->jobs[i];
@@ -475,6 +585,10 @@ static int summarize(struct engine *e, struct eco_sim_summary *s)
             continue;
         if (job->end_s > last)
             last = job->end_s;
+        if (job->deadline_s >= 0) {
+            s->deadline_jobs++;
+            misses += job->end_s > job->deadline_s;
+        }
         jct[n] = job->end_s - job->submit_s;
         wait[n] = job->wait_s;
         sum_jct += jct[n];
@@ -498,6 +612,7 @@ static int summarize(struct engine *e, struct eco_sim_summary *s)
                       : 0;
     s->events = e->events;
     s->preemptions = e->preemptions;
+    s->deadline_miss_ratio = s->deadline_jobs ? (double)misses / (double)s->deadline_jobs : 0;
 done:
     free(jct);
     free(wait);
@@ -545,6 +660,11 @@ static int energy_summary(struct engine *e, struct eco_sim_result *res)
     return 0;
 }
 
+static int admit_cb(void *ctx, uint32_t job, const struct eco_alloc *a, size_t n)
+{
+    return eco_powerctl_admit(ctx, job, a, n);
+}
+
 /* First submit time of the jobs that will run (the start of the energy window). */
 static double first_submit(const struct engine *e)
 {
@@ -576,8 +696,19 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
         rc = eco_error_set(err, "too many jobs (%zu)", set->n);
         goto done;
     }
+    if (cfg->power_policy && !eco_powerctl_known(cfg->power_policy)) {
+        rc = eco_error_set(err, "--power-policy: unknown policy '%s' (known: none, mpc, oracle, "
+                                "uniform, proportional, threshold)", cfg->power_policy);
+        goto done;
+    }
+    if (cfg->power_policy && strcmp(cfg->power_policy, "none") && !cfg->n_budget) {
+        rc = eco_error_set(err, "--power-policy %s needs a power budget (--power-budget or "
+                                "--power-budget-file)", cfg->power_policy);
+        goto done;
+    }
     if ((rc = resolve_workloads(set, cfg, err)))
         goto done;
+    eco_rng_init(&e.deadline_rng, cfg->seed ^ 0xdead11e5ULL);
     double t0 = wall_now();
     e.pol = cfg->policy->create(c, cfg->policy_params, err);
     if (!e.pol) {
@@ -605,13 +736,26 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     if ((rc = prepare(&e, &s->rejected)))
         goto done;
     nodes_ready = 1;
-    if ((rc = eco_nodes_init(&e, first_submit(&e))))
+    if ((rc = eco_nodes_init(&e, first_submit(&e))) || (rc = eco_powerctl_init(&e)))
         goto done;
+    if (e.pc) {
+        e.dec.admit = admit_cb;
+        e.dec.admit_ctx = &e;
+        for (size_t i = 1; i < cfg->n_budget; i++)
+            if ((rc = eco_heap_push(&e.heap, cfg->budget[i].t_s, EV_BUDGET, 0, 0)))
+                goto done;
+    }
     if ((rc = loop(&e)))
         goto done;
     s->policy = cfg->policy->name;
     s->placement = cfg->placement->name;
-    s->power_down = cfg->power_down ? cfg->power_down->name : "none";
+    if (cfg->power_down && cfg->power_down_params)
+        snprintf(s->power_down_buf, sizeof s->power_down_buf, "%s:%s", cfg->power_down->name,
+                 cfg->power_down_params);
+    else
+        snprintf(s->power_down_buf, sizeof s->power_down_buf, "%s",
+                 cfg->power_down ? cfg->power_down->name : "none");
+    s->power_down = s->power_down_buf;
     s->seed = cfg->seed;
     s->jobs = set->n;
     s->skipped_rows = set->skipped_rows;
@@ -619,6 +763,10 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     s->cluster_nodes = c->n_nodes;
     if ((rc = summarize(&e, s)) || (rc = energy_summary(&e, res)))
         goto done;
+    s->power_policy = e.pc ? cfg->power_policy : "none";
+    s->admission_waits = e.admission_waits;
+    s->overshoot_s = e.overshoot_s;
+    eco_powerctl_summary(&e, s);
     s->sim_wall_s = wall_now() - t0;
     res->alloc_pool = e.pool;
     res->n_alloc = e.npool;
@@ -630,6 +778,7 @@ done:
         cfg->policy->destroy(e.pol);
     if (e.pd)
         cfg->power_down->destroy(e.pd);
+    eco_powerctl_fini(&e);
     if (nodes_ready)
         eco_nodes_fini(&e);
     eco_pd_decisions_fini(&e.pdd);

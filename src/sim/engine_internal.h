@@ -5,9 +5,12 @@
 #define ECOSCHED_ENGINE_INTERNAL_H
 
 #include "ecosched/heap.h"
+#include "ecosched/rng.h"
 #include "ecosched/sim.h"
 
-enum { EV_COMPLETE = 1, EV_WAKEUP, EV_NODE_UP, EV_NODE_DOWN, EV_PD_WAKEUP };
+enum { EV_COMPLETE = 1, EV_WAKEUP, EV_NODE_UP, EV_NODE_DOWN, EV_PD_WAKEUP, EV_TICK, EV_BUDGET };
+
+struct powerctl;
 
 /* Power of one node split by energy category. */
 struct contrib {
@@ -61,6 +64,13 @@ struct engine {
     uint64_t booting_gpus;
     uint32_t nodes_powered;
     uint64_t node_boots, node_shutdowns;
+    /* Power capping (powerctl.c); NULL when no power policy. */
+    struct powerctl *pc;
+    size_t admission_waits;
+    struct eco_rng deadline_rng;
+    double overshoot_s;
+    int tick_pending;
+
     struct contrib p;   /* cluster power by category, W */
     struct contrib en;  /* cluster energy by category, J */
     double t0, t_prev, peak_w;
@@ -80,5 +90,24 @@ int eco_nodes_powerdown_pass(struct engine *e, double t);
 /* A node event (EV_NODE_UP / EV_NODE_DOWN) at time t. */
 void eco_nodes_event(struct engine *e, uint32_t kind, uint32_t n, double t);
 double eco_nodes_power_w(const struct engine *e);
+
+/* Power capping (powerctl.c). */
+int eco_powerctl_known(const char *name);
+int eco_powerctl_init(struct engine *e);
+void eco_powerctl_fini(struct engine *e);
+double eco_powerctl_budget(const struct engine *e);
+double eco_powerctl_period(const struct engine *e);
+/* 1 when job may start on allocation a[0..n) without the budget being exceeded even at
+ * minimum limits. */
+int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n);
+/* The limit a starting job gets (and its model is reset). */
+double eco_powerctl_start_limit(struct engine *e, uint32_t job);
+/* A control period at t: applies last period's limits through set_limit, measures, and
+ * decides the next ones. */
+int eco_powerctl_tick(struct engine *e, double t,
+                      int (*set_limit)(struct engine *, uint32_t, double, double));
+int eco_powerctl_budget_step(struct engine *e, double t);
+int eco_powerctl_started(struct engine *e, double t);
+void eco_powerctl_summary(const struct engine *e, struct eco_sim_summary *s);
 
 #endif

@@ -16,7 +16,8 @@ void eco_nodes_job_power(const struct engine *e, const struct eco_job *j, uint32
                          double *speed, double *power_per_gpu_w)
 {
     const struct eco_node_group *g = group_of(e, n);
-    if (eco_power_eval(g->type, j->workload, g->limit_w, speed, power_per_gpu_w)) {
+    double limit = j->limit_w > 0 ? j->limit_w : g->limit_w;
+    if (eco_power_eval(g->type, j->workload, limit, speed, power_per_gpu_w)) {
         *speed = 1;
         *power_per_gpu_w = 0;
     }
@@ -61,6 +62,8 @@ void eco_nodes_advance(struct engine *e, double t)
     double p = sum(&e->p);
     if (p > e->peak_w)
         e->peak_w = p;
+    if (e->pc && p > eco_powerctl_budget(e))
+        e->overshoot_s += dt;
     e->en.busy += e->p.busy * dt;
     e->en.idle += e->p.idle * dt;
     e->en.base += e->p.base * dt;

@@ -58,8 +58,11 @@ int eco_sim_write_rejected_csv(FILE *f, const struct eco_jobset *set)
         if (j->state != ECO_JOB_REJECTED)
             continue;
         csv_field(f, eco_jobset_str(set, j->id_off));
-        fprintf(f, ",%u,%u,%s,larger than all GPUs of the cluster it may use\n", j->line, j->gpus,
-                j->gpu_type >= 0 ? eco_catalog_get((size_t)j->gpu_type)->name : "");
+        fprintf(f, ",%u,%u,%s,%s\n", j->line, j->gpus,
+                j->gpu_type >= 0 ? eco_catalog_get((size_t)j->gpu_type)->name : "",
+                j->reject_reason == ECO_REJECT_POWER
+                    ? "needs more power than the budget allows even alone at minimum limits"
+                    : "larger than all GPUs of the cluster it may use");
     }
     return ferror(f) ? -EIO : 0;
 }
@@ -77,13 +80,13 @@ int eco_sim_write_nodes_csv(FILE *f, const struct eco_cluster *c, const struct e
 void eco_timeline_writer_init(struct eco_timeline_writer *w, FILE *f, double sample_s)
 {
     *w = (struct eco_timeline_writer){.f = f, .sample_s = sample_s};
-    fputs("time_s,power_w,busy_gpus,nodes_on,queued\n", f);
+    fputs("time_s,power_w,budget_w,busy_gpus,nodes_on,queued\n", f);
 }
 
 static void timeline_line(FILE *f, double t, const struct eco_timeline_row *r)
 {
-    fprintf(f, "%.15g,%.15g,%llu,%u,%llu\n", t, r->power_w, (unsigned long long)r->busy_gpus,
-            r->nodes_on, (unsigned long long)r->queued);
+    fprintf(f, "%.15g,%.15g,%.15g,%llu,%u,%llu\n", t, r->power_w, r->budget_w,
+            (unsigned long long)r->busy_gpus, r->nodes_on, (unsigned long long)r->queued);
 }
 
 /* Emits the state in force at each sample time before t (the last row seen). */
@@ -156,6 +159,8 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall)
     bad |= set_num(o, "avg_wait_s", s->avg_wait_s);
     bad |= set_num(o, "p95_wait_s", s->p95_wait_s);
     bad |= set_num(o, "makespan_s", s->makespan_s);
+    bad |= set_num(o, "window_start_s", s->window_start_s);
+    bad |= set_num(o, "window_end_s", s->window_end_s);
     bad |= set_num(o, "gpu_util", s->gpu_util);
     bad |= set_num(o, "busy_gpu_s", s->busy_gpu_s);
     json_t *en = json_object();
@@ -174,6 +179,15 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall)
     bad |= set_num(o, "peak_power_w", s->peak_power_w);
     bad |= set_int(o, "node_boots", s->node_boots);
     bad |= set_int(o, "node_shutdowns", s->node_shutdowns);
+    bad |= json_object_set_new(o, "power_policy",
+                               json_string(s->power_policy ? s->power_policy : "none"));
+    bad |= set_int(o, "deadline_jobs", s->deadline_jobs);
+    bad |= set_num(o, "deadline_miss_ratio", s->deadline_miss_ratio);
+    bad |= set_num(o, "power_cap_mae_pct", s->power_cap_mae_pct);
+    bad |= set_num(o, "power_cap_max_overshoot_pct", s->power_cap_max_overshoot_pct);
+    bad |= set_num(o, "overshoot_s", s->overshoot_s);
+    bad |= set_int(o, "capped_periods", s->capped_periods);
+    bad |= set_int(o, "admission_waits", s->admission_waits);
     bad |= set_int(o, "events", s->events);
     if (with_wall)
         bad |= set_num(o, "sim_wall_s", s->sim_wall_s);

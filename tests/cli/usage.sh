@@ -65,11 +65,26 @@ expect 0 "note: --cluster peak: 7 nodes x 8 GPUs (56 GPUs)" -- sim --trace "$TRA
 TMPO=$(mktemp -d)
 expect 0 "forecast" -- sim --trace "$TRACE" --cluster peak --power-down forecast --out "$TMPO" --sample-s 3600
 n=$((n + 1))
-if [ "$(head -1 "$TMPO/timeline.csv")" != "time_s,power_w,busy_gpus,nodes_on,queued" ] ||
+if [ "$(head -1 "$TMPO/timeline.csv")" != "time_s,power_w,budget_w,busy_gpus,nodes_on,queued" ] ||
    [ "$(head -1 "$TMPO/nodes.csv")" != "node,group,gpu_type,gpus,energy_j,boots" ] ||
    [ "$(wc -l < "$TMPO/nodes.csv")" -ne 8 ] || [ "$(wc -l < "$TMPO/timeline.csv")" -lt 100 ]; then
     echo "FAIL: timeline.csv / nodes.csv"; fail=$((fail + 1))
 fi
 rm -rf "$TMPO"
+B="$SRC/tests/data/budget"
+expect 2 "--power-budget: '0' is not a number > 0" -- sim --trace "$TRACE" --cluster 2x8 --power-policy mpc --power-budget 0
+expect 2 "--power-budget: '-100' is not a number > 0" -- sim --trace "$TRACE" --cluster 2x8 --power-policy mpc --power-budget -100
+expect 2 "--power-budget: '5kW' is not a number > 0" -- sim --trace "$TRACE" --cluster 2x8 --power-policy mpc --power-budget 5kW
+expect 2 "unsorted.csv:4: column 'time_s': 3600 is not after the previous row's 7200" -- sim --trace "$TRACE" --cluster 2x8 --power-policy mpc --power-budget-file "$B/unsorted.csv"
+expect 2 "bad_watts.csv:3: column 'watts': 'lots' is not a number > 0" -- sim --trace "$TRACE" --cluster 2x8 --power-policy mpc --power-budget-file "$B/bad_watts.csv"
+expect 2 "negative.csv:2: column 'watts': '-5'" -- sim --trace "$TRACE" --cluster 2x8 --power-policy mpc --power-budget-file "$B/negative.csv"
+expect 2 "bad_header.csv:1: expected the header 'time_s,watts'" -- sim --trace "$TRACE" --cluster 2x8 --power-policy mpc --power-budget-file "$B/bad_header.csv"
+expect 2 "empty.csv: no budget rows" -- sim --trace "$TRACE" --cluster 2x8 --power-policy mpc --power-budget-file "$B/empty.csv"
+expect 2 "no-such-budget.csv: cannot open" -- sim --trace "$TRACE" --cluster 2x8 --power-policy mpc --power-budget-file "$B/no-such-budget.csv"
+expect 2 "needs --power-budget" -- sim --trace "$TRACE" --cluster 2x8 --power-policy mpc
+expect 2 "a power budget needs --power-policy" -- sim --trace "$TRACE" --cluster 2x8 --power-budget 5000
+expect 2 "unknown policy 'magic'" -- sim --trace "$TRACE" --cluster 2x8 --power-policy magic --power-budget 5000
+expect 2 "--deadlines: expected factor:LO-HI" -- sim --trace "$TRACE" --cluster 2x8 --deadlines factor:3-1
+expect 2 "--noise: expected P,S" -- sim --trace "$TRACE" --cluster 2x8 --noise 0.02
 echo "usage: $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -61,6 +61,8 @@ int eco_decisions_start(struct eco_decisions *d, uint32_t job)
     int n = d->placement->place(d->fm, &d->jobs[job], d->scratch, d->cap_scratch);
     if (n < 0)
         return n;
+    if (d->admit && !d->admit(d->admit_ctx, job, d->scratch, (size_t)n))
+        return -EAGAIN;
     size_t cap_off = d->cap_starts;
     if (grow((void **)&d->starts, &d->cap_starts, d->n_starts + 1, sizeof *d->starts))
         return -ENOMEM;

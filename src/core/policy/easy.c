@@ -85,7 +85,7 @@ static int reserve(struct easy *e, const struct eco_sched_view *v, const struct 
     for (size_t i = 0; i < v->n_running; i++) {
         const struct eco_job *j = &v->jobs[v->running[i]];
         uint32_t g = usable(c, head->gpu_type, &v->alloc_pool[j->alloc_off], j->alloc_n);
-        if (push_end(e, &n, j->last_start_s + j->remaining_s, g))
+        if (push_end(e, &n, j->last_start_s + j->remaining_s / (j->speed > 0 ? j->speed : 1), g))
             return -ENOMEM;
     }
     for (size_t i = 0; i < d->n_starts; i++) {

@@ -241,7 +241,7 @@ static double las_next_wakeup(struct eco_policy *p, const struct eco_sched_view 
         if (k >= l->n_thr || j->gpus == 0)
             continue;
         double t = v->now_s + (l->thr[k] - a) / (double)j->gpus;
-        double end = j->last_start_s + j->remaining_s;
+        double end = j->last_start_s + j->remaining_s / (j->speed > 0 ? j->speed : 1);
         if (t < end && t > v->now_s && (best < 0 || t < best))
             best = t;
     }

@@ -65,16 +65,63 @@ static int idle_entry_valid(const struct eco_pd_view *v, size_t k)
     return v->node_state[n] == ECO_NODE_ON && v->idle_since[n] == v->idle_times[k];
 }
 
-/* GPUs of idle ON nodes. Free GPUs on busy nodes are not counted as supply for a waiting
- * job: the job is still waiting, so placement could not use them (fragmentation). */
+#define MAX_TYPES 32
+
+/* Supply for waiting jobs: GPUs of idle ON nodes and of booting nodes, in all and per GPU
+ * type. Free GPUs on busy nodes are not counted: a job still waiting could not use them
+ * (fragmentation). */
+struct supply {
+    uint64_t any;
+    uint64_t type[MAX_TYPES];
+};
+
+static void count_supply(const struct eco_pd_view *v, struct supply *s)
+{
+    memset(s, 0, sizeof *s);
+    for (size_t k = 0; k < v->n_idle_nodes; k++) {
+        uint32_t n = v->idle_nodes[k];
+        if (v->node_state[n] == ECO_NODE_ON && v->idle_since[n] == v->idle_times[k]) {
+            s->any += v->cluster->nodes[n].gpus;
+            if (v->cluster->nodes[n].type < MAX_TYPES)
+                s->type[v->cluster->nodes[n].type] += v->cluster->nodes[n].gpus;
+        }
+    }
+    if (!v->booting_gpus)
+        return;
+    for (uint32_t n = 0; n < v->cluster->n_nodes; n++)
+        if (v->node_state[n] == ECO_NODE_BOOTING) {
+            s->any += v->cluster->nodes[n].gpus;
+            if (v->cluster->nodes[n].type < MAX_TYPES)
+                s->type[v->cluster->nodes[n].type] += v->cluster->nodes[n].gpus;
+        }
+}
+
 static uint64_t idle_node_gpus(const struct eco_pd_view *v)
 {
-    uint64_t g = 0;
-    for (size_t k = 0; k < v->n_idle_nodes; k++)
-        if (v->node_state[v->idle_nodes[k]] == ECO_NODE_ON &&
-            v->idle_since[v->idle_nodes[k]] == v->idle_times[k])
-            g += v->cluster->nodes[v->idle_nodes[k]].gpus;
-    return g;
+    struct supply s;
+    count_supply(v, &s);
+    return s.any - v->booting_gpus;
+}
+
+/* Takes g GPUs of supply for a job of type `type` (-1: any); 1 when there was enough. */
+static int take_supply(struct supply *s, int type, uint64_t g)
+{
+    if (type >= 0 && type < MAX_TYPES) {
+        if (s->type[type] < g)
+            return 0;
+        s->type[type] -= g;
+        s->any -= g;
+        return 1;
+    }
+    if (s->any < g)
+        return 0;
+    s->any -= g;
+    for (size_t t = 0; t < MAX_TYPES && g > 0; t++) {
+        uint64_t d = s->type[t] < g ? s->type[t] : g;
+        s->type[t] -= d;
+        g -= d;
+    }
+    return 1;
 }
 
 static int jobs_waiting(const struct eco_pd_view *v)
@@ -86,26 +133,26 @@ static int jobs_waiting(const struct eco_pd_view *v)
 }
 
 /* Boots OFF nodes for waiting jobs that the idle and booting nodes will not serve, in queue
- * order: a job that needs more GPUs than are coming gets compatible OFF nodes (lowest index
- * first). At most `limit` boots. */
+ * order: a job that needs more GPUs (of its type, if it names one) than are coming gets
+ * compatible OFF nodes, lowest index first. At most `limit` boots. */
 static int wake_for_queue(const struct eco_pd_view *v, struct eco_pd_decisions *out,
                           unsigned limit, unsigned *booted, uint8_t *picked)
 {
-    uint64_t supply = idle_node_gpus(v) + v->booting_gpus;
-    uint32_t next_off = 0;
+    struct supply sup;
+    count_supply(v, &sup);
     *booted = 0;
     for (size_t i = 0; i < v->queue_len && *booted < limit; i++) {
         const struct eco_job *j = &v->jobs[v->queue[i]];
         if (j->state != ECO_JOB_QUEUED)
             continue;
-        if (j->gpus <= supply) {
-            supply -= j->gpus;
+        if (take_supply(&sup, j->gpu_type, j->gpus))
             continue;
-        }
-        uint64_t need = j->gpus - supply;
-        supply = 0;
-        for (uint32_t n = j->gpu_type < 0 ? next_off : 0;
-             n < v->cluster->n_nodes && need > 0 && *booted < limit; n++) {
+        /* What is left of the supply it may use goes to it; boot the rest. */
+        uint64_t have = j->gpu_type >= 0 && j->gpu_type < MAX_TYPES ? sup.type[j->gpu_type]
+                                                                     : sup.any;
+        take_supply(&sup, j->gpu_type, have);
+        uint64_t need = j->gpus - have;
+        for (uint32_t n = 0; n < v->cluster->n_nodes && need > 0 && *booted < limit; n++) {
             if (v->node_state[n] != ECO_NODE_OFF || picked[n])
                 continue;
             if (j->gpu_type >= 0 && v->cluster->nodes[n].type != j->gpu_type)
@@ -117,16 +164,15 @@ static int wake_for_queue(const struct eco_pd_view *v, struct eco_pd_decisions *
             (*booted)++;
             uint16_t g = v->cluster->nodes[n].gpus;
             if (g >= need) {
-                supply += g - need;
+                /* The rest of the node is supply for later jobs. */
+                sup.any += g - need;
+                if (v->cluster->nodes[n].type < MAX_TYPES)
+                    sup.type[v->cluster->nodes[n].type] += g - need;
                 need = 0;
             } else {
                 need -= g;
             }
-            if (j->gpu_type < 0)
-                next_off = n + 1;
         }
-        if (need > 0 && j->gpu_type < 0)
-            break; /* no OFF node left for it */
     }
     return 0;
 }
@@ -399,7 +445,7 @@ static int fc_record(struct forecast *f, const struct eco_pd_view *v)
         f->last_cum = v->arrived_gpus;
         f->last_arrivals = v->arrivals;
     }
-    while (f->n && fc_at(f, 0)->t_s < v->now_s - f->window_s) {
+    while (f->n && fc_at(f, 0)->t_s <= v->now_s - f->window_s) {
         f->head = (f->head + 1) % f->cap;
         f->n--;
     }
@@ -482,9 +528,11 @@ static double fc_next_wakeup(struct eco_powerdown *p, const struct eco_pd_view *
             if (!idle_entry_valid(v, k))
                 continue;
             double t = v->idle_times[k] + f->dwell_s;
-            if (t > v->now_s && (best < 0 || t < best))
-                best = t;
-            break;
+            if (t > v->now_s) { /* the first still to come is the earliest */
+                if (best < 0 || t < best)
+                    best = t;
+                break;
+            }
         }
     return best;
 }

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/* Cooperative GPU power capping: online models of power and speed versus power limit
+ * (recursive least squares) and power-limit allocators that keep a cluster under a power
+ * budget (docs/models/rls.md, docs/policies/powercap.md). Pure: no clocks, no I/O. */
+#ifndef ECOSCHED_POWERCAP_H
+#define ECOSCHED_POWERCAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ecosched/error.h"
+
+/* ---- recursive least squares ------------------------------------------------------------ */
+
+#define ECO_RLS_DIM 3 /* quadratic in the normalised limit: theta0 + theta1 x + theta2 x^2 */
+
+/* Defaults of the per-job models (docs/models/rls.md gives the reasoning). */
+#define ECO_RLS_LAMBDA_DEFAULT 0.98 /* forgetting factor: memory of about 50 samples */
+#define ECO_RLS_P0_DEFAULT 100.0    /* initial covariance scale, in the models' units */
+
+struct eco_rls {
+    double theta[ECO_RLS_DIM];
+    double P[ECO_RLS_DIM][ECO_RLS_DIM]; /* kept symmetric, positive definite, P <= p0 x I */
+    double lambda;                      /* forgetting factor, (0, 1] */
+    double p0;  /* initial covariance scale: the eigenvalue cap and resets use it */
+    uint32_t n; /* samples seen */
+};
+
+/* Starts with no data: theta = 0, P = p0 x I. lambda outside (0, 1] is taken as 1, p0 that
+ * is not positive and finite as ECO_RLS_P0_DEFAULT. The caller may set theta afterwards to
+ * start from a prior mean (eco_job_model_init does). */
+void eco_rls_init(struct eco_rls *r, double lambda, double p0);
+/* One sample y observed at normalised limit x in [0, 1]. Non-finite x or y are ignored. P is
+ * updated on its upper triangle and mirrored (exactly symmetric); eigenvalues above p0
+ * (covariance wind-up when the input is not exciting) are capped at p0, and if P stops being
+ * positive definite (or theta stops being finite) it is reset to p0 x I keeping theta. */
+void eco_rls_update(struct eco_rls *r, double x, double y);
+double eco_rls_predict(const struct eco_rls *r, double x);
+
+/* Per job: power per GPU (W) and speed (reference seconds per second) versus the limit. The
+ * power model fits power / max_limit_w (dimensionless), the speed model the speed itself. */
+struct eco_job_model {
+    struct eco_rls power, speed;
+    double min_limit_w, max_limit_w;
+    double x_seen_lo, x_seen_hi; /* range of normalised limits sampled so far (+inf, -inf
+                                  * before the first sample) */
+};
+
+/* `lambda` forgetting factor (ECO_RLS_LAMBDA_DEFAULT), limits of the job's GPU type. Both
+ * estimators start from the prior's coefficients with P = ECO_RLS_P0_DEFAULT x I. */
+void eco_job_model_init(struct eco_job_model *m, double min_limit_w, double max_limit_w,
+                        double lambda);
+/* A measurement: at limit_w the job drew power_w per GPU and progressed at speed. The limit is
+ * clamped to [min, max]; a sample with a non-finite value is ignored. */
+void eco_job_model_observe(struct eco_job_model *m, double limit_w, double power_w, double speed);
+/* 1 once the model has seen at least 3 samples whose normalised limits span at least 0.2 of
+ * the range (max seen - min seen >= 0.2), else 0; until then eco_job_model_predict returns a
+ * prior: power per GPU = limit, speed = (limit / max)^(1/3). */
+int eco_job_model_ready(const struct eco_job_model *m);
+/* Predicted power per GPU and speed at limit_w (clamped to [min, max]): the prior until
+ * ready, then the fitted quadratics, power clamped to [0, 1.2 x max_limit_w] and speed to
+ * [1e-3, 10]. Either output may be NULL. */
+void eco_job_model_predict(const struct eco_job_model *m, double limit_w, double *power_w,
+                           double *speed);
+/* The same at the g grid limits eco_cap_grid_limit(min, max, g, k), k = 0..g-1, into
+ * power_w[k] and speed[k] (bit-identical to eco_job_model_predict there, computed with one
+ * division per call instead of one per point; the allocator uses it for jobs whose predict is
+ * eco_cap_predict_model). g >= 1. */
+void eco_job_model_predict_grid(const struct eco_job_model *m, uint32_t g, double *power_w,
+                                double *speed);
+
+/* ---- allocation --------------------------------------------------------------------------- */
+
+/* What the allocator knows of one running job. */
+struct eco_cap_job {
+    uint32_t gpus;
+    double min_limit_w, max_limit_w;
+    double remaining_s; /* work left, reference seconds */
+    double weight;      /* weight of its remaining time in the cost (default 1) */
+    double slack_s;     /* time to its deadline (deadline - now), or a negative value for none */
+    /* Power per GPU and speed at a limit: the job's model (learned, or the truth for the
+     * oracle). Called only with limits in [min_limit_w, max_limit_w]. */
+    void (*predict)(const void *ctx, double limit_w, double *power_w, double *speed);
+    const void *ctx;
+};
+
+/* `predict` callbacks: ctx is a const struct eco_job_model * (learned), or a
+ * const struct eco_cap_truth * (the measured curves of eco_power_eval, for the oracle). The
+ * context must outlive the allocation call. */
+void eco_cap_predict_model(const void *ctx, double limit_w, double *power_w, double *speed);
+struct eco_cap_truth {
+    int type;        /* catalog index */
+    size_t workload; /* workload index (power.h) */
+};
+void eco_cap_predict_truth(const void *ctx, double limit_w, double *power_w, double *speed);
+
+#define ECO_CAP_GRID_MAX 1024 /* 1024 limits over a range is far below NVML's 1 W step */
+
+struct eco_cap_params {
+    double deadline_penalty; /* cost per second of predicted lateness, relative to weight */
+    uint32_t grid;           /* limits tried per job between min and max (2..ECO_CAP_GRID_MAX) */
+    uint32_t horizon;        /* MPC horizon H in control periods (0: no horizon scaling) */
+    double period_s;         /* control period */
+};
+
+/* Grid limit k of g between min and max: min + k x ((max - min) / (g - 1)), the last one (k =
+ * g - 1) exactly max; g = 1 gives max. */
+double eco_cap_grid_limit(double min_limit_w, double max_limit_w, uint32_t g, uint32_t k);
+
+/* Default parameters (docs/policies/powercap.md): deadline_penalty 10, grid 26, horizon 10,
+ * period_s 1. */
+void eco_cap_params_default(struct eco_cap_params *p);
+
+/* Number of doubles of scratch eco_cap_allocate needs for n jobs: 4 x n x grid + 5 x n
+ * (p NULL: the default grid). */
+size_t eco_cap_scratch_len(size_t n, const struct eco_cap_params *p);
+
+/* Cost the allocator gives job j at limit_w (clamped to its range), from its predict:
+ * weight x T + deadline_penalty x weight x max(0, T - slack_s) (when slack_s >= 0), with
+ * T = remaining_s / speed(limit_w), times min(1, T / (horizon x period_s)) when the horizon is
+ * not 0 (docs/policies/powercap.md). p NULL means the defaults. */
+double eco_cap_job_cost(const struct eco_cap_job *j, const struct eco_cap_params *p,
+                        double limit_w);
+
+/* Splits `budget_w` (GPU power available to these jobs) into per-job limits written to
+ * limits_w[i] (per GPU, one of the job's grid limits). Price-based: each job picks its limit to
+ * minimise cost + lambda x power; the smallest lambda whose predicted total meets the budget
+ * is found exactly from the lower convex hulls of the jobs' (power, cost) grid points, then
+ * leftover budget is spent greedily; instances of at most 8 jobs are finished by branch and
+ * bound, exactly (docs/policies/powercap.md). When even the lowest
+ * predicted powers exceed the budget every job gets its minimum limit. Scratch memory is the
+ * caller's: at least eco_cap_scratch_len(n, p) doubles, or NULL to let the function allocate
+ * and free it. p NULL means the defaults. Returns the price found (>= 0; +inf when every job
+ * gets its minimum because the budget is too small), or a negative errno (-EINVAL for a job
+ * without predict, gpus 0 or a limit range that is not finite and ordered, or grid < 2;
+ * -ENOMEM) with limits_w untouched. Deterministic: the same input gives the same limits. */
+double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_w,
+                        const struct eco_cap_params *p, double *limits_w, double *scratch);
+
+/* ---- baselines (docs/policies/powercap.md) ------------------------------------------------ */
+
+/* Uniform split (an even split as in Flux's power manager): every GPU gets budget_w / (total
+ * GPUs), clamped to its job's [min, max]; when clamping binds, the share is moved (bisection)
+ * so that the limits still add up to the budget: GPUs held at their minimum leave less for the
+ * others, GPUs held at their maximum leave more. All at the minimum when even that exceeds the
+ * budget, all at the maximum when that fits. 0 or -EINVAL (n > 0 with NULL arrays, a job with
+ * gpus 0 or a bad range). */
+int eco_cap_uniform(const struct eco_cap_job *jobs, size_t n, double budget_w, double *limits_w);
+
+/* Proportional split: limit_i = clamp(alpha x d_i, min_i, max_i) with d_i the predicted draw
+ * per GPU at the maximum limit and alpha the largest scale (bisection) whose predicted total
+ * power sum(gpus_i x power_i(limit_i)) stays within budget_w; all max when that fits, all min
+ * when even that does not. Uses predict. 0 or -EINVAL. */
+int eco_cap_proportional(const struct eco_cap_job *jobs, size_t n, double budget_w,
+                         double *limits_w);
+
+/* Threshold controller (Slurm power/cray-style thresholds, cluster-wide): every rebalance_s,
+ * if the measured power is above high_frac x budget every limit is lowered by step_frac of
+ * its job's range, if below low_frac x budget raised by it, clamped to [min, max]. */
+struct eco_threshold_ctl {
+    double rebalance_s; /* 30 s: Slurm power/cray's balance_interval default */
+    double high_frac;   /* 0.95: Slurm power/cray's upper_threshold default (95 %) */
+    double low_frac;    /* 0.90: Slurm power/cray's lower_threshold default (90 %) */
+    double step_frac;   /* 0.05 of each GPU's [min, max] range per step */
+    double last_s;      /* time of the last check, -inf before the first */
+};
+/* The defaults above. */
+void eco_threshold_init(struct eco_threshold_ctl *c);
+/* Called at any time now_s with the measured power (the same scope as budget_w); acts only
+ * when now_s - last_s >= rebalance_s (the first call always acts), and then compares and moves
+ * every job's limit. limits_w holds the current limits (per GPU) and is updated in place; only
+ * gpus, min_limit_w and max_limit_w of jobs are read. Returns -1 (lowered), +1 (raised), 0 (not
+ * due, within the band, or every limit already at its bound: nothing moved), or -EINVAL. */
+int eco_threshold_step(struct eco_threshold_ctl *c, double now_s, double measured_w,
+                       double budget_w, const struct eco_cap_job *jobs, size_t n, double *limits_w);
+
+#endif

@@ -1,0 +1,732 @@
+/* SPDX-License-Identifier: MIT */
+/* Price-based (Lagrangian dual decomposition) power-limit allocator of CD-GPC: per-job local
+ * problems on a grid of limits, the price found exactly from the lower convex hulls of the
+ * jobs' (power, cost) points, leftover budget spent greedily (docs/policies/powercap.md). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ecosched/power.h"
+#include "ecosched/powercap.h"
+
+/* Relative margin kept below the budget so that re-adding the chosen powers in another order
+ * (rounding of sums over up to n x grid terms, ~1e-11 relative at 10^5 jobs) never exceeds
+ * it: 1 mW per MW. */
+#define BUDGET_MARGIN 1e-9
+/* Floor on a predicted speed inside the cost, so that a job predicted to stall costs a lot
+ * but stays finite. */
+#define SPEED_FLOOR 1e-9
+/* Small instances are finished exactly: up to BNB_MAX_JOBS jobs (and grids up to BNB_MAX_GRID
+ * points, for the stack arrays) a branch and bound over the grid points, bounded by the convex
+ * relaxation, starting from the greedy solution and stopping after BNB_MAX_NODES nodes (a few
+ * milliseconds at worst; random 1-4 job instances need tens to hundreds). With few jobs, one
+ * job's grid step is a large share of the total cost, and the price solution plus the greedy
+ * fill can miss the optimum by several per cent (deadline kinks make costs non-convex). */
+#define BNB_MAX_JOBS 8
+#define BNB_MAX_GRID 64
+#define BNB_MAX_NODES 20000
+/* Above that and up to EXCHANGE_MAX_JOBS, a pairwise exchange pass follows the greedy fill:
+ * O(n^2 grid^2) per round; above it one job's grid step is a small fraction of the total. */
+#define EXCHANGE_MAX_JOBS 16
+/* Buckets per histogram pass of the price search: 10 bits of the slopes' bit patterns per pass;
+ * two arrays of this size live on the stack (16 KiB). */
+#define PRICE_BUCKETS 1024
+
+void eco_cap_params_default(struct eco_cap_params *p)
+{
+    /* A second of predicted lateness costs 10 seconds of completion time: a job predicted to
+     * miss its deadline values speed 11x as much as an on-time one, enough to take power from
+     * any job whose speed gain per watt is within an order of magnitude of its own, yet finite
+     * so that a job that cannot make its deadline at any limit does not take everything. */
+    p->deadline_penalty = 10.0;
+    /* 26 limits: steps of 4 % of the range (6 W on a V100, 8 W on an A40, 20 W on an
+     * H100-SXM), finer than the 25 W steps the curves were measured in; time is linear in it. */
+    p->grid = 26;
+    /* 10 periods of 1 s: a job that finishes within the next 10 s has its cost scaled by the
+     * fraction of the horizon it still runs (cost_at); 1 s matches NVML's power averaging
+     * window and the time a new limit takes to settle (hundreds of ms). */
+    p->horizon = 10;
+    p->period_s = 1.0;
+}
+
+size_t eco_cap_scratch_len(size_t n, const struct eco_cap_params *p)
+{
+    size_t g = p && p->grid >= 2 ? p->grid : 26;
+    /* power, cost, hull slopes and hull vertices (n x g each); hull size, current choice and
+     * 3 x n for the heap (also the price search's buffer) */
+    return 4 * n * g + 5 * n;
+}
+
+static double horizon_inv(const struct eco_cap_params *p)
+{
+    double hz = p->horizon * p->period_s;
+    return hz > 0.0 && isfinite(hz) ? 1.0 / hz : 0.0;
+}
+
+static double sane_power(double power, double limit)
+{
+    /* no usable prediction: a capped GPU draws at most about its cap */
+    return power >= 0.0 && isfinite(power) ? power : limit;
+}
+
+/* cost_at over a row of speeds, in place, written branch-free so that it vectorises (same
+ * operations, same values). */
+static void cost_row(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
+                     double *c, uint32_t g)
+{
+    const double w = j->weight > 0.0 ? j->weight : 0.0;
+    const double rem = j->remaining_s > 0.0 ? j->remaining_s : 0.0;
+    const double slack = j->slack_s, pen = j->slack_s >= 0.0 ? p->deadline_penalty * w : 0.0;
+    for (uint32_t k = 0; k < g; k++) {
+        double s = c[k] > SPEED_FLOOR ? c[k] : SPEED_FLOOR;
+        double t = rem / s;
+        double late = t - slack;
+        double v = w * t + (late > 0.0 ? pen * late : 0.0);
+        double f = t * inv_hz;
+        c[k] = inv_hz > 0.0 && f < 1.0 ? v * f : v;
+    }
+}
+
+/* Cost of a job running at `speed` (docs/policies/powercap.md, "Cost"): with T = remaining /
+ * speed, w T + deadline_penalty w max(0, T - slack) (when slack >= 0), times min(1, T / (H x
+ * period)) when there is a horizon. */
+static double cost_at(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
+                      double speed)
+{
+    double c = speed;
+    cost_row(j, p, inv_hz, &c, 1);
+    return c;
+}
+
+/* Job power (all its GPUs) and cost at every grid limit. */
+static void eval_grid(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
+                      double *pw, double *c)
+{
+    const uint32_t g = p->grid;
+    const struct eco_job_model *m = j->ctx;
+    if (j->predict == eco_cap_predict_model && m->min_limit_w == j->min_limit_w &&
+        m->max_limit_w == j->max_limit_w) {
+        /* a learned model: all points in one call, the same values (speeds go to c first) */
+        eco_job_model_predict_grid(m, g, pw, c);
+        const double gpus = j->gpus;
+        for (uint32_t k = 0; k < g; k++)
+            pw[k] *= gpus; /* the model's powers are finite and >= 0 */
+    } else {
+        for (uint32_t k = 0; k < g; k++) {
+            double limit = eco_cap_grid_limit(j->min_limit_w, j->max_limit_w, g, k);
+            double power = limit, speed = 0.0;
+            j->predict(j->ctx, limit, &power, &speed);
+            pw[k] = sane_power(power, limit) * j->gpus;
+            c[k] = speed;
+        }
+    }
+    cost_row(j, p, inv_hz, c, g);
+}
+
+double eco_cap_job_cost(const struct eco_cap_job *j, const struct eco_cap_params *p, double limit_w)
+{
+    struct eco_cap_params def;
+    if (!p) {
+        eco_cap_params_default(&def);
+        p = &def;
+    }
+    double L = limit_w < j->min_limit_w   ? j->min_limit_w
+               : limit_w > j->max_limit_w ? j->max_limit_w
+                                          : limit_w;
+    double power = L, speed = 0.0;
+    j->predict(j->ctx, L, &power, &speed);
+    return cost_at(j, p, horizon_inv(p), speed);
+}
+
+/* ---- lower convex hull of one job's grid points -------------------------------------------- */
+
+/* The lower convex hull of (pw[k], c[k]) from the lowest-power point (lowest cost among equal
+ * powers) to the lowest-cost point (lowest power among equal costs), in increasing power and
+ * strictly decreasing cost: its grid indices go to hull[], the slopes of its segments (cost
+ * saved per watt from vertex s to s + 1) to slope[] (may be NULL), its size is returned.
+ * Andrew's monotone chain, with the convexity test done on the slopes themselves, so that the
+ * slopes returned strictly decrease along the hull, bit for bit (the price search relies on
+ * it; a cross-product test could keep nearly collinear points whose rounded slopes do not).
+ * *mono is set to 1 when power never decreases with the limit. */
+static uint32_t job_hull(const double *pw, const double *c, uint32_t g, uint16_t *ord,
+                         uint16_t *hull, double *slope, int *mono)
+{
+    /* The points in order of (power, cost): the grid order when power strictly rises with the
+     * limit (the usual case), else an insertion sort (linear on nearly sorted input). */
+    uint32_t strict = 1;
+    *mono = 1;
+    for (uint32_t k = 1; k < g; k++) {
+        strict &= pw[k] > pw[k - 1];
+        *mono &= pw[k] >= pw[k - 1];
+    }
+    for (uint32_t k = 0; k < g; k++) {
+        uint32_t m = k;
+        while (!strict && m > 0) {
+            uint32_t q = ord[m - 1];
+            if (pw[q] < pw[k] || (pw[q] == pw[k] && c[q] <= c[k]))
+                break;
+            ord[m] = ord[m - 1];
+            m--;
+        }
+        ord[m] = (uint16_t)k;
+    }
+    double sl[ECO_CAP_GRID_MAX];
+    uint32_t h = 0;
+    for (uint32_t t = 0; t < g; t++) {
+        uint32_t k = strict ? t : ord[t];
+        if (h > 0 && (pw[k] == pw[hull[h - 1]] || c[k] >= c[hull[h - 1]]))
+            continue; /* not below the last vertex: never on the decreasing hull */
+        double s = 0.0;
+        while (h > 0) {
+            uint32_t b = hull[h - 1];
+            s = (c[b] - c[k]) / (pw[k] - pw[b]);
+            if (h < 2 || sl[h - 2] > s)
+                break;
+            h--; /* b is on or above the segment from the vertex before it to k */
+        }
+        if (h > 0)
+            sl[h - 1] = s;
+        hull[h++] = (uint16_t)k;
+    }
+    if (slope)
+        for (uint32_t s = 0; s + 1 < h; s++)
+            slope[s] = sl[s];
+    return h;
+}
+
+/* ---- price: weighted selection over all hull segments -------------------------------------- */
+
+/* The per-job data the price search reads: for job i, hsize[i] hull vertices vidx[i g + v]
+ * (grid indices, as doubles) and their hsize[i] - 1 segments' slopes slope[i g + s] (cost
+ * saved per watt from vertex s to s + 1, strictly decreasing), powers in pw. */
+struct hulls {
+    const double *pw, *slope, *vidx, *hsize;
+    size_t n;
+    uint32_t g;
+};
+
+static double seg_power(const struct hulls *H, size_t i, uint32_t s)
+{
+    const double *v = H->vidx + i * H->g, *pw = H->pw + i * H->g;
+    return pw[(uint32_t)v[s + 1]] - pw[(uint32_t)v[s]];
+}
+
+/* Slopes are positive, and the bit patterns of positive doubles order like their values. */
+static uint64_t key_of(double slope)
+{
+    uint64_t k;
+    memcpy(&k, &slope, sizeof k);
+    return k;
+}
+
+static void swap_pair(double *s, size_t a, size_t b)
+{
+    double t0 = s[2 * a], t1 = s[2 * a + 1];
+    s[2 * a] = s[2 * b];
+    s[2 * a + 1] = s[2 * b + 1];
+    s[2 * b] = t0;
+    s[2 * b + 1] = t1;
+}
+
+/* buf holds m (slope, power) pairs whose powers sum to more than `room`. Returns the smallest
+ * slope lambda with sum(power of pairs with slope > lambda) <= room: quickselect with a
+ * three-way partition, expected O(m), pivots from a fixed xorshift sequence (deterministic). */
+static double select_in(double *buf, size_t m, double room)
+{
+    size_t lo = 0, hi = m;
+    uint64_t rs = 0x9e3779b97f4a7c15ULL;
+    double last = 0.0;
+    while (lo < hi) {
+        rs ^= rs << 13;
+        rs ^= rs >> 7;
+        rs ^= rs << 17;
+        double pivot = buf[2 * (lo + rs % (hi - lo))];
+        size_t lt = lo, i = lo, gt = hi;
+        double w_gt = 0.0, w_eq = 0.0;
+        while (i < gt) {
+            double v = buf[2 * i];
+            if (v > pivot) {
+                w_gt += buf[2 * i + 1];
+                swap_pair(buf, i++, lt++);
+            } else if (v < pivot) {
+                swap_pair(buf, i, --gt);
+            } else {
+                w_eq += buf[2 * i + 1];
+                i++;
+            }
+        }
+        last = pivot;
+        if (w_gt > room) {
+            hi = lt;
+            continue;
+        }
+        room -= w_gt;
+        if (w_eq > room)
+            return pivot;
+        room -= w_eq;
+        lo = gt;
+    }
+    return last; /* rounding left nothing over: the last pivot */
+}
+
+/* The price: the smallest slope lambda such that the segments with slope > lambda fit in
+ * `room` (their powers sum to more than room overall). Histogram passes over the slopes' bit
+ * patterns narrow a key range [klo, khi] that contains the answer, 10 bits per pass, until the
+ * segments inside fit in buf (cap pairs) and a quickselect finishes; no segment array is built
+ * or permuted, and each pass is a branch-light scan. Typically two passes. */
+static double find_price(const struct hulls *H, double room, uint64_t klo, uint64_t khi,
+                         double *buf, size_t cap)
+{
+    for (;;) {
+        double wsum[PRICE_BUCKETS];
+        uint32_t cnt[PRICE_BUCKETS];
+        int shift = 0;
+        while (((khi - klo) >> shift) >= PRICE_BUCKETS)
+            shift++;
+        memset(wsum, 0, sizeof wsum);
+        memset(cnt, 0, sizeof cnt);
+        for (size_t i = 0; i < H->n; i++) {
+            uint32_t ns = (uint32_t)fabs(H->hsize[i]) - 1;
+            const double *sl = H->slope + i * H->g;
+            for (uint32_t s = 0; s < ns; s++) {
+                uint64_t k = key_of(sl[s]);
+                if (k < klo)
+                    break; /* slopes decrease along a hull */
+                if (k > khi)
+                    continue;
+                size_t b = (size_t)((k - klo) >> shift);
+                wsum[b] += seg_power(H, i, s);
+                cnt[b]++;
+            }
+        }
+        size_t top = (size_t)((khi - klo) >> shift), b = top;
+        for (;; b--) { /* from the highest slopes down */
+            if (wsum[b] > room)
+                break;
+            room -= wsum[b];
+            if (b == 0) { /* all fit after all (rounding): leave the lowest slope out */
+                double lowest;
+                memcpy(&lowest, &klo, sizeof lowest);
+                return lowest;
+            }
+        }
+        uint64_t nlo = klo + ((uint64_t)b << shift);
+        uint64_t nhi = b == top ? khi : nlo + (((uint64_t)1 << shift) - 1);
+        klo = nlo;
+        khi = nhi;
+        double first;
+        uint64_t kf = klo;
+        memcpy(&first, &kf, sizeof first);
+        if (klo == khi)
+            return first; /* every segment in range has this slope */
+        if (cnt[b] <= cap) {
+            size_t m = 0;
+            for (size_t i = 0; i < H->n; i++) {
+                uint32_t ns = (uint32_t)fabs(H->hsize[i]) - 1;
+                const double *sl = H->slope + i * H->g;
+                for (uint32_t s = 0; s < ns; s++) {
+                    uint64_t k = key_of(sl[s]);
+                    if (k < klo)
+                        break;
+                    if (k <= khi) {
+                        buf[2 * m] = sl[s];
+                        buf[2 * m + 1] = seg_power(H, i, s);
+                        m++;
+                    }
+                }
+            }
+            return select_in(buf, m, room);
+        }
+    }
+}
+
+/* ---- leftover: greedy fill by cost decrease per watt --------------------------------------- */
+
+struct fill {
+    const double *pw, *c; /* n x g */
+    const double *hsize;  /* sign: power monotone in the limit (+) or not (-) */
+    double *cur;          /* chosen grid index per job */
+    double *heap;         /* (ratio, job, target) triples */
+    size_t len;
+    uint32_t g;
+};
+
+/* Best move of job i to a point that saves cost and fits in `room`: the highest saving per
+ * watt (a move that saves cost without adding power ranks first), ties to the smaller power.
+ * When power rises with the limit only the points above the current one, up to room, are
+ * looked at (points below cost more: the current point is on the hull or was the best move). */
+static int best_move(const struct fill *f, size_t i, double room, double *ratio, uint32_t *to)
+{
+    const double *pw = f->pw + i * f->g, *c = f->c + i * f->g;
+    uint32_t cur = (uint32_t)f->cur[i], k = 0;
+    int found = 0, mono = f->hsize[i] > 0;
+    if (mono)
+        k = cur + 1;
+    for (; k < f->g; k++) {
+        double dp = pw[k] - pw[cur], dc = c[cur] - c[k];
+        if (dp > room) {
+            if (mono)
+                break;
+            continue;
+        }
+        if (!(dc > 0.0))
+            continue;
+        double r = dp > 0.0 ? dc / dp : INFINITY;
+        if (!found || r > *ratio || (r == *ratio && pw[k] < pw[*to])) {
+            *ratio = r;
+            *to = k;
+            found = 1;
+        }
+    }
+    return found;
+}
+
+static int heap_above(const double *h, size_t a, size_t b)
+{
+    return h[3 * a] > h[3 * b] || (h[3 * a] == h[3 * b] && h[3 * a + 1] < h[3 * b + 1]);
+}
+
+static void heap_down(struct fill *f, size_t i)
+{
+    double *h = f->heap;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, top = i;
+        if (l < f->len && heap_above(h, l, top))
+            top = l;
+        if (r < f->len && heap_above(h, r, top))
+            top = r;
+        if (top == i)
+            return;
+        for (int k = 0; k < 3; k++) {
+            double t = h[3 * i + k];
+            h[3 * i + k] = h[3 * top + k];
+            h[3 * top + k] = t;
+        }
+        i = top;
+    }
+}
+
+/* Replaces the heap's top with job i's best move in `room`, or removes the top if none. */
+static void heap_retop(struct fill *f, size_t i, double room)
+{
+    double r = 0.0;
+    uint32_t to = 0;
+    if (best_move(f, i, room, &r, &to)) {
+        f->heap[0] = r;
+        f->heap[1] = (double)i;
+        f->heap[2] = to;
+    } else {
+        f->len--;
+        for (int k = 0; k < 3; k++)
+            f->heap[k] = f->heap[3 * f->len + k];
+    }
+    if (f->len > 0)
+        heap_down(f, 0);
+}
+
+/* Spends `room` watts: repeatedly applies the move with the best saving per watt that still
+ * fits. Candidates are kept in a max-heap and re-evaluated lazily when room has shrunk below
+ * them. Returns the room left. */
+static double greedy_fill(struct fill *f, size_t n, double room)
+{
+    f->len = 0;
+    for (size_t i = 0; i < n; i++) {
+        double r = 0.0;
+        uint32_t to = 0;
+        if (best_move(f, i, room, &r, &to)) {
+            f->heap[3 * f->len] = r;
+            f->heap[3 * f->len + 1] = (double)i;
+            f->heap[3 * f->len + 2] = to;
+            f->len++;
+        }
+    }
+    for (size_t i = f->len / 2; i-- > 0;)
+        heap_down(f, i);
+    while (f->len > 0) {
+        size_t i = (size_t)f->heap[1];
+        uint32_t to = (uint32_t)f->heap[2];
+        const double *pw = f->pw + i * f->g;
+        double dp = pw[to] - pw[(uint32_t)f->cur[i]];
+        if (dp <= room) {
+            room -= dp > 0.0 ? dp : 0.0;
+            f->cur[i] = to;
+        }
+        heap_retop(f, i, room); /* next move of i, or i's best move that fits what is left */
+    }
+    return room;
+}
+
+/* Pairwise exchange for small instances: raise one job to any point and move another to any
+ * point when the pair fits and saves cost; repeats until no pair improves (each accepted
+ * exchange lowers the total cost by a non-negligible amount, so it ends). */
+static void exchange(struct fill *f, size_t n, double room)
+{
+    uint32_t g = f->g;
+    for (int improved = 1; improved;) {
+        improved = 0;
+        double best = 0.0;
+        size_t bi = 0, bj = 0;
+        uint32_t bki = 0, bkj = 0;
+        for (size_t i = 0; i < n; i++) {
+            const double *pi = f->pw + i * g, *ci = f->c + i * g;
+            uint32_t ui = (uint32_t)f->cur[i];
+            for (size_t j = 0; j < n; j++) {
+                if (j == i)
+                    continue;
+                const double *pj = f->pw + j * g, *cj = f->c + j * g;
+                uint32_t uj = (uint32_t)f->cur[j];
+                /* a saving lost in rounding would let the pass cycle */
+                double min_save = 1e-12 * (ci[ui] + cj[uj]);
+                for (uint32_t ki = 0; ki < g; ki++) {
+                    double dpi = pi[ki] - pi[ui], dci = ci[ui] - ci[ki];
+                    if (!(dci > 0.0))
+                        continue;
+                    for (uint32_t kj = 0; kj < g; kj++) {
+                        double dp = dpi + pj[kj] - pj[uj];
+                        double save = dci + cj[uj] - cj[kj];
+                        if (dp <= room && save > best && save > min_save) {
+                            best = save;
+                            bi = i, bj = j, bki = ki, bkj = kj;
+                        }
+                    }
+                }
+            }
+        }
+        if (best > 0.0) {
+            const double *pi = f->pw + bi * g, *pj = f->pw + bj * g;
+            room -= pi[bki] - pi[(uint32_t)f->cur[bi]] + pj[bkj] - pj[(uint32_t)f->cur[bj]];
+            f->cur[bi] = bki;
+            f->cur[bj] = bkj;
+            improved = 1;
+        }
+    }
+}
+
+/* ---- branch and bound for small instances ------------------------------------------------- */
+
+struct bnb {
+    size_t n;
+    uint32_t g;
+    const double *pw, *c; /* n x g */
+    double budget;
+    /* suffix sums, from job d on, of the lowest-power hull vertex's power and cost */
+    double base_p[BNB_MAX_JOBS + 1], base_c[BNB_MAX_JOBS + 1];
+    /* the hull segments of all jobs, by decreasing slope: job, slope, power added, cost saved */
+    size_t m;
+    uint8_t seg_job[BNB_MAX_JOBS * BNB_MAX_GRID];
+    double seg_sl[BNB_MAX_JOBS * BNB_MAX_GRID];
+    double seg_dp[BNB_MAX_JOBS * BNB_MAX_GRID], seg_dc[BNB_MAX_JOBS * BNB_MAX_GRID];
+    uint8_t order[BNB_MAX_JOBS][BNB_MAX_GRID]; /* each job's points by increasing cost */
+    uint32_t k[BNB_MAX_JOBS], best_k[BNB_MAX_JOBS];
+    double best;
+    long nodes;
+};
+
+/* Lower bound on the cost of jobs d..n-1 within `room` watts: the convex relaxation (each job
+ * on its hull, the steepest segments first, the last one fractionally); +inf if not even the
+ * lowest powers fit. */
+static double bnb_bound(const struct bnb *b, size_t d, double room)
+{
+    room -= b->base_p[d];
+    if (room < 0.0)
+        return INFINITY;
+    double cost = b->base_c[d];
+    for (size_t s = 0; s < b->m; s++) {
+        if (b->seg_job[s] < d)
+            continue;
+        if (b->seg_dp[s] <= room) {
+            room -= b->seg_dp[s];
+            cost -= b->seg_dc[s];
+        } else {
+            cost -= b->seg_dc[s] * (room / b->seg_dp[s]);
+            break;
+        }
+    }
+    return cost;
+}
+
+static void bnb_dfs(struct bnb *b, size_t d, double power, double cost)
+{
+    if (d == b->n) {
+        if (cost < b->best) {
+            b->best = cost;
+            for (size_t i = 0; i < b->n; i++)
+                b->best_k[i] = b->k[i];
+        }
+        return;
+    }
+    const double *pd = b->pw + d * b->g, *cd = b->c + d * b->g;
+    for (uint32_t t = 0; t < b->g && b->nodes < BNB_MAX_NODES; t++) {
+        uint32_t k = b->order[d][t];
+        double p = power + pd[k], cc = cost + cd[k];
+        if (cc >= b->best)
+            break; /* points come by increasing cost: none further can do better */
+        if (cc + bnb_bound(b, d + 1, b->budget - p) >= b->best * (1.0 - 1e-12))
+            continue; /* includes "the rest does not fit" (+inf) */
+        b->nodes++;
+        b->k[d] = k;
+        bnb_dfs(b, d + 1, p, cc);
+    }
+}
+
+/* Improves f->cur to the best combination of grid points within `room_all` (exact unless the
+ * node budget runs out; never worse than the starting point). */
+static void bnb_solve(struct bnb *b, struct fill *f, size_t n, double room_all)
+{
+    uint32_t g = f->g;
+    b->n = n;
+    b->g = g;
+    b->pw = f->pw;
+    b->c = f->c;
+    b->budget = room_all;
+    b->m = 0;
+    b->nodes = 0;
+    b->base_p[n] = b->base_c[n] = 0.0;
+    double start = 0.0;
+    for (size_t i = n; i-- > 0;) {
+        const double *pi = f->pw + i * g, *ci = f->c + i * g;
+        uint16_t ord[BNB_MAX_GRID], hull[BNB_MAX_GRID];
+        int mono;
+        double sl[BNB_MAX_GRID];
+        uint32_t h = job_hull(pi, ci, g, ord, hull, sl, &mono);
+        b->base_p[i] = b->base_p[i + 1] + pi[hull[0]];
+        b->base_c[i] = b->base_c[i + 1] + ci[hull[0]];
+        for (uint32_t s = 0; s + 1 < h; s++) { /* insert by decreasing slope */
+            double dp = pi[hull[s + 1]] - pi[hull[s]], dc = ci[hull[s]] - ci[hull[s + 1]];
+            size_t at = b->m++;
+            while (at > 0 && b->seg_sl[at - 1] < sl[s]) {
+                b->seg_sl[at] = b->seg_sl[at - 1];
+                b->seg_job[at] = b->seg_job[at - 1];
+                b->seg_dp[at] = b->seg_dp[at - 1];
+                b->seg_dc[at] = b->seg_dc[at - 1];
+                at--;
+            }
+            b->seg_job[at] = (uint8_t)i;
+            b->seg_sl[at] = sl[s];
+            b->seg_dp[at] = dp;
+            b->seg_dc[at] = dc;
+        }
+        for (uint32_t k = 0; k < g; k++) { /* points by increasing cost */
+            uint32_t at = k;
+            while (at > 0 && ci[b->order[i][at - 1]] > ci[k]) {
+                b->order[i][at] = b->order[i][at - 1];
+                at--;
+            }
+            b->order[i][at] = (uint8_t)k;
+        }
+        b->best_k[i] = (uint32_t)f->cur[i];
+        start += ci[(uint32_t)f->cur[i]];
+    }
+    b->best = start;
+    bnb_dfs(b, 0, 0.0, 0.0);
+    for (size_t i = 0; i < n; i++)
+        f->cur[i] = b->best_k[i];
+}
+
+/* ---- the allocator --------------------------------------------------------------------- */
+
+static int check_jobs(const struct eco_cap_job *jobs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_cap_job *j = &jobs[i];
+        if (!j->predict || j->gpus == 0 || !isfinite(j->min_limit_w) || !isfinite(j->max_limit_w) ||
+            j->min_limit_w > j->max_limit_w)
+            return -EINVAL;
+    }
+    return 0;
+}
+
+double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_w,
+                        const struct eco_cap_params *p, double *limits_w, double *scratch)
+{
+    struct eco_cap_params def;
+    if (!p) {
+        eco_cap_params_default(&def);
+        p = &def;
+    }
+    if (p->grid < 2 || p->grid > ECO_CAP_GRID_MAX || isnan(budget_w) ||
+        (n > 0 && (!jobs || !limits_w)) || check_jobs(jobs, n))
+        return -EINVAL;
+    if (n == 0)
+        return 0.0;
+    double *own = NULL;
+    if (!scratch) {
+        own = malloc(eco_cap_scratch_len(n, p) * sizeof *own);
+        if (!own)
+            return -ENOMEM;
+        scratch = own;
+    }
+    const uint32_t g = p->grid;
+    const size_t ng = n * g;
+    double *pw = scratch, *c = pw + ng, *slope = c + ng, *vidx = slope + ng;
+    double *hsize = vidx + ng, *cur = hsize + n, *heap = cur + n;
+    const double inv_hz = horizon_inv(p);
+    const double room_all = budget_w - (isfinite(budget_w) ? fabs(budget_w) * BUDGET_MARGIN : 0.0);
+    double lo_total = 0.0, hi_total = 0.0, price = 0.0;
+    uint64_t kmin = UINT64_MAX, kmax = 0;
+
+    /* Local problems: every job's grid points, its hull and the hull's slopes; cur[i] = the
+     * job's unconstrained best (the hull's last vertex). */
+    for (size_t i = 0; i < n; i++) {
+        double *pi = pw + i * g, *ci = c + i * g, *si = slope + i * g, *vi = vidx + i * g;
+        uint16_t ord[ECO_CAP_GRID_MAX], hull[ECO_CAP_GRID_MAX];
+        int mono;
+        eval_grid(&jobs[i], p, inv_hz, pi, ci);
+        uint32_t h = job_hull(pi, ci, g, ord, hull, si, &mono);
+        for (uint32_t v = 0; v < h; v++)
+            vi[v] = hull[v];
+        if (h > 1) {
+            uint64_t k0 = key_of(si[0]), k1 = key_of(si[h - 2]);
+            kmax = k0 > kmax ? k0 : kmax;
+            kmin = k1 < kmin ? k1 : kmin;
+        }
+        hsize[i] = mono ? (double)h : -(double)h;
+        lo_total += pi[hull[0]];
+        hi_total += pi[hull[h - 1]];
+        cur[i] = hull[h - 1];
+    }
+
+    if (lo_total > room_all) { /* not even the lowest powers fit */
+        for (size_t i = 0; i < n; i++)
+            limits_w[i] = jobs[i].min_limit_w;
+        free(own);
+        return INFINITY;
+    }
+    if (hi_total > room_all) { /* the price is positive */
+        struct hulls H = {.pw = pw, .slope = slope, .vidx = vidx, .hsize = hsize, .n = n, .g = g};
+        price = find_price(&H, room_all - lo_total, kmin, kmax, heap, 3 * n / 2);
+        double total = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            const double *si = slope + i * g, *vi = vidx + i * g;
+            uint32_t s = 0, ns = (uint32_t)fabs(hsize[i]) - 1;
+            while (s < ns && si[s] > price)
+                s++;
+            cur[i] = vi[s];
+            total += pw[i * g + (uint32_t)vi[s]];
+        }
+        struct fill f = {.pw = pw, .c = c, .hsize = hsize, .cur = cur, .heap = heap, .g = g};
+        double room = greedy_fill(&f, n, room_all - total);
+        if (n <= BNB_MAX_JOBS && g <= BNB_MAX_GRID) {
+            struct bnb b;
+            bnb_solve(&b, &f, n, room_all);
+        } else if (n <= EXCHANGE_MAX_JOBS) {
+            exchange(&f, n, room);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        limits_w[i] =
+            eco_cap_grid_limit(jobs[i].min_limit_w, jobs[i].max_limit_w, g, (uint32_t)cur[i]);
+    free(own);
+    return price;
+}
+
+void eco_cap_predict_truth(const void *ctx, double limit_w, double *power_w, double *speed)
+{
+    const struct eco_cap_truth *t = ctx;
+    if (eco_power_eval(t->type, t->workload, limit_w, speed, power_w)) {
+        if (power_w)
+            *power_w = limit_w;
+        if (speed)
+            *speed = 0.0;
+    }
+}

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/* Recursive least squares with a forgetting factor on [1, x, x^2], and the per-job models of
+ * power and speed versus the normalised power limit built on it (docs/models/rls.md). */
+#include <math.h>
+#include "ecosched/powercap.h"
+
+/* Readiness: a quadratic needs three samples, and samples bunched in a narrow band of limits
+ * extrapolate wildly (three points 0.1 apart put a gain of ~100 on their noise at the far
+ * end), so the sampled limits must also span a fifth of the range. */
+#define READY_MIN_SAMPLES 3
+#define READY_MIN_SPAN 0.2
+/* Slack on the span for rounding in the normalisation ((240 - 100) / 200 - (200 - 100) / 200 is
+ * 0.19999999999999996). */
+#define READY_SPAN_EPS 1e-9
+
+/* Sane output ranges: a capped GPU draws at most about its cap (Zeus' averages exceed it by
+ * up to ~16 W at the lowest limits, docs/models/energy.md), so 1.2 x max leaves room for that;
+ * speeds are relative to a V100 at 250 W and the fastest catalog GPU is 1.96. */
+#define POWER_MAX_FRAC 1.2
+#define SPEED_MIN 1e-3
+#define SPEED_MAX 10.0
+
+static double clamp(double v, double lo, double hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static void reset_cov(struct eco_rls *r)
+{
+    for (int i = 0; i < ECO_RLS_DIM; i++)
+        for (int j = 0; j < ECO_RLS_DIM; j++)
+            r->P[i][j] = i == j ? r->p0 : 0.0;
+}
+
+void eco_rls_init(struct eco_rls *r, double lambda, double p0)
+{
+    r->lambda = lambda > 0.0 && lambda <= 1.0 ? lambda : 1.0;
+    r->p0 = p0 > 0.0 && isfinite(p0) ? p0 : ECO_RLS_P0_DEFAULT;
+    r->n = 0;
+    for (int i = 0; i < ECO_RLS_DIM; i++)
+        r->theta[i] = 0.0;
+    reset_cov(r);
+}
+
+double eco_rls_predict(const struct eco_rls *r, double x)
+{
+    return r->theta[0] + x * (r->theta[1] + x * r->theta[2]);
+}
+
+/* Eigen-decomposition of the symmetric P by cyclic Jacobi rotations: P = V diag(d) V^T. Three
+ * dimensions converge to rounding in a handful of sweeps. */
+static void eig_sym(double A[ECO_RLS_DIM][ECO_RLS_DIM], double d[ECO_RLS_DIM],
+                    double V[ECO_RLS_DIM][ECO_RLS_DIM])
+{
+    for (int i = 0; i < ECO_RLS_DIM; i++)
+        for (int j = 0; j < ECO_RLS_DIM; j++)
+            V[i][j] = i == j;
+    for (int sweep = 0; sweep < 30; sweep++) {
+        double off = 0.0, diag = 0.0;
+        for (int i = 0; i < ECO_RLS_DIM; i++) {
+            diag += A[i][i] * A[i][i];
+            for (int j = i + 1; j < ECO_RLS_DIM; j++)
+                off += A[i][j] * A[i][j];
+        }
+        if (off <= 1e-30 * diag)
+            break;
+        for (int p = 0; p < ECO_RLS_DIM; p++)
+            for (int q = p + 1; q < ECO_RLS_DIM; q++) {
+                if (A[p][q] == 0.0)
+                    continue;
+                double th = (A[q][q] - A[p][p]) / (2.0 * A[p][q]);
+                double t = (th >= 0 ? 1.0 : -1.0) / (fabs(th) + sqrt(th * th + 1.0));
+                double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+                for (int k = 0; k < ECO_RLS_DIM; k++) { /* A = A J */
+                    double akp = A[k][p], akq = A[k][q];
+                    A[k][p] = c * akp - s * akq;
+                    A[k][q] = s * akp + c * akq;
+                }
+                for (int k = 0; k < ECO_RLS_DIM; k++) { /* A = J^T A */
+                    double apk = A[p][k], aqk = A[q][k];
+                    A[p][k] = c * apk - s * aqk;
+                    A[q][k] = s * apk + c * aqk;
+                }
+                for (int k = 0; k < ECO_RLS_DIM; k++) {
+                    double vkp = V[k][p], vkq = V[k][q];
+                    V[k][p] = c * vkp - s * vkq;
+                    V[k][q] = s * vkp + c * vkq;
+                }
+            }
+    }
+    for (int i = 0; i < ECO_RLS_DIM; i++)
+        d[i] = A[i][i];
+}
+
+/* Keeps P usable. Forgetting divides P by lambda at every sample, so directions the input does
+ * not excite (a limit held constant) grow without bound ("covariance wind-up"). Their growth is
+ * stopped at the prior's uncertainty: every eigenvalue of P is capped at p0 (P <= p0 I), which
+ * leaves the excited directions, and so their forgetting, untouched (capping the trace instead
+ * would shrink them too and turn forgetting off exactly where data arrives). The cap can only
+ * bind when the trace exceeds p0, so the decomposition is skipped otherwise. A P that is no
+ * longer positive definite or finite is reset to p0 I. */
+static void guard_cov(struct eco_rls *r)
+{
+    double tr = 0.0;
+    for (int i = 0; i < ECO_RLS_DIM; i++) {
+        if (!(r->P[i][i] > 0.0) || !isfinite(r->P[i][i])) {
+            reset_cov(r);
+            return;
+        }
+        tr += r->P[i][i];
+    }
+    if (tr <= r->p0)
+        return;
+    double A[ECO_RLS_DIM][ECO_RLS_DIM], V[ECO_RLS_DIM][ECO_RLS_DIM], d[ECO_RLS_DIM];
+    int capped = 0;
+    for (int i = 0; i < ECO_RLS_DIM; i++)
+        for (int j = 0; j < ECO_RLS_DIM; j++)
+            A[i][j] = r->P[i][j];
+    eig_sym(A, d, V);
+    for (int i = 0; i < ECO_RLS_DIM; i++) {
+        if (d[i] > r->p0) {
+            d[i] = r->p0;
+            capped = 1;
+        }
+        if (!(d[i] > 0.0)) { /* rounding pushed an eigenvalue to zero or below */
+            reset_cov(r);
+            return;
+        }
+    }
+    if (!capped)
+        return;
+    for (int i = 0; i < ECO_RLS_DIM; i++)
+        for (int j = i; j < ECO_RLS_DIM; j++) {
+            double v = 0.0;
+            for (int k = 0; k < ECO_RLS_DIM; k++)
+                v += V[i][k] * d[k] * V[j][k];
+            r->P[i][j] = v;
+            r->P[j][i] = v;
+        }
+}
+
+void eco_rls_update(struct eco_rls *r, double x, double y)
+{
+    if (!isfinite(x) || !isfinite(y))
+        return;
+    const double phi[ECO_RLS_DIM] = {1.0, x, x * x};
+    double g[ECO_RLS_DIM]; /* P phi */
+    double den = r->lambda, pred = 0.0;
+    for (int i = 0; i < ECO_RLS_DIM; i++) {
+        g[i] = 0.0;
+        for (int j = 0; j < ECO_RLS_DIM; j++)
+            g[i] += r->P[i][j] * phi[j];
+        den += phi[i] * g[i];
+        pred += phi[i] * r->theta[i];
+    }
+    if (!(den > 0.0) || !isfinite(den)) { /* P is no longer positive definite */
+        reset_cov(r);
+        return;
+    }
+    double e = y - pred;
+    double theta[ECO_RLS_DIM];
+    for (int i = 0; i < ECO_RLS_DIM; i++)
+        theta[i] = r->theta[i] + g[i] / den * e;
+    /* P = (P - g g^T / den) / lambda, computed on the upper triangle and mirrored so that P
+     * stays exactly symmetric. */
+    for (int i = 0; i < ECO_RLS_DIM; i++)
+        for (int j = i; j < ECO_RLS_DIM; j++) {
+            double v = (r->P[i][j] - g[i] * g[j] / den) / r->lambda;
+            r->P[i][j] = v;
+            r->P[j][i] = v;
+        }
+    if (isfinite(theta[0]) && isfinite(theta[1]) && isfinite(theta[2]))
+        for (int i = 0; i < ECO_RLS_DIM; i++)
+            r->theta[i] = theta[i];
+    else
+        reset_cov(r);
+    guard_cov(r);
+    if (r->n < UINT32_MAX)
+        r->n++;
+}
+
+/* ---- per-job models ----------------------------------------------------------------------- */
+
+/* 1 / (max - min), or 0 for a fixed limit (every limit maps to x = 0). */
+static double inv_range(const struct eco_job_model *m)
+{
+    double range = m->max_limit_w - m->min_limit_w;
+    return range > 0.0 ? 1.0 / range : 0.0;
+}
+
+static double norm_x(const struct eco_job_model *m, double limit_w, double inv)
+{
+    return clamp((limit_w - m->min_limit_w) * inv, 0.0, 1.0);
+}
+
+static double prior_speed(const struct eco_job_model *m, double limit_w)
+{
+    return m->max_limit_w > 0.0 ? cbrt(limit_w / m->max_limit_w) : 1.0;
+}
+
+void eco_job_model_init(struct eco_job_model *m, double min_limit_w, double max_limit_w,
+                        double lambda)
+{
+    m->min_limit_w = min_limit_w;
+    m->max_limit_w = max_limit_w > min_limit_w ? max_limit_w : min_limit_w;
+    m->x_seen_lo = INFINITY;
+    m->x_seen_hi = -INFINITY;
+    eco_rls_init(&m->power, lambda, ECO_RLS_P0_DEFAULT);
+    eco_rls_init(&m->speed, lambda, ECO_RLS_P0_DEFAULT);
+    /* Start both estimators from the prior, so that the first samples correct it instead of
+     * a zero curve: power / max = limit / max is linear in x; the speed prior is the quadratic
+     * through its values at x = 0, 1/2, 1 (within 1.1 % of the cube root on the catalog's
+     * ranges, the widest being the A100-SXM's 100-400 W). */
+    double mx = m->max_limit_w > 0.0 ? m->max_limit_w : 1.0,
+           range = m->max_limit_w - m->min_limit_w;
+    m->power.theta[0] = m->min_limit_w / mx;
+    m->power.theta[1] = range / mx;
+    double s0 = prior_speed(m, m->min_limit_w), s1 = prior_speed(m, m->min_limit_w + range / 2),
+           s2 = prior_speed(m, m->max_limit_w);
+    m->speed.theta[0] = s0;
+    m->speed.theta[1] = -3.0 * s0 + 4.0 * s1 - s2;
+    m->speed.theta[2] = 2.0 * s0 - 4.0 * s1 + 2.0 * s2;
+}
+
+void eco_job_model_observe(struct eco_job_model *m, double limit_w, double power_w, double speed)
+{
+    if (!isfinite(limit_w) || !isfinite(power_w) || !isfinite(speed))
+        return;
+    double x = norm_x(m, limit_w, inv_range(m)), mx = m->max_limit_w > 0.0 ? m->max_limit_w : 1.0;
+    eco_rls_update(&m->power, x, power_w / mx);
+    eco_rls_update(&m->speed, x, speed);
+    if (x < m->x_seen_lo)
+        m->x_seen_lo = x;
+    if (x > m->x_seen_hi)
+        m->x_seen_hi = x;
+}
+
+int eco_job_model_ready(const struct eco_job_model *m)
+{
+    return m->power.n >= READY_MIN_SAMPLES &&
+           m->x_seen_hi - m->x_seen_lo >= READY_MIN_SPAN - READY_SPAN_EPS;
+}
+
+/* Prediction at a limit already clamped to [min, max]; `ready` and `inv` (inv_range) are
+ * passed in so that the grid version computes them once. Both public functions go through
+ * here, so they give bit-identical values. */
+static void predict_at(const struct eco_job_model *m, int ready, double inv, double L,
+                       double *power_w, double *speed)
+{
+    if (!ready) {
+        *power_w = L;
+        *speed = prior_speed(m, L);
+        return;
+    }
+    double x = norm_x(m, L, inv);
+    double pw =
+        clamp(eco_rls_predict(&m->power, x) * m->max_limit_w, 0.0, POWER_MAX_FRAC * m->max_limit_w);
+    double sp = clamp(eco_rls_predict(&m->speed, x), SPEED_MIN, SPEED_MAX);
+    *power_w = pw == pw ? pw : L; /* NaN (not reached: theta stays finite) */
+    *speed = sp == sp ? sp : SPEED_MIN;
+}
+
+void eco_job_model_predict(const struct eco_job_model *m, double limit_w, double *power_w,
+                           double *speed)
+{
+    double L = clamp(isfinite(limit_w) ? limit_w : m->max_limit_w, m->min_limit_w, m->max_limit_w);
+    double pw, sp;
+    predict_at(m, eco_job_model_ready(m), inv_range(m), L, &pw, &sp);
+    if (power_w)
+        *power_w = pw;
+    if (speed)
+        *speed = sp;
+}
+
+/* The grid: min + k x step with step = (max - min) / (g - 1), the last point exactly max. */
+static double grid_step(double min_w, double max_w, uint32_t g)
+{
+    return g > 1 ? (max_w - min_w) / (double)(g - 1) : 0.0;
+}
+
+static double grid_at(double min_w, double max_w, double step, uint32_t g, uint32_t k)
+{
+    return k + 1 >= g ? max_w : min_w + (double)k * step;
+}
+
+double eco_cap_grid_limit(double min_limit_w, double max_limit_w, uint32_t g, uint32_t k)
+{
+    return grid_at(min_limit_w, max_limit_w, grid_step(min_limit_w, max_limit_w, g), g, k);
+}
+
+void eco_job_model_predict_grid(const struct eco_job_model *m, uint32_t g, double *power_w,
+                                double *speed)
+{
+    const struct eco_job_model mm = *m; /* a local copy: the stores below cannot alias it */
+    int ready = eco_job_model_ready(&mm);
+    double inv = inv_range(&mm), step = grid_step(mm.min_limit_w, mm.max_limit_w, g);
+    if (!ready) {
+        for (uint32_t k = 0; k < g; k++)
+            predict_at(&mm, 0, inv, grid_at(mm.min_limit_w, mm.max_limit_w, step, g, k),
+                       &power_w[k], &speed[k]);
+        return;
+    }
+    /* predict_at's ready branch, written out branch-free so that it vectorises; the same
+     * operations in the same order, hence the same values */
+    const double lo = mm.min_limit_w, hi = mm.max_limit_w, pmax = POWER_MAX_FRAC * hi;
+    const double p0 = mm.power.theta[0], p1 = mm.power.theta[1], p2 = mm.power.theta[2];
+    const double s0 = mm.speed.theta[0], s1 = mm.speed.theta[1], s2 = mm.speed.theta[2];
+    for (uint32_t k = 0; k < g; k++) {
+        double L = k + 1 >= g ? hi : lo + (double)k * step;
+        double x = (L - lo) * inv;
+        x = x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x;
+        double pw = (p0 + x * (p1 + x * p2)) * hi;
+        pw = pw < 0.0 ? 0.0 : pw > pmax ? pmax : pw;
+        double sp = s0 + x * (s1 + x * s2);
+        sp = sp < SPEED_MIN ? SPEED_MIN : sp > SPEED_MAX ? SPEED_MAX : sp;
+        power_w[k] = pw == pw ? pw : L; /* NaN (not reached: theta stays finite) */
+        speed[k] = sp == sp ? sp : SPEED_MIN;
+    }
+}
+
+void eco_cap_predict_model(const void *ctx, double limit_w, double *power_w, double *speed)
+{
+    eco_job_model_predict(ctx, limit_w, power_w, speed);
+}

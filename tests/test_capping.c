@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/* Power capping in the simulator: steady state under the budget, the response to a budget
+ * step, admission by power, jobs that can never fit the budget, and deadlines. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ecosched/catalog.h"
+#include "ecosched/sim.h"
+
+struct jspec {
+    double submit_s, duration_s;
+    uint32_t gpus;
+    const char *workload;
+};
+
+static struct eco_jobset *make_jobs(const struct jspec *js, size_t n)
+{
+    struct eco_jobset *set = eco_jobset_create();
+    for (size_t i = 0; i < n; i++) {
+        struct eco_job *j = eco_jobset_add(set);
+        char id[32];
+        snprintf(id, sizeof id, "j%zu", i);
+        j->id_off = eco_jobset_intern(set, id, strlen(id));
+        j->submit_s = js[i].submit_s;
+        j->duration_s = js[i].duration_s;
+        j->gpus = js[i].gpus;
+        j->line = (uint32_t)i + 2;
+        if (js[i].workload)
+            j->workload_off = eco_jobset_intern(set, js[i].workload, strlen(js[i].workload));
+    }
+    return set;
+}
+
+#define MAX_ROWS 20000
+struct rows {
+    struct eco_timeline_row r[MAX_ROWS];
+    size_t n;
+};
+
+static void collect(void *ctx, const struct eco_timeline_row *row)
+{
+    struct rows *rows = ctx;
+    if (rows->n < MAX_ROWS)
+        rows->r[rows->n++] = *row;
+}
+
+/* Four long jobs of different workloads on two nodes of V100 and A40. */
+static const struct jspec four[] = {
+    {0, 5000, 4, "resnet50"},
+    {0, 5000, 4, "bert-squad"},
+    {0, 5000, 4, "shufflenet"},
+    {0, 5000, 4, "deepspeech2"},
+};
+
+static void run(const char *policy, const struct eco_budget_step *b, size_t nb,
+                struct rows *rows, struct eco_sim_result *res, struct eco_jobset **setp)
+{
+    struct eco_cluster *c = NULL;
+    struct eco_error err;
+    assert_int_equal(eco_cluster_parse_spec("1x8:V100,1x8:A40", &c, &err), 0);
+    struct eco_jobset *set = make_jobs(four, 4);
+    struct eco_sim_config cfg = {
+        .policy = eco_policy_find("fifo"),
+        .placement = eco_placement_find("pack"),
+        .seed = 7,
+        .power_policy = policy,
+        .budget = b,
+        .n_budget = nb,
+        .timeline = collect,
+        .timeline_ctx = rows,
+    };
+    rows->n = 0;
+    int rc = eco_sim_run(c, set, &cfg, res, &err);
+    if (rc)
+        print_error("%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    eco_cluster_destroy(c);
+    *setp = set;
+}
+
+/* Cluster power with no capping, all four jobs running. */
+static double uncapped_power(void)
+{
+    struct rows *rows = calloc(1, sizeof *rows);
+    struct eco_sim_result res;
+    struct eco_jobset *set;
+    run(NULL, NULL, 0, rows, &res, &set);
+    double p = res.summary.peak_power_w;
+    eco_sim_result_fini(&res);
+    eco_jobset_destroy(set);
+    free(rows);
+    return p;
+}
+
+static void test_steady_state_under_budget(void **state)
+{
+    (void)state;
+    double peak = uncapped_power();
+    const char *pols[] = {"mpc", "oracle"};
+    for (size_t k = 0; k < 2; k++) {
+        struct eco_budget_step b = {0, 0.8 * peak};
+        struct rows *rows = calloc(1, sizeof *rows);
+        struct eco_sim_result res;
+        struct eco_jobset *set;
+        run(pols[k], &b, 1, rows, &res, &set);
+        size_t checked = 0;
+        for (size_t i = 0; i < rows->n; i++) {
+            if (rows->r[i].t_s < 120 || rows->r[i].busy_gpus < 16)
+                continue; /* settling, and the end when jobs finish */
+            checked++;
+            /* With the true curves the steady state never exceeds the budget; the learned
+             * models, fed noisy measurements, stay within 1% above it. */
+            double limit = k == 1 ? b.watts : 1.01 * b.watts;
+            if (rows->r[i].power_w > limit)
+                print_error("%s: t=%g power %.2f > %.2f\n", pols[k], rows->r[i].t_s,
+                            rows->r[i].power_w, limit);
+            assert_true(rows->r[i].power_w <= limit);
+        }
+        assert_true(checked > 1000);
+        /* And it uses the budget: with four jobs the learned controller keeps about three
+         * standard deviations of the measurement noise (~2%) as margin; the oracle less. */
+        if (res.summary.power_cap_mae_pct >= 3.0)
+            print_error("%s: MAE %.3f%%\n", pols[k], res.summary.power_cap_mae_pct);
+        assert_true(res.summary.power_cap_mae_pct < 3.0);
+        assert_true(res.summary.capped_periods > 1000);
+        eco_sim_result_fini(&res);
+        eco_jobset_destroy(set);
+        free(rows);
+    }
+}
+
+static void test_step_down_within_one_period(void **state)
+{
+    (void)state;
+    double peak = uncapped_power();
+    struct eco_budget_step b[] = {{0, 0.9 * peak}, {1000, 0.7 * peak}, {3000, 0.9 * peak}};
+    const char *pols[] = {"mpc", "oracle"};
+    for (size_t k = 0; k < 2; k++) {
+        struct rows *rows = calloc(1, sizeof *rows);
+        struct eco_sim_result res;
+        struct eco_jobset *set;
+        run(pols[k], b, 3, rows, &res, &set);
+        for (size_t i = 0; i < rows->n; i++) {
+            const struct eco_timeline_row *r = &rows->r[i];
+            if (r->t_s >= 1000 && r->t_s < 3000)
+                assert_true(r->budget_w == b[1].watts);
+            /* At most one control period (1 s) above the new budget by more than 1%. */
+            if (r->t_s >= 1001 && r->t_s < 1100 && r->power_w > 1.01 * r->budget_w) {
+                print_error("%s: t=%g power %.1f budget %.1f\n", pols[k], r->t_s, r->power_w,
+                            r->budget_w);
+                fail();
+            }
+        }
+        eco_sim_result_fini(&res);
+        eco_jobset_destroy(set);
+        free(rows);
+    }
+}
+
+static void test_admission_and_rejection(void **state)
+{
+    (void)state;
+    struct eco_cluster *c = NULL;
+    struct eco_error err;
+    assert_int_equal(eco_cluster_parse_spec("2x4:V100", &c, &err), 0);
+    /* Hosts and idle GPUs draw 2 x (522 + 4 x 52.375 + 4 x 23) = 1647 W. j0 and j1 each need
+     * about 4 x (100 - 23) W more at their minimum limit: one fits under 2100 W, two do not,
+     * so j1 waits for j0. j2 (8 GPUs) can never run under 2100 W: rejected. */
+    static const struct jspec js[] = {{0, 100, 4, NULL}, {0, 100, 4, NULL}, {0, 100, 8, NULL}};
+    struct eco_jobset *set = make_jobs(js, 3);
+    struct eco_budget_step b = {0, 2100};
+    struct eco_sim_config cfg = {.policy = eco_policy_find("greedy"),
+                                 .placement = eco_placement_find("pack"),
+                                 .seed = 1,
+                                 .power_policy = "mpc",
+                                 .budget = &b,
+                                 .n_budget = 1};
+    struct eco_sim_result res;
+    assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
+    assert_int_equal(res.summary.rejected, 1);
+    assert_int_equal(set->jobs[2].state, ECO_JOB_REJECTED);
+    assert_int_equal(set->jobs[2].reject_reason, ECO_REJECT_POWER);
+    assert_int_equal(res.summary.admission_waits, 1);
+    assert_true(set->jobs[0].start_s == 0);
+    assert_true(set->jobs[1].start_s >= set->jobs[0].end_s);
+    eco_sim_result_fini(&res);
+    /* Without a budget all three run at once. */
+    cfg.power_policy = NULL;
+    cfg.budget = NULL;
+    cfg.n_budget = 0;
+    assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
+    assert_int_equal(res.summary.rejected, 0);
+    eco_sim_result_fini(&res);
+    /* A power policy without a budget, and an unknown policy, are refused. */
+    cfg.power_policy = "mpc";
+    assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "needs a power budget"));
+    cfg.power_policy = "magic";
+    cfg.budget = &b;
+    cfg.n_budget = 1;
+    assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "unknown policy 'magic'"));
+    eco_jobset_destroy(set);
+    eco_cluster_destroy(c);
+}
+
+static void test_deadlines(void **state)
+{
+    (void)state;
+    struct eco_cluster *c = NULL;
+    struct eco_error err;
+    assert_int_equal(eco_cluster_parse_spec("1x1", &c, &err), 0);
+    /* Three 100 s jobs on one GPU, all submitted at 0: they end at 100, 200, 300. With
+     * deadlines drawn in [1.5, 2] x 100 s the first meets it, the others miss. */
+    static const struct jspec js[] = {{0, 100, 1, NULL}, {0, 100, 1, NULL}, {0, 100, 1, NULL}};
+    struct eco_jobset *set = make_jobs(js, 3);
+    struct eco_sim_config cfg = {.policy = eco_policy_find("fifo"),
+                                 .placement = eco_placement_find("pack"),
+                                 .seed = 1,
+                                 .deadline_lo = 1.5,
+                                 .deadline_hi = 2};
+    struct eco_sim_result res;
+    assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
+    for (size_t i = 0; i < 3; i++)
+        assert_true(set->jobs[i].deadline_s >= 150 && set->jobs[i].deadline_s <= 200);
+    assert_int_equal(res.summary.deadline_jobs, 3);
+    assert_true(fabs(res.summary.deadline_miss_ratio - 2.0 / 3) < 1e-12);
+    double d0 = set->jobs[0].deadline_s;
+    eco_sim_result_fini(&res);
+    /* Same seed, same draws; a trace deadline is kept. */
+    set->jobs[0].deadline_s = 1000;
+    set->jobs[0].deadline_drawn = 0;
+    assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
+    assert_true(set->jobs[0].deadline_s == 1000);
+    assert_true(set->jobs[1].deadline_s >= 150);
+    (void)d0;
+    eco_sim_result_fini(&res);
+    eco_jobset_destroy(set);
+    eco_cluster_destroy(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_steady_state_under_budget),
+        cmocka_unit_test(test_step_down_within_one_period),
+        cmocka_unit_test(test_admission_and_rejection),
+        cmocka_unit_test(test_deadlines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
