@@ -35,6 +35,14 @@ tmp=$(mktemp)
     echo "doubling the jobs multiplies the time by at most 2.3). Median of 3 runs each."
     echo
     "$BUILD/eco_bench" scaling
+    echo
+    echo "## Power-cap allocation"
+    echo
+    echo "One call of the power-capping allocator (price-based, docs/policies/powercap.md) for N"
+    echo "one-GPU jobs of mixed GPU types and workloads with learned models, 20% with deadlines"
+    echo "(bench/bench_powercap.c). Target: one allocation for 10,000 GPUs in at most 5 ms."
+    echo
+    "$BUILD/eco_bench_powercap"
 } > "$tmp"
 mv "$tmp" "$OUT"
 cat "$OUT"

@@ -159,6 +159,23 @@ static void complete(struct engine *e, uint32_t j, double t)
     nodes_busy(e, job, -1, t);
 }
 
+/* Speed and GPU power of a job on its allocation at its limit. Synchronous training runs at
+ * the pace of its slowest GPU; every GPU draws its own power. */
+static void set_rate(const struct engine *e, struct eco_job *job)
+{
+    job->speed = 0;
+    job->power_w = 0;
+    for (uint32_t i = 0; i < job->alloc_n; i++) {
+        double speed, pw;
+        eco_nodes_job_power(e, job, e->pool[job->alloc_off + i].node, &speed, &pw);
+        if (i == 0 || speed < job->speed)
+            job->speed = speed;
+        job->power_w += pw * e->pool[job->alloc_off + i].gpus;
+    }
+    if (!(job->speed > 0))
+        job->speed = 1;
+}
+
 static int apply_start(struct engine *e, size_t k, double t)
 {
     uint32_t j = e->dec.starts[k];
@@ -183,18 +200,7 @@ static int apply_start(struct engine *e, size_t k, double t)
     job->alloc_n = (uint32_t)cnt;
     e->npool += cnt;
     job->limit_w = e->pc ? eco_powerctl_start_limit(e, j) : 0;
-    /* Synchronous training runs at the pace of its slowest GPU. */
-    job->speed = 0;
-    job->power_w = 0;
-    for (size_t i = 0; i < cnt; i++) {
-        double speed, pw;
-        eco_nodes_job_power(e, job, e->pool[job->alloc_off + i].node, &speed, &pw);
-        if (i == 0 || speed < job->speed)
-            job->speed = speed;
-        job->power_w += pw * e->pool[job->alloc_off + i].gpus;
-    }
-    if (!(job->speed > 0))
-        job->speed = 1;
+    set_rate(e, job);
     job->state = ECO_JOB_RUNNING;
     if (job->start_s < 0)
         job->start_s = t;
@@ -226,17 +232,7 @@ static int set_limit(struct engine *e, uint32_t j, double limit_w, double t)
     job->last_start_s = t;
     nodes_busy(e, job, -1, t);
     job->limit_w = limit_w;
-    job->speed = 0;
-    job->power_w = 0;
-    for (uint32_t i = 0; i < job->alloc_n; i++) {
-        double speed, pw;
-        eco_nodes_job_power(e, job, e->pool[job->alloc_off + i].node, &speed, &pw);
-        if (i == 0 || speed < job->speed)
-            job->speed = speed;
-        job->power_w += pw * e->pool[job->alloc_off + i].gpus;
-    }
-    if (!(job->speed > 0))
-        job->speed = 1;
+    set_rate(e, job);
     nodes_busy(e, job, +1, t);
     job->gen++;
     return eco_heap_push(&e->heap, t + job->remaining_s / job->speed, EV_COMPLETE, j, job->gen);

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* Registry of GPU platforms by name, and the open/close and per-GPU wrappers over their ops. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include "ecosched/platform.h"
+
+static const struct eco_platform_ops *const platforms[] = {
+    &eco_platform_nvml,
+    &eco_platform_fake,
+    &eco_platform_none,
+    NULL,
+};
+
+const struct eco_platform_ops *const *eco_platform_all(void)
+{
+    return platforms;
+}
+
+const struct eco_platform_ops *eco_platform_find(const char *name)
+{
+    for (size_t i = 0; name && platforms[i]; i++)
+        if (!strcasecmp(platforms[i]->name, name))
+            return platforms[i];
+    return NULL;
+}
+
+int eco_platform_fail(struct eco_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+int eco_platform_open(const char *name, const char *lib_path, struct eco_platform **out,
+                      struct eco_error *err)
+{
+    struct eco_platform *p = NULL;
+    int rc = 0;
+    *out = NULL;
+    const struct eco_platform_ops *ops = eco_platform_find(name);
+    if (!ops) {
+        rc = eco_platform_fail(err, -EINVAL, "unknown platform '%s' (known: nvml, fake, none)",
+                               name ? name : "(null)");
+        goto out;
+    }
+    p = calloc(1, sizeof *p);
+    if (!p) {
+        rc = eco_platform_fail(err, -ENOMEM, "%s: out of memory", ops->name);
+        goto out;
+    }
+    p->ops = ops;
+    rc = ops->create(lib_path, &p->state, err);
+    if (rc < 0)
+        goto out;
+    *out = p;
+    p = NULL;
+out:
+    free(p);
+    return rc;
+}
+
+void eco_platform_close(struct eco_platform *p)
+{
+    if (!p)
+        return;
+    p->ops->destroy(p->state);
+    free(p);
+}
+
+const char *eco_platform_name(const struct eco_platform *p)
+{
+    return p->ops->name;
+}
+
+unsigned eco_platform_gpu_count(const struct eco_platform *p)
+{
+    return p->ops->gpu_count(p->state);
+}
+
+int eco_platform_gpu_name(struct eco_platform *p, unsigned gpu, char *buf, size_t cap,
+                          struct eco_error *err)
+{
+    return p->ops->gpu_name(p->state, gpu, buf, cap, err);
+}
+
+int eco_platform_gpu_uuid(struct eco_platform *p, unsigned gpu, char *buf, size_t cap,
+                          struct eco_error *err)
+{
+    return p->ops->gpu_uuid(p->state, gpu, buf, cap, err);
+}
+
+int eco_platform_memory(struct eco_platform *p, unsigned gpu, uint64_t *total_b, uint64_t *used_b,
+                        struct eco_error *err)
+{
+    return p->ops->memory(p->state, gpu, total_b, used_b, err);
+}
+
+int eco_platform_util(struct eco_platform *p, unsigned gpu, double *util, struct eco_error *err)
+{
+    return p->ops->util(p->state, gpu, util, err);
+}
+
+int eco_platform_power(struct eco_platform *p, unsigned gpu, double *power_w, struct eco_error *err)
+{
+    return p->ops->power(p->state, gpu, power_w, err);
+}
+
+int eco_platform_power_limit(struct eco_platform *p, unsigned gpu, double *limit_w,
+                             struct eco_error *err)
+{
+    return p->ops->power_limit(p->state, gpu, limit_w, err);
+}
+
+int eco_platform_power_range(struct eco_platform *p, unsigned gpu, struct eco_power_range *out,
+                             struct eco_error *err)
+{
+    return p->ops->power_range(p->state, gpu, out, err);
+}
+
+int eco_platform_energy(struct eco_platform *p, unsigned gpu, double *energy_j,
+                        struct eco_error *err)
+{
+    return p->ops->energy(p->state, gpu, energy_j, err);
+}
+
+int eco_platform_set_power_limit(struct eco_platform *p, unsigned gpu, double limit_w,
+                                 struct eco_error *err)
+{
+    return p->ops->set_power_limit(p->state, gpu, limit_w, err);
+}
+
+int eco_platform_gpu_pids(struct eco_platform *p, unsigned gpu, pid_t *pids, size_t cap, size_t *n,
+                          struct eco_error *err)
+{
+    return p->ops->gpu_pids(p->state, gpu, pids, cap, n, err);
+}
