@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/* The daemon's job store: every job and every state change in one SQLite file (WAL), so that
+ * after a crash no job is lost and none is started twice. See docs/daemon/store.md. */
+#ifndef ECOSCHED_STORE_H
+#define ECOSCHED_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "ecosched/error.h"
+
+/* Schema version this code writes (PRAGMA user_version); older files are migrated at open. */
+#define ECO_STORE_SCHEMA_VERSION 1
+
+/* Job states as stored (the text in the `state` column is eco_store_state_name's). Allowed
+ * transitions: queued -> running | cancelled; running -> done | failed | cancelled | lost. */
+enum eco_store_state {
+    ECO_STORE_QUEUED = 0,
+    ECO_STORE_RUNNING,
+    ECO_STORE_DONE,
+    ECO_STORE_FAILED,
+    ECO_STORE_CANCELLED,
+    ECO_STORE_LOST,
+    ECO_STORE_NSTATES,
+};
+
+/* eco_store_list's filter for "every state". */
+#define ECO_STORE_ANY (-1)
+
+/* Power cap values besides a limit in watts. */
+#define ECO_STORE_CAP_NONE 0.0
+#define ECO_STORE_CAP_AUTO (-1.0)
+
+/* eco_store_open_ex flags. */
+#define ECO_STORE_SYNC_FULL 0x1 /* fsync the WAL at every commit (survives power loss) */
+
+/* One job. For eco_store_insert the caller fills the submit fields and keeps the strings
+ * (borrowed for the call only). Fetched jobs own their strings in one block released by
+ * eco_store_job_fini; a field that was never set reads as NULL (strings), 0 (times, pid,
+ * pgid) or -1 (exit_status). Times are seconds since the Unix epoch. */
+struct eco_store_job {
+    int64_t id; /* assigned by the store, increasing, never reused */
+    enum eco_store_state state;
+    uid_t uid;
+    gid_t gid;
+    const char *name;      /* may be NULL */
+    const char *cwd;       /* required */
+    const char *argv_json; /* JSON array of strings, at least one; required */
+    const char *env_json;  /* JSON object; NULL stores "{}" */
+    unsigned gpus;         /* GPUs requested */
+    double gpu_mem_gb;     /* declared memory per GPU, 0: not given */
+    bool share;            /* may share GPUs with other jobs */
+    double power_cap_w;    /* watts, ECO_STORE_CAP_NONE or ECO_STORE_CAP_AUTO */
+    double deadline_s;     /* absolute, 0: none */
+    double submit_s;
+    const char *stdout_path; /* may be NULL */
+    const char *stderr_path; /* may be NULL */
+    /* Run fields, written by the transitions. */
+    double start_s;
+    double end_s;
+    const char *assigned_gpus; /* e.g. "0,2" */
+    pid_t pid;
+    pid_t pgid;
+    int exit_status;    /* shell style: 0..255, 128+signal when killed; -1: none */
+    const char *reason; /* why cancelled, lost or failed; may be NULL */
+    double energy_j;
+    void *strings_; /* private: owner of the strings of a fetched job */
+};
+
+struct eco_store;
+
+/* Name of a state ("queued", ...); "?" when out of range. Static storage. */
+const char *eco_store_state_name(enum eco_store_state s);
+/* State from its name; -EINVAL when unknown. */
+int eco_store_state_parse(const char *name, enum eco_store_state *out);
+
+/* Opens (creating when missing) the store at `path`: WAL mode, synchronous=NORMAL (a commit
+ * survives SIGKILL of the process, not a power loss; see docs/daemon/store.md), busy
+ * timeout, schema migrated to ECO_STORE_SCHEMA_VERSION, statements prepared. On success *out
+ * is the caller's, freed with eco_store_close; on failure it is NULL and err names the file
+ * and SQLite's message. Errors: -EBADMSG not an SQLite file or corrupt, -ENOTSUP schema newer
+ * than this code, -EACCES/-EROFS/-ENOENT cannot open, -EBUSY locked, -EIO anything else. */
+int eco_store_open(const char *path, struct eco_store **out, struct eco_error *err);
+/* Same with ECO_STORE_* flags (ECO_STORE_SYNC_FULL: synchronous=FULL). */
+int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
+                      struct eco_error *err);
+/* Finalizes the statements and closes the file (checkpointing the WAL). Accepts NULL. */
+void eco_store_close(struct eco_store *s);
+
+/* Schema version of the open file (ECO_STORE_SCHEMA_VERSION once open). */
+int eco_store_schema_version(const struct eco_store *s);
+
+/* Inserts a queued job from the submit fields of `job` (state, run fields and id ignored)
+ * and sets *id. -EINVAL (message names the field) when a required field is missing or the
+ * JSON is not what it should be; nothing is written then. */
+int eco_store_insert(struct eco_store *s, const struct eco_store_job *job, int64_t *id,
+                     struct eco_error *err);
+
+/* Fetches job `id` into *out (to release with eco_store_job_fini). -ENOENT when missing. */
+int eco_store_get(struct eco_store *s, int64_t id, struct eco_store_job *out,
+                  struct eco_error *err);
+/* Releases a fetched job's strings and zeroes it. Accepts NULL and zeroed jobs. */
+void eco_store_job_fini(struct eco_store_job *job);
+
+/* Jobs in `state` (or ECO_STORE_ANY) in id order, skipping `offset`, at most `limit`
+ * (0: no limit). *jobs is the caller's, released with eco_store_jobs_free(*jobs, *n);
+ * NULL when *n is 0. */
+int eco_store_list(struct eco_store *s, int state, size_t limit, size_t offset,
+                   struct eco_store_job **jobs, size_t *n, struct eco_error *err);
+/* Every running job: the ones to adopt or mark lost after a restart. Same ownership. */
+int eco_store_running(struct eco_store *s, struct eco_store_job **jobs, size_t *n,
+                      struct eco_error *err);
+void eco_store_jobs_free(struct eco_store_job *jobs, size_t n); /* accepts NULL */
+
+/* Guarded transitions: each changes the job only when it is in the expected state, in one
+ * transaction, and otherwise fails with -ESTALE (job in another state; *err says which) or
+ * -ENOENT (no such job). So a job is never started twice. */
+
+/* queued -> running, recording the process, its GPUs ("0,2"; may be NULL) and start time. */
+int eco_store_start(struct eco_store *s, int64_t id, pid_t pid, pid_t pgid,
+                    const char *assigned_gpus, double start_s, struct eco_error *err);
+/* running -> done or failed (`to`; else -EINVAL), with exit status, end time and energy. */
+int eco_store_finish(struct eco_store *s, int64_t id, enum eco_store_state to, int exit_status,
+                     double end_s, double energy_j, struct eco_error *err);
+/* queued | running -> cancelled, with end time and reason (may be NULL). *prev (optional)
+ * receives the state it had, so the caller knows whether a process is to be stopped. */
+int eco_store_cancel(struct eco_store *s, int64_t id, double end_s, const char *reason,
+                     enum eco_store_state *prev, struct eco_error *err);
+/* running -> lost (its process did not survive a restart), with end time and reason. */
+int eco_store_lose(struct eco_store *s, int64_t id, double end_s, const char *reason,
+                   struct eco_error *err);
+/* Sets the job's energy so far, in any state. -ENOENT when missing. */
+int eco_store_set_energy(struct eco_store *s, int64_t id, double energy_j, struct eco_error *err);
+
+#endif

@@ -1,0 +1,781 @@
+/* SPDX-License-Identifier: MIT */
+/* The daemon's job store on SQLite: schema migrations, statements prepared once at open, and
+ * guarded state transitions, each write in its own transaction. See docs/daemon/store.md. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+#include "ecosched/store.h"
+
+/* How long a statement waits for another connection's lock before failing with -EBUSY. The
+ * daemon is the only writer; other handles (tests, an operator's sqlite3 shell, a checkpoint
+ * of a large WAL) hold locks for milliseconds. 5 s rides over those and still reports a stuck
+ * lock instead of hanging the daemon. */
+#define BUSY_TIMEOUT_MS 5000
+
+/* ---- SQL: everything the store runs, by name. ------------------------------------------- */
+
+static const char SQL_JOURNAL_WAL[] = "PRAGMA journal_mode = WAL";
+static const char SQL_SYNC_NORMAL[] = "PRAGMA synchronous = NORMAL";
+static const char SQL_SYNC_FULL[] = "PRAGMA synchronous = FULL";
+static const char SQL_GET_VERSION[] = "PRAGMA user_version";
+/* PRAGMA takes no bound parameters: the version is formatted in (an int, never user text). */
+static const char SQL_SET_VERSION_FMT[] = "PRAGMA user_version = %d";
+static const char SQL_BEGIN[] = "BEGIN IMMEDIATE";
+static const char SQL_COMMIT[] = "COMMIT";
+static const char SQL_ROLLBACK[] = "ROLLBACK";
+
+/* Migration 1: the jobs table. CASE keeps json_type from seeing malformed JSON (it would raise
+ * an error instead of failing the check). AUTOINCREMENT: ids are never reused, even after the
+ * newest job is deleted, so an id once printed names one job forever. */
+static const char SQL_MIGRATION_1[] =
+    "CREATE TABLE jobs ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " state TEXT NOT NULL DEFAULT 'queued'"
+    "  CHECK (state IN ('queued','running','done','failed','cancelled','lost')),"
+    " uid INTEGER NOT NULL CHECK (uid >= 0),"
+    " gid INTEGER NOT NULL CHECK (gid >= 0),"
+    " name TEXT,"
+    " cwd TEXT NOT NULL CHECK (length(cwd) > 0),"
+    " argv TEXT NOT NULL CHECK (CASE WHEN json_valid(argv)"
+    "  THEN json_type(argv) = 'array' AND json_array_length(argv) > 0 ELSE 0 END),"
+    " env TEXT NOT NULL DEFAULT '{}' CHECK (CASE WHEN json_valid(env)"
+    "  THEN json_type(env) = 'object' ELSE 0 END),"
+    " gpus INTEGER NOT NULL DEFAULT 0 CHECK (gpus >= 0),"
+    " gpu_mem_gb REAL NOT NULL DEFAULT 0 CHECK (gpu_mem_gb >= 0),"
+    " share INTEGER NOT NULL DEFAULT 0 CHECK (share IN (0, 1)),"
+    " power_cap_w REAL NOT NULL DEFAULT 0 CHECK (power_cap_w >= 0 OR power_cap_w = -1),"
+    " deadline_s REAL NOT NULL DEFAULT 0,"
+    " submit_s REAL NOT NULL,"
+    " start_s REAL,"
+    " end_s REAL,"
+    " assigned_gpus TEXT,"
+    " pid INTEGER,"
+    " pgid INTEGER,"
+    " exit_status INTEGER,"
+    " reason TEXT,"
+    " energy_j REAL NOT NULL DEFAULT 0,"
+    " stdout_path TEXT,"
+    " stderr_path TEXT"
+    ");"
+    "CREATE INDEX jobs_state ON jobs (state, id);";
+
+/* MIGRATIONS[v] brings a file from version v-1 to v. Append only; never edit a shipped one. */
+static const char *const MIGRATIONS[] = {
+    [1] = SQL_MIGRATION_1,
+};
+_Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == ECO_STORE_SCHEMA_VERSION + 1,
+               "one migration per schema version");
+
+/* Column order read by row_to_job. */
+#define JOB_COLUMNS                                                                                \
+    "id, state, uid, gid, name, cwd, argv, env, gpus, gpu_mem_gb, share, power_cap_w,"             \
+    " deadline_s, submit_s, start_s, end_s, assigned_gpus, pid, pgid, exit_status, reason,"        \
+    " energy_j, stdout_path, stderr_path"
+
+static const char SQL_INSERT[] =
+    "INSERT INTO jobs (uid, gid, name, cwd, argv, env, gpus, gpu_mem_gb, share, power_cap_w,"
+    " deadline_s, submit_s, stdout_path, stderr_path)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+static const char SQL_GET[] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1";
+static const char SQL_LIST_ALL[] =
+    "SELECT " JOB_COLUMNS " FROM jobs ORDER BY id LIMIT ?1 OFFSET ?2";
+static const char SQL_LIST_STATE[] =
+    "SELECT " JOB_COLUMNS " FROM jobs WHERE state = ?3 ORDER BY id LIMIT ?1 OFFSET ?2";
+static const char SQL_STATE[] = "SELECT state FROM jobs WHERE id = ?1";
+static const char SQL_START[] =
+    "UPDATE jobs SET state = 'running', pid = ?2, pgid = ?3, assigned_gpus = ?4, start_s = ?5"
+    " WHERE id = ?1 AND state = 'queued'";
+static const char SQL_FINISH[] =
+    "UPDATE jobs SET state = ?2, exit_status = ?3, end_s = ?4, energy_j = ?5"
+    " WHERE id = ?1 AND state = 'running'";
+static const char SQL_CANCEL[] = "UPDATE jobs SET state = 'cancelled', end_s = ?2, reason = ?3"
+                                 " WHERE id = ?1 AND state IN ('queued', 'running')";
+static const char SQL_LOSE[] = "UPDATE jobs SET state = 'lost', end_s = ?2, reason = ?3"
+                               " WHERE id = ?1 AND state = 'running'";
+static const char SQL_ENERGY[] = "UPDATE jobs SET energy_j = ?2 WHERE id = ?1";
+/* Field checks before insert, so the error names the field: argv a non-empty array of
+ * strings, env an object of strings. */
+static const char SQL_CHECK_ARGV[] =
+    "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) = 'array' AND json_array_length(?1) > 0"
+    " AND NOT EXISTS (SELECT 1 FROM json_each(?1) WHERE type <> 'text') ELSE 0 END";
+static const char SQL_CHECK_ENV[] =
+    "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) = 'object'"
+    " AND NOT EXISTS (SELECT 1 FROM json_each(?1) WHERE type <> 'text') ELSE 0 END";
+
+enum stmt {
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_ROLLBACK,
+    ST_INSERT,
+    ST_GET,
+    ST_LIST_ALL,
+    ST_LIST_STATE,
+    ST_STATE,
+    ST_START,
+    ST_FINISH,
+    ST_CANCEL,
+    ST_LOSE,
+    ST_ENERGY,
+    ST_CHECK_ARGV,
+    ST_CHECK_ENV,
+    ST_COUNT,
+};
+
+static const char *const STMT_SQL[ST_COUNT] = {
+    [ST_BEGIN] = SQL_BEGIN,
+    [ST_COMMIT] = SQL_COMMIT,
+    [ST_ROLLBACK] = SQL_ROLLBACK,
+    [ST_INSERT] = SQL_INSERT,
+    [ST_GET] = SQL_GET,
+    [ST_LIST_ALL] = SQL_LIST_ALL,
+    [ST_LIST_STATE] = SQL_LIST_STATE,
+    [ST_STATE] = SQL_STATE,
+    [ST_START] = SQL_START,
+    [ST_FINISH] = SQL_FINISH,
+    [ST_CANCEL] = SQL_CANCEL,
+    [ST_LOSE] = SQL_LOSE,
+    [ST_ENERGY] = SQL_ENERGY,
+    [ST_CHECK_ARGV] = SQL_CHECK_ARGV,
+    [ST_CHECK_ENV] = SQL_CHECK_ENV,
+};
+
+static const char *const STATE_NAMES[ECO_STORE_NSTATES] = {
+    [ECO_STORE_QUEUED] = "queued", [ECO_STORE_RUNNING] = "running",     [ECO_STORE_DONE] = "done",
+    [ECO_STORE_FAILED] = "failed", [ECO_STORE_CANCELLED] = "cancelled", [ECO_STORE_LOST] = "lost",
+};
+
+struct eco_store {
+    sqlite3 *db;
+    char *path;
+    int version;
+    sqlite3_stmt *st[ST_COUNT];
+};
+
+/* ---- errors ----------------------------------------------------------------------------- */
+
+static int fail(struct eco_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(struct eco_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+/* errno code for an SQLite result code. */
+static int sqlite_errno(sqlite3 *db, int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+        return -EBADMSG;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return -EBUSY;
+    case SQLITE_NOMEM:
+        return -ENOMEM;
+    case SQLITE_FULL:
+        return -ENOSPC;
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+        return -EACCES;
+    case SQLITE_READONLY:
+        return -EROFS;
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_RANGE:
+        return -EINVAL;
+    case SQLITE_CANTOPEN: {
+        int e = db ? sqlite3_system_errno(db) : 0;
+        return e > 0 ? -e : -ENOENT;
+    }
+    default:
+        return -EIO;
+    }
+}
+
+/* Fails with the file, what was being done and SQLite's message. */
+static int fail_sql(const struct eco_store *s, struct eco_error *err, int rc, const char *what)
+{
+    return fail(err, sqlite_errno(s->db, rc), "%s: %s: %s", s->path, what,
+                s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+}
+
+/* ---- statements and transactions -------------------------------------------------------- */
+
+/* Resets a statement after use and drops its bindings (borrowed strings are bound STATIC). */
+static void done(sqlite3_stmt *st)
+{
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+/* Runs a statement that returns no rows. */
+static int exec_stmt(struct eco_store *s, enum stmt which, const char *what, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[which];
+    int rc = sqlite3_step(st);
+    int ret = rc == SQLITE_DONE ? 0 : fail_sql(s, err, rc, what);
+    done(st);
+    return ret;
+}
+
+static int tx_begin(struct eco_store *s, struct eco_error *err)
+{
+    return exec_stmt(s, ST_BEGIN, "begin transaction", err);
+}
+
+/* Commits when ret is 0, else rolls back (keeping the first error's message). */
+static int tx_end(struct eco_store *s, int ret, struct eco_error *err)
+{
+    if (ret == 0)
+        ret = exec_stmt(s, ST_COMMIT, "commit", err);
+    if (ret != 0 && !sqlite3_get_autocommit(s->db)) {
+        sqlite3_step(s->st[ST_ROLLBACK]);
+        done(s->st[ST_ROLLBACK]);
+    }
+    return ret;
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
+}
+
+/* ---- open, migrate, close --------------------------------------------------------------- */
+
+const char *eco_store_state_name(enum eco_store_state s)
+{
+    return (unsigned)s < ECO_STORE_NSTATES ? STATE_NAMES[s] : "?";
+}
+
+int eco_store_state_parse(const char *name, enum eco_store_state *out)
+{
+    for (int i = 0; name && i < ECO_STORE_NSTATES; i++) {
+        if (strcmp(name, STATE_NAMES[i]) == 0) {
+            *out = (enum eco_store_state)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+/* Runs a one-off statement at open (pragmas, migrations). */
+static int exec_once(struct eco_store *s, const char *sql, const char *what, struct eco_error *err)
+{
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : fail_sql(s, err, rc, what);
+}
+
+/* Reads one integer or text result of a one-off query into *iv or txt (either may be NULL). */
+static int query_once(struct eco_store *s, const char *sql, const char *what, int *iv, char *txt,
+                      size_t cap, struct eco_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int ret = 0;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        ret = fail_sql(s, err, rc, what);
+        goto out;
+    }
+    if (iv)
+        *iv = sqlite3_column_int(st, 0);
+    if (txt)
+        snprintf(txt, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+out:
+    sqlite3_finalize(st);
+    return ret;
+}
+
+static int set_pragmas(struct eco_store *s, unsigned flags, struct eco_error *err)
+{
+    char mode[16] = "";
+    int ret = query_once(s, SQL_JOURNAL_WAL, "set WAL mode", NULL, mode, sizeof mode, err);
+    if (ret != 0)
+        return ret;
+    if (strcmp(mode, "wal") != 0)
+        return fail(err, -EIO, "%s: set WAL mode: refused, journal mode stays '%s'", s->path, mode);
+    return exec_once(s, (flags & ECO_STORE_SYNC_FULL) ? SQL_SYNC_FULL : SQL_SYNC_NORMAL,
+                     "set synchronous", err);
+}
+
+/* Brings the schema to ECO_STORE_SCHEMA_VERSION in one transaction. The version is read
+ * inside it, so two processes opening a new file at once migrate it once. */
+static int migrate(struct eco_store *s, struct eco_error *err)
+{
+    char sql[64];
+    int v = 0;
+    int ret = exec_once(s, SQL_BEGIN, "begin migration", err);
+    if (ret != 0)
+        return ret;
+    ret = query_once(s, SQL_GET_VERSION, "read schema version", &v, NULL, 0, err);
+    if (ret != 0)
+        goto out;
+    if (v < 0 || v > ECO_STORE_SCHEMA_VERSION) {
+        ret = fail(err, -ENOTSUP, "%s: schema version %d is not one this ecoschedd knows (1..%d)",
+                   s->path, v, ECO_STORE_SCHEMA_VERSION);
+        goto out;
+    }
+    for (int i = v + 1; i <= ECO_STORE_SCHEMA_VERSION; i++) {
+        snprintf(sql, sizeof sql, "migration %d", i);
+        ret = exec_once(s, MIGRATIONS[i], sql, err);
+        if (ret != 0)
+            goto out;
+    }
+    snprintf(sql, sizeof sql, SQL_SET_VERSION_FMT, ECO_STORE_SCHEMA_VERSION);
+    if (v < ECO_STORE_SCHEMA_VERSION)
+        ret = exec_once(s, sql, "set schema version", err);
+    if (ret == 0)
+        ret = exec_once(s, SQL_COMMIT, "commit migration", err);
+    if (ret == 0)
+        s->version = ECO_STORE_SCHEMA_VERSION;
+out:
+    if (ret != 0)
+        sqlite3_exec(s->db, SQL_ROLLBACK, NULL, NULL, NULL);
+    return ret;
+}
+
+static int prepare_all(struct eco_store *s, struct eco_error *err)
+{
+    for (int i = 0; i < ST_COUNT; i++) {
+        int rc =
+            sqlite3_prepare_v3(s->db, STMT_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL);
+        if (rc != SQLITE_OK)
+            return fail_sql(s, err, rc, "prepare statement");
+    }
+    return 0;
+}
+
+int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
+                      struct eco_error *err)
+{
+    struct eco_store *s = NULL;
+    int ret = 0, rc;
+    *out = NULL;
+    if (!path || !*path)
+        return fail(err, -EINVAL, "store: no database path given");
+    s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(path))) {
+        ret = fail(err, -ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    /* NOMUTEX: a store is used by one thread at a time (the daemon's loop). */
+    rc = sqlite3_open_v2(path, &s->db,
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        ret = fail_sql(s, err, rc, "open");
+        goto out;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+    ret = set_pragmas(s, flags, err);
+    if (ret == 0)
+        ret = migrate(s, err);
+    if (ret == 0)
+        ret = prepare_all(s, err);
+out:
+    if (ret != 0) {
+        eco_store_close(s);
+        return ret;
+    }
+    *out = s;
+    return 0;
+}
+
+int eco_store_open(const char *path, struct eco_store **out, struct eco_error *err)
+{
+    return eco_store_open_ex(path, 0, out, err);
+}
+
+void eco_store_close(struct eco_store *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(s->st[i]);
+    sqlite3_close(s->db);
+    free(s->path);
+    free(s);
+}
+
+int eco_store_schema_version(const struct eco_store *s)
+{
+    return s->version;
+}
+
+/* ---- insert ----------------------------------------------------------------------------- */
+
+/* Runs a field check statement on `json`: 0 when it passes, -EINVAL naming the field. */
+static int check_json(struct eco_store *s, enum stmt which, const char *field, const char *json,
+                      const char *want, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[which];
+    int ret = 0;
+    int rc = sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW)
+        ret = fail_sql(s, err, rc, field);
+    else if (!sqlite3_column_int(st, 0))
+        ret = fail(err, -EINVAL, "%s: job field '%s': not %s", s->path, field, want);
+    done(st);
+    return ret;
+}
+
+static int check_job(struct eco_store *s, const struct eco_store_job *j, struct eco_error *err)
+{
+    if (!j->cwd || !*j->cwd)
+        return fail(err, -EINVAL, "%s: job field 'cwd': missing", s->path);
+    if (!j->argv_json)
+        return fail(err, -EINVAL, "%s: job field 'argv': missing", s->path);
+    if (!(j->gpu_mem_gb >= 0))
+        return fail(err, -EINVAL, "%s: job field 'gpu_mem_gb': negative", s->path);
+    if (!(j->power_cap_w >= 0 || j->power_cap_w == ECO_STORE_CAP_AUTO))
+        return fail(err, -EINVAL, "%s: job field 'power_cap_w': neither watts, 0 nor -1 (auto)",
+                    s->path);
+    int ret = check_json(s, ST_CHECK_ARGV, "argv", j->argv_json,
+                         "a non-empty JSON array of strings", err);
+    if (ret == 0 && j->env_json)
+        ret = check_json(s, ST_CHECK_ENV, "env", j->env_json, "a JSON object of strings", err);
+    return ret;
+}
+
+int eco_store_insert(struct eco_store *s, const struct eco_store_job *j, int64_t *id,
+                     struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_INSERT];
+    int ret = check_job(s, j, err);
+    if (ret != 0)
+        return ret;
+    ret = tx_begin(s, err);
+    if (ret != 0)
+        return ret;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)j->uid);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)j->gid);
+    bind_text(st, 3, j->name);
+    bind_text(st, 4, j->cwd);
+    bind_text(st, 5, j->argv_json);
+    bind_text(st, 6, j->env_json ? j->env_json : "{}");
+    sqlite3_bind_int64(st, 7, j->gpus);
+    sqlite3_bind_double(st, 8, j->gpu_mem_gb);
+    sqlite3_bind_int(st, 9, j->share ? 1 : 0);
+    sqlite3_bind_double(st, 10, j->power_cap_w);
+    sqlite3_bind_double(st, 11, j->deadline_s);
+    sqlite3_bind_double(st, 12, j->submit_s);
+    bind_text(st, 13, j->stdout_path);
+    bind_text(st, 14, j->stderr_path);
+    ret = exec_stmt(s, ST_INSERT, "insert job", err);
+    if (ret == 0)
+        *id = sqlite3_last_insert_rowid(s->db);
+    return tx_end(s, ret, err);
+}
+
+/* ---- reading jobs ----------------------------------------------------------------------- */
+
+void eco_store_job_fini(struct eco_store_job *job)
+{
+    if (!job)
+        return;
+    free(job->strings_);
+    memset(job, 0, sizeof *job);
+}
+
+void eco_store_jobs_free(struct eco_store_job *jobs, size_t n)
+{
+    for (size_t i = 0; jobs && i < n; i++)
+        eco_store_job_fini(&jobs[i]);
+    free(jobs);
+}
+
+/* Text columns of JOB_COLUMNS and where they go. */
+enum {
+    COL_ID,
+    COL_STATE,
+    COL_UID,
+    COL_GID,
+    COL_NAME,
+    COL_CWD,
+    COL_ARGV,
+    COL_ENV,
+    COL_GPUS,
+    COL_MEM,
+    COL_SHARE,
+    COL_CAP,
+    COL_DEADLINE,
+    COL_SUBMIT,
+    COL_START,
+    COL_END,
+    COL_GPUSET,
+    COL_PID,
+    COL_PGID,
+    COL_EXIT,
+    COL_REASON,
+    COL_ENERGY,
+    COL_STDOUT,
+    COL_STDERR
+};
+
+static const char **text_field(struct eco_store_job *j, int col)
+{
+    switch (col) {
+    case COL_NAME:
+        return &j->name;
+    case COL_CWD:
+        return &j->cwd;
+    case COL_ARGV:
+        return &j->argv_json;
+    case COL_ENV:
+        return &j->env_json;
+    case COL_GPUSET:
+        return &j->assigned_gpus;
+    case COL_REASON:
+        return &j->reason;
+    case COL_STDOUT:
+        return &j->stdout_path;
+    case COL_STDERR:
+        return &j->stderr_path;
+    default:
+        return NULL;
+    }
+}
+
+/* Copies the text columns of the current row into one block owned by the job. */
+static int copy_strings(sqlite3_stmt *st, struct eco_store_job *j)
+{
+    size_t total = 0;
+    char *p = NULL;
+    int ncol = sqlite3_column_count(st);
+    for (int c = 0; c < ncol; c++) {
+        if (text_field(j, c) && sqlite3_column_type(st, c) != SQLITE_NULL) {
+            sqlite3_column_text(st, c); /* convert first, then ask the size */
+            total += (size_t)sqlite3_column_bytes(st, c) + 1;
+        }
+    }
+    if (total == 0)
+        return 0;
+    p = j->strings_ = malloc(total);
+    if (!p)
+        return -ENOMEM;
+    for (int c = 0; c < ncol; c++) {
+        const char **f = text_field(j, c);
+        if (!f || sqlite3_column_type(st, c) == SQLITE_NULL)
+            continue;
+        size_t len = (size_t)sqlite3_column_bytes(st, c);
+        memcpy(p, sqlite3_column_text(st, c), len);
+        p[len] = '\0';
+        *f = p;
+        p += len + 1;
+    }
+    return 0;
+}
+
+static int row_to_job(struct eco_store *s, sqlite3_stmt *st, struct eco_store_job *j,
+                      struct eco_error *err)
+{
+    memset(j, 0, sizeof *j);
+    const char *state = (const char *)sqlite3_column_text(st, COL_STATE);
+    j->id = sqlite3_column_int64(st, COL_ID);
+    if (eco_store_state_parse(state, &j->state) != 0)
+        return fail(err, -EBADMSG, "%s: job %lld: unknown state '%s'", s->path, (long long)j->id,
+                    state ? state : "(null)");
+    j->uid = (uid_t)sqlite3_column_int64(st, COL_UID);
+    j->gid = (gid_t)sqlite3_column_int64(st, COL_GID);
+    j->gpus = (unsigned)sqlite3_column_int64(st, COL_GPUS);
+    j->gpu_mem_gb = sqlite3_column_double(st, COL_MEM);
+    j->share = sqlite3_column_int(st, COL_SHARE) != 0;
+    j->power_cap_w = sqlite3_column_double(st, COL_CAP);
+    j->deadline_s = sqlite3_column_double(st, COL_DEADLINE);
+    j->submit_s = sqlite3_column_double(st, COL_SUBMIT);
+    j->start_s = sqlite3_column_double(st, COL_START);
+    j->end_s = sqlite3_column_double(st, COL_END);
+    j->pid = (pid_t)sqlite3_column_int64(st, COL_PID);
+    j->pgid = (pid_t)sqlite3_column_int64(st, COL_PGID);
+    j->exit_status =
+        sqlite3_column_type(st, COL_EXIT) == SQLITE_NULL ? -1 : sqlite3_column_int(st, COL_EXIT);
+    j->energy_j = sqlite3_column_double(st, COL_ENERGY);
+    if (copy_strings(st, j) != 0)
+        return fail(err, -ENOMEM, "%s: job %lld: out of memory", s->path, (long long)j->id);
+    return 0;
+}
+
+int eco_store_get(struct eco_store *s, int64_t id, struct eco_store_job *out, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_GET];
+    int ret = 0;
+    memset(out, 0, sizeof *out);
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        ret = row_to_job(s, st, out, err);
+    else if (rc == SQLITE_DONE)
+        ret = fail(err, -ENOENT, "%s: no job %lld", s->path, (long long)id);
+    else
+        ret = fail_sql(s, err, rc, "fetch job");
+    done(st);
+    return ret;
+}
+
+int eco_store_list(struct eco_store *s, int state, size_t limit, size_t offset,
+                   struct eco_store_job **jobs, size_t *n, struct eco_error *err)
+{
+    struct eco_store_job *v = NULL;
+    size_t len = 0, cap = 0;
+    sqlite3_stmt *st = NULL;
+    int ret = 0, rc;
+    *jobs = NULL;
+    *n = 0;
+    if (state != ECO_STORE_ANY && (state < 0 || state >= ECO_STORE_NSTATES))
+        return fail(err, -EINVAL, "%s: list: unknown state %d", s->path, state);
+    st = s->st[state == ECO_STORE_ANY ? ST_LIST_ALL : ST_LIST_STATE];
+    sqlite3_bind_int64(st, 1, limit ? (sqlite3_int64)limit : -1);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)offset);
+    if (state != ECO_STORE_ANY)
+        sqlite3_bind_text(st, 3, STATE_NAMES[state], -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (len == cap) {
+            size_t ncap = cap ? 2 * cap : 16;
+            struct eco_store_job *nv = realloc(v, ncap * sizeof *nv);
+            if (!nv) {
+                ret = fail(err, -ENOMEM, "%s: list: out of memory", s->path);
+                goto out;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        ret = row_to_job(s, st, &v[len], err);
+        if (ret != 0)
+            goto out;
+        len++;
+    }
+    if (rc != SQLITE_DONE)
+        ret = fail_sql(s, err, rc, "list jobs");
+out:
+    done(st);
+    if (ret != 0) {
+        eco_store_jobs_free(v, len);
+        return ret;
+    }
+    *jobs = v;
+    *n = len;
+    return 0;
+}
+
+int eco_store_running(struct eco_store *s, struct eco_store_job **jobs, size_t *n,
+                      struct eco_error *err)
+{
+    return eco_store_list(s, ECO_STORE_RUNNING, 0, 0, jobs, n, err);
+}
+
+/* ---- transitions ------------------------------------------------------------------------ */
+
+#define BIT(st) (1u << (st))
+
+/* Inside a transaction: reads the job's state into *cur; -ENOENT when missing, -ESTALE when
+ * not in `from` (a mask of BIT(state)). */
+static int check_state(struct eco_store *s, int64_t id, unsigned from, const char *what,
+                       enum eco_store_state *cur, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_STATE];
+    int ret = 0;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+        ret = fail(err, -ENOENT, "%s: %s: no job %lld", s->path, what, (long long)id);
+    else if (rc != SQLITE_ROW)
+        ret = fail_sql(s, err, rc, what);
+    else if (eco_store_state_parse((const char *)sqlite3_column_text(st, 0), cur) != 0)
+        ret = fail(err, -EBADMSG, "%s: %s: job %lld has an unknown state", s->path, what,
+                   (long long)id);
+    else if (!(from & BIT(*cur)))
+        ret = fail(err, -ESTALE, "%s: %s: job %lld is %s", s->path, what, (long long)id,
+                   eco_store_state_name(*cur));
+    done(st);
+    return ret;
+}
+
+/* Runs the bound update `which` on job `id` in a transaction, if the job is in `from`. */
+static int transition(struct eco_store *s, int64_t id, enum stmt which, unsigned from,
+                      const char *what, enum eco_store_state *prev, struct eco_error *err)
+{
+    enum eco_store_state cur = ECO_STORE_QUEUED;
+    int ret = tx_begin(s, err);
+    if (ret != 0)
+        goto out;
+    ret = check_state(s, id, from, what, &cur, err);
+    if (ret == 0)
+        ret = exec_stmt(s, which, what, err);
+    if (ret == 0 && sqlite3_changes(s->db) != 1)
+        ret = fail(err, -ESTALE, "%s: %s: job %lld changed under us", s->path, what, (long long)id);
+    ret = tx_end(s, ret, err);
+    if (ret == 0 && prev)
+        *prev = cur;
+out:
+    done(s->st[which]); /* drops the bindings even when nothing ran */
+    return ret;
+}
+
+int eco_store_start(struct eco_store *s, int64_t id, pid_t pid, pid_t pgid,
+                    const char *assigned_gpus, double start_s, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_START];
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, pid);
+    sqlite3_bind_int64(st, 3, pgid);
+    bind_text(st, 4, assigned_gpus);
+    sqlite3_bind_double(st, 5, start_s);
+    return transition(s, id, ST_START, BIT(ECO_STORE_QUEUED), "start job", NULL, err);
+}
+
+int eco_store_finish(struct eco_store *s, int64_t id, enum eco_store_state to, int exit_status,
+                     double end_s, double energy_j, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_FINISH];
+    if (to != ECO_STORE_DONE && to != ECO_STORE_FAILED)
+        return fail(err, -EINVAL, "%s: finish job %lld: target state %s is not done or failed",
+                    s->path, (long long)id, eco_store_state_name(to));
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, STATE_NAMES[to], -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, exit_status);
+    sqlite3_bind_double(st, 4, end_s);
+    sqlite3_bind_double(st, 5, energy_j);
+    return transition(s, id, ST_FINISH, BIT(ECO_STORE_RUNNING), "finish job", NULL, err);
+}
+
+int eco_store_cancel(struct eco_store *s, int64_t id, double end_s, const char *reason,
+                     enum eco_store_state *prev, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_CANCEL];
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_double(st, 2, end_s);
+    bind_text(st, 3, reason);
+    return transition(s, id, ST_CANCEL, BIT(ECO_STORE_QUEUED) | BIT(ECO_STORE_RUNNING),
+                      "cancel job", prev, err);
+}
+
+int eco_store_lose(struct eco_store *s, int64_t id, double end_s, const char *reason,
+                   struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_LOSE];
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_double(st, 2, end_s);
+    bind_text(st, 3, reason);
+    return transition(s, id, ST_LOSE, BIT(ECO_STORE_RUNNING), "mark job lost", NULL, err);
+}
+
+int eco_store_set_energy(struct eco_store *s, int64_t id, double energy_j, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_ENERGY];
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_double(st, 2, energy_j);
+    return transition(s, id, ST_ENERGY, ~0u, "set job energy", NULL, err);
+}

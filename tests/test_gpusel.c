@@ -1,0 +1,664 @@
+/* SPDX-License-Identifier: MIT */
+/* GPU choice by live status (src/core/policy/gpusel.c): the utilisation window, hysteresis
+ * both ways, claims of just-started jobs, sharing, the exclusive and memory-threshold
+ * baselines and bad requests, as tables of samples and expected choices. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include "ecosched/gpusel.h"
+
+#define GIB(x) ((uint64_t)((x)*1073741824.0))
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define END UINT32_MAX /* terminates expected GPU lists */
+
+/* One sample of a GPU with a 32 GiB card unless total_gib is set. */
+struct feed {
+    uint32_t gpu;
+    double t_s, util, used_gib, total_gib;
+};
+
+static void sample(struct eco_gpusel *s, const struct feed *f)
+{
+    struct eco_gpu_sample x = {
+        .t_s = f->t_s,
+        .util = f->util,
+        .mem_used_b = GIB(f->used_gib),
+        .mem_total_b = GIB(f->total_gib > 0 ? f->total_gib : 32.0),
+    };
+    assert_int_equal(eco_gpusel_sample(s, f->gpu, &x), 0);
+}
+
+static void feed_all(struct eco_gpusel *s, const struct feed *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sample(s, &f[i]);
+}
+
+static struct eco_gpusel *make(uint32_t n, const char *strategy, const struct eco_gpusel_params *p)
+{
+    const struct eco_gpusel_ops *ops = eco_gpusel_find(strategy);
+    assert_non_null(ops);
+    struct eco_gpusel *s = eco_gpusel_create(n, ops, p);
+    assert_non_null(s);
+    return s;
+}
+
+static struct eco_gpu_request req(uint64_t id, uint32_t n, double mem_gib, int share)
+{
+    return (struct eco_gpu_request){
+        .job_id = id, .n_gpus = n, .mem_b = GIB(mem_gib), .share = share};
+}
+
+/* Chooses and compares with rc and, on success, the expected list ended by END. */
+static void expect(const struct eco_gpusel *s, double now, const struct eco_gpu_request *r, int rc,
+                   const uint32_t *gpus)
+{
+    uint32_t out[ECO_GPUSEL_MAX_GPUS];
+    memset(out, 0xff, sizeof out);
+    assert_int_equal(eco_gpusel_choose(s, now, r, out), rc);
+    if (rc)
+        return;
+    uint32_t k = 0;
+    for (; gpus[k] != END; k++)
+        assert_int_equal(out[k], gpus[k]);
+    assert_int_equal(k, r->n_gpus);
+}
+
+static void choose_reserve(struct eco_gpusel *s, double now, const struct eco_gpu_request *r,
+                           const uint32_t *gpus)
+{
+    expect(s, now, r, 0, gpus);
+    assert_int_equal(eco_gpusel_reserve(s, now, gpus, r->n_gpus, r), 0);
+}
+
+static struct eco_gpusel_gpu status(const struct eco_gpusel *s, uint32_t gpu, double now)
+{
+    struct eco_gpusel_gpu st;
+    assert_int_equal(eco_gpusel_gpu_status(s, gpu, now, &st), 0);
+    return st;
+}
+
+/* ---- parameters and registry -------------------------------------------------------------- */
+
+static void test_params(void **state)
+{
+    (void)state;
+    struct eco_gpusel_params d;
+    eco_gpusel_params_default(&d);
+    assert_int_equal(eco_gpusel_params_check(&d, NULL), 0);
+    assert_true(d.window_s == 10.0 && d.util_hi == 0.5 && d.util_lo == 0.2 && d.grace_s == 30.0);
+    assert_true(d.mem_lo == 0.1 && d.memthr_free == 0.9 && d.hold_exclusive);
+
+    static const struct {
+        const char *field;
+        double window_s, util_hi, util_lo, mem_hi, mem_lo, share, grace_s, memthr;
+    } bad[] = {
+        {"window_s", -1, .5, .2, .2, .1, .7, 30, .9},
+        {"window_s", NAN, .5, .2, .2, .1, .7, 30, .9},
+        {"util_lo", 10, .2, .5, .2, .1, .7, 30, .9}, /* lo > hi */
+        {"util_lo", 10, 1.5, .2, .2, .1, .7, 30, .9},
+        {"mem_lo", 10, .5, .2, .1, .2, .7, 30, .9}, /* lo > hi */
+        {"share_util_max", 10, .5, .2, .2, .1, -.1, 30, .9},
+        {"grace_s", 10, .5, .2, .2, .1, .7, INFINITY, .9},
+        {"memthr_free", 10, .5, .2, .2, .1, .7, 30, 1.1},
+    };
+    for (size_t i = 0; i < NELEM(bad); i++) {
+        struct eco_gpusel_params p = d;
+        struct eco_error err = {{0}};
+        p.window_s = bad[i].window_s;
+        p.util_hi = bad[i].util_hi;
+        p.util_lo = bad[i].util_lo;
+        p.mem_hi = bad[i].mem_hi;
+        p.mem_lo = bad[i].mem_lo;
+        p.share_util_max = bad[i].share;
+        p.grace_s = bad[i].grace_s;
+        p.memthr_free = bad[i].memthr;
+        assert_int_equal(eco_gpusel_params_check(&p, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, bad[i].field));
+        errno = 0;
+        assert_null(eco_gpusel_create(2, NULL, &p));
+        assert_int_equal(errno, EINVAL);
+    }
+    assert_null(eco_gpusel_create(0, NULL, NULL));
+    assert_null(eco_gpusel_create(ECO_GPUSEL_MAX_GPUS + 1, NULL, NULL));
+    struct eco_gpusel *s = eco_gpusel_create(ECO_GPUSEL_MAX_GPUS, NULL, NULL);
+    assert_non_null(s);
+    assert_string_equal(eco_gpusel_strategy(s)->name, "live"); /* NULL ops: live */
+    assert_int_equal(eco_gpusel_n_gpus(s), ECO_GPUSEL_MAX_GPUS);
+    assert_true(eco_gpusel_params(s)->util_hi == 0.5);
+    eco_gpusel_destroy(s);
+    eco_gpusel_destroy(NULL);
+}
+
+static void test_registry(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"exclusive", "memory-threshold", "live"};
+    const struct eco_gpusel_ops *const *all = eco_gpusel_all();
+    size_t n = 0;
+    for (; all[n]; n++) {
+        assert_string_equal(all[n]->name, names[n]);
+        assert_non_null(all[n]->summary);
+        assert_non_null(all[n]->choose);
+        assert_ptr_equal(eco_gpusel_find(names[n]), all[n]);
+    }
+    assert_int_equal(n, NELEM(names));
+    assert_ptr_equal(eco_gpusel_find("LIVE"), eco_gpusel_find("live"));
+    assert_null(eco_gpusel_find("static"));
+    assert_null(eco_gpusel_find(NULL));
+}
+
+/* ---- averaging window --------------------------------------------------------------------- */
+
+static void test_window(void **state)
+{
+    (void)state;
+    static const struct {
+        double window_s;
+        size_t n;
+        double t[8], u[8];
+        double avg;
+    } cases[] = {
+        /* (t_last - 10, t_last]: the sample at exactly t_last - window has left */
+        {10, 3, {0, 5, 10}, {1, 0, 0}, 0.0},
+        {10, 3, {1, 5, 10}, {1, 0, 0.5}, 0.5},
+        {10, 4, {0, 1, 2, 3}, {0.2, 0.4, 0.6, 0.8}, 0.5},
+        {10, 1, {7}, {0.3}, 0.3},
+        {0, 3, {0, 1, 2}, {1, 1, 0.25}, 0.25}, /* window 0: the last sample only */
+        {2.5, 4, {0, 1, 2, 3}, {0.9, 0.1, 0.2, 0.3}, 0.2},
+        {10, 3, {4, 4, 4}, {0, 0, 0.9}, 0.3}, /* equal times all count */
+    };
+    for (size_t c = 0; c < NELEM(cases); c++) {
+        struct eco_gpusel_params p;
+        eco_gpusel_params_default(&p);
+        p.window_s = cases[c].window_s;
+        struct eco_gpusel *s = make(1, "live", &p);
+        for (size_t i = 0; i < cases[c].n; i++)
+            sample(s, &(struct feed){0, cases[c].t[i], cases[c].u[i], 0, 0});
+        assert_float_equal(status(s, 0, 0).util_avg, cases[c].avg, 1e-12);
+        eco_gpusel_destroy(s);
+    }
+
+    /* More samples in the window than the ring holds: the newest ECO_GPUSEL_RING count. */
+    struct eco_gpusel_params p;
+    eco_gpusel_params_default(&p);
+    p.window_s = 1000;
+    struct eco_gpusel *s = make(1, "live", &p);
+    for (int i = 0; i < 100; i++)
+        sample(s, &(struct feed){0, i * 0.1, i < 100 - ECO_GPUSEL_RING ? 1.0 : 0.0, 0, 0});
+    assert_float_equal(status(s, 0, 0).util_avg, 0.0, 1e-12);
+    eco_gpusel_destroy(s);
+}
+
+/* ---- hysteresis --------------------------------------------------------------------------- */
+
+/* One GPU, window 0 so each step's utilisation is the averaged one; memory as a fraction. */
+static void test_hysteresis(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *what;
+        size_t n;
+        double util[10], mem[10];
+        int busy[10];
+    } cases[] = {
+        {"util rises: busy only above hi, stays busy down to lo, free below lo",
+         9,
+         {0.0, 0.4, 0.5, 0.55, 0.3, 0.45, 0.2, 0.19, 0.45},
+         {0},
+         {0, 0, 0, 1, 1, 1, 1, 0, 0}},
+        {"memory: busy above mem_hi (free < 80%), free again at free >= 90%",
+         6,
+         {0, 0, 0, 0, 0, 0},
+         {0.05, 0.15, 0.2, 0.21, 0.15, 0.1},
+         {0, 0, 0, 1, 1, 0}},
+        {"both must be low to become free",
+         4,
+         {0.9, 0.1, 0.1, 0.1},
+         {0.0, 0.5, 0.12, 0.08},
+         {1, 1, 1, 0}},
+        {"first sample between the thresholds: busy (the safe side)",
+         3,
+         {0.3, 0.25, 0.1},
+         {0, 0, 0},
+         {1, 1, 0}},
+        {"first sample with memory between the thresholds: busy",
+         2,
+         {0.0, 0.0},
+         {0.15, 0.1},
+         {1, 0}},
+        {"oscillation across hi and lo alternately flips each time",
+         5,
+         {0.6, 0.1, 0.6, 0.1, 0.6},
+         {0},
+         {1, 0, 1, 0, 1}},
+    };
+    for (size_t c = 0; c < NELEM(cases); c++) {
+        struct eco_gpusel_params p;
+        eco_gpusel_params_default(&p);
+        p.window_s = 0;
+        struct eco_gpusel *s = make(1, "live", &p);
+        for (size_t i = 0; i < cases[c].n; i++) {
+            sample(s, &(struct feed){0, (double)i, cases[c].util[i], cases[c].mem[i] * 32, 32});
+            if (status(s, 0, i).busy != cases[c].busy[i])
+                fail_msg("%s: step %zu: busy %d, expected %d", cases[c].what, i, !cases[c].busy[i],
+                         cases[c].busy[i]);
+        }
+        eco_gpusel_destroy(s);
+    }
+}
+
+/* The default 10 s window keeps a GPU from flapping on single readings. */
+static void test_window_smooths_spikes(void **state)
+{
+    (void)state;
+    struct eco_gpusel *s = make(2, "live", NULL);
+    for (int t = 0; t < 10; t++) {
+        /* GPU 0 idle with one 100% reading; GPU 1 a training job with one input stall */
+        sample(s, &(struct feed){0, t, t == 5 ? 1.0 : 0.0, 0, 0});
+        sample(s, &(struct feed){1, t, t < 2 ? 0.0 : (t == 6 ? 0.0 : 0.95), 8, 0});
+    }
+    struct eco_gpusel_gpu g0 = status(s, 0, 9), g1 = status(s, 1, 9);
+    assert_false(g0.busy);
+    assert_float_equal(g0.util_avg, 0.1, 1e-12);
+    assert_true(g1.busy);
+    assert_float_equal(g1.util_avg, 0.95 * 7 / 10, 1e-12);
+    expect(s, 9, &(struct eco_gpu_request){.job_id = 1, .n_gpus = 1}, 0, (uint32_t[]){0, END});
+    eco_gpusel_destroy(s);
+}
+
+/* ---- live choice -------------------------------------------------------------------------- */
+
+static void test_live_choice(void **state)
+{
+    (void)state;
+    /* 4 GPUs, window 0: GPU 0 busy, 1..3 free with utilisation 0.05, 0.0, 0.1. */
+    static const struct feed gpus[] = {
+        {0, 0, 0.9, 20, 0},
+        {1, 0, 0.05, 1, 0},
+        {2, 0, 0.0, 1, 0},
+        {3, 0, 0.1, 1, 0},
+    };
+    static const struct {
+        uint32_t n;
+        double mem_gib;
+        int rc;
+        uint32_t gpus[5];
+    } cases[] = {
+        {1, 0, 0, {2, END}},                                /* lowest averaged utilisation */
+        {2, 0, 0, {1, 2, END}},                             /* returned in index order */
+        {3, 0, 0, {1, 2, 3, END}},  {4, 0, -EAGAIN, {END}}, /* GPU 0 is busy */
+        {1, 31, 0, {2, END}},                               /* 31 GiB free on each free GPU */
+        {1, 31.5, -EAGAIN, {END}},                          /* fits in 32 GiB but not now */
+        {1, 33, -EOVERFLOW, {END}},                         /* never */
+    };
+    struct eco_gpusel_params p;
+    eco_gpusel_params_default(&p);
+    p.window_s = 0;
+    struct eco_gpusel *s = make(4, "live", &p);
+    feed_all(s, gpus, NELEM(gpus));
+    for (size_t c = 0; c < NELEM(cases); c++) {
+        struct eco_gpu_request r = req(c + 1, cases[c].n, cases[c].mem_gib, 0);
+        expect(s, 1, &r, cases[c].rc, cases[c].gpus);
+    }
+    eco_gpusel_destroy(s);
+
+    /* Ties: lowest index. An unsampled GPU is never offered. */
+    s = make(3, "live", NULL);
+    sample(s, &(struct feed){1, 0, 0, 0, 0});
+    sample(s, &(struct feed){2, 0, 0, 0, 0});
+    expect(s, 0, &(struct eco_gpu_request){.job_id = 1, .n_gpus = 1}, 0, (uint32_t[]){1, END});
+    expect(s, 0, &(struct eco_gpu_request){.job_id = 1, .n_gpus = 3}, -EAGAIN, NULL);
+    eco_gpusel_destroy(s);
+}
+
+/* ---- reservations ------------------------------------------------------------------------- */
+
+static void test_reservation_prevents_double_start(void **state)
+{
+    (void)state;
+    static const struct feed idle[] = {{0, 0, 0, 0.3, 0}, {1, 0, 0, 0.3, 0}};
+    struct eco_gpusel *s = make(2, "live", NULL);
+    feed_all(s, idle, NELEM(idle));
+
+    struct eco_gpu_request a = req(1, 1, 4, 0), b = req(2, 1, 4, 0), c = req(3, 1, 4, 0);
+    choose_reserve(s, 1, &a, (uint32_t[]){0, END});
+    /* Samples taken since still show GPU 0 idle: the claim keeps it from job b. */
+    sample(s, &(struct feed){0, 2, 0, 0.3, 0});
+    sample(s, &(struct feed){1, 2, 0, 0.3, 0});
+    choose_reserve(s, 2, &b, (uint32_t[]){1, END});
+    expect(s, 3, &c, -EAGAIN, NULL);
+    struct eco_gpusel_gpu g0 = status(s, 0, 3);
+    assert_int_equal(g0.n_claims, 1);
+    assert_true(g0.whole_claimed && g0.exclusive_held);
+    assert_int_equal(g0.reserved_b, GIB(4));
+    /* The claim expires after the grace period, but the job still holds its GPU. */
+    g0 = status(s, 0, 31);
+    assert_int_equal(g0.n_claims, 0);
+    assert_int_equal(g0.reserved_b, 0);
+    expect(s, 31, &c, -EAGAIN, NULL);
+    assert_int_equal(eco_gpusel_release(s, 1), 0);
+    expect(s, 31, &c, 0, (uint32_t[]){0, END});
+    assert_int_equal(eco_gpusel_release(s, 1), -ENOENT);
+    eco_gpusel_destroy(s);
+}
+
+/* hold_exclusive = 0: the claim alone protects a job, and it ends when its load shows or when
+ * the grace period passes. */
+static void test_claim_expiry_and_settling(void **state)
+{
+    (void)state;
+    struct eco_gpusel_params p;
+    eco_gpusel_params_default(&p);
+    p.hold_exclusive = 0;
+    p.window_s = 0;
+    static const struct {
+        const char *what;
+        double t_s, util, used_gib; /* GPU 0 sample after the start at t = 0 (none if t < 0) */
+        double now;
+        int claims, chosen; /* claims in force at now; is GPU 0 offered at now */
+    } cases[] = {
+        {"within grace, no load shown", 5, 0.0, 0.3, 10, 1, 0},
+        {"just before grace ends", 29, 0.0, 0.3, 29.9, 1, 0},
+        {"grace over, GPU still idle: free again", 29, 0.0, 0.3, 30, 0, 1},
+        {"load shown: settled, and busy keeps it", 3, 0.9, 4.3, 5, 0, 0},
+        {"memory shown but utilisation still low: claim kept", 3, 0.1, 4.3, 5, 1, 0},
+        {"utilisation shown but memory not yet: claim kept", 3, 0.9, 1.0, 5, 1, 0},
+        {"a sample at the start time is not evidence", 0, 0.9, 4.3, 5, 1, 0},
+    };
+    for (size_t c = 0; c < NELEM(cases); c++) {
+        struct eco_gpusel *s = make(1, "live", &p);
+        sample(s, &(struct feed){0, 0, 0, 0.3, 0});
+        struct eco_gpu_request a = req(1, 1, 4, 0), b = req(2, 1, 0, 0);
+        choose_reserve(s, 0, &a, (uint32_t[]){0, END});
+        sample(s, &(struct feed){0, cases[c].t_s, cases[c].util, cases[c].used_gib, 0});
+        if ((int)status(s, 0, cases[c].now).n_claims != cases[c].claims)
+            fail_msg("%s: claims", cases[c].what);
+        expect(s, cases[c].now, &b, cases[c].chosen ? 0 : -EAGAIN, (uint32_t[]){0, END});
+        eco_gpusel_destroy(s);
+    }
+}
+
+/* memory-threshold has neither claims nor records: task-spooler's double start. */
+static void test_memthr_double_start(void **state)
+{
+    (void)state;
+    struct eco_gpusel *s = make(2, "memory-threshold", NULL);
+    sample(s, &(struct feed){0, 0, 0, 0.3, 0});
+    sample(s, &(struct feed){1, 0, 0.99, 20, 0});
+    struct eco_gpu_request a = req(1, 1, 4, 0), b = req(2, 1, 4, 0);
+    choose_reserve(s, 0, &a, (uint32_t[]){0, END});
+    expect(s, 1, &b, 0, (uint32_t[]){0, END}); /* the same GPU again */
+    eco_gpusel_destroy(s);
+}
+
+/* ---- sharing ------------------------------------------------------------------------------ */
+
+static void test_share(void **state)
+{
+    (void)state;
+    /* window 0; GPU 0 a light job (util 0.4, 8 GiB of 32), GPU 1 a heavy one (0.8, 8 GiB). */
+    static const struct feed busy[] = {{0, 0, 0.4, 8, 0}, {1, 0, 0.8, 8, 0}};
+    static const struct {
+        double mem_gib;
+        int share, rc;
+        uint32_t gpus[2];
+    } cases[] = {
+        {16, 1, 0, {0, END}},      /* 24 GiB free >= 16 + 0.5 */
+        {23.5, 1, 0, {0, END}},    /* exactly the margin left */
+        {23.6, 1, -EAGAIN, {END}}, /* memory does not fit with the margin */
+        {16, 0, -EAGAIN, {END}},   /* no --share: both GPUs busy */
+        {0, 1, 0, {0, END}},       /* undeclared memory: the margin only */
+        {40, 1, -EOVERFLOW, {END}},
+    };
+    struct eco_gpusel_params p;
+    eco_gpusel_params_default(&p);
+    p.window_s = 0;
+    struct eco_gpusel *s = make(2, "live", &p);
+    feed_all(s, busy, NELEM(busy));
+    assert_true(status(s, 0, 0).busy && status(s, 1, 0).busy);
+    for (size_t c = 0; c < NELEM(cases); c++) {
+        struct eco_gpu_request r = req(c + 1, 1, cases[c].mem_gib, cases[c].share);
+        expect(s, 1, &r, cases[c].rc, cases[c].gpus);
+    }
+
+    /* A sharing job's claimed memory counts until its samples show it or grace passes. */
+    struct eco_gpu_request a = req(10, 1, 16, 1), b = req(11, 1, 16, 1), c = req(12, 1, 7, 1);
+    choose_reserve(s, 1, &a, (uint32_t[]){0, END});
+    assert_int_equal(status(s, 0, 2).reserved_b, GIB(16));
+    expect(s, 2, &b, -EAGAIN, NULL);             /* 24 - 16 = 8 GiB left */
+    expect(s, 2, &c, 0, (uint32_t[]){0, END});   /* 7 + 0.5 fits in 8 */
+    expect(s, 31, &b, 0, (uint32_t[]){0, END});  /* claim expired unseen */
+    sample(s, &(struct feed){0, 3, 0.5, 24, 0}); /* job a's memory shows */
+    assert_int_equal(status(s, 0, 3).n_claims, 0);
+    expect(s, 4, &b, -EAGAIN, NULL); /* live memory now says 8 GiB */
+    expect(s, 4, &c, 0, (uint32_t[]){0, END});
+    eco_gpusel_destroy(s);
+}
+
+static void test_share_rules(void **state)
+{
+    (void)state;
+    struct eco_gpusel_params p;
+    eco_gpusel_params_default(&p);
+    p.window_s = 0;
+    struct eco_gpu_request x = req(1, 1, 4, 0), sh = req(2, 1, 4, 1), sh2 = req(3, 1, 4, 1);
+
+    /* A job that does not share keeps its GPU from sharing jobs (hold_exclusive), ... */
+    struct eco_gpusel *s = make(1, "live", &p);
+    sample(s, &(struct feed){0, 0, 0, 0, 0});
+    choose_reserve(s, 0, &x, (uint32_t[]){0, END});
+    sample(s, &(struct feed){0, 5, 0.3, 4, 0}); /* its load shows; 0.3 < share_util_max */
+    expect(s, 40, &sh, -EAGAIN, NULL);
+    eco_gpusel_destroy(s);
+
+    /* ... but with hold_exclusive = 0 only during its claim. */
+    p.hold_exclusive = 0;
+    s = make(1, "live", &p);
+    sample(s, &(struct feed){0, 0, 0, 0, 0});
+    choose_reserve(s, 0, &x, (uint32_t[]){0, END});
+    expect(s, 1, &sh, -EAGAIN, NULL); /* whole GPU claimed */
+    sample(s, &(struct feed){0, 5, 0.3, 4, 0});
+    expect(s, 40, &sh, 0, (uint32_t[]){0, END});
+    eco_gpusel_destroy(s);
+
+    /* Sharing jobs join each other; a GPU with claims in force ranks after one without, even
+     * with lower utilisation. A sharing job with no declared memory is released by grace only. */
+    p.hold_exclusive = 1;
+    s = make(2, "live", &p);
+    sample(s, &(struct feed){0, 0, 0.0, 0, 0});
+    sample(s, &(struct feed){1, 0, 0.1, 0, 0});
+    struct eco_gpu_request z = req(4, 1, 0, 1);
+    choose_reserve(s, 0, &sh, (uint32_t[]){0, END});
+    expect(s, 1, &sh2, 0, (uint32_t[]){1, END});
+    expect(s, 1, &(struct eco_gpu_request){.job_id = 9, .n_gpus = 2, .mem_b = GIB(4), .share = 1},
+           0, (uint32_t[]){0, 1, END});
+    expect(s, 1, &x, 0, (uint32_t[]){1, END}); /* not sharing: GPU 0 has a claim */
+    assert_int_equal(eco_gpusel_release(s, sh.job_id), 0);
+    choose_reserve(s, 2, &z, (uint32_t[]){0, END});
+    sample(s, &(struct feed){0, 3, 0.5, 30, 0});
+    assert_int_equal(status(s, 0, 4).n_claims, 1);
+    assert_int_equal(status(s, 0, 32).n_claims, 0);
+    eco_gpusel_destroy(s);
+
+    /* A sharing job never joins a GPU above share_util_max. */
+    s = make(1, "live", &p);
+    sample(s, &(struct feed){0, 0, 0.75, 4, 0});
+    expect(s, 1, &sh, -EAGAIN, NULL);
+    sample(s, &(struct feed){0, 1, 0.69, 4, 0});
+    expect(s, 1, &sh, 0, (uint32_t[]){0, END});
+    eco_gpusel_destroy(s);
+}
+
+/* ---- baselines ---------------------------------------------------------------------------- */
+
+static void test_exclusive(void **state)
+{
+    (void)state;
+    struct eco_gpusel *s = make(3, "exclusive", NULL);
+    /* No samples needed; live status is ignored (GPU 0 at 100% is still "free"). */
+    struct eco_gpu_request two = req(1, 2, 0, 0), one = req(2, 1, 0, 1), three = req(3, 1, 0, 0);
+    expect(s, 0, &two, 0, (uint32_t[]){0, 1, END});
+    sample(s, &(struct feed){0, 0, 1.0, 31, 0});
+    choose_reserve(s, 0, &one, (uint32_t[]){0, END}); /* share ignored: one job per GPU */
+    choose_reserve(s, 1, &two, (uint32_t[]){1, 2, END});
+    expect(s, 100, &three, -EAGAIN, NULL); /* records last until release */
+    assert_int_equal(eco_gpusel_release(s, two.job_id), 0);
+    expect(s, 100, &two, 0, (uint32_t[]){1, 2, END});
+    eco_gpusel_destroy(s);
+}
+
+static void test_memory_threshold(void **state)
+{
+    (void)state;
+    /* 4 GPUs of 40 GiB; free means >= 90% free; utilisation is ignored. */
+    static const struct feed f[] = {
+        {0, 0, 1.0, 4.0, 40}, /* exactly 90% free: free */
+        {1, 0, 0.0, 4.1, 40}, /* 89.75% free: not */
+        {2, 0, 0.0, 0.0, 40},
+        {3, 0, 0.0, 39, 40},
+    };
+    static const struct {
+        uint32_t n;
+        int rc;
+        uint32_t gpus[3];
+    } cases[] = {
+        {1, 0, {0, END}},
+        {2, 0, {0, 2, END}},
+        {3, -EAGAIN, {END}},
+    };
+    struct eco_gpusel *s = make(4, "memory-threshold", NULL);
+    feed_all(s, f, NELEM(f));
+    for (size_t c = 0; c < NELEM(cases); c++) {
+        struct eco_gpu_request r = req(c + 1, cases[c].n, 0, 0);
+        expect(s, 1, &r, cases[c].rc, cases[c].gpus);
+    }
+    eco_gpusel_destroy(s);
+}
+
+/* ---- bad input ---------------------------------------------------------------------------- */
+
+static void test_bad_requests(void **state)
+{
+    (void)state;
+    /* 4 GPUs: two of 16 GiB, two of 80 GiB, all idle. */
+    static const struct feed f[] = {
+        {0, 0, 0, 0, 16},
+        {1, 0, 0, 0, 16},
+        {2, 0, 0, 0, 80},
+        {3, 0, 0, 0, 80},
+    };
+    static const struct {
+        uint32_t n;
+        double mem_gib;
+        int rc;
+    } cases[] = {
+        {0, 0, -EINVAL},     /* no GPUs */
+        {5, 0, -EINVAL},     /* more than the server has */
+        {2, 20, 0},          /* the two 80 GiB GPUs */
+        {3, 20, -EOVERFLOW}, /* only two GPUs ever hold 20 GiB */
+        {1, 81, -EOVERFLOW}, {4, 16, 0},
+    };
+    static const char *const strategies[] = {"exclusive", "memory-threshold", "live"};
+    for (size_t k = 0; k < NELEM(strategies); k++) {
+        struct eco_gpusel *s = make(4, strategies[k], NULL);
+        feed_all(s, f, NELEM(f));
+        uint32_t out[4];
+        for (size_t c = 0; c < NELEM(cases); c++) {
+            struct eco_gpu_request r = req(1, cases[c].n, cases[c].mem_gib, 0);
+            int rc = eco_gpusel_choose(s, 1, &r, out);
+            if (rc != cases[c].rc)
+                fail_msg("%s case %zu: rc %d, expected %d", strategies[k], c, rc, cases[c].rc);
+        }
+        struct eco_gpu_request r = req(1, 1, 0, 0);
+        assert_int_equal(eco_gpusel_choose(s, 1, &r, NULL), -EINVAL);
+        assert_int_equal(eco_gpusel_choose(s, 1, NULL, out), -EINVAL);
+        assert_int_equal(eco_gpusel_choose(NULL, 1, &r, out), -EINVAL);
+        eco_gpusel_destroy(s);
+    }
+
+    /* A GPU not yet sampled might hold the memory: not "never". */
+    struct eco_gpusel *s = make(2, "live", NULL);
+    sample(s, &(struct feed){0, 0, 0, 0, 16});
+    struct eco_gpu_request big = req(1, 1, 20, 0);
+    expect(s, 0, &big, -EAGAIN, NULL);
+    eco_gpusel_destroy(s);
+}
+
+static void test_bad_samples_and_reservations(void **state)
+{
+    (void)state;
+    struct eco_gpusel *s = make(2, "live", NULL);
+    static const struct {
+        uint32_t gpu;
+        struct eco_gpu_sample x;
+        int rc;
+    } samples[] = {
+        {2, {0, 0, 0, 1}, -ENODEV},
+        {0, {NAN, 0, 0, 1}, -EINVAL},
+        {0, {0, 1.5, 0, 1}, -EINVAL},
+        {0, {0, -0.1, 0, 1}, -EINVAL},
+        {0, {0, NAN, 0, 1}, -EINVAL},
+        {0, {0, 0, 0, 0}, -EINVAL}, /* no memory */
+        {0, {0, 0, 2, 1}, -EINVAL}, /* used > total */
+        {0, {5, 0, 0, 1}, 0},
+        {0, {4, 0, 0, 1}, -EINVAL}, /* earlier than the previous sample */
+        {0, {5, 1, 1, 1}, 0},       /* same time is fine */
+    };
+    for (size_t i = 0; i < NELEM(samples); i++)
+        assert_int_equal(eco_gpusel_sample(s, samples[i].gpu, &samples[i].x), samples[i].rc);
+    assert_int_equal(eco_gpusel_sample(s, 0, NULL), -EINVAL);
+    assert_int_equal(status(s, 0, 5).last.t_s, 5);
+
+    struct eco_gpu_request one = req(1, 1, 0, 1), two = req(2, 2, 0, 1);
+    assert_int_equal(eco_gpusel_reserve(s, 0, (uint32_t[]){0}, 0, &one), -EINVAL);
+    assert_int_equal(eco_gpusel_reserve(s, 0, (uint32_t[]){0}, 1, &two), -EINVAL); /* n != req */
+    assert_int_equal(eco_gpusel_reserve(s, 0, (uint32_t[]){2}, 1, &one), -EINVAL);
+    assert_int_equal(eco_gpusel_reserve(s, 0, (uint32_t[]){1, 1}, 2, &two), -EINVAL);
+    assert_int_equal(eco_gpusel_reserve(s, NAN, (uint32_t[]){0}, 1, &one), -EINVAL);
+    assert_int_equal(eco_gpusel_reserve(s, 0, NULL, 1, &one), -EINVAL);
+    assert_int_equal(eco_gpusel_reserve(s, 0, (uint32_t[]){0}, 1, &one), 0);
+    assert_int_equal(eco_gpusel_reserve(s, 0, (uint32_t[]){1}, 1, &one), -EEXIST);
+    /* A full GPU: nothing of a multi-GPU job is recorded. */
+    for (uint64_t j = 2; j <= ECO_GPUSEL_MAX_JOBS; j++)
+        assert_int_equal(eco_gpusel_reserve(
+                             s, 0, (uint32_t[]){0}, 1,
+                             &(struct eco_gpu_request){.job_id = 100 + j, .n_gpus = 1, .share = 1}),
+                         0);
+    struct eco_gpu_request last = req(99, 2, 0, 1);
+    assert_int_equal(eco_gpusel_reserve(s, 0, (uint32_t[]){1, 0}, 2, &last), -ENOSPC);
+    assert_int_equal(status(s, 1, 0).n_jobs, 0);
+    assert_int_equal(status(s, 0, 0).n_jobs, ECO_GPUSEL_MAX_JOBS);
+    assert_int_equal(eco_gpusel_release(s, 7), -ENOENT);
+    assert_int_equal(eco_gpusel_release(NULL, 1), -ENOENT);
+    struct eco_gpusel_gpu st;
+    assert_int_equal(eco_gpusel_gpu_status(s, 2, 0, &st), -ENODEV);
+    eco_gpusel_destroy(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_params),
+        cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_window),
+        cmocka_unit_test(test_hysteresis),
+        cmocka_unit_test(test_window_smooths_spikes),
+        cmocka_unit_test(test_live_choice),
+        cmocka_unit_test(test_reservation_prevents_double_start),
+        cmocka_unit_test(test_claim_expiry_and_settling),
+        cmocka_unit_test(test_memthr_double_start),
+        cmocka_unit_test(test_share),
+        cmocka_unit_test(test_share_rules),
+        cmocka_unit_test(test_exclusive),
+        cmocka_unit_test(test_memory_threshold),
+        cmocka_unit_test(test_bad_requests),
+        cmocka_unit_test(test_bad_samples_and_reservations),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
