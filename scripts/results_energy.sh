@@ -89,13 +89,13 @@ Keeping nodes warm costs energy and saves boot waits. The sweep below runs \`for
 the \`energy\` placement for several reserve margins and dwell times on all ten clusters and
 compares each with \`idle:600\` + \`pack\`: on how many clusters it used less energy, on how
 many its average JCT was no higher, and the largest JCT increase. The defaults are
-\`margin=0.1,dwell=900\`.
+\`margin=0.5,dwell=900\`.
 
 | forecast parameters | clusters with less energy | clusters with no higher JCT | worst JCT change | worst energy change |
 |---|---:|---:|---:|---:|
 SWEEP
 for params in margin=0,dwell=0 margin=0,dwell=900 margin=0.1,dwell=600 margin=0.1,dwell=900 \
-    margin=0.25,dwell=900 margin=0.5,dwell=900 margin=1,dwell=900 margin=2,dwell=0; do
+    margin=0.25,dwell=900 margin=0.5,dwell=600 margin=0.5,dwell=900 margin=1,dwell=900 margin=2,dwell=0; do
     for k in 01 02 03 04 05 06 07 08 09 10; do
         "$ECO" sim --trace data/itp/cluster$k.csv.gz --cluster peak --policy $POLICY \
             --placement energy --power-down "forecast:$params" --quiet --out "$tmp/sweep" >/dev/null

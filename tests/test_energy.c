@@ -319,7 +319,8 @@ static void test_forecast_decisions(void **state)
     for (uint32_t i = 0; i < 4; i++)
         pdv_idle(&p, i, 0);
     const char *params;
-    const struct eco_powerdown_ops *ops = eco_powerdown_find("forecast", &params);
+    /* margin 0.1 (the default is 0.5) so that the reserve is exactly one node below. */
+    const struct eco_powerdown_ops *ops = eco_powerdown_find("forecast:margin=0.1", &params);
     struct eco_error err;
     struct eco_powerdown *pd = ops->create(p.c, params, &err);
     assert_non_null(pd);

@@ -315,9 +315,10 @@ static const struct eco_powerdown_ops idle_ops = {
  * ITP traces (a few to a dozen jobs per hour per cluster) while following their daily cycle. */
 #define FC_WINDOW_S 3600.0
 /* Reserve = margin x GPUs expected to arrive during one node boot, kept as whole idle nodes.
- * The reserve trades energy for boot waits; on the ITP traces margins of 0.25 and more cost
- * more energy than Slurm's idle:600 on low-rate clusters (docs/results/energy.md). */
-#define FC_MARGIN 0.1
+ * The reserve trades energy for boot waits; 0.5 is where, in the sweep of docs/results/
+ * energy.md, forecast still used less energy than Slurm's idle:600 on every ITP cluster while
+ * its average JCT was no higher on most of them. */
+#define FC_MARGIN 0.5
 
 /* How long an idle node beyond the reserve stays on while arrivals are frequent (see
  * FC_BUSY_ARRIVALS); in quiet periods idle nodes go at once. 900 s: on the ITP traces this
