@@ -148,6 +148,8 @@ static void bench_small(void)
     eco_jobset_destroy(all);
 }
 
+/* Growth with n at a constant load: the n jobs are ceil(n / 69,351) copies of the ITP jobs
+ * spread evenly over the traces' 60 days, on a cluster scaled with n (2,048 nodes at 1M). */
 static void bench_scaling(void)
 {
     struct eco_sim_summary s;
@@ -156,8 +158,11 @@ static void bench_scaling(void)
     printf("|---:|---:|---|---|---:|---:|\n");
     double prev = 0;
     for (size_t n = 125000; n <= 1000000; n *= 2) {
-        struct eco_jobset *set = replay(all, n, SHIFT_S);
-        double t = time_sim("2048x8", set, "fifo", "pack", 3, &s);
+        size_t copies = (n + all->n - 1) / all->n;
+        struct eco_jobset *set = replay(all, n, 60.0 * 86400.0 / (double)copies);
+        char spec[32];
+        snprintf(spec, sizeof spec, "%zux8", 2048 * n / 1000000);
+        double t = time_sim(spec, set, "fifo", "pack", RUNS, &s);
         if (prev > 0)
             printf("| %zu | %llu | fifo | pack | %.3f | %.2f |\n", n,
                    (unsigned long long)s.cluster_gpus, t, t / prev);

@@ -31,8 +31,10 @@ tmp=$(mktemp)
     echo
     echo "## Growth with the number of jobs"
     echo
-    echo "The same replay cut at 125k, 250k, 500k and 1M jobs on the same 16,384 GPUs (target:"
-    echo "doubling the jobs multiplies the time by at most 2.3). Median of 3 runs each."
+    echo "125k, 250k, 500k and 1M jobs at a constant load: copies of all ITP jobs spread evenly"
+    echo "over the traces' 60 days, on 256 to 2,048 nodes of 8 GPUs (scaled with the jobs), so that"
+    echo "only the number of jobs doubles (target: doubling the jobs multiplies the time by at most"
+    echo "2.3). Median of 5 runs each."
     echo
     "$BUILD/eco_bench" scaling
     echo
