@@ -38,6 +38,7 @@ struct eco_job {
     uint16_t workload;     /* power-model workload index (set by the simulator) */
     uint8_t deadline_drawn; /* deadline_s was drawn by the simulator (--deadlines) */
     uint8_t reject_reason;  /* enum eco_reject_reason, when state is ECO_JOB_REJECTED */
+    uint8_t uniform_gpus;   /* all its GPUs are of one node group: power_w / gpus each */
 
     /* Run state, written by the simulator engine only. */
     uint8_t state;

@@ -131,7 +131,10 @@ static void nodes_busy(struct engine *e, const struct eco_job *job, double sign,
     for (uint32_t i = 0; i < job->alloc_n; i++) {
         const struct eco_alloc *a = &e->pool[job->alloc_off + i];
         double speed, pw;
-        eco_nodes_job_power(e, job, a->node, &speed, &pw);
+        if (job->uniform_gpus)
+            pw = job->power_w / job->gpus;
+        else
+            eco_nodes_job_power(e, job, a->node, &speed, &pw);
         e->busy_w[a->node] += sign * pw * a->gpus;
         if (sign < 0 && e->busy_w[a->node] < 1e-9)
             e->busy_w[a->node] = 0; /* no rounding residue on an empty node */
@@ -165,9 +168,18 @@ static void set_rate(const struct engine *e, struct eco_job *job)
 {
     job->speed = 0;
     job->power_w = 0;
+    job->uniform_gpus = 1;
+    uint16_t group = 0;
+    double speed = 1, pw = 0;
     for (uint32_t i = 0; i < job->alloc_n; i++) {
-        double speed, pw;
-        eco_nodes_job_power(e, job, e->pool[job->alloc_off + i].node, &speed, &pw);
+        uint32_t node = e->pool[job->alloc_off + i].node;
+        /* Nodes of one group give the same figures: evaluate once per group change. */
+        if (i == 0 || e->c->nodes[node].group != group) {
+            if (i > 0)
+                job->uniform_gpus = 0;
+            group = e->c->nodes[node].group;
+            eco_nodes_job_power(e, job, node, &speed, &pw);
+        }
         if (i == 0 || speed < job->speed)
             job->speed = speed;
         job->power_w += pw * e->pool[job->alloc_off + i].gpus;
