@@ -7,6 +7,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ecosched/catalog.h"
 #include "ecosched/heap.h"
@@ -252,6 +253,12 @@ static void test_freemap_many_nodes(void **state)
     eco_cluster_destroy(c);
 }
 
+static int cmp_d(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
 static void test_percentile(void **state)
 {
     (void)state;
@@ -261,6 +268,20 @@ static void test_percentile(void **state)
     assert_true(eco_percentile_sorted(v, 5, 0) == 1);
     assert_true(fabs(eco_percentile_sorted(v, 5, 95) - 8.8) < 1e-12);
     assert_true(eco_percentile_sorted(v, 0, 50) == 0);
+    /* Selection gives the same values as sorting, on data with ties, in any order. */
+    struct eco_rng r;
+    eco_rng_init(&r, 5);
+    for (size_t n = 1; n < 300; n += 37) {
+        double a[300], b[300];
+        for (size_t i = 0; i < n; i++)
+            a[i] = b[i] = (double)(eco_rng_next(&r) % 50);
+        qsort(b, n, sizeof b[0], cmp_d);
+        const double ps[] = {0, 1, 50, 95, 99, 100};
+        for (size_t k = 0; k < 6; k++) {
+            double want = eco_percentile_sorted(b, n, ps[k]);
+            assert_true(fabs(eco_percentile_select(a, n, ps[k]) - want) < 1e-9);
+        }
+    }
 }
 
 int main(void)

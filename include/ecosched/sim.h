@@ -123,6 +123,8 @@ void eco_sim_result_fini(struct eco_sim_result *res);
 /* Percentile with linear interpolation between closest ranks (numpy's default), p in
  * [0, 100], over `v` sorted ascending. 0 for n == 0. */
 double eco_percentile_sorted(const double *v, size_t n, double p);
+/* The same percentile of v[0..n) in any order, in linear time on average; reorders v. */
+double eco_percentile_select(double *v, size_t n, double p);
 
 /* Writers. Numbers are printed with %.15g so that identical runs give identical bytes. */
 int eco_sim_write_jobs_csv(FILE *f, const struct eco_jobset *set, const struct eco_sim_result *r);

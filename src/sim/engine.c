@@ -550,12 +550,6 @@ static int prepare(struct engine *e, size_t *rejected)
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double eco_percentile_sorted(const double *v, size_t n, double p)
 {
     if (n == 0)
@@ -566,6 +560,57 @@ double eco_percentile_sorted(const double *v, size_t n, double p)
         return v[n - 1];
     double frac = pos - (double)lo;
     return v[lo] + (v[lo + 1] - v[lo]) * frac;
+}
+
+/* The k-th smallest of v[0..n) (k < n), reordering v: quickselect with a median-of-three
+ * pivot, linear on average. */
+static double select_kth(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        double a = v[lo], b = v[mid], c = v[hi];
+        double pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
+}
+
+double eco_percentile_select(double *v, size_t n, double p)
+{
+    if (n == 0)
+        return 0;
+    double pos = p / 100.0 * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    if (lo >= n - 1)
+        return select_kth(v, n, n - 1);
+    double a = select_kth(v, n, lo);
+    double b = v[lo + 1]; /* after the selection everything above lo is >= a: take its min */
+    for (size_t i = lo + 2; i < n; i++)
+        if (v[i] < b)
+            b = v[i];
+    return a + (b - a) * (pos - (double)lo);
 }
 
 static int summarize(struct engine *e, struct eco_sim_summary *s)
@@ -603,16 +648,14 @@ static int summarize(struct engine *e, struct eco_sim_summary *s)
         sum_wait += wait[n];
         n++;
     }
-    qsort(jct, n, sizeof *jct, cmp_double);
-    qsort(wait, n, sizeof *wait, cmp_double);
     s->completed = n;
     s->unfinished = e->n_jobs - n - s->rejected;
     s->avg_jct_s = n ? sum_jct / (double)n : 0;
-    s->p50_jct_s = eco_percentile_sorted(jct, n, 50);
-    s->p95_jct_s = eco_percentile_sorted(jct, n, 95);
-    s->p99_jct_s = eco_percentile_sorted(jct, n, 99);
+    s->p50_jct_s = eco_percentile_select(jct, n, 50);
+    s->p95_jct_s = eco_percentile_select(jct, n, 95);
+    s->p99_jct_s = eco_percentile_select(jct, n, 99);
     s->avg_wait_s = n ? sum_wait / (double)n : 0;
-    s->p95_wait_s = eco_percentile_sorted(wait, n, 95);
+    s->p95_wait_s = eco_percentile_select(wait, n, 95);
     s->makespan_s = n ? last - first : 0;
     s->busy_gpu_s = e->busy_gpu_s;
     s->gpu_util = (s->makespan_s > 0 && e->c->total_gpus)
