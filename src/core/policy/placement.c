@@ -82,6 +82,59 @@ static int64_t single_node(const struct eco_freemap *fm, const struct eco_job *j
     return best;
 }
 
+/* How the node for the rest of a multi-node job is chosen. */
+struct rest_picker {
+    int64_t (*pick)(const struct rest_picker *rp, uint16_t g, const struct eco_alloc *taken,
+                    size_t n_taken);
+    const struct eco_freemap *fm;
+    const struct eco_job *job;
+    enum fit_mode mode;
+    const size_t *order;
+    size_t n_order;
+};
+
+/* A job that fits on no single node now: whole free nodes of the classes in `order`, lowest
+ * index first, while they are not larger than what is left, then one node for the rest; all
+ * or nothing. */
+static int place_multi(const struct eco_freemap *fm, const struct eco_job *job,
+                       const size_t *order, size_t n_order, const struct rest_picker *rp,
+                       struct eco_alloc *out, size_t cap)
+{
+    uint32_t g = job->gpus;
+    if (eco_freemap_total_free(fm, job->gpu_type) < g)
+        return -EAGAIN;
+    size_t n = 0;
+    uint32_t rem = g;
+    for (size_t i = 0; i < n_order && rem > 0; i++) {
+        const struct eco_node_class *nc = eco_freemap_class(fm, order[i]);
+        if (nc->gpus > rem)
+            continue;
+        for (int64_t node = eco_freemap_find(fm, order[i], nc->gpus, 0);
+             node >= 0 && nc->gpus <= rem;
+             node = eco_freemap_find(fm, order[i], nc->gpus, (uint32_t)node + 1)) {
+            if (n == cap)
+                return -ENOSPC;
+            out[n++] = (struct eco_alloc){.node = (uint32_t)node, .gpus = nc->gpus};
+            rem -= nc->gpus;
+        }
+    }
+    if (rem > 0) {
+        int64_t node = rem <= UINT16_MAX ? rp->pick(rp, (uint16_t)rem, out, n) : -1;
+        if (node < 0)
+            return -EAGAIN;
+        if (n == cap)
+            return -ENOSPC;
+        out[n++] = (struct eco_alloc){.node = (uint32_t)node, .gpus = (uint16_t)rem};
+    }
+    return (int)n;
+}
+
+static int64_t pick_fit(const struct rest_picker *rp, uint16_t g, const struct eco_alloc *taken,
+                        size_t n_taken)
+{
+    return single_node(rp->fm, rp->job, g, rp->mode, taken, n_taken);
+}
+
 static int place_nodes(const struct eco_freemap *fm, const struct eco_job *job,
                        struct eco_alloc *out, size_t cap, enum fit_mode mode)
 {
@@ -97,33 +150,13 @@ static int place_nodes(const struct eco_freemap *fm, const struct eco_job *job,
             return 1;
         }
     }
-    if (eco_freemap_total_free(fm, job->gpu_type) < g)
-        return -EAGAIN;
-    /* Whole free nodes, largest class first, lowest index first, while they are not larger
-     * than what is left to place. */
-    size_t n = 0;
-    uint32_t rem = g;
-    for (size_t k = 0; k < eco_freemap_n_classes(fm) && rem > 0; k++) {
-        const struct eco_node_class *nc = eco_freemap_class(fm, k);
-        if (!eligible(nc, job) || nc->gpus > rem)
-            continue;
-        for (int64_t node = eco_freemap_find(fm, k, nc->gpus, 0); node >= 0 && nc->gpus <= rem;
-             node = eco_freemap_find(fm, k, nc->gpus, (uint32_t)node + 1)) {
-            if (n == cap)
-                return -ENOSPC;
-            out[n++] = (struct eco_alloc){.node = (uint32_t)node, .gpus = nc->gpus};
-            rem -= nc->gpus;
-        }
-    }
-    if (rem > 0) {
-        int64_t node = rem <= UINT16_MAX ? single_node(fm, job, (uint16_t)rem, mode, out, n) : -1;
-        if (node < 0)
-            return -EAGAIN;
-        if (n == cap)
-            return -ENOSPC;
-        out[n++] = (struct eco_alloc){.node = (uint32_t)node, .gpus = (uint16_t)rem};
-    }
-    return (int)n;
+    /* Whole free nodes, largest class first (class order), lowest index first. */
+    size_t order[ECO_MAX_NODE_GROUPS], n_order = 0;
+    for (size_t k = 0; k < eco_freemap_n_classes(fm); k++)
+        if (eligible(eco_freemap_class(fm, k), job))
+            order[n_order++] = k;
+    struct rest_picker rp = {.pick = pick_fit, .fm = fm, .job = job, .mode = mode};
+    return place_multi(fm, job, order, n_order, &rp, out, cap);
 }
 
 static int place_pack(const struct eco_freemap *fm, const struct eco_job *job,
@@ -268,6 +301,12 @@ static int64_t energy_node(const struct eco_freemap *fm, const struct eco_job *j
     return -1;
 }
 
+static int64_t pick_energy(const struct rest_picker *rp, uint16_t g,
+                           const struct eco_alloc *taken, size_t n_taken)
+{
+    return energy_node(rp->fm, rp->job, rp->order, rp->n_order, g, taken, n_taken);
+}
+
 static int place_energy(const struct eco_freemap *fm, const struct eco_job *job,
                         struct eco_alloc *out, size_t cap)
 {
@@ -285,34 +324,10 @@ static int place_energy(const struct eco_freemap *fm, const struct eco_job *job,
             return 1;
         }
     }
-    if (eco_freemap_total_free(fm, job->gpu_type) < g)
-        return -EAGAIN;
     /* Whole free nodes of the most efficient classes, then one node for the rest. */
-    size_t n = 0;
-    uint32_t rem = g;
-    for (size_t i = 0; i < ncls && rem > 0; i++) {
-        const struct eco_node_class *nc = eco_freemap_class(fm, order[i]);
-        if (nc->gpus > rem)
-            continue;
-        for (int64_t node = eco_freemap_find(fm, order[i], nc->gpus, 0);
-             node >= 0 && nc->gpus <= rem;
-             node = eco_freemap_find(fm, order[i], nc->gpus, (uint32_t)node + 1)) {
-            if (n == cap)
-                return -ENOSPC;
-            out[n++] = (struct eco_alloc){.node = (uint32_t)node, .gpus = nc->gpus};
-            rem -= nc->gpus;
-        }
-    }
-    if (rem > 0) {
-        int64_t node =
-            rem <= UINT16_MAX ? energy_node(fm, job, order, ncls, (uint16_t)rem, out, n) : -1;
-        if (node < 0)
-            return -EAGAIN;
-        if (n == cap)
-            return -ENOSPC;
-        out[n++] = (struct eco_alloc){.node = (uint32_t)node, .gpus = (uint16_t)rem};
-    }
-    return (int)n;
+    struct rest_picker rp = {
+        .pick = pick_energy, .fm = fm, .job = job, .order = order, .n_order = ncls};
+    return place_multi(fm, job, order, ncls, &rp, out, cap);
 }
 
 static const struct eco_placement_ops energy_ops = {
