@@ -13,3 +13,13 @@ echo
 echo
 echo "JCT = job completion time (end - submit), in hours; makespan in days."
 echo "Per-job schedules and summaries: out/demo/POLICY/jobs.csv and summary.json"
+
+echo
+echo "Energy: the same trace on a cluster sized for its peak demand (--cluster peak), EASY"
+echo "backfilling, nodes always on (pack) versus ecosched's forecast power-down with energy-aware"
+echo "placement:"
+echo
+"$BUILD/ecosched" sim --trace "$TRACE" --cluster peak --policy easy --placement pack \
+    --power-down none --quiet
+"$BUILD/ecosched" sim --trace "$TRACE" --cluster peak --policy easy --placement energy \
+    --power-down forecast --quiet | tail -1
