@@ -9,6 +9,13 @@
 
 int eco_cmd_sim(int argc, char **argv);
 int eco_cmd_catalog(int argc, char **argv);
+/* Client of ecoschedd (cmd_client.c). */
+int eco_cmd_submit(int argc, char **argv);
+int eco_cmd_ls(int argc, char **argv);
+int eco_cmd_show(int argc, char **argv);
+int eco_cmd_cancel(int argc, char **argv);
+int eco_cmd_wait(int argc, char **argv);
+int eco_cmd_gpus(int argc, char **argv);
 
 /* Prints "ecosched: " + message to stderr. */
 void eco_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

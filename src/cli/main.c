@@ -18,6 +18,12 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
     {"sim", "replay a job trace on a modelled GPU cluster under a scheduling policy", eco_cmd_sim},
     {"catalog", "list the built-in GPU types and their power figures", eco_cmd_catalog},
+    {"submit", "queue a command on the ecoschedd GPU server daemon", eco_cmd_submit},
+    {"ls", "list the daemon's jobs", eco_cmd_ls},
+    {"show", "show one job of the daemon", eco_cmd_show},
+    {"cancel", "cancel a queued or running job", eco_cmd_cancel},
+    {"wait", "wait for a job to end; exit with its exit status", eco_cmd_wait},
+    {"gpus", "show the daemon's GPUs: utilisation, memory, power, limit, jobs", eco_cmd_gpus},
 };
 
 void eco_cli_err(const char *fmt, ...)

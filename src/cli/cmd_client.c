@@ -1,0 +1,572 @@
+/* SPDX-License-Identifier: MIT */
+/* `ecosched submit | ls | show | cancel | wait | gpus`: the client of ecoschedd, HTTP/JSON
+ * over its unix socket with libcurl (API in docs/http-api.md). */
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+
+extern char **environ;
+
+#define DEFAULT_SOCKET "/run/ecosched/ecoschedd.sock"
+/* `wait` polls the job this often: a job's end shows within a scheduling tick (1 s) anyway,
+ * and 4 requests per second cost the daemon nothing. */
+#define WAIT_POLL_S 0.25
+
+/* Options every client command takes. */
+struct copts {
+    const char *socket;
+    bool json;
+};
+
+struct buf {
+    char *data;
+    size_t len;
+};
+
+static size_t on_data(char *p, size_t size, size_t n, void *ud)
+{
+    struct buf *b = ud;
+    size_t add = size * n;
+    char *d = realloc(b->data, b->len + add + 1);
+    if (!d)
+        return 0;
+    memcpy(d + b->len, p, add);
+    b->data = d;
+    b->len += add;
+    b->data[b->len] = '\0';
+    return add;
+}
+
+/* One request. *out: the parsed JSON answer (caller's), or NULL when there was no JSON body.
+ * Returns the HTTP status, or -1 when the daemon could not be reached (message printed). */
+static long request(const struct copts *o, const char *method, const char *path, const char *body,
+                    json_t **out)
+{
+    struct buf b = {0};
+    struct curl_slist *hdr = NULL;
+    char url[512];
+    long status = -1;
+    *out = NULL;
+    CURL *c = curl_easy_init();
+    if (!c) {
+        eco_cli_err("cannot initialise libcurl");
+        goto out;
+    }
+    snprintf(url, sizeof url, "http://localhost%s", path);
+    curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, o->socket);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    if (body) {
+        hdr = curl_slist_append(hdr, "Content-Type: application/json");
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    } else if (!strcmp(method, "POST")) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+    }
+    CURLcode rc = curl_easy_perform(c);
+    if (rc != CURLE_OK) {
+        eco_cli_err("cannot reach ecoschedd at %s: %s (is it running? --socket or "
+                    "ECOSCHED_SOCKET name another socket)",
+                    o->socket, curl_easy_strerror(rc));
+        goto out;
+    }
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if (b.data)
+        *out = json_loadb(b.data, b.len, 0, NULL);
+out:
+    curl_slist_free_all(hdr);
+    curl_easy_cleanup(c);
+    free(b.data);
+    return status;
+}
+
+/* Prints the daemon's error message; returns the exit status for it. */
+static int daemon_error(long status, const json_t *ans)
+{
+    const char *msg = json_string_value(json_object_get(ans, "error"));
+    const char *field = json_string_value(json_object_get(ans, "field"));
+    if (field && *field)
+        eco_cli_err("%s (field '%s')", msg ? msg : "request refused", field);
+    else
+        eco_cli_err("%s (HTTP %ld)", msg ? msg : "request refused", status);
+    return status == 400 || status == 413 ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
+}
+
+/* Sends a request and expects 2xx; on success *ans is the answer (caller's). Returns 0 or an
+ * exit status. */
+static int call(const struct copts *o, const char *method, const char *path, const char *body,
+                json_t **ans)
+{
+    long st = request(o, method, path, body, ans);
+    if (st < 0)
+        return ECO_EXIT_FAIL;
+    if (st >= 200 && st < 300 && *ans)
+        return 0;
+    int rc = daemon_error(st, *ans);
+    json_decref(*ans);
+    *ans = NULL;
+    return rc;
+}
+
+/* Parses --socket PATH / --socket=PATH / --json at argv[*i]; 1 consumed, 0 not ours, -1 bad. */
+static int common_opt(int argc, char **argv, int *i, struct copts *o, bool json_ok)
+{
+    const char *a = argv[*i];
+    if (!strncmp(a, "--socket=", 9)) {
+        o->socket = a + 9;
+        return 1;
+    }
+    if (!strcmp(a, "--socket")) {
+        if (*i + 1 >= argc) {
+            eco_cli_err("--socket needs a value");
+            return -1;
+        }
+        o->socket = argv[++*i];
+        return 1;
+    }
+    if (json_ok && !strcmp(a, "--json")) {
+        o->json = true;
+        return 1;
+    }
+    return 0;
+}
+
+static void copts_init(struct copts *o)
+{
+    const char *env = getenv("ECOSCHED_SOCKET");
+    o->socket = env && *env ? env : DEFAULT_SOCKET;
+    o->json = false;
+}
+
+static void print_json(const json_t *v)
+{
+    char *s = json_dumps(v, JSON_INDENT(2));
+    if (s)
+        puts(s);
+    free(s);
+}
+
+/* Parses a job id argument; 0 when it is not one (message printed). */
+static long long job_id(const char *s)
+{
+    char *end;
+    errno = 0;
+    long long id = strtoll(s, &end, 10);
+    if (!*s || *end || errno || id <= 0) {
+        eco_cli_err("'%s' is not a job id", s);
+        return 0;
+    }
+    return id;
+}
+
+/* ---- submit ------------------------------------------------------------------------------ */
+
+static void submit_usage(FILE *f)
+{
+    fprintf(f, "usage: ecosched submit [--gpus N] [--gpu-mem GB] [--share] [--power-cap W|auto]\n"
+               "                       [--name NAME] [--socket PATH] -- CMD [ARGS...]\n\n"
+               "Queues CMD on ecoschedd, to run as you in this directory with this environment,\n"
+               "and prints the job id. --gpus defaults to 1 (0 on a server without GPUs).\n");
+}
+
+/* Value of option argv[*i] (NAME VALUE or NAME=VALUE) when it is `name`, else NULL. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *bad)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n))
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n])
+        return NULL;
+    if (*i + 1 >= argc) {
+        eco_cli_err("%s needs a value", name);
+        *bad = true;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int number_opt(const char *opt, const char *v, bool integer, json_t **out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !isfinite(x) || x < 0 || (integer && (x != floor(x) || x > 1e6))) {
+        eco_cli_err("%s: '%s' is not %s", opt, v, integer ? "an integer >= 0" : "a number >= 0");
+        return -1;
+    }
+    *out = integer ? json_integer((json_int_t)x) : json_real(x);
+    return 0;
+}
+
+/* Fills `req` from the options before the command; returns the index of CMD, or -1. */
+static int submit_opts(int argc, char **argv, struct copts *o, json_t *req)
+{
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        bool bad = false;
+        json_t *num = NULL;
+        int c = common_opt(argc, argv, &i, o, false);
+        if (c < 0)
+            return -1;
+        if (c)
+            continue;
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (!strcmp(a, "--share")) {
+            json_object_set_new(req, "share", json_true());
+        } else if ((v = opt_value(argc, argv, &i, "--gpus", &bad))) {
+            if (number_opt("--gpus", v, true, &num) < 0)
+                return -1;
+            json_object_set_new(req, "gpus", num);
+        } else if ((v = opt_value(argc, argv, &i, "--gpu-mem", &bad))) {
+            if (number_opt("--gpu-mem", v, false, &num) < 0)
+                return -1;
+            json_object_set_new(req, "gpu_mem_gb", num);
+        } else if ((v = opt_value(argc, argv, &i, "--power-cap", &bad))) {
+            if (strcmp(v, "auto") && number_opt("--power-cap", v, false, &num) < 0)
+                return -1;
+            json_object_set_new(req, "power_cap", num ? num : json_string("auto"));
+        } else if ((v = opt_value(argc, argv, &i, "--name", &bad))) {
+            json_object_set_new(req, "name", json_string(v));
+        } else if (bad) {
+            return -1;
+        } else if (a[0] == '-') {
+            eco_cli_err("unknown option '%s' (try 'ecosched submit --help')", a);
+            return -1;
+        } else {
+            break; /* the command, without "--" */
+        }
+        if (bad)
+            return -1;
+    }
+    if (i >= argc) {
+        eco_cli_err("no command to run (ecosched submit [OPTIONS] -- CMD [ARGS...])");
+        return -1;
+    }
+    return i;
+}
+
+int eco_cmd_submit(int argc, char **argv)
+{
+    struct copts o;
+    json_t *req = json_object(), *ans = NULL, *args = json_array(), *env = json_object();
+    char cwd[PATH_MAX], *body = NULL;
+    int rc = ECO_EXIT_USAGE;
+    copts_init(&o);
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        submit_usage(stdout);
+        rc = 0;
+        goto out;
+    }
+    int first = submit_opts(argc, argv, &o, req);
+    if (first < 0)
+        goto out;
+    rc = ECO_EXIT_FAIL;
+    if (!getcwd(cwd, sizeof cwd)) {
+        eco_cli_err("cannot read the working directory: %s", strerror(errno));
+        goto out;
+    }
+    for (int i = first; i < argc; i++)
+        json_array_append_new(args, json_string(argv[i]));
+    for (char **e = environ; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (eq && eq != *e)
+            json_object_setn_new(env, *e, (size_t)(eq - *e), json_string(eq + 1));
+    }
+    json_object_set(req, "argv", args);
+    json_object_set(req, "env", env);
+    json_object_set_new(req, "cwd", json_string(cwd));
+    if (!(body = json_dumps(req, JSON_COMPACT)))
+        goto out;
+    if ((rc = call(&o, "POST", "/v1/jobs", body, &ans)) != 0)
+        goto out;
+    printf("%lld\n", (long long)json_integer_value(json_object_get(ans, "id")));
+out:
+    free(body);
+    json_decref(req);
+    json_decref(args);
+    json_decref(env);
+    json_decref(ans);
+    return rc;
+}
+
+/* ---- ls, show ---------------------------------------------------------------------------- */
+
+static const char *user_name(json_int_t uid, char *buf, size_t cap)
+{
+    struct passwd *pw = getpwuid((uid_t)uid);
+    if (pw)
+        snprintf(buf, cap, "%s", pw->pw_name);
+    else
+        snprintf(buf, cap, "%lld", (long long)uid);
+    return buf;
+}
+
+static void gpu_list(const json_t *a, char *buf, size_t cap)
+{
+    size_t off = 0, i;
+    json_t *v;
+    buf[0] = '\0';
+    json_array_foreach(a, i, v)
+    {
+        if (off < cap)
+            off += (size_t)snprintf(buf + off, cap - off, "%s%lld", i ? "," : "",
+                                    (long long)json_integer_value(v));
+    }
+    if (!i)
+        snprintf(buf, cap, "-");
+}
+
+/* The command as one line, shortened to `cap`. */
+static void command_line(const json_t *argv, char *buf, size_t cap)
+{
+    size_t off = 0, i;
+    json_t *v;
+    buf[0] = '\0';
+    json_array_foreach(argv, i, v)
+    {
+        if (off < cap)
+            off +=
+                (size_t)snprintf(buf + off, cap - off, "%s%s", i ? " " : "", json_string_value(v));
+    }
+}
+
+/* Parses the options of a command taking at most one positional; 0 ok, else exit status. */
+static int simple_opts(int argc, char **argv, struct copts *o, bool json_ok, const char **pos,
+                       const char *usage)
+{
+    copts_init(o);
+    *pos = NULL;
+    for (int i = 1; i < argc; i++) {
+        int c = common_opt(argc, argv, &i, o, json_ok);
+        if (c < 0)
+            return ECO_EXIT_USAGE;
+        if (c)
+            continue;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: ecosched %s\n", usage);
+            return -1;
+        }
+        if (argv[i][0] == '-' || *pos) {
+            eco_cli_err("%s '%s' (usage: ecosched %s)",
+                        argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i],
+                        usage);
+            return ECO_EXIT_USAGE;
+        }
+        *pos = argv[i];
+    }
+    return 0;
+}
+
+int eco_cmd_ls(int argc, char **argv)
+{
+    struct copts o;
+    const char *pos;
+    json_t *ans = NULL, *j;
+    size_t i;
+    int rc = simple_opts(argc, argv, &o, true, &pos, "ls [--json] [--socket PATH] [STATE]");
+    char path[96], user[64], gpus[64], cmd[48];
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    snprintf(path, sizeof path, "/v1/jobs%s%.32s", pos ? "?state=" : "", pos ? pos : "");
+    if ((rc = call(&o, "GET", path, NULL, &ans)) != 0)
+        return rc;
+    if (o.json) {
+        print_json(ans);
+        goto out;
+    }
+    printf("%6s  %-9s  %-10s  %-7s  %10s  %4s  %s\n", "ID", "STATE", "USER", "GPUS", "ENERGY_J",
+           "EXIT", "NAME/COMMAND");
+    json_array_foreach(json_object_get(ans, "jobs"), i, j)
+    {
+        const json_t *ex = json_object_get(j, "exit_status");
+        const char *name = json_string_value(json_object_get(j, "name"));
+        char exit_s[8] = "-";
+        if (json_is_integer(ex))
+            snprintf(exit_s, sizeof exit_s, "%lld", (long long)json_integer_value(ex));
+        gpu_list(json_object_get(j, "assigned_gpus"), gpus, sizeof gpus);
+        command_line(json_object_get(j, "argv"), cmd, sizeof cmd);
+        printf("%6lld  %-9s  %-10s  %-7s  %10.1f  %4s  %s\n",
+               (long long)json_integer_value(json_object_get(j, "id")),
+               json_string_value(json_object_get(j, "state")),
+               user_name(json_integer_value(json_object_get(j, "uid")), user, sizeof user), gpus,
+               json_number_value(json_object_get(j, "energy_j")), exit_s, name ? name : cmd);
+    }
+out:
+    json_decref(ans);
+    return 0;
+}
+
+static void show_line(const char *key, const json_t *v)
+{
+    if (json_is_string(v)) {
+        printf("%-14s %s\n", key, json_string_value(v));
+    } else if (json_is_null(v) || !v) {
+        printf("%-14s -\n", key);
+    } else {
+        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        printf("%-14s %s\n", key, s ? s : "?");
+        free(s);
+    }
+}
+
+int eco_cmd_show(int argc, char **argv)
+{
+    struct copts o;
+    const char *pos;
+    json_t *ans = NULL;
+    char path[64];
+    int rc = simple_opts(argc, argv, &o, true, &pos, "show [--json] [--socket PATH] ID");
+    long long id;
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (!pos || !(id = job_id(pos))) {
+        if (!pos)
+            eco_cli_err("show needs a job id");
+        return ECO_EXIT_USAGE;
+    }
+    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+    if ((rc = call(&o, "GET", path, NULL, &ans)) != 0)
+        return rc;
+    if (o.json) {
+        print_json(ans);
+    } else {
+        static const char *const keys[] = {
+            "id",       "name",       "state", "uid",         "cwd",           "argv",
+            "gpus",     "gpu_mem_gb", "share", "power_cap",   "assigned_gpus", "pid",
+            "submit_s", "start_s",    "end_s", "exit_status", "reason",        "energy_j",
+            "stdout",   "stderr",     NULL};
+        for (size_t k = 0; keys[k]; k++)
+            show_line(keys[k], json_object_get(ans, keys[k]));
+    }
+    json_decref(ans);
+    return 0;
+}
+
+/* ---- cancel, wait ------------------------------------------------------------------------ */
+
+int eco_cmd_cancel(int argc, char **argv)
+{
+    struct copts o;
+    const char *pos;
+    json_t *ans = NULL;
+    char path[64];
+    long long id;
+    int rc = simple_opts(argc, argv, &o, false, &pos, "cancel [--socket PATH] ID");
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (!pos || !(id = job_id(pos))) {
+        if (!pos)
+            eco_cli_err("cancel needs a job id");
+        return ECO_EXIT_USAGE;
+    }
+    snprintf(path, sizeof path, "/v1/jobs/%lld/cancel", id);
+    if ((rc = call(&o, "POST", path, NULL, &ans)) != 0)
+        return rc;
+    printf("job %lld cancelled (was %s)\n", id,
+           json_string_value(json_object_get(ans, "previous")));
+    json_decref(ans);
+    return 0;
+}
+
+int eco_cmd_wait(int argc, char **argv)
+{
+    struct copts o;
+    const char *pos;
+    json_t *ans = NULL;
+    char path[64];
+    long long id;
+    int rc = simple_opts(argc, argv, &o, false, &pos, "wait [--socket PATH] ID");
+    struct timespec ts = {0, (long)(WAIT_POLL_S * 1e9)};
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (!pos || !(id = job_id(pos))) {
+        if (!pos)
+            eco_cli_err("wait needs a job id");
+        return ECO_EXIT_USAGE;
+    }
+    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+    for (;;) {
+        if ((rc = call(&o, "GET", path, NULL, &ans)) != 0)
+            return rc;
+        const char *st = json_string_value(json_object_get(ans, "state"));
+        const json_t *ex = json_object_get(ans, "exit_status");
+        const char *why = json_string_value(json_object_get(ans, "reason"));
+        if (st && (!strcmp(st, "done") || !strcmp(st, "failed"))) {
+            rc = json_is_integer(ex) ? (int)json_integer_value(ex) : 0;
+            if (!json_is_integer(ex))
+                eco_cli_err("job %lld %s: %s", id, st, why ? why : "exit status unknown");
+            break;
+        }
+        if (st && (!strcmp(st, "cancelled") || !strcmp(st, "lost"))) {
+            eco_cli_err("job %lld %s%s%s", id, st, why ? ": " : "", why ? why : "");
+            rc = ECO_EXIT_FAIL;
+            break;
+        }
+        json_decref(ans);
+        ans = NULL;
+        nanosleep(&ts, NULL);
+    }
+    json_decref(ans);
+    return rc;
+}
+
+/* ---- gpus -------------------------------------------------------------------------------- */
+
+int eco_cmd_gpus(int argc, char **argv)
+{
+    struct copts o;
+    const char *pos;
+    json_t *ans = NULL, *g;
+    size_t i;
+    char jobs[64];
+    int rc = simple_opts(argc, argv, &o, true, &pos, "gpus [--json] [--socket PATH]");
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (pos) {
+        eco_cli_err("unexpected argument '%s' (usage: ecosched gpus [--json])", pos);
+        return ECO_EXIT_USAGE;
+    }
+    if ((rc = call(&o, "GET", "/v1/gpus", NULL, &ans)) != 0)
+        return rc;
+    if (o.json) {
+        print_json(ans);
+        goto out;
+    }
+    printf("platform %s\n", json_string_value(json_object_get(ans, "platform")));
+    printf("%3s  %-24s  %5s  %15s  %8s  %8s  %-9s  %s\n", "GPU", "NAME", "UTIL", "MEMORY_GIB",
+           "POWER_W", "LIMIT_W", "STATE", "JOBS");
+    json_array_foreach(json_object_get(ans, "gpus"), i, g)
+    {
+        gpu_list(json_object_get(g, "jobs"), jobs, sizeof jobs);
+        printf("%3lld  %-24.24s  %4.0f%%  %6.1f / %6.1f  %8.1f  %8.1f  %-9s  %s\n",
+               (long long)json_integer_value(json_object_get(g, "index")),
+               json_string_value(json_object_get(g, "name")),
+               100 * json_number_value(json_object_get(g, "util")),
+               (double)json_integer_value(json_object_get(g, "memory_used_b")) / (1 << 30),
+               (double)json_integer_value(json_object_get(g, "memory_total_b")) / (1 << 30),
+               json_number_value(json_object_get(g, "power_w")),
+               json_number_value(json_object_get(g, "power_limit_w")),
+               json_string_value(json_object_get(g, "state")), jobs);
+    }
+out:
+    json_decref(ans);
+    return 0;
+}

@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: MIT */
+/* ecoschedd's HTTP/JSON API over its unix socket (libmicrohttpd, driven by the daemon's one
+ * event loop): versioned routes, every submit field validated, the caller's identity taken
+ * from the socket's peer credentials. The routes are documented in docs/http-api.md. */
+#define _GNU_SOURCE /* SO_PEERCRED, struct ucred */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include "ecoschedd.h"
+
+#ifndef ECO_VERSION
+#define ECO_VERSION "dev"
+#endif
+
+/* Bounds on submit fields. 4096 arguments and 128-byte names: generous for any training
+ * command while keeping a listing readable; the body limit bounds the total anyway. */
+#define MAX_ARGS 4096
+#define MAX_NAME 128
+
+/* One request: its body as it arrives. */
+struct req {
+    char *body;
+    size_t len;
+    bool too_big;
+};
+
+/* Who is calling: the peer of the unix socket. */
+struct peer {
+    uid_t uid;
+    gid_t gid;
+};
+
+/* Queues `obj` (consumed) as the JSON response with HTTP `status`. */
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, json_t *obj)
+{
+    enum MHD_Result ret = MHD_NO;
+    char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+    json_decref(obj);
+    if (!text)
+        goto out;
+    size_t len = strlen(text);
+    text[len] = '\n'; /* replaces the NUL: the body is len + 1 bytes of text */
+    struct MHD_Response *r = MHD_create_response_from_buffer(len + 1, text, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(text);
+        goto out;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+out:
+    return ret;
+}
+
+/* {"error": message, "field": field} with HTTP `status`; field NULL: not about a field. */
+static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, const char *field,
+                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, const char *field,
+                            const char *fmt, ...)
+{
+    char msg[ECO_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *o = json_pack("{s:s}", "error", msg);
+    if (o && field)
+        json_object_set_new(o, "field", json_string(field));
+    return reply(c, status, o);
+}
+
+static int peer_of(struct MHD_Connection *c, struct peer *p)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+        return -errno ? -errno : -EIO;
+    p->uid = cr.uid;
+    p->gid = cr.gid;
+    return 0;
+}
+
+/* "0,2" as a JSON array of integers. */
+static json_t *gpus_array(const char *s)
+{
+    json_t *a = json_array();
+    while (a && s && *s) {
+        char *end;
+        json_array_append_new(a, json_integer((json_int_t)strtol(s, &end, 10)));
+        if (end == s)
+            break;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return a;
+}
+
+static json_t *job_json(const struct ecod *d, const struct eco_store_job *j, bool with_env)
+{
+    char out[4200], err[4200];
+    const char *reason = j->reason;
+    if (!reason && j->state == ECO_STORE_DONE && j->exit_status < 0)
+        reason = "adopted; exit status unknown"; /* the store has no reason on finish */
+    ecod_log_path(d, j->id, "out", out, sizeof out);
+    ecod_log_path(d, j->id, "err", err, sizeof err);
+    json_t *o =
+        json_pack("{s:I,s:s,s:I,s:I,s:o,s:s,s:i,s:f,s:b,s:f,s:f,s:s,s:s}", "id", (json_int_t)j->id,
+                  "state", eco_store_state_name(j->state), "uid", (json_int_t)j->uid, "gid",
+                  (json_int_t)j->gid, "argv", json_loads(j->argv_json, 0, NULL), "cwd", j->cwd,
+                  "gpus", (int)j->gpus, "gpu_mem_gb", j->gpu_mem_gb, "share", (int)j->share,
+                  "submit_s", j->submit_s, "energy_j", j->energy_j, "stdout", out, "stderr", err);
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "name", j->name ? json_string(j->name) : json_null());
+    json_object_set_new(o, "power_cap",
+                        j->power_cap_w > 0   ? json_real(j->power_cap_w)
+                        : j->power_cap_w < 0 ? json_string("auto")
+                                             : json_null());
+    json_object_set_new(o, "start_s", j->start_s > 0 ? json_real(j->start_s) : json_null());
+    json_object_set_new(o, "end_s", j->end_s > 0 ? json_real(j->end_s) : json_null());
+    json_object_set_new(o, "assigned_gpus", gpus_array(j->assigned_gpus));
+    json_object_set_new(o, "pid", j->pid > 0 ? json_integer(j->pid) : json_null());
+    json_object_set_new(o, "exit_status",
+                        j->exit_status >= 0 ? json_integer(j->exit_status) : json_null());
+    json_object_set_new(o, "reason", reason ? json_string(reason) : json_null());
+    if (with_env)
+        json_object_set_new(o, "env", json_loads(j->env_json ? j->env_json : "{}", 0, NULL));
+    return o;
+}
+
+/* ---- POST /v1/jobs ---------------------------------------------------------------------- */
+
+/* A submit's fields, checked. The JSON texts are the caller's to free. */
+struct submit {
+    struct eco_store_job job;
+    char *argv_json;
+    char *env_json;
+};
+
+/* Checks a string has no NUL inside (JSON allows \u0000; C strings and exec do not). */
+static bool plain_string(const json_t *v)
+{
+    return json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v);
+}
+
+static const char *check_argv(const json_t *v, char *msg, size_t cap)
+{
+    size_t n = json_array_size(v);
+    if (!json_is_array(v) || n == 0 || n > MAX_ARGS) {
+        snprintf(msg, cap, "argv must be an array of 1 to %d strings", MAX_ARGS);
+        return "argv";
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!plain_string(json_array_get(v, i))) {
+            snprintf(msg, cap, "argv[%zu] is not a string (or holds a NUL)", i);
+            return "argv";
+        }
+    if (!*json_string_value(json_array_get(v, 0))) {
+        snprintf(msg, cap, "argv[0] is empty");
+        return "argv";
+    }
+    return NULL;
+}
+
+static const char *check_env(const json_t *v, char *msg, size_t cap)
+{
+    const char *key;
+    size_t klen;
+    json_t *val;
+    if (!json_is_object(v)) {
+        snprintf(msg, cap, "env must be an object of strings");
+        return "env";
+    }
+    json_object_keylen_foreach((json_t *)v, key, klen, val)
+    {
+        if (!*key || strlen(key) != klen || strchr(key, '=') || !plain_string(val)) {
+            snprintf(msg, cap,
+                     "env entry '%.64s': the name must be non-empty without '=' and "
+                     "the value a string without NUL",
+                     key);
+            return "env";
+        }
+    }
+    return NULL;
+}
+
+static const char *check_cwd(const json_t *v, char *msg, size_t cap)
+{
+    struct stat st;
+    const char *s = json_string_value(v);
+    if (!plain_string(v) || s[0] != '/' || strlen(s) >= PATH_MAX) {
+        snprintf(msg, cap, "cwd must be an absolute path");
+        return "cwd";
+    }
+    if (stat(s, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(msg, cap, "cwd '%.200s' is not a directory on this server", s);
+        return "cwd";
+    }
+    return NULL;
+}
+
+/* Power cap: a number of watts within every GPU's range, "auto", or null (none). */
+static const char *check_cap(struct ecod *d, const json_t *v, unsigned gpus, double *cap_w,
+                             char *msg, size_t cap)
+{
+    double lo = 0, hi = INFINITY;
+    *cap_w = ECO_STORE_CAP_NONE;
+    if (!v || json_is_null(v))
+        return NULL;
+    if (json_is_string(v) && !strcmp(json_string_value(v), "auto")) {
+        *cap_w = ECO_STORE_CAP_AUTO;
+    } else if (json_is_number(v)) {
+        *cap_w = json_number_value(v);
+        for (unsigned g = 0; g < d->n_gpus; g++) {
+            struct eco_power_range pr;
+            if (eco_platform_power_range(d->platform, g, &pr, NULL) == 0) {
+                lo = fmax(lo, pr.min_w);
+                hi = fmin(hi, pr.max_w);
+            }
+        }
+        if (!isfinite(*cap_w) || *cap_w <= 0 || *cap_w < lo || *cap_w > hi) {
+            snprintf(msg, cap, "power_cap %g W is outside the GPUs' range %g..%g W", *cap_w, lo,
+                     hi);
+            return "power_cap";
+        }
+    } else {
+        snprintf(msg, cap, "power_cap must be a number of watts or \"auto\"");
+        return "power_cap";
+    }
+    if (gpus == 0) {
+        snprintf(msg, cap, "power_cap needs a job with GPUs");
+        return "power_cap";
+    }
+    return NULL;
+}
+
+static const char *check_gpus(struct ecod *d, const json_t *obj, struct eco_store_job *j, char *msg,
+                              size_t cap)
+{
+    const json_t *g = json_object_get(obj, "gpus"), *m = json_object_get(obj, "gpu_mem_gb");
+    const json_t *s = json_object_get(obj, "share");
+    j->gpus = d->n_gpus > 0 ? 1 : 0; /* default: one GPU where there are GPUs */
+    if (g && (!json_is_integer(g) || json_integer_value(g) < 0 ||
+              json_integer_value(g) > (json_int_t)d->n_gpus)) {
+        snprintf(msg, cap, "gpus must be an integer 0..%u (GPUs of this server)", d->n_gpus);
+        return "gpus";
+    }
+    if (g)
+        j->gpus = (unsigned)json_integer_value(g);
+    if (s && !json_is_boolean(s)) {
+        snprintf(msg, cap, "share must be true or false");
+        return "share";
+    }
+    j->share = s && json_is_true(s);
+    if (m && (!json_is_number(m) || !isfinite(json_number_value(m)) || json_number_value(m) < 0 ||
+              json_number_value(m) > 1e6)) {
+        snprintf(msg, cap, "gpu_mem_gb must be a number of GB >= 0");
+        return "gpu_mem_gb";
+    }
+    j->gpu_mem_gb = m ? json_number_value(m) : 0;
+    uint32_t out[ECO_GPUSEL_MAX_GPUS];
+    struct eco_gpu_request req = {.job_id = 0,
+                                  .n_gpus = j->gpus,
+                                  .mem_b = (uint64_t)(j->gpu_mem_gb * (double)(1ull << 30)),
+                                  .share = j->share};
+    if (d->sel && j->gpus > 0 && eco_gpusel_choose(d->sel, ecod_mono(), &req, out) == -EOVERFLOW) {
+        snprintf(msg, cap, "no %u GPUs of this server have %g GB of memory each", j->gpus,
+                 j->gpu_mem_gb);
+        return "gpu_mem_gb";
+    }
+    return NULL;
+}
+
+/* Checks every field of a submit body; NULL and *s filled, or the field at fault and msg. */
+static const char *check_submit(struct ecod *d, const json_t *obj, struct submit *s, char *msg,
+                                size_t cap)
+{
+    static const char *const known[] = {"argv",  "env",       "cwd",  "gpus", "gpu_mem_gb",
+                                        "share", "power_cap", "name", NULL};
+    const char *key, *bad;
+    size_t klen;
+    json_t *val;
+    json_object_keylen_foreach((json_t *)obj, key, klen, val)
+    {
+        size_t k = 0;
+        while (known[k] && strcmp(known[k], key))
+            k++;
+        if (strlen(key) != klen) {
+            snprintf(msg, cap, "a field name holds a NUL");
+            return "body";
+        }
+        if (!known[k]) {
+            snprintf(msg, cap, "unknown field '%.64s'", key);
+            return key;
+        }
+    }
+    const json_t *argv = json_object_get(obj, "argv"), *env = json_object_get(obj, "env");
+    const json_t *cwd = json_object_get(obj, "cwd"), *name = json_object_get(obj, "name");
+    if ((bad = check_argv(argv, msg, cap)))
+        return bad;
+    if (env && (bad = check_env(env, msg, cap)))
+        return bad;
+    if (!cwd) {
+        snprintf(msg, cap, "cwd is required");
+        return "cwd";
+    }
+    if ((bad = check_cwd(cwd, msg, cap)) || (bad = check_gpus(d, obj, &s->job, msg, cap)))
+        return bad;
+    if (name && !json_is_null(name)) {
+        const char *n = json_string_value(name);
+        bool ok = plain_string(name) && *n && strlen(n) <= MAX_NAME;
+        for (const char *p = n; ok && *p; p++)
+            ok = (unsigned char)*p >= 0x20 && *p != 0x7f;
+        if (!ok) {
+            snprintf(msg, cap, "name must be 1..%d printable characters", MAX_NAME);
+            return "name";
+        }
+        s->job.name = n;
+    }
+    if ((bad = check_cap(d, json_object_get(obj, "power_cap"), s->job.gpus, &s->job.power_cap_w,
+                         msg, cap)))
+        return bad;
+    s->job.cwd = json_string_value(cwd);
+    s->argv_json = json_dumps(argv, JSON_COMPACT);
+    s->env_json = env ? json_dumps(env, JSON_COMPACT) : NULL;
+    s->job.argv_json = s->argv_json;
+    s->job.env_json = s->env_json;
+    if (!s->argv_json || (env && !s->env_json)) {
+        snprintf(msg, cap, "out of memory");
+        return "";
+    }
+    return NULL;
+}
+
+static enum MHD_Result submit(struct ecod *d, struct MHD_Connection *c, const struct peer *p,
+                              const struct req *rq)
+{
+    char msg[ECO_ERROR_MSG_MAX];
+    struct submit s = {.job = {.uid = p->uid, .gid = p->gid}};
+    struct eco_error err = {{0}};
+    json_error_t jerr;
+    enum MHD_Result ret;
+    int64_t id = 0;
+    json_t *obj =
+        rq->len ? json_loadb(rq->body, rq->len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr)
+                : NULL;
+    if (!json_is_object(obj)) {
+        ret = fail(c, 400, "body", "the body must be a JSON object%s%s", obj ? "" : ": ",
+                   obj ? "" : (rq->len ? jerr.text : "empty body"));
+        goto out;
+    }
+    const char *bad = check_submit(d, obj, &s, msg, sizeof msg);
+    if (bad) {
+        ret = fail(c, *bad ? 400 : 500, *bad ? bad : NULL, "%s", msg);
+        goto out;
+    }
+    s.job.submit_s = ecod_now();
+    int rc = eco_store_insert(d->store, &s.job, &id, &err);
+    if (rc < 0) {
+        ECOD_LOG(ECOD_ERR, "api", "submit: %s", err.msg);
+        ret = fail(c, rc == -EINVAL ? 400 : 500, NULL, "%s", err.msg);
+        goto out;
+    }
+    ECOD_LOG(ECOD_INFO, "api", "job %" PRId64 " submitted by uid %u", id, (unsigned)p->uid);
+    d->want_sched = true;
+    ret = reply(c, 201, json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued"));
+out:
+    json_decref(obj);
+    free(s.argv_json);
+    free(s.env_json);
+    return ret;
+}
+
+/* ---- jobs ------------------------------------------------------------------------------- */
+
+static enum MHD_Result list_jobs(struct ecod *d, struct MHD_Connection *c, const struct peer *p)
+{
+    const char *st = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
+    const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+    enum eco_store_state state;
+    struct eco_store_job *jobs = NULL;
+    struct eco_error err = {{0}};
+    size_t n = 0;
+    char *end = NULL;
+    unsigned long limit = 0;
+    enum MHD_Result ret;
+    if (st && eco_store_state_parse(st, &state) < 0) {
+        ret = fail(c, 400, "state", "unknown state '%.32s'", st);
+        goto out;
+    }
+    if (lim && (!*lim || (limit = strtoul(lim, &end, 10)) > 1000000 || *end)) {
+        ret = fail(c, 400, "limit", "limit must be an integer 0..1000000");
+        goto out;
+    }
+    if (eco_store_list(d->store, st ? (int)state : ECO_STORE_ANY, limit, 0, &jobs, &n, &err) < 0) {
+        ret = fail(c, 500, NULL, "%s", err.msg);
+        goto out;
+    }
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        json_array_append_new(a, job_json(d, &jobs[i], false));
+    (void)p;
+    ret = reply(c, 200, json_pack("{s:o}", "jobs", a));
+out:
+    eco_store_jobs_free(jobs, n);
+    return ret;
+}
+
+/* Fetches job `ids` ("123") for a route; on failure a response is queued and *ret set. */
+static int fetch(struct ecod *d, struct MHD_Connection *c, const char *ids, struct eco_store_job *j,
+                 enum MHD_Result *ret)
+{
+    struct eco_error err = {{0}};
+    char *end;
+    errno = 0;
+    long long id = strtoll(ids, &end, 10);
+    if (!*ids || *end || errno || id <= 0) {
+        *ret = fail(c, 404, "id", "no job '%.32s'", ids);
+        return -ENOENT;
+    }
+    int rc = eco_store_get(d->store, id, j, &err);
+    if (rc < 0)
+        *ret = rc == -ENOENT ? fail(c, 404, "id", "no job %lld", id)
+                             : fail(c, 500, NULL, "%s", err.msg);
+    return rc;
+}
+
+static enum MHD_Result show_job(struct ecod *d, struct MHD_Connection *c, const struct peer *p,
+                                const char *ids)
+{
+    struct eco_store_job j = {0};
+    enum MHD_Result ret;
+    if (fetch(d, c, ids, &j, &ret) < 0)
+        goto out;
+    /* the environment may hold secrets: only its owner and root see it */
+    ret = reply(c, 200, job_json(d, &j, p->uid == 0 || p->uid == j.uid));
+out:
+    eco_store_job_fini(&j);
+    return ret;
+}
+
+static enum MHD_Result cancel_job(struct ecod *d, struct MHD_Connection *c, const struct peer *p,
+                                  const char *ids)
+{
+    struct eco_store_job j = {0};
+    struct eco_error err = {{0}};
+    enum eco_store_state prev;
+    enum MHD_Result ret;
+    char reason[64];
+    if (fetch(d, c, ids, &j, &ret) < 0)
+        goto out;
+    if (p->uid != 0 && p->uid != j.uid) {
+        ret = fail(c, 403, NULL, "job %" PRId64 " belongs to uid %u; uid %u may not cancel it",
+                   j.id, (unsigned)j.uid, (unsigned)p->uid);
+        goto out;
+    }
+    snprintf(reason, sizeof reason, "cancelled by uid %u", (unsigned)p->uid);
+    int rc = eco_store_cancel(d->store, j.id, ecod_now(), reason, &prev, &err);
+    if (rc == -ESTALE) {
+        ret = fail(c, 409, NULL, "job %" PRId64 " has already ended", j.id);
+        goto out;
+    }
+    if (rc < 0) {
+        ret = fail(c, 500, NULL, "%s", err.msg);
+        goto out;
+    }
+    if (prev == ECO_STORE_RUNNING)
+        ecod_sched_cancelled(d, j.id);
+    ECOD_LOG(ECOD_INFO, "api", "job %" PRId64 " %s", j.id, reason);
+    d->want_sched = true;
+    ret = reply(c, 200,
+                json_pack("{s:I,s:s,s:s}", "id", (json_int_t)j.id, "state", "cancelled", "previous",
+                          eco_store_state_name(prev)));
+out:
+    eco_store_job_fini(&j);
+    return ret;
+}
+
+/* ---- GPUs and status -------------------------------------------------------------------- */
+
+static json_t *gpu_json(struct ecod *d, unsigned g, double mono)
+{
+    char name[ECO_PLATFORM_STR_MAX] = "";
+    uint64_t total = 0, used = 0;
+    double util = 0, power = 0, limit = 0;
+    struct eco_power_range pr = {0};
+    struct eco_gpusel_gpu st = {0};
+    eco_platform_gpu_name(d->platform, g, name, sizeof name, NULL);
+    eco_platform_memory(d->platform, g, &total, &used, NULL);
+    eco_platform_util(d->platform, g, &util, NULL);
+    eco_platform_power(d->platform, g, &power, NULL);
+    eco_platform_power_limit(d->platform, g, &limit, NULL);
+    eco_platform_power_range(d->platform, g, &pr, NULL);
+    eco_gpusel_gpu_status(d->sel, g, mono, &st);
+    json_t *jobs = json_array();
+    for (size_t i = 0; jobs && i < d->n_runs; i++)
+        for (uint32_t k = 0; k < d->runs[i].n_gpus; k++)
+            if (d->runs[i].gpus[k] == g)
+                json_array_append_new(jobs, json_integer((json_int_t)d->runs[i].id));
+    return json_pack("{s:i,s:s,s:f,s:f,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:s,s:i,s:o}", "index", (int)g,
+                     "name", name, "util", util, "util_avg", st.util_avg, "memory_used_b",
+                     (json_int_t)used, "memory_total_b", (json_int_t)total, "power_w", power,
+                     "power_limit_w", limit, "power_min_w", pr.min_w, "power_max_w", pr.max_w,
+                     "power_default_w", pr.default_w, "state",
+                     !st.has_sample ? "unsampled"
+                     : st.busy      ? "busy"
+                                    : "free",
+                     "claims", (int)st.n_claims, "jobs", jobs);
+}
+
+static enum MHD_Result list_gpus(struct ecod *d, struct MHD_Connection *c)
+{
+    json_t *a = json_array();
+    double mono = ecod_mono();
+    for (unsigned g = 0; a && g < d->n_gpus; g++)
+        json_array_append_new(a, gpu_json(d, g, mono));
+    return reply(c, 200,
+                 json_pack("{s:s,s:o}", "platform", eco_platform_name(d->platform), "gpus", a));
+}
+
+static enum MHD_Result status(struct ecod *d, struct MHD_Connection *c, const struct peer *p)
+{
+    return reply(c, 200,
+                 json_pack("{s:s,s:s,s:i,s:i,s:I}", "version", ECO_VERSION, "platform",
+                           eco_platform_name(d->platform), "gpus", (int)d->n_gpus, "watched_jobs",
+                           (int)d->n_runs, "peer_uid", (json_int_t)p->uid));
+}
+
+/* ---- routing ---------------------------------------------------------------------------- */
+
+static enum MHD_Result route(struct ecod *d, struct MHD_Connection *c, const char *url,
+                             const char *method, const struct req *rq)
+{
+    struct peer p;
+    bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+    char ids[32];
+    char tail[16];
+    if (peer_of(c, &p) < 0)
+        return fail(c, 500, NULL, "cannot read the caller's credentials");
+    if (rq->too_big)
+        return fail(c, 413, "body", "request body over %u bytes", ECOD_MAX_BODY);
+    if (!strcmp(url, "/v1/jobs")) {
+        if (post)
+            return submit(d, c, &p, rq);
+        return get ? list_jobs(d, c, &p) : fail(c, 405, NULL, "use GET or POST on %s", url);
+    }
+    if (!strcmp(url, "/v1/gpus"))
+        return get ? list_gpus(d, c) : fail(c, 405, NULL, "use GET on %s", url);
+    if (!strcmp(url, "/v1/status"))
+        return get ? status(d, c, &p) : fail(c, 405, NULL, "use GET on %s", url);
+    if (!strncmp(url, "/v1/jobs/", 9) && strlen(url + 9) < sizeof ids) {
+        const char *slash = strchr(url + 9, '/');
+        size_t n = slash ? (size_t)(slash - (url + 9)) : strlen(url + 9);
+        memcpy(ids, url + 9, n);
+        ids[n] = '\0';
+        snprintf(tail, sizeof tail, "%s", slash ? slash : "");
+        if (!*tail)
+            return get ? show_job(d, c, &p, ids) : fail(c, 405, NULL, "use GET on %s", url);
+        if (!strcmp(tail, "/cancel"))
+            return post ? cancel_job(d, c, &p, ids) : fail(c, 405, NULL, "use POST on %s", url);
+    }
+    return fail(c, 404, NULL, "no such path: %.200s (API paths start with /v1/)", url);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **con_cls)
+{
+    struct req *rq = *con_cls;
+    (void)version;
+    if (!rq) {
+        if (!(rq = calloc(1, sizeof *rq)))
+            return MHD_NO;
+        *con_cls = rq;
+        return MHD_YES;
+    }
+    if (*upload_size > 0) {
+        /* past the limit the rest is read and dropped, so the client gets its 413 */
+        if (!rq->too_big && rq->len + *upload_size > ECOD_MAX_BODY) {
+            rq->too_big = true;
+            free(rq->body);
+            rq->body = NULL;
+            rq->len = 0;
+        }
+        if (!rq->too_big) {
+            char *b = realloc(rq->body, rq->len + *upload_size);
+            if (!b)
+                return MHD_NO;
+            memcpy(b + rq->len, upload_data, *upload_size);
+            rq->body = b;
+            rq->len += *upload_size;
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    return route(cls, c, url, method, rq);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct req *rq = *con_cls;
+    (void)cls, (void)c, (void)toe;
+    if (rq)
+        free(rq->body);
+    free(rq);
+    *con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char msg[512];
+    (void)cls;
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    msg[strcspn(msg, "\n")] = '\0';
+    ECOD_LOG(ECOD_WARN, "http", "%s", msg);
+}
+
+struct MHD_Daemon *ecod_api_start(struct ecod *d, int fd, struct eco_error *err)
+{
+    /* Connection limits: a few hundred clients at once is far beyond one server's users;
+     * 30 s idle timeout drops clients that connect and send nothing. */
+    struct MHD_Daemon *m = MHD_start_daemon(
+        MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER,
+        mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+    if (!m)
+        eco_error_set(err, "libmicrohttpd would not start on the socket");
+    return m;
+}

@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: MIT */
+/* ecoschedd: the GPU-server daemon. Options, logging, the unix socket, and the one event loop
+ * that serves the HTTP API and runs the scheduling pass every second (docs/daemon/README.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <libgen.h>
+#include <microhttpd.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+#include "ecoschedd.h"
+
+#ifndef ECO_VERSION
+#define ECO_VERSION "dev"
+#endif
+
+#define DEFAULT_SOCKET "/run/ecosched/ecoschedd.sock"
+#define DEFAULT_STATE "/var/lib/ecosched"
+/* The scheduling pass runs every second: NVML's utilisation readings cover 1/6 s to 1 s, so
+ * faster sampling adds nothing, and a queued job waits at most this long for a freed GPU. */
+#define TICK_S 1.0
+
+int ecod_log_level = ECOD_INFO;
+static bool log_syslog;
+
+static const char *const LEVEL_NAMES[8] = {
+    [ECOD_ERR] = "error", [ECOD_WARN] = "warning", [ECOD_INFO] = "info", [ECOD_DEBUG] = "debug"};
+
+void ecod_log_write(int level, const char *tag, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (log_syslog)
+        syslog(level, "%s: %s", tag, msg);
+    else
+        fprintf(stderr, "ecoschedd: %s: %s: %s\n", LEVEL_NAMES[level & 7], tag, msg);
+}
+
+double ecod_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double ecod_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+struct opts {
+    const char *socket;
+    const char *socket_group;
+    const char *state_dir;
+    const char *platform;
+    const char *nvml_lib;
+    bool foreground;
+    struct eco_gpusel_params sel;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ecoschedd [OPTIONS]\n\n"
+            "The ecosched GPU-server daemon: runs jobs on GPUs chosen by their live status.\n\n"
+            "  --socket PATH        unix socket of the HTTP API (default " DEFAULT_SOCKET ")\n"
+            "  --socket-group NAME  group owning the socket (mode 0660); default: the daemon's\n"
+            "  --state-dir DIR      job store jobs.db, logs/ and run/ (default " DEFAULT_STATE ")\n"
+            "  --platform P         nvml, fake, none or auto (default auto: nvml, else none)\n"
+            "  --nvml-library PATH  NVML library to load (nvml and fake platforms)\n"
+            "  --foreground         stay attached and log to stderr (default: detach, syslog)\n"
+            "  --log-level L        error, warning, info (default) or debug\n"
+            "  --util-window S      utilisation averaging window of GPU selection (default 10)\n"
+            "  --grace S            claim of a just-started job on its GPUs (default 30)\n"
+            "  -h, --help           this text;  -V, --version  the version\n");
+}
+
+static int parse_seconds(const char *opt, const char *v, double *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !(x >= 0) || x > 86400) {
+        fprintf(stderr, "ecoschedd: %s: '%s' is not a number of seconds 0..86400\n", opt, v);
+        return -EINVAL;
+    }
+    *out = x;
+    return 0;
+}
+
+static int parse_level(const char *v)
+{
+    for (int l = 0; l < 8; l++)
+        if (LEVEL_NAMES[l] && !strcasecmp(v, LEVEL_NAMES[l]))
+            return l;
+    if (!strcasecmp(v, "err") || !strcasecmp(v, "warn"))
+        return !strcasecmp(v, "err") ? ECOD_ERR : ECOD_WARN;
+    fprintf(stderr, "ecoschedd: --log-level: '%s' is not error, warning, info or debug\n", v);
+    return -EINVAL;
+}
+
+/* 0: run; 1: exit 0 (help, version); 2: bad usage. */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    eco_gpusel_params_default(&o->sel);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        const char *eq = strchr(a, '=');
+        char name[64];
+        size_t n = eq ? (size_t)(eq - a) : strlen(a);
+        if (n >= sizeof name)
+            n = sizeof name - 1;
+        memcpy(name, a, n);
+        name[n] = '\0';
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 1;
+        }
+        if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+            printf("ecoschedd %s\n", ECO_VERSION);
+            return 1;
+        }
+        if (!strcmp(a, "--foreground")) {
+            o->foreground = true;
+            continue;
+        }
+        static const char *const with_value[] = {"--socket",      "--socket-group", "--state-dir",
+                                                 "--platform",    "--nvml-library", "--log-level",
+                                                 "--util-window", "--grace",        NULL};
+        size_t k = 0;
+        while (with_value[k] && strcmp(with_value[k], name))
+            k++;
+        if (!with_value[k]) {
+            fprintf(stderr, "ecoschedd: unknown option '%s' (try --help)\n", a);
+            return 2;
+        }
+        v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (!v || !*v) {
+            fprintf(stderr, "ecoschedd: %s needs a value\n", name);
+            return 2;
+        }
+        int lvl = 0;
+        if (!strcmp(name, "--socket"))
+            o->socket = v;
+        else if (!strcmp(name, "--socket-group"))
+            o->socket_group = v;
+        else if (!strcmp(name, "--state-dir"))
+            o->state_dir = v;
+        else if (!strcmp(name, "--platform"))
+            o->platform = v;
+        else if (!strcmp(name, "--nvml-library"))
+            o->nvml_lib = v;
+        else if (!strcmp(name, "--log-level") && (lvl = parse_level(v)) < 0)
+            return 2;
+        else if (!strcmp(name, "--log-level"))
+            ecod_log_level = lvl;
+        else if (!strcmp(name, "--util-window") && parse_seconds(name, v, &o->sel.window_s) < 0)
+            return 2;
+        else if (!strcmp(name, "--grace") && parse_seconds(name, v, &o->sel.grace_s) < 0)
+            return 2;
+    }
+    if (strcasecmp(o->platform, "auto") && !eco_platform_find(o->platform)) {
+        fprintf(stderr, "ecoschedd: --platform: unknown '%s' (nvml, fake, none or auto)\n",
+                o->platform);
+        return 2;
+    }
+    return 0;
+}
+
+/* Creates, binds (mode 0660) and listens on the unix socket. A socket file left by a dead
+ * daemon is replaced; one a live daemon answers on is not. */
+static int listen_unix(const struct opts *o, struct eco_error *err)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd = -1, rc = 0;
+    char dir[sizeof sa.sun_path];
+    if (strlen(o->socket) >= sizeof sa.sun_path) {
+        rc = eco_error_set(err, "%s: socket path too long (max %zu bytes)", o->socket,
+                           sizeof sa.sun_path - 1);
+        goto out;
+    }
+    strcpy(sa.sun_path, o->socket);
+    strcpy(dir, o->socket);
+    if (mkdir(dirname(dir), 0755) < 0 && errno != EEXIST) {
+        rc = -errno;
+        eco_error_set(err, "%s: cannot create its directory: %s", o->socket, strerror(errno));
+        goto out;
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)) {
+        rc = fd < 0 ? -errno : -EADDRINUSE;
+        eco_error_set(err, "%s: %s", o->socket,
+                      fd < 0 ? strerror(errno) : "another daemon is listening there");
+        goto out;
+    }
+    close(fd);
+    unlink(o->socket);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    mode_t old = umask(0117);
+    int b = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof sa);
+    umask(old);
+    if (b < 0 || listen(fd, 128) < 0 || chmod(o->socket, 0660) < 0) {
+        rc = -errno;
+        eco_error_set(err, "%s: cannot listen: %s", o->socket, strerror(errno));
+        goto out;
+    }
+    if (o->socket_group) {
+        struct group *g = getgrnam(o->socket_group);
+        if (!g || chown(o->socket, (uid_t)-1, g->gr_gid) < 0) {
+            rc = g ? -errno : -ENOENT;
+            eco_error_set(err, "%s: --socket-group %s: %s", o->socket, o->socket_group,
+                          g ? strerror(errno) : "no such group");
+            goto out;
+        }
+    }
+    rc = fd;
+    fd = -1;
+out:
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+static int open_platform(const struct opts *o, struct ecod *d, struct eco_error *err)
+{
+    int rc;
+    if (strcasecmp(o->platform, "auto")) {
+        rc = eco_platform_open(o->platform, o->nvml_lib, &d->platform, err);
+    } else {
+        rc = eco_platform_open("nvml", o->nvml_lib, &d->platform, err);
+        if (rc == -ENOENT || rc == -ENODEV) {
+            ECOD_LOG(ECOD_INFO, "platform", "auto: no NVML (%s); running without GPUs", err->msg);
+            rc = eco_platform_open("none", NULL, &d->platform, err);
+        }
+    }
+    if (rc < 0)
+        return rc;
+    ECOD_LOG(ECOD_INFO, "platform", "%s: %u GPUs", eco_platform_name(d->platform),
+             eco_platform_gpu_count(d->platform));
+    return 0;
+}
+
+/* ecosched-fake-gpu-run for the fake platform: $ECOSCHED_FAKE_GPU_RUN, else next to us. */
+static const char *fake_run_path(char *buf, size_t cap)
+{
+    const char *env = getenv("ECOSCHED_FAKE_GPU_RUN");
+    if (env && *env)
+        return env;
+    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+    if (n <= 0)
+        return NULL;
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (!slash || (size_t)(slash - buf) + sizeof "/ecosched-fake-gpu-run" > cap)
+        return NULL;
+    strcpy(slash, "/ecosched-fake-gpu-run");
+    return access(buf, X_OK) == 0 ? buf : NULL;
+}
+
+static int wake_pipe[2] = {-1, -1};
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    int e = errno;
+    if (sig == SIGTERM || sig == SIGINT)
+        stop_signal = sig;
+    if (write(wake_pipe[1], "x", 1) < 0) {
+        /* pipe full: the loop is awake anyway */
+    }
+    errno = e;
+}
+
+static int setup_signals(struct eco_error *err)
+{
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    if (pipe(wake_pipe) < 0)
+        return eco_error_set(err, "pipe: %s", strerror(errno));
+    for (int i = 0; i < 2; i++) {
+        fcntl(wake_pipe[i], F_SETFL, O_NONBLOCK);
+        fcntl(wake_pipe[i], F_SETFD, FD_CLOEXEC);
+    }
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGCHLD, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    return 0;
+}
+
+/* Detaches (unless --foreground): the parent waits for the child to say it is serving, so
+ * start-up errors still reach the caller's terminal and exit status. Returns the fd to
+ * report readiness on (-1 in the foreground), or exits in the parent. */
+static int detach(bool foreground)
+{
+    int p[2];
+    char c;
+    if (foreground)
+        return -1;
+    if (pipe(p) < 0) {
+        perror("ecoschedd: pipe");
+        exit(1);
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("ecoschedd: fork");
+        exit(1);
+    }
+    if (pid > 0) {
+        close(p[1]);
+        ssize_t n;
+        while ((n = read(p[0], &c, 1)) < 0 && errno == EINTR)
+            ;
+        _exit(n == 1 ? 0 : 1);
+    }
+    close(p[0]);
+    setsid();
+    return p[1];
+}
+
+static void ready(int fd)
+{
+    if (fd < 0)
+        return;
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+        if (null > 2)
+            close(null);
+    }
+    openlog("ecoschedd", LOG_PID, LOG_DAEMON);
+    log_syslog = true;
+    if (write(fd, "1", 1) < 0)
+        ECOD_LOG(ECOD_WARN, "main", "readiness pipe: %s", strerror(errno));
+    close(fd);
+}
+
+/* `ecoschedd --gate FD -- CMD [ARGS...]`: what every job execs first (internal). It waits
+ * for the daemon to write "1" on FD once the store says the job runs, then becomes CMD (same
+ * PID); when the daemon died before that (EOF), it exits 125 without running CMD. */
+static int gate_main(int argc, char **argv)
+{
+    char c = 0;
+    ssize_t n;
+    if (argc < 5 || strcmp(argv[3], "--")) {
+        fprintf(stderr, "ecoschedd: --gate FD -- CMD [ARGS...] is for the daemon's own use\n");
+        return 125;
+    }
+    int fd = atoi(argv[2]);
+    while ((n = read(fd, &c, 1)) < 0 && errno == EINTR)
+        ;
+    close(fd);
+    if (n != 1 || c != '1')
+        return 125;
+    execvp(argv[4], argv + 4);
+    fprintf(stderr, "ecoschedd: cannot run '%s': %s\n", argv[4], strerror(errno));
+    return errno == ENOENT ? 127 : 126;
+}
+
+static void loop(struct ecod *d, struct MHD_Daemon *m)
+{
+    int epfd = MHD_get_daemon_info(m, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd;
+    char drain[64];
+    ecod_sched_pass(d);
+    while (!stop_signal) {
+        MHD_UNSIGNED_LONG_LONG mhd_ms = 0;
+        double wait_s = d->last_tick_mono + TICK_S - ecod_mono();
+        int timeout = wait_s > 0 ? (int)(wait_s * 1000) + 1 : 0;
+        if (MHD_get_timeout(m, &mhd_ms) == MHD_YES && mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout)
+            timeout = (int)mhd_ms;
+        struct pollfd pf[2] = {{.fd = epfd, .events = POLLIN},
+                               {.fd = wake_pipe[0], .events = POLLIN}};
+        if (poll(pf, 2, timeout) < 0 && errno != EINTR) {
+            ECOD_LOG(ECOD_ERR, "main", "poll: %s", strerror(errno));
+            break;
+        }
+        if (pf[1].revents & POLLIN) {
+            while (read(wake_pipe[0], drain, sizeof drain) > 0)
+                ;
+            d->want_sched = true; /* a child ended, or a stop signal */
+        }
+        MHD_run(m);
+        if (d->want_sched || ecod_mono() >= d->last_tick_mono + TICK_S)
+            ecod_sched_pass(d);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = {.socket = DEFAULT_SOCKET, .state_dir = DEFAULT_STATE, .platform = "auto"};
+    struct ecod d = {0};
+    struct eco_error err = {{0}};
+    struct MHD_Daemon *m = NULL;
+    char fake_buf[4096];
+    if (argc > 1 && !strcmp(argv[1], "--gate"))
+        return gate_main(argc, argv);
+    int fd = -1, rc = parse_args(argc, argv, &o), status = 1;
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    int ready_fd = detach(o.foreground);
+    d.state_dir = o.state_dir;
+    snprintf(d.db_path, sizeof d.db_path, "%s/jobs.db", o.state_dir);
+    ssize_t len = readlink("/proc/self/exe", d.self_exe, sizeof d.self_exe - 1);
+    if (len <= 0) {
+        ECOD_LOG(ECOD_ERR, "main", "/proc/self/exe: %s", strerror(errno));
+        goto out;
+    }
+    d.self_exe[len] = '\0';
+    if (mkdir(o.state_dir, 0755) < 0 && errno != EEXIST) {
+        ECOD_LOG(ECOD_ERR, "main", "%s: %s", o.state_dir, strerror(errno));
+        goto out;
+    }
+    if (setup_signals(&err) < 0 || open_platform(&o, &d, &err) < 0 ||
+        eco_store_open(d.db_path, &d.store, &err) < 0 || ecod_sched_init(&d, &o.sel, &err) < 0) {
+        ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
+        goto out;
+    }
+    if (!strcmp(eco_platform_name(d.platform), "fake") &&
+        !(d.fake_run = fake_run_path(fake_buf, sizeof fake_buf)))
+        ECOD_LOG(ECOD_WARN, "main",
+                 "ecosched-fake-gpu-run not found: jobs will not load the "
+                 "fake GPUs");
+    ecod_sched_recover(&d);
+    if ((fd = listen_unix(&o, &err)) < 0 || !(m = ecod_api_start(&d, fd, &err))) {
+        ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
+        goto out;
+    }
+    fd = -1; /* libmicrohttpd closes it */
+    ECOD_LOG(ECOD_INFO, "main", "ecoschedd %s serving on %s, state in %s", ECO_VERSION, o.socket,
+             o.state_dir);
+    ready(ready_fd);
+    ready_fd = -1;
+    loop(&d, m);
+    ECOD_LOG(ECOD_INFO, "main", "stopping (signal %d); %zu running jobs left running",
+             (int)stop_signal, d.n_runs);
+    unlink(o.socket);
+    status = 0;
+out:
+    if (m)
+        MHD_stop_daemon(m);
+    if (fd >= 0)
+        close(fd);
+    ecod_sched_fini(&d);
+    eco_store_close(d.store);
+    eco_platform_close(d.platform);
+    if (ready_fd >= 0)
+        close(ready_fd);
+    return status;
+}

@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: MIT */
+/* ecoschedd's scheduling loop: samples every GPU into the live selector, starts queued jobs
+ * in submission order on the GPUs it chooses, reaps them, accounts their energy and power
+ * limits, and adopts jobs that survived a daemon restart. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "ecosched/runner.h"
+#include "ecoschedd.h"
+
+/* Time between a cancel's SIGTERM and the SIGKILL that follows when the job is still there:
+ * long enough for a training script to write a checkpoint's last bytes, short enough that a
+ * cancelled job frees its GPUs soon (Slurm's KillWait defaults to 30 s; jobs here are local). */
+#define KILL_WAIT_S 10.0
+
+void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%" PRId64 ".%s", d->logs_dir, id, ext);
+}
+
+static void run_file(const struct ecod *d, int64_t id, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%" PRId64, d->run_dir, id);
+}
+
+static int mkdir_p1(const char *path, mode_t mode, struct eco_error *err)
+{
+    if (mkdir(path, mode) == 0 || errno == EEXIST)
+        return 0;
+    int rc = -errno;
+    eco_error_set(err, "%s: cannot create: %s", path, strerror(errno));
+    return rc;
+}
+
+int ecod_sched_init(struct ecod *d, struct eco_gpusel_params *params, struct eco_error *err)
+{
+    int rc = 0;
+    snprintf(d->logs_dir, sizeof d->logs_dir, "%s/logs", d->state_dir);
+    snprintf(d->run_dir, sizeof d->run_dir, "%s/run", d->state_dir);
+    /* logs: users read their own 0640 files inside, so the directory is searchable */
+    if ((rc = mkdir_p1(d->logs_dir, 0755, err)) < 0 || (rc = mkdir_p1(d->run_dir, 0700, err)) < 0)
+        goto out;
+    d->n_gpus = eco_platform_gpu_count(d->platform);
+    if (d->n_gpus > ECO_GPUSEL_MAX_GPUS) {
+        ECOD_LOG(ECOD_WARN, "sched", "%u GPUs: using the first %d", d->n_gpus, ECO_GPUSEL_MAX_GPUS);
+        d->n_gpus = ECO_GPUSEL_MAX_GPUS;
+    }
+    if (d->n_gpus > 0) {
+        d->sel = eco_gpusel_create(d->n_gpus, eco_gpusel_find("live"), params);
+        if (!d->sel) {
+            rc = -errno;
+            eco_error_set(err, "GPU selector: %s", strerror(errno));
+            goto out;
+        }
+    }
+out:
+    return rc;
+}
+
+void ecod_sched_fini(struct ecod *d)
+{
+    eco_gpusel_destroy(d->sel);
+    d->sel = NULL;
+    free(d->runs);
+    d->runs = NULL;
+    d->n_runs = d->cap_runs = 0;
+}
+
+const struct ecod_run *ecod_sched_find(const struct ecod *d, int64_t id)
+{
+    for (size_t i = 0; i < d->n_runs; i++)
+        if (d->runs[i].id == id)
+            return &d->runs[i];
+    return NULL;
+}
+
+static struct ecod_run *add_run(struct ecod *d)
+{
+    if (d->n_runs == d->cap_runs) {
+        size_t cap = d->cap_runs ? 2 * d->cap_runs : 16;
+        struct ecod_run *r = realloc(d->runs, cap * sizeof *r);
+        if (!r)
+            return NULL;
+        d->runs = r;
+        d->cap_runs = cap;
+    }
+    struct ecod_run *r = &d->runs[d->n_runs++];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+/* The request a job makes of the selector. */
+static struct eco_gpu_request job_request(const struct eco_store_job *j)
+{
+    return (struct eco_gpu_request){
+        .job_id = (uint64_t)j->id,
+        .n_gpus = j->gpus,
+        .mem_b = (uint64_t)(j->gpu_mem_gb * (double)(1ull << 30)),
+        .share = j->share,
+    };
+}
+
+/* "0,2" -> {0, 2}; -EINVAL on anything else or an index past the server's GPUs. */
+static int parse_gpus(const char *s, unsigned n_gpus, uint32_t *out, uint32_t *n)
+{
+    *n = 0;
+    if (!s || !*s)
+        return 0;
+    while (*s) {
+        char *end;
+        errno = 0;
+        unsigned long g = strtoul(s, &end, 10);
+        if (end == s || errno || g >= n_gpus || *n >= ECO_GPUSEL_MAX_GPUS)
+            return -EINVAL;
+        out[(*n)++] = (uint32_t)g;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return -EINVAL;
+    }
+    return 0;
+}
+
+static void format_gpus(const uint32_t *gpus, uint32_t n, char *buf, size_t cap)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < n && off < cap; i++)
+        off += (size_t)snprintf(buf + off, cap - off, "%s%u", i ? "," : "", gpus[i]);
+}
+
+static bool adopted_alive(const struct ecod_run *r)
+{
+    return r->pid > 0 && eco_run_alive(r->pid, r->start_ticks); /* zombies count as gone */
+}
+
+static void sample_gpus(struct ecod *d, double mono)
+{
+    for (unsigned g = 0; g < d->n_gpus; g++) {
+        struct eco_error err = {{0}};
+        struct eco_gpu_sample smp = {.t_s = mono};
+        int rc = eco_platform_memory(d->platform, g, &smp.mem_total_b, &smp.mem_used_b, &err);
+        if (rc == 0)
+            rc = eco_platform_util(d->platform, g, &smp.util, &err);
+        if (rc == 0)
+            rc = eco_gpusel_sample(d->sel, g, &smp);
+        if (rc < 0)
+            ECOD_LOG(ECOD_DEBUG, "sched", "GPU %u: no sample: %s", g,
+                     err.msg[0] ? err.msg : strerror(-rc));
+    }
+}
+
+/* Updates r->energy_j from the counters (or integrated power over dt_s). */
+static void account(struct ecod *d, struct ecod_run *r, double dt_s)
+{
+    double sum = 0;
+    for (uint32_t i = 0; i < r->n_gpus; i++) {
+        double v = 0;
+        if (r->integrate) {
+            if (eco_platform_power(d->platform, r->gpus[i], &v, NULL) == 0)
+                r->integrated_j += v * dt_s;
+        } else if (eco_platform_energy(d->platform, r->gpus[i], &v, NULL) == 0 &&
+                   v >= r->counter0_j[i]) {
+            sum += v - r->counter0_j[i];
+        }
+    }
+    r->energy_j = r->energy_base_j + (r->integrate ? r->integrated_j : sum);
+}
+
+/* Reads the energy counters of a run's GPUs as its starting point (integrate when absent). */
+static void energy_start(struct ecod *d, struct ecod_run *r)
+{
+    r->integrate = false;
+    for (uint32_t i = 0; i < r->n_gpus; i++)
+        if (eco_platform_energy(d->platform, r->gpus[i], &r->counter0_j[i], NULL) < 0)
+            r->integrate = true;
+}
+
+/* Sets (cap_w > 0) or restores to the default (cap_w 0) the limit of the GPUs listed. */
+static bool set_limits(struct ecod *d, int64_t id, const uint32_t *gpus, uint32_t n, double cap_w)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < n; i++) {
+        struct eco_error err = {{0}};
+        struct eco_power_range pr;
+        double w = cap_w;
+        int rc = 0;
+        if (w <= 0 && (rc = eco_platform_power_range(d->platform, gpus[i], &pr, &err)) == 0)
+            w = pr.default_w;
+        if (rc == 0)
+            rc = eco_platform_set_power_limit(d->platform, gpus[i], w, &err);
+        if (rc < 0)
+            ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": GPU %u: power limit: %s", id, gpus[i],
+                     err.msg);
+        else
+            any = true;
+    }
+    return any;
+}
+
+/* Whether another watched job capped GPU g (then its limit stays until that job ends too). */
+static bool gpu_capped_by_other(const struct ecod *d, size_t skip, uint32_t g)
+{
+    for (size_t i = 0; i < d->n_runs; i++)
+        for (uint32_t k = 0; i != skip && d->runs[i].capped && k < d->runs[i].n_gpus; k++)
+            if (d->runs[i].gpus[k] == g)
+                return true;
+    return false;
+}
+
+/* Job of run i ended: record it, restore limits, free its GPUs, forget the run. have_status:
+ * `status` is a wait status (our child); otherwise the exit status is unknown (adopted). */
+static void end_run(struct ecod *d, size_t i, bool have_status, int status)
+{
+    struct ecod_run *r = &d->runs[i];
+    struct eco_error err = {{0}};
+    char path[4200];
+    account(d, r, 0);
+    if (r->capped)
+        for (uint32_t k = 0; k < r->n_gpus; k++)
+            if (!gpu_capped_by_other(d, i, r->gpus[k]))
+                set_limits(d, r->id, &r->gpus[k], 1, 0);
+    if (d->sel && r->n_gpus)
+        eco_gpusel_release(d->sel, (uint64_t)r->id);
+    int code = -1;
+    if (have_status)
+        code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    int rc;
+    if (r->cancelled)
+        rc = eco_store_set_energy(d->store, r->id, r->energy_j, &err);
+    else
+        rc = eco_store_finish(d->store, r->id, code > 0 ? ECO_STORE_FAILED : ECO_STORE_DONE, code,
+                              ecod_now(), r->energy_j, &err);
+    if (rc < 0)
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
+    ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 " ended: %s%d, %.1f J", r->id,
+             have_status ? "exit " : "adopted, status unknown ", code, r->energy_j);
+    run_file(d, r->id, path, sizeof path);
+    unlink(path);
+    d->runs[i] = d->runs[--d->n_runs];
+    d->want_sched = true;
+}
+
+static void reap(struct ecod *d, double mono)
+{
+    for (size_t i = d->n_runs; i-- > 0;) {
+        struct ecod_run *r = &d->runs[i];
+        int status = 0, rc = 0;
+        if (r->kill_at > 0 && mono >= r->kill_at) {
+            eco_run_signal(r->pid, SIGKILL);
+            r->kill_at = 0;
+        }
+        if (!r->adopted) {
+            rc = eco_run_poll(r->pid, &status);
+            if (rc == -ECHILD)
+                r->adopted = true; /* reaped elsewhere: fall back to /proc */
+        }
+        if (rc == 1)
+            end_run(d, i, true, status);
+        else if (r->adopted && !adopted_alive(r))
+            end_run(d, i, false, 0);
+    }
+}
+
+/* Frees a NULL-terminated string vector. */
+static void strv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* The command line of a job: behind the start gate (ecoschedd --gate FD --), and wrapped in
+ * ecosched-fake-gpu-run on the fake platform. */
+static char **job_argv(const struct ecod *d, const struct eco_store_job *j, const char *gpus,
+                       int gate_fd)
+{
+    json_t *a = json_loads(j->argv_json, 0, NULL);
+    size_t n = json_array_size(a), k = 0;
+    char **v = calloc(n + 7, sizeof *v), fd[16];
+    bool wrap = d->fake_run && j->gpus > 0;
+    snprintf(fd, sizeof fd, "%d", gate_fd);
+    if (!v || n == 0)
+        goto fail;
+    if (!(v[k++] = strdup(d->self_exe)) || !(v[k++] = strdup("--gate")) || !(v[k++] = strdup(fd)) ||
+        !(v[k++] = strdup("--")))
+        goto fail;
+    if (wrap && (!(v[k++] = strdup(d->fake_run)) || !(v[k++] = strdup(gpus))))
+        goto fail;
+    for (size_t i = 0; i < n; i++, k++)
+        if (!json_is_string(json_array_get(a, i)) ||
+            !(v[k] = strdup(json_string_value(json_array_get(a, i)))))
+            goto fail;
+    json_decref(a);
+    return v;
+fail:
+    json_decref(a);
+    strv_free(v);
+    return NULL;
+}
+
+static int env_add(char **v, size_t *k, const char *name, const char *value)
+{
+    size_t len = strlen(name) + strlen(value) + 2;
+    if (!(v[*k] = malloc(len)))
+        return -ENOMEM;
+    snprintf(v[(*k)++], len, "%s=%s", name, value);
+    return 0;
+}
+
+/* The job's environment; on the fake platform plus what the run tool needs to find the
+ * daemon's fake GPUs (the state file, and the job's declared memory as its footprint). */
+static char **job_env(const struct ecod *d, const struct eco_store_job *j)
+{
+    json_t *o = json_loads(j->env_json ? j->env_json : "{}", 0, NULL);
+    const char *key;
+    json_t *val;
+    size_t k = 0;
+    char **v = calloc(json_object_size(o) + 3, sizeof *v);
+    if (!v || !json_is_object(o))
+        goto fail;
+    json_object_foreach(o, key, val)
+    {
+        if (!json_is_string(val) || env_add(v, &k, key, json_string_value(val)) < 0)
+            goto fail;
+    }
+    if (d->fake_run && j->gpus > 0) {
+        const char *st = getenv("ECOSCHED_FAKE_NVML_STATE");
+        char mb[32];
+        if (st && !json_object_get(o, "ECOSCHED_FAKE_NVML_STATE") &&
+            env_add(v, &k, "ECOSCHED_FAKE_NVML_STATE", st) < 0)
+            goto fail;
+        snprintf(mb, sizeof mb, "%.0f", j->gpu_mem_gb * 1024);
+        if (j->gpu_mem_gb > 0 && !json_object_get(o, "ECOSCHED_FAKE_NVML_PROC_MEM_MB") &&
+            env_add(v, &k, "ECOSCHED_FAKE_NVML_PROC_MEM_MB", mb) < 0)
+            goto fail;
+    }
+    json_decref(o);
+    return v;
+fail:
+    json_decref(o);
+    strv_free(v);
+    return NULL;
+}
+
+/* A job that could not be started: its message goes to its stderr file, and it ends failed
+ * with 127 (the shell's "could not run"). */
+static void start_failed(struct ecod *d, const struct eco_store_job *j, const char *msg)
+{
+    char path[4200];
+    struct eco_error err = {{0}};
+    ecod_log_path(d, j->id, "err", path, sizeof path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    if (fd >= 0) {
+        dprintf(fd, "ecoschedd: job %" PRId64 " could not start: %s\n", j->id, msg);
+        if (fchown(fd, j->uid, j->gid) < 0 && geteuid() == 0)
+            ECOD_LOG(ECOD_WARN, "sched", "%s: chown: %s", path, strerror(errno));
+        close(fd);
+    }
+    ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 " could not start: %s", j->id, msg);
+    double now = ecod_now();
+    if (eco_store_start(d->store, j->id, 0, 0, NULL, now, &err) < 0 ||
+        eco_store_finish(d->store, j->id, ECO_STORE_FAILED, 127, now, 0, &err) < 0)
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
+}
+
+/* Writes "PID START_TICKS" for job id, so a restarted daemon can tell its process apart
+ * from a recycled PID. Written before the store says running (see docs/daemon/README.md). */
+static void write_run_file(const struct ecod *d, int64_t id, pid_t pid, uint64_t ticks)
+{
+    char path[4200];
+    run_file(d, id, path, sizeof path);
+    FILE *f = fopen(path, "we");
+    if (!f || fprintf(f, "%d %" PRIu64 "\n", (int)pid, ticks) < 0)
+        ECOD_LOG(ECOD_ERR, "sched", "%s: %s", path, strerror(errno));
+    if (f && fclose(f) != 0)
+        ECOD_LOG(ECOD_ERR, "sched", "%s: %s", path, strerror(errno));
+}
+
+/* Starts job j on gpus[0..n): limits, energy baseline, runner, store, selector.
+ * The job's process waits at the gate (ecoschedd --gate, reading a pipe) until the store has
+ * recorded it running: a daemon killed in between closes the pipe, the gate exits without
+ * running the command, and the job, still queued, is started once by the next daemon. */
+static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t *gpus, uint32_t n)
+{
+    char gl[ECO_GPUSEL_MAX_GPUS * 4 + 1], out[4200], errp[4200];
+    struct eco_error err = {{0}};
+    char **argv = NULL, **env = NULL;
+    int gate[2] = {-1, -1};
+    struct ecod_run *r = add_run(d);
+    if (!r) {
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
+        goto out;
+    }
+    r->id = j->id;
+    r->n_gpus = n;
+    memcpy(r->gpus, gpus, n * sizeof *gpus);
+    format_gpus(gpus, n, gl, sizeof gl);
+    /* the read end is inherited by the job (and closed here at once: one thread, no other
+     * fork in between); the write end stays with the daemon only */
+    if (pipe(gate) < 0 || fcntl(gate[1], F_SETFD, FD_CLOEXEC) < 0) {
+        d->n_runs--;
+        start_failed(d, j, strerror(errno));
+        goto out;
+    }
+    argv = job_argv(d, j, gl, gate[0]);
+    env = job_env(d, j);
+    ecod_log_path(d, j->id, "out", out, sizeof out);
+    ecod_log_path(d, j->id, "err", errp, sizeof errp);
+    if (!argv || !env) {
+        d->n_runs--;
+        start_failed(d, j, "stored argv or env unreadable");
+        goto out;
+    }
+    if (j->power_cap_w > 0 && n > 0)
+        r->capped = set_limits(d, j->id, gpus, n, j->power_cap_w);
+    energy_start(d, r);
+    struct eco_run_spec spec = {
+        .argv = (const char *const *)argv,
+        .env = (const char *const *)env,
+        .cwd = j->cwd,
+        .uid = j->uid,
+        .gid = j->gid,
+        .gpus = gpus,
+        .n_gpus = n,
+        .stdout_path = out,
+        .stderr_path = errp,
+    };
+    int rc = eco_run_start(&spec, &r->pid, &err);
+    close(gate[0]);
+    gate[0] = -1;
+    if (rc < 0) {
+        if (r->capped)
+            set_limits(d, j->id, gpus, n, 0);
+        d->n_runs--;
+        start_failed(d, j, err.msg[0] ? err.msg : strerror(-rc));
+        goto out;
+    }
+    r->start_ticks = eco_run_start_ticks(r->pid);
+    write_run_file(d, j->id, r->pid, r->start_ticks);
+    if (eco_store_start(d->store, j->id, r->pid, r->pid, n ? gl : NULL, ecod_now(), &err) < 0) {
+        /* the job is not ours to run (the store refused the transition): stop it */
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id, err.msg);
+        r->cancelled = true;
+    } else if (write(gate[1], "1", 1) != 1) {
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": start gate: %s", j->id, strerror(errno));
+    }
+    close(gate[1]); /* without the "1" the gate exits 125 and the command never runs */
+    gate[1] = -1;
+    struct eco_gpu_request req = job_request(j);
+    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, ecod_mono(), gpus, n, &req) < 0)
+        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
+    ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 " started: pid %d, GPUs [%s]", j->id, (int)r->pid,
+             gl);
+out:
+    for (int i = 0; i < 2; i++)
+        if (gate[i] >= 0)
+            close(gate[i]);
+    strv_free(argv);
+    strv_free(env);
+}
+
+/* Starts queued jobs in submission order until the first that does not fit now (fifo). */
+static void start_queued(struct ecod *d, double mono)
+{
+    for (;;) {
+        struct eco_store_job *jobs = NULL;
+        size_t n = 0;
+        struct eco_error err = {{0}};
+        uint32_t gpus[ECO_GPUSEL_MAX_GPUS];
+        if (eco_store_list(d->store, ECO_STORE_QUEUED, 1, 0, &jobs, &n, &err) < 0) {
+            ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
+            return;
+        }
+        if (n == 0)
+            return;
+        const struct eco_store_job *j = &jobs[0];
+        struct eco_gpu_request req = job_request(j);
+        int rc = 0;
+        if (j->gpus > d->n_gpus)
+            rc = -EOVERFLOW;
+        else if (j->gpus > 0)
+            rc = eco_gpusel_choose(d->sel, mono, &req, gpus);
+        if (rc == 0) {
+            launch(d, j, gpus, j->gpus);
+        } else if (rc != -EAGAIN) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "can never run here: %u GPUs with %.1f GB each asked, %u GPUs", j->gpus,
+                     j->gpu_mem_gb, d->n_gpus);
+            if (eco_store_cancel(d->store, j->id, ecod_now(), why, NULL, &err) < 0)
+                ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
+        }
+        eco_store_jobs_free(jobs, n);
+        if (rc == -EAGAIN)
+            return;
+    }
+}
+
+void ecod_sched_pass(struct ecod *d)
+{
+    double mono = ecod_mono();
+    double dt = d->last_tick_mono > 0 ? mono - d->last_tick_mono : 0;
+    d->last_tick_mono = mono;
+    d->want_sched = false;
+    if (d->sel)
+        sample_gpus(d, mono);
+    reap(d, mono);
+    for (size_t i = 0; i < d->n_runs; i++) {
+        struct ecod_run *r = &d->runs[i];
+        double before = r->energy_j;
+        account(d, r, dt);
+        if (r->energy_j != before)
+            eco_store_set_energy(d->store, r->id, r->energy_j, NULL);
+    }
+    start_queued(d, mono);
+}
+
+void ecod_sched_cancelled(struct ecod *d, int64_t id)
+{
+    for (size_t i = 0; i < d->n_runs; i++) {
+        struct ecod_run *r = &d->runs[i];
+        if (r->id != id)
+            continue;
+        r->cancelled = true;
+        if (r->pid > 0 && eco_run_signal(r->pid, SIGTERM) == 0)
+            r->kill_at = ecod_mono() + KILL_WAIT_S;
+    }
+}
+
+/* Reads "PID TICKS" from job id's run file; -ENOENT when there is none. */
+static int read_run_file(const struct ecod *d, int64_t id, pid_t *pid, uint64_t *ticks)
+{
+    char path[4200];
+    int p = 0, rc = 0;
+    run_file(d, id, path, sizeof path);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -ENOENT;
+    if (fscanf(f, "%d %" SCNu64, &p, ticks) != 2)
+        rc = -EINVAL;
+    fclose(f);
+    *pid = p;
+    return rc;
+}
+
+/* One job the store says is running, found again after a restart: adopt or mark lost. */
+static void recover_one(struct ecod *d, const struct eco_store_job *j)
+{
+    struct eco_error err = {{0}};
+    struct ecod_run probe = {.id = j->id, .adopted = true};
+    char why[128], path[4200];
+    int rc = read_run_file(d, j->id, &probe.pid, &probe.start_ticks);
+    if (rc < 0 || probe.pid != j->pid || j->pid <= 0)
+        snprintf(why, sizeof why, "no start record of process %d after a daemon restart",
+                 (int)j->pid);
+    else if (!adopted_alive(&probe))
+        snprintf(why, sizeof why, "process %d gone after a daemon restart", (int)j->pid);
+    else
+        why[0] = '\0';
+    if (why[0]) {
+        if (eco_store_lose(d->store, j->id, ecod_now(), why, &err) < 0)
+            ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
+        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 " lost: %s", j->id, why);
+        run_file(d, j->id, path, sizeof path);
+        unlink(path);
+        return;
+    }
+    struct ecod_run *r = add_run(d);
+    if (!r) {
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
+        return;
+    }
+    *r = probe;
+    if (parse_gpus(j->assigned_gpus, d->n_gpus, r->gpus, &r->n_gpus) < 0)
+        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": GPUs '%s' not on this server", j->id,
+                 j->assigned_gpus);
+    r->capped = j->power_cap_w > 0 && r->n_gpus > 0;
+    r->energy_base_j = j->energy_j;
+    r->energy_j = j->energy_j;
+    energy_start(d, r);
+    struct eco_gpu_request req = job_request(j);
+    req.n_gpus = r->n_gpus;
+    if (d->sel && r->n_gpus > 0 &&
+        eco_gpusel_reserve(d->sel, ecod_mono(), r->gpus, r->n_gpus, &req) < 0)
+        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
+    ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 " adopted: pid %d", j->id, (int)j->pid);
+}
+
+void ecod_sched_recover(struct ecod *d)
+{
+    struct eco_store_job *jobs = NULL;
+    size_t n = 0;
+    struct eco_error err = {{0}};
+    if (eco_store_running(d->store, &jobs, &n, &err) < 0) {
+        ECOD_LOG(ECOD_ERR, "sched", "recovery: %s", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        recover_one(d, &jobs[i]);
+    eco_store_jobs_free(jobs, n);
+}
