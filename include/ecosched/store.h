@@ -132,5 +132,22 @@ int eco_store_lose(struct eco_store *s, int64_t id, double end_s, const char *re
                    struct eco_error *err);
 /* Sets the job's energy so far, in any state. -ENOENT when missing. */
 int eco_store_set_energy(struct eco_store *s, int64_t id, double energy_j, struct eco_error *err);
+/* Sets the job's power cap (watts, ECO_STORE_CAP_NONE or ECO_STORE_CAP_AUTO), in any state:
+ * the daemon records here the limit it chose for a job submitted with "auto". -ENOENT when
+ * missing, -EINVAL for any other value. */
+int eco_store_set_power_cap(struct eco_store *s, int64_t id, double cap_w, struct eco_error *err);
+
+/* Counts of jobs per state and the energy of all jobs (for the daemon's /metrics). */
+struct eco_store_stats {
+    uint64_t jobs[ECO_STORE_NSTATES];
+    double energy_j; /* sum of every stored job's energy_j */
+};
+/* Fills *out from one aggregate query (cost grows with the number of stored jobs, no
+ * strings are copied). */
+int eco_store_stats(struct eco_store *s, struct eco_store_stats *out, struct eco_error *err);
+/* The `limit` newest jobs (highest ids first): ids[i] and energy_j[i], arrays of at least
+ * `limit` entries owned by the caller; *n how many were filled. */
+int eco_store_recent_energy(struct eco_store *s, size_t limit, int64_t *ids, double *energy_j,
+                            size_t *n, struct eco_error *err);
 
 #endif

@@ -15,6 +15,7 @@ int eco_cmd_ls(int argc, char **argv);
 int eco_cmd_show(int argc, char **argv);
 int eco_cmd_cancel(int argc, char **argv);
 int eco_cmd_wait(int argc, char **argv);
+int eco_cmd_logs(int argc, char **argv);
 int eco_cmd_gpus(int argc, char **argv);
 
 /* Prints "ecosched: " + message to stderr. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* `ecosched submit | ls | show | cancel | wait | gpus`: the client of ecoschedd, HTTP/JSON
+/* `ecosched submit | ls | show | cancel | wait | logs | gpus`: the client of ecoschedd, HTTP/JSON
  * over its unix socket with libcurl (API in docs/http-api.md). */
 #include <curl/curl.h>
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
@@ -21,6 +22,9 @@ extern char **environ;
 /* `wait` polls the job this often: a job's end shows within a scheduling tick (1 s) anyway,
  * and 4 requests per second cost the daemon nothing. */
 #define WAIT_POLL_S 0.25
+/* `logs -f` polls for new output this often: prompt enough to watch a training log, and
+ * two small requests per second cost the daemon nothing. */
+#define LOGS_POLL_S 0.5
 
 /* Options every client command takes. */
 struct copts {
@@ -526,6 +530,137 @@ int eco_cmd_wait(int argc, char **argv)
     }
     json_decref(ans);
     return rc;
+}
+
+/* ---- logs -------------------------------------------------------------------------------- */
+
+/* Headers of a logs answer. */
+struct log_hdr {
+    char state[16];
+};
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+    struct log_hdr *h = ud;
+    size_t len = size * n;
+    static const char key[] = "x-ecosched-job-state:";
+    if (len > sizeof key - 1 && !strncasecmp(p, key, sizeof key - 1)) {
+        const char *v = p + sizeof key - 1;
+        size_t vl = len - (sizeof key - 1);
+        while (vl && (*v == ' ' || *v == '\t'))
+            v++, vl--;
+        while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+            vl--;
+        snprintf(h->state, sizeof h->state, "%.*s", (int)vl, v);
+    }
+    return len;
+}
+
+/* One chunk of a job's output from *offset, written to stdout; *offset advanced, *got the
+ * bytes, *ended whether the job had ended when the daemon read. 0 or an exit status. */
+static int log_chunk(const struct copts *o, long long id, const char *stream, long long *offset,
+                     size_t *got, bool *ended)
+{
+    struct buf b = {0};
+    struct log_hdr h = {""};
+    char url[256];
+    long status = -1;
+    int rc = ECO_EXIT_FAIL;
+    json_t *ans = NULL;
+    CURL *c = curl_easy_init();
+    if (!c) {
+        eco_cli_err("cannot initialise libcurl");
+        goto out;
+    }
+    snprintf(url, sizeof url, "http://localhost/v1/jobs/%lld/logs?stream=%s&offset=%lld", id,
+             stream, *offset);
+    curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, o->socket);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &h);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    CURLcode cc = curl_easy_perform(c);
+    if (cc != CURLE_OK) {
+        eco_cli_err("cannot reach ecoschedd at %s: %s (is it running? --socket or "
+                    "ECOSCHED_SOCKET name another socket)",
+                    o->socket, curl_easy_strerror(cc));
+        goto out;
+    }
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if (status != 200) {
+        ans = b.data ? json_loadb(b.data, b.len, 0, NULL) : NULL;
+        rc = daemon_error(status, ans);
+        goto out;
+    }
+    if (b.len && (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)) {
+        eco_cli_err("cannot write the output: %s", strerror(errno));
+        goto out;
+    }
+    *offset += (long long)b.len;
+    *got = b.len;
+    *ended = h.state[0] && strcmp(h.state, "queued") && strcmp(h.state, "running");
+    rc = 0;
+out:
+    json_decref(ans);
+    curl_easy_cleanup(c);
+    free(b.data);
+    return rc;
+}
+
+int eco_cmd_logs(int argc, char **argv)
+{
+    static const char usage[] = "logs [-f|--follow] [--stderr] [--socket PATH] ID";
+    struct copts o;
+    const char *pos = NULL, *stream = "stdout";
+    bool follow = false, ended = false;
+    long long id, offset = 0;
+    struct timespec ts = {0, (long)(LOGS_POLL_S * 1e9)};
+    copts_init(&o);
+    for (int i = 1; i < argc; i++) {
+        int c = common_opt(argc, argv, &i, &o, false);
+        if (c < 0)
+            return ECO_EXIT_USAGE;
+        if (c)
+            continue;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: ecosched %s\n\nPrints the job's stdout (or stderr); with -f, keeps "
+                   "printing new output until the job has ended.\n",
+                   usage);
+            return 0;
+        }
+        if (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--follow")) {
+            follow = true;
+        } else if (!strcmp(argv[i], "--stderr")) {
+            stream = "stderr";
+        } else if (argv[i][0] == '-' || pos) {
+            eco_cli_err("%s '%s' (usage: ecosched %s)",
+                        argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i],
+                        usage);
+            return ECO_EXIT_USAGE;
+        } else {
+            pos = argv[i];
+        }
+    }
+    if (!pos || !(id = job_id(pos))) {
+        if (!pos)
+            eco_cli_err("logs needs a job id");
+        return ECO_EXIT_USAGE;
+    }
+    /* Without -f: until a chunk comes back empty. With -f: until the daemon, having seen the
+     * job ended before it read, found nothing more to send. */
+    for (;;) {
+        size_t got = 0;
+        int rc = log_chunk(&o, id, stream, &offset, &got, &ended);
+        if (rc)
+            return rc;
+        if (got > 0)
+            continue;
+        if (!follow || ended)
+            return 0;
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* ---- gpus -------------------------------------------------------------------------------- */

@@ -23,6 +23,7 @@ static const struct subcommand subcommands[] = {
     {"show", "show one job of the daemon", eco_cmd_show},
     {"cancel", "cancel a queued or running job", eco_cmd_cancel},
     {"wait", "wait for a job to end; exit with its exit status", eco_cmd_wait},
+    {"logs", "print a job's stdout or stderr (-f: follow it)", eco_cmd_logs},
     {"gpus", "show the daemon's GPUs: utilisation, memory, power, limit, jobs", eco_cmd_gpus},
 };
 

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include "ecoschedd.h"
 
 #ifndef ECO_VERSION
@@ -25,6 +27,9 @@
  * command while keeping a listing readable; the body limit bounds the total anyway. */
 #define MAX_ARGS 4096
 #define MAX_NAME 128
+/* Most bytes of a job's output one logs request returns: 1 MiB keeps the one-threaded
+ * daemon's read short; a client asks again from the next offset for more. */
+#define MAX_LOG_CHUNK (1u << 20)
 
 /* One request: its body as it arrives. */
 struct req {
@@ -486,6 +491,108 @@ out:
     return ret;
 }
 
+/* Reads up to MAX_LOG_CHUNK bytes of `path` from `offset` into *buf (caller's, freed with
+ * free()); a missing file (a queued job) reads as empty. *size: the file's size. */
+static int read_chunk(const char *path, uint64_t offset, char **buf, size_t *len, uint64_t *size)
+{
+    struct stat st;
+    int ret = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    *buf = NULL;
+    *len = 0;
+    *size = 0;
+    if (fd < 0) {
+        ret = errno == ENOENT ? 0 : -errno;
+        goto out;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        ret = -EIO;
+        goto out;
+    }
+    *size = (uint64_t)st.st_size;
+    size_t want = offset >= *size                  ? 0
+                  : *size - offset > MAX_LOG_CHUNK ? MAX_LOG_CHUNK
+                                                   : (size_t)(*size - offset);
+    if (!(*buf = malloc(want ? want : 1))) {
+        ret = -ENOMEM;
+        goto out;
+    }
+    while (*len < want) {
+        ssize_t r = pread(fd, *buf + *len, want - *len, (off_t)(offset + *len));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            ret = r < 0 ? -errno : 0;
+            break;
+        }
+        *len += (size_t)r;
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+    return ret;
+}
+
+/* GET /v1/jobs/ID/logs?stream=stdout|stderr&offset=N: the raw bytes of the job's output from
+ * byte N (at most MAX_LOG_CHUNK); headers say the job's state (read before the file, so an
+ * ended state with an empty body means the output is drained) and the next offset. */
+static enum MHD_Result job_logs(struct ecod *d, struct MHD_Connection *c, const struct peer *p,
+                                const char *ids)
+{
+    const char *stream = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "stream");
+    const char *offs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "offset");
+    struct eco_store_job j = {0};
+    struct MHD_Response *r = NULL;
+    char path[4200], hdr[32], *data = NULL, *end = NULL;
+    size_t len = 0;
+    uint64_t size = 0;
+    unsigned long long offset = 0;
+    enum MHD_Result ret;
+    if (stream && strcmp(stream, "stdout") && strcmp(stream, "stderr")) {
+        ret = fail(c, 400, "stream", "stream must be stdout or stderr");
+        goto out;
+    }
+    errno = 0;
+    if (offs && (!*offs || *offs == '-' || (offset = strtoull(offs, &end, 10), errno || *end) ||
+                 offset > (unsigned long long)INT64_MAX)) {
+        ret = fail(c, 400, "offset", "offset must be an integer >= 0 (bytes)");
+        goto out;
+    }
+    if (fetch(d, c, ids, &j, &ret) < 0)
+        goto out;
+    if (p->uid != 0 && p->uid != j.uid) {
+        ret = fail(c, 403, NULL, "job %" PRId64 " belongs to uid %u; uid %u may not read its logs",
+                   j.id, (unsigned)j.uid, (unsigned)p->uid);
+        goto out;
+    }
+    ecod_log_path(d, j.id, stream && !strcmp(stream, "stderr") ? "err" : "out", path, sizeof path);
+    int rc = read_chunk(path, offset, &data, &len, &size);
+    if (rc < 0) {
+        ECOD_LOG(ECOD_WARN, "api", "logs of job %" PRId64 ": %s: %s", j.id, path, strerror(-rc));
+        ret = fail(c, 500, NULL, "cannot read the output of job %" PRId64 ": %s", j.id,
+                   strerror(-rc));
+        goto out;
+    }
+    if (!(r = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE))) {
+        ret = MHD_NO;
+        goto out;
+    }
+    data = NULL;
+    MHD_add_response_header(r, "Content-Type", "application/octet-stream");
+    MHD_add_response_header(r, "X-Ecosched-Job-State", eco_store_state_name(j.state));
+    snprintf(hdr, sizeof hdr, "%llu", offset + len);
+    MHD_add_response_header(r, "X-Ecosched-Next-Offset", hdr);
+    snprintf(hdr, sizeof hdr, "%" PRIu64, size);
+    MHD_add_response_header(r, "X-Ecosched-Size", hdr);
+    ret = MHD_queue_response(c, 200, r);
+out:
+    if (r)
+        MHD_destroy_response(r);
+    free(data);
+    eco_store_job_fini(&j);
+    return ret;
+}
+
 /* ---- GPUs and status -------------------------------------------------------------------- */
 
 static json_t *gpu_json(struct ecod *d, unsigned g, double mono)
@@ -536,6 +643,31 @@ static enum MHD_Result status(struct ecod *d, struct MHD_Connection *c, const st
                            (int)d->n_runs, "peer_uid", (json_int_t)p->uid));
 }
 
+/* GET /metrics: Prometheus text, format 0.0.4. */
+static enum MHD_Result metrics(struct ecod *d, struct MHD_Connection *c)
+{
+    struct eco_error err = {{0}};
+    char *text = NULL;
+    size_t len = 0;
+    struct MHD_Response *r = NULL;
+    enum MHD_Result ret = MHD_NO;
+    if (ecod_metrics_render(d, &text, &len, &err) < 0) {
+        ECOD_LOG(ECOD_ERR, "api", "%s", err.msg);
+        ret = fail(c, 500, NULL, "%s", err.msg);
+        goto out;
+    }
+    if (!(r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE)))
+        goto out;
+    text = NULL;
+    MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    ret = MHD_queue_response(c, 200, r);
+out:
+    if (r)
+        MHD_destroy_response(r);
+    free(text);
+    return ret;
+}
+
 /* ---- routing ---------------------------------------------------------------------------- */
 
 static enum MHD_Result route(struct ecod *d, struct MHD_Connection *c, const char *url,
@@ -556,6 +688,8 @@ static enum MHD_Result route(struct ecod *d, struct MHD_Connection *c, const cha
     }
     if (!strcmp(url, "/v1/gpus"))
         return get ? list_gpus(d, c) : fail(c, 405, NULL, "use GET on %s", url);
+    if (!strcmp(url, "/metrics"))
+        return get ? metrics(d, c) : fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/v1/status"))
         return get ? status(d, c, &p) : fail(c, 405, NULL, "use GET on %s", url);
     if (!strncmp(url, "/v1/jobs/", 9) && strlen(url + 9) < sizeof ids) {
@@ -568,6 +702,8 @@ static enum MHD_Result route(struct ecod *d, struct MHD_Connection *c, const cha
             return get ? show_job(d, c, &p, ids) : fail(c, 405, NULL, "use GET on %s", url);
         if (!strcmp(tail, "/cancel"))
             return post ? cancel_job(d, c, &p, ids) : fail(c, 405, NULL, "use POST on %s", url);
+        if (!strcmp(tail, "/logs"))
+            return get ? job_logs(d, c, &p, ids) : fail(c, 405, NULL, "use GET on %s", url);
     }
     return fail(c, 404, NULL, "no such path: %.200s (API paths start with /v1/)", url);
 }

@@ -25,11 +25,12 @@
 #define ECO_VERSION "dev"
 #endif
 
-#define DEFAULT_SOCKET "/run/ecosched/ecoschedd.sock"
-#define DEFAULT_STATE "/var/lib/ecosched"
-/* The scheduling pass runs every second: NVML's utilisation readings cover 1/6 s to 1 s, so
- * faster sampling adds nothing, and a queued job waits at most this long for a freed GPU. */
-#define TICK_S 1.0
+#define DEFAULT_SOCKET ECOD_DEFAULT_SOCKET
+#define DEFAULT_STATE ECOD_DEFAULT_STATE
+/* The scheduling pass runs every tick_s (config; default 1 s): NVML's utilisation readings
+ * cover 1/6 s to 1 s, so faster sampling adds nothing, and a queued job waits at most this
+ * long for a freed GPU. */
+static double tick_s = 1.0;
 
 int ecod_log_level = ECOD_INFO;
 static bool log_syslog;
@@ -72,6 +73,7 @@ struct opts {
     const char *nvml_lib;
     bool foreground;
     struct eco_gpusel_params sel;
+    struct ecod_config cfg; /* the config file's values (strings above may point into it) */
 };
 
 static void usage(FILE *f)
@@ -79,6 +81,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: ecoschedd [OPTIONS]\n\n"
             "The ecosched GPU-server daemon: runs jobs on GPUs chosen by their live status.\n\n"
+            "  --config FILE        config file (default " ECOD_DEFAULT_CONFIG " if it exists);\n"
+            "                       the options below override its keys\n"
             "  --socket PATH        unix socket of the HTTP API (default " DEFAULT_SOCKET ")\n"
             "  --socket-group NAME  group owning the socket (mode 0660); default: the daemon's\n"
             "  --state-dir DIR      job store jobs.db, logs/ and run/ (default " DEFAULT_STATE ")\n"
@@ -105,19 +109,53 @@ static int parse_seconds(const char *opt, const char *v, double *out)
 
 static int parse_level(const char *v)
 {
-    for (int l = 0; l < 8; l++)
-        if (LEVEL_NAMES[l] && !strcasecmp(v, LEVEL_NAMES[l]))
-            return l;
-    if (!strcasecmp(v, "err") || !strcasecmp(v, "warn"))
-        return !strcasecmp(v, "err") ? ECOD_ERR : ECOD_WARN;
-    fprintf(stderr, "ecoschedd: --log-level: '%s' is not error, warning, info or debug\n", v);
-    return -EINVAL;
+    int l = ecod_level_parse(v);
+    if (l < 0)
+        fprintf(stderr, "ecoschedd: --log-level: '%s' is not error, warning, info or debug\n", v);
+    return l;
+}
+
+/* The config file: --config FILE (which must exist), else ECOD_DEFAULT_CONFIG when it exists.
+ * Its values become the defaults the command-line options then override. 0, or 2 (errors
+ * written). */
+static int load_config(int argc, char **argv, struct opts *o)
+{
+    const char *path = NULL;
+    struct ecod_config *c = &o->cfg;
+    ecod_config_defaults(c);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            break;
+        if (!strncmp(argv[i], "--config=", 9))
+            path = argv[i] + 9;
+        else if (!strcmp(argv[i], "--config"))
+            path = i + 1 < argc ? argv[i + 1] : "";
+    }
+    if (path && !*path) {
+        fprintf(stderr, "ecoschedd: --config needs a value\n");
+        return 2;
+    }
+    if (!path && access(ECOD_DEFAULT_CONFIG, F_OK) == 0)
+        path = ECOD_DEFAULT_CONFIG;
+    if (path && ecod_config_load(path, c) < 0)
+        return 2;
+    o->socket = c->socket;
+    o->socket_group = c->socket_group[0] ? c->socket_group : NULL;
+    o->state_dir = c->state_dir;
+    o->platform = c->platform;
+    o->nvml_lib = c->nvml_library[0] ? c->nvml_library : NULL;
+    ecod_log_level = c->log_level;
+    eco_gpusel_params_default(&o->sel);
+    o->sel.window_s = c->util_window_s;
+    o->sel.grace_s = c->grace_s;
+    tick_s = c->tick_s;
+    ecod_auto_cap_max_slowdown = c->auto_cap_max_slowdown;
+    return 0;
 }
 
 /* 0: run; 1: exit 0 (help, version); 2: bad usage. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    eco_gpusel_params_default(&o->sel);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         const char *eq = strchr(a, '=');
@@ -141,7 +179,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         }
         static const char *const with_value[] = {"--socket",      "--socket-group", "--state-dir",
                                                  "--platform",    "--nvml-library", "--log-level",
-                                                 "--util-window", "--grace",        NULL};
+                                                 "--util-window", "--grace",        "--config",
+                                                 NULL};
         size_t k = 0;
         while (with_value[k] && strcmp(with_value[k], name))
             k++;
@@ -383,7 +422,7 @@ static void loop(struct ecod *d, struct MHD_Daemon *m)
     ecod_sched_pass(d);
     while (!stop_signal) {
         MHD_UNSIGNED_LONG_LONG mhd_ms = 0;
-        double wait_s = d->last_tick_mono + TICK_S - ecod_mono();
+        double wait_s = d->last_tick_mono + tick_s - ecod_mono();
         int timeout = wait_s > 0 ? (int)(wait_s * 1000) + 1 : 0;
         if (MHD_get_timeout(m, &mhd_ms) == MHD_YES && mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout)
             timeout = (int)mhd_ms;
@@ -399,23 +438,30 @@ static void loop(struct ecod *d, struct MHD_Daemon *m)
             d->want_sched = true; /* a child ended, or a stop signal */
         }
         MHD_run(m);
-        if (d->want_sched || ecod_mono() >= d->last_tick_mono + TICK_S)
+        if (d->want_sched || ecod_mono() >= d->last_tick_mono + tick_s)
             ecod_sched_pass(d);
     }
 }
 
 int main(int argc, char **argv)
 {
-    struct opts o = {.socket = DEFAULT_SOCKET, .state_dir = DEFAULT_STATE, .platform = "auto"};
+    struct opts o = {0};
     struct ecod d = {0};
     struct eco_error err = {{0}};
     struct MHD_Daemon *m = NULL;
     char fake_buf[4096];
     if (argc > 1 && !strcmp(argv[1], "--gate"))
         return gate_main(argc, argv);
-    int fd = -1, rc = parse_args(argc, argv, &o), status = 1;
+    int fd = -1, rc = load_config(argc, argv, &o), status = 1;
+    if (rc == 0)
+        rc = parse_args(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : 2;
+    if (o.cfg.tcp_listen[0]) {
+        fprintf(stderr, "ecoschedd: tcp_listen %s: the TCP listener is not implemented yet\n",
+                o.cfg.tcp_listen);
+        return 2;
+    }
     int ready_fd = detach(o.foreground);
     d.state_dir = o.state_dir;
     snprintf(d.db_path, sizeof d.db_path, "%s/jobs.db", o.state_dir);
@@ -440,6 +486,7 @@ int main(int argc, char **argv)
                  "ecosched-fake-gpu-run not found: jobs will not load the "
                  "fake GPUs");
     ecod_sched_recover(&d);
+    ecod_sched_reconcile_limits(&d);
     if ((fd = listen_unix(&o, &err)) < 0 || !(m = ecod_api_start(&d, fd, &err))) {
         ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
         goto out;

@@ -88,4 +88,44 @@ void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf,
 struct MHD_Daemon;
 struct MHD_Daemon *ecod_api_start(struct ecod *d, int fd, struct eco_error *err);
 
+/* metrics.c (added for GET /metrics): the Prometheus text (format 0.0.4) of the GPUs and
+ * jobs. On success *text (*len bytes, NUL-terminated) is the caller's, freed with free();
+ * on failure it is NULL and err says why. */
+int ecod_metrics_render(struct ecod *d, char **text, size_t *len, struct eco_error *err);
+
+/* Added for the config file (config.c) and automatic power caps (sched.c). */
+
+#define ECOD_DEFAULT_SOCKET "/run/ecosched/ecoschedd.sock"
+#define ECOD_DEFAULT_STATE "/var/lib/ecosched"
+#define ECOD_DEFAULT_CONFIG "/etc/ecosched/ecoschedd.conf"
+
+/* The settings of the config file (docs/daemon/README.md, "Configuration"); empty strings
+ * are unset. Filled with the defaults by ecod_config_defaults. */
+struct ecod_config {
+    char socket[108]; /* sun_path's size */
+    char socket_group[256];
+    char state_dir[4000];
+    char platform[16];
+    char nvml_library[4096];
+    int log_level;
+    double util_window_s, grace_s, tick_s;
+    char tcp_listen[300];
+    char tcp_token_file[4096];
+    double auto_cap_max_slowdown;
+};
+
+void ecod_config_defaults(struct ecod_config *c);
+/* Reads and validates the whole of `path` into *c (left unchanged on error). Each problem is
+ * written to stderr as "PATH:LINE: ..."; returns 0, or -EINVAL (bad content) or -errno (cannot
+ * read) after writing them all. */
+int ecod_config_load(const char *path, struct ecod_config *c);
+/* Log level from its name (error, warning, info, debug; err, warn); -EINVAL when unknown. */
+int ecod_level_parse(const char *name);
+
+/* sched.c: the slowdown bound of power_cap "auto" (fraction of the time at the maximum
+ * limit), and the start-up reconciliation of the GPUs' limits with the store (after
+ * ecod_sched_recover). */
+extern double ecod_auto_cap_max_slowdown;
+void ecod_sched_reconcile_limits(struct ecod *d);
+
 #endif

@@ -2,17 +2,21 @@
 /* ecoschedd's scheduling loop: samples every GPU into the live selector, starts queued jobs
  * in submission order on the GPUs it chooses, reaps them, accounts their energy and power
  * limits, and adopts jobs that survived a daemon restart. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <signal.h>
+#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "ecosched/catalog.h"
+#include "ecosched/power.h"
 #include "ecosched/runner.h"
 #include "ecoschedd.h"
 
@@ -20,6 +24,11 @@
  * long enough for a training script to write a checkpoint's last bytes, short enough that a
  * cancelled job frees its GPUs soon (Slurm's KillWait defaults to 30 s; jobs here are local). */
 #define KILL_WAIT_S 10.0
+
+/* power_cap "auto": the step of the limits tried, and the default slowdown bound (config key
+ * auto_cap_max_slowdown): 10% longer than at the maximum limit. */
+#define AUTO_CAP_STEP_W 5.0
+double ecod_auto_cap_max_slowdown = 0.10;
 
 void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap)
 {
@@ -203,6 +212,102 @@ static bool set_limits(struct ecod *d, int64_t id, const uint32_t *gpus, uint32_
             any = true;
     }
     return any;
+}
+
+/* First case-insensitive occurrence of token in s, or NULL (strcasestr is a GNU extension). */
+static const char *find_nocase(const char *s, const char *token)
+{
+    size_t n = strlen(token);
+    for (; *s; s++)
+        if (!strncasecmp(s, token, n))
+            return s;
+    return NULL;
+}
+
+/* Whether `token` occurs in s (case-insensitive) not followed by a letter or digit ("A40" is
+ * not in "RTX A4000"). */
+static bool has_word(const char *s, const char *token)
+{
+    size_t n = strlen(token);
+    for (const char *p = find_nocase(s, token); p; p = find_nocase(p + 1, token))
+        if (!isalnum((unsigned char)p[n]))
+            return true;
+    return false;
+}
+
+/* Catalog type of a platform's model string (NVML names such as "Tesla V100-PCIE-32GB",
+ * "NVIDIA A100-SXM4-40GB", "NVIDIA H100 80GB HBM3"), or -1 when the catalog has none. */
+static int catalog_type_of(const char *model)
+{
+    const char *type = NULL;
+    if (has_word(model, "V100"))
+        type = "V100";
+    else if (has_word(model, "P100"))
+        type = "P100";
+    else if (has_word(model, "A40"))
+        type = "A40";
+    else if ((has_word(model, "RTX 6000") || has_word(model, "RTX6000")) &&
+             !find_nocase(model, "Ada"))
+        type = "RTX6000";
+    else if (has_word(model, "A100") && find_nocase(model, "SXM"))
+        type = "A100-SXM";
+    else if (has_word(model, "A100") && find_nocase(model, "PCIE"))
+        type = "A100-PCIE";
+    else if (has_word(model, "H100") && find_nocase(model, "NVL"))
+        type = "H100-NVL";
+    else if (has_word(model, "H100") && (find_nocase(model, "SXM") || find_nocase(model, "HBM3")))
+        type = "H100-SXM";
+    return type ? eco_catalog_find(type) : -1;
+}
+
+/* The limit for power_cap "auto" on GPU g: over the catalog type's limits that the GPU
+ * accepts, in AUTO_CAP_STEP_W steps, the one with the least energy per unit of work
+ * (power / speed of the generic workload, eco_power_eval) among those whose time is at most
+ * (1 + ecod_auto_cap_max_slowdown) times the time at the highest limit; on a tie the higher
+ * limit. 0 and *why unset, or -errno with *why saying why none was chosen. */
+static int auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap)
+{
+    char model[ECO_PLATFORM_STR_MAX];
+    struct eco_error err = {{0}};
+    struct eco_power_range pr;
+    double s_max = 0, best = 0;
+    int type, rc = eco_platform_gpu_name(d->platform, g, model, sizeof model, &err);
+    if (rc == 0)
+        rc = eco_platform_power_range(d->platform, g, &pr, &err);
+    if (rc < 0) {
+        snprintf(why, cap, "%.180s", err.msg);
+        goto out;
+    }
+    if ((type = catalog_type_of(model)) < 0) {
+        rc = -ENOENT;
+        snprintf(why, cap, "no power model for GPU model '%s'", model);
+        goto out;
+    }
+    const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
+    double lo = t->min_limit_w > pr.min_w ? t->min_limit_w : pr.min_w;
+    double hi = t->max_limit_w < pr.max_w ? t->max_limit_w : pr.max_w;
+    if (lo > hi || eco_power_eval(type, ECO_WORKLOAD_GENERIC, hi, &s_max, NULL) < 0 ||
+        !(s_max > 0)) {
+        rc = -ERANGE;
+        snprintf(why, cap, "%s: model range %g..%g W outside the GPU's %g..%g W", t->name,
+                 t->min_limit_w, t->max_limit_w, pr.min_w, pr.max_w);
+        goto out;
+    }
+    *cap_w = hi;
+    best = -1;
+    for (double w = lo; w <= hi + 1e-9; w += AUTO_CAP_STEP_W) {
+        double s = 0, p = 0;
+        if (eco_power_eval(type, ECO_WORKLOAD_GENERIC, w, &s, &p) < 0 || !(s > 0))
+            continue;
+        if (s_max / s - 1 > ecod_auto_cap_max_slowdown + 1e-9)
+            continue;
+        if (best < 0 || p / s <= best) {
+            best = p / s;
+            *cap_w = w;
+        }
+    }
+out:
+    return rc;
 }
 
 /* Whether another watched job capped GPU g (then its limit stays until that job ends too). */
@@ -419,8 +524,27 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
         start_failed(d, j, "stored argv or env unreadable");
         goto out;
     }
-    if (j->power_cap_w > 0 && n > 0)
-        r->capped = set_limits(d, j->id, gpus, n, j->power_cap_w);
+    double cap_w = j->power_cap_w;
+    if (cap_w == ECO_STORE_CAP_AUTO && n > 0) {
+        char why[200];
+        /* the first GPU's model for all: a server's GPUs are one model */
+        if (auto_cap(d, gpus[0], &cap_w, why, sizeof why) < 0) {
+            ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": power_cap auto: %s; running uncapped",
+                     j->id, why);
+            cap_w = ECO_STORE_CAP_NONE;
+        } else {
+            ECOD_LOG(ECOD_INFO, "sched",
+                     "job %" PRId64 ": power_cap auto: %.0f W (generic workload, slowdown "
+                     "<= %.0f%%)",
+                     j->id, cap_w, ecod_auto_cap_max_slowdown * 100);
+        }
+        /* recorded before the job starts, so a restarted daemon adopts it with this limit */
+        if (eco_store_set_power_cap(d->store, j->id, cap_w, &err) < 0)
+            ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
+        err.msg[0] = '\0';
+    }
+    if (cap_w > 0 && n > 0)
+        r->capped = set_limits(d, j->id, gpus, n, cap_w);
     energy_start(d, r);
     struct eco_run_spec spec = {
         .argv = (const char *const *)argv,
@@ -605,5 +729,53 @@ void ecod_sched_recover(struct ecod *d)
     }
     for (size_t i = 0; i < n; i++)
         recover_one(d, &jobs[i]);
+    eco_store_jobs_free(jobs, n);
+}
+
+void ecod_sched_reconcile_limits(struct ecod *d)
+{
+    struct eco_store_job *jobs = NULL;
+    size_t n = 0;
+    struct eco_error err = {{0}};
+    double want[ECO_GPUSEL_MAX_GPUS] = {0}; /* 0: the default */
+    int64_t by[ECO_GPUSEL_MAX_GPUS] = {0};
+    if (eco_store_running(d->store, &jobs, &n, &err) < 0) {
+        ECOD_LOG(ECOD_ERR, "sched", "limits: %s", err.msg);
+        goto out;
+    }
+    /* the adopted jobs (recovery has run: the store's running jobs are the watched ones) */
+    for (size_t i = 0; i < n; i++) {
+        const struct ecod_run *r = ecod_sched_find(d, jobs[i].id);
+        double cap_w = jobs[i].power_cap_w;
+        char why[200];
+        if (!r)
+            continue;
+        if (cap_w == ECO_STORE_CAP_AUTO && r->n_gpus > 0 &&
+            auto_cap(d, r->gpus[0], &cap_w, why, sizeof why) < 0)
+            cap_w = 0;
+        for (uint32_t k = 0; cap_w > 0 && k < r->n_gpus; k++) {
+            want[r->gpus[k]] = cap_w;
+            by[r->gpus[k]] = r->id;
+        }
+    }
+    for (unsigned g = 0; g < d->n_gpus; g++) {
+        struct eco_power_range pr;
+        double now_w = -1, w = want[g];
+        if (w <= 0 && eco_platform_power_range(d->platform, g, &pr, NULL) == 0)
+            w = pr.default_w;
+        if (w <= 0 || (eco_platform_power_limit(d->platform, g, &now_w, NULL) == 0 &&
+                       now_w > w - 0.5 && now_w < w + 0.5))
+            continue;
+        err.msg[0] = '\0';
+        if (eco_platform_set_power_limit(d->platform, g, w, &err) < 0)
+            ECOD_LOG(ECOD_WARN, "sched", "GPU %u: limit %.0f W: %s", g, w, err.msg);
+        else if (by[g])
+            ECOD_LOG(ECOD_INFO, "sched", "GPU %u: limit %.0f W -> %.0f W (adopted job %" PRId64 ")",
+                     g, now_w, w, by[g]);
+        else
+            ECOD_LOG(ECOD_INFO, "sched", "GPU %u: limit %.0f W -> default %.0f W (no capped job)",
+                     g, now_w, w);
+    }
+out:
     eco_store_jobs_free(jobs, n);
 }

@@ -96,6 +96,10 @@ static const char SQL_CANCEL[] = "UPDATE jobs SET state = 'cancelled', end_s = ?
 static const char SQL_LOSE[] = "UPDATE jobs SET state = 'lost', end_s = ?2, reason = ?3"
                                " WHERE id = ?1 AND state = 'running'";
 static const char SQL_ENERGY[] = "UPDATE jobs SET energy_j = ?2 WHERE id = ?1";
+static const char SQL_CAP[] = "UPDATE jobs SET power_cap_w = ?2 WHERE id = ?1";
+/* For metrics: jobs and their energy per state; the newest jobs' energy. */
+static const char SQL_STATS[] = "SELECT state, COUNT(*), TOTAL(energy_j) FROM jobs GROUP BY state";
+static const char SQL_RECENT_ENERGY[] = "SELECT id, energy_j FROM jobs ORDER BY id DESC LIMIT ?1";
 /* Field checks before insert, so the error names the field: argv a non-empty array of
  * strings, env an object of strings. */
 static const char SQL_CHECK_ARGV[] =
@@ -119,8 +123,11 @@ enum stmt {
     ST_CANCEL,
     ST_LOSE,
     ST_ENERGY,
+    ST_CAP,
     ST_CHECK_ARGV,
     ST_CHECK_ENV,
+    ST_STATS,
+    ST_RECENT_ENERGY,
     ST_COUNT,
 };
 
@@ -138,8 +145,11 @@ static const char *const STMT_SQL[ST_COUNT] = {
     [ST_CANCEL] = SQL_CANCEL,
     [ST_LOSE] = SQL_LOSE,
     [ST_ENERGY] = SQL_ENERGY,
+    [ST_CAP] = SQL_CAP,
     [ST_CHECK_ARGV] = SQL_CHECK_ARGV,
     [ST_CHECK_ENV] = SQL_CHECK_ENV,
+    [ST_STATS] = SQL_STATS,
+    [ST_RECENT_ENERGY] = SQL_RECENT_ENERGY,
 };
 
 static const char *const STATE_NAMES[ECO_STORE_NSTATES] = {
@@ -778,4 +788,54 @@ int eco_store_set_energy(struct eco_store *s, int64_t id, double energy_j, struc
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_double(st, 2, energy_j);
     return transition(s, id, ST_ENERGY, ~0u, "set job energy", NULL, err);
+}
+
+/* ---- summaries -------------------------------------------------------------------------- */
+
+int eco_store_stats(struct eco_store *s, struct eco_store_stats *out, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_STATS];
+    int ret = 0, rc;
+    memset(out, 0, sizeof *out);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        enum eco_store_state state;
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        if (!name || eco_store_state_parse(name, &state) < 0)
+            continue; /* the schema's CHECK keeps other states out */
+        out->jobs[state] = (uint64_t)sqlite3_column_int64(st, 1);
+        out->energy_j += sqlite3_column_double(st, 2);
+    }
+    if (rc != SQLITE_DONE)
+        ret = fail_sql(s, err, rc, "job statistics");
+    done(st);
+    return ret;
+}
+
+int eco_store_recent_energy(struct eco_store *s, size_t limit, int64_t *ids, double *energy_j,
+                            size_t *n, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_RECENT_ENERGY];
+    int ret = 0, rc = SQLITE_DONE;
+    *n = 0;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)limit);
+    while (*n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        ids[*n] = sqlite3_column_int64(st, 0);
+        energy_j[*n] = sqlite3_column_double(st, 1);
+        ++*n;
+    }
+    if (*n < limit && rc != SQLITE_DONE)
+        ret = fail_sql(s, err, rc, "recent jobs' energy");
+    done(st);
+    return ret;
+}
+
+int eco_store_set_power_cap(struct eco_store *s, int64_t id, double cap_w, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_CAP];
+    if (!(cap_w >= 0 || cap_w == ECO_STORE_CAP_AUTO))
+        return fail(err, -EINVAL, "%s: set job power cap: %g W is neither watts, 0 nor -1", s->path,
+                    cap_w);
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_double(st, 2, cap_w);
+    return transition(s, id, ST_CAP, ~0u, "set job power cap", NULL, err);
 }

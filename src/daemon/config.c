@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/* ecoschedd's config file: `key = value` lines and `#` comment lines, read against a table of
+ * keys with type, bounds and default. The whole file is parsed and validated before anything
+ * is applied; every problem is reported as "FILE:LINE: ..." (docs/daemon/README.md). */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "ecoschedd.h"
+
+enum key_type { K_STRING, K_PLATFORM, K_LEVEL, K_SECONDS, K_FRACTION, K_LOOPBACK };
+
+struct key {
+    const char *name;
+    enum key_type type;
+    double min, max;  /* numbers: bounds; strings: max is the longest value in bytes */
+    const char *def;  /* default, parsed like a value; NULL: unset */
+    size_t off;       /* offset of the field in struct ecod_config */
+};
+
+#define STR_KEY(n, field, def)                                                                     \
+    {#n, K_STRING, 1, sizeof(((struct ecod_config *)0)->field) - 1, def,                           \
+     offsetof(struct ecod_config, field)}
+
+static const struct key KEYS[] = {
+    STR_KEY(socket, socket, ECOD_DEFAULT_SOCKET),
+    STR_KEY(socket_group, socket_group, NULL),
+    STR_KEY(state_dir, state_dir, ECOD_DEFAULT_STATE),
+    {"platform", K_PLATFORM, 0, 0, "auto", offsetof(struct ecod_config, platform)},
+    STR_KEY(nvml_library, nvml_library, NULL),
+    {"log_level", K_LEVEL, 0, 0, "info", offsetof(struct ecod_config, log_level)},
+    {"util_window_s", K_SECONDS, 0, 86400, "10", offsetof(struct ecod_config, util_window_s)},
+    {"grace_s", K_SECONDS, 0, 86400, "30", offsetof(struct ecod_config, grace_s)},
+    /* below 0.1 s the pass would outrun NVML's own sampling; above a minute queued jobs wait
+     * too long for freed GPUs */
+    {"tick_s", K_SECONDS, 0.1, 60, "1", offsetof(struct ecod_config, tick_s)},
+    {"tcp_listen", K_LOOPBACK, 0, sizeof(((struct ecod_config *)0)->tcp_listen) - 1, NULL,
+     offsetof(struct ecod_config, tcp_listen)},
+    STR_KEY(tcp_token_file, tcp_token_file, NULL),
+    {"auto_cap_max_slowdown", K_FRACTION, 0, 1, "0.10",
+     offsetof(struct ecod_config, auto_cap_max_slowdown)},
+};
+#define N_KEYS (sizeof KEYS / sizeof KEYS[0])
+
+int ecod_level_parse(const char *name)
+{
+    static const struct {
+        const char *name;
+        int level;
+    } names[] = {{"error", ECOD_ERR}, {"err", ECOD_ERR},   {"warning", ECOD_WARN},
+                 {"warn", ECOD_WARN}, {"info", ECOD_INFO}, {"debug", ECOD_DEBUG}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcasecmp(name, names[i].name))
+            return names[i].level;
+    return -EINVAL;
+}
+
+/* host:port with a loopback host (127.0.0.0/8, ::1 as [::1], or localhost), port 1..65535.
+ * NULL when fine, else what is wrong. */
+static const char *check_loopback(const char *v)
+{
+    char host[64];
+    const char *colon = strrchr(v, ':');
+    if (!colon || colon == v)
+        return "must be HOST:PORT";
+    size_t hl = (size_t)(colon - v);
+    if (v[0] == '[' && hl >= 2 && v[hl - 1] == ']') {
+        v++;
+        hl -= 2;
+    }
+    if (hl >= sizeof host)
+        return "host too long";
+    memcpy(host, v, hl);
+    host[hl] = '\0';
+    char *end;
+    errno = 0;
+    long port = strtol(colon + 1, &end, 10);
+    if (end == colon + 1 || *end || errno || port < 1 || port > 65535)
+        return "port must be 1..65535";
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (!strcasecmp(host, "localhost"))
+        return NULL;
+    if (inet_pton(AF_INET, host, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127 ? NULL
+                                               : "only loopback addresses (127.0.0.0/8, [::1], "
+                                                 "localhost) are allowed";
+    if (inet_pton(AF_INET6, host, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6) ? NULL
+                                         : "only loopback addresses (127.0.0.0/8, [::1], "
+                                           "localhost) are allowed";
+    return "host must be a loopback IP address or localhost";
+}
+
+/* Parses value v of key k into c. NULL when fine, else the message (into msg). */
+static const char *set_value(const struct key *k, const char *v, struct ecod_config *c, char *msg,
+                             size_t cap)
+{
+    char *field = (char *)c + k->off;
+    const char *why = NULL;
+    char *end;
+    double x;
+    int lvl;
+    switch (k->type) {
+    case K_STRING:
+    case K_LOOPBACK:
+        if (!*v)
+            return "needs a value";
+        if (strlen(v) > (size_t)k->max) {
+            snprintf(msg, cap, "longer than %.0f bytes", k->max);
+            return msg;
+        }
+        if (k->type == K_LOOPBACK && (why = check_loopback(v)))
+            return why;
+        strcpy(field, v);
+        return NULL;
+    case K_PLATFORM:
+        if (strcasecmp(v, "auto") && !eco_platform_find(v))
+            return "must be nvml, fake, none or auto";
+        snprintf(field, sizeof c->platform, "%s", v);
+        return NULL;
+    case K_LEVEL:
+        if ((lvl = ecod_level_parse(v)) < 0)
+            return "must be error, warning, info or debug";
+        *(int *)(void *)field = lvl;
+        return NULL;
+    case K_SECONDS:
+    case K_FRACTION:
+        errno = 0;
+        x = strtod(v, &end);
+        if (end == v || *end || errno || !isfinite(x) || x < k->min || x > k->max) {
+            snprintf(msg, cap, "'%s' is not a %s %g..%g", v,
+                     k->type == K_SECONDS ? "number of seconds" : "fraction", k->min, k->max);
+            return msg;
+        }
+        *(double *)(void *)field = x;
+        return NULL;
+    }
+    return "unknown type";
+}
+
+void ecod_config_defaults(struct ecod_config *c)
+{
+    char msg[128];
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (KEYS[i].def)
+            set_value(&KEYS[i], KEYS[i].def, c, msg, sizeof msg);
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+int ecod_config_load(const char *path, struct ecod_config *out)
+{
+    struct ecod_config c = *out;
+    unsigned set_on[N_KEYS] = {0};
+    char *line = NULL, msg[160];
+    size_t lcap = 0;
+    unsigned lineno = 0;
+    int rc = 0;
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        rc = -errno;
+        fprintf(stderr, "ecoschedd: %s: %s\n", path, strerror(errno));
+        goto out;
+    }
+    while (getline(&line, &lcap, f) >= 0) {
+        lineno++;
+        char *s = trim(line), *eq = strchr(s, '=');
+        if (!*s || *s == '#')
+            continue;
+        if (!eq) {
+            fprintf(stderr, "%s:%u: expected 'key = value'\n", path, lineno);
+            rc = -EINVAL;
+            continue;
+        }
+        *eq = '\0';
+        char *name = trim(s), *v = trim(eq + 1);
+        size_t k = 0;
+        while (k < N_KEYS && strcmp(KEYS[k].name, name))
+            k++;
+        const char *why = NULL;
+        if (k == N_KEYS) {
+            fprintf(stderr, "%s:%u: unknown key '%s'\n", path, lineno, name);
+            rc = -EINVAL;
+            continue;
+        }
+        if (set_on[k]) {
+            snprintf(msg, sizeof msg, "already set on line %u", set_on[k]);
+            why = msg;
+        } else {
+            why = set_value(&KEYS[k], v, &c, msg, sizeof msg);
+        }
+        if (why) {
+            fprintf(stderr, "%s:%u: key '%s': %s\n", path, lineno, name, why);
+            rc = -EINVAL;
+        }
+        set_on[k] = lineno;
+    }
+    if (ferror(f)) {
+        rc = -EIO;
+        fprintf(stderr, "ecoschedd: %s: read error\n", path);
+    }
+    /* keys that only make sense together */
+    for (size_t k = 0; k < N_KEYS; k++)
+        if (!strcmp(KEYS[k].name, "tcp_listen") && set_on[k] && !c.tcp_token_file[0]) {
+            fprintf(stderr, "%s:%u: key 'tcp_listen': needs tcp_token_file\n", path, set_on[k]);
+            rc = -EINVAL;
+        }
+    if (rc == 0)
+        *out = c;
+out:
+    free(line);
+    if (f)
+        fclose(f);
+    return rc;
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/* ecoschedd's GET /metrics: Prometheus text exposition format 0.0.4 (per GPU readings, job
+ * counts per state, job energy with a bounded number of job labels); see docs/http-api.md. */
+#define _GNU_SOURCE /* open_memstream */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ecoschedd.h"
+
+/* Per-job series kept: the newest jobs only, so a server that has run a million jobs does not
+ * hand Prometheus a million series (each costs a few KiB there). 100 covers every job a
+ * server runs at once with room to spare; older jobs still count in the all-jobs total. */
+#define RECENT_JOBS 100
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* One GPU metric: name, help, type and how to read it. */
+struct gpu_metric {
+    const char *name;
+    const char *help;
+    const char *type;
+    int (*read)(struct ecod *d, unsigned g, double *v);
+};
+
+static int read_power(struct ecod *d, unsigned g, double *v)
+{
+    return eco_platform_power(d->platform, g, v, NULL);
+}
+
+static int read_util(struct ecod *d, unsigned g, double *v)
+{
+    return eco_platform_util(d->platform, g, v, NULL);
+}
+
+static int read_mem(struct ecod *d, unsigned g, double *v, bool total)
+{
+    uint64_t t = 0, u = 0;
+    int rc = eco_platform_memory(d->platform, g, &t, &u, NULL);
+    *v = (double)(total ? t : u);
+    return rc;
+}
+
+static int read_mem_used(struct ecod *d, unsigned g, double *v)
+{
+    return read_mem(d, g, v, false);
+}
+
+static int read_mem_total(struct ecod *d, unsigned g, double *v)
+{
+    return read_mem(d, g, v, true);
+}
+
+static int read_limit(struct ecod *d, unsigned g, double *v)
+{
+    return eco_platform_power_limit(d->platform, g, v, NULL);
+}
+
+static int read_energy(struct ecod *d, unsigned g, double *v)
+{
+    return eco_platform_energy(d->platform, g, v, NULL);
+}
+
+static const struct gpu_metric GPU_METRICS[] = {
+    {"ecosched_gpu_power_watts", "Power draw of the GPU.", "gauge", read_power},
+    {"ecosched_gpu_utilization_ratio", "GPU utilisation (0..1), latest reading.", "gauge",
+     read_util},
+    {"ecosched_gpu_memory_used_bytes", "GPU memory in use.", "gauge", read_mem_used},
+    {"ecosched_gpu_memory_total_bytes", "GPU memory size.", "gauge", read_mem_total},
+    {"ecosched_gpu_power_limit_watts", "Power limit in force on the GPU.", "gauge", read_limit},
+    {"ecosched_gpu_energy_joules_total",
+     "Energy used by the GPU since its driver loaded (absent without an energy counter).",
+     "counter", read_energy},
+};
+
+/* Writes `s` as a label value: backslash, double quote and line feed escaped (format 0.0.4). */
+static void label_value(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\')
+            fputs("\\\\", f);
+        else if (*s == '"')
+            fputs("\\\"", f);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void header(FILE *f, const char *name, const char *help, const char *type)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A sample value: 15 significant digits (readable, and far finer than any sensor); NaN and
+ * infinities spelled as the format wants. */
+static void value(FILE *f, double v)
+{
+    if (isnan(v))
+        fputs(" NaN\n", f);
+    else if (isinf(v))
+        fputs(v > 0 ? " +Inf\n" : " -Inf\n", f);
+    else
+        fprintf(f, " %.15g\n", v);
+}
+
+static void gpu_metrics(struct ecod *d, FILE *f)
+{
+    for (size_t m = 0; m < sizeof GPU_METRICS / sizeof GPU_METRICS[0]; m++) {
+        const struct gpu_metric *gm = &GPU_METRICS[m];
+        header(f, gm->name, gm->help, gm->type);
+        for (unsigned g = 0; g < d->n_gpus; g++) {
+            char name[ECO_PLATFORM_STR_MAX];
+            double v;
+            if (gm->read(d, g, &v) < 0)
+                continue; /* no reading: no sample, rather than a made-up 0 */
+            if (eco_platform_gpu_name(d->platform, g, name, sizeof name, NULL) < 0)
+                snprintf(name, sizeof name, "unknown");
+            fprintf(f, "%s{gpu=\"%u\",model=\"", gm->name, g);
+            label_value(f, name);
+            fputs("\"}", f);
+            value(f, v);
+        }
+    }
+}
+
+static int job_metrics(struct ecod *d, FILE *f, struct eco_error *err)
+{
+    struct eco_store_stats st;
+    int64_t ids[RECENT_JOBS];
+    double energy[RECENT_JOBS];
+    size_t n = 0;
+    int rc = eco_store_stats(d->store, &st, err);
+    if (rc < 0)
+        return rc;
+    if ((rc = eco_store_recent_energy(d->store, RECENT_JOBS, ids, energy, &n, err)) < 0)
+        return rc;
+    header(f, "ecosched_jobs", "Jobs in the store by state.", "gauge");
+    for (int s = 0; s < ECO_STORE_NSTATES; s++)
+        fprintf(f, "ecosched_jobs{state=\"%s\"} %" PRIu64 "\n",
+                eco_store_state_name((enum eco_store_state)s), st.jobs[s]);
+    header(f, "ecosched_jobs_energy_joules_total",
+           "GPU energy of all jobs ever run (jobs sharing a GPU each count it).", "counter");
+    fputs("ecosched_jobs_energy_joules_total", f);
+    value(f, st.energy_j);
+    header(f, "ecosched_job_energy_joules_total",
+           "GPU energy of one job; only the " STR(RECENT_JOBS) " newest jobs are exported.",
+           "counter");
+    for (size_t i = n; i-- > 0;) {
+        fprintf(f, "ecosched_job_energy_joules_total{job=\"%" PRId64 "\"}", ids[i]);
+        value(f, energy[i]);
+    }
+    return 0;
+}
+
+int ecod_metrics_render(struct ecod *d, char **text, size_t *len, struct eco_error *err)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    int ret = 0;
+    FILE *f = open_memstream(&buf, &size);
+    *text = NULL;
+    *len = 0;
+    if (!f) {
+        ret = -errno;
+        eco_error_set(err, "metrics: out of memory");
+        goto out;
+    }
+    gpu_metrics(d, f);
+    ret = job_metrics(d, f, err);
+    if (fclose(f) != 0 && ret == 0) {
+        ret = -ENOMEM;
+        eco_error_set(err, "metrics: out of memory");
+    }
+    f = NULL;
+    if (ret == 0) {
+        *text = buf;
+        *len = size;
+        buf = NULL;
+    }
+out:
+    free(buf);
+    return ret;
+}
