@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# `make bench`: runs the simulator benchmarks and writes their figures to bench/README.md.
+# `make bench`: runs the simulator and daemon benchmarks and writes their figures to bench/README.md.
 # Figures, not pass/fail: timing belongs here, never in tests.
 set -eu
 BUILD="${1:-build}"
@@ -45,6 +45,17 @@ tmp=$(mktemp)
     echo "(bench/bench_powercap.c). Target: one allocation for 10,000 GPUs in at most 5 ms."
     echo
     "$BUILD/eco_bench_powercap"
+    echo
+    echo "## GPU-server daemon"
+    echo
+    echo "ecoschedd (Release) on the fake NVML platform with 8 GPUs, in a temporary state directory"
+    echo "(bench/bench_daemon.sh, client bench/bench_submit.c). Submissions: raw HTTP/1.1 on the"
+    echo "unix socket, one kept-alive connection, each request waiting for its 201; a job holding"
+    echo "all 8 GPUs keeps the submitted jobs (gpus 1) queued, so the figure is the API and the"
+    echo "SQLite store (WAL). The pass bound is the daemon's own CPU (utime + stime from"
+    echo "/proc/PID/stat) while idle with those 10,000 jobs queued, which also pays for sampling."
+    echo
+    sh bench/bench_daemon.sh "$BUILD"
 } > "$tmp"
 mv "$tmp" "$OUT"
 cat "$OUT"

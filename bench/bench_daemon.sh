@@ -1,0 +1,85 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# GPU-server daemon benchmarks of issue 5, called by bench/run.sh: submissions per second
+# through the unix socket, a scheduling pass with 10,000 queued jobs on 8 GPUs, idle CPU with
+# 1 s telemetry. Prints a Markdown table of figures and targets; never fails on a figure.
+# Runs ecoschedd on the fake NVML platform in a temporary directory. Usage: bench_daemon.sh BUILD
+set -u
+B=$(cd "${1:-build}" && pwd)
+T=$(mktemp -d /tmp/ecosched-dbench.XXXXXX)
+SOCK="$T/d.sock"
+export ECOSCHED_SOCKET="$SOCK" ECOSCHED_FAKE_NVML_STATE="$T/fake.state" ECOSCHED_FAKE_NVML_GPUS=8
+export ECOSCHED_FAKE_NVML_LIB="$B/libecosched-fake-nvml.so" ECOSCHED_FAKE_GPU_RUN="$B/ecosched-fake-gpu-run"
+ECO="$B/ecosched"
+DPID=""
+HOLD=""
+cleanup() {
+    [ -n "$HOLD" ] && kill -KILL "-$HOLD" 2>/dev/null
+    [ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# start STATE_DIR LOG_LEVEL: ecoschedd on the fake platform (8 GPUs), waits until it answers.
+start() {
+    "$B/ecoschedd" --foreground --socket "$SOCK" --state-dir "$1" --platform fake \
+        --util-window 1 --log-level "$2" 2>>"$T/daemon.log" &
+    DPID=$!
+    i=0
+    while [ $i -lt 100 ]; do
+        "$ECO" gpus >/dev/null 2>&1 && return 0
+        sleep 0.1; i=$((i + 1))
+    done
+    echo "bench_daemon: ecoschedd did not start" >&2; tail -5 "$T/daemon.log" >&2; exit 1
+}
+stop() { kill -TERM "$DPID"; wait "$DPID" 2>/dev/null; DPID=""; }
+# cpu_ticks PID: utime + stime of PID in clock ticks (fields 14 and 15 of /proc/PID/stat)
+cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+field() { "$ECO" show "$1" | awk -v k="$2" '$1 == k { print $2; exit }'; }
+HZ=$(getconf CLK_TCK)
+
+# (a) A job holding all 8 GPUs runs, so every benchmark job (gpus 1) stays queued: the figure
+# is the API and the store (each submit also triggers a pass, which stops at the queue head).
+start "$T/state" info
+h=$("$ECO" submit --gpus 8 -- sleep 3600)
+i=0
+while [ "$(field "$h" state)" != running ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+HOLD=$(field "$h" pid)
+r1=$("$B/eco_bench_submit" "$SOCK" 5000 1 "$T") || r1="error"
+r2=$("$B/eco_bench_submit" "$SOCK" 5000 1 "$T") || r2="error"
+rate() { echo "$1" | awk '{ printf "%.0f/s (%d in %.2f s)", $3, $1, $2 }'; }
+queued=$("$ECO" ls queued | awk 'NR > 1' | wc -l)
+
+# (b) Pass time with the 10,000 queued jobs: from the daemon's debug log or GET /v1/status if
+# either reports it; the daemon's own CPU over 20 s bounds it in any case (one pass per
+# second, plus the GPU sampling and the energy updates of the running holder job).
+stop
+: > "$T/daemon.log"
+start "$T/state" debug
+sleep 2
+c0=$(cpu_ticks "$DPID"); sleep 20; c1=$(cpu_ticks "$DPID")
+# (ticks + 1) / 20 passes: the tick count is sampled, so one more tick bounds it from above
+busy=$(awk -v d=$((c1 - c0)) -v hz="$HZ" 'BEGIN { printf "<= %.2f ms (%d ticks of 1/%d s in 20 s)", (d + 1) * 1000 / hz / 20, d, hz }')
+passlog=$(grep -i -E 'pass.*[0-9.]+ ?(ms|us|µs|s)\b' "$T/daemon.log" | tail -1)
+passst=$(curl -s --unix-socket "$SOCK" http://localhost/v1/status 2>/dev/null | grep -o '"[a-z_]*pass[a-z_]*": *[0-9.e-]*')
+if [ -n "$passst" ]; then pass="$passst (GET /v1/status)"
+elif [ -n "$passlog" ]; then pass="log: $(echo "$passlog" | cut -c1-80)"
+else pass="not measured: the daemon logs no pass duration and /v1/status has none"; fi
+stop
+kill -KILL "-$HOLD" 2>/dev/null; HOLD=""
+
+# (c) Idle: a fresh daemon, no jobs, 8 GPUs sampled every second, 30 s.
+start "$T/idle" info
+sleep 2
+c0=$(cpu_ticks "$DPID"); sleep 30; c1=$(cpu_ticks "$DPID")
+idle=$(awk -v d=$((c1 - c0)) -v hz="$HZ" 'BEGIN { printf "%.2f%% (%d ticks of 1/%d s in 30 s)", d / hz / 30 * 100, d, hz }')
+stop
+
+echo "| measure | setup | figure | target |"
+echo "|---|---|---:|---|"
+echo "| submissions per second, unix socket | 5,000 POST /v1/jobs on one kept-alive connection, one at a time; store empty | $(rate "$r1") | >= 5,000/s |"
+echo "| submissions per second, unix socket | the same, 5,000 more (5,000 already queued) | $(rate "$r2") | >= 5,000/s |"
+echo "| scheduling pass | $queued queued jobs, 8 GPUs all held | $pass | <= 1 ms |"
+echo "| scheduling pass, upper bound from CPU time | the same 10,000 queued; daemon CPU over 20 s / 20 passes (includes sampling, energy, logging) | $busy per pass | <= 1 ms |"
+echo "| idle daemon CPU | no jobs, 8 fake GPUs sampled every 1 s, 30 s | $idle | < 1% of one core |"
