@@ -62,6 +62,7 @@ struct ecod {
     struct eco_store *store;
     struct ecod_run *runs;
     size_t n_runs, cap_runs;
+    double last_sample_mono; /* when the GPUs were last sampled (monotonic s) */
     double last_tick_mono;
     bool want_sched; /* a submit or a child's end asks for a pass before the next tick */
 };

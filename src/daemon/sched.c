@@ -628,16 +628,27 @@ static void start_queued(struct ecod *d, double mono)
     }
 }
 
+/* Shortest interval between two samplings of the GPUs (s). */
+#define SAMPLE_MIN_S 0.2
+
 void ecod_sched_pass(struct ecod *d)
 {
     double mono = ecod_mono();
-    double dt = d->last_tick_mono > 0 ? mono - d->last_tick_mono : 0;
     d->last_tick_mono = mono;
     d->want_sched = false;
-    if (d->sel)
-        sample_gpus(d, mono);
+    /* Passes come every tick and after each submit, cancel or child exit; sampling the GPUs
+     * and reading the jobs' energy (several NVML calls each) at most every SAMPLE_MIN_S keeps
+     * a burst of submissions cheap. Jobs started in between are covered by the selector's
+     * in-flight claims; a job that ends has its energy read when it is reaped. */
+    bool sample = d->last_sample_mono <= 0 || mono - d->last_sample_mono >= SAMPLE_MIN_S;
+    double dt = d->last_sample_mono > 0 ? mono - d->last_sample_mono : 0;
+    if (sample) {
+        if (d->sel)
+            sample_gpus(d, mono);
+        d->last_sample_mono = mono;
+    }
     reap(d, mono);
-    for (size_t i = 0; i < d->n_runs; i++) {
+    for (size_t i = 0; sample && i < d->n_runs; i++) {
         struct ecod_run *r = &d->runs[i];
         double before = r->energy_j;
         account(d, r, dt);
