@@ -13,6 +13,7 @@
 #include <string.h>
 #include "ecosched/catalog.h"
 #include "ecosched/sim.h"
+#include "test_jobs.h"
 
 struct jspec {
     double submit_s, duration_s;
@@ -24,14 +25,8 @@ static struct eco_jobset *make_jobs(const struct jspec *js, size_t n)
 {
     struct eco_jobset *set = eco_jobset_create();
     for (size_t i = 0; i < n; i++) {
-        struct eco_job *j = eco_jobset_add(set);
-        char id[32];
-        snprintf(id, sizeof id, "j%zu", i);
-        j->id_off = eco_jobset_intern(set, id, strlen(id));
-        j->submit_s = js[i].submit_s;
-        j->duration_s = js[i].duration_s;
-        j->gpus = js[i].gpus;
-        j->line = (uint32_t)i + 2;
+        struct eco_job *j = eco_test_add_job(set, js[i].submit_s, js[i].duration_s, js[i].gpus);
+        assert_non_null(j);
         if (js[i].workload)
             j->workload_off = eco_jobset_intern(set, js[i].workload, strlen(js[i].workload));
     }

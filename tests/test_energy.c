@@ -14,6 +14,7 @@
 #include <string.h>
 #include "ecosched/catalog.h"
 #include "ecosched/sim.h"
+#include "test_jobs.h"
 #include "ecosched/trace.h"
 
 #define assert_rel(a, b, tol) assert_rel_at((a), (b), (tol), #a, __LINE__)
@@ -34,16 +35,8 @@ static struct eco_jobset *make_jobs(const struct jspec *js, size_t n)
 {
     struct eco_jobset *set = eco_jobset_create();
     assert_non_null(set);
-    for (size_t i = 0; i < n; i++) {
-        struct eco_job *j = eco_jobset_add(set);
-        char id[32];
-        snprintf(id, sizeof id, "j%zu", i);
-        j->id_off = eco_jobset_intern(set, id, strlen(id));
-        j->submit_s = js[i].submit_s;
-        j->duration_s = js[i].duration_s;
-        j->gpus = js[i].gpus;
-        j->line = (uint32_t)i + 2;
-    }
+    for (size_t i = 0; i < n; i++)
+        assert_non_null(eco_test_add_job(set, js[i].submit_s, js[i].duration_s, js[i].gpus));
     return set;
 }
 
@@ -234,7 +227,6 @@ static void test_balance_real_traces(void **state)
 struct pdv {
     struct eco_cluster *c;
     uint8_t state[8];
-    uint16_t free[8];
     double idle_since[8];
     uint32_t idle_nodes[8];
     double idle_times[8];
@@ -251,12 +243,11 @@ static void pdv_init(struct pdv *p, uint32_t n)
     memset(p, 0, sizeof *p);
     assert_int_equal(eco_cluster_parse_spec(spec, &p->c, &err), 0);
     p->v = (struct eco_pd_view){.cluster = p->c, .jobs = p->jobs, .queue = p->queue,
-                                .node_state = p->state, .node_free = p->free,
+                                .node_state = p->state,
                                 .idle_since = p->idle_since, .idle_nodes = p->idle_nodes,
                                 .idle_times = p->idle_times};
     for (uint32_t i = 0; i < n; i++) {
         p->state[i] = ECO_NODE_ON;
-        p->free[i] = 4;
         p->idle_since[i] = -1;
     }
 }

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 #include "ecosched/sim.h"
+#include "test_jobs.h"
 
 /* cmocka 1.1 has no double assertion: compare with a tolerance and print both values. */
 #define assert_double_equal(a, b, eps) assert_near((a), (b), (eps), #a, __LINE__)
@@ -32,17 +33,8 @@ static struct eco_jobset *make_jobs(const struct jspec *js, size_t n)
 {
     struct eco_jobset *set = eco_jobset_create();
     assert_non_null(set);
-    for (size_t i = 0; i < n; i++) {
-        struct eco_job *j = eco_jobset_add(set);
-        assert_non_null(j);
-        char id[32];
-        snprintf(id, sizeof id, "j%zu", i);
-        j->id_off = eco_jobset_intern(set, id, strlen(id));
-        j->submit_s = js[i].submit_s;
-        j->duration_s = js[i].duration_s;
-        j->gpus = js[i].gpus;
-        j->line = (uint32_t)i + 2;
-    }
+    for (size_t i = 0; i < n; i++)
+        assert_non_null(eco_test_add_job(set, js[i].submit_s, js[i].duration_s, js[i].gpus));
     return set;
 }
 

@@ -123,7 +123,6 @@ struct eco_pd_view {
     const uint32_t *queue; /* as in eco_sched_view: skip entries not ECO_JOB_QUEUED */
     size_t queue_len;
     const uint8_t *node_state;  /* enum eco_node_state per node */
-    const uint16_t *node_free;  /* free GPUs per node (ON nodes) */
     const double *idle_since;   /* per node: when it last became idle (ON, no job), or -1 */
     const uint32_t *idle_nodes; /* nodes in order of idle_since; entries whose node is not */
     size_t n_idle_nodes;        /* idle any more, or idle since another time, are stale */

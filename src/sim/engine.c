@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "ecosched/catalog.h"
 #include "ecosched/rng.h"
 #include "engine_internal.h"
 
@@ -482,10 +481,7 @@ static double alone_draw(const struct engine *e, const struct eco_job *job)
         idle += grp->count * (grp->base_w + grp->gpus * grp->gpu_idle_w);
         if (job->gpu_type >= 0 && grp->type != job->gpu_type)
             continue;
-        const struct eco_gpu_type *t = eco_catalog_get(grp->type);
-        double speed, p;
-        if (eco_power_eval(grp->type, job->workload, t->min_limit_w, &speed, &p))
-            p = t->min_limit_w;
+        double p = eco_powerctl_min_gpu_w(grp->type, job->workload);
         double extra = job->gpus * (p - grp->gpu_idle_w);
         if (best < 0 || extra < best)
             best = extra;

@@ -57,7 +57,6 @@ struct engine {
     double *node_t;   /* time node_e was last brought up to date */
     struct contrib *cur; /* current contribution of each node to the category powers */
     uint32_t *boots;
-    uint16_t *free_now; /* free GPUs per node, for the power-down view */
     uint32_t *idle_nodes;
     double *idle_times;
     size_t idle_head, idle_n, idle_cap;
@@ -96,6 +95,8 @@ int eco_powerctl_known(const char *name);
 int eco_powerctl_init(struct engine *e);
 void eco_powerctl_fini(struct engine *e);
 double eco_powerctl_budget(const struct engine *e);
+/* Power of one GPU of catalog type `type` running `workload` at the type's minimum limit. */
+double eco_powerctl_min_gpu_w(int type, uint16_t workload);
 double eco_powerctl_period(const struct engine *e);
 /* 1 when job may start on allocation a[0..n) without the budget being exceeded even at
  * minimum limits. */

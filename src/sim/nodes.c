@@ -118,7 +118,6 @@ void eco_nodes_refresh(struct engine *e, uint32_t n, double t)
     e->p.trans += now.trans - old.trans;
     e->cur[n] = now;
     uint16_t f = eco_freemap_free(e->fm, n);
-    e->free_now[n] = f;
     int idle = e->state[n] == ECO_NODE_ON && f == e->c->nodes[n].gpus;
     if (idle && e->idle_since[n] < 0) {
         e->idle_since[n] = t;
@@ -138,12 +137,11 @@ int eco_nodes_init(struct engine *e, double t0)
     e->node_t = malloc(nn * sizeof *e->node_t);
     e->cur = calloc(nn, sizeof *e->cur);
     e->boots = calloc(nn, sizeof *e->boots);
-    e->free_now = calloc(nn, sizeof *e->free_now);
     e->idle_cap = 2 * (size_t)nn + 64;
     e->idle_nodes = malloc(e->idle_cap * sizeof *e->idle_nodes);
     e->idle_times = malloc(e->idle_cap * sizeof *e->idle_times);
     if (!e->state || !e->idle_since || !e->busy_w || !e->node_e || !e->node_t || !e->cur ||
-        !e->boots || !e->free_now || !e->idle_nodes || !e->idle_times)
+        !e->boots || !e->idle_nodes || !e->idle_times)
         return -ENOMEM;
     e->t0 = e->t_prev = t0;
     for (uint32_t n = 0; n < nn; n++) {
@@ -165,7 +163,6 @@ void eco_nodes_fini(struct engine *e)
     free(e->node_t);
     free(e->cur);
     free(e->boots);
-    free(e->free_now);
     free(e->idle_nodes);
     free(e->idle_times);
 }
@@ -225,7 +222,6 @@ static void pd_view(struct engine *e, double t, struct eco_pd_view *v)
         .queue = e->q + e->qhead,
         .queue_len = e->qn - e->qhead,
         .node_state = e->state,
-        .node_free = e->free_now,
         .idle_since = e->idle_since,
         .idle_nodes = e->idle_nodes + e->idle_head,
         .n_idle_nodes = e->idle_n,

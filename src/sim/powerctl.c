@@ -171,13 +171,18 @@ static double fixed_power(const struct engine *e)
 }
 
 /* The job's minimum draw (all its GPUs at their minimum limit), for admission. */
+double eco_powerctl_min_gpu_w(int type, uint16_t workload)
+{
+    const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
+    double speed, p;
+    if (eco_power_eval(type, workload, t->min_limit_w, &speed, &p))
+        p = t->min_limit_w;
+    return p;
+}
+
 static double min_draw(const struct engine *e, const struct eco_job *j, uint32_t node)
 {
-    const struct eco_gpu_type *t = eco_catalog_get(e->c->nodes[node].type);
-    double speed, p;
-    if (eco_power_eval(e->c->nodes[node].type, j->workload, t->min_limit_w, &speed, &p))
-        p = t->min_limit_w;
-    return p * j->gpus;
+    return eco_powerctl_min_gpu_w(e->c->nodes[node].type, j->workload) * j->gpus;
 }
 
 int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n)

@@ -75,32 +75,34 @@ struct supply {
     uint64_t type[MAX_TYPES];
 };
 
+static void add_supply(struct supply *s, const struct eco_node *node)
+{
+    s->any += node->gpus;
+    if (node->type < MAX_TYPES)
+        s->type[node->type] += node->gpus;
+}
+
+/* GPUs of idle ON nodes (the idle list's valid entries). */
+static uint64_t idle_node_gpus(const struct eco_pd_view *v)
+{
+    uint64_t g = 0;
+    for (size_t k = 0; k < v->n_idle_nodes; k++)
+        if (idle_entry_valid(v, k))
+            g += v->cluster->nodes[v->idle_nodes[k]].gpus;
+    return g;
+}
+
 static void count_supply(const struct eco_pd_view *v, struct supply *s)
 {
     memset(s, 0, sizeof *s);
-    for (size_t k = 0; k < v->n_idle_nodes; k++) {
-        uint32_t n = v->idle_nodes[k];
-        if (v->node_state[n] == ECO_NODE_ON && v->idle_since[n] == v->idle_times[k]) {
-            s->any += v->cluster->nodes[n].gpus;
-            if (v->cluster->nodes[n].type < MAX_TYPES)
-                s->type[v->cluster->nodes[n].type] += v->cluster->nodes[n].gpus;
-        }
-    }
+    for (size_t k = 0; k < v->n_idle_nodes; k++)
+        if (idle_entry_valid(v, k))
+            add_supply(s, &v->cluster->nodes[v->idle_nodes[k]]);
     if (!v->booting_gpus)
         return;
     for (uint32_t n = 0; n < v->cluster->n_nodes; n++)
-        if (v->node_state[n] == ECO_NODE_BOOTING) {
-            s->any += v->cluster->nodes[n].gpus;
-            if (v->cluster->nodes[n].type < MAX_TYPES)
-                s->type[v->cluster->nodes[n].type] += v->cluster->nodes[n].gpus;
-        }
-}
-
-static uint64_t idle_node_gpus(const struct eco_pd_view *v)
-{
-    struct supply s;
-    count_supply(v, &s);
-    return s.any - v->booting_gpus;
+        if (v->node_state[n] == ECO_NODE_BOOTING)
+            add_supply(s, &v->cluster->nodes[n]);
 }
 
 /* Takes g GPUs of supply for a job of type `type` (-1: any); 1 when there was enough. */
