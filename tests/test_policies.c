@@ -98,6 +98,36 @@ static void test_greedy(void **state)
     run_case("1x4", "greedy", NULL, "pool", mix, ex, 4);
 }
 
+static void test_edf(void **state)
+{
+    (void)state;
+    /* One node of 2 GPUs held by j0 until 10. Deadlines: j1 100, j2 20, j3 none. At 10 edf
+     * starts j2 (earliest deadline; 10-15), then j1 (15-20), then j3 (20-25); fifo would run
+     * j1 first. */
+    struct eco_cluster *c = NULL;
+    struct eco_error err;
+    assert_int_equal(eco_cluster_parse_spec("1x2", &c, &err), 0);
+    static const struct jspec js[] = {{0, 10, 2}, {1, 5, 2}, {2, 5, 2}, {3, 5, 1}};
+    static const double deadline[] = {ECO_NO_DEADLINE, 100, 20, ECO_NO_DEADLINE};
+    static const double start[] = {0, 15, 10, 20};
+    struct eco_jobset *set = make_jobs(js, 4);
+    for (size_t i = 0; i < 4; i++)
+        set->jobs[i].deadline_s = deadline[i];
+    struct eco_sim_config cfg = {.policy = eco_policy_find("edf"),
+                                 .placement = eco_placement_find("pool"),
+                                 .seed = 1};
+    assert_non_null(cfg.policy);
+    struct eco_sim_result res;
+    assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
+    for (size_t i = 0; i < 4; i++) {
+        assert_double_equal(set->jobs[i].start_s, start[i], 0);
+        assert_double_equal(set->jobs[i].end_s, start[i] + js[i].duration_s, 0);
+    }
+    eco_sim_result_fini(&res);
+    eco_jobset_destroy(set);
+    eco_cluster_destroy(c);
+}
+
 static void test_easy(void **state)
 {
     (void)state;
@@ -243,6 +273,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fifo),
         cmocka_unit_test(test_greedy),
+        cmocka_unit_test(test_edf),
         cmocka_unit_test(test_easy),
         cmocka_unit_test(test_easy_spare_gpus),
         cmocka_unit_test(test_sjf),

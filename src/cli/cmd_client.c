@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* `ecosched submit | ls | show | cancel | wait | logs | gpus`: the client of ecoschedd, HTTP/JSON
  * over its unix socket with libcurl (API in docs/http-api.md). */
+#define _XOPEN_SOURCE 700 /* strptime */
 #include <curl/curl.h>
+#include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <jansson.h>
@@ -29,8 +32,58 @@ extern char **environ;
 /* Options every client command takes. */
 struct copts {
     const char *socket;
+    const char *url;        /* http://127.0.0.1:PORT of a TCP listener, or NULL: the socket */
+    const char *token_file; /* its bearer token */
+    char auth[300];         /* "Authorization: Bearer TOKEN" once read */
     bool json;
 };
+
+/* Where the requests go: the unix socket, or with --url the TCP listener and its token. Sets
+ * the URL of `path` on c and adds the Authorization header to *hdr. 0, or -1 (printed). */
+static int target(CURL *c, struct copts *o, const char *path, struct curl_slist **hdr)
+{
+    char url[768];
+    if (!o->url) {
+        snprintf(url, sizeof url, "http://localhost%s", path);
+        curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, o->socket);
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        return 0;
+    }
+    if (!o->auth[0]) {
+        char tok[260];
+        size_t n = 0;
+        FILE *f = o->token_file ? fopen(o->token_file, "re") : NULL;
+        if (!f) {
+            eco_cli_err("--url needs the daemon's bearer token: --token-file PATH or "
+                        "ECOSCHED_TOKEN_FILE%s%s%s",
+                        o->token_file ? " (" : "", o->token_file ? strerror(errno) : "",
+                        o->token_file ? ")" : "");
+            return -1;
+        }
+        n = fread(tok, 1, sizeof tok - 1, f);
+        fclose(f);
+        tok[n] = '\0';
+        tok[strcspn(tok, "\r\n")] = '\0';
+        snprintf(o->auth, sizeof o->auth, "Authorization: Bearer %s", tok);
+    }
+    snprintf(url, sizeof url, "%s%s", o->url, path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    *hdr = curl_slist_append(*hdr, o->auth);
+    return 0;
+}
+
+/* The daemon could not be reached: says where it was looked for. */
+static void unreachable(const struct copts *o, CURLcode rc)
+{
+    if (o->url)
+        eco_cli_err("cannot reach ecoschedd at %s: %s (is it running with tcp_listen there? "
+                    "--url or ECOSCHED_URL name another)",
+                    o->url, curl_easy_strerror(rc));
+    else
+        eco_cli_err("cannot reach ecoschedd at %s: %s (is it running? --socket or "
+                    "ECOSCHED_SOCKET name another socket)",
+                    o->socket, curl_easy_strerror(rc));
+}
 
 struct buf {
     char *data;
@@ -53,12 +106,11 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
 
 /* One request. *out: the parsed JSON answer (caller's), or NULL when there was no JSON body.
  * Returns the HTTP status, or -1 when the daemon could not be reached (message printed). */
-static long request(const struct copts *o, const char *method, const char *path, const char *body,
+static long request(struct copts *o, const char *method, const char *path, const char *body,
                     json_t **out)
 {
     struct buf b = {0};
     struct curl_slist *hdr = NULL;
-    char url[512];
     long status = -1;
     *out = NULL;
     CURL *c = curl_easy_init();
@@ -66,25 +118,23 @@ static long request(const struct copts *o, const char *method, const char *path,
         eco_cli_err("cannot initialise libcurl");
         goto out;
     }
-    snprintf(url, sizeof url, "http://localhost%s", path);
-    curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, o->socket);
-    curl_easy_setopt(c, CURLOPT_URL, url);
+    if (target(c, o, path, &hdr) < 0)
+        goto out;
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     if (body) {
         hdr = curl_slist_append(hdr, "Content-Type: application/json");
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     } else if (!strcmp(method, "POST")) {
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
     }
+    if (hdr)
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
     CURLcode rc = curl_easy_perform(c);
     if (rc != CURLE_OK) {
-        eco_cli_err("cannot reach ecoschedd at %s: %s (is it running? --socket or "
-                    "ECOSCHED_SOCKET name another socket)",
-                    o->socket, curl_easy_strerror(rc));
+        unreachable(o, rc);
         goto out;
     }
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -111,7 +161,7 @@ static int daemon_error(long status, const json_t *ans)
 
 /* Sends a request and expects 2xx; on success *ans is the answer (caller's). Returns 0 or an
  * exit status. */
-static int call(const struct copts *o, const char *method, const char *path, const char *body,
+static int call(struct copts *o, const char *method, const char *path, const char *body,
                 json_t **ans)
 {
     long st = request(o, method, path, body, ans);
@@ -125,10 +175,32 @@ static int call(const struct copts *o, const char *method, const char *path, con
     return rc;
 }
 
-/* Parses --socket PATH / --socket=PATH / --json at argv[*i]; 1 consumed, 0 not ours, -1 bad. */
+/* Parses --socket PATH, --url URL, --token-file PATH (each also as NAME=VALUE) and --json at
+ * argv[*i]; 1 consumed, 0 not ours, -1 bad. */
 static int common_opt(int argc, char **argv, int *i, struct copts *o, bool json_ok)
 {
     const char *a = argv[*i];
+    static const struct {
+        const char *name;
+        size_t off;
+    } vals[] = {{"--url", offsetof(struct copts, url)},
+                {"--token-file", offsetof(struct copts, token_file)}};
+    for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
+        size_t n = strlen(vals[k].name);
+        const char **field = (const char **)(void *)((char *)o + vals[k].off);
+        if (!strncmp(a, vals[k].name, n) && a[n] == '=') {
+            *field = a + n + 1;
+            return 1;
+        }
+        if (!strcmp(a, vals[k].name)) {
+            if (*i + 1 >= argc) {
+                eco_cli_err("%s needs a value", vals[k].name);
+                return -1;
+            }
+            *field = argv[++*i];
+            return 1;
+        }
+    }
     if (!strncmp(a, "--socket=", 9)) {
         o->socket = a + 9;
         return 1;
@@ -151,8 +223,12 @@ static int common_opt(int argc, char **argv, int *i, struct copts *o, bool json_
 static void copts_init(struct copts *o)
 {
     const char *env = getenv("ECOSCHED_SOCKET");
+    memset(o, 0, sizeof *o);
     o->socket = env && *env ? env : DEFAULT_SOCKET;
-    o->json = false;
+    env = getenv("ECOSCHED_URL");
+    o->url = env && *env ? env : NULL;
+    env = getenv("ECOSCHED_TOKEN_FILE");
+    o->token_file = env && *env ? env : NULL;
 }
 
 static void print_json(const json_t *v)
@@ -181,9 +257,20 @@ static long long job_id(const char *s)
 static void submit_usage(FILE *f)
 {
     fprintf(f, "usage: ecosched submit [--gpus N] [--gpu-mem GB] [--share] [--power-cap W|auto]\n"
-               "                       [--name NAME] [--socket PATH] -- CMD [ARGS...]\n\n"
+               "                       [--deadline TIME] [--name NAME] [--socket PATH]\n"
+               "                       -- CMD [ARGS...]\n\n"
                "Queues CMD on ecoschedd, to run as you in this directory with this environment,\n"
-               "and prints the job id. --gpus defaults to 1 (0 on a server without GPUs).\n");
+               "and prints the job id. --gpus defaults to 1 (0 on a server without GPUs).\n\n"
+               "  --gpu-mem GB     memory the job needs on each GPU (GPU choice and sharing)\n"
+               "  --share          the job may share its GPUs with other sharing jobs\n"
+               "  --power-cap W    power limit of its GPUs while it runs; auto: least energy\n"
+               "                   within the daemon's slowdown bound\n"
+               "  --deadline TIME  when the job should be done: +DURATION from now (90s, 30m,\n"
+               "                   2h, 1d), YYYY-MM-DD[THH:MM[:SS]] local time, or @UNIX_TIME;\n"
+               "                   the edf queue policy runs earliest deadlines first\n"
+               "  --url URL        reach the daemon's loopback TCP listener (http://127.0.0.1:P)\n"
+               "                   with the bearer token of --token-file (or ECOSCHED_URL,\n"
+               "                   ECOSCHED_TOKEN_FILE) instead of the unix socket\n");
 }
 
 /* Value of option argv[*i] (NAME VALUE or NAME=VALUE) when it is `name`, else NULL. */
@@ -214,6 +301,49 @@ static int number_opt(const char *opt, const char *v, bool integer, json_t **out
     }
     *out = integer ? json_integer((json_int_t)x) : json_real(x);
     return 0;
+}
+
+/* --deadline TIME as a Unix time: +N[smhd] (or N with a unit) from now, @UNIX_TIME, or
+ * YYYY-MM-DD[THH:MM[:SS]] in local time. 0, or -1 (printed). */
+static int parse_deadline(const char *v, double *out)
+{
+    char *end;
+    double now = (double)time(NULL);
+    if (v[0] == '@') {
+        double t = strtod(v + 1, &end);
+        if (end != v + 1 && !*end && t > now) {
+            *out = t;
+            return 0;
+        }
+    } else if (strchr(v, '-') && v[0] != '+') {
+        struct tm tm = {0};
+        const char *p = strptime(v, "%Y-%m-%d", &tm);
+        if (p && *p == 'T')
+            p = strptime(p + 1, "%H:%M", &tm);
+        if (p && *p == ':')
+            p = strptime(p + 1, "%S", &tm);
+        tm.tm_isdst = -1;
+        time_t t = p && !*p ? mktime(&tm) : (time_t)-1;
+        if (t != (time_t)-1 && (double)t > now) {
+            *out = (double)t;
+            return 0;
+        }
+    } else {
+        double x = strtod(v[0] == '+' ? v + 1 : v, &end);
+        static const struct {
+            char unit;
+            double s;
+        } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
+        for (size_t k = 0; k < 4 && end != v && isfinite(x) && x > 0; k++)
+            if (end[0] == units[k].unit && !end[1]) {
+                *out = now + x * units[k].s;
+                return 0;
+            }
+    }
+    eco_cli_err("--deadline: '%s' is not a future time (+30m, 2h, 2026-12-01T08:00, "
+                "@UNIX_TIME)",
+                v);
+    return -1;
 }
 
 /* Fills `req` from the options before the command; returns the index of CMD, or -1. */
@@ -249,6 +379,11 @@ static int submit_opts(int argc, char **argv, struct copts *o, json_t *req)
             json_object_set_new(req, "power_cap", num ? num : json_string("auto"));
         } else if ((v = opt_value(argc, argv, &i, "--name", &bad))) {
             json_object_set_new(req, "name", json_string(v));
+        } else if ((v = opt_value(argc, argv, &i, "--deadline", &bad))) {
+            double t;
+            if (parse_deadline(v, &t) < 0)
+                return -1;
+            json_object_set_new(req, "deadline", json_real(t));
         } else if (bad) {
             return -1;
         } else if (a[0] == '-') {
@@ -456,7 +591,7 @@ int eco_cmd_show(int argc, char **argv)
             "id",       "name",       "state", "uid",         "cwd",           "argv",
             "gpus",     "gpu_mem_gb", "share", "power_cap",   "assigned_gpus", "pid",
             "submit_s", "start_s",    "end_s", "exit_status", "reason",        "energy_j",
-            "stdout",   "stderr",     NULL};
+            "deadline_s", "deadline_missed", "stdout",   "stderr",     NULL};
         for (size_t k = 0; keys[k]; k++)
             show_line(keys[k], json_object_get(ans, keys[k]));
     }
@@ -558,11 +693,12 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 
 /* One chunk of a job's output from *offset, written to stdout; *offset advanced, *got the
  * bytes, *ended whether the job had ended when the daemon read. 0 or an exit status. */
-static int log_chunk(const struct copts *o, long long id, const char *stream, long long *offset,
+static int log_chunk(struct copts *o, long long id, const char *stream, long long *offset,
                      size_t *got, bool *ended)
 {
     struct buf b = {0};
     struct log_hdr h = {""};
+    struct curl_slist *hdr = NULL;
     char url[256];
     long status = -1;
     int rc = ECO_EXIT_FAIL;
@@ -572,10 +708,11 @@ static int log_chunk(const struct copts *o, long long id, const char *stream, lo
         eco_cli_err("cannot initialise libcurl");
         goto out;
     }
-    snprintf(url, sizeof url, "http://localhost/v1/jobs/%lld/logs?stream=%s&offset=%lld", id,
-             stream, *offset);
-    curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, o->socket);
-    curl_easy_setopt(c, CURLOPT_URL, url);
+    snprintf(url, sizeof url, "/v1/jobs/%lld/logs?stream=%s&offset=%lld", id, stream, *offset);
+    if (target(c, o, url, &hdr) < 0)
+        goto out;
+    if (hdr)
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
@@ -583,9 +720,7 @@ static int log_chunk(const struct copts *o, long long id, const char *stream, lo
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     CURLcode cc = curl_easy_perform(c);
     if (cc != CURLE_OK) {
-        eco_cli_err("cannot reach ecoschedd at %s: %s (is it running? --socket or "
-                    "ECOSCHED_SOCKET name another socket)",
-                    o->socket, curl_easy_strerror(cc));
+        unreachable(o, cc);
         goto out;
     }
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -604,6 +739,7 @@ static int log_chunk(const struct copts *o, long long id, const char *stream, lo
     rc = 0;
 out:
     json_decref(ans);
+    curl_slist_free_all(hdr);
     curl_easy_cleanup(c);
     free(b.data);
     return rc;

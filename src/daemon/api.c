@@ -132,6 +132,12 @@ static json_t *job_json(const struct ecod *d, const struct eco_store_job *j, boo
                         : j->power_cap_w < 0 ? json_string("auto")
                                              : json_null());
     json_object_set_new(o, "start_s", j->start_s > 0 ? json_real(j->start_s) : json_null());
+    json_object_set_new(o, "deadline_s",
+                        j->deadline_s > 0 ? json_real(j->deadline_s) : json_null());
+    json_object_set_new(o, "deadline_missed",
+                        j->deadline_s <= 0 ? json_null()
+                        : j->end_s > 0     ? json_boolean(j->end_s > j->deadline_s)
+                                           : json_boolean(ecod_now() > j->deadline_s));
     json_object_set_new(o, "end_s", j->end_s > 0 ? json_real(j->end_s) : json_null());
     json_object_set_new(o, "assigned_gpus", gpus_array(j->assigned_gpus));
     json_object_set_new(o, "pid", j->pid > 0 ? json_integer(j->pid) : json_null());
@@ -290,8 +296,8 @@ static const char *check_gpus(struct ecod *d, const json_t *obj, struct eco_stor
 static const char *check_submit(struct ecod *d, const json_t *obj, struct submit *s, char *msg,
                                 size_t cap)
 {
-    static const char *const known[] = {"argv",  "env",       "cwd",  "gpus", "gpu_mem_gb",
-                                        "share", "power_cap", "name", NULL};
+    static const char *const known[] = {"argv",  "env",       "cwd",  "gpus",     "gpu_mem_gb",
+                                        "share", "power_cap", "name", "deadline", NULL};
     const char *key, *bad;
     size_t klen;
     json_t *val;
@@ -335,6 +341,18 @@ static const char *check_submit(struct ecod *d, const json_t *obj, struct submit
     if ((bad = check_cap(d, json_object_get(obj, "power_cap"), s->job.gpus, &s->job.power_cap_w,
                          msg, cap)))
         return bad;
+    const json_t *dl = json_object_get(obj, "deadline");
+    if (dl && !json_is_null(dl)) {
+        double t = json_is_number(dl) ? json_number_value(dl) : NAN;
+        /* an absolute Unix time: after 2001 and before 2286, so that a duration sent by
+         * mistake (e.g. 3600) is refused */
+        if (!(t >= 1e9 && t < 1e10)) {
+            snprintf(msg, cap, "deadline must be a Unix time in seconds (e.g. %.0f)",
+                     ecod_now() + 3600);
+            return "deadline";
+        }
+        s->job.deadline_s = t;
+    }
     s->job.cwd = json_string_value(cwd);
     s->argv_json = json_dumps(argv, JSON_COMPACT);
     s->env_json = env ? json_dumps(env, JSON_COMPACT) : NULL;
@@ -376,6 +394,10 @@ static enum MHD_Result submit(struct ecod *d, struct MHD_Connection *c, const st
         ret = fail(c, rc == -EINVAL ? 400 : 500, NULL, "%s", err.msg);
         goto out;
     }
+    s.job.id = id;
+    s.job.state = ECO_STORE_QUEUED;
+    if (ecod_queue_add(d, &s.job) < 0) /* stored: the next daemon start queues it */
+        ECOD_LOG(ECOD_ERR, "api", "job %" PRId64 ": queue: out of memory", id);
     ECOD_LOG(ECOD_INFO, "api", "job %" PRId64 " submitted by uid %u", id, (unsigned)p->uid);
     d->want_sched = true;
     ret = reply(c, 201, json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued"));
@@ -481,6 +503,8 @@ static enum MHD_Result cancel_job(struct ecod *d, struct MHD_Connection *c, cons
     }
     if (prev == ECO_STORE_RUNNING)
         ecod_sched_cancelled(d, j.id);
+    else if (prev == ECO_STORE_QUEUED)
+        ecod_queue_remove(d, j.id);
     ECOD_LOG(ECOD_INFO, "api", "job %" PRId64 " %s", j.id, reason);
     d->want_sched = true;
     ret = reply(c, 200,
@@ -614,7 +638,9 @@ static json_t *gpu_json(struct ecod *d, unsigned g, double mono)
         for (uint32_t k = 0; k < d->runs[i].n_gpus; k++)
             if (d->runs[i].gpus[k] == g)
                 json_array_append_new(jobs, json_integer((json_int_t)d->runs[i].id));
-    return json_pack("{s:i,s:s,s:f,s:f,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:s,s:i,s:o}", "index", (int)g,
+    double energy = 0;
+    bool have_energy = eco_platform_energy(d->platform, g, &energy, NULL) == 0;
+    json_t *o = json_pack("{s:i,s:s,s:f,s:f,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:s,s:i,s:o}", "index", (int)g,
                      "name", name, "util", util, "util_avg", st.util_avg, "memory_used_b",
                      (json_int_t)used, "memory_total_b", (json_int_t)total, "power_w", power,
                      "power_limit_w", limit, "power_min_w", pr.min_w, "power_max_w", pr.max_w,
@@ -623,6 +649,9 @@ static json_t *gpu_json(struct ecod *d, unsigned g, double mono)
                      : st.busy      ? "busy"
                                     : "free",
                      "claims", (int)st.n_claims, "jobs", jobs);
+    if (o)
+        json_object_set_new(o, "energy_j", have_energy ? json_real(energy) : json_null());
+    return o;
 }
 
 static enum MHD_Result list_gpus(struct ecod *d, struct MHD_Connection *c)
@@ -637,10 +666,19 @@ static enum MHD_Result list_gpus(struct ecod *d, struct MHD_Connection *c)
 
 static enum MHD_Result status(struct ecod *d, struct MHD_Connection *c, const struct peer *p)
 {
+    const struct ecod_pass_stats *ps = &d->pass;
+    double n = ps->passes ? (double)ps->passes : 1;
+    json_t *pass = json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:I}", "count", (json_int_t)ps->passes,
+                             "last_ms", ps->last_s * 1e3, "max_ms", ps->max_s * 1e3, "mean_ms",
+                             ps->sum_s / n * 1e3, "queue_mean_ms", ps->queue_sum_s / n * 1e3,
+                             "queue_max_ms", ps->queue_max_s * 1e3, "last_queued",
+                             (json_int_t)ps->last_queue_len);
     return reply(c, 200,
-                 json_pack("{s:s,s:s,s:i,s:i,s:I}", "version", ECO_VERSION, "platform",
-                           eco_platform_name(d->platform), "gpus", (int)d->n_gpus, "watched_jobs",
-                           (int)d->n_runs, "peer_uid", (json_int_t)p->uid));
+                 json_pack("{s:s,s:s,s:i,s:i,s:I,s:s,s:I,s:o}", "version", ECO_VERSION,
+                           "platform", eco_platform_name(d->platform), "gpus", (int)d->n_gpus,
+                           "watched_jobs", (int)d->n_runs, "peer_uid", (json_int_t)p->uid,
+                           "queue_policy", ecod_queue_policy_name(d), "queued",
+                           (json_int_t)ecod_queue_len(d), "pass", pass));
 }
 
 /* GET /metrics: Prometheus text, format 0.0.4. */
@@ -670,15 +708,47 @@ out:
 
 /* ---- routing ---------------------------------------------------------------------------- */
 
-static enum MHD_Result route(struct ecod *d, struct MHD_Connection *c, const char *url,
-                             const char *method, const struct req *rq)
+/* 401 with the scheme to use, for a TCP request without the right bearer token. */
+static enum MHD_Result unauthorized(struct MHD_Connection *c)
 {
+    json_t *o = json_pack("{s:s}", "error",
+                          "missing or wrong bearer token (send 'Authorization: Bearer TOKEN', "
+                          "TOKEN from the daemon's tcp_token_file)");
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!text)
+        return MHD_NO;
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"ecoschedd\"");
+    enum MHD_Result ret = MHD_queue_response(c, 401, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connection *c,
+                             const char *url, const char *method, const struct req *rq)
+{
+    struct ecod *d = l->d;
     struct peer p;
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
     char ids[32];
     char tail[16];
-    if (peer_of(c, &p) < 0)
+    if (l->tcp) {
+        const char *auth =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        if (!ecod_tcp_token_ok(l->tcp, auth))
+            return unauthorized(c);
+        p.uid = l->tcp->uid;
+        p.gid = l->tcp->gid;
+    } else if (peer_of(c, &p) < 0) {
         return fail(c, 500, NULL, "cannot read the caller's credentials");
+    }
     if (rq->too_big)
         return fail(c, 413, "body", "request body over %u bytes", ECOD_MAX_BODY);
     if (!strcmp(url, "/v1/jobs")) {
@@ -762,12 +832,12 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     ECOD_LOG(ECOD_WARN, "http", "%s", msg);
 }
 
-struct MHD_Daemon *ecod_api_start(struct ecod *d, int fd, struct eco_error *err)
+struct MHD_Daemon *ecod_api_start(struct ecod_listener *l, int fd, struct eco_error *err)
 {
     /* Connection limits: a few hundred clients at once is far beyond one server's users;
      * 30 s idle timeout drops clients that connect and send nothing. */
     struct MHD_Daemon *m = MHD_start_daemon(
-        MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER,
+        MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER,
         mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);

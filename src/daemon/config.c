@@ -13,7 +13,7 @@
 #include <strings.h>
 #include "ecoschedd.h"
 
-enum key_type { K_STRING, K_PLATFORM, K_LEVEL, K_SECONDS, K_FRACTION, K_LOOPBACK };
+enum key_type { K_STRING, K_PLATFORM, K_LEVEL, K_SECONDS, K_FRACTION, K_LOOPBACK, K_QPOLICY };
 
 struct key {
     const char *name;
@@ -42,6 +42,7 @@ static const struct key KEYS[] = {
     {"tcp_listen", K_LOOPBACK, 0, sizeof(((struct ecod_config *)0)->tcp_listen) - 1, NULL,
      offsetof(struct ecod_config, tcp_listen)},
     STR_KEY(tcp_token_file, tcp_token_file, NULL),
+    {"queue_policy", K_QPOLICY, 0, 0, "fifo", offsetof(struct ecod_config, queue_policy)},
     {"auto_cap_max_slowdown", K_FRACTION, 0, 1, "0.10",
      offsetof(struct ecod_config, auto_cap_max_slowdown)},
 };
@@ -119,6 +120,11 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
             return why;
         strcpy(field, v);
         return NULL;
+    case K_QPOLICY:
+        if (!ecod_queue_policy_find(v))
+            return "must be fifo, greedy or edf";
+        snprintf(field, sizeof((struct ecod_config *)0)->queue_policy, "%s", v);
+        return NULL;
     case K_PLATFORM:
         if (strcasecmp(v, "auto") && !eco_platform_find(v))
             return "must be nvml, fake, none or auto";
@@ -142,6 +148,20 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
         return NULL;
     }
     return "unknown type";
+}
+
+int ecod_config_set(struct ecod_config *c, const char *key, const char *value)
+{
+    char msg[160];
+    for (size_t k = 0; k < N_KEYS; k++)
+        if (!strcmp(KEYS[k].name, key)) {
+            const char *why = set_value(&KEYS[k], value, c, msg, sizeof msg);
+            if (why)
+                fprintf(stderr, "ecoschedd: %s '%s': %s\n", key, value, why);
+            return why ? -EINVAL : 0;
+        }
+    fprintf(stderr, "ecoschedd: unknown setting '%s'\n", key);
+    return -EINVAL;
 }
 
 void ecod_config_defaults(struct ecod_config *c)

@@ -72,6 +72,7 @@ struct opts {
     const char *platform;
     const char *nvml_lib;
     bool foreground;
+    const char *queue_policy;
     struct eco_gpusel_params sel;
     struct ecod_config cfg; /* the config file's values (strings above may point into it) */
 };
@@ -92,6 +93,12 @@ static void usage(FILE *f)
             "  --log-level L        error, warning, info (default) or debug\n"
             "  --util-window S      utilisation averaging window of GPU selection (default 10)\n"
             "  --grace S            claim of a just-started job on its GPUs (default 30)\n"
+            "  --queue-policy P     queue order: fifo (default; head-of-line), greedy (start\n"
+            "                       every job that fits) or edf (earliest deadline first)\n"
+            "  --tcp-listen H:P     also serve the API on loopback TCP (127.0.0.1:PORT, [::1]:PORT\n"
+            "                       or localhost:PORT); needs --tcp-token-file\n"
+            "  --tcp-token-file F   bearer token of the TCP listener (mode 0600; TCP clients act\n"
+            "                       as the file's owner)\n"
             "  -h, --help           this text;  -V, --version  the version\n");
 }
 
@@ -149,6 +156,7 @@ static int load_config(int argc, char **argv, struct opts *o)
     o->sel.window_s = c->util_window_s;
     o->sel.grace_s = c->grace_s;
     tick_s = c->tick_s;
+    o->queue_policy = c->queue_policy;
     ecod_auto_cap_max_slowdown = c->auto_cap_max_slowdown;
     return 0;
 }
@@ -180,7 +188,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         static const char *const with_value[] = {"--socket",      "--socket-group", "--state-dir",
                                                  "--platform",    "--nvml-library", "--log-level",
                                                  "--util-window", "--grace",        "--config",
-                                                 NULL};
+                                                 "--queue-policy", "--tcp-listen",
+                                                 "--tcp-token-file", NULL};
         size_t k = 0;
         while (with_value[k] && strcmp(with_value[k], name))
             k++;
@@ -212,6 +221,21 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return 2;
         else if (!strcmp(name, "--grace") && parse_seconds(name, v, &o->sel.grace_s) < 0)
             return 2;
+        else if (!strcmp(name, "--queue-policy") && !ecod_queue_policy_find(v)) {
+            fprintf(stderr, "ecoschedd: --queue-policy: '%s' is not fifo, greedy or edf\n", v);
+            return 2;
+        } else if (!strcmp(name, "--queue-policy"))
+            o->queue_policy = v;
+        else if (!strcmp(name, "--tcp-listen") && ecod_config_set(&o->cfg, "tcp_listen", v) < 0)
+            return 2;
+        else if (!strcmp(name, "--tcp-token-file") &&
+                 ecod_config_set(&o->cfg, "tcp_token_file", v) < 0)
+            return 2;
+    }
+    if (o->cfg.tcp_listen[0] && !o->cfg.tcp_token_file[0]) {
+        fprintf(stderr, "ecoschedd: --tcp-listen needs --tcp-token-file (or the tcp_token_file "
+                        "key)\n");
+        return 2;
     }
     if (strcasecmp(o->platform, "auto") && !eco_platform_find(o->platform)) {
         fprintf(stderr, "ecoschedd: --platform: unknown '%s' (nvml, fake, none or auto)\n",
@@ -415,9 +439,10 @@ static int gate_main(int argc, char **argv)
     return errno == ENOENT ? 127 : 126;
 }
 
-static void loop(struct ecod *d, struct MHD_Daemon *m)
+static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
 {
     int epfd = MHD_get_daemon_info(m, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd;
+    int epfd_t = mt ? MHD_get_daemon_info(mt, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd : -1;
     char drain[64];
     ecod_sched_pass(d);
     while (!stop_signal) {
@@ -426,9 +451,13 @@ static void loop(struct ecod *d, struct MHD_Daemon *m)
         int timeout = wait_s > 0 ? (int)(wait_s * 1000) + 1 : 0;
         if (MHD_get_timeout(m, &mhd_ms) == MHD_YES && mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout)
             timeout = (int)mhd_ms;
-        struct pollfd pf[2] = {{.fd = epfd, .events = POLLIN},
-                               {.fd = wake_pipe[0], .events = POLLIN}};
-        if (poll(pf, 2, timeout) < 0 && errno != EINTR) {
+        if (mt && MHD_get_timeout(mt, &mhd_ms) == MHD_YES &&
+            mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout)
+            timeout = (int)mhd_ms;
+        struct pollfd pf[3] = {{.fd = epfd, .events = POLLIN},
+                               {.fd = wake_pipe[0], .events = POLLIN},
+                               {.fd = epfd_t, .events = POLLIN}};
+        if (poll(pf, mt ? 3 : 2, timeout) < 0 && errno != EINTR) {
             ECOD_LOG(ECOD_ERR, "main", "poll: %s", strerror(errno));
             break;
         }
@@ -438,6 +467,8 @@ static void loop(struct ecod *d, struct MHD_Daemon *m)
             d->want_sched = true; /* a child ended, or a stop signal */
         }
         MHD_run(m);
+        if (mt)
+            MHD_run(mt);
         if (d->want_sched || ecod_mono() >= d->last_tick_mono + tick_s)
             ecod_sched_pass(d);
     }
@@ -448,7 +479,9 @@ int main(int argc, char **argv)
     struct opts o = {0};
     struct ecod d = {0};
     struct eco_error err = {{0}};
-    struct MHD_Daemon *m = NULL;
+    struct MHD_Daemon *m = NULL, *mt = NULL;
+    struct ecod_listener unix_l = {0}, tcp_l = {0};
+    struct ecod_tcp_auth tcp_auth = {0};
     char fake_buf[4096];
     if (argc > 1 && !strcmp(argv[1], "--gate"))
         return gate_main(argc, argv);
@@ -457,11 +490,6 @@ int main(int argc, char **argv)
         rc = parse_args(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : 2;
-    if (o.cfg.tcp_listen[0]) {
-        fprintf(stderr, "ecoschedd: tcp_listen %s: the TCP listener is not implemented yet\n",
-                o.cfg.tcp_listen);
-        return 2;
-    }
     int ready_fd = detach(o.foreground);
     d.state_dir = o.state_dir;
     snprintf(d.db_path, sizeof d.db_path, "%s/jobs.db", o.state_dir);
@@ -487,23 +515,42 @@ int main(int argc, char **argv)
                  "fake GPUs");
     ecod_sched_recover(&d);
     ecod_sched_reconcile_limits(&d);
-    if ((fd = listen_unix(&o, &err)) < 0 || !(m = ecod_api_start(&d, fd, &err))) {
+    if (ecod_queue_create(&d, o.queue_policy, &err) < 0 || ecod_sched_load_queue(&d, &err) < 0) {
+        ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
+        goto out;
+    }
+    unix_l.d = tcp_l.d = &d;
+    if ((fd = listen_unix(&o, &err)) < 0 || !(m = ecod_api_start(&unix_l, fd, &err))) {
         ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
         goto out;
     }
     fd = -1; /* libmicrohttpd closes it */
+    if (o.cfg.tcp_listen[0]) {
+        tcp_l.tcp = &tcp_auth;
+        if ((fd = ecod_tcp_listen(o.cfg.tcp_listen, o.cfg.tcp_token_file, &tcp_auth, &err)) < 0 ||
+            !(mt = ecod_api_start(&tcp_l, fd, &err))) {
+            ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
+            goto out;
+        }
+        fd = -1;
+        ECOD_LOG(ECOD_INFO, "main", "also serving on tcp %s (bearer token of %s, acting as uid %u)",
+                 o.cfg.tcp_listen, o.cfg.tcp_token_file, (unsigned)tcp_auth.uid);
+    }
     ECOD_LOG(ECOD_INFO, "main", "ecoschedd %s serving on %s, state in %s", ECO_VERSION, o.socket,
              o.state_dir);
     ready(ready_fd);
     ready_fd = -1;
-    loop(&d, m);
+    loop(&d, m, mt);
     ECOD_LOG(ECOD_INFO, "main", "stopping (signal %d); %zu running jobs left running",
              (int)stop_signal, d.n_runs);
     unlink(o.socket);
     status = 0;
 out:
+    if (mt)
+        MHD_stop_daemon(mt);
     if (m)
         MHD_stop_daemon(m);
+    ecod_queue_destroy(&d);
     if (fd >= 0)
         close(fd);
     ecod_sched_fini(&d);

@@ -11,6 +11,7 @@
 #include "ecosched/error.h"
 #include "ecosched/gpusel.h"
 #include "ecosched/platform.h"
+#include "ecosched/policy.h"
 #include "ecosched/store.h"
 
 /* Log levels, syslog's order (lower is more severe). */
@@ -42,10 +43,36 @@ struct ecod_run {
     uint32_t gpus[ECO_GPUSEL_MAX_GPUS];
     bool capped;          /* a power limit was set on its GPUs at start */
     double energy_base_j; /* energy accounted before this daemon watched it (adoption) */
-    double counter0_j[ECO_GPUSEL_MAX_GPUS]; /* energy counters when watching began */
-    bool integrate;                         /* no energy counter: integrate power at each tick */
-    double integrated_j;
-    double energy_j; /* latest total */
+    double acc_j;         /* its share of its GPUs' energy since this daemon watched it */
+    double energy_j;      /* latest total: energy_base_j + acc_j */
+    double stored_j;      /* energy_j as last written to the store */
+};
+
+/* A queued job as the queue keeps it (queue.c). */
+struct ecod_qjob {
+    int64_t id;
+    struct eco_gpu_request req;
+    uint32_t chosen[ECO_GPUSEL_MAX_GPUS]; /* during a pass: the GPUs chosen for it */
+    bool started;                         /* during a pass: the policy started it */
+    bool never;                           /* during a pass: it can never fit this server */
+};
+
+/* What a queue pass decided for one job: start it on `gpus`, or (never) refuse it. */
+struct ecod_start {
+    int64_t id;
+    bool never;
+    uint32_t n_gpus;
+    uint32_t gpus[ECO_GPUSEL_MAX_GPUS];
+};
+
+struct ecod_queue;
+
+/* Scheduling-pass timings (s), for /v1/status and /metrics. */
+struct ecod_pass_stats {
+    uint64_t passes;
+    double last_s, max_s, sum_s;
+    double queue_max_s, queue_sum_s; /* the queue policy's part: decisions and launches */
+    size_t last_queue_len;           /* queued jobs the last pass looked at */
 };
 
 /* The daemon: everything lives on one thread (the event loop), so nothing here is locked. */
@@ -65,7 +92,29 @@ struct ecod {
     double last_sample_mono; /* when the GPUs were last sampled (monotonic s) */
     double last_tick_mono;
     bool want_sched; /* a submit or a child's end asks for a pass before the next tick */
+    struct ecod_queue *queue;
+    struct ecod_pass_stats pass;
+    /* energy accounting: each GPU's counter at the last accounting (and whether it has one) */
+    double gpu_counter_j[ECO_GPUSEL_MAX_GPUS];
+    bool gpu_counter_ok[ECO_GPUSEL_MAX_GPUS];
+    double acct_mono;
 };
+
+/* queue.c: the in-memory queue in the order of a core queue policy. */
+/* The daemon's queue policies: fifo, greedy, edf (NULL for other names). */
+const struct eco_policy_ops *ecod_queue_policy_find(const char *name);
+int ecod_queue_create(struct ecod *d, const char *policy, struct eco_error *err);
+void ecod_queue_destroy(struct ecod *d);
+const char *ecod_queue_policy_name(const struct ecod *d);
+size_t ecod_queue_len(const struct ecod *d);
+/* Adds a queued job (borrowed fields copied). 0 or -ENOMEM. */
+int ecod_queue_add(struct ecod *d, const struct eco_store_job *j);
+void ecod_queue_remove(struct ecod *d, int64_t id);
+/* Runs the queue policy: *starts (caller frees) lists the jobs to start now with their GPUs
+ * (already released from the selector: launch records them) and the ones that can never fit;
+ * all of them have left the queue. 0 or < 0 and err. */
+int ecod_queue_pass(struct ecod *d, double mono, struct ecod_start **starts, size_t *n_starts,
+                    struct eco_error *err);
 
 /* Clocks: wall time (stored times) and monotonic time (selector samples, timers), in s. */
 double ecod_now(void);
@@ -74,6 +123,8 @@ double ecod_mono(void);
 /* sched.c */
 int ecod_sched_init(struct ecod *d, struct eco_gpusel_params *params, struct eco_error *err);
 void ecod_sched_fini(struct ecod *d);
+/* Fills the in-memory queue from the store's queued jobs (once, at start). */
+int ecod_sched_load_queue(struct ecod *d, struct eco_error *err);
 /* Adopts or marks lost the jobs the store says are running (once, at start). */
 void ecod_sched_recover(struct ecod *d);
 /* One pass: sample GPUs, account energy, reap ended jobs, start queued ones. */
@@ -85,9 +136,32 @@ const struct ecod_run *ecod_sched_find(const struct ecod *d, int64_t id);
 /* Paths of a job's output files (buf of at least 4096 bytes). */
 void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap);
 
-/* api.c: starts the HTTP server on the listening unix socket `fd` (taken over). */
+/* The loopback TCP listener's bearer token and the identity its clients act with: the token
+ * file's owner (tcp.c). */
+struct ecod_tcp_auth {
+    char token[256];
+    size_t token_len;
+    uid_t uid;
+    gid_t gid;
+};
+/* Binds and listens on tcp_listen (a loopback HOST:PORT) after reading the token file (it
+ * must be a regular file readable by its owner only). The fd, or < 0 and err. */
+int ecod_tcp_listen(const char *hostport, const char *token_file, struct ecod_tcp_auth *auth,
+                    struct eco_error *err);
+/* Whether an Authorization header value is "Bearer TOKEN" with the right token. */
+bool ecod_tcp_token_ok(const struct ecod_tcp_auth *a, const char *header);
+
+/* One HTTP listener: the unix socket (tcp NULL: callers known by peer credentials) or the
+ * loopback TCP socket (callers known by the bearer token). */
+struct ecod_listener {
+    struct ecod *d;
+    const struct ecod_tcp_auth *tcp;
+};
+
+/* api.c: starts the HTTP server on the listening socket `fd` (taken over). `l` must outlive
+ * the server. */
 struct MHD_Daemon;
-struct MHD_Daemon *ecod_api_start(struct ecod *d, int fd, struct eco_error *err);
+struct MHD_Daemon *ecod_api_start(struct ecod_listener *l, int fd, struct eco_error *err);
 
 /* metrics.c (added for GET /metrics): the Prometheus text (format 0.0.4) of the GPUs and
  * jobs. On success *text (*len bytes, NUL-terminated) is the caller's, freed with free();
@@ -113,6 +187,7 @@ struct ecod_config {
     char tcp_listen[300];
     char tcp_token_file[4096];
     double auto_cap_max_slowdown;
+    char queue_policy[16];
 };
 
 void ecod_config_defaults(struct ecod_config *c);
@@ -120,6 +195,9 @@ void ecod_config_defaults(struct ecod_config *c);
  * written to stderr as "PATH:LINE: ..."; returns 0, or -EINVAL (bad content) or -errno (cannot
  * read) after writing them all. */
 int ecod_config_load(const char *path, struct ecod_config *c);
+/* Sets one key from a command-line value, validated like the file's; 0, or -EINVAL with the
+ * problem written to stderr. */
+int ecod_config_set(struct ecod_config *c, const char *key, const char *value);
 /* Log level from its name (error, warning, info, debug; err, warn); -EINVAL when unknown. */
 int ecod_level_parse(const char *name);
 

@@ -166,30 +166,36 @@ static void sample_gpus(struct ecod *d, double mono)
     }
 }
 
-/* Updates r->energy_j from the counters (or integrated power over dt_s). */
-static void account(struct ecod *d, struct ecod_run *r, double dt_s)
+/* Energy accounting (docs/daemon/README.md, "Energy"): what each GPU used since the last
+ * accounting, from its energy counter (or, without one, its power times the interval), is
+ * split equally among the jobs running on it then, so jobs sharing a GPU share its energy
+ * and nothing is counted twice. Called at every sampling and before a job starts or ends. */
+static void account_all(struct ecod *d, double mono)
 {
-    double sum = 0;
-    for (uint32_t i = 0; i < r->n_gpus; i++) {
-        double v = 0;
-        if (r->integrate) {
-            if (eco_platform_power(d->platform, r->gpus[i], &v, NULL) == 0)
-                r->integrated_j += v * dt_s;
-        } else if (eco_platform_energy(d->platform, r->gpus[i], &v, NULL) == 0 &&
-                   v >= r->counter0_j[i]) {
-            sum += v - r->counter0_j[i];
+    double dt = d->acct_mono > 0 ? mono - d->acct_mono : 0;
+    d->acct_mono = mono;
+    for (unsigned g = 0; g < d->n_gpus; g++) {
+        unsigned k = 0;
+        for (size_t i = 0; i < d->n_runs; i++)
+            for (uint32_t m = 0; m < d->runs[i].n_gpus; m++)
+                k += d->runs[i].gpus[m] == g;
+        double v = 0, p = 0, delta = 0;
+        bool have = eco_platform_energy(d->platform, g, &v, NULL) == 0;
+        if (k > 0) {
+            if (have && d->gpu_counter_ok[g] && v >= d->gpu_counter_j[g])
+                delta = v - d->gpu_counter_j[g];
+            else if (!have && eco_platform_power(d->platform, g, &p, NULL) == 0)
+                delta = p * dt;
         }
+        d->gpu_counter_j[g] = v;
+        d->gpu_counter_ok[g] = have;
+        for (size_t i = 0; k > 0 && i < d->n_runs; i++)
+            for (uint32_t m = 0; m < d->runs[i].n_gpus; m++)
+                if (d->runs[i].gpus[m] == g)
+                    d->runs[i].acc_j += delta / k;
     }
-    r->energy_j = r->energy_base_j + (r->integrate ? r->integrated_j : sum);
-}
-
-/* Reads the energy counters of a run's GPUs as its starting point (integrate when absent). */
-static void energy_start(struct ecod *d, struct ecod_run *r)
-{
-    r->integrate = false;
-    for (uint32_t i = 0; i < r->n_gpus; i++)
-        if (eco_platform_energy(d->platform, r->gpus[i], &r->counter0_j[i], NULL) < 0)
-            r->integrate = true;
+    for (size_t i = 0; i < d->n_runs; i++)
+        d->runs[i].energy_j = d->runs[i].energy_base_j + d->runs[i].acc_j;
 }
 
 /* Sets (cap_w > 0) or restores to the default (cap_w 0) the limit of the GPUs listed. */
@@ -327,7 +333,7 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
     struct ecod_run *r = &d->runs[i];
     struct eco_error err = {{0}};
     char path[4200];
-    account(d, r, 0);
+    account_all(d, ecod_mono());
     if (r->capped)
         for (uint32_t k = 0; k < r->n_gpus; k++)
             if (!gpu_capped_by_other(d, i, r->gpus[k]))
@@ -499,6 +505,7 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
     struct eco_error err = {{0}};
     char **argv = NULL, **env = NULL;
     int gate[2] = {-1, -1};
+    account_all(d, ecod_mono()); /* what the GPUs used so far belongs to the jobs before */
     struct ecod_run *r = add_run(d);
     if (!r) {
         ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
@@ -545,7 +552,6 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
     }
     if (cap_w > 0 && n > 0)
         r->capped = set_limits(d, j->id, gpus, n, cap_w);
-    energy_start(d, r);
     struct eco_run_spec spec = {
         .argv = (const char *const *)argv,
         .env = (const char *const *)env,
@@ -591,41 +597,51 @@ out:
     strv_free(env);
 }
 
-/* Starts queued jobs in submission order until the first that does not fit now (fifo). */
+/* Starts the jobs the queue policy picks (docs/daemon/README.md, "Queue order"). */
 static void start_queued(struct ecod *d, double mono)
 {
-    for (;;) {
-        struct eco_store_job *jobs = NULL;
-        size_t n = 0;
-        struct eco_error err = {{0}};
-        uint32_t gpus[ECO_GPUSEL_MAX_GPUS];
-        if (eco_store_list(d->store, ECO_STORE_QUEUED, 1, 0, &jobs, &n, &err) < 0) {
-            ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
-            return;
+    struct ecod_start *st = NULL;
+    size_t n = 0;
+    struct eco_error err = {{0}};
+    if (ecod_queue_pass(d, mono, &st, &n, &err) < 0) {
+        ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct eco_store_job j = {0};
+        if (eco_store_get(d->store, st[i].id, &j, &err) < 0) {
+            ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", st[i].id, err.msg);
+            err.msg[0] = '\0';
+            continue;
         }
-        if (n == 0)
-            return;
-        const struct eco_store_job *j = &jobs[0];
-        struct eco_gpu_request req = job_request(j);
-        int rc = 0;
-        if (j->gpus > d->n_gpus)
-            rc = -EOVERFLOW;
-        else if (j->gpus > 0)
-            rc = eco_gpusel_choose(d->sel, mono, &req, gpus);
-        if (rc == 0) {
-            launch(d, j, gpus, j->gpus);
-        } else if (rc != -EAGAIN) {
+        if (j.state != ECO_STORE_QUEUED) {
+            /* cancelled meanwhile: nothing to start */
+        } else if (st[i].never) {
             char why[160];
             snprintf(why, sizeof why,
-                     "can never run here: %u GPUs with %.1f GB each asked, %u GPUs", j->gpus,
-                     j->gpu_mem_gb, d->n_gpus);
-            if (eco_store_cancel(d->store, j->id, ecod_now(), why, NULL, &err) < 0)
+                     "can never run here: %u GPUs with %.1f GB each asked, %u GPUs", j.gpus,
+                     j.gpu_mem_gb, d->n_gpus);
+            if (eco_store_cancel(d->store, j.id, ecod_now(), why, NULL, &err) < 0)
                 ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
+        } else {
+            launch(d, &j, st[i].gpus, st[i].n_gpus);
         }
-        eco_store_jobs_free(jobs, n);
-        if (rc == -EAGAIN)
-            return;
+        eco_store_job_fini(&j);
     }
+    free(st);
+}
+
+/* Puts every queued job of the store into the in-memory queue (once, at start). */
+int ecod_sched_load_queue(struct ecod *d, struct eco_error *err)
+{
+    struct eco_store_job *jobs = NULL;
+    size_t n = 0;
+    int rc = eco_store_list(d->store, ECO_STORE_QUEUED, 0, 0, &jobs, &n, err);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (ecod_queue_add(d, &jobs[i]) < 0)
+            rc = (eco_error_set(err, "queue: out of memory"), -ENOMEM);
+    eco_store_jobs_free(jobs, n);
+    return rc;
 }
 
 /* Shortest interval between two samplings of the GPUs (s). */
@@ -641,21 +657,35 @@ void ecod_sched_pass(struct ecod *d)
      * a burst of submissions cheap. Jobs started in between are covered by the selector's
      * in-flight claims; a job that ends has its energy read when it is reaped. */
     bool sample = d->last_sample_mono <= 0 || mono - d->last_sample_mono >= SAMPLE_MIN_S;
-    double dt = d->last_sample_mono > 0 ? mono - d->last_sample_mono : 0;
     if (sample) {
         if (d->sel)
             sample_gpus(d, mono);
         d->last_sample_mono = mono;
     }
     reap(d, mono);
-    for (size_t i = 0; sample && i < d->n_runs; i++) {
-        struct ecod_run *r = &d->runs[i];
-        double before = r->energy_j;
-        account(d, r, dt);
-        if (r->energy_j != before)
-            eco_store_set_energy(d->store, r->id, r->energy_j, NULL);
+    if (sample) {
+        account_all(d, mono);
+        for (size_t i = 0; i < d->n_runs; i++)
+            if (d->runs[i].energy_j != d->runs[i].stored_j) {
+                eco_store_set_energy(d->store, d->runs[i].id, d->runs[i].energy_j, NULL);
+                d->runs[i].stored_j = d->runs[i].energy_j;
+            }
     }
+    size_t queued = ecod_queue_len(d);
+    double t0 = ecod_mono();
     start_queued(d, mono);
+    double t1 = ecod_mono(), took = t1 - mono;
+    d->pass.queue_sum_s += t1 - t0;
+    if (t1 - t0 > d->pass.queue_max_s)
+        d->pass.queue_max_s = t1 - t0;
+    d->pass.passes++;
+    d->pass.last_s = took;
+    d->pass.sum_s += took;
+    if (took > d->pass.max_s)
+        d->pass.max_s = took;
+    d->pass.last_queue_len = queued;
+    ECOD_LOG(ECOD_DEBUG, "sched", "pass: %zu queued, %.3f ms (queue policy %.3f ms)", queued,
+             took * 1e3, (t1 - t0) * 1e3);
 }
 
 void ecod_sched_cancelled(struct ecod *d, int64_t id)
@@ -720,7 +750,7 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     r->capped = j->power_cap_w > 0 && r->n_gpus > 0;
     r->energy_base_j = j->energy_j;
     r->energy_j = j->energy_j;
-    energy_start(d, r);
+    r->stored_j = j->energy_j;
     struct eco_gpu_request req = job_request(j);
     req.n_gpus = r->n_gpus;
     if (d->sel && r->n_gpus > 0 &&
@@ -741,6 +771,7 @@ void ecod_sched_recover(struct ecod *d)
     for (size_t i = 0; i < n; i++)
         recover_one(d, &jobs[i]);
     eco_store_jobs_free(jobs, n);
+    account_all(d, ecod_mono()); /* the adopted jobs' energy counts from here */
 }
 
 void ecod_sched_reconcile_limits(struct ecod *d)

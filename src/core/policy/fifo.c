@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Head-of-line queue policies: fifo (submission order) and sjf (shortest duration first).
- * Jobs start in queue order until the first that does not fit; nothing passes it. */
+/* Head-of-line queue policies: fifo (submission order) and sjf (shortest duration first):
+ * jobs start in queue order until the first that does not fit; nothing passes it. And the
+ * scanning ones: greedy (submission order) and edf (earliest deadline first), which start
+ * every job that fits now. */
+#include <math.h>
 #include <errno.h>
 #include <stddef.h>
 #include "ecosched/policy.h"
@@ -89,6 +92,21 @@ const struct eco_policy_ops eco_policy_greedy = {
     .name = "greedy",
     .summary = "scan the queue in submission order and start every job that fits now",
     .order_key = key_submit,
+    .create = create_stateless,
+    .destroy = destroy_stateless,
+    .decide = decide_greedy,
+};
+
+/* Earliest deadline first; jobs without a deadline after all that have one. */
+static double key_deadline(const struct eco_job *job)
+{
+    return job->deadline_s >= 0 ? job->deadline_s : HUGE_VAL;
+}
+
+const struct eco_policy_ops eco_policy_edf = {
+    .name = "edf",
+    .summary = "earliest deadline first (then submission order), start every job that fits now",
+    .order_key = key_deadline,
     .create = create_stateless,
     .destroy = destroy_stateless,
     .decide = decide_greedy,

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/* ecoschedd's optional loopback TCP listener (config key tcp_listen) and its bearer token
+ * (tcp_token_file): the socket is bound to a loopback address only, and the token file must
+ * be readable by its owner alone, whose identity TCP clients then act with
+ * (docs/daemon/README.md, "Loopback TCP"). */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "ecoschedd.h"
+
+/* Shortest token accepted: 16 characters of a random hex or base64 string are 64+ bits. */
+#define MIN_TOKEN 16
+
+static int read_token(const char *path, struct ecod_tcp_auth *a, struct eco_error *err)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        int e = errno;
+        eco_error_set(err, "tcp_token_file %s: %s", path, strerror(e));
+        return -e;
+    }
+    int rc = 0;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        rc = eco_error_set(err, "tcp_token_file %s: not a regular file", path);
+        goto out;
+    }
+    if (st.st_mode & 077) {
+        rc = eco_error_set(err,
+                           "tcp_token_file %s: mode %03o lets others read the token; "
+                           "chmod 600 it",
+                           path, (unsigned)(st.st_mode & 0777));
+        goto out;
+    }
+    ssize_t n = read(fd, a->token, sizeof a->token);
+    if (n < 0) {
+        rc = eco_error_set(err, "tcp_token_file %s: %s", path, strerror(errno));
+        goto out;
+    }
+    if ((size_t)n == sizeof a->token) {
+        rc = eco_error_set(err, "tcp_token_file %s: token longer than %zu bytes", path,
+                           sizeof a->token - 1);
+        goto out;
+    }
+    while (n > 0 && (a->token[n - 1] == '\n' || a->token[n - 1] == '\r'))
+        n--;
+    a->token[n] = '\0';
+    a->token_len = (size_t)n;
+    for (ssize_t i = 0; i < n; i++)
+        if (a->token[i] <= 0x20 || a->token[i] >= 0x7f) {
+            rc = eco_error_set(err, "tcp_token_file %s: the token must be one line of printable "
+                                    "characters without spaces", path);
+            goto out;
+        }
+    if (n < MIN_TOKEN) {
+        rc = eco_error_set(err,
+                           "tcp_token_file %s: token of %zd characters, at least %d needed "
+                           "(e.g. head -c 24 /dev/urandom | base64 > FILE)",
+                           path, n, MIN_TOKEN);
+        goto out;
+    }
+    a->uid = st.st_uid;
+    a->gid = st.st_gid;
+out:
+    close(fd);
+    return rc;
+}
+
+static bool is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    if (sa->sa_family == AF_INET6) {
+        static const struct in6_addr lo = IN6ADDR_LOOPBACK_INIT;
+        return !memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr, &lo, sizeof lo);
+    }
+    return false;
+}
+
+int ecod_tcp_listen(const char *hostport, const char *token_file, struct ecod_tcp_auth *auth,
+                    struct eco_error *err)
+{
+    char host[300];
+    const char *colon = strrchr(hostport, ':');
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICSERV}, *res = NULL;
+    int fd = -1, rc;
+    if (!token_file || !*token_file)
+        return eco_error_set(err, "tcp_listen %s: needs tcp_token_file", hostport);
+    if ((rc = read_token(token_file, auth, err)) < 0)
+        return rc;
+    if (!colon || (size_t)(colon - hostport) >= sizeof host)
+        return eco_error_set(err, "tcp_listen %s: must be HOST:PORT", hostport);
+    memcpy(host, hostport, (size_t)(colon - hostport));
+    host[colon - hostport] = '\0';
+    if (host[0] == '[') { /* [::1] */
+        memmove(host, host + 1, strlen(host));
+        host[strcspn(host, "]")] = '\0';
+    }
+    if ((rc = getaddrinfo(host, colon + 1, &hints, &res)) != 0)
+        return eco_error_set(err, "tcp_listen %s: %s", hostport, gai_strerror(rc));
+    rc = eco_error_set(err, "tcp_listen %s: no loopback address", hostport);
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        if (!is_loopback(ai->ai_addr))
+            continue;
+        int one = 1;
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+        if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+            bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 128) == 0) {
+            rc = fd;
+            break;
+        }
+        rc = eco_error_set(err, "tcp_listen %s: cannot listen: %s", hostport, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return rc;
+}
+
+bool ecod_tcp_token_ok(const struct ecod_tcp_auth *a, const char *header)
+{
+    static const char scheme[] = "Bearer ";
+    if (!header || strncasecmp(header, scheme, sizeof scheme - 1))
+        return false;
+    const char *t = header + sizeof scheme - 1;
+    size_t n = strlen(t);
+    /* compare in time independent of where the first difference is */
+    unsigned char diff = n != a->token_len;
+    for (size_t i = 0; i < a->token_len; i++)
+        diff |= (unsigned char)(a->token[i] ^ (i < n ? t[i] : 0));
+    return diff == 0;
+}
