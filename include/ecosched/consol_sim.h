@@ -81,6 +81,11 @@ struct eco_consol_sim_config {
     double mig_bw_mibs;    /* default ECO_CONSOL_MIG_BW_MIBS when 0 */
     void (*timeline)(void *ctx, const struct eco_consol_tl_row *row); /* may be NULL */
     void *timeline_ctx;
+    /* Optional: given demand instead of the workload's activity series (measured series, hand
+     * computed tests): container `ctr`'s GPU utilisation (GPUs) and memory (MiB) in period
+     * `step`. */
+    void (*demand)(void *ctx, uint32_t ctr, size_t step, double *util_gpus, double *mem_mb);
+    void *demand_ctx;
 };
 
 struct eco_consol_summary {

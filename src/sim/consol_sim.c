@@ -242,13 +242,18 @@ static void index_hosts(struct csim *s)
 
 /* ---- one period ------------------------------------------------------------------------- */
 
-static void sample(struct csim *s, double rho)
+static void sample(struct csim *s, double rho, size_t step,
+                   const struct eco_consol_sim_config *cfg)
 {
     for (uint32_t i = 0; i < s->nc; i++) {
         struct eco_consol_ctr *c = &s->ctrs[i];
         const struct eco_consol_container *k = &s->w->c[i];
         double per_gpu_mem = s->hosts[c->host].mem_cap_mb / s->hosts[c->host].gpus;
-        eco_consol_series_next(&s->series[i], k, rho, per_gpu_mem, &c->util_gpus, &c->mem_mb);
+        if (cfg->demand)
+            cfg->demand(cfg->demand_ctx, i, step, &c->util_gpus, &c->mem_mb);
+        else
+            eco_consol_series_next(&s->series[i], k, rho, per_gpu_mem, &c->util_gpus,
+                                   &c->mem_mb);
         double *h = s->hist + (size_t)i * HIST;
         memmove(h, h + 1, (HIST - 1) * sizeof *h);
         h[HIST - 1] = c->util_gpus;
@@ -466,7 +471,7 @@ int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_work
                 goto out;
             apply(&s, &d, bw, &a);
         }
-        sample(&s, rho);
+        sample(&s, rho, k, cfg);
         account(&s, t, dt, cfg, &a);
     }
     sum->energy_j += sum->energy_boot_j + sum->energy_migration_j;

@@ -54,16 +54,21 @@ int eco_consol_thresholds_parse(const char *s, struct eco_consol_thresholds *t,
 {
     double v[4];
     const char *p = s ? s : "";
+    static const char form[] = "expected LO_UTIL,HI_UTIL,LO_MEM,HI_MEM: four numbers in 0-1, "
+                               "e.g. 0.3,0.8,0.3,0.8";
     for (int i = 0; i < 4; i++) {
         char *end;
+        if (i > 0 && p[-1] != ',')
+            return eco_error_set(err, "thresholds: %s is missing in '%s' (%s)", thr_names[i], s,
+                                 form);
         v[i] = strtod(p, &end);
-        if (end == p || (i < 3 && *end != ',') || (i == 3 && *end))
-            return eco_error_set(err,
-                                 "thresholds: expected LO_UTIL,HI_UTIL,LO_MEM,HI_MEM (four "
-                                 "numbers in 0-1, e.g. 0.3,0.8,0.3,0.8); %s is missing or not a "
-                                 "number in '%s'",
-                                 thr_names[i], s ? s : "");
-        p = end + 1;
+        if (end == p || (*end && *end != ','))
+            return eco_error_set(err, "thresholds: %s is not a number in '%s' (%s)",
+                                 thr_names[i], s ? s : "", form);
+        if (i == 3 && *end)
+            return eco_error_set(err, "thresholds: unexpected text after HI_MEM in '%s' (%s)", s,
+                                 form);
+        p = *end ? end + 1 : end;
     }
     struct eco_consol_thresholds n = {v[0], v[1], v[2], v[3]};
     int rc = eco_consol_thresholds_check(&n, err);
