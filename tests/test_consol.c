@@ -90,27 +90,31 @@ static void test_detectors(void **state)
 
 static struct eco_consol_host host8(int on)
 {
-    return (struct eco_consol_host){.gpus = 8, .on = (uint8_t)on, .mem_cap_mb = MEM8,
-                                    .base_w = 941, .gpu_idle_w = 23, .gpu_busy_w = 200,
-                                    .off_w = 15, .boot_s = 300};
+    return (struct eco_consol_host){.gpus = 8,
+                                    .on = (uint8_t)on,
+                                    .mem_cap_mb = MEM8,
+                                    .base_w = 941,
+                                    .gpu_idle_w = 23,
+                                    .gpu_busy_w = 200,
+                                    .off_w = 15,
+                                    .boot_s = 300};
 }
 
 static struct eco_consol_ctr ctr(uint32_t host, double util, double mem, double mig)
 {
-    return (struct eco_consol_ctr){.host = host, .gpus = 1, .util_gpus = util, .mem_mb = mem,
-                                   .mig_s = mig};
+    return (struct eco_consol_ctr){
+        .host = host, .gpus = 1, .util_gpus = util, .mem_mb = mem, .mig_s = mig};
 }
 
 static void run_policy(const char *name, const struct eco_consol_host *h, uint32_t nh,
-                       const struct eco_consol_ctr *c, uint32_t nc,
-                       struct eco_consol_decisions *d)
+                       const struct eco_consol_ctr *c, uint32_t nc, struct eco_consol_decisions *d)
 {
     const struct eco_consol_ops *ops = eco_consol_find(name);
     assert_non_null(ops);
     struct eco_consol *p = ops->create(NULL, NULL);
     assert_non_null(p);
-    struct eco_consol_view v = {.period_s = 300, .hosts = h, .n_hosts = nh, .ctrs = c,
-                                .n_ctrs = nc};
+    struct eco_consol_view v = {
+        .period_s = 300, .hosts = h, .n_hosts = nh, .ctrs = c, .n_ctrs = nc};
     assert_int_equal(ops->decide(p, &v, d), 0);
     ops->destroy(p);
 }
@@ -133,8 +137,8 @@ static void test_dual_selection(void **state)
     (void)state;
     struct eco_consol_host h[3] = {host8(1), host8(1), host8(1)};
     struct eco_consol_ctr c[5] = {
-        ctr(0, 3.0, 20000, 10), ctr(0, 2.0, 10000, 5), ctr(0, 1.5, 40000, 20),
-        ctr(2, 0.5, 2000, 2), ctr(1, 3.0, 20000, 10),
+        ctr(0, 3.0, 20000, 10), ctr(0, 2.0, 10000, 5),  ctr(0, 1.5, 40000, 20),
+        ctr(2, 0.5, 2000, 2),   ctr(1, 3.0, 20000, 10),
     };
     struct eco_consol_decisions d = {0};
     for (int pol = 0; pol < 2; pol++) {
@@ -167,8 +171,8 @@ static void test_mmt(void **state)
 {
     (void)state;
     struct eco_consol_host h[2] = {host8(1), host8(1)};
-    struct eco_consol_ctr c[4] = {ctr(0, 4.0, 10000, 9), ctr(0, 2.0, 8000, 7),
-                                  ctr(0, 1.0, 2000, 2), ctr(1, 4.0, 10000, 9)};
+    struct eco_consol_ctr c[4] = {ctr(0, 4.0, 10000, 9), ctr(0, 2.0, 8000, 7), ctr(0, 1.0, 2000, 2),
+                                  ctr(1, 4.0, 10000, 9)};
     struct eco_consol_decisions d = {0};
     run_policy("thr-mmt", h, 2, c, 4, &d);
     assert_int_equal(moved_to(&d, 2), 1);
@@ -185,8 +189,8 @@ static void test_wake(void **state)
 {
     (void)state;
     struct eco_consol_host h[3] = {host8(1), host8(1), host8(0)};
-    struct eco_consol_ctr c[4] = {ctr(0, 3.5, 1000, 1), ctr(0, 3.5, 1000, 1),
-                                  ctr(1, 6.0, 1000, 1), ctr(0, 0.4, 500, 1)};
+    struct eco_consol_ctr c[4] = {ctr(0, 3.5, 1000, 1), ctr(0, 3.5, 1000, 1), ctr(1, 6.0, 1000, 1),
+                                  ctr(0, 0.4, 500, 1)};
     struct eco_consol_decisions d = {0};
     /* host 0 at 7.4/8 is over; the 0.4 one alone does not bring it under 0.8 (7/8); a 3.5 one
      * does (3.9/8), and fits nowhere that is on (host 1: 9.5/8), so host 2 wakes. */
@@ -337,8 +341,10 @@ static void test_sim_migration(void **state)
         {.gpus = 8, .request = 8, .workload = (uint32_t)w1, .util_alone = 0.5, .gmem_mb = 1},
     };
     struct eco_consol_workload w = {.c = cs, .n = 2, .corr_s = 3600};
-    struct eco_consol_sim_config cfg = {.policy = eco_consol_find("dgddep"), .period_s = 300,
-                                        .horizon_s = 900, .mig_bw_mibs = 1024,
+    struct eco_consol_sim_config cfg = {.policy = eco_consol_find("dgddep"),
+                                        .period_s = 300,
+                                        .horizon_s = 900,
+                                        .mig_bw_mibs = 1024,
                                         .demand = demand};
     eco_consol_thresholds_default(&cfg.thresholds);
     struct eco_consol_summary s;
@@ -350,10 +356,10 @@ static void test_sim_migration(void **state)
     assert_int_equal(s.boots, 0);
     const struct eco_node_group *g = &cl->groups[0];
     double busy;
-    assert_int_equal(eco_power_eval(cl->nodes[0].type, ECO_WORKLOAD_GENERIC, g->limit_w, NULL,
-                                    &busy), 0);
-    struct eco_consol_host H = {.gpus = 8, .base_w = g->base_w, .gpu_idle_w = g->gpu_idle_w,
-                                .gpu_busy_w = busy};
+    assert_int_equal(
+        eco_power_eval(cl->nodes[0].type, ECO_WORKLOAD_GENERIC, g->limit_w, NULL, &busy), 0);
+    struct eco_consol_host H = {
+        .gpus = 8, .base_w = g->base_w, .gpu_idle_w = g->gpu_idle_w, .gpu_busy_w = busy};
     double P0 = eco_consol_host_power_w(&H, 0);
     double e0 = (eco_consol_host_power_w(&H, 1) + eco_consol_host_power_w(&H, 2)) * 300;
     /* period 2: host 0 stays on for the 10 s checkpoint, then off; host 1 runs container 1
@@ -363,8 +369,8 @@ static void test_sim_migration(void **state)
     double emig = 10 * 1.0 * (busy - g->gpu_idle_w);
     assert_near(s.energy_migration_j, emig, 1e-6);
     assert_near(s.energy_j, e0 + e1 + e2 + emig, 1e-6);
-    assert_near(s.energy_j, s.energy_on_j + s.energy_off_j + s.energy_boot_j +
-                                s.energy_migration_j, 1e-6);
+    assert_near(s.energy_j, s.energy_on_j + s.energy_off_j + s.energy_boot_j + s.energy_migration_j,
+                1e-6);
     /* Lost work over 1800 active container-seconds: 10 s paused; on host 1 the two share all
      * eight GPUs for 290 s (container 0) and 600 s (container 1), at their measured pair
      * speeds. */
@@ -383,10 +389,10 @@ static void test_sim_migration(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_thresholds),  cmocka_unit_test(test_detectors),
+        cmocka_unit_test(test_thresholds),     cmocka_unit_test(test_detectors),
         cmocka_unit_test(test_dual_selection), cmocka_unit_test(test_mmt),
-        cmocka_unit_test(test_wake),        cmocka_unit_test(test_never_over_threshold),
-        cmocka_unit_test(test_host_power),  cmocka_unit_test(test_workload),
+        cmocka_unit_test(test_wake),           cmocka_unit_test(test_never_over_threshold),
+        cmocka_unit_test(test_host_power),     cmocka_unit_test(test_workload),
         cmocka_unit_test(test_sim_migration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,8 +14,9 @@
 
 /* Dual thresholds on a host's GPU utilisation (share of its GPUs busy) and GPU memory (share of
  * its GPU memory used), each in [0, 1]. Defaults: upper 0.8 is CloudSim's static threshold
- * (THR) default; lower 0.3 is the lower bound of Beloglazov and Buyya's double-threshold
- * policies (docs/policies/dgddep.md). */
+ * (THR) default, used for memory too; lower 0.3 is a choice with no published source, the
+ * lowest of docs/results/consolidation.md's sweep, which shows what higher values trade
+ * (docs/policies/dgddep.md). */
 #define ECO_CONSOL_LO_UTIL 0.3
 #define ECO_CONSOL_HI_UTIL 0.8
 #define ECO_CONSOL_LO_MEM 0.3
@@ -53,13 +54,13 @@ struct eco_consol_host {
 
 /* A container as a policy sees it. */
 struct eco_consol_ctr {
-    uint32_t host;    /* host it runs on */
-    uint16_t gpus;    /* GPUs it spans */
-    uint8_t pinned;   /* 1: may not move now (a migration still in flight) */
+    uint32_t host;     /* host it runs on */
+    uint16_t gpus;     /* GPUs it spans */
+    uint8_t pinned;    /* 1: may not move now (a migration still in flight) */
     uint32_t workload; /* opaque to policies; handed back to the interference callback */
-    double util_gpus; /* GPU utilisation demand now, in GPUs (0..gpus) */
-    double mem_mb;    /* GPU memory used now, MiB */
-    double mig_s;     /* checkpoint and restore time if it moved now, s */
+    double util_gpus;  /* GPU utilisation demand now, in GPUs (0..gpus) */
+    double mem_mb;     /* GPU memory used now, MiB */
+    double mig_s;      /* checkpoint and restore time if it moved now, s */
     /* Utilisation samples of the last periods, oldest first, the current one last (n_hist of
      * them, at most ECO_CONSOL_HISTORY); the host histories CloudSim's detectors read are the
      * sums over the host's containers. */

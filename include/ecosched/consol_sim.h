@@ -24,13 +24,13 @@
 
 /* One container: its request (from an openb pod) and its workload (a Lucid measurement). */
 struct eco_consol_container {
-    uint32_t pod_line;  /* trace line of the pod it came from */
-    uint16_t gpus;      /* GPUs it spans (the pod's num_gpu) */
-    double request;     /* GPUs requested: num_gpu x gpu_milli / 1000 */
-    uint32_t workload;  /* co-location model workload index (ecosched/coloc.h, a Lucid one) */
-    double util_alone;  /* the workload's GPU utilisation alone, 0..1 */
-    double gmem_mb;     /* its GPU memory alone, MiB per GPU */
-    uint64_t seed;      /* of its activity series */
+    uint32_t pod_line; /* trace line of the pod it came from */
+    uint16_t gpus;     /* GPUs it spans (the pod's num_gpu) */
+    double request;    /* GPUs requested: num_gpu x gpu_milli / 1000 */
+    uint32_t workload; /* co-location model workload index (ecosched/coloc.h, a Lucid one) */
+    double util_alone; /* the workload's GPU utilisation alone, 0..1 */
+    double gmem_mb;    /* its GPU memory alone, MiB per GPU */
+    uint64_t seed;     /* of its activity series */
 };
 
 struct eco_consol_workload {
@@ -43,9 +43,8 @@ struct eco_consol_workload {
  * a seeded sample of pods without replacement (with replacement when n exceeds the pods), each
  * given a Lucid workload whose utilisation alone fits its GPU share. 0, -EINVAL (no pods, n 0;
  * err says why) or -ENOMEM. Free with eco_consol_workload_fini. */
-int eco_consol_workload_build(const struct eco_jobset *pods, size_t n, uint64_t seed,
-                              double corr_s, struct eco_consol_workload *w,
-                              struct eco_error *err);
+int eco_consol_workload_build(const struct eco_jobset *pods, size_t n, uint64_t seed, double corr_s,
+                              struct eco_consol_workload *w, struct eco_error *err);
 void eco_consol_workload_fini(struct eco_consol_workload *w);
 
 /* A container's activity series: its state, advanced one period at a time. */
@@ -64,21 +63,21 @@ void eco_consol_series_next(struct eco_consol_series *s, const struct eco_consol
 /* One period of the timeline. */
 struct eco_consol_tl_row {
     double t_s;
-    double power_w;       /* average over the period */
+    double power_w; /* average over the period */
     uint32_t hosts_on;
-    uint32_t migrations;  /* decided at t_s */
-    uint32_t sla_hosts;   /* hosts whose demand exceeded their GPUs or GPU memory */
-    double util;          /* GPU utilisation demand over the GPUs of hosts that are on */
-    double mem;           /* GPU memory used over the memory of hosts that are on */
+    uint32_t migrations; /* decided at t_s */
+    uint32_t sla_hosts;  /* hosts whose demand exceeded their GPUs or GPU memory */
+    double util;         /* GPU utilisation demand over the GPUs of hosts that are on */
+    double mem;          /* GPU memory used over the memory of hosts that are on */
 };
 
 struct eco_consol_sim_config {
     const struct eco_consol_ops *policy;
     struct eco_consol_thresholds thresholds; /* read by the dual-threshold policies; also the
                                               * reference of over_threshold_share */
-    double period_s;       /* default ECO_CONSOL_PERIOD_S when 0 */
-    double horizon_s;      /* default ECO_CONSOL_HORIZON_S when 0 */
-    double mig_bw_mibs;    /* default ECO_CONSOL_MIG_BW_MIBS when 0 */
+    double period_s;                         /* default ECO_CONSOL_PERIOD_S when 0 */
+    double horizon_s;                        /* default ECO_CONSOL_HORIZON_S when 0 */
+    double mig_bw_mibs;                      /* default ECO_CONSOL_MIG_BW_MIBS when 0 */
     void (*timeline)(void *ctx, const struct eco_consol_tl_row *row); /* may be NULL */
     void *timeline_ctx;
     /* Optional: given demand instead of the workload's activity series (measured series, hand
@@ -105,12 +104,12 @@ struct eco_consol_summary {
     uint64_t migrations;
     uint64_t boots, shutdowns;
     double migrated_mib;
-    double sla_violation;      /* share of host-time on with demand above 100% of GPUs or memory */
-    double over_threshold;     /* share of host-time on above an upper threshold */
+    double sla_violation;  /* share of host-time on with demand above 100% of GPUs or memory */
+    double over_threshold; /* share of host-time on above an upper threshold */
     /* Work lost by containers while active (utilisation > 0), as shares of active time. */
     double lost_migration, lost_contention, lost_coloc;
-    double slowdown_mean;      /* active time / useful time, all containers */
-    double slowdown_p95;       /* per container, 95th percentile */
+    double slowdown_mean; /* active time / useful time, all containers */
+    double slowdown_p95;  /* per container, 95th percentile */
 };
 
 /* Runs the consolidation simulation of `w` on the hosts of `c` (one host per node). Containers

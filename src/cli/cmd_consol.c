@@ -86,8 +86,20 @@ static int whole(const char *opt, const char *s, unsigned long long lo, unsigned
 
 static int parse(int argc, char **argv, struct consol_args *a)
 {
-    enum { O_CONS = 256, O_TRACE, O_CLUSTER, O_THR, O_CTRS, O_HOURS, O_PERIOD, O_BW, O_CORR,
-           O_SEED, O_OUT, O_JSON };
+    enum {
+        O_CONS = 256,
+        O_TRACE,
+        O_CLUSTER,
+        O_THR,
+        O_CTRS,
+        O_HOURS,
+        O_PERIOD,
+        O_BW,
+        O_CORR,
+        O_SEED,
+        O_OUT,
+        O_JSON
+    };
     static const struct option opts[] = {
         {"consolidation", required_argument, NULL, O_CONS},
         {"trace", required_argument, NULL, O_TRACE},
@@ -105,8 +117,11 @@ static int parse(int argc, char **argv, struct consol_args *a)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *a = (struct consol_args){.containers = 1000, .hours = 24, .period_s = ECO_CONSOL_PERIOD_S,
-                              .mig_bw = ECO_CONSOL_MIG_BW_MIBS, .corr_s = ECO_CONSOL_CORR_S,
+    *a = (struct consol_args){.containers = 1000,
+                              .hours = 24,
+                              .period_s = ECO_CONSOL_PERIOD_S,
+                              .mig_bw = ECO_CONSOL_MIG_BW_MIBS,
+                              .corr_s = ECO_CONSOL_CORR_S,
                               .seed = 1};
     eco_consol_thresholds_default(&a->t);
     opterr = 0;
@@ -116,32 +131,60 @@ static int parse(int argc, char **argv, struct consol_args *a)
     while ((c = getopt_long(argc, argv, ":hq", opts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
-        case O_CONS: a->policies = optarg; break;
-        case O_TRACE: a->trace = optarg; break;
-        case O_CLUSTER: a->cluster = optarg; break;
-        case O_OUT: a->out = optarg; break;
-        case O_JSON: a->json = 1; break;
-        case 'q': a->quiet = 1; break;
+        case O_CONS:
+            a->policies = optarg;
+            break;
+        case O_TRACE:
+            a->trace = optarg;
+            break;
+        case O_CLUSTER:
+            a->cluster = optarg;
+            break;
+        case O_OUT:
+            a->out = optarg;
+            break;
+        case O_JSON:
+            a->json = 1;
+            break;
+        case 'q':
+            a->quiet = 1;
+            break;
         case O_THR:
             if (eco_consol_thresholds_parse(optarg, &a->t, &err)) {
                 eco_cli_err("sim: --%s", err.msg);
                 bad = 1;
             }
             break;
-        case O_CTRS: bad = whole("--containers", optarg, 1, &a->containers); break;
-        case O_SEED: bad = whole("--seed", optarg, 0, &a->seed); break;
-        case O_HOURS: bad = num("--hours", optarg, 0, 24 * 366, &a->hours); break;
-        case O_PERIOD: bad = num("--period", optarg, 0, 86400, &a->period_s); break;
-        case O_BW: bad = num("--migration-bw", optarg, 0, 1e9, &a->mig_bw); break;
-        case O_CORR: bad = num("--corr-s", optarg, 0, 1e9, &a->corr_s); break;
-        case 'h': usage(stdout); return -1;
+        case O_CTRS:
+            bad = whole("--containers", optarg, 1, &a->containers);
+            break;
+        case O_SEED:
+            bad = whole("--seed", optarg, 0, &a->seed);
+            break;
+        case O_HOURS:
+            bad = num("--hours", optarg, 0, 24 * 366, &a->hours);
+            break;
+        case O_PERIOD:
+            bad = num("--period", optarg, 0, 86400, &a->period_s);
+            break;
+        case O_BW:
+            bad = num("--migration-bw", optarg, 0, 1e9, &a->mig_bw);
+            break;
+        case O_CORR:
+            bad = num("--corr-s", optarg, 0, 1e9, &a->corr_s);
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
         case ':':
             eco_cli_err("sim: option '%s' needs a value (try 'ecosched sim --consolidation none "
-                        "--help')", argv[optind - 1]);
+                        "--help')",
+                        argv[optind - 1]);
             return ECO_EXIT_USAGE;
         default:
             eco_cli_err("sim: option '%s' is unknown or does not apply with --consolidation "
-                        "(try 'ecosched sim --consolidation none --help')", argv[optind - 1]);
+                        "(try 'ecosched sim --consolidation none --help')",
+                        argv[optind - 1]);
             return ECO_EXIT_USAGE;
         }
         if (bad)
@@ -177,7 +220,8 @@ static int resolve(const char *list, const struct eco_consol_ops **pol, size_t *
         const struct eco_consol_ops *p = eco_consol_find(tok);
         if (!p) {
             eco_cli_err("sim: --consolidation: unknown policy '%s' (known: none, thr-mmt, "
-                        "mad-mmt, iqr-mmt, lr-mmt, dual-pabfd, dgddep)", tok);
+                        "mad-mmt, iqr-mmt, lr-mmt, dual-pabfd, dgddep)",
+                        tok);
             return ECO_EXIT_USAGE;
         }
         if (*n == MAX_POLICIES) {
@@ -231,25 +275,28 @@ static FILE *open_out(const char *dir, const char *name, const char *file)
 
 static void header(void)
 {
-    printf("%-10s %7s %11s %9s %9s %10s %8s %8s %9s %9s %9s %9s\n", "policy", "hosts",
-           "energy_kwh", "avg_on", "peak_on", "migrations", "boots", "sla_%", "over_%",
-           "lost_mig%", "lost_col%", "slow_p95");
+    printf("%-10s %7s %11s %9s %9s %10s %8s %8s %9s %9s %9s %9s\n", "policy", "hosts", "energy_kwh",
+           "avg_on", "peak_on", "migrations", "boots", "sla_%", "over_%", "lost_mig%", "lost_col%",
+           "slow_p95");
 }
 
 static void row(const struct eco_consol_summary *s)
 {
     printf("%-10s %7u %11.1f %9.2f %9.0f %10llu %8llu %8.3f %9.3f %9.3f %9.3f %9.4f\n", s->policy,
            s->hosts, s->energy_j / 3.6e6, s->avg_hosts_on, s->peak_hosts_on,
-           (unsigned long long)s->migrations, (unsigned long long)s->boots,
-           100 * s->sla_violation, 100 * s->over_threshold, 100 * s->lost_migration,
-           100 * s->lost_coloc, s->slowdown_p95);
+           (unsigned long long)s->migrations, (unsigned long long)s->boots, 100 * s->sla_violation,
+           100 * s->over_threshold, 100 * s->lost_migration, 100 * s->lost_coloc, s->slowdown_p95);
 }
 
 static int run_one(const struct consol_args *a, const struct eco_consol_ops *p, size_t npol,
-                   const struct eco_cluster *c, const struct eco_consol_workload *w, int last)
+                   const struct eco_cluster *c, const struct eco_consol_workload *w, int first,
+                   int last)
 {
-    struct eco_consol_sim_config cfg = {.policy = p, .thresholds = a->t, .period_s = a->period_s,
-                                        .horizon_s = a->hours * 3600, .mig_bw_mibs = a->mig_bw};
+    struct eco_consol_sim_config cfg = {.policy = p,
+                                        .thresholds = a->t,
+                                        .period_s = a->period_s,
+                                        .horizon_s = a->hours * 3600,
+                                        .mig_bw_mibs = a->mig_bw};
     FILE *tl = NULL;
     int status = 0;
     if (a->out) {
@@ -283,10 +330,13 @@ static int run_one(const struct consol_args *a, const struct eco_consol_ops *p, 
             return ECO_EXIT_FAIL;
         }
     }
-    if (a->json)
+    if (a->json) {
         printf("%s%s\n", js, npol > 1 && !last ? "," : "");
-    else
+    } else {
+        if (first)
+            header();
         row(&s);
+    }
     free(js);
     return 0;
 }
@@ -324,10 +374,8 @@ int eco_cmd_sim_consolidation(int argc, char **argv)
     }
     if (a.json && npol > 1)
         printf("[\n");
-    else if (!a.json)
-        header();
     for (size_t i = 0; i < npol && !status; i++)
-        status = run_one(&a, pol[i], npol, c, &w, i + 1 == npol);
+        status = run_one(&a, pol[i], npol, c, &w, i == 0, i + 1 == npol);
     if (a.json && npol > 1 && !status)
         printf("]\n");
 done:

@@ -22,14 +22,14 @@ struct csim {
     struct eco_consol_host *hosts;
     struct eco_consol_ctr *ctrs;
     struct eco_consol_series *series;
-    double *hist;        /* nc x HIST, end-aligned */
-    double *pause_left;  /* s */
+    double *hist;            /* nc x HIST, end-aligned */
+    double *pause_left;      /* s */
     double *demanded, *lost; /* per container: active seconds, seconds of work lost */
-    uint32_t *off, *list; /* CSR of containers by host (nh + 1 offsets, nc entries) */
-    uint32_t *scratch;   /* nc + 1 */
-    uint64_t *mask;      /* per container: its GPUs in the last assignment */
-    double *factor;      /* per container: co-location speed factor this period */
-    double *drain;       /* per host: seconds it stays on after its last container left */
+    uint32_t *off, *list;    /* CSR of containers by host (nh + 1 offsets, nc entries) */
+    uint32_t *scratch;       /* nc + 1 */
+    uint64_t *mask;          /* per container: its GPUs in the last assignment */
+    double *factor;          /* per container: co-location speed factor this period */
+    double *drain;           /* per host: seconds it stays on after its last container left */
 };
 
 /* ---- co-location on a host's GPUs ------------------------------------------------------ */
@@ -164,8 +164,8 @@ static int csim_alloc(struct csim *s)
     s->mask = calloc(nc + 1, sizeof *s->mask);
     s->factor = calloc(nc + 1, sizeof *s->factor);
     s->drain = calloc(nh, sizeof *s->drain);
-    return s->hosts && s->ctrs && s->series && s->hist && s->pause_left && s->demanded &&
-                   s->lost && s->off && s->list && s->scratch && s->mask && s->factor && s->drain
+    return s->hosts && s->ctrs && s->series && s->hist && s->pause_left && s->demanded && s->lost &&
+                   s->off && s->list && s->scratch && s->mask && s->factor && s->drain
                ? 0
                : -ENOMEM;
 }
@@ -180,8 +180,10 @@ static int setup_hosts(struct csim *s, const struct eco_cluster *c, struct eco_e
         if (!t || eco_power_eval(n->type, ECO_WORKLOAD_GENERIC, g->limit_w, NULL, &busy_w))
             return eco_error_set(err, "cluster: node %u has an unknown GPU type", h);
         if (n->gpus > 64)
-            return eco_error_set(err, "cluster: consolidation handles hosts of at most 64 GPUs "
-                                      "(node %u has %u)", h, n->gpus);
+            return eco_error_set(err,
+                                 "cluster: consolidation handles hosts of at most 64 GPUs "
+                                 "(node %u has %u)",
+                                 h, n->gpus);
         s->hosts[h] = (struct eco_consol_host){
             .gpus = n->gpus,
             .on = 0,
@@ -242,8 +244,7 @@ static void index_hosts(struct csim *s)
 
 /* ---- one period ------------------------------------------------------------------------- */
 
-static void sample(struct csim *s, double rho, size_t step,
-                   const struct eco_consol_sim_config *cfg)
+static void sample(struct csim *s, double rho, size_t step, const struct eco_consol_sim_config *cfg)
 {
     for (uint32_t i = 0; i < s->nc; i++) {
         struct eco_consol_ctr *c = &s->ctrs[i];
@@ -252,8 +253,7 @@ static void sample(struct csim *s, double rho, size_t step,
         if (cfg->demand)
             cfg->demand(cfg->demand_ctx, i, step, &c->util_gpus, &c->mem_mb);
         else
-            eco_consol_series_next(&s->series[i], k, rho, per_gpu_mem, &c->util_gpus,
-                                   &c->mem_mb);
+            eco_consol_series_next(&s->series[i], k, rho, per_gpu_mem, &c->util_gpus, &c->mem_mb);
         double *h = s->hist + (size_t)i * HIST;
         memmove(h, h + 1, (HIST - 1) * sizeof *h);
         h[HIST - 1] = c->util_gpus;
@@ -269,8 +269,7 @@ struct acc {
     uint32_t moves_now;
 };
 
-static void apply(struct csim *s, const struct eco_consol_decisions *d, double bw,
-                  struct acc *a)
+static void apply(struct csim *s, const struct eco_consol_decisions *d, double bw, struct acc *a)
 {
     for (size_t i = 0; i < d->n_wake; i++) {
         struct eco_consol_host *h = &s->hosts[d->wake[i]];
@@ -289,8 +288,7 @@ static void apply(struct csim *s, const struct eco_consol_decisions *d, double b
         for (size_t k = 0; k < d->n_wake; k++)
             woken |= d->wake[k] == to;
         const struct eco_consol_host *hf = &s->hosts[from];
-        a->sum->energy_migration_j += mig * x->util_gpus *
-                                      (hf->gpu_busy_w - hf->gpu_idle_w);
+        a->sum->energy_migration_j += mig * x->util_gpus * (hf->gpu_busy_w - hf->gpu_idle_w);
         s->pause_left[c] += mig + (woken ? s->hosts[to].boot_s : 0);
         if (mig > s->drain[from])
             s->drain[from] = mig;
@@ -426,10 +424,14 @@ int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_work
     double dt = cfg->period_s > 0 ? cfg->period_s : ECO_CONSOL_PERIOD_S;
     double horizon = cfg->horizon_s > 0 ? cfg->horizon_s : ECO_CONSOL_HORIZON_S;
     double bw = cfg->mig_bw_mibs > 0 ? cfg->mig_bw_mibs : ECO_CONSOL_MIG_BW_MIBS;
-    *sum = (struct eco_consol_summary){
-        .policy = cfg->policy->name, .thresholds = cfg->thresholds, .period_s = dt,
-        .horizon_s = horizon, .mig_bw_mibs = bw, .hosts = c->n_nodes,
-        .gpus = (uint32_t)c->total_gpus, .containers = w->n};
+    *sum = (struct eco_consol_summary){.policy = cfg->policy->name,
+                                       .thresholds = cfg->thresholds,
+                                       .period_s = dt,
+                                       .horizon_s = horizon,
+                                       .mig_bw_mibs = bw,
+                                       .hosts = c->n_nodes,
+                                       .gpus = (uint32_t)c->total_gpus,
+                                       .containers = w->n};
     int rc = eco_consol_thresholds_check(&cfg->thresholds, err);
     if (rc)
         return rc;
@@ -464,9 +466,14 @@ int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_work
                 s.ctrs[i].pinned = s.pause_left[i] > 0;
                 s.ctrs[i].mig_s = s.ctrs[i].mem_mb / bw;
             }
-            struct eco_consol_view v = {
-                .now_s = t, .period_s = dt, .hosts = s.hosts, .n_hosts = s.nh, .ctrs = s.ctrs,
-                .n_ctrs = s.nc, .interference = interference, .interference_ctx = &s};
+            struct eco_consol_view v = {.now_s = t,
+                                        .period_s = dt,
+                                        .hosts = s.hosts,
+                                        .n_hosts = s.nh,
+                                        .ctrs = s.ctrs,
+                                        .n_ctrs = s.nc,
+                                        .interference = interference,
+                                        .interference_ctx = &s};
             if ((rc = cfg->policy->decide(pol, &v, &d)))
                 goto out;
             apply(&s, &d, bw, &a);
@@ -515,8 +522,7 @@ char *eco_consol_summary_json(const struct eco_consol_summary *s)
             " \"avg_hosts_on\": %.15g, \"peak_hosts_on\": %.15g, \"migrations\": %llu, "
             "\"migrated_gib\": %.15g, \"boots\": %llu, \"shutdowns\": %llu,\n",
             s->avg_hosts_on, s->peak_hosts_on, (unsigned long long)s->migrations,
-            s->migrated_mib / 1024, (unsigned long long)s->boots,
-            (unsigned long long)s->shutdowns);
+            s->migrated_mib / 1024, (unsigned long long)s->boots, (unsigned long long)s->shutdowns);
     fprintf(f,
             " \"sla_violation\": %.15g, \"over_threshold\": %.15g, \"lost_work\": "
             "{\"migration\": %.15g, \"contention\": %.15g, \"colocation\": %.15g}, "

@@ -15,9 +15,8 @@
  * by hand in steps of 0.01-0.1; without the slack no Lucid workload fits the smallest shares). */
 #define SHARE_SLACK 0.1
 
-int eco_consol_workload_build(const struct eco_jobset *pods, size_t n, uint64_t seed,
-                              double corr_s, struct eco_consol_workload *w,
-                              struct eco_error *err)
+int eco_consol_workload_build(const struct eco_jobset *pods, size_t n, uint64_t seed, double corr_s,
+                              struct eco_consol_workload *w, struct eco_error *err)
 {
     *w = (struct eco_consol_workload){0};
     if (!pods || pods->n == 0)

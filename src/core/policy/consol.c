@@ -63,8 +63,8 @@ int eco_consol_thresholds_parse(const char *s, struct eco_consol_thresholds *t,
                                  form);
         v[i] = strtod(p, &end);
         if (end == p || (*end && *end != ','))
-            return eco_error_set(err, "thresholds: %s is not a number in '%s' (%s)",
-                                 thr_names[i], s ? s : "", form);
+            return eco_error_set(err, "thresholds: %s is not a number in '%s' (%s)", thr_names[i],
+                                 s ? s : "", form);
         if (i == 3 && *end)
             return eco_error_set(err, "thresholds: unexpected text after HI_MEM in '%s' (%s)", s,
                                  form);
@@ -211,8 +211,8 @@ struct eco_consol {
     struct eco_consol_thresholds t;
     /* Scratch, grown to the view's size. */
     uint32_t cap_h, cap_c;
-    double *util, *mem;     /* per host: demand in GPUs and MiB */
-    double *hist;           /* per host: ECO_CONSOL_HISTORY summed samples (GPUs), end-aligned */
+    double *util, *mem; /* per host: demand in GPUs and MiB */
+    double *hist;       /* per host: ECO_CONSOL_HISTORY summed samples (GPUs), end-aligned */
     uint32_t *head, *next, *prev, *cur; /* per-host container lists; cur: host of each container */
     uint8_t *over, *touched, *tried, *evac, *on;
     uint32_t *order, *list, *undo, *cand;
@@ -352,8 +352,7 @@ static int is_under(const struct eco_consol *p, const struct eco_consol_view *v,
 }
 
 /* Does container c fit host h's capacity (GPU count, utilisation and memory at most 100%)? */
-static int fits(const struct eco_consol *p, const struct eco_consol_view *v, uint32_t c,
-                uint32_t h)
+static int fits(const struct eco_consol *p, const struct eco_consol_view *v, uint32_t c, uint32_t h)
 {
     const struct eco_consol_host *H = &v->hosts[h];
     const struct eco_consol_ctr *x = &v->ctrs[c];
@@ -371,8 +370,9 @@ static double dgddep_cost(const struct eco_consol *p, const struct eco_consol_vi
     double du = v->ctrs[c].util_gpus;
     double cost;
     if (p->on[h]) {
-        cost = (eco_consol_host_power_w(H, p->util[h] + du) - eco_consol_host_power_w(H, p->util[h])) *
-               v->period_s;
+        cost =
+            (eco_consol_host_power_w(H, p->util[h] + du) - eco_consol_host_power_w(H, p->util[h])) *
+            v->period_s;
     } else {
         cost = (eco_consol_host_power_w(H, du) - H->off_w) * v->period_s +
                eco_consol_host_power_w(H, 0) * H->boot_s;
@@ -626,8 +626,8 @@ static int decide(struct eco_consol *p, const struct eco_consol_view *v,
     }
     for (uint32_t c = 0; c < nc; c++) {
         if (v->ctrs[c].n_hist > p->n_hist)
-            p->n_hist = v->ctrs[c].n_hist > ECO_CONSOL_HISTORY ? ECO_CONSOL_HISTORY
-                                                                : v->ctrs[c].n_hist;
+            p->n_hist =
+                v->ctrs[c].n_hist > ECO_CONSOL_HISTORY ? ECO_CONSOL_HISTORY : v->ctrs[c].n_hist;
         attach(p, v, c, v->ctrs[c].host);
     }
     if (p->det != DET_NONE) {
@@ -663,8 +663,7 @@ static int decide(struct eco_consol *p, const struct eco_consol_view *v,
     }
     /* 3. Hosts left without containers power down. */
     for (uint32_t h = 0; h < nh; h++)
-        if (p->on[h] && p->head[h] == NONE &&
-            push_u32(&out->off, &out->n_off, &out->cap_off, h))
+        if (p->on[h] && p->head[h] == NONE && push_u32(&out->off, &out->n_off, &out->cap_off, h))
             return -ENOMEM;
     return 0;
 }
@@ -714,15 +713,17 @@ static void destroy(struct eco_consol *p)
     free(p);
 }
 
-#define CONSOL_POLICY(ID, NAME, DET, DEST, SUMMARY)                                               \
-    static struct eco_consol *create_##ID(const struct eco_consol_thresholds *t,                  \
-                                          struct eco_error *err)                                  \
-    {                                                                                             \
-        return create(DET, DEST, t, err);                                                         \
-    }                                                                                             \
-    const struct eco_consol_ops eco_consol_##ID = {                                               \
-        .name = NAME, .summary = SUMMARY, .create = create_##ID, .destroy = destroy,              \
-        .decide = decide}
+#define CONSOL_POLICY(ID, NAME, DET, DEST, SUMMARY)                                                \
+    static struct eco_consol *create_##ID(const struct eco_consol_thresholds *t,                   \
+                                          struct eco_error *err)                                   \
+    {                                                                                              \
+        return create(DET, DEST, t, err);                                                          \
+    }                                                                                              \
+    const struct eco_consol_ops eco_consol_##ID = {.name = NAME,                                   \
+                                                   .summary = SUMMARY,                             \
+                                                   .create = create_##ID,                          \
+                                                   .destroy = destroy,                             \
+                                                   .decide = decide}
 
 CONSOL_POLICY(none, "none", DET_NONE, DEST_PABFD, "no migrations; empty hosts power down");
 CONSOL_POLICY(thr, "thr-mmt", DET_THR, DEST_PABFD,
