@@ -308,6 +308,7 @@ static void test_workload(void **state)
     /* Acme's Seren GPUs are idle (0% utilisation) in 31.5% of samples. */
     double share = (double)idle / (double)samples;
     assert_true(share > 0.25 && share < 0.38);
+    eco_consol_workload_fini(&w2);
     struct eco_jobset empty = {0};
     assert_int_equal(eco_consol_workload_build(&empty, 5, 1, 3600, &w2, &err), -EINVAL);
     assert_non_null(strstr(err.msg, "no GPU pods"));
