@@ -8,6 +8,8 @@
 #define ECO_EXIT_USAGE 2
 
 int eco_cmd_sim(int argc, char **argv);
+/* `sim --consolidation`: container consolidation (cmd_consol.c). */
+int eco_cmd_sim_consolidation(int argc, char **argv);
 int eco_cmd_catalog(int argc, char **argv);
 /* Client of ecoschedd (cmd_client.c). */
 int eco_cmd_submit(int argc, char **argv);

@@ -78,6 +78,8 @@ static void sim_usage(FILE *f)
             "  --seed N            random seed (default 1); same input and seed, same output\n"
             "  --skip-bad-rows     skip malformed trace rows (counted) instead of stopping\n"
             "  --max-jobs N        read at most N jobs from the trace\n"
+            "  --consolidation P   container consolidation instead of trace replay (its own\n"
+            "                      options: ecosched sim --consolidation none --help)\n"
             "  -q, --quiet         no warnings on stderr\n"
             "  -h, --help          this help\n"
             "\n"
@@ -567,6 +569,9 @@ done:
 
 int eco_cmd_sim(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) /* container consolidation is its own model (cmd_consol.c) */
+        if (!strncmp(argv[i], "--consolidation", 15) && (!argv[i][15] || argv[i][15] == '='))
+            return eco_cmd_sim_consolidation(argc, argv);
     struct sim_args a;
     int status = parse_args(argc, argv, &a);
     if (status)

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* Container consolidation simulator: containers whose GPU utilisation and GPU memory change
+ * every period (built from openb pods, Lucid workloads and Acme distributions), on hosts that
+ * a consolidation policy (ecosched/consol.h) packs, wakes and powers down. A model apart from
+ * job-trace replay (docs/models/container-workloads.md, docs/policies/consolidation.md). */
+#ifndef ECOSCHED_CONSOL_SIM_H
+#define ECOSCHED_CONSOL_SIM_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "ecosched/cluster.h"
+#include "ecosched/consol.h"
+#include "ecosched/error.h"
+#include "ecosched/job.h"
+#include "ecosched/rng.h"
+
+/* Defaults (docs/models/container-workloads.md gives the reasons). */
+#define ECO_CONSOL_PERIOD_S 300.0    /* CloudSim's and PlanetLab's 5-minute interval */
+#define ECO_CONSOL_HORIZON_S 86400.0 /* one day, as Beloglazov and Buyya's PlanetLab runs */
+#define ECO_CONSOL_CORR_S 3600.0     /* correlation time of a container's activity */
+/* Checkpoint and restore bandwidth of GPU memory, MiB/s: half of a 10 Gb/s link (the other
+ * half left to the containers, as Beloglazov and Buyya's migration model), 596 MiB/s. */
+#define ECO_CONSOL_MIG_BW_MIBS (10e9 / 8 / 2 / 1048576.0)
+
+/* One container: its request (from an openb pod) and its workload (a Lucid measurement). */
+struct eco_consol_container {
+    uint32_t pod_line; /* trace line of the pod it came from */
+    uint16_t gpus;     /* GPUs it spans (the pod's num_gpu) */
+    double request;    /* GPUs requested: num_gpu x gpu_milli / 1000 */
+    uint32_t workload; /* co-location model workload index (ecosched/coloc.h, a Lucid one) */
+    double util_alone; /* the workload's GPU utilisation alone, 0..1 */
+    double gmem_mb;    /* its GPU memory alone, MiB per GPU */
+    uint64_t seed;     /* of its activity series */
+};
+
+struct eco_consol_workload {
+    struct eco_consol_container *c;
+    size_t n;
+    double corr_s; /* activity correlation time, s */
+};
+
+/* Builds `n` containers from the pods of `pods` (an openb pod list read by eco_trace_load):
+ * a seeded sample of pods without replacement (with replacement when n exceeds the pods), each
+ * given a Lucid workload whose utilisation alone fits its GPU share. 0, -EINVAL (no pods, n 0;
+ * err says why) or -ENOMEM. Free with eco_consol_workload_fini. */
+int eco_consol_workload_build(const struct eco_jobset *pods, size_t n, uint64_t seed, double corr_s,
+                              struct eco_consol_workload *w, struct eco_error *err);
+void eco_consol_workload_fini(struct eco_consol_workload *w);
+
+/* A container's activity series: its state, advanced one period at a time. */
+struct eco_consol_series {
+    struct eco_rng rng;
+    double z; /* latent Gaussian activity */
+    int started;
+};
+void eco_consol_series_init(struct eco_consol_series *s, const struct eco_consol_container *c);
+/* Advances to the next period (rho: correlation between consecutive periods) and writes the
+ * container's GPU utilisation demand (GPUs) and GPU memory (MiB), memory capped at
+ * `gpu_mem_mb` per GPU. */
+void eco_consol_series_next(struct eco_consol_series *s, const struct eco_consol_container *c,
+                            double rho, double gpu_mem_mb, double *util_gpus, double *mem_mb);
+
+/* One period of the timeline. */
+struct eco_consol_tl_row {
+    double t_s;
+    double power_w; /* average over the period */
+    uint32_t hosts_on;
+    uint32_t migrations; /* decided at t_s */
+    uint32_t sla_hosts;  /* hosts whose demand exceeded their GPUs or GPU memory */
+    double util;         /* GPU utilisation demand over the GPUs of hosts that are on */
+    double mem;          /* GPU memory used over the memory of hosts that are on */
+};
+
+struct eco_consol_sim_config {
+    const struct eco_consol_ops *policy;
+    struct eco_consol_thresholds thresholds; /* read by the dual-threshold policies; also the
+                                              * reference of over_threshold_share */
+    double period_s;                         /* default ECO_CONSOL_PERIOD_S when 0 */
+    double horizon_s;                        /* default ECO_CONSOL_HORIZON_S when 0 */
+    double mig_bw_mibs;                      /* default ECO_CONSOL_MIG_BW_MIBS when 0 */
+    void (*timeline)(void *ctx, const struct eco_consol_tl_row *row); /* may be NULL */
+    void *timeline_ctx;
+    /* Optional: given demand instead of the workload's activity series (measured series, hand
+     * computed tests): container `ctr`'s GPU utilisation (GPUs) and memory (MiB) in period
+     * `step`. */
+    void (*demand)(void *ctx, uint32_t ctr, size_t step, double *util_gpus, double *mem_mb);
+    void *demand_ctx;
+};
+
+struct eco_consol_summary {
+    const char *policy;
+    struct eco_consol_thresholds thresholds;
+    double period_s, horizon_s, mig_bw_mibs;
+    uint32_t hosts, gpus;
+    size_t containers;
+    double requested_gpus;
+    double energy_j;           /* all of it: the parts below add up to it */
+    double energy_on_j;        /* hosts on: base, idle and busy GPUs */
+    double energy_off_j;       /* hosts off */
+    double energy_boot_j;      /* hosts booting */
+    double energy_migration_j; /* GPUs checkpointing and restoring paused containers */
+    double avg_hosts_on;       /* host-seconds on / horizon */
+    double peak_hosts_on;
+    uint64_t migrations;
+    uint64_t boots, shutdowns;
+    double migrated_mib;
+    double sla_violation;  /* share of host-time on with demand above 100% of GPUs or memory */
+    double over_threshold; /* share of host-time on above an upper threshold */
+    /* Work lost by containers while active (utilisation > 0), as shares of active time. */
+    double lost_migration, lost_contention, lost_coloc;
+    double slowdown_mean; /* active time / useful time, all containers */
+    double slowdown_p95;  /* per container, 95th percentile */
+};
+
+/* Runs the consolidation simulation of `w` on the hosts of `c` (one host per node). Containers
+ * start placed first-fit by request on the hosts in order. 0, -EINVAL (cluster too small, bad
+ * thresholds; err says why) or -ENOMEM. */
+int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_workload *w,
+                       const struct eco_consol_sim_config *cfg, struct eco_consol_summary *s,
+                       struct eco_error *err);
+
+/* JSON object of the summary (deterministic: %.15g). Caller frees; NULL on ENOMEM. */
+char *eco_consol_summary_json(const struct eco_consol_summary *s);
+/* timeline.csv: header, then one row per call. */
+int eco_consol_timeline_header(FILE *f);
+void eco_consol_timeline_write(void *ctx, const struct eco_consol_tl_row *row);
+
+#endif

@@ -1,0 +1,548 @@
+/* SPDX-License-Identifier: MIT */
+/* The consolidation simulator: every period, containers' utilisation and memory change, the
+ * policy moves containers and powers hosts down or up, and energy, migrations, SLA violation
+ * and lost work are accounted (docs/policies/consolidation.md). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ecosched/catalog.h"
+#include "ecosched/coloc.h"
+#include "ecosched/consol_sim.h"
+#include "ecosched/power.h"
+#include "ecosched/sim.h"
+
+#define NONE UINT32_MAX
+#define HIST ECO_CONSOL_HISTORY
+
+struct csim {
+    const struct eco_consol_workload *w;
+    uint32_t nh, nc;
+    struct eco_consol_host *hosts;
+    struct eco_consol_ctr *ctrs;
+    struct eco_consol_series *series;
+    double *hist;            /* nc x HIST, end-aligned */
+    double *pause_left;      /* s */
+    double *demanded, *lost; /* per container: active seconds, seconds of work lost */
+    uint32_t *off, *list;    /* CSR of containers by host (nh + 1 offsets, nc entries) */
+    uint32_t *scratch;       /* nc + 1 */
+    uint64_t *mask;          /* per container: its GPUs in the last assignment */
+    double *factor;          /* per container: co-location speed factor this period */
+    double *drain;           /* per host: seconds it stays on after its last container left */
+};
+
+/* ---- co-location on a host's GPUs ------------------------------------------------------ */
+
+/* Assigns the containers list[0..n) of a host of `gpus` GPUs to GPUs, largest utilisation
+ * first, each to its least-loaded GPU(s) (LPT); writes each one's GPU mask into mask[]. */
+static void assign_gpus(const struct csim *s, uint32_t gpus, uint32_t *list, size_t n,
+                        uint64_t *mask)
+{
+    double load[64] = {0};
+    for (size_t i = 1; i < n; i++) { /* insertion sort by utilisation, ties by index */
+        uint32_t x = list[i];
+        size_t j = i;
+        while (j > 0) {
+            uint32_t y = list[j - 1];
+            double uy = s->ctrs[y].util_gpus, ux = s->ctrs[x].util_gpus;
+            if (uy > ux || (uy == ux && y < x))
+                break;
+            list[j] = y;
+            j--;
+        }
+        list[j] = x;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_consol_ctr *c = &s->ctrs[list[i]];
+        uint32_t g = c->gpus < gpus ? c->gpus : gpus;
+        uint64_t m = 0;
+        for (uint32_t k = 0; k < g; k++) {
+            uint32_t best = NONE;
+            for (uint32_t q = 0; q < gpus; q++)
+                if (!(m >> q & 1) && (best == NONE || load[q] < load[best]))
+                    best = q;
+            m |= 1ull << best;
+            load[best] += c->util_gpus / g;
+        }
+        mask[i] = m;
+    }
+}
+
+static double pair_speed(uint32_t wa, uint32_t wb)
+{
+    struct eco_coloc_pair pr;
+    if (eco_coloc_pair(wa, wb, &pr) || !pr.feasible)
+        return ECO_COLOC_TIMESLICE;
+    return pr.speed_a;
+}
+
+/* Speed factor of list[i] given the GPU masks of list[0..n): on each of its GPUs, the
+ * measured pair speed beside one active co-tenant, the utilisation rule beside several; the
+ * slowest of its GPUs. Idle containers neither slow others nor are slowed. */
+static double coloc_factor(const struct csim *s, const uint32_t *list, const uint64_t *mask,
+                           size_t n, size_t i)
+{
+    const struct eco_consol_ctr *a = &s->ctrs[list[i]];
+    if (!(a->util_gpus > 0))
+        return 1;
+    double ua = a->util_gpus / a->gpus, f = 1;
+    for (int q = 0; q < 64; q++) {
+        if (!(mask[i] >> q & 1))
+            continue;
+        size_t others = 0;
+        uint32_t other = NONE;
+        double ub = 0;
+        for (size_t j = 0; j < n; j++) {
+            const struct eco_consol_ctr *b = &s->ctrs[list[j]];
+            if (j == i || !(mask[j] >> q & 1) || !(b->util_gpus > 0))
+                continue;
+            others++;
+            other = list[j];
+            ub += b->util_gpus / b->gpus;
+        }
+        double g = 1;
+        if (others == 1)
+            g = pair_speed(a->workload, s->ctrs[other].workload);
+        else if (others > 1)
+            eco_coloc_estimate(ua > 1 ? 1 : ua, ub > 1 ? 1 : ub, &g, NULL);
+        if (g < f)
+            f = g;
+    }
+    return f;
+}
+
+/* The interference callback DGDDEP calls: container c's factor if it joined host h. */
+static double interference(void *ctx, uint32_t c, uint32_t h, const uint32_t *on_host, size_t n)
+{
+    struct csim *s = ctx;
+    uint32_t l[128];
+    uint64_t m[128];
+    if (n + 1 > 128)
+        return 1.0 / sqrt((double)(n + 1)); /* beyond what a host of 64 GPUs shares sensibly */
+    memcpy(l, on_host, n * sizeof *l);
+    l[n] = c;
+    assign_gpus(s, s->hosts[h].gpus, l, n + 1, m);
+    for (size_t i = 0; i <= n; i++)
+        if (l[i] == c)
+            return coloc_factor(s, l, m, n + 1, i);
+    return 1;
+}
+
+/* ---- setup ------------------------------------------------------------------------------ */
+
+static void csim_free(struct csim *s)
+{
+    free(s->hosts);
+    free(s->ctrs);
+    free(s->series);
+    free(s->hist);
+    free(s->pause_left);
+    free(s->demanded);
+    free(s->lost);
+    free(s->off);
+    free(s->list);
+    free(s->scratch);
+    free(s->mask);
+    free(s->factor);
+    free(s->drain);
+}
+
+static int csim_alloc(struct csim *s)
+{
+    size_t nh = s->nh, nc = s->nc;
+    s->hosts = calloc(nh, sizeof *s->hosts);
+    s->ctrs = calloc(nc, sizeof *s->ctrs);
+    s->series = calloc(nc, sizeof *s->series);
+    s->hist = calloc(nc * HIST, sizeof *s->hist);
+    s->pause_left = calloc(nc, sizeof *s->pause_left);
+    s->demanded = calloc(nc, sizeof *s->demanded);
+    s->lost = calloc(nc, sizeof *s->lost);
+    s->off = calloc(nh + 1, sizeof *s->off);
+    s->list = calloc(nc + 1, sizeof *s->list);
+    s->scratch = calloc(nc + 1, sizeof *s->scratch);
+    s->mask = calloc(nc + 1, sizeof *s->mask);
+    s->factor = calloc(nc + 1, sizeof *s->factor);
+    s->drain = calloc(nh, sizeof *s->drain);
+    return s->hosts && s->ctrs && s->series && s->hist && s->pause_left && s->demanded && s->lost &&
+                   s->off && s->list && s->scratch && s->mask && s->factor && s->drain
+               ? 0
+               : -ENOMEM;
+}
+
+static int setup_hosts(struct csim *s, const struct eco_cluster *c, struct eco_error *err)
+{
+    for (uint32_t h = 0; h < s->nh; h++) {
+        const struct eco_node *n = &c->nodes[h];
+        const struct eco_node_group *g = &c->groups[n->group];
+        const struct eco_gpu_type *t = eco_catalog_get(n->type);
+        double busy_w = 0;
+        if (!t || eco_power_eval(n->type, ECO_WORKLOAD_GENERIC, g->limit_w, NULL, &busy_w))
+            return eco_error_set(err, "cluster: node %u has an unknown GPU type", h);
+        if (n->gpus > 64)
+            return eco_error_set(err,
+                                 "cluster: consolidation handles hosts of at most 64 GPUs "
+                                 "(node %u has %u)",
+                                 h, n->gpus);
+        s->hosts[h] = (struct eco_consol_host){
+            .gpus = n->gpus,
+            .on = 0,
+            .mem_cap_mb = n->gpus * t->mem_gb * 1024.0,
+            .base_w = g->base_w,
+            .gpu_idle_w = g->gpu_idle_w,
+            .gpu_busy_w = busy_w > g->gpu_idle_w ? busy_w : g->gpu_idle_w,
+            .off_w = g->off_w,
+            .boot_s = g->boot_s,
+        };
+    }
+    return 0;
+}
+
+/* First fit by request, hosts in order; hosts that receive a container start on. */
+static int initial_placement(struct csim *s, struct eco_error *err)
+{
+    double *req = calloc(s->nh, sizeof *req);
+    if (!req)
+        return -ENOMEM;
+    int rc = 0;
+    double total = 0;
+    for (uint32_t i = 0; i < s->nc; i++)
+        total += s->w->c[i].request;
+    for (uint32_t i = 0; i < s->nc && !rc; i++) {
+        const struct eco_consol_container *k = &s->w->c[i];
+        uint32_t h = 0;
+        for (; h < s->nh; h++)
+            if (k->gpus <= s->hosts[h].gpus && req[h] + k->request <= s->hosts[h].gpus + 1e-9)
+                break;
+        if (h == s->nh) {
+            rc = eco_error_set(err,
+                               "cluster too small: container %u (pod at line %u, %.2f GPUs) does "
+                               "not fit; the %zu containers request %.1f GPUs in all",
+                               i, k->pod_line, k->request, s->w->n, total);
+            break;
+        }
+        req[h] += k->request;
+        s->ctrs[i].host = h;
+        s->hosts[h].on = 1;
+    }
+    free(req);
+    return rc;
+}
+
+/* Rebuilds the by-host container lists. */
+static void index_hosts(struct csim *s)
+{
+    memset(s->off, 0, (s->nh + 1) * sizeof *s->off);
+    for (uint32_t i = 0; i < s->nc; i++)
+        s->off[s->ctrs[i].host + 1]++;
+    for (uint32_t h = 0; h < s->nh; h++)
+        s->off[h + 1] += s->off[h];
+    memcpy(s->scratch, s->off, s->nh * sizeof *s->scratch);
+    for (uint32_t i = 0; i < s->nc; i++)
+        s->list[s->scratch[s->ctrs[i].host]++] = i;
+}
+
+/* ---- one period ------------------------------------------------------------------------- */
+
+static void sample(struct csim *s, double rho, size_t step, const struct eco_consol_sim_config *cfg)
+{
+    for (uint32_t i = 0; i < s->nc; i++) {
+        struct eco_consol_ctr *c = &s->ctrs[i];
+        const struct eco_consol_container *k = &s->w->c[i];
+        double per_gpu_mem = s->hosts[c->host].mem_cap_mb / s->hosts[c->host].gpus;
+        if (cfg->demand)
+            cfg->demand(cfg->demand_ctx, i, step, &c->util_gpus, &c->mem_mb);
+        else
+            eco_consol_series_next(&s->series[i], k, rho, per_gpu_mem, &c->util_gpus, &c->mem_mb);
+        double *h = s->hist + (size_t)i * HIST;
+        memmove(h, h + 1, (HIST - 1) * sizeof *h);
+        h[HIST - 1] = c->util_gpus;
+        if (c->n_hist < HIST)
+            c->n_hist++;
+        c->hist = h + (HIST - c->n_hist);
+    }
+}
+
+struct acc {
+    struct eco_consol_summary *sum;
+    double host_on_s, sla_s, over_s;
+    uint32_t moves_now;
+};
+
+static void apply(struct csim *s, const struct eco_consol_decisions *d, double bw, struct acc *a)
+{
+    for (size_t i = 0; i < d->n_wake; i++) {
+        struct eco_consol_host *h = &s->hosts[d->wake[i]];
+        h->on = 1;
+        a->sum->boots++;
+        a->sum->energy_boot_j += h->boot_s * eco_consol_host_power_w(h, 0);
+    }
+    for (uint32_t h = 0; h < s->nh; h++)
+        s->drain[h] = 0;
+    for (size_t i = 0; i < d->n_moves; i++) {
+        uint32_t c = d->moves[i].ctr, to = d->moves[i].to;
+        struct eco_consol_ctr *x = &s->ctrs[c];
+        uint32_t from = x->host;
+        double mig = x->mem_mb / bw;
+        int woken = 0;
+        for (size_t k = 0; k < d->n_wake; k++)
+            woken |= d->wake[k] == to;
+        const struct eco_consol_host *hf = &s->hosts[from];
+        a->sum->energy_migration_j += mig * x->util_gpus * (hf->gpu_busy_w - hf->gpu_idle_w);
+        s->pause_left[c] += mig + (woken ? s->hosts[to].boot_s : 0);
+        if (mig > s->drain[from])
+            s->drain[from] = mig;
+        x->host = to;
+        a->sum->migrations++;
+        a->sum->migrated_mib += x->mem_mb;
+    }
+    a->moves_now = (uint32_t)d->n_moves;
+    for (size_t i = 0; i < d->n_off; i++) {
+        uint32_t h = d->off[i];
+        s->hosts[h].on = 0;
+        a->sum->shutdowns++;
+    }
+}
+
+/* Energy, SLA and lost work of the period [t, t + dt) after the decisions. */
+static void account(struct csim *s, double t, double dt, const struct eco_consol_sim_config *cfg,
+                    struct acc *a)
+{
+    struct eco_consol_tl_row row = {.t_s = t, .migrations = a->moves_now};
+    double on_gpus = 0, on_mem = 0, dem_u = 0, dem_m = 0, energy = 0;
+    index_hosts(s);
+    for (uint32_t h = 0; h < s->nh; h++) {
+        const struct eco_consol_host *H = &s->hosts[h];
+        uint32_t *l = s->list + s->off[h];
+        size_t n = s->off[h + 1] - s->off[h];
+        if (!H->on) {
+            double drain = s->drain[h] < dt ? s->drain[h] : dt;
+            double e_on = eco_consol_host_power_w(H, 0) * drain, e_off = H->off_w * (dt - drain);
+            a->sum->energy_on_j += e_on;
+            a->sum->energy_off_j += e_off;
+            energy += e_on + e_off;
+            continue;
+        }
+        double u = 0, ueff = 0, m = 0;
+        for (size_t i = 0; i < n; i++) {
+            const struct eco_consol_ctr *x = &s->ctrs[l[i]];
+            double paused = s->pause_left[l[i]] < dt ? s->pause_left[l[i]] : dt;
+            u += x->util_gpus;
+            ueff += x->util_gpus * (dt - paused) / dt;
+            m += x->mem_mb;
+        }
+        double e = eco_consol_host_power_w(H, ueff) * dt;
+        a->sum->energy_on_j += e;
+        energy += e;
+        row.hosts_on++;
+        a->host_on_s += dt;
+        on_gpus += H->gpus;
+        on_mem += H->mem_cap_mb;
+        dem_u += u;
+        dem_m += m;
+        double us = u / H->gpus, ms = m / H->mem_cap_mb;
+        if (us > 1 + 1e-9 || ms > 1 + 1e-9) {
+            row.sla_hosts++;
+            a->sla_s += dt;
+        }
+        if (us > cfg->thresholds.hi_util + 1e-12 || ms > cfg->thresholds.hi_mem + 1e-12)
+            a->over_s += dt;
+        double contention = us > ms ? us : ms;
+        contention = contention > 1 ? 1 / contention : 1;
+        assign_gpus(s, H->gpus, l, n, s->mask);
+        for (size_t i = 0; i < n; i++)
+            s->factor[i] = coloc_factor(s, l, s->mask, n, i);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t c = l[i];
+            double paused = s->pause_left[c] < dt ? s->pause_left[c] : dt;
+            s->pause_left[c] -= paused;
+            if (!(s->ctrs[c].util_gpus > 0))
+                continue; /* idle: no work to slow */
+            double run = dt - paused;
+            double lc = run * (1 - contention), lo = run * contention * (1 - s->factor[i]);
+            s->demanded[c] += dt;
+            s->lost[c] += paused + lc + lo;
+            a->sum->lost_migration += paused;
+            a->sum->lost_contention += lc;
+            a->sum->lost_coloc += lo;
+        }
+    }
+    /* Paused containers on hosts that went off cannot exist: moves leave them on a host that
+     * is on. */
+    a->sum->energy_j += energy;
+    row.power_w = energy / dt;
+    row.util = on_gpus > 0 ? dem_u / on_gpus : 0;
+    row.mem = on_mem > 0 ? dem_m / on_mem : 0;
+    if (row.hosts_on > a->sum->peak_hosts_on)
+        a->sum->peak_hosts_on = row.hosts_on;
+    if (cfg->timeline)
+        cfg->timeline(cfg->timeline_ctx, &row);
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static int finish(struct csim *s, struct acc *a)
+{
+    struct eco_consol_summary *sum = a->sum;
+    double dem = 0, lost = 0;
+    size_t n = 0;
+    double *sl = malloc((s->nc + 1) * sizeof *sl);
+    if (!sl)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < s->nc; i++) {
+        dem += s->demanded[i];
+        lost += s->lost[i];
+        if (s->demanded[i] > 0)
+            sl[n++] = s->demanded[i] / fmax(s->demanded[i] - s->lost[i], 1e-9 * s->demanded[i]);
+    }
+    qsort(sl, n, sizeof *sl, cmp_double);
+    sum->slowdown_p95 = n ? eco_percentile_sorted(sl, n, 95) : 1;
+    free(sl);
+    sum->slowdown_mean = dem > lost ? dem / (dem - lost) : 1;
+    if (dem > 0) {
+        sum->lost_migration /= dem;
+        sum->lost_contention /= dem;
+        sum->lost_coloc /= dem;
+    }
+    sum->avg_hosts_on = a->host_on_s / sum->horizon_s;
+    sum->sla_violation = a->host_on_s > 0 ? a->sla_s / a->host_on_s : 0;
+    sum->over_threshold = a->host_on_s > 0 ? a->over_s / a->host_on_s : 0;
+    return 0;
+}
+
+int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_workload *w,
+                       const struct eco_consol_sim_config *cfg, struct eco_consol_summary *sum,
+                       struct eco_error *err)
+{
+    struct csim s = {.w = w, .nh = c->n_nodes, .nc = (uint32_t)w->n};
+    struct eco_consol *pol = NULL;
+    struct eco_consol_decisions d = {0};
+    double dt = cfg->period_s > 0 ? cfg->period_s : ECO_CONSOL_PERIOD_S;
+    double horizon = cfg->horizon_s > 0 ? cfg->horizon_s : ECO_CONSOL_HORIZON_S;
+    double bw = cfg->mig_bw_mibs > 0 ? cfg->mig_bw_mibs : ECO_CONSOL_MIG_BW_MIBS;
+    *sum = (struct eco_consol_summary){.policy = cfg->policy->name,
+                                       .thresholds = cfg->thresholds,
+                                       .period_s = dt,
+                                       .horizon_s = horizon,
+                                       .mig_bw_mibs = bw,
+                                       .hosts = c->n_nodes,
+                                       .gpus = (uint32_t)c->total_gpus,
+                                       .containers = w->n};
+    int rc = eco_consol_thresholds_check(&cfg->thresholds, err);
+    if (rc)
+        return rc;
+    if (w->n == 0 || w->n >= UINT32_MAX || c->n_nodes == 0)
+        return eco_error_set(err, "consolidation needs at least one host and one container");
+    if ((rc = csim_alloc(&s)))
+        goto out;
+    if ((rc = setup_hosts(&s, c, err)) || (rc = initial_placement(&s, err)))
+        goto out;
+    for (uint32_t i = 0; i < s.nc; i++) {
+        const struct eco_consol_container *k = &w->c[i];
+        eco_consol_series_init(&s.series[i], k);
+        s.ctrs[i].gpus = k->gpus;
+        s.ctrs[i].workload = k->workload;
+        sum->requested_gpus += k->request;
+    }
+    pol = cfg->policy->create(&cfg->thresholds, err);
+    if (!pol) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    double rho = exp(-dt / w->corr_s);
+    size_t steps = (size_t)ceil(horizon / dt - 1e-9);
+    struct acc a = {.sum = sum};
+    for (size_t k = 0; k < steps; k++) {
+        double t = (double)k * dt;
+        /* At each period's start the policy sees what was measured up to now (the last
+         * period's utilisation and memory); then the period's new demand materialises. */
+        a.moves_now = 0;
+        if (k > 0) {
+            for (uint32_t i = 0; i < s.nc; i++) {
+                s.ctrs[i].pinned = s.pause_left[i] > 0;
+                s.ctrs[i].mig_s = s.ctrs[i].mem_mb / bw;
+            }
+            struct eco_consol_view v = {.now_s = t,
+                                        .period_s = dt,
+                                        .hosts = s.hosts,
+                                        .n_hosts = s.nh,
+                                        .ctrs = s.ctrs,
+                                        .n_ctrs = s.nc,
+                                        .interference = interference,
+                                        .interference_ctx = &s};
+            if ((rc = cfg->policy->decide(pol, &v, &d)))
+                goto out;
+            apply(&s, &d, bw, &a);
+        }
+        sample(&s, rho, k, cfg);
+        account(&s, t, dt, cfg, &a);
+    }
+    sum->energy_j += sum->energy_boot_j + sum->energy_migration_j;
+    sum->horizon_s = (double)steps * dt;
+    rc = finish(&s, &a);
+out:
+    if (rc == -ENOMEM)
+        eco_error_set(err, "out of memory");
+    if (pol)
+        cfg->policy->destroy(pol);
+    eco_consol_decisions_fini(&d);
+    csim_free(&s);
+    return rc;
+}
+
+/* ---- output ----------------------------------------------------------------------------- */
+
+char *eco_consol_summary_json(const struct eco_consol_summary *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fprintf(f,
+            "{\"policy\": \"%s\", \"thresholds\": {\"lo_util\": %.15g, \"hi_util\": %.15g, "
+            "\"lo_mem\": %.15g, \"hi_mem\": %.15g},\n",
+            s->policy, s->thresholds.lo_util, s->thresholds.hi_util, s->thresholds.lo_mem,
+            s->thresholds.hi_mem);
+    fprintf(f,
+            " \"period_s\": %.15g, \"horizon_s\": %.15g, \"migration_bw_mibs\": %.15g, "
+            "\"hosts\": %u, \"gpus\": %u, \"containers\": %zu, \"requested_gpus\": %.15g,\n",
+            s->period_s, s->horizon_s, s->mig_bw_mibs, s->hosts, s->gpus, s->containers,
+            s->requested_gpus);
+    fprintf(f,
+            " \"energy_kwh\": %.15g, \"energy_j\": {\"total\": %.15g, \"hosts_on\": %.15g, "
+            "\"hosts_off\": %.15g, \"boot\": %.15g, \"migration\": %.15g},\n",
+            s->energy_j / 3.6e6, s->energy_j, s->energy_on_j, s->energy_off_j, s->energy_boot_j,
+            s->energy_migration_j);
+    fprintf(f,
+            " \"avg_hosts_on\": %.15g, \"peak_hosts_on\": %.15g, \"migrations\": %llu, "
+            "\"migrated_gib\": %.15g, \"boots\": %llu, \"shutdowns\": %llu,\n",
+            s->avg_hosts_on, s->peak_hosts_on, (unsigned long long)s->migrations,
+            s->migrated_mib / 1024, (unsigned long long)s->boots, (unsigned long long)s->shutdowns);
+    fprintf(f,
+            " \"sla_violation\": %.15g, \"over_threshold\": %.15g, \"lost_work\": "
+            "{\"migration\": %.15g, \"contention\": %.15g, \"colocation\": %.15g}, "
+            "\"slowdown_mean\": %.15g, \"slowdown_p95\": %.15g}",
+            s->sla_violation, s->over_threshold, s->lost_migration, s->lost_contention,
+            s->lost_coloc, s->slowdown_mean, s->slowdown_p95);
+    if (fclose(f)) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+int eco_consol_timeline_header(FILE *f)
+{
+    return fputs("t_s,power_w,hosts_on,migrations,sla_hosts,util,mem\n", f) < 0 ? -EIO : 0;
+}
+
+void eco_consol_timeline_write(void *ctx, const struct eco_consol_tl_row *r)
+{
+    fprintf((FILE *)ctx, "%.15g,%.15g,%u,%u,%u,%.15g,%.15g\n", r->t_s, r->power_w, r->hosts_on,
+            r->migrations, r->sla_hosts, r->util, r->mem);
+}

@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: MIT */
+/* Container consolidation: thresholds, overload and underload detection, source selection and
+ * destinations on hand-built hosts, CloudSim's detectors against hand-computed values, the
+ * threshold invariant of DGDDEP on random hosts, the workload builder, and a hand-computed
+ * simulation with a migration (energy, pause, co-location). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ecosched/catalog.h"
+#include "ecosched/coloc.h"
+#include "ecosched/consol.h"
+#include "ecosched/consol_sim.h"
+#include "ecosched/power.h"
+#include "ecosched/rng.h"
+#include "ecosched/trace.h"
+
+#define assert_near(a, b, tol) assert_true(fabs((a) - (b)) <= (tol))
+
+/* ---- thresholds --------------------------------------------------------------------------- */
+
+static void test_thresholds(void **state)
+{
+    (void)state;
+    struct eco_consol_thresholds t;
+    struct eco_error err = {{0}};
+    eco_consol_thresholds_default(&t);
+    assert_int_equal(eco_consol_thresholds_parse("0.2,0.9,0.1,0.7", &t, &err), 0);
+    assert_near(t.lo_util, 0.2, 0);
+    assert_near(t.hi_util, 0.9, 0);
+    assert_near(t.lo_mem, 0.1, 0);
+    assert_near(t.hi_mem, 0.7, 0);
+    static const struct {
+        const char *s, *needle;
+    } bad[] = {
+        {"0.2,1.5,0.1,0.7", "HI_UTIL = 1.5 is outside 0-1"},
+        {"-0.1,0.8,0.1,0.7", "LO_UTIL = -0.1 is outside 0-1"},
+        {"0.9,0.8,0.1,0.7", "LO_UTIL 0.9 must be below HI_UTIL 0.8"},
+        {"0.3,0.8,0.7,0.7", "LO_MEM 0.7 must be below HI_MEM 0.7"},
+        {"0.3,0.8,0.3", "HI_MEM is missing"},
+        {"0.3,0.8,abc,0.8", "LO_MEM is not a number"},
+        {"0.3,0.8,0.3,0.8,0.9", "unexpected text after HI_MEM"},
+        {"", "LO_UTIL is not a number"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct eco_consol_thresholds keep = t;
+        assert_int_equal(eco_consol_thresholds_parse(bad[i].s, &t, &err), -EINVAL);
+        if (!strstr(err.msg, bad[i].needle))
+            print_error("'%s': got '%s', want '%s'\n", bad[i].s, err.msg, bad[i].needle);
+        assert_non_null(strstr(err.msg, bad[i].needle));
+        assert_memory_equal(&keep, &t, sizeof t); /* unchanged on error */
+    }
+    /* Policies refuse bad thresholds at creation. */
+    struct eco_consol_thresholds inv = {0.9, 0.8, 0.1, 0.5};
+    for (const struct eco_consol_ops *const *p = eco_consol_all(); *p; p++)
+        assert_null((*p)->create(&inv, &err));
+}
+
+/* ---- CloudSim detectors --------------------------------------------------------------------- */
+
+static void test_detectors(void **state)
+{
+    (void)state;
+    double h[30];
+    for (int i = 0; i < 12; i++)
+        h[i] = i % 2 ? 0.6 : 0.4;
+    /* median 0.5, every deviation 0.1: MAD 0.1, threshold 1 - 2.5 x 0.1 */
+    assert_near(eco_consol_mad_threshold(h, 12, 2.5), 0.75, 1e-12);
+    /* six 0.4 and six 0.6: Q1 at rank 2.75 is 0.4, Q3 at rank 8.25 is 0.6; 1 - 1.5 x 0.2 */
+    assert_near(eco_consol_iqr_threshold(h, 12, 1.5), 0.7, 1e-12);
+    assert_true(eco_consol_mad_threshold(h, 11, 2.5) < 0); /* too short: fallback */
+    assert_true(eco_consol_iqr_threshold(h, 11, 1.5) < 0);
+    for (int i = 0; i < 12; i++)
+        h[i] = 0.05 * (i + 1);
+    /* A straight line is fitted exactly whatever the weights: the last 10 samples are
+     * 0.15..0.6 at x = 1..10, so y = 0.1 + 0.05 x; 2 periods ahead x = 12: 0.7. */
+    assert_near(eco_consol_lr_predict(h, 12, 2), 0.7, 1e-9);
+    assert_true(eco_consol_lr_predict(h, 9, 0) < 0);
+}
+
+/* ---- hand-built hosts ----------------------------------------------------------------------- */
+
+#define MEM8 (8 * 32 * 1024.0) /* 8 V100 of 32 GiB */
+
+static struct eco_consol_host host8(int on)
+{
+    return (struct eco_consol_host){.gpus = 8,
+                                    .on = (uint8_t)on,
+                                    .mem_cap_mb = MEM8,
+                                    .base_w = 941,
+                                    .gpu_idle_w = 23,
+                                    .gpu_busy_w = 200,
+                                    .off_w = 15,
+                                    .boot_s = 300};
+}
+
+static struct eco_consol_ctr ctr(uint32_t host, double util, double mem, double mig)
+{
+    return (struct eco_consol_ctr){
+        .host = host, .gpus = 1, .util_gpus = util, .mem_mb = mem, .mig_s = mig};
+}
+
+static void run_policy(const char *name, const struct eco_consol_host *h, uint32_t nh,
+                       const struct eco_consol_ctr *c, uint32_t nc, struct eco_consol_decisions *d)
+{
+    const struct eco_consol_ops *ops = eco_consol_find(name);
+    assert_non_null(ops);
+    struct eco_consol *p = ops->create(NULL, NULL);
+    assert_non_null(p);
+    struct eco_consol_view v = {
+        .period_s = 300, .hosts = h, .n_hosts = nh, .ctrs = c, .n_ctrs = nc};
+    assert_int_equal(ops->decide(p, &v, d), 0);
+    ops->destroy(p);
+}
+
+static int moved_to(const struct eco_consol_decisions *d, uint32_t c)
+{
+    for (size_t i = 0; i < d->n_moves; i++)
+        if (d->moves[i].ctr == c)
+            return (int)d->moves[i].to;
+    return -1;
+}
+
+/* Host 0 at 6.5/8 = 0.8125 GPU utilisation is over 0.8. Removing the 3.0 (mig 10 s), the 2.0
+ * (mig 5 s) or the 1.5 (mig 20 s) container each brings it under: dual selection takes the
+ * quickest of those, the 2.0 one, to host 1 (5/8; host 2 costs the same power, host 1 comes
+ * first). Host 2 (0.5/8, memory 1%) is under both lower thresholds: it is evacuated into host
+ * 1 (5.5/8) and powers down. */
+static void test_dual_selection(void **state)
+{
+    (void)state;
+    struct eco_consol_host h[3] = {host8(1), host8(1), host8(1)};
+    struct eco_consol_ctr c[5] = {
+        ctr(0, 3.0, 20000, 10), ctr(0, 2.0, 10000, 5),  ctr(0, 1.5, 40000, 20),
+        ctr(2, 0.5, 2000, 2),   ctr(1, 3.0, 20000, 10),
+    };
+    struct eco_consol_decisions d = {0};
+    for (int pol = 0; pol < 2; pol++) {
+        run_policy(pol ? "dual-pabfd" : "dgddep", h, 3, c, 5, &d);
+        assert_int_equal(moved_to(&d, 0), -1);
+        assert_int_equal(moved_to(&d, 2), -1);
+        assert_int_equal(moved_to(&d, 4), -1);
+        assert_int_equal(moved_to(&d, 1), 1);
+        assert_int_equal(moved_to(&d, 3), 1); /* not to host 0, which was overloaded */
+        assert_int_equal(d.n_moves, 2);
+        assert_int_equal(d.n_off, 1);
+        assert_int_equal(d.off[0], 2);
+        assert_int_equal(d.n_wake, 0);
+    }
+    /* Memory alone overloads too: host 0 at 220,000 MiB of 262,144 (0.84) with 1 GPU used. */
+    struct eco_consol_ctr m[3] = {ctr(0, 0.5, 150000, 30), ctr(0, 0.5, 70000, 12),
+                                  ctr(1, 4.0, 100000, 20)};
+    run_policy("dgddep", h, 2, m, 3, &d);
+    assert_int_equal(d.n_moves, 1);
+    assert_int_equal(moved_to(&d, 1), 1); /* 150,000 left = 0.57: the 70,000 one suffices */
+    /* GPU-utilisation-only THR does not see memory. */
+    run_policy("thr-mmt", h, 2, m, 3, &d);
+    assert_int_equal(moved_to(&d, 1), -1);
+    eco_consol_decisions_fini(&d);
+}
+
+/* MMT under THR 0.8: host 0 at 7/8 = 0.875; the quickest container (1.0 GPU, 2 s) leaves
+ * first: 6/8 = 0.75 is no longer over. */
+static void test_mmt(void **state)
+{
+    (void)state;
+    struct eco_consol_host h[2] = {host8(1), host8(1)};
+    struct eco_consol_ctr c[4] = {ctr(0, 4.0, 10000, 9), ctr(0, 2.0, 8000, 7), ctr(0, 1.0, 2000, 2),
+                                  ctr(1, 4.0, 10000, 9)};
+    struct eco_consol_decisions d = {0};
+    run_policy("thr-mmt", h, 2, c, 4, &d);
+    assert_int_equal(moved_to(&d, 2), 1);
+    assert_int_equal(moved_to(&d, 0), -1);
+    assert_int_equal(moved_to(&d, 1), -1);
+    /* Host 0 was overloaded and host 1 received a container: neither is a candidate for
+     * evacuation in the same pass; nothing more moves. */
+    assert_int_equal(d.n_moves, 1);
+    eco_consol_decisions_fini(&d);
+}
+
+/* DGDDEP wakes an off host only when no host that is on can take the container. */
+static void test_wake(void **state)
+{
+    (void)state;
+    struct eco_consol_host h[3] = {host8(1), host8(1), host8(0)};
+    struct eco_consol_ctr c[4] = {ctr(0, 3.5, 1000, 1), ctr(0, 3.5, 1000, 1), ctr(1, 6.0, 1000, 1),
+                                  ctr(0, 0.4, 500, 1)};
+    struct eco_consol_decisions d = {0};
+    /* host 0 at 7.4/8 is over; the 0.4 one alone does not bring it under 0.8 (7/8); a 3.5 one
+     * does (3.9/8), and fits nowhere that is on (host 1: 9.5/8), so host 2 wakes. */
+    run_policy("dgddep", h, 3, c, 4, &d);
+    assert_int_equal(d.n_moves, 1);
+    assert_int_equal(moved_to(&d, 0), 2);
+    assert_int_equal(d.n_wake, 1);
+    assert_int_equal(d.wake[0], 2);
+    /* With room on host 1 (2.0 GPUs used), nothing wakes. */
+    c[2].util_gpus = 2.0;
+    run_policy("dgddep", h, 3, c, 4, &d);
+    assert_int_equal(moved_to(&d, 0), 1);
+    assert_int_equal(d.n_wake, 0);
+    eco_consol_decisions_fini(&d);
+}
+
+/* On random hosts and containers DGDDEP and dual-pabfd never leave a destination over either
+ * upper threshold. */
+static void test_never_over_threshold(void **state)
+{
+    (void)state;
+    struct eco_rng r;
+    eco_rng_init(&r, 7);
+    enum { NH = 12, NC = 80 };
+    struct eco_consol_host h[NH];
+    struct eco_consol_ctr c[NC];
+    struct eco_consol_decisions d = {0};
+    size_t total_moves = 0;
+    for (int round = 0; round < 200; round++) {
+        for (int i = 0; i < NH; i++)
+            h[i] = host8(eco_rng_uniform(&r) < 0.8);
+        h[0].on = 1;
+        for (int i = 0; i < NC; i++) {
+            uint32_t host;
+            do
+                host = (uint32_t)(eco_rng_uniform(&r) * NH);
+            while (!h[host].on);
+            c[i] = ctr(host, eco_rng_uniform(&r) * 1.2, eco_rng_uniform(&r) * 30000,
+                       1 + eco_rng_uniform(&r) * 30);
+        }
+        for (int pol = 0; pol < 2; pol++) {
+            run_policy(pol ? "dual-pabfd" : "dgddep", h, NH, c, NC, &d);
+            double u[NH] = {0}, m[NH] = {0};
+            uint32_t where[NC];
+            int dest[NH] = {0};
+            for (int i = 0; i < NC; i++)
+                where[i] = c[i].host;
+            for (size_t k = 0; k < d.n_moves; k++) {
+                where[d.moves[k].ctr] = d.moves[k].to;
+                dest[d.moves[k].to] = 1;
+            }
+            for (int i = 0; i < NC; i++) {
+                u[where[i]] += c[i].util_gpus;
+                m[where[i]] += c[i].mem_mb;
+            }
+            for (int k = 0; k < NH; k++)
+                if (dest[k]) {
+                    assert_true(u[k] / 8 <= ECO_CONSOL_HI_UTIL + 1e-9);
+                    assert_true(m[k] / MEM8 <= ECO_CONSOL_HI_MEM + 1e-9);
+                }
+            for (size_t k = 0; k < d.n_off; k++) /* hosts powered down hold nothing */
+                for (int i = 0; i < NC; i++)
+                    assert_true(where[i] != d.off[k]);
+            total_moves += d.n_moves;
+        }
+    }
+    assert_true(total_moves > 100); /* the property was exercised */
+    eco_consol_decisions_fini(&d);
+}
+
+static void test_host_power(void **state)
+{
+    (void)state;
+    struct eco_consol_host h = host8(1);
+    assert_near(eco_consol_host_power_w(&h, 0), 941 + 8 * 23, 1e-9);
+    assert_near(eco_consol_host_power_w(&h, 2.5), 941 + 8 * 23 + 2.5 * 177, 1e-9);
+    assert_near(eco_consol_host_power_w(&h, 12), 941 + 8 * 200, 1e-9); /* capped at 8 GPUs */
+}
+
+/* ---- workload builder ----------------------------------------------------------------------- */
+
+static void test_workload(void **state)
+{
+    (void)state;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/data/alibaba_gpu_v2023_openb/openb_pod_list_default.csv.gz",
+             ECO_SOURCE_DIR);
+    struct eco_jobset *pods = eco_jobset_create();
+    struct eco_trace_opts o = {.format = ECO_TRACE_OPENB};
+    struct eco_error err = {{0}};
+    assert_int_equal(eco_trace_load(path, &o, pods, &err), 0);
+    struct eco_consol_workload w, w2;
+    assert_int_equal(eco_consol_workload_build(pods, 500, 3, 3600, &w, &err), 0);
+    assert_int_equal(eco_consol_workload_build(pods, 500, 3, 3600, &w2, &err), 0);
+    assert_memory_equal(w.c, w2.c, 500 * sizeof *w.c); /* same seed, same containers */
+    size_t idle = 0, samples = 0;
+    double rho = exp(-300.0 / 3600);
+    for (size_t i = 0; i < w.n; i++) {
+        const struct eco_consol_container *k = &w.c[i];
+        assert_true(k->util_alone <= k->request / k->gpus + 0.1 + 1e-9 ||
+                    k->util_alone < 0.06); /* fits its share, or the lowest workload */
+        const struct eco_coloc_workload *cw = eco_coloc_workload(k->workload);
+        assert_int_equal(cw->source, ECO_COLOC_LUCID);
+        struct eco_consol_series s;
+        eco_consol_series_init(&s, k);
+        for (int t = 0; t < 100; t++) {
+            double u, m;
+            eco_consol_series_next(&s, k, rho, 32768, &u, &m);
+            assert_true(u >= 0 && u <= k->gpus * k->util_alone * 1.1 + 1e-9);
+            assert_true(m >= 0 && m <= k->gpus * 32768 + 1e-6);
+            idle += u == 0;
+            samples++;
+        }
+    }
+    /* Acme's Seren GPUs are idle (0% utilisation) in 31.5% of samples. */
+    double share = (double)idle / (double)samples;
+    assert_true(share > 0.25 && share < 0.38);
+    eco_consol_workload_fini(&w2);
+    struct eco_jobset empty = {0};
+    assert_int_equal(eco_consol_workload_build(&empty, 5, 1, 3600, &w2, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "no GPU pods"));
+    eco_consol_workload_fini(&w);
+    eco_jobset_destroy(pods);
+}
+
+/* ---- a hand-computed simulation -------------------------------------------------------------- */
+
+/* Container 0: 1 GPU busy, 10 GiB; container 1: 2 GPUs busy, 20 GiB; both 8-GPU containers, so
+ * first fit by request puts them on hosts 0 and 1. */
+static void demand(void *ctx, uint32_t c, size_t step, double *u, double *m)
+{
+    (void)ctx;
+    (void)step;
+    *u = c == 0 ? 1.0 : 2.0;
+    *m = c == 0 ? 10240 : 20480;
+}
+
+static void test_sim_migration(void **state)
+{
+    (void)state;
+    struct eco_cluster *cl = NULL;
+    struct eco_error err = {{0}};
+    assert_int_equal(eco_cluster_parse_spec("2x8:V100", &cl, &err), 0);
+    int w0 = eco_coloc_find("ResNet18 CIFAR-10 bs32", NULL);
+    int w1 = eco_coloc_find("VGG CIFAR-10 bs64", NULL);
+    assert_true(w0 >= 0 && w1 >= 0);
+    struct eco_consol_container cs[2] = {
+        {.gpus = 8, .request = 8, .workload = (uint32_t)w0, .util_alone = 0.5, .gmem_mb = 1},
+        {.gpus = 8, .request = 8, .workload = (uint32_t)w1, .util_alone = 0.5, .gmem_mb = 1},
+    };
+    struct eco_consol_workload w = {.c = cs, .n = 2, .corr_s = 3600};
+    struct eco_consol_sim_config cfg = {.policy = eco_consol_find("dgddep"),
+                                        .period_s = 300,
+                                        .horizon_s = 900,
+                                        .mig_bw_mibs = 1024,
+                                        .demand = demand};
+    eco_consol_thresholds_default(&cfg.thresholds);
+    struct eco_consol_summary s;
+    assert_int_equal(eco_consol_sim_run(cl, &w, &cfg, &s, &err), 0);
+    /* At 300 s both hosts are under the lower thresholds; host 0 (1/8) is the less used: its
+     * container moves to host 1 (3/8 <= 0.8) in 10240 / 1024 = 10 s and host 0 powers off. */
+    assert_int_equal(s.migrations, 1);
+    assert_int_equal(s.shutdowns, 1);
+    assert_int_equal(s.boots, 0);
+    const struct eco_node_group *g = &cl->groups[0];
+    double busy;
+    assert_int_equal(
+        eco_power_eval(cl->nodes[0].type, ECO_WORKLOAD_GENERIC, g->limit_w, NULL, &busy), 0);
+    struct eco_consol_host H = {
+        .gpus = 8, .base_w = g->base_w, .gpu_idle_w = g->gpu_idle_w, .gpu_busy_w = busy};
+    double P0 = eco_consol_host_power_w(&H, 0);
+    double e0 = (eco_consol_host_power_w(&H, 1) + eco_consol_host_power_w(&H, 2)) * 300;
+    /* period 2: host 0 stays on for the 10 s checkpoint, then off; host 1 runs container 1
+     * and container 0 for the 290 s after its restore */
+    double e1 = P0 * 10 + g->off_w * 290 + eco_consol_host_power_w(&H, 2 + 290.0 / 300) * 300;
+    double e2 = g->off_w * 300 + eco_consol_host_power_w(&H, 3) * 300;
+    double emig = 10 * 1.0 * (busy - g->gpu_idle_w);
+    assert_near(s.energy_migration_j, emig, 1e-6);
+    assert_near(s.energy_j, e0 + e1 + e2 + emig, 1e-6);
+    assert_near(s.energy_j, s.energy_on_j + s.energy_off_j + s.energy_boot_j + s.energy_migration_j,
+                1e-6);
+    /* Lost work over 1800 active container-seconds: 10 s paused; on host 1 the two share all
+     * eight GPUs for 290 s (container 0) and 600 s (container 1), at their measured pair
+     * speeds. */
+    struct eco_coloc_pair pr;
+    assert_int_equal(eco_coloc_pair((size_t)w0, (size_t)w1, &pr), 0);
+    assert_near(s.lost_migration, 10.0 / 1800, 1e-12);
+    /* A measured speed above 1 (noise: 1.027 here) counts as 1: sharing never speeds a job. */
+    double lc = (290 + 300) * (1 - fmin(1, pr.speed_a)) + 600 * (1 - fmin(1, pr.speed_b));
+    assert_near(s.lost_coloc, lc / 1800, 1e-12);
+    assert_near(s.lost_contention, 0, 1e-12);
+    assert_near(s.avg_hosts_on, (2 + 1 + 1) / 3.0, 1e-12);
+    assert_near(s.sla_violation, 0, 0);
+    eco_cluster_destroy(cl);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_thresholds),     cmocka_unit_test(test_detectors),
+        cmocka_unit_test(test_dual_selection), cmocka_unit_test(test_mmt),
+        cmocka_unit_test(test_wake),           cmocka_unit_test(test_never_over_threshold),
+        cmocka_unit_test(test_host_power),     cmocka_unit_test(test_workload),
+        cmocka_unit_test(test_sim_migration),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
