@@ -42,6 +42,7 @@ static void sim_usage(FILE *f)
 {
     fprintf(f,
             "usage: ecosched sim --trace FILE --cluster SPEC [OPTIONS]\n"
+            "       ecosched sim --server [OPTIONS]   one GPU server, GPU sharing (--server --help)\n"
             "\n"
             "Replays a GPU job trace on a modelled cluster and reports job completion time (JCT),\n"
             "waiting time and GPU utilisation.\n"
@@ -567,6 +568,8 @@ done:
 
 int eco_cmd_sim(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "--server")) /* one-server mode: cmd_sim_server.c */
+        return eco_cmd_sim_server(argc - 1, argv + 1);
     struct sim_args a;
     int status = parse_args(argc, argv, &a);
     if (status)
