@@ -235,13 +235,14 @@ static double wl_util(uint32_t wl)
     return u >= 0 ? u : 1.0; /* not measured: a full GPU */
 }
 
-/* Speed factor of job a next to job b on one GPU. */
+/* Speed factor of job a next to job b on one GPU. Two copies of one workload share one
+ * measured row with two figures: both get their mean. */
 static double factor(uint32_t wa, uint32_t wb)
 {
     struct eco_coloc_pair pr;
     if (eco_coloc_pair(wa, wb, &pr) < 0 || !pr.feasible)
         return ECO_COLOC_TIMESLICE;
-    return pr.speed_a;
+    return wa == wb ? 0.5 * (pr.speed_a + pr.speed_b) : pr.speed_a;
 }
 
 /* Noise-free utilisation and allocated memory of GPU g from its running residents. */
