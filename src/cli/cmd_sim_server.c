@@ -102,9 +102,30 @@ bad:
 /* 0: run; -1: help printed; 2: bad usage. */
 static int parse(int argc, char **argv, struct args *a)
 {
-    enum { O_GPUS = 256, O_TYPE, O_JOBS, O_SEED, O_WORK, O_TWO, O_EVERY, O_SERIES, O_WSERIES,
-           O_STRAT, O_NOSHARE, O_UNKNOWN, O_GAIN, O_WINDOW, O_GRACE, O_TSWAIT, O_TSSLOTS,
-           O_STARTUP, O_DT, O_NOISE, O_OUT, O_JSON };
+    enum {
+        O_GPUS = 256,
+        O_TYPE,
+        O_JOBS,
+        O_SEED,
+        O_WORK,
+        O_TWO,
+        O_EVERY,
+        O_SERIES,
+        O_WSERIES,
+        O_STRAT,
+        O_NOSHARE,
+        O_UNKNOWN,
+        O_GAIN,
+        O_WINDOW,
+        O_GRACE,
+        O_TSWAIT,
+        O_TSSLOTS,
+        O_STARTUP,
+        O_DT,
+        O_NOISE,
+        O_OUT,
+        O_JSON
+    };
     static const struct option opts[] = {
         {"gpus", required_argument, NULL, O_GPUS},
         {"gpu-type", required_argument, NULL, O_TYPE},
@@ -141,7 +162,9 @@ static int parse(int argc, char **argv, struct args *a)
     double v;
     while (rc == 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
-        case 'h': usage(stdout); return -1;
+        case 'h':
+            usage(stdout);
+            return -1;
         case O_GPUS:
             if (!(rc = num("--gpus", optarg, 1, ECO_GPUSEL_MAX_GPUS, &v)))
                 a->p.n_gpus = (uint32_t)v;
@@ -164,30 +187,67 @@ static int parse(int argc, char **argv, struct args *a)
             if (!(rc = num("--seed", optarg, 0, 9007199254740992.0, &v)))
                 a->p.seed = (uint64_t)v;
             break;
-        case O_WORK: rc = parse_work(optarg, &a->spec); break;
-        case O_TWO: rc = num("--two-gpu-frac", optarg, 0, 1, &a->spec.two_gpu_frac); break;
-        case O_EVERY: rc = num("--submit-every", optarg, 0, 1e7, &a->spec.submit_every_s); break;
-        case O_SERIES: a->series = optarg; break;
-        case O_WSERIES: a->write_series = optarg; break;
-        case O_STRAT: a->strategies = optarg; break;
-        case O_NOSHARE: a->p.share = 0; break;
-        case O_UNKNOWN: a->p.known_workloads = 0; break;
-        case O_GAIN: rc = num("--share-min-gain", optarg, 0, 2, &a->p.sel.share_min_gain); break;
-        case O_WINDOW: rc = num("--util-window", optarg, 0, 86400, &a->p.sel.window_s); break;
-        case O_GRACE: rc = num("--grace", optarg, 0, 86400, &a->p.sel.grace_s); break;
-        case O_TSWAIT: rc = num("--ts-wait", optarg, 0, 86400, &a->p.sel.memthr_wait_s); break;
+        case O_WORK:
+            rc = parse_work(optarg, &a->spec);
+            break;
+        case O_TWO:
+            rc = num("--two-gpu-frac", optarg, 0, 1, &a->spec.two_gpu_frac);
+            break;
+        case O_EVERY:
+            rc = num("--submit-every", optarg, 0, 1e7, &a->spec.submit_every_s);
+            break;
+        case O_SERIES:
+            a->series = optarg;
+            break;
+        case O_WSERIES:
+            a->write_series = optarg;
+            break;
+        case O_STRAT:
+            a->strategies = optarg;
+            break;
+        case O_NOSHARE:
+            a->p.share = 0;
+            break;
+        case O_UNKNOWN:
+            a->p.known_workloads = 0;
+            break;
+        case O_GAIN:
+            rc = num("--share-min-gain", optarg, 0, 2, &a->p.sel.share_min_gain);
+            break;
+        case O_WINDOW:
+            rc = num("--util-window", optarg, 0, 86400, &a->p.sel.window_s);
+            break;
+        case O_GRACE:
+            rc = num("--grace", optarg, 0, 86400, &a->p.sel.grace_s);
+            break;
+        case O_TSWAIT:
+            rc = num("--ts-wait", optarg, 0, 86400, &a->p.sel.memthr_wait_s);
+            break;
         case O_TSSLOTS:
             if (!(rc = num("--ts-slots", optarg, 0, 1024, &v)))
                 a->p.ts_slots = (uint32_t)v;
             break;
-        case O_STARTUP: rc = num("--startup", optarg, 0, 86400, &a->p.startup_s); break;
-        case O_DT: rc = num("--dt", optarg, 0.001, 3600, &a->p.dt_s); break;
-        case O_NOISE: rc = num("--noise", optarg, 0, 1, &a->p.noise); break;
-        case O_OUT: a->out = optarg; break;
-        case O_JSON: a->json = 1; break;
-        case ':': eco_cli_err("sim --server: %s needs a value", argv[optind - 1]); return 2;
-        default: eco_cli_err("sim --server: unknown option '%s' (try --server --help)",
-                             argv[optind - 1]);
+        case O_STARTUP:
+            rc = num("--startup", optarg, 0, 86400, &a->p.startup_s);
+            break;
+        case O_DT:
+            rc = num("--dt", optarg, 0.001, 3600, &a->p.dt_s);
+            break;
+        case O_NOISE:
+            rc = num("--noise", optarg, 0, 1, &a->p.noise);
+            break;
+        case O_OUT:
+            a->out = optarg;
+            break;
+        case O_JSON:
+            a->json = 1;
+            break;
+        case ':':
+            eco_cli_err("sim --server: %s needs a value", argv[optind - 1]);
+            return 2;
+        default:
+            eco_cli_err("sim --server: unknown option '%s' (try --server --help)",
+                        argv[optind - 1]);
             return 2;
         }
     }
@@ -209,7 +269,8 @@ static int split_strategies(const char *list, char names[][32], size_t *n)
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!eco_srv_strategy_known(t) || *n == MAX_STRATEGIES) {
             eco_cli_err("sim --server: --strategy: unknown '%s' (static, exclusive, "
-                        "memory-threshold, live)", t);
+                        "memory-threshold, live)",
+                        t);
             return 2;
         }
         snprintf(names[(*n)++], 32, "%s", t);
@@ -236,8 +297,8 @@ static int write_jobs(const char *dir, const char *strategy, const struct eco_sr
         char ids[64] = "";
         size_t len = 0;
         for (uint32_t k = 0; k < jobs[i].n_gpus; k++)
-            len += (size_t)snprintf(ids + len, sizeof ids - len, "%s%u", k ? " " : "",
-                                    o[i].gpus[k]);
+            len +=
+                (size_t)snprintf(ids + len, sizeof ids - len, "%s%u", k ? " " : "", o[i].gpus[k]);
         fprintf(f, "%u,%s,%u,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%u,%.1f\n", jobs[i].id,
                 eco_coloc_workload(jobs[i].wl)->name, jobs[i].n_gpus, jobs[i].work_s,
                 jobs[i].submit_s, o[i].start_s, o[i].end_s, o[i].end_s - jobs[i].submit_s, ids,
@@ -325,7 +386,8 @@ int eco_cmd_sim_server(int argc, char **argv)
         struct eco_srv_result r;
         int rc = eco_srv_run(&a.p, names[s], jobs, n, outs, &r, &err);
         if (rc) {
-            eco_cli_err("sim --server: %s: %s", names[s], rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            eco_cli_err("sim --server: %s: %s", names[s],
+                        rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
             status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
             goto out;
         }

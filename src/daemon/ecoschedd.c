@@ -92,6 +92,9 @@ static void usage(FILE *f)
             "  --log-level L        error, warning, info (default) or debug\n"
             "  --util-window S      utilisation averaging window of GPU selection (default 10)\n"
             "  --grace S            claim of a just-started job on its GPUs (default 30)\n"
+            "  --gpu-strategy S     GPU choice: live (default), exclusive, memory-threshold\n"
+            "                       (docs/policies/gpu-selection.md)\n"
+            "  --memthr-wait S      memory-threshold: seconds between starts (default 30)\n"
             "  -h, --help           this text;  -V, --version  the version\n");
 }
 
@@ -180,7 +183,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         static const char *const with_value[] = {"--socket",      "--socket-group", "--state-dir",
                                                  "--platform",    "--nvml-library", "--log-level",
                                                  "--util-window", "--grace",        "--config",
-                                                 NULL};
+                                                 "--gpu-strategy", "--memthr-wait", NULL};
         size_t k = 0;
         while (with_value[k] && strcmp(with_value[k], name))
             k++;
@@ -212,6 +215,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return 2;
         else if (!strcmp(name, "--grace") && parse_seconds(name, v, &o->sel.grace_s) < 0)
             return 2;
+        else if (!strcmp(name, "--memthr-wait") &&
+                 parse_seconds(name, v, &o->sel.memthr_wait_s) < 0)
+            return 2;
+        else if (!strcmp(name, "--gpu-strategy") && !eco_gpusel_find(v)) {
+            fprintf(stderr, "ecoschedd: --gpu-strategy: unknown '%s' (live, exclusive, "
+                            "memory-threshold)\n", v);
+            return 2;
+        } else if (!strcmp(name, "--gpu-strategy"))
+            ecod_gpu_strategy = eco_gpusel_find(v)->name;
     }
     if (strcasecmp(o->platform, "auto") && !eco_platform_find(o->platform)) {
         fprintf(stderr, "ecoschedd: --platform: unknown '%s' (nvml, fake, none or auto)\n",

@@ -128,5 +128,7 @@ int ecod_level_parse(const char *name);
  * ecod_sched_recover). */
 extern double ecod_auto_cap_max_slowdown;
 void ecod_sched_reconcile_limits(struct ecod *d);
+/* sched.c: the GPU-selection strategy (--gpu-strategy; eco_gpusel_find name), default live. */
+extern const char *ecod_gpu_strategy;
 
 #endif

@@ -91,8 +91,9 @@ int eco_srv_series_write(FILE *f, const struct eco_srv_job *jobs, size_t n)
     if (fprintf(f, "id,workload,gpus,work_s,submit_s,gpu_mem_mb\n") < 0)
         return -EIO;
     for (size_t i = 0; i < n; i++)
-        if (fprintf(f, "%u,%s,%u,%.3f,%.3f,%.0f\n", jobs[i].id, eco_coloc_workload(jobs[i].wl)->name,
-                    jobs[i].n_gpus, jobs[i].work_s, jobs[i].submit_s, jobs[i].gpu_mem_mb) < 0)
+        if (fprintf(f, "%u,%s,%u,%.3f,%.3f,%.0f\n", jobs[i].id,
+                    eco_coloc_workload(jobs[i].wl)->name, jobs[i].n_gpus, jobs[i].work_s,
+                    jobs[i].submit_s, jobs[i].gpu_mem_mb) < 0)
             return -EIO;
     return 0;
 }
@@ -104,15 +105,17 @@ static int parse_row(const char *path, size_t line, char **f, int nf, uint32_t w
     int64_t id = 0, g = 0;
     double work = 0, sub = 0;
     if (nf < 5)
-        return eco_error_set(err, "%s:%zu: %d fields, need id,workload,gpus,work_s,submit_s",
-                             path, line, nf);
+        return eco_error_set(err, "%s:%zu: %d fields, need id,workload,gpus,work_s,submit_s", path,
+                             line, nf);
     if (eco_parse_int64(f[0], &id) || id != want_id)
-        return eco_error_set(err, "%s:%zu: id: '%s', expected %u (ids count 1, 2, ...)", path,
-                             line, f[0], want_id);
+        return eco_error_set(err, "%s:%zu: id: '%s', expected %u (ids count 1, 2, ...)", path, line,
+                             f[0], want_id);
     int wl = eco_coloc_find(f[1], NULL);
     if (wl < 0)
-        return eco_error_set(err, "%s:%zu: workload: unknown '%s' (names in docs/models/"
-                             "colocation.md)", path, line, f[1]);
+        return eco_error_set(err,
+                             "%s:%zu: workload: unknown '%s' (names in docs/models/"
+                             "colocation.md)",
+                             path, line, f[1]);
     if (eco_coloc_workload((size_t)wl)->gmem_mb <= 0)
         return eco_error_set(err, "%s:%zu: workload: '%s' has no measured memory", path, line,
                              f[1]);
@@ -120,8 +123,8 @@ static int parse_row(const char *path, size_t line, char **f, int nf, uint32_t w
         return eco_error_set(err, "%s:%zu: gpus: '%s' is not 1..%d", path, line, f[2],
                              ECO_SRV_MAX_JOB_GPUS);
     if (eco_parse_double(f[3], &work) || !(work > 0))
-        return eco_error_set(err, "%s:%zu: work_s: '%s' is not a positive number of seconds",
-                             path, line, f[3]);
+        return eco_error_set(err, "%s:%zu: work_s: '%s' is not a positive number of seconds", path,
+                             line, f[3]);
     if (eco_parse_double(f[4], &sub) || !(sub >= prev_submit))
         return eco_error_set(err, "%s:%zu: submit_s: '%s' is not a time >= the previous row's",
                              path, line, f[4]);
@@ -359,8 +362,10 @@ static int pass_select(struct run *r, double t, struct eco_error *err)
         if (rc == -EAGAIN)
             return 0;
         if (rc)
-            return eco_error_set(err, "job %u (%u GPUs, %.0f MiB each) can never run on this "
-                                 "server", job->id, job->n_gpus, job->gpu_mem_mb);
+            return eco_error_set(err,
+                                 "job %u (%u GPUs, %.0f MiB each) can never run on this "
+                                 "server",
+                                 job->id, job->n_gpus, job->gpu_mem_mb);
         if (eco_gpusel_reserve(r->sel, t, gpus, job->n_gpus, &req) < 0)
             return 0; /* a GPU holds the most jobs the selector records: wait */
         start(r, j, gpus, t);
@@ -481,8 +486,10 @@ static int check(const struct eco_srv_params *p, const char *strategy,
     if (!p || !jobs || n == 0 || n > 1024)
         return eco_error_set(err, "server: 1..1024 jobs");
     if (!eco_srv_strategy_known(strategy))
-        return eco_error_set(err, "server: unknown strategy '%s' (static, exclusive, "
-                             "memory-threshold, live)", strategy ? strategy : "(null)");
+        return eco_error_set(err,
+                             "server: unknown strategy '%s' (static, exclusive, "
+                             "memory-threshold, live)",
+                             strategy ? strategy : "(null)");
     if (p->n_gpus == 0 || p->n_gpus > ECO_GPUSEL_MAX_GPUS)
         return eco_error_set(err, "server: %u GPUs: need 1..%d", p->n_gpus, ECO_GPUSEL_MAX_GPUS);
     if (p->gpu_type < 0 || (size_t)p->gpu_type >= eco_catalog_count())
@@ -501,8 +508,10 @@ static int check(const struct eco_srv_params *p, const char *strategy,
             j->n_gpus > p->n_gpus || j->n_gpus > ECO_SRV_MAX_JOB_GPUS || !(j->work_s > 0) ||
             !(j->submit_s >= 0) || (i && j->submit_s < jobs[i - 1].submit_s) ||
             !(j->gpu_mem_mb >= 0))
-            return eco_error_set(err, "server: job %zu: bad id, workload, GPU count (this "
-                                 "server has %u), work, submission or memory", i + 1, p->n_gpus);
+            return eco_error_set(err,
+                                 "server: job %zu: bad id, workload, GPU count (this "
+                                 "server has %u), work, submission or memory",
+                                 i + 1, p->n_gpus);
         sum += j->work_s;
     }
     if (sum / p->dt_s > MAX_STEPS)
