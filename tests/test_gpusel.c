@@ -429,9 +429,10 @@ static void test_memthr_wait(void **state)
     eco_gpusel_destroy(s);
 }
 
-/* live with known workloads: a GPU holding one job is offered to a sharing job only when
- * their pair's speed factors add up to more than share_min_gain, whatever the utilisation;
- * never a third job; unknown workloads keep the utilisation rule. */
+/* live with known workloads: a GPU holding jobs is offered to a sharing job only when the
+ * summed speed factors rise by more than share_min_gain - 1 (a pair: its two factors add up to
+ * more than share_min_gain), whatever the utilisation; unknown workloads keep the utilisation
+ * rule. */
 static void test_live_measured_pairs(void **state)
 {
     (void)state;
@@ -468,9 +469,23 @@ static void test_live_measured_pairs(void **state)
     struct eco_gpu_request d = req(4, 1, 4, 1);
     d.coloc_ref = (uint32_t)dc + 1;
     expect(s, 2, &d, 0, (uint32_t[]){1, END});
-    /* once MobileNetV3 joins GPU 1, no third job there, and GPU 0 still does not pay */
+    /* once MobileNetV3 joins GPU 1, the DCGAN as a third job there would bring
+     * 1 + (1.034 x 0.563 + 0.983 x 0.692 + 0.756 x 0.934) - (1.034 + 0.983) = 0.951 < 1.1,
+     * and GPU 0 still does not pay */
     choose_reserve(s, 2, &c, (uint32_t[]){1, END});
     expect(s, 3, &d, -EAGAIN, NULL);
+    /* a third ResNet18 next to two (self-pair 0.949, 0.972: 0.9605 each) brings
+     * 1 + 3 x 0.9605^2 - 2 x 0.9605 = 1.847: it joins */
+    struct eco_gpusel *s3 = make(1, "live", &p);
+    sample(s3, &(struct feed){0, 0, 0, 0, 0});
+    struct eco_gpu_request r1 = b, r2 = b, r3 = b;
+    r1.job_id = 11, r2.job_id = 12, r3.job_id = 13;
+    choose_reserve(s3, 0, &r1, (uint32_t[]){0, END});
+    sample(s3, &(struct feed){0, 1, 0.6, 5, 0});
+    choose_reserve(s3, 1, &r2, (uint32_t[]){0, END});
+    sample(s3, &(struct feed){0, 2, 0.9, 10, 0});
+    expect(s3, 2, &r3, 0, (uint32_t[]){0, END});
+    eco_gpusel_destroy(s3);
     /* the same DCGAN asked with a lower bar (1.0) shares GPU 0 */
     struct eco_gpusel_params lo = p;
     lo.share_min_gain = 1.0;

@@ -364,26 +364,51 @@ static int choose_memthr(const struct eco_gpusel *s, double now_s,
     return k == req->n_gpus ? 0 : -EAGAIN;
 }
 
-/* live, when the job and every job recorded on GPU g have a known workload: 1 if g holds
- * exactly one such job and their measured (or estimated) pair pays off, 0 if it does not,
- * -1 when the rule does not apply (unknown workloads, or no job recorded). *gain gets the
- * pair's summed speed factors (2 when the rule does not apply). */
+/* Speed factor of workload a next to workload b on one GPU (co-location model): 0 when the
+ * pair cannot share, the mean of the two measured figures for two copies of one workload. */
+static double pair_factor(uint32_t a, uint32_t b)
+{
+    struct eco_coloc_pair p;
+    if (eco_coloc_pair(a, b, &p) < 0 || !p.feasible)
+        return 0.0;
+    return a == b ? 0.5 * (p.speed_a + p.speed_b) : p.speed_a;
+}
+
+/* Summed speed factors of k jobs of workloads wl[] on one GPU, each slowed by the product of
+ * its pair factors with the others (docs/policies/gpu-selection.md). */
+static double summed_speed(const uint32_t *wl, uint32_t k)
+{
+    double sum = 0.0;
+    for (uint32_t j = 0; j < k; j++) {
+        double f = 1.0;
+        for (uint32_t i = 0; i < k; i++)
+            if (i != j)
+                f *= pair_factor(wl[j], wl[i]);
+        sum += f;
+    }
+    return sum;
+}
+
+/* live, when the job and every job recorded on GPU g have a known workload: 1 if adding the
+ * job raises the GPU's summed speed factors by more than share_min_gain - 1 (for one job
+ * already there: the pair's two factors add up to more than share_min_gain), 0 if not, -1
+ * when the rule does not apply (unknown workloads, or no job recorded). *gain gets 1 + that
+ * rise (2 when the rule does not apply: the job alone at full speed). */
 static int pair_pays_off(const struct eco_gpusel *s, const struct gpu_state *g,
                          const struct eco_gpu_request *req, double *gain)
 {
+    uint32_t wl[ECO_GPUSEL_MAX_JOBS + 1];
     *gain = 2.0;
-    if (!req->coloc_ref || g->n_jobs == 0)
+    if (!req->coloc_ref || g->n_jobs == 0 || g->n_jobs >= ECO_GPUSEL_MAX_JOBS)
         return -1;
-    for (uint32_t j = 0; j < g->n_jobs; j++)
+    for (uint32_t j = 0; j < g->n_jobs; j++) {
         if (!g->jobs[j].coloc_ref)
             return -1;
-    *gain = 0.0;
-    if (g->n_jobs > 1)
-        return 0; /* only pairs are measured */
-    struct eco_coloc_pair p;
-    if (eco_coloc_pair(req->coloc_ref - 1, g->jobs[0].coloc_ref - 1, &p) < 0 || !p.feasible)
-        return 0;
-    *gain = p.speed_a + p.speed_b;
+        wl[j] = g->jobs[j].coloc_ref - 1;
+    }
+    double before = summed_speed(wl, g->n_jobs);
+    wl[g->n_jobs] = req->coloc_ref - 1;
+    *gain = 1.0 + summed_speed(wl, g->n_jobs + 1) - before;
     return *gain > s->p.share_min_gain;
 }
 
