@@ -27,12 +27,12 @@
 #define ECO_GPUSEL_MEM_LO 0.1     /* free again only at or below (free >= 90%: task-spooler) */
 #define ECO_GPUSEL_SHARE_UTIL 0.7 /* a sharing job joins a GPU only under this utilisation */
 #define ECO_GPUSEL_SHARE_MARGIN_B (512ull << 20) /* CUDA context and allocator slack */
-#define ECO_GPUSEL_GRACE_S 30.0       /* a just-started job's claim: framework start-up time */
-#define ECO_GPUSEL_MEMTHR_FREE 0.9    /* memory-threshold strategy: task-spooler's 90% free */
-#define ECO_GPUSEL_MEMTHR_WAIT_S 30.0 /* ... and its wait between GPU job starts (ts gpu_wait) */
-#define ECO_GPUSEL_SHARE_MIN_GAIN                                                                  \
-    1.1 /* live, known workloads: the pair's summed speed                                          \
-         * factors must exceed this (docs/policies/...) */
+#define ECO_GPUSEL_GRACE_S 30.0    /* a just-started job's claim: framework start-up time */
+#define ECO_GPUSEL_MEMTHR_FREE 0.9 /* memory-threshold strategy: task-spooler's 90% free */
+/* memory-threshold: task-spooler's wait between two GPU job starts (ts --set_gpu_wait) */
+#define ECO_GPUSEL_MEMTHR_WAIT_S 30.0
+/* live, known workloads: least summed speed factor of a pair (gpu-selection.md) */
+#define ECO_GPUSEL_SHARE_MIN_GAIN 1.1
 
 /* One sensor reading of one GPU at time t_s: utilisation in 0..1 over the driver's last
  * sample period, memory in bytes (used <= total, total > 0). */
