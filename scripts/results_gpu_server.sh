@@ -149,7 +149,9 @@ measured pairs instead, and its \`live, unknown workloads\` row the utilisation 
 Lucid's measured utilisations (not the fake's 95%), so neither reproduces the daemon's
 sharing exactly. The busy column is the share of GPU time with at least one job on the GPU
 (from the jobs' start and end times), computed the same way for both; energy is the fake's
-power model (23 W idle, 200 W busy per GPU, no host) over that busy time.
+power model (23 W idle, 200 W busy per GPU, no host) over that busy time. The daemon rows run in real
+time and change a little from run to run (process starts, sampling instants); the simulator
+rows do not.
 
 MID
 
@@ -289,7 +291,8 @@ cat <<TAIL
 Reading these figures:
 
 - Most of \`live\`'s gain in the simulator is sharing: \`live, --no-share\` is no better than
-  \`exclusive\`, and static assignment loses another 10-25% to its fixed per-GPU lists. Lucid's
+  \`exclusive\`; \`static\` loses more again to its fixed per-GPU lists (compare its makespan
+  with \`exclusive\`'s, seed by seed: a long job holds up its GPU's list). Lucid's
   workloads are small (CIFAR-scale, 2-20 GiB, many under 50% utilisation) and share well:
   every measured pair runs faster together than one after the other. On larger models the
   gain would be smaller; Gavel's V100 pairs (median combined factor 1.37, 40 of 676 pairs
