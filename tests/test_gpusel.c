@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include "ecosched/coloc.h"
 #include "ecosched/gpusel.h"
 
 #define GIB(x) ((uint64_t)((x)*1073741824.0))
@@ -107,6 +108,14 @@ static void test_params(void **state)
         {"grace_s", 10, .5, .2, .2, .1, .7, INFINITY, .9},
         {"memthr_free", 10, .5, .2, .2, .1, .7, 30, 1.1},
     };
+    assert_true(d.memthr_wait_s == 30.0 && d.share_min_gain == 1.1);
+    for (int f = 0; f < 2; f++) {
+        struct eco_gpusel_params p = d;
+        struct eco_error err = {{0}};
+        *(f ? &p.share_min_gain : &p.memthr_wait_s) = f ? NAN : -1;
+        assert_int_equal(eco_gpusel_params_check(&p, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, f ? "share_min_gain" : "memthr_wait_s"));
+    }
     for (size_t i = 0; i < NELEM(bad); i++) {
         struct eco_gpusel_params p = d;
         struct eco_error err = {{0}};
@@ -384,16 +393,119 @@ static void test_claim_expiry_and_settling(void **state)
     }
 }
 
-/* memory-threshold has neither claims nor records: task-spooler's double start. */
+/* memory-threshold has no claims: task-spooler's double start once its gpu_wait is 0. */
 static void test_memthr_double_start(void **state)
 {
     (void)state;
-    struct eco_gpusel *s = make(2, "memory-threshold", NULL);
+    struct eco_gpusel_params p;
+    eco_gpusel_params_default(&p);
+    p.memthr_wait_s = 0;
+    struct eco_gpusel *s = make(2, "memory-threshold", &p);
     sample(s, &(struct feed){0, 0, 0, 0.3, 0});
     sample(s, &(struct feed){1, 0, 0.99, 20, 0});
     struct eco_gpu_request a = req(1, 1, 4, 0), b = req(2, 1, 4, 0);
     choose_reserve(s, 0, &a, (uint32_t[]){0, END});
     expect(s, 1, &b, 0, (uint32_t[]){0, END}); /* the same GPU again */
+    eco_gpusel_destroy(s);
+}
+
+/* memory-threshold with task-spooler's default gpu_wait (30 s): no start within 30 s of the
+ * last one; then the memory rule alone, which still stacks a job under 10% of the memory. */
+static void test_memthr_wait(void **state)
+{
+    (void)state;
+    struct eco_gpusel *s = make(2, "memory-threshold", NULL);
+    sample(s, &(struct feed){0, 0, 0, 0, 0});
+    sample(s, &(struct feed){1, 0, 0, 0, 0});
+    struct eco_gpu_request a = req(1, 1, 3, 0), b = req(2, 1, 3, 0);
+    choose_reserve(s, 0, &a, (uint32_t[]){0, END});
+    expect(s, 29.9, &b, -EAGAIN, NULL);
+    sample(s, &(struct feed){0, 20, 0.9, 3, 0}); /* a shows 3 GiB of 32: still >= 90% free */
+    expect(s, 30, &b, 0, (uint32_t[]){0, END});
+    sample(s, &(struct feed){0, 21, 0.9, 3.3, 0}); /* 3.3 GiB: under 90% free */
+    expect(s, 31, &b, 0, (uint32_t[]){1, END});
+    eco_gpusel_release(s, 1);
+    expect(s, 31, &b, 0, (uint32_t[]){1, END}); /* no record younger than 30 s: no wait */
+    eco_gpusel_destroy(s);
+}
+
+/* live with known workloads: a GPU holding jobs is offered to a sharing job only when the
+ * summed speed factors rise by more than share_min_gain - 1 (a pair: its two factors add up to
+ * more than share_min_gain), whatever the utilisation; unknown workloads keep the utilisation
+ * rule. */
+static void test_live_measured_pairs(void **state)
+{
+    (void)state;
+    int dc = eco_coloc_find("DCGAN LSUN bs128", "unstated");
+    int r18 = eco_coloc_find("ResNet18 CIFAR-10 bs32", "unstated");
+    int mb3 = eco_coloc_find("MobileNetV3 ImageNet bs32", "unstated");
+    assert_true(dc >= 0 && r18 >= 0 && mb3 >= 0);
+    struct eco_coloc_pair pr;
+    assert_int_equal(eco_coloc_pair((size_t)dc, (size_t)dc, &pr), 0);
+    assert_true(pr.kind == ECO_COLOC_MEASURED && pr.speed_a + pr.speed_b < 1.1); /* 1.012 */
+    assert_int_equal(eco_coloc_pair((size_t)mb3, (size_t)r18, &pr), 0);
+    assert_true(pr.kind == ECO_COLOC_MEASURED && pr.speed_a + pr.speed_b > 1.1); /* 2.017 */
+
+    struct eco_gpusel_params p;
+    eco_gpusel_params_default(&p);
+    p.window_s = 0;
+    struct eco_gpusel *s = make(2, "live", &p);
+    struct eco_gpu_request a = req(1, 1, 4, 1), b = req(2, 1, 4, 1);
+    a.coloc_ref = (uint32_t)dc + 1;
+    b.coloc_ref = (uint32_t)r18 + 1;
+    sample(s, &(struct feed){0, 0, 0, 0, 0});
+    sample(s, &(struct feed){1, 0, 0, 0, 0});
+    choose_reserve(s, 0, &a, (uint32_t[]){0, END}); /* DCGAN bs128 on GPU 0 */
+    choose_reserve(s, 0, &b, (uint32_t[]){1, END}); /* ResNet18 on GPU 1 */
+    /* both GPUs at 99% utilisation and 6 GiB of 32 */
+    sample(s, &(struct feed){0, 1, 0.99, 6, 0});
+    sample(s, &(struct feed){1, 1, 0.99, 6, 0});
+
+    /* MobileNetV3: 1.626 with the DCGAN on GPU 0, 2.017 with the ResNet18 on GPU 1 */
+    struct eco_gpu_request c = req(3, 1, 4, 1);
+    c.coloc_ref = (uint32_t)mb3 + 1;
+    expect(s, 2, &c, 0, (uint32_t[]){1, END});
+    /* another DCGAN bs128: 1.012 with the one on GPU 0 (not worth it), 1.319 on GPU 1 */
+    struct eco_gpu_request d = req(4, 1, 4, 1);
+    d.coloc_ref = (uint32_t)dc + 1;
+    expect(s, 2, &d, 0, (uint32_t[]){1, END});
+    /* once MobileNetV3 joins GPU 1, the DCGAN as a third job there would bring
+     * 1 + (1.034 x 0.563 + 0.983 x 0.692 + 0.756 x 0.934) - (1.034 + 0.983) = 0.951 < 1.1,
+     * and GPU 0 still does not pay */
+    choose_reserve(s, 2, &c, (uint32_t[]){1, END});
+    expect(s, 3, &d, -EAGAIN, NULL);
+    /* a third ResNet18 next to two (self-pair 0.949, 0.972: 0.9605 each) brings
+     * 1 + 3 x 0.9605^2 - 2 x 0.9605 = 1.847: it joins */
+    struct eco_gpusel *s3 = make(1, "live", &p);
+    sample(s3, &(struct feed){0, 0, 0, 0, 0});
+    struct eco_gpu_request r1 = b, r2 = b, r3 = b;
+    r1.job_id = 11, r2.job_id = 12, r3.job_id = 13;
+    choose_reserve(s3, 0, &r1, (uint32_t[]){0, END});
+    sample(s3, &(struct feed){0, 1, 0.6, 5, 0});
+    choose_reserve(s3, 1, &r2, (uint32_t[]){0, END});
+    sample(s3, &(struct feed){0, 2, 0.9, 10, 0});
+    expect(s3, 2, &r3, 0, (uint32_t[]){0, END});
+    eco_gpusel_destroy(s3);
+    /* the same DCGAN asked with a lower bar (1.0) shares GPU 0 */
+    struct eco_gpusel_params lo = p;
+    lo.share_min_gain = 1.0;
+    struct eco_gpusel *s1 = make(1, "live", &lo);
+    sample(s1, &(struct feed){0, 0, 0, 0, 0});
+    choose_reserve(s1, 0, &a, (uint32_t[]){0, END});
+    sample(s1, &(struct feed){0, 1, 0.99, 6, 0});
+    expect(s1, 2, &d, 0, (uint32_t[]){0, END});
+    eco_gpusel_destroy(s1);
+    /* a higher bar (2.5) refuses every pair; an unknown workload keeps the utilisation rule */
+    struct eco_gpusel_params hi = p;
+    hi.share_min_gain = 2.5;
+    struct eco_gpusel *s2 = make(1, "live", &hi);
+    sample(s2, &(struct feed){0, 0, 0, 0, 0});
+    choose_reserve(s2, 0, &b, (uint32_t[]){0, END});
+    sample(s2, &(struct feed){0, 1, 0.2, 6, 0});
+    expect(s2, 2, &c, -EAGAIN, NULL);
+    c.coloc_ref = 0; /* unknown: utilisation 0.2 < 0.7 and memory fit */
+    expect(s2, 2, &c, 0, (uint32_t[]){0, END});
+    eco_gpusel_destroy(s2);
     eco_gpusel_destroy(s);
 }
 
@@ -653,6 +765,8 @@ int main(void)
         cmocka_unit_test(test_reservation_prevents_double_start),
         cmocka_unit_test(test_claim_expiry_and_settling),
         cmocka_unit_test(test_memthr_double_start),
+        cmocka_unit_test(test_memthr_wait),
+        cmocka_unit_test(test_live_measured_pairs),
         cmocka_unit_test(test_share),
         cmocka_unit_test(test_share_rules),
         cmocka_unit_test(test_exclusive),

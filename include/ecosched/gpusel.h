@@ -29,6 +29,10 @@
 #define ECO_GPUSEL_SHARE_MARGIN_B (512ull << 20) /* CUDA context and allocator slack */
 #define ECO_GPUSEL_GRACE_S 30.0    /* a just-started job's claim: framework start-up time */
 #define ECO_GPUSEL_MEMTHR_FREE 0.9 /* memory-threshold strategy: task-spooler's 90% free */
+/* memory-threshold: task-spooler's wait between two GPU job starts (ts --set_gpu_wait) */
+#define ECO_GPUSEL_MEMTHR_WAIT_S 30.0
+/* live, known workloads: least summed speed factor of a pair (gpu-selection.md) */
+#define ECO_GPUSEL_SHARE_MIN_GAIN 1.1
 
 /* One sensor reading of one GPU at time t_s: utilisation in 0..1 over the driver's last
  * sample period, memory in bytes (used <= total, total > 0). */
@@ -44,7 +48,9 @@ struct eco_gpu_request {
     uint64_t job_id; /* the caller's id; reserve/release key on it */
     uint32_t n_gpus; /* 1..number of GPUs */
     uint64_t mem_b;
-    int share; /* nonzero: may share a GPU with other sharing jobs */
+    int share;          /* nonzero: may share a GPU with other sharing jobs */
+    uint32_t coloc_ref; /* 1 + the job's workload index in the co-location model
+                         * (ecosched/coloc.h); 0: workload not known */
 };
 
 struct eco_gpusel_params {
@@ -53,11 +59,15 @@ struct eco_gpusel_params {
     double mem_hi, mem_lo;   /* used-memory fractions, 0 <= lo <= hi <= 1 */
     double share_util_max;   /* 0..1 */
     uint64_t share_margin_b;
-    double grace_s;     /* >= 0 */
-    double memthr_free; /* 0..1, memory-threshold strategy only */
-    int hold_exclusive; /* nonzero (default): a job that does not share keeps its GPUs to
-                         * itself until released; 0: only for its claim (grace period or
-                         * until its load shows), then live status alone decides */
+    double grace_s;        /* >= 0 */
+    double memthr_free;    /* 0..1, memory-threshold strategy only */
+    double memthr_wait_s;  /* >= 0, memory-threshold only: no start until this long after
+                            * the previous one (task-spooler's gpu_wait) */
+    double share_min_gain; /* >= 0, live only: least summed speed factor of a measured
+                            * pair for the job to join a GPU (both workloads known) */
+    int hold_exclusive;    /* nonzero (default): a job that does not share keeps its GPUs to
+                            * itself until released; 0: only for its claim (grace period or
+                            * until its load shows), then live status alone decides */
 };
 
 /* Fills p with the defaults above. */

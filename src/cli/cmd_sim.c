@@ -42,6 +42,7 @@ static void sim_usage(FILE *f)
 {
     fprintf(f,
             "usage: ecosched sim --trace FILE --cluster SPEC [OPTIONS]\n"
+            "       ecosched sim --server [OPTIONS]   one GPU server, GPU sharing (--server --help)\n"
             "\n"
             "Replays a GPU job trace on a modelled cluster and reports job completion time (JCT),\n"
             "waiting time and GPU utilisation.\n"
@@ -572,6 +573,8 @@ int eco_cmd_sim(int argc, char **argv)
     for (int i = 1; i < argc; i++) /* container consolidation is its own model (cmd_consol.c) */
         if (!strncmp(argv[i], "--consolidation", 15) && (!argv[i][15] || argv[i][15] == '='))
             return eco_cmd_sim_consolidation(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "--server")) /* one-server mode: cmd_sim_server.c */
+        return eco_cmd_sim_server(argc - 1, argv + 1);
     struct sim_args a;
     int status = parse_args(argc, argv, &a);
     if (status)

@@ -13,7 +13,8 @@
 #include <strings.h>
 #include "ecoschedd.h"
 
-enum key_type { K_STRING, K_PLATFORM, K_LEVEL, K_SECONDS, K_FRACTION, K_LOOPBACK, K_QPOLICY };
+enum key_type { K_STRING, K_PLATFORM, K_LEVEL, K_SECONDS, K_FRACTION, K_LOOPBACK, K_QPOLICY,
+                K_GSTRATEGY };
 
 struct key {
     const char *name;
@@ -43,6 +44,8 @@ static const struct key KEYS[] = {
      offsetof(struct ecod_config, tcp_listen)},
     STR_KEY(tcp_token_file, tcp_token_file, NULL),
     {"queue_policy", K_QPOLICY, 0, 0, "fifo", offsetof(struct ecod_config, queue_policy)},
+    {"gpu_strategy", K_GSTRATEGY, 0, 0, "live", offsetof(struct ecod_config, gpu_strategy)},
+    {"memthr_wait_s", K_SECONDS, 0, 86400, "30", offsetof(struct ecod_config, memthr_wait_s)},
     {"auto_cap_max_slowdown", K_FRACTION, 0, 1, "0.10",
      offsetof(struct ecod_config, auto_cap_max_slowdown)},
 };
@@ -119,6 +122,11 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
         if (k->type == K_LOOPBACK && (why = check_loopback(v)))
             return why;
         strcpy(field, v);
+        return NULL;
+    case K_GSTRATEGY:
+        if (!eco_gpusel_find(v))
+            return "must be live, exclusive or memory-threshold";
+        snprintf(field, sizeof((struct ecod_config *)0)->gpu_strategy, "%s", v);
         return NULL;
     case K_QPOLICY:
         if (!ecod_queue_policy_find(v))

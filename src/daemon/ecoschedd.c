@@ -99,6 +99,9 @@ static void usage(FILE *f)
             "                       or localhost:PORT); needs --tcp-token-file\n"
             "  --tcp-token-file F   bearer token of the TCP listener (mode 0600; TCP clients act\n"
             "                       as the file's owner)\n"
+            "  --gpu-strategy S     GPU choice: live (default), exclusive, memory-threshold\n"
+            "                       (docs/policies/gpu-selection.md)\n"
+            "  --memthr-wait S      memory-threshold: seconds between starts (default 30)\n"
             "  -h, --help           this text;  -V, --version  the version\n");
 }
 
@@ -157,6 +160,8 @@ static int load_config(int argc, char **argv, struct opts *o)
     o->sel.grace_s = c->grace_s;
     tick_s = c->tick_s;
     o->queue_policy = c->queue_policy;
+    ecod_gpu_strategy = eco_gpusel_find(c->gpu_strategy)->name;
+    o->sel.memthr_wait_s = c->memthr_wait_s;
     ecod_auto_cap_max_slowdown = c->auto_cap_max_slowdown;
     return 0;
 }
@@ -189,7 +194,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
                                                  "--platform",    "--nvml-library", "--log-level",
                                                  "--util-window", "--grace",        "--config",
                                                  "--queue-policy", "--tcp-listen",
-                                                 "--tcp-token-file", NULL};
+                                                 "--tcp-token-file", "--gpu-strategy",
+                                                 "--memthr-wait",  NULL};
         size_t k = 0;
         while (with_value[k] && strcmp(with_value[k], name))
             k++;
@@ -231,6 +237,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
         else if (!strcmp(name, "--tcp-token-file") &&
                  ecod_config_set(&o->cfg, "tcp_token_file", v) < 0)
             return 2;
+        else if (!strcmp(name, "--memthr-wait") &&
+                 parse_seconds(name, v, &o->sel.memthr_wait_s) < 0)
+            return 2;
+        else if (!strcmp(name, "--gpu-strategy") && !eco_gpusel_find(v)) {
+            fprintf(stderr, "ecoschedd: --gpu-strategy: unknown '%s' (live, exclusive, "
+                            "memory-threshold)\n", v);
+            return 2;
+        } else if (!strcmp(name, "--gpu-strategy"))
+            ecod_gpu_strategy = eco_gpusel_find(v)->name;
     }
     if (o->cfg.tcp_listen[0] && !o->cfg.tcp_token_file[0]) {
         fprintf(stderr, "ecoschedd: --tcp-listen needs --tcp-token-file (or the tcp_token_file "

@@ -188,6 +188,8 @@ struct ecod_config {
     char tcp_token_file[4096];
     double auto_cap_max_slowdown;
     char queue_policy[16];
+    char gpu_strategy[32];
+    double memthr_wait_s;
 };
 
 void ecod_config_defaults(struct ecod_config *c);
@@ -206,5 +208,7 @@ int ecod_level_parse(const char *name);
  * ecod_sched_recover). */
 extern double ecod_auto_cap_max_slowdown;
 void ecod_sched_reconcile_limits(struct ecod *d);
+/* sched.c: the GPU-selection strategy (--gpu-strategy; eco_gpusel_find name), default live. */
+extern const char *ecod_gpu_strategy;
 
 #endif

@@ -29,6 +29,7 @@
  * auto_cap_max_slowdown): 10% longer than at the maximum limit. */
 #define AUTO_CAP_STEP_W 5.0
 double ecod_auto_cap_max_slowdown = 0.10;
+const char *ecod_gpu_strategy = "live";
 
 void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap)
 {
@@ -63,7 +64,7 @@ int ecod_sched_init(struct ecod *d, struct eco_gpusel_params *params, struct eco
         d->n_gpus = ECO_GPUSEL_MAX_GPUS;
     }
     if (d->n_gpus > 0) {
-        d->sel = eco_gpusel_create(d->n_gpus, eco_gpusel_find("live"), params);
+        d->sel = eco_gpusel_create(d->n_gpus, eco_gpusel_find(ecod_gpu_strategy), params);
         if (!d->sel) {
             rc = -errno;
             eco_error_set(err, "GPU selector: %s", strerror(errno));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "ecosched/coloc.h"
 #include "ecosched/gpusel.h"
 
 struct job_rec {
@@ -14,6 +15,7 @@ struct job_rec {
     uint64_t mem_b;       /* declared memory on this GPU */
     uint64_t base_used_b; /* used memory (last sample + claims in force) when it started */
     double t_start_s;
+    uint32_t coloc_ref; /* 1 + co-location workload index; 0: unknown */
     uint8_t share;
     uint8_t settled; /* a sample showed its load: the claim no longer counts */
 };
@@ -49,6 +51,8 @@ void eco_gpusel_params_default(struct eco_gpusel_params *p)
         .share_margin_b = ECO_GPUSEL_SHARE_MARGIN_B,
         .grace_s = ECO_GPUSEL_GRACE_S,
         .memthr_free = ECO_GPUSEL_MEMTHR_FREE,
+        .memthr_wait_s = ECO_GPUSEL_MEMTHR_WAIT_S,
+        .share_min_gain = ECO_GPUSEL_SHARE_MIN_GAIN,
         .hold_exclusive = 1,
     };
 }
@@ -76,6 +80,12 @@ int eco_gpusel_params_check(const struct eco_gpusel_params *p, struct eco_error 
         return eco_error_set(err, "gpusel: grace_s %g: must be finite and >= 0", p->grace_s);
     if (!unit(p->memthr_free))
         return eco_error_set(err, "gpusel: memthr_free %g: must be in 0..1", p->memthr_free);
+    if (!isfinite(p->memthr_wait_s) || p->memthr_wait_s < 0.0)
+        return eco_error_set(err, "gpusel: memthr_wait_s %g: must be finite and >= 0",
+                             p->memthr_wait_s);
+    if (!isfinite(p->share_min_gain) || p->share_min_gain < 0.0)
+        return eco_error_set(err, "gpusel: share_min_gain %g: must be finite and >= 0",
+                             p->share_min_gain);
     return 0;
 }
 
@@ -270,14 +280,18 @@ static int check_request(const struct eco_gpusel *s, const struct eco_gpu_reques
 struct cand {
     uint32_t gpu;
     uint32_t claims;
+    double gain; /* summed speed factors: 2 alone (or workloads unknown), else the pair's */
     double util;
 };
 
-/* Lower is better: fewer claims in force, lower averaged utilisation, lower index. */
+/* Lower is better: fewer claims in force, higher gain, lower averaged utilisation, lower
+ * index. */
 static int cand_before(const struct cand *a, const struct cand *b)
 {
     if (a->claims != b->claims)
         return a->claims < b->claims;
+    if (a->gain != b->gain)
+        return a->gain > b->gain;
     if (a->util != b->util)
         return a->util < b->util;
     return a->gpu < b->gpu;
@@ -317,15 +331,28 @@ static int choose_exclusive(const struct eco_gpusel *s, double now_s,
     return k == req->n_gpus ? 0 : -EAGAIN;
 }
 
+/* True while a job recorded on any GPU started less than `wait_s` before now_s. */
+static int started_within(const struct eco_gpusel *s, double now_s, double wait_s)
+{
+    for (uint32_t i = 0; i < s->n_gpus; i++)
+        for (uint32_t j = 0; j < s->g[i].n_jobs; j++)
+            if (now_s < s->g[i].jobs[j].t_start_s + wait_s)
+                return 1;
+    return 0;
+}
+
 /* memory-threshold (task-spooler): the lowest-index GPUs whose last sample shows at least
- * memthr_free of their memory free; no utilisation, no hysteresis, no claims, no records. */
+ * memthr_free of their memory free, and no start in the last memthr_wait_s (task-spooler's
+ * gpu_wait, its only guard against double starts); no utilisation, no hysteresis, no
+ * claims. */
 static int choose_memthr(const struct eco_gpusel *s, double now_s,
                          const struct eco_gpu_request *req, uint32_t *out_gpus)
 {
-    (void)now_s;
     int rc = check_request(s, req, out_gpus);
     if (rc)
         return rc;
+    if (s->p.memthr_wait_s > 0.0 && started_within(s, now_s, s->p.memthr_wait_s))
+        return -EAGAIN;
 
     uint32_t k = 0;
     for (uint32_t i = 0; i < s->n_gpus && k < req->n_gpus; i++) {
@@ -335,6 +362,54 @@ static int choose_memthr(const struct eco_gpusel *s, double now_s,
             out_gpus[k++] = i;
     }
     return k == req->n_gpus ? 0 : -EAGAIN;
+}
+
+/* Speed factor of workload a next to workload b on one GPU (co-location model): 0 when the
+ * pair cannot share, the mean of the two measured figures for two copies of one workload. */
+static double pair_factor(uint32_t a, uint32_t b)
+{
+    struct eco_coloc_pair p;
+    if (eco_coloc_pair(a, b, &p) < 0 || !p.feasible)
+        return 0.0;
+    return a == b ? 0.5 * (p.speed_a + p.speed_b) : p.speed_a;
+}
+
+/* Summed speed factors of k jobs of workloads wl[] on one GPU, each slowed by the product of
+ * its pair factors with the others (docs/policies/gpu-selection.md). */
+static double summed_speed(const uint32_t *wl, uint32_t k)
+{
+    double sum = 0.0;
+    for (uint32_t j = 0; j < k; j++) {
+        double f = 1.0;
+        for (uint32_t i = 0; i < k; i++)
+            if (i != j)
+                f *= pair_factor(wl[j], wl[i]);
+        sum += f;
+    }
+    return sum;
+}
+
+/* live, when the job and every job recorded on GPU g have a known workload: 1 if adding the
+ * job raises the GPU's summed speed factors by more than share_min_gain - 1 (for one job
+ * already there: the pair's two factors add up to more than share_min_gain), 0 if not, -1
+ * when the rule does not apply (unknown workloads, or no job recorded). *gain gets 1 + that
+ * rise (2 when the rule does not apply: the job alone at full speed). */
+static int pair_pays_off(const struct eco_gpusel *s, const struct gpu_state *g,
+                         const struct eco_gpu_request *req, double *gain)
+{
+    uint32_t wl[ECO_GPUSEL_MAX_JOBS + 1];
+    *gain = 2.0;
+    if (!req->coloc_ref || g->n_jobs == 0 || g->n_jobs >= ECO_GPUSEL_MAX_JOBS)
+        return -1;
+    for (uint32_t j = 0; j < g->n_jobs; j++) {
+        if (!g->jobs[j].coloc_ref)
+            return -1;
+        wl[j] = g->jobs[j].coloc_ref - 1;
+    }
+    double before = summed_speed(wl, g->n_jobs);
+    wl[g->n_jobs] = req->coloc_ref - 1;
+    *gain = 1.0 + summed_speed(wl, g->n_jobs + 1) - before;
+    return *gain > s->p.share_min_gain;
 }
 
 /* live: may GPU `i` take the job now? Fills its preference key when it may. */
@@ -348,12 +423,14 @@ static int live_eligible(const struct eco_gpusel *s, uint32_t i, double now_s,
 
     uint64_t free_b = st.last.mem_total_b - st.last.mem_used_b;
     uint64_t avail_b = free_b > st.reserved_b ? free_b - st.reserved_b : 0;
-    int alone = !st.busy && st.n_claims == 0 && free_b >= req->mem_b;
-    int shared = req->share && st.util_avg < s->p.share_util_max && avail_b >= req->mem_b &&
-                 avail_b - req->mem_b >= s->p.share_margin_b;
+    int fits = avail_b >= req->mem_b && avail_b - req->mem_b >= s->p.share_margin_b;
+    double gain;
+    int pays = pair_pays_off(s, &s->g[i], req, &gain);
+    int alone = pays < 0 && !st.busy && st.n_claims == 0 && free_b >= req->mem_b;
+    int shared = req->share && fits && (pays < 0 ? st.util_avg < s->p.share_util_max : pays > 0);
     if (!alone && !shared)
         return 0;
-    *c = (struct cand){.gpu = i, .claims = st.n_claims, .util = st.util_avg};
+    *c = (struct cand){.gpu = i, .claims = st.n_claims, .gain = gain, .util = st.util_avg};
     return 1;
 }
 
@@ -429,6 +506,7 @@ int eco_gpusel_reserve(struct eco_gpusel *s, double now_s, const uint32_t *gpus,
             .mem_b = req->mem_b,
             .base_used_b = st.last.mem_used_b + st.reserved_b,
             .t_start_s = now_s,
+            .coloc_ref = req->coloc_ref,
             .share = req->share != 0,
         };
     }
@@ -464,14 +542,15 @@ static const struct eco_gpusel_ops exclusive_ops = {
 
 static const struct eco_gpusel_ops memthr_ops = {
     .name = "memory-threshold",
-    .summary = "task-spooler: a GPU is free when at least 90% of its memory is free",
+    .summary = "task-spooler: a GPU is free when at least 90% of its memory is free; one "
+               "start per gpu_wait",
     .choose = choose_memthr,
 };
 
 static const struct eco_gpusel_ops live_ops = {
     .name = "live",
     .summary = "averaged utilisation and memory with hysteresis, claims of just-started "
-               "jobs, sharing when memory fits",
+               "jobs, sharing when memory fits and the measured pair slowdown pays off",
     .choose = choose_live,
 };
 

@@ -1,0 +1,93 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# `ecosched sim --server`: hand-computed runs on one and two GPUs (measured pair factors from
+# data/gpu_colocation), the static assignment, memory-threshold stacking, live sharing,
+# byte-identical repeated runs, and bad input.
+set -u
+ECO="$1"; SRC="$2"
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+fail=0; n=0
+check() { what="$1"; shift; n=$((n + 1)); if ! "$@"; then echo "FAIL: $what"; fail=$((fail + 1)); fi; }
+near() { awk -v a="$1" -v b="$2" -v e="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= e) }'; }
+# col FILE ID COLUMN: one column of one job row of jobs-*.csv
+col() { awk -F, -v id="$2" -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
+        $1 == id { print $k[c] }' "$1"; }
+jget() { sed -n "s/.*\"strategy\": \"$2\".*\"$3\": \([0-9.]*\).*/\1/p" "$1"; }
+
+# Two ResNet18 CIFAR-10 bs32 jobs of 100 s on one V100, no start-up, no noise.
+R18="ResNet18 CIFAR-10 bs32"
+printf 'id,workload,gpus,work_s,submit_s\n1,%s,1,100,0\n2,%s,1,100,0\n' "$R18" "$R18" > "$T/two.csv"
+"$ECO" sim --server --gpus 1 --series "$T/two.csv" --startup 0 --noise 0 --out "$T/o1" --json > "$T/o1.json"
+check "sim --server exits 0" [ $? -eq 0 ]
+# Lucid measured the pair at 0.949 and 0.972 (row 740) and 88.027% utilisation; alone 58.667%.
+f=$(awk -F, '$1 == 740 { print ($7 + $13) / 2 }' "$SRC/data/gpu_colocation/lucid_colocate_info.csv")
+want=$(awk -v f="$f" 'BEGIN { printf "%.3f", 100 / f }')
+check "live: job 2 shares from t = 0" [ "$(col "$T/o1/jobs-live.csv" 2 start_s)" = 0.000 ]
+check "live: job 2 ends at 100 / $f = $want" near "$(col "$T/o1/jobs-live.csv" 2 end_s)" "$want" 0.002
+check "live: makespan $want" near "$(jget "$T/o1.json" live makespan_s)" "$want" 0.002
+check "live: shared GPU at the measured 88.03%" near "$(jget "$T/o1.json" live gpu_util)" 0.8803 0.0001
+check "static: one after the other, ends 100 and 200" \
+    sh -c "[ '$(col "$T/o1/jobs-static.csv" 1 end_s)' = 100.000 ] && [ '$(col "$T/o1/jobs-static.csv" 2 end_s)' = 200.000 ]"
+check "static: utilisation of ResNet18 alone (58.667%)" near "$(jget "$T/o1.json" static gpu_util)" 0.5867 0.0001
+check "exclusive: makespan 200" near "$(jget "$T/o1.json" exclusive makespan_s)" 200 0.001
+# A higher bar for sharing than the pair gives: live runs them one after the other.
+"$ECO" sim --server --gpus 1 --series "$T/two.csv" --startup 0 --noise 0 --strategy live \
+    --share-min-gain 1.95 --json > "$T/o2.json"
+check "live with --share-min-gain 1.95 (pair 1.921) does not share" near "$(jget "$T/o2.json" live makespan_s)" 200 0.001
+
+# Static keeps its fixed GPUs: jobs 1 and 3 on GPU 0, job 2 on GPU 1; job 3 waits for job 1
+# although GPU 1 is free from t = 50. Exclusive gives it GPU 1 at t = 50.
+printf 'id,workload,gpus,work_s,submit_s\n1,%s,1,100,0\n2,%s,1,50,0\n3,%s,1,10,0\n' "$R18" "$R18" "$R18" > "$T/three.csv"
+"$ECO" sim --server --gpus 2 --series "$T/three.csv" --startup 0 --noise 0 --ts-wait 0 \
+    --strategy static,exclusive,memory-threshold --out "$T/o3" > /dev/null
+check "static: job 3 on GPU 0 from 100 to 110" \
+    sh -c "[ '$(col "$T/o3/jobs-static.csv" 3 gpu_ids)/$(col "$T/o3/jobs-static.csv" 3 start_s)/$(col "$T/o3/jobs-static.csv" 3 end_s)' = 0/100.000/110.000 ]"
+check "exclusive: job 3 on GPU 1 from 50 to 60" \
+    sh -c "[ '$(col "$T/o3/jobs-exclusive.csv" 3 gpu_ids)/$(col "$T/o3/jobs-exclusive.csv" 3 start_s)/$(col "$T/o3/jobs-exclusive.csv" 3 end_s)' = 1/50.000/60.000 ]"
+# ResNet18 holds 2,360 MiB, under 10% of a 32 GiB V100: task-spooler's rule sees GPU 0 free and
+# stacks job 2 on it, while GPU 1 stays idle (2 slots: job 3 waits).
+check "memory-threshold: job 2 stacked on GPU 0" [ "$(col "$T/o3/jobs-memory-threshold.csv" 2 gpu_ids)" = 0 ]
+check "memory-threshold: job 2 ran shared" awk "BEGIN { exit !($(col "$T/o3/jobs-memory-threshold.csv" 2 shared_s) > 0) }"
+
+# Determinism: drawn series, all strategies, twice.
+for r in a b; do
+    "$ECO" sim --server --jobs 30 --seed 5 --out "$T/d$r" --write-series "$T/d$r.csv" > "$T/d$r.txt" || check "drawn run" false
+done
+for f in jobs-static.csv jobs-exclusive.csv jobs-memory-threshold.csv jobs-live.csv; do
+    check "$f identical in two runs" cmp -s "$T/da/$f" "$T/db/$f"
+done
+check "tables identical" cmp -s "$T/da.txt" "$T/db.txt"
+check "series file has 30 jobs" [ "$(wc -l < "$T/da.csv")" -eq 31 ]
+"$ECO" sim --server --series "$T/da.csv" --seed 5 > "$T/dc.txt"
+check "the written series reproduces the run" cmp -s "$T/da.txt" "$T/dc.txt"
+"$ECO" sim --server --jobs 30 --seed 6 > "$T/d6.txt"
+check "another seed, another result" sh -c "! cmp -s '$T/da.txt' '$T/d6.txt'"
+
+# Bad input: clear message naming file, line and field, exit 2.
+bad() {
+    what="$1"; want="$2"; shift 2
+    out=$("$ECO" sim --server "$@" 2>&1 >/dev/null); rc=$?
+    check "$what: exit 2 (got $rc)" [ "$rc" -eq 2 ]
+    check "$what: message '$want' (got: $out)" sh -c "printf '%s' \"\$1\" | grep -q -- \"\$2\"" _ "$out" "$want"
+}
+printf 'id,workload,gpus,work_s,submit_s\n1,NoSuchNet,1,100,0\n' > "$T/b1.csv"
+bad "unknown workload" "b1.csv:2: workload: unknown 'NoSuchNet'" --series "$T/b1.csv"
+printf 'id,workload,gpus,work_s,submit_s\n1,%s,1,-5,0\n' "$R18" > "$T/b2.csv"
+bad "negative work" "b2.csv:2: work_s" --series "$T/b2.csv"
+printf 'id,workload,gpus,work_s,submit_s\n1,%s,1,5,10\n2,%s,1,5,3\n' "$R18" "$R18" > "$T/b3.csv"
+bad "submission going back" "b3.csv:3: submit_s" --series "$T/b3.csv"
+printf 'id,workload,gpus\n' > "$T/b4.csv"
+bad "bad header" "b4.csv:1: header" --series "$T/b4.csv"
+printf 'id,workload,gpus,work_s,submit_s\n1,%s,3,5,0\n' "$R18" > "$T/b5.csv"
+bad "job wider than the server" "job 1" --series "$T/b5.csv" --gpus 2
+bad "missing series file" "nope.csv: cannot open" --series "$T/nope.csv"
+bad "unknown strategy" "unknown 'fastest'" --strategy live,fastest
+bad "bad --gpus" "--gpus: '0'" --gpus 0
+bad "bad --work" "--work: '9:3'" --work 9:3
+bad "unknown GPU type" "--gpu-type: unknown 'Z80'" --gpu-type Z80
+bad "unknown option" "unknown option '--fast'" --fast
+"$ECO" sim --server --help | grep -q -- "--share-min-gain"
+check "--server --help lists the options" [ $? -eq 0 ]
+
+echo "sim_server: $((n - fail)) passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/* One-server simulator (src/sim/server.c): the static assignment on hand-built series,
+ * memory-threshold's double start ending out of memory (and live's claims avoiding it), the
+ * energy of a hand-computed run, and bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include "ecosched/catalog.h"
+#include "ecosched/cluster.h"
+#include "ecosched/coloc.h"
+#include "ecosched/power.h"
+#include "ecosched/server.h"
+
+#define near(a, b, eps) assert_true(fabs((a) - (b)) <= (eps))
+
+static struct eco_srv_job job(uint32_t id, const char *wl, uint32_t g, double work)
+{
+    int w = eco_coloc_find(wl, NULL);
+    assert_true(w >= 0);
+    return (struct eco_srv_job){.id = id,
+                                .wl = (uint32_t)w,
+                                .n_gpus = g,
+                                .work_s = work,
+                                .gpu_mem_mb = eco_coloc_workload((size_t)w)->gmem_mb};
+}
+
+static struct eco_srv_params params(uint32_t gpus)
+{
+    struct eco_srv_params p;
+    eco_srv_params_default(&p);
+    p.n_gpus = gpus;
+    p.startup_s = 0;
+    p.noise = 0;
+    return p;
+}
+
+/* 4 GPUs, jobs of 1, 2, 1, 1, 2 GPUs: sets {0}, {2,3} (aligned), {0}, {1}, {2,3}. */
+static void test_static_sets(void **state)
+{
+    (void)state;
+    const char *r = "ResNet18 CIFAR-10 bs32";
+    struct eco_srv_job j[] = {job(1, r, 1, 100), job(2, r, 2, 30), job(3, r, 1, 10),
+                              job(4, r, 1, 10), job(5, r, 2, 10)};
+    struct eco_srv_params p = params(4);
+    struct eco_srv_job_out o[5];
+    struct eco_srv_result res;
+    assert_int_equal(eco_srv_run(&p, "static", j, 5, o, &res, NULL), 0);
+    static const uint32_t g0[] = {0, 2, 0, 1, 2};
+    static const double start[] = {0, 0, 100, 0, 30}, end[] = {100, 30, 110, 10, 40};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(o[i].gpus[0], g0[i]);
+        near(o[i].start_s, start[i], 1e-9);
+        near(o[i].end_s, end[i], 1e-9);
+    }
+    assert_int_equal(o[1].gpus[1], 3);
+    near(res.makespan_s, 110, 1e-9);
+    near(res.avg_jct_s, (100 + 30 + 110 + 10 + 40) / 5.0, 1e-9);
+    near(res.shared_gpu_s, 0, 0);
+}
+
+/* Two BERT jobs (20,162 MiB each) on one 32 GiB V100 with 10 s start-up. memory-threshold
+ * without its wait and 2 slots starts both at t = 0 (nothing allocated yet); at t = 10 the
+ * second does not fit and fails, then waits for the first to end (t = 110) and runs
+ * 110..220. live reserves the first job's memory (claim) and never starts the second early. */
+static void test_double_start_oom(void **state)
+{
+    (void)state;
+    const char *b = "BERT SQuAD bs32";
+    struct eco_srv_job j[] = {job(1, b, 1, 100), job(2, b, 1, 100)};
+    struct eco_srv_params p = params(1);
+    p.startup_s = 10;
+    p.ts_slots = 2;
+    p.sel.memthr_wait_s = 0;
+    struct eco_srv_job_out o[2];
+    struct eco_srv_result res;
+    assert_int_equal(eco_srv_run(&p, "memory-threshold", j, 2, o, &res, NULL), 0);
+    assert_int_equal(o[1].restarts, 1);
+    assert_int_equal(res.oom_restarts, 1);
+    near(o[0].end_s, 110, 1e-9);
+    near(o[1].start_s, 110, 1e-9);
+    near(o[1].end_s, 220, 1e-9);
+
+    /* live: the first job's claim, then its memory, leave 12,606 MiB: no start. After it
+     * ends at 110 the 10 s utilisation window still averages 0.997 x 9/10, 8/10 at t = 110,
+     * 111; at t = 112, 7/10 = 0.698 < 0.7 lets the (sharing) job in: 112 + 10 + 100. */
+    assert_int_equal(eco_srv_run(&p, "live", j, 2, o, &res, NULL), 0);
+    assert_int_equal(res.oom_restarts, 0);
+    near(o[1].start_s, 112, 1e-9);
+    near(o[1].end_s, 222, 1e-9);
+}
+
+/* One ResNet18 job of 100 s on one V100: energy = (host + idle + (busy - idle) x util) x 100. */
+static void test_energy(void **state)
+{
+    (void)state;
+    struct eco_srv_job j[] = {job(1, "ResNet18 CIFAR-10 bs32", 1, 100)};
+    struct eco_srv_params p = params(1);
+    struct eco_srv_result res;
+    assert_int_equal(eco_srv_run(&p, "exclusive", j, 1, NULL, &res, NULL), 0);
+    int t = eco_catalog_find("V100");
+    double busy;
+    assert_int_equal(eco_power_eval(t, ECO_WORKLOAD_GENERIC, 250, NULL, &busy), 0);
+    struct eco_node_group g;
+    eco_node_group_defaults(&g, t, 1);
+    double u = 0.58667, gpu_w = 23 + (busy - 23) * u;
+    near(res.gpu_util, u, 1e-12);
+    near(res.gpu_energy_j, gpu_w * 100, 1e-6);
+    near(res.energy_j, (g.base_w + gpu_w) * 100, 1e-6);
+    near(res.makespan_s, 100, 1e-9);
+}
+
+static void test_series_and_bad_input(void **state)
+{
+    (void)state;
+    struct eco_srv_series_spec spec = {.n_jobs = 50,
+                                       .work_min_s = 60,
+                                       .work_max_s = 600,
+                                       .two_gpu_frac = 0.5,
+                                       .gpu_mem_mb = 16384};
+    struct eco_srv_job a[50], b[50];
+    assert_int_equal(eco_srv_series(9, &spec, a, NULL), 0);
+    assert_int_equal(eco_srv_series(9, &spec, b, NULL), 0);
+    int two = 0;
+    for (int i = 0; i < 50; i++) {
+        assert_true(a[i].id == b[i].id && a[i].wl == b[i].wl && a[i].n_gpus == b[i].n_gpus &&
+                    a[i].work_s == b[i].work_s && a[i].submit_s == b[i].submit_s);
+        assert_true(a[i].work_s >= 60 && a[i].work_s <= 600);
+        assert_true(a[i].gpu_mem_mb > 0 && a[i].gpu_mem_mb <= 16384); /* BERT fp32 excluded */
+        assert_int_equal(eco_coloc_workload(a[i].wl)->source, ECO_COLOC_LUCID);
+        two += a[i].n_gpus == 2;
+    }
+    assert_true(two > 10 && two < 40);
+
+    struct eco_error err = {{0}};
+    struct eco_srv_params p = params(2);
+    struct eco_srv_result res;
+    assert_int_equal(eco_srv_run(&p, "fastest", a, 2, NULL, &res, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "unknown strategy 'fastest'"));
+    struct eco_srv_job wide = job(1, "ResNet18 CIFAR-10 bs32", 3, 10);
+    assert_int_equal(eco_srv_run(&p, "live", &wide, 1, NULL, &res, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "job 1"));
+    p.dt_s = 0;
+    assert_int_equal(eco_srv_run(&p, "live", a, 2, NULL, &res, &err), -EINVAL);
+    spec.gpu_mem_mb = 100;
+    assert_int_equal(eco_srv_series(1, &spec, a, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "fits"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_static_sets),
+        cmocka_unit_test(test_double_start_oom),
+        cmocka_unit_test(test_energy),
+        cmocka_unit_test(test_series_and_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
