@@ -46,6 +46,7 @@ struct ecod_run {
     bool integrate;                         /* no energy counter: integrate power at each tick */
     double integrated_j;
     double energy_j; /* latest total */
+    int64_t slurm_job; /* > 0: a Slurm job registered by the SPANK plugin (no process here) */
 };
 
 /* The daemon: everything lives on one thread (the event loop), so nothing here is locked. */
@@ -128,5 +129,23 @@ int ecod_level_parse(const char *name);
  * ecod_sched_recover). */
 extern double ecod_auto_cap_max_slowdown;
 void ecod_sched_reconcile_limits(struct ecod *d);
+
+/* sched.c, for Slurm jobs (api_node.c, docs/slurm.md): the SPANK plugin registers a Slurm job's
+ * GPUs so that the daemon measures their energy, and ends it from the epilog. The job has a
+ * store row (name "slurm-JOBID", no process) and a watched run; its GPUs are reserved in the
+ * selector. add: 0 or -ENOMEM. end: accounts, records done with the energy, releases the
+ * GPUs; -ENOENT when no run has that store id. */
+int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
+                         uint32_t n);
+int ecod_sched_end_slurm(struct ecod *d, int64_t id, double *energy_j);
+/* The limit power_cap "auto" chooses on GPU g (see auto_cap in sched.c). */
+int ecod_sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap);
+
+/* api_node.c: the routes /v1/node, /v1/gpus/N/limit and /v1/slurm/... (docs/http-api.md,
+ * "Slurm and the cluster power controller"). Returns true when it queued a response. */
+struct MHD_Connection;
+bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
+                         const char *method, const char *body, size_t len, uid_t peer_uid,
+                         int *mhd_ret);
 
 #endif
