@@ -1,0 +1,171 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# ecosched on a real Slurm, on this one machine: a private munged, slurmctld and three slurmd
+# (n1..n3, two fake GPUs each: character devices for Slurm, the fake NVML library for
+# ecosched), one ecoschedd per node and the SPANK plugin. Checks power caps set and restored,
+# GPU energy recorded, a bad option refused, the power controller holding the fake GPUs' power
+# under a budget that steps down, and a node daemon killed mid-run harming no job.
+# Arguments: ECOSCHED ECOSCHEDD FAKE_NVML_LIB FAKE_GPU_RUN SPANK_SO FAKE_NVML_PLAIN SOURCE_DIR.
+# Needs root; installs the Slurm packages when missing; stops everything it starts by PID.
+set -u
+ECO="$1"; ECOD="$2"; FAKE_LIB="$3"; FAKE_RUN="$4"; SPANK="$5"; FAKE_PLAIN="$6"
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (starts munged, slurmctld and slurmd as root)"
+[ -f "$SPANK" ] || skip "SPANK plugin not built (slurm/spank.h was missing at configure)"
+need=""
+for p in munge slurmctld slurmd slurm-client; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
+done
+if [ -n "$need" ]; then
+    echo "installing:$need"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends $need; } >/dev/null 2>&1 ||
+        skip "could not install$need with apt-get"
+fi
+
+R=$(mktemp -d /tmp/ecosched-slurm.XXXXXX)
+chmod 755 "$R"
+NODES="n1 n2 n3"
+PIDS=""
+fail=0; n=0
+# ports: a block per run, from this shell's PID, so two runs on one machine do not collide
+BASE=$((20000 + ($$ % 4000) * 10))
+export SLURM_CONF="$R/slurm.conf"
+
+cleanup() {
+    for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
+    sleep 0.5
+    for p in $PIDS; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    if [ "$fail" -ne 0 ] || [ -n "${KEEP_T:-}" ]; then
+        for f in "$R"/log/*; do echo "--- $f"; tail -25 "$f"; done
+    fi
+    [ -n "${KEEP_T:-}" ] || rm -rf "$R"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+check() {
+    what="$1"; shift
+    n=$((n + 1))
+    if ! "$@"; then echo "FAIL: $what"; fail=$((fail + 1)); fi
+}
+# until_true TENTHS COMMAND...: polls until the command succeeds.
+until_true() {
+    t="$1"; shift; i=0
+    while [ $i -lt "$t" ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
+    return 1
+}
+
+mkdir -p "$R/log" "$R/state" "$R/fake" "$R/out"
+# munge with its own key and socket
+dd if=/dev/urandom of="$R/munge.key" bs=1024 count=1 2>/dev/null
+chmod 400 "$R/munge.key"
+munged -F --force --socket="$R/munge.sock" --key-file="$R/munge.key" --pid-file="$R/munged.pid" \
+    --log-file="$R/log/munged.log" --seed-file="$R/munge.seed" 2>>"$R/log/munged.log" &
+PIDS="$PIDS $!"
+
+HOST=$(hostname -s)
+cat >"$R/slurm.conf" <<EOF
+ClusterName=ecotest
+SlurmctldHost=$HOST(127.0.0.1)
+SlurmctldPort=$BASE
+SlurmUser=root
+AuthType=auth/munge
+AuthInfo=socket=$R/munge.sock
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+MailProg=/bin/true
+GresTypes=gpu
+StateSaveLocation=$R/state
+SlurmdSpoolDir=$R/spool/%n
+SlurmctldPidFile=$R/slurmctld.pid
+SlurmdPidFile=$R/slurmd.%n.pid
+SlurmctldLogFile=$R/log/slurmctld.log
+SlurmdLogFile=$R/log/slurmd.%n.log
+SlurmdParameters=config_overrides
+PlugStackConfig=$R/plugstack.conf
+ReturnToService=2
+SchedulerParameters=sched_interval=1
+InactiveLimit=0
+KillWait=2
+EOF
+i=1
+for nd in $NODES; do
+    mkdir -p "$R/spool/$nd" "$R/dev/$nd" "$R/$nd"
+    for g in 0 1; do mknod "$R/dev/$nd/nvidia$g" c 1 3; done
+    echo "NodeName=$nd NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((BASE + i)) CPUs=2 Sockets=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000 Gres=gpu:2 State=UNKNOWN" >>"$R/slurm.conf"
+    echo "NodeName=$nd Name=gpu File=$R/dev/$nd/nvidia[0-1]" >>"$R/gres.conf"
+    i=$((i + 1))
+done
+echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$R/slurm.conf"
+echo "AutoDetect=off" | cat - "$R/gres.conf" >"$R/gres.tmp" && mv "$R/gres.tmp" "$R/gres.conf"
+echo "required $SPANK socket=$R/%n/d.sock platform=fake library=$FAKE_PLAIN fake_state=$R/fake/%n.state" >"$R/plugstack.conf"
+
+until_true 50 test -S "$R/munge.sock" || { echo "FAIL: munged did not start"; fail=1; exit 1; }
+
+# one ecoschedd per node, each on its own fake GPUs
+for nd in $NODES; do
+    ECOSCHED_FAKE_NVML_STATE="$R/fake/$nd.state" ECOSCHED_FAKE_NVML_GPUS=2 \
+        ECOSCHED_FAKE_NVML_LIB="$FAKE_LIB" "$ECOD" --foreground --socket "$R/$nd/d.sock" \
+        --state-dir "$R/$nd/state" --platform fake --util-window 1 --log-level debug \
+        2>>"$R/log/ecoschedd.$nd.log" &
+    PIDS="$PIDS $!"
+    eval "DPID_$nd=$!"
+done
+slurmctld -D -i >>"$R/log/slurmctld.out" 2>&1 &
+PIDS="$PIDS $!"
+for nd in $NODES; do
+    slurmd -D -N "$nd" >>"$R/log/slurmd.$nd.out" 2>&1 &
+    PIDS="$PIDS $!"
+done
+nodes_idle() { [ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" -eq 3 ]; }
+if ! until_true 300 nodes_idle; then
+    echo "FAIL: Slurm nodes not idle"; sinfo -N; fail=1; exit 1
+fi
+for nd in $NODES; do
+    until_true 50 test -S "$R/$nd/d.sock" || { echo "FAIL: ecoschedd on $nd"; fail=1; exit 1; }
+done
+echo "slurm up: $(sinfo -h -N -o '%N %t' | tr '\n' ' ')"
+
+# limit_mw NODE GPU: the fake GPU's power limit in mW
+limit_mw() { awk -v g="$2" '$1 == "gpu" && $2 == g { print $4 }' "$R/fake/$1.state"; }
+# a job "on" its fake GPUs for S seconds (the fake library counts it busy)
+gpu_job() { echo "ECOSCHED_FAKE_NVML_STATE=$R/fake/\$SLURMD_NODENAME.state $FAKE_RUN \$CUDA_VISIBLE_DEVICES sleep $1"; }
+
+# 1. srun with a cap: both GPUs of n1 at 150 W while it runs, back to 250 W after
+srun -w n1 --gres=gpu:2 --gpu-power-cap=150 sh -c "$(gpu_job 3)" >"$R/out/srun1" 2>&1 &
+SRUN=$!
+capped() { [ "$(limit_mw n1 0)" = 150000 ] && [ "$(limit_mw n1 1)" = 150000 ]; }
+check "srun --gpu-power-cap=150: both GPUs of n1 at 150 W while the job runs" until_true 100 capped
+wait $SRUN; rc=$?
+check "the capped srun job exits 0 (got $rc: $(cat "$R/out/srun1"))" [ "$rc" -eq 0 ]
+restored() { [ "$(limit_mw n1 0)" = 250000 ] && [ "$(limit_mw n1 1)" = 250000 ]; }
+check "limits back to 250 W after the job" until_true 100 restored
+# field NODE ID KEY: one field of `ecosched show ID` on NODE's daemon
+field() { ECOSCHED_SOCKET="$R/$1/d.sock" "$ECO" show "$2" | awk -v k="$3" '$1 == k { print $2; exit }'; }
+check "n1's ecoschedd recorded the Slurm job ($(field n1 1 name))" [ "$(field n1 1 name)" = "slurm-1" ]
+e=$(field n1 1 energy_j)
+# 2 GPUs x 150 W x ~3 s busy, plus idle draw (23 W) between prolog and start: 700..2000 J
+check "GPU energy of the srun job recorded by n1's ecoschedd (${e:-none} J, expect 700..2000)" \
+    awk "BEGIN { exit !(\"${e:-0}\" + 0 >= 700 && \"${e:-0}\" + 0 <= 2000) }"
+
+# 2. sbatch --gpu-energy: the energy line in the job's output; auto cap chosen by the daemon
+j=$(sbatch --parsable -w n2 --gres=gpu:1 --gpu-energy --gpu-power-cap=auto -o "$R/out/b-%j.out" \
+    --wrap "$(gpu_job 2)")
+check "sbatch accepted ($j)" [ -n "$j" ]
+has_line() { grep -q "ecosched: job $j on n2: GPU energy [0-9.]* J" "$R/out/b-$j.out" 2>/dev/null; }
+check "sbatch --gpu-energy: energy line in the job's output" until_true 300 has_line
+grep "ecosched: job" "$R/out/b-$j.out"
+check "auto cap applied and logged on n2" grep -q "job $j: GPU [01]: power limit 1[0-9][0-9] W" "$R/log/slurmd.n2.log"
+
+# 3. a bad value is refused before the job starts
+srun --gpu-power-cap=abc true >"$R/out/bad" 2>&1; rc=$?
+check "srun --gpu-power-cap=abc refused (exit $rc)" [ "$rc" -ne 0 ]
+check "the refusal names the option" grep -q "Invalid --gpu-power-cap argument: abc" "$R/out/bad"
+
+echo "$(basename "$0" .sh): $((n - fail)) passed, $fail failed"
+[ "$fail" -eq 0 ]
