@@ -178,7 +178,8 @@ PSOCK="$R/powerd.sock"
 export ECOSCHED_POWERD_SOCKET="$PSOCK"
 "$ECO" powerd --budget 1100 --period 1 --nodes "$R/%n/d.sock" --socket "$PSOCK" \
     --power-down forecast:window=60,margin=1 2>>"$R/log/powerd.log" &
-PIDS="$PIDS $!"
+PPID_=$!
+PIDS="$PIDS $PPID_"
 for nd in $NODES; do
     sbatch --parsable -w "$nd" --gres=gpu:2 -o "$R/out/p-$nd.out" \
         --wrap "$(gpu_job_go) && echo job-ok" >"$R/out/p-$nd.id"
@@ -242,6 +243,16 @@ check "without powerd, suspend powers off every node listed" \
 check "resume powers on every node listed" [ "$(wc -l <"$R/out/on")" -eq 3 ]
 "$ECO" power budget -5 >/dev/null 2>&1; rc=$?
 check "power budget -5 refused with exit 2 (got $rc)" [ "$rc" -eq 2 ]
+
+# powerd and the node daemons stop cleanly (a sanitizer build reports leaks at exit)
+kill -TERM "$PPID_"; wait "$PPID_"; rc=$?
+check "powerd exits 0 on SIGTERM (got $rc)" [ "$rc" -eq 0 ]
+for nd in n1 n2; do
+    eval "p=\$DPID_$nd"; kill -TERM "$p"; wait "$p"; rc=$?
+    check "ecoschedd on $nd exits 0 on SIGTERM (got $rc)" [ "$rc" -eq 0 ]
+done
+check "no sanitizer report from powerd or the node daemons" \
+    sh -c "! grep -l -e AddressSanitizer -e 'runtime error' '$R'/log/powerd.log '$R'/log/ecoschedd.*.log"
 
 echo "$(basename "$0" .sh): $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
