@@ -232,6 +232,8 @@ check "n3's limits restored by the epilog through the platform" restored_n3
 
 # 5. SuspendProgram / ResumeProgram: 3 arrivals of 2 GPUs within forecast's 60 s window with
 #    margin 1 make a reserve of 1 x 6 / 60 x 300 s = 30 GPUs: the idle nodes all stay on
+n1_idle() { "$ECO" power status --json | tr -d ' \n' | grep -q '"idle":\[[^]]*"n1"'; }
+check "powerd sees n1 idle" until_true 100 n1_idle
 "$ECO" power suspend n1 --command "echo off %n >>$R/out/off" >"$R/out/susp" 2>&1
 check "suspend keeps n1 on as part of the forecast reserve ($(cat "$R/out/susp"))" \
     sh -c "grep -q 'n1: kept on' '$R/out/susp' && [ ! -e '$R/out/off' ]"
