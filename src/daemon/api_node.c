@@ -80,20 +80,25 @@ static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
         double p = 0, lim = 0;
         struct eco_power_range pr = {0};
         int64_t job = 0;
+        double job_cap = 0;
         eco_platform_power(d->platform, g, &p, NULL);
         eco_platform_power_limit(d->platform, g, &lim, NULL);
         eco_platform_power_range(d->platform, g, &pr, NULL);
         for (size_t i = 0; i < d->n_runs; i++)
             for (uint32_t k = 0; d->runs[i].slurm_job > 0 && k < d->runs[i].n_gpus; k++)
-                if (d->runs[i].gpus[k] == g)
+                if (d->runs[i].gpus[k] == g) {
                     job = d->runs[i].slurm_job;
+                    job_cap = d->runs[i].slurm_cap_w;
+                }
         total += p;
         max_total += pr.max_w;
         json_t *o = json_pack("{s:i,s:f,s:f,s:f,s:f,s:f}", "index", (int)g, "power_w", p,
                               "power_limit_w", lim, "power_min_w", pr.min_w, "power_max_w",
                               pr.max_w, "power_default_w", pr.default_w);
-        if (o)
+        if (o) {
             json_object_set_new(o, "slurm_job", job > 0 ? json_integer(job) : json_null());
+            json_object_set_new(o, "job_cap_w", job_cap > 0 ? json_real(job_cap) : json_null());
+        }
         json_array_append_new(gpus, o);
     }
     for (size_t i = 0; jobs && i < d->n_runs; i++) {
@@ -268,7 +273,7 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
             eco_store_cancel(d->store, id, now, "could not record the Slurm job", NULL, NULL);
         return fail(c, 500, NULL, "%s", err.msg);
     }
-    if (ecod_sched_add_slurm(d, id, job, gpus, n) < 0) {
+    if (ecod_sched_add_slurm(d, id, job, gpus, n, cap_w) < 0) {
         eco_store_finish(d->store, id, ECO_STORE_FAILED, -1, now, 0, NULL);
         return fail(c, 500, NULL, "out of memory");
     }

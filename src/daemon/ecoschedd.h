@@ -47,6 +47,7 @@ struct ecod_run {
     double integrated_j;
     double energy_j; /* latest total */
     int64_t slurm_job; /* > 0: a Slurm job registered by the SPANK plugin (no process here) */
+    double slurm_cap_w; /* its --gpu-power-cap in watts (0: none): the controller's ceiling */
 };
 
 /* The daemon: everything lives on one thread (the event loop), so nothing here is locked. */
@@ -136,7 +137,7 @@ void ecod_sched_reconcile_limits(struct ecod *d);
  * selector. add: 0 or -ENOMEM. end: accounts, records done with the energy, releases the
  * GPUs; -ENOENT when no run has that store id. */
 int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
-                         uint32_t n);
+                         uint32_t n, double cap_w);
 int ecod_sched_end_slurm(struct ecod *d, int64_t id, double *energy_j);
 /* The limit power_cap "auto" chooses on GPU g (see auto_cap in sched.c). */
 int ecod_sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap);

@@ -698,6 +698,7 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     int rc = read_run_file(d, j->id, &probe.pid, &probe.start_ticks);
     if (j->pid == 0 && j->name && sscanf(j->name, "slurm-%lld", &slurm_job) == 1 && slurm_job > 0) {
         probe.slurm_job = slurm_job; /* a Slurm job: no process, its epilog ends it */
+        probe.slurm_cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
         why[0] = '\0';
     } else if (rc < 0 || probe.pid != j->pid || j->pid <= 0)
         snprintf(why, sizeof why, "no start record of process %d after a daemon restart",
@@ -798,13 +799,14 @@ out:
 }
 
 int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
-                         uint32_t n)
+                         uint32_t n, double cap_w)
 {
     struct ecod_run *r = add_run(d);
     if (!r)
         return -ENOMEM;
     r->id = id;
     r->slurm_job = slurm_job;
+    r->slurm_cap_w = cap_w > 0 ? cap_w : 0;
     r->adopted = true;
     r->n_gpus = n;
     memcpy(r->gpus, gpus, n * sizeof *gpus);

@@ -53,6 +53,7 @@
 
 struct pgpu {
     double power_w, limit_w, min_w, max_w, default_w;
+    double job_cap_w; /* the job's --gpu-power-cap (0: none): a ceiling for its limit */
 };
 
 struct pnode {
@@ -96,8 +97,7 @@ struct powerd {
     size_t n_nodes;
     struct pjob *jobs;
     size_t n_jobs;
-    int64_t *seen_ids; /* every job id seen (arrivals) */
-    size_t n_seen, cap_seen;
+    int64_t max_seen_id; /* highest job id seen (arrivals are ids above it) */
     uint64_t arrivals;
     double arrived_gpus;
     double feedback_w;
@@ -276,6 +276,7 @@ static void read_node_power(struct powerd *pd)
             pg->min_w = json_number_value(json_object_get(g, "power_min_w"));
             pg->max_w = json_number_value(json_object_get(g, "power_max_w"));
             pg->default_w = json_number_value(json_object_get(g, "power_default_w"));
+            pg->job_cap_w = json_number_value(json_object_get(g, "job_cap_w"));
             if (json_is_null(json_object_get(g, "slurm_job"))) {
                 idle_sum += pg->power_w;
                 idle_n++;
@@ -301,20 +302,13 @@ static struct pjob *job_get(struct powerd *pd, int64_t id)
     return j;
 }
 
+/* Whether job id is new: Slurm gives increasing ids, so an id above every one seen so far is
+ * an arrival (no list of past ids to keep). */
 static bool seen_before(struct powerd *pd, int64_t id)
 {
-    for (size_t i = 0; i < pd->n_seen; i++)
-        if (pd->seen_ids[i] == id)
-            return true;
-    if (pd->n_seen == pd->cap_seen) {
-        size_t c = pd->cap_seen ? 2 * pd->cap_seen : 256;
-        int64_t *v = realloc(pd->seen_ids, c * sizeof *v);
-        if (!v)
-            return true;
-        pd->seen_ids = v;
-        pd->cap_seen = c;
-    }
-    pd->seen_ids[pd->n_seen++] = id;
+    if (id <= pd->max_seen_id)
+        return true;
+    pd->max_seen_id = id;
     return false;
 }
 
@@ -426,6 +420,24 @@ static void send_limit(struct powerd *pd, struct pnode *nd, uint32_t g, double w
     json_decref(o);
 }
 
+/* GPUs of answering nodes that no running job holds go back to their default limit (a limit
+ * sent for a job that ended in the meantime, after its epilog restored it). */
+static void restore_free_gpus(struct powerd *pd)
+{
+    for (size_t i = 0; i < pd->n_nodes; i++) {
+        struct pnode *nd = &pd->nodes[i];
+        for (unsigned g = 0; nd->up && g < nd->n_gpus; g++) {
+            bool held = false;
+            for (size_t k = 0; !held && k < pd->n_jobs; k++)
+                for (unsigned q = 0; !held && q < pd->jobs[k].n; q++)
+                    held = pd->jobs[k].node[q] == i && pd->jobs[k].gpu[q] == g;
+            if (!held && nd->gpu[g].default_w > 0 &&
+                fabs(nd->gpu[g].limit_w - nd->gpu[g].default_w) >= 1.0)
+                send_limit(pd, nd, g, nd->gpu[g].default_w);
+        }
+    }
+}
+
 /* The allocation: jobs whose GPUs all answered share what the budget leaves after the other
  * GPUs' measured power and the maximum draw of the nodes that did not answer. */
 static void allocate(struct powerd *pd, double budget, json_t *st)
@@ -457,7 +469,7 @@ static void allocate(struct powerd *pd, double budget, json_t *st)
             }
             const struct pgpu *pg = &nd->gpu[j->gpu[g]];
             lo = fmax(lo, pg->min_w);
-            hi = fmin(hi, pg->max_w);
+            hi = fmin(hi, pg->job_cap_w > 0 ? fmax(pg->min_w, pg->job_cap_w) : pg->max_w);
             lsum += pg->limit_w;
             psum += pg->power_w;
         }
@@ -497,6 +509,7 @@ static void allocate(struct powerd *pd, double budget, json_t *st)
                 send_limit(pd, nd, j->gpu[g], lim[q]);
         }
     }
+    restore_free_gpus(pd);
     json_object_set_new(st, "measured_w", json_real(measured));
     json_object_set_new(st, "set_aside_w", json_real(cold));
     json_object_set_new(st, "for_jobs_w", json_real(for_jobs));
@@ -926,7 +939,6 @@ out:
     json_decref(pd.status);
     free(pd.nodes);
     free(pd.jobs);
-    free(pd.seen_ids);
     pthread_mutex_destroy(&pd.lock);
     return rc;
 }

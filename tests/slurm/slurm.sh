@@ -172,16 +172,18 @@ srun --gpu-power-cap=abc true >"$R/out/bad" 2>&1; rc=$?
 check "srun --gpu-power-cap=abc refused (exit $rc)" [ "$rc" -ne 0 ]
 check "the refusal names the option" grep -q "Invalid --gpu-power-cap argument: abc" "$R/out/bad"
 
-# 4. the power controller: a job on each node (2 GPUs each, 6 x 200 W uncapped), budget 1100 W
-#    stepped down to 950 W, then n3's daemon killed: n1 + n2 share 950 - n3's 500 W maximum
+# 4. the power controller: a job on each node (2 GPUs each; n1's with --gpu-power-cap=150, so
+#    2 x 150 + 4 x 200 = 1100 W uncapped), budget 1000 W stepped down to 950 W, then n3's daemon
+#    killed: n1 + n2 share 950 - n3's 500 W maximum
 PSOCK="$R/powerd.sock"
 export ECOSCHED_POWERD_SOCKET="$PSOCK"
-"$ECO" powerd --budget 1100 --period 1 --nodes "$R/%n/d.sock" --socket "$PSOCK" \
-    --power-down forecast:window=60,margin=1 2>>"$R/log/powerd.log" &
+"$ECO" powerd --budget 1000 --period 1 --nodes "$R/%n/d.sock" --socket "$PSOCK" \
+    --power-down forecast:window=600,margin=10 2>>"$R/log/powerd.log" &
 PPID_=$!
 PIDS="$PIDS $PPID_"
 for nd in $NODES; do
-    sbatch --parsable -w "$nd" --gres=gpu:2 -o "$R/out/p-$nd.out" \
+    cap=""; [ "$nd" = n1 ] && cap=--gpu-power-cap=150
+    sbatch --parsable -w "$nd" --gres=gpu:2 $cap -o "$R/out/p-$nd.out" \
         --wrap "$(gpu_job_go) && echo job-ok" >"$R/out/p-$nd.id"
 done
 # node_w NODES...: summed GPU power the node daemons report
@@ -204,7 +206,9 @@ held_under() {
     done
     echo "  $* at $p W > $w W"; return 1
 }
-check "fake GPUs held under the 1100 W budget" held_under 1100 5 $NODES
+check "fake GPUs held under the 1000 W budget" held_under 1000 5 $NODES
+check "n1's limits never above its --gpu-power-cap=150 ($(limit_mw n1 0), $(limit_mw n1 1) mW)" \
+    [ "$(limit_mw n1 0)" -le 150000 -a "$(limit_mw n1 1)" -le 150000 ]
 "$ECO" power budget 950 >"$R/out/budget" 2>&1
 check "ecosched power budget 950 accepted ($(cat "$R/out/budget"))" grep -q "budget 950 W" "$R/out/budget"
 check "fake GPUs held under 950 W after the budget step" held_under 950 5 $NODES
@@ -230,8 +234,8 @@ check "n3 not drained after its epilog found no daemon" \
 check "n3's epilog logged the missing daemon" grep -q "GPU energy unknown" "$R/log/slurmd.n3.log"
 check "n3's limits restored by the epilog through the platform" restored_n3
 
-# 5. SuspendProgram / ResumeProgram: 3 arrivals of 2 GPUs within forecast's 60 s window with
-#    margin 1 make a reserve of 1 x 6 / 60 x 300 s = 30 GPUs: the idle nodes all stay on
+# 5. SuspendProgram / ResumeProgram: 3 arrivals of 2 GPUs within forecast's 600 s window with
+#    margin 10 make a reserve of 10 x 6 / 600 x 300 s = 30 GPUs: the idle nodes all stay on
 n1_idle() { "$ECO" power status --json | tr -d ' \n' | grep -q '"idle":\[[^]]*"n1"'; }
 check "powerd sees n1 idle" until_true 100 n1_idle
 "$ECO" power suspend n1 --command "echo off %n >>$R/out/off" >"$R/out/susp" 2>&1
