@@ -106,8 +106,8 @@ static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
         if (r->slurm_job > 0)
             json_array_append_new(jobs, json_pack("{s:I,s:I,s:o,s:f}", "job_id",
                                                   (json_int_t)r->slurm_job, "id", (json_int_t)r->id,
-                                                  "gpus", gpus_json(r->gpus, r->n_gpus),
-                                                  "energy_j", r->energy_j));
+                                                  "gpus", gpus_json(r->gpus, r->n_gpus), "energy_j",
+                                                  r->energy_j));
     }
     return reply(c, 200,
                  json_pack("{s:s,s:s,s:f,s:f,s:o,s:o}", "node", host, "platform",
@@ -128,7 +128,8 @@ static enum MHD_Result set_limit(struct ecod *d, struct MHD_Connection *c, const
         return fail(c, 404, "gpu", "no GPU '%.16s' on this server (0..%d)", gs, (int)d->n_gpus - 1);
     const json_t *v = json_object_get(body, "power_limit_w");
     if (json_object_size(body) != 1 || !v)
-        return fail(c, 400, "power_limit_w", "the body must be {\"power_limit_w\": WATTS|\"default\"}");
+        return fail(c, 400, "power_limit_w",
+                    "the body must be {\"power_limit_w\": WATTS|\"default\"}");
     if (eco_platform_power_range(d->platform, (unsigned)g, &pr, &err) < 0)
         return fail(c, 500, NULL, "%s", err.msg);
     double w = pr.default_w;
@@ -256,15 +257,21 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
         return fail(c, 400, bad, "%s", msg);
     const struct ecod_run *old = slurm_run(d, job);
     if (old) /* the prolog ran again (requeue): the same record */
-        return reply(c, 200, json_pack("{s:I,s:I,s:o}", "job_id", job, "id", (json_int_t)old->id,
-                                       "power_cap_w", cap_w > 0 ? json_real(cap_w) : json_null()));
+        return reply(c, 200,
+                     json_pack("{s:I,s:I,s:o}", "job_id", job, "id", (json_int_t)old->id,
+                               "power_cap_w", cap_w > 0 ? json_real(cap_w) : json_null()));
     for (uint32_t i = 0, off = 0; i < n && off < sizeof gl; i++)
         off += (uint32_t)snprintf(gl + off, sizeof gl - off, "%s%u", i ? "," : "", gpus[i]);
     snprintf(name, sizeof name, "slurm-%" JSON_INTEGER_FORMAT, job);
     snprintf(argv, sizeof argv, "[\"slurm-job\",\"%" JSON_INTEGER_FORMAT "\"]", job);
     double now = ecod_now();
-    struct eco_store_job sj = {.uid = uid, .gid = gid, .name = name, .cwd = "/",
-                               .argv_json = argv, .gpus = n, .power_cap_w = cap_w,
+    struct eco_store_job sj = {.uid = uid,
+                               .gid = gid,
+                               .name = name,
+                               .cwd = "/",
+                               .argv_json = argv,
+                               .gpus = n,
+                               .power_cap_w = cap_w,
                                .submit_s = now};
     if (eco_store_insert(d->store, &sj, &id, &err) < 0 ||
         eco_store_start(d->store, id, 0, 0, n ? gl : NULL, now, &err) < 0) {
@@ -277,10 +284,12 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
         eco_store_finish(d->store, id, ECO_STORE_FAILED, -1, now, 0, NULL);
         return fail(c, 500, NULL, "out of memory");
     }
-    ECOD_LOG(ECOD_INFO, "slurm", "Slurm job %" JSON_INTEGER_FORMAT " (uid %u): GPUs [%s], job %" PRId64
-             ", cap %.0f W", job, (unsigned)uid, gl, id, cap_w);
-    return reply(c, 201, json_pack("{s:I,s:I,s:o}", "job_id", job, "id", (json_int_t)id,
-                                   "power_cap_w", cap_w > 0 ? json_real(cap_w) : json_null()));
+    ECOD_LOG(ECOD_INFO, "slurm",
+             "Slurm job %" JSON_INTEGER_FORMAT " (uid %u): GPUs [%s], job %" PRId64 ", cap %.0f W",
+             job, (unsigned)uid, gl, id, cap_w);
+    return reply(c, 201,
+                 json_pack("{s:I,s:I,s:o}", "job_id", job, "id", (json_int_t)id, "power_cap_w",
+                           cap_w > 0 ? json_real(cap_w) : json_null()));
 }
 
 static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const char *js)
@@ -303,9 +312,10 @@ static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const
     ecod_sched_end_slurm(d, id, &energy);
     double now = ecod_now();
     ECOD_LOG(ECOD_INFO, "slurm", "Slurm job %lld ended: %.1f J", job, energy);
-    return reply(c, 200, json_pack("{s:I,s:I,s:o,s:f,s:f}", "job_id", (json_int_t)job, "id",
-                                   (json_int_t)id, "gpus", gpus, "energy_j", energy, "elapsed_s",
-                                   start > 0 ? now - start : 0.0));
+    return reply(c, 200,
+                 json_pack("{s:I,s:I,s:o,s:f,s:f}", "job_id", (json_int_t)job, "id", (json_int_t)id,
+                           "gpus", gpus, "energy_j", energy, "elapsed_s",
+                           start > 0 ? now - start : 0.0));
 }
 
 /* ---- routing ----------------------------------------------------------------------------- */
@@ -322,8 +332,8 @@ bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *u
         ret = get ? node(d, c) : fail(c, 405, NULL, "use GET on %s", url);
         goto out;
     }
-    bool limit = !strncmp(url, "/v1/gpus/", 9) && (tail = strchr(url + 9, '/')) &&
-                 !strcmp(tail, "/limit");
+    bool limit =
+        !strncmp(url, "/v1/gpus/", 9) && (tail = strchr(url + 9, '/')) && !strcmp(tail, "/limit");
     bool slurm = !strncmp(url, "/v1/slurm/jobs", 14);
     if (!limit && !slurm)
         return false;

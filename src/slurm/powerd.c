@@ -244,15 +244,16 @@ static void read_node_power(struct powerd *pd)
         struct pnode *nd = &pd->nodes[i];
         char msg[700];
         long st;
-        json_t *o = eco_http_json(nd->endpoint, "/v1/node", NULL, NODE_TIMEOUT_MS, &st, msg,
-                                  sizeof msg);
+        json_t *o =
+            eco_http_json(nd->endpoint, "/v1/node", NULL, NODE_TIMEOUT_MS, &st, msg, sizeof msg);
         bool was_up = nd->up;
         nd->up = o && st == 200;
         if (!nd->up) {
             if (was_up || !nd->seen)
-                logf_("warning", "node %s: no answer from its ecoschedd (%s): its limits stay, "
-                      "its maximum draw (%.0f W) is set aside", nd->name,
-                      o ? "bad answer" : msg, nd->max_power_w);
+                logf_("warning",
+                      "node %s: no answer from its ecoschedd (%s): its limits stay, "
+                      "its maximum draw (%.0f W) is set aside",
+                      nd->name, o ? "bad answer" : msg, nd->max_power_w);
             json_decref(o);
             continue;
         }
@@ -386,7 +387,8 @@ static int read_jobs(struct powerd *pd)
         double start = (double)json_integer_value(json_object_get(o, "start_time"));
         pj->remaining_s = DEFAULT_REMAINING_S;
         if (json_is_integer(tl) && json_integer_value(tl) > 0)
-            pj->remaining_s = fmax(60.0, (double)json_integer_value(tl) * 60 - ((double)now - start));
+            pj->remaining_s =
+                fmax(60.0, (double)json_integer_value(tl) * 60 - ((double)now - start));
     }
     /* forget jobs that left the running set */
     size_t kept = 0;
@@ -483,9 +485,14 @@ static void allocate(struct powerd *pd, double budget, json_t *st)
         /* no progress signal from a Slurm job: its speed follows the models' prior */
         eco_job_model_observe(&j->model, cur, psum / j->n, cbrt(cur / hi));
         managed_power += psum;
-        cj[m] = (struct eco_cap_job){.gpus = j->n, .min_limit_w = lo, .max_limit_w = hi,
-                                     .remaining_s = j->remaining_s, .weight = 1, .slack_s = -1,
-                                     .predict = predict, .ctx = &j->model};
+        cj[m] = (struct eco_cap_job){.gpus = j->n,
+                                     .min_limit_w = lo,
+                                     .max_limit_w = hi,
+                                     .remaining_s = j->remaining_s,
+                                     .weight = 1,
+                                     .slack_s = -1,
+                                     .predict = predict,
+                                     .ctx = &j->model};
         map[m++] = k;
     }
     other = measured - managed_power;
@@ -581,8 +588,8 @@ static void powerdown(struct powerd *pd, double now, json_t *st)
         state[i] = nd->powered_down ? ECO_NODE_OFF : ECO_NODE_ON;
         since[i] = nd->idle_since;
         if (!nd->powered_down) {
-            v.free_on_gpus += nd->gres_gpus - (nd->used_gpus < nd->gres_gpus ? nd->used_gpus
-                                                                                : nd->gres_gpus);
+            v.free_on_gpus +=
+                nd->gres_gpus - (nd->used_gpus < nd->gres_gpus ? nd->used_gpus : nd->gres_gpus);
             v.busy_gpus += nd->used_gpus;
         }
         if (nd->idle_since >= 0)
@@ -627,10 +634,9 @@ static json_t *nodes_json(const struct powerd *pd)
     json_t *a = json_array();
     for (size_t i = 0; a && i < pd->n_nodes; i++) {
         const struct pnode *nd = &pd->nodes[i];
-        json_array_append_new(a, json_pack("{s:s,s:b,s:f,s:f,s:i}", "name", nd->name,
-                                           "responsive", nd->up, "power_w", nd->power_w,
-                                           "max_power_w", nd->max_power_w, "gpus",
-                                           (int)nd->n_gpus));
+        json_array_append_new(a, json_pack("{s:s,s:b,s:f,s:f,s:i}", "name", nd->name, "responsive",
+                                           nd->up, "power_w", nd->power_w, "max_power_w",
+                                           nd->max_power_w, "gpus", (int)nd->n_gpus));
     }
     return a;
 }
@@ -640,8 +646,8 @@ static json_t *jobs_json(const struct powerd *pd)
     json_t *a = json_array();
     for (size_t i = 0; a && i < pd->n_jobs; i++) {
         const struct pjob *j = &pd->jobs[i];
-        json_array_append_new(a, json_pack("{s:I,s:i,s:b,s:o}", "job_id", (json_int_t)j->id,
-                                           "gpus", (int)j->n, "managed", j->managed, "limit_w",
+        json_array_append_new(a, json_pack("{s:I,s:i,s:b,s:o}", "job_id", (json_int_t)j->id, "gpus",
+                                           (int)j->n, "managed", j->managed, "limit_w",
                                            j->managed ? json_real(j->limit_w) : json_null()));
     }
     return a;
@@ -836,13 +842,19 @@ static int parse_pos(const char *opt, const char *s, double max, double *out)
 
 int eco_cmd_powerd(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"budget", required_argument, NULL, 'b'},  {"period", required_argument, NULL, 'p'},
-        {"nodes", required_argument, NULL, 'n'},   {"socket", required_argument, NULL, 's'},
-        {"power-down", required_argument, NULL, 'd'}, {"no-weights", no_argument, NULL, 'W'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
-    struct powerd pd = {.socket = ECO_POWERD_SOCKET, .node_pattern = "/run/ecosched/%n.sock",
-                        .forecast = "forecast", .period_s = 5, .weights = true};
+    static const struct option longopts[] = {{"budget", required_argument, NULL, 'b'},
+                                             {"period", required_argument, NULL, 'p'},
+                                             {"nodes", required_argument, NULL, 'n'},
+                                             {"socket", required_argument, NULL, 's'},
+                                             {"power-down", required_argument, NULL, 'd'},
+                                             {"no-weights", no_argument, NULL, 'W'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    struct powerd pd = {.socket = ECO_POWERD_SOCKET,
+                        .node_pattern = "/run/ecosched/%n.sock",
+                        .forecast = "forecast",
+                        .period_s = 5,
+                        .weights = true};
     int c, rc = ECO_EXIT_FAIL, fd = -1;
     struct MHD_Daemon *mhd = NULL;
     optind = 1;

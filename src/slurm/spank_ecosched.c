@@ -45,13 +45,20 @@ struct cfg {
 static int check_cap(int val, const char *optarg, int remote);
 
 static struct spank_option opt_cap = {
-    "gpu-power-cap", "WATTS|auto",
+    "gpu-power-cap",
+    "WATTS|auto",
     "Power limit of the job's GPUs in watts, or 'auto' (the energy-optimal limit within 10% "
     "slowdown); restored when the job ends (ecosched)",
-    1, 0, check_cap};
+    1,
+    0,
+    check_cap};
 static struct spank_option opt_energy = {
-    "gpu-energy", NULL,
-    "Append the job's GPU energy per node to its output when it ends (ecosched)", 0, 0, NULL};
+    "gpu-energy",
+    NULL,
+    "Append the job's GPU energy per node to its output when it ends (ecosched)",
+    0,
+    0,
+    NULL};
 
 /* "auto", or a number of watts in (0, MAX_CAP_W]. */
 static int parse_cap(const char *s, double *w)
@@ -291,16 +298,17 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
     parse_args(&c, ac, av);
     if (job_of(sp, &j) < 0 || j.n == 0)
         return 0; /* no GPUs: nothing to cap or measure */
-    bool want_cap = spank_option_getopt(sp, &opt_cap, &arg) == ESPANK_SUCCESS &&
-                    parse_cap(arg, &cap_w) == 0;
-    json_t *gl = json_array(), *body = json_pack("{s:I,s:I,s:I}", "job_id", (json_int_t)j.id,
-                                                 "uid", (json_int_t)j.uid, "gid", (json_int_t)j.gid);
+    bool want_cap =
+        spank_option_getopt(sp, &opt_cap, &arg) == ESPANK_SUCCESS && parse_cap(arg, &cap_w) == 0;
+    json_t *gl = json_array(), *body = json_pack("{s:I,s:I,s:I}", "job_id", (json_int_t)j.id, "uid",
+                                                 (json_int_t)j.uid, "gid", (json_int_t)j.gid);
     for (unsigned i = 0; gl && i < j.n; i++)
         json_array_append_new(gl, json_integer(j.gpus[i]));
     json_object_set_new(body, "gpus", gl);
-    json_object_set_new(body, "power_cap", !want_cap ? json_null()
-                                           : cap_w < 0 ? json_string("auto")
-                                                       : json_real(cap_w));
+    json_object_set_new(body, "power_cap",
+                        !want_cap   ? json_null()
+                        : cap_w < 0 ? json_string("auto")
+                                    : json_real(cap_w));
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     json_t *ans = text ? post(&c, "/v1/slurm/jobs", text, &status, msg, sizeof msg) : NULL;
