@@ -696,7 +696,8 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     char why[128], path[4200];
     long long slurm_job = 0;
     int rc = read_run_file(d, j->id, &probe.pid, &probe.start_ticks);
-    if (j->pid == 0 && j->name && sscanf(j->name, "slurm-%lld", &slurm_job) == 1 && slurm_job > 0) {
+    if (j->pid == 0 && j->name && sscanf(j->name, "slurm-%lld", &slurm_job) == 1 &&
+        slurm_job > 0) {
         probe.slurm_job = slurm_job; /* a Slurm job: no process, its epilog ends it */
         probe.slurm_cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
         why[0] = '\0';
