@@ -21,6 +21,9 @@ int eco_cmd_cancel(int argc, char **argv);
 int eco_cmd_wait(int argc, char **argv);
 int eco_cmd_logs(int argc, char **argv);
 int eco_cmd_gpus(int argc, char **argv);
+/* Slurm integration: the power controller (src/slurm/powerd.c) and its client (cmd_power.c). */
+int eco_cmd_powerd(int argc, char **argv);
+int eco_cmd_power(int argc, char **argv);
 
 /* Prints "ecosched: " + message to stderr. */
 void eco_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -25,6 +25,9 @@ static const struct subcommand subcommands[] = {
     {"wait", "wait for a job to end; exit with its exit status", eco_cmd_wait},
     {"logs", "print a job's stdout or stderr (-f: follow it)", eco_cmd_logs},
     {"gpus", "show the daemon's GPUs: utilisation, memory, power, limit, jobs", eco_cmd_gpus},
+    {"powerd", "cluster GPU power controller beside Slurm (budget, limits, weights)",
+     eco_cmd_powerd},
+    {"power", "client of powerd: budget, status; Slurm suspend/resume programs", eco_cmd_power},
 };
 
 void eco_cli_err(const char *fmt, ...)

@@ -751,6 +751,9 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
     }
     if (rq->too_big)
         return fail(c, 413, "body", "request body over %u bytes", ECOD_MAX_BODY);
+    int node_ret; /* Slurm and power-controller routes: api_node.c */
+    if (ecod_api_node_route(d, c, url, method, rq->body, rq->len, p.uid, &node_ret))
+        return (enum MHD_Result)node_ret;
     if (!strcmp(url, "/v1/jobs")) {
         if (post)
             return submit(d, c, &p, rq);

@@ -46,6 +46,8 @@ struct ecod_run {
     double acc_j;         /* its share of its GPUs' energy since this daemon watched it */
     double energy_j;      /* latest total: energy_base_j + acc_j */
     double stored_j;      /* energy_j as last written to the store */
+    int64_t slurm_job;  /* > 0: a Slurm job registered by the SPANK plugin (no process here) */
+    double slurm_cap_w; /* its --gpu-power-cap in watts (0: none): the controller's ceiling */
 };
 
 /* A queued job as the queue keeps it (queue.c). */
@@ -210,5 +212,23 @@ extern double ecod_auto_cap_max_slowdown;
 void ecod_sched_reconcile_limits(struct ecod *d);
 /* sched.c: the GPU-selection strategy (--gpu-strategy; eco_gpusel_find name), default live. */
 extern const char *ecod_gpu_strategy;
+
+/* sched.c, for Slurm jobs (api_node.c, docs/slurm.md): the SPANK plugin registers a Slurm job's
+ * GPUs so that the daemon measures their energy, and ends it from the epilog. The job has a
+ * store row (name "slurm-JOBID", no process) and a watched run; its GPUs are reserved in the
+ * selector. add: 0 or -ENOMEM. end: accounts, records done with the energy, releases the
+ * GPUs; -ENOENT when no run has that store id. */
+int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
+                         uint32_t n, double cap_w);
+int ecod_sched_end_slurm(struct ecod *d, int64_t id, double *energy_j);
+/* The limit power_cap "auto" chooses on GPU g (see auto_cap in sched.c). */
+int ecod_sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap);
+
+/* api_node.c: the routes /v1/node, /v1/gpus/N/limit and /v1/slurm/... (docs/http-api.md,
+ * "Slurm and the cluster power controller"). Returns true when it queued a response. */
+struct MHD_Connection;
+bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
+                         const char *method, const char *body, size_t len, uid_t peer_uid,
+                         int *mhd_ret);
 
 #endif

@@ -365,6 +365,8 @@ static void reap(struct ecod *d, double mono)
     for (size_t i = d->n_runs; i-- > 0;) {
         struct ecod_run *r = &d->runs[i];
         int status = 0, rc = 0;
+        if (r->slurm_job > 0)
+            continue; /* ended by the SPANK plugin's epilog (ecod_sched_end_slurm) */
         if (r->kill_at > 0 && mono >= r->kill_at) {
             eco_run_signal(r->pid, SIGKILL);
             r->kill_at = 0;
@@ -723,8 +725,14 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     struct eco_error err = {{0}};
     struct ecod_run probe = {.id = j->id, .adopted = true};
     char why[128], path[4200];
+    long long slurm_job = 0;
     int rc = read_run_file(d, j->id, &probe.pid, &probe.start_ticks);
-    if (rc < 0 || probe.pid != j->pid || j->pid <= 0)
+    if (j->pid == 0 && j->name && sscanf(j->name, "slurm-%lld", &slurm_job) == 1 &&
+        slurm_job > 0) {
+        probe.slurm_job = slurm_job; /* a Slurm job: no process, its epilog ends it */
+        probe.slurm_cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
+        why[0] = '\0';
+    } else if (rc < 0 || probe.pid != j->pid || j->pid <= 0)
         snprintf(why, sizeof why, "no start record of process %d after a daemon restart",
                  (int)j->pid);
     else if (!adopted_alive(&probe))
@@ -821,4 +829,41 @@ void ecod_sched_reconcile_limits(struct ecod *d)
     }
 out:
     eco_store_jobs_free(jobs, n);
+}
+
+int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
+                         uint32_t n, double cap_w)
+{
+    account_all(d, ecod_mono()); /* what the GPUs used so far belongs to the jobs before */
+    struct ecod_run *r = add_run(d);
+    if (!r)
+        return -ENOMEM;
+    r->id = id;
+    r->slurm_job = slurm_job;
+    r->slurm_cap_w = cap_w > 0 ? cap_w : 0;
+    r->adopted = true;
+    r->n_gpus = n;
+    memcpy(r->gpus, gpus, n * sizeof *gpus);
+    struct eco_gpu_request req = {.job_id = (uint64_t)id, .n_gpus = n};
+    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, ecod_mono(), gpus, n, &req) < 0)
+        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": selector reserve failed", id);
+    return 0;
+}
+
+int ecod_sched_end_slurm(struct ecod *d, int64_t id, double *energy_j)
+{
+    for (size_t i = 0; i < d->n_runs; i++) {
+        if (d->runs[i].id != id || d->runs[i].slurm_job <= 0)
+            continue;
+        account_all(d, ecod_mono());
+        *energy_j = d->runs[i].energy_j;
+        end_run(d, i, true, 0);
+        return 0;
+    }
+    return -ENOENT;
+}
+
+int ecod_sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap)
+{
+    return auto_cap(d, g, cap_w, why, cap);
 }

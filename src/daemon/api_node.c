@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/* ecoschedd's routes for Slurm and the cluster power controller: the node's GPU power
+ * (GET /v1/node), a GPU's limit set from the controller (POST /v1/gpus/N/limit), and Slurm
+ * jobs registered and ended by the SPANK plugin so that their GPU energy is measured here
+ * (POST /v1/slurm/jobs, POST /v1/slurm/jobs/JOBID/end). docs/http-api.md, docs/slurm.md. */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ecoschedd.h"
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, json_t *obj)
+{
+    enum MHD_Result ret = MHD_NO;
+    char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+    json_decref(obj);
+    if (!text)
+        return MHD_NO;
+    size_t len = strlen(text);
+    text[len] = '\n';
+    struct MHD_Response *r = MHD_create_response_from_buffer(len + 1, text, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, const char *field,
+                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, const char *field,
+                            const char *fmt, ...)
+{
+    char msg[ECO_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *o = json_pack("{s:s}", "error", msg);
+    if (o && field)
+        json_object_set_new(o, "field", json_string(field));
+    return reply(c, status, o);
+}
+
+/* The watched run of Slurm job `job`, or NULL. */
+static const struct ecod_run *slurm_run(const struct ecod *d, int64_t job)
+{
+    for (size_t i = 0; i < d->n_runs; i++)
+        if (d->runs[i].slurm_job == job)
+            return &d->runs[i];
+    return NULL;
+}
+
+static json_t *gpus_json(const uint32_t *gpus, uint32_t n)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; a && i < n; i++)
+        json_array_append_new(a, json_integer(gpus[i]));
+    return a;
+}
+
+/* ---- GET /v1/node ------------------------------------------------------------------------ */
+
+static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
+{
+    char host[256] = "";
+    double total = 0, max_total = 0;
+    json_t *gpus = json_array(), *jobs = json_array();
+    gethostname(host, sizeof host - 1);
+    for (unsigned g = 0; gpus && g < d->n_gpus; g++) {
+        double p = 0, lim = 0;
+        struct eco_power_range pr = {0};
+        int64_t job = 0;
+        double job_cap = 0;
+        eco_platform_power(d->platform, g, &p, NULL);
+        eco_platform_power_limit(d->platform, g, &lim, NULL);
+        eco_platform_power_range(d->platform, g, &pr, NULL);
+        for (size_t i = 0; i < d->n_runs; i++)
+            for (uint32_t k = 0; d->runs[i].slurm_job > 0 && k < d->runs[i].n_gpus; k++)
+                if (d->runs[i].gpus[k] == g) {
+                    job = d->runs[i].slurm_job;
+                    job_cap = d->runs[i].slurm_cap_w;
+                }
+        total += p;
+        max_total += pr.max_w;
+        json_t *o = json_pack("{s:i,s:f,s:f,s:f,s:f,s:f}", "index", (int)g, "power_w", p,
+                              "power_limit_w", lim, "power_min_w", pr.min_w, "power_max_w",
+                              pr.max_w, "power_default_w", pr.default_w);
+        if (o) {
+            json_object_set_new(o, "slurm_job", job > 0 ? json_integer(job) : json_null());
+            json_object_set_new(o, "job_cap_w", job_cap > 0 ? json_real(job_cap) : json_null());
+        }
+        json_array_append_new(gpus, o);
+    }
+    for (size_t i = 0; jobs && i < d->n_runs; i++) {
+        const struct ecod_run *r = &d->runs[i];
+        if (r->slurm_job > 0)
+            json_array_append_new(jobs, json_pack("{s:I,s:I,s:o,s:f}", "job_id",
+                                                  (json_int_t)r->slurm_job, "id", (json_int_t)r->id,
+                                                  "gpus", gpus_json(r->gpus, r->n_gpus), "energy_j",
+                                                  r->energy_j));
+    }
+    return reply(c, 200,
+                 json_pack("{s:s,s:s,s:f,s:f,s:o,s:o}", "node", host, "platform",
+                           eco_platform_name(d->platform), "power_w", total, "max_power_w",
+                           max_total, "gpus", gpus, "slurm_jobs", jobs));
+}
+
+/* ---- POST /v1/gpus/N/limit --------------------------------------------------------------- */
+
+static enum MHD_Result set_limit(struct ecod *d, struct MHD_Connection *c, const char *gs,
+                                 const json_t *body)
+{
+    char *end;
+    long g = strtol(gs, &end, 10);
+    struct eco_power_range pr;
+    struct eco_error err = {{0}};
+    if (!*gs || *end || g < 0 || g >= (long)d->n_gpus)
+        return fail(c, 404, "gpu", "no GPU '%.16s' on this server (0..%d)", gs, (int)d->n_gpus - 1);
+    const json_t *v = json_object_get(body, "power_limit_w");
+    if (json_object_size(body) != 1 || !v)
+        return fail(c, 400, "power_limit_w",
+                    "the body must be {\"power_limit_w\": WATTS|\"default\"}");
+    if (eco_platform_power_range(d->platform, (unsigned)g, &pr, &err) < 0)
+        return fail(c, 500, NULL, "%s", err.msg);
+    double w = pr.default_w;
+    if (!(json_is_string(v) && !strcmp(json_string_value(v), "default"))) {
+        w = json_number_value(v);
+        if (!json_is_number(v) || !isfinite(w) || w < pr.min_w - 1e-9 || w > pr.max_w + 1e-9)
+            return fail(c, 400, "power_limit_w", "power_limit_w must be %g..%g W or \"default\"",
+                        pr.min_w, pr.max_w);
+    }
+    if (eco_platform_set_power_limit(d->platform, (unsigned)g, w, &err) < 0) {
+        ECOD_LOG(ECOD_WARN, "api", "GPU %ld: limit %.0f W: %s", g, w, err.msg);
+        return fail(c, 500, NULL, "%s", err.msg);
+    }
+    ECOD_LOG(ECOD_DEBUG, "api", "GPU %ld: limit %.0f W", g, w);
+    return reply(c, 200, json_pack("{s:i,s:f}", "index", (int)g, "power_limit_w", w));
+}
+
+/* ---- POST /v1/slurm/jobs ------------------------------------------------------------------ */
+
+/* Reads the register body: job_id, uid, gid, gpus, power_cap. NULL or the field at fault. */
+static const char *check_register(struct ecod *d, const json_t *b, json_int_t *job, uid_t *uid,
+                                  gid_t *gid, uint32_t *gpus, uint32_t *n, const json_t **cap,
+                                  char *msg, size_t mcap)
+{
+    static const char *const known[] = {"job_id", "uid", "gid", "gpus", "power_cap", NULL};
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)b, key, val)
+    {
+        size_t k = 0;
+        while (known[k] && strcmp(known[k], key))
+            k++;
+        if (!known[k]) {
+            snprintf(msg, mcap, "unknown field '%.64s'", key);
+            return key;
+        }
+    }
+    const json_t *j = json_object_get(b, "job_id"), *u = json_object_get(b, "uid");
+    const json_t *g = json_object_get(b, "gid"), *a = json_object_get(b, "gpus");
+    if (!json_is_integer(j) || (*job = json_integer_value(j)) <= 0) {
+        snprintf(msg, mcap, "job_id must be a Slurm job id (integer > 0)");
+        return "job_id";
+    }
+    if (u && (!json_is_integer(u) || json_integer_value(u) < 0 ||
+              json_integer_value(u) > (json_int_t)UINT32_MAX - 1)) {
+        snprintf(msg, mcap, "uid must be an integer >= 0");
+        return "uid";
+    }
+    if (g && (!json_is_integer(g) || json_integer_value(g) < 0 ||
+              json_integer_value(g) > (json_int_t)UINT32_MAX - 1)) {
+        snprintf(msg, mcap, "gid must be an integer >= 0");
+        return "gid";
+    }
+    *uid = u ? (uid_t)json_integer_value(u) : 0;
+    *gid = g ? (gid_t)json_integer_value(g) : 0;
+    *n = 0;
+    if (!json_is_array(a) || json_array_size(a) > ECO_GPUSEL_MAX_GPUS) {
+        snprintf(msg, mcap, "gpus must be an array of GPU indices of this server (0..%d)",
+                 (int)d->n_gpus - 1);
+        return "gpus";
+    }
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *x = json_array_get(a, i);
+        if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+            json_integer_value(x) >= (json_int_t)d->n_gpus) {
+            snprintf(msg, mcap, "gpus[%zu] is not a GPU of this server (0..%d)", i,
+                     (int)d->n_gpus - 1);
+            return "gpus";
+        }
+        gpus[(*n)++] = (uint32_t)json_integer_value(x);
+    }
+    *cap = json_object_get(b, "power_cap");
+    if (*cap && !json_is_null(*cap) && !json_is_number(*cap) &&
+        !(json_is_string(*cap) && !strcmp(json_string_value(*cap), "auto"))) {
+        snprintf(msg, mcap, "power_cap must be a number of watts, \"auto\" or null");
+        return "power_cap";
+    }
+    return NULL;
+}
+
+/* The limit to apply for the requested cap: watts as asked (checked against the GPUs'
+ * ranges), "auto" chosen by the daemon's model, or 0 (none). */
+static const char *resolve_cap(struct ecod *d, const json_t *v, const uint32_t *gpus, uint32_t n,
+                               double *cap_w, char *msg, size_t mcap)
+{
+    *cap_w = 0;
+    if (!v || json_is_null(v) || n == 0)
+        return NULL;
+    if (json_is_string(v)) {
+        char why[200];
+        if (ecod_sched_auto_cap(d, gpus[0], cap_w, why, sizeof why) < 0) {
+            ECOD_LOG(ECOD_WARN, "slurm", "power_cap auto: %s; no cap", why);
+            *cap_w = 0;
+        }
+        return NULL;
+    }
+    *cap_w = json_number_value(v);
+    for (uint32_t i = 0; i < n; i++) {
+        struct eco_power_range pr;
+        if (eco_platform_power_range(d->platform, gpus[i], &pr, NULL) == 0 &&
+            (!isfinite(*cap_w) || *cap_w < pr.min_w || *cap_w > pr.max_w)) {
+            snprintf(msg, mcap, "power_cap %g W is outside GPU %u's range %g..%g W", *cap_w,
+                     gpus[i], pr.min_w, pr.max_w);
+            return "power_cap";
+        }
+    }
+    return NULL;
+}
+
+static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, const json_t *b)
+{
+    char msg[ECO_ERROR_MSG_MAX], name[48], argv[64], gl[ECO_GPUSEL_MAX_GPUS * 4 + 1] = "";
+    struct eco_error err = {{0}};
+    json_int_t job = 0;
+    uid_t uid;
+    gid_t gid;
+    uint32_t gpus[ECO_GPUSEL_MAX_GPUS], n = 0;
+    const json_t *capv = NULL;
+    double cap_w = 0;
+    int64_t id = 0;
+    const char *bad = check_register(d, b, &job, &uid, &gid, gpus, &n, &capv, msg, sizeof msg);
+    if (!bad)
+        bad = resolve_cap(d, capv, gpus, n, &cap_w, msg, sizeof msg);
+    if (bad)
+        return fail(c, 400, bad, "%s", msg);
+    const struct ecod_run *old = slurm_run(d, job);
+    if (old) /* the prolog ran again (requeue): the same record */
+        return reply(c, 200,
+                     json_pack("{s:I,s:I,s:o}", "job_id", job, "id", (json_int_t)old->id,
+                               "power_cap_w", cap_w > 0 ? json_real(cap_w) : json_null()));
+    for (uint32_t i = 0, off = 0; i < n && off < sizeof gl; i++)
+        off += (uint32_t)snprintf(gl + off, sizeof gl - off, "%s%u", i ? "," : "", gpus[i]);
+    snprintf(name, sizeof name, "slurm-%" JSON_INTEGER_FORMAT, job);
+    snprintf(argv, sizeof argv, "[\"slurm-job\",\"%" JSON_INTEGER_FORMAT "\"]", job);
+    double now = ecod_now();
+    struct eco_store_job sj = {.uid = uid,
+                               .gid = gid,
+                               .name = name,
+                               .cwd = "/",
+                               .argv_json = argv,
+                               .gpus = n,
+                               .power_cap_w = cap_w,
+                               .submit_s = now};
+    if (eco_store_insert(d->store, &sj, &id, &err) < 0 ||
+        eco_store_start(d->store, id, 0, 0, n ? gl : NULL, now, &err) < 0) {
+        ECOD_LOG(ECOD_ERR, "slurm", "job %" JSON_INTEGER_FORMAT ": %s", job, err.msg);
+        if (id > 0)
+            eco_store_cancel(d->store, id, now, "could not record the Slurm job", NULL, NULL);
+        return fail(c, 500, NULL, "%s", err.msg);
+    }
+    if (ecod_sched_add_slurm(d, id, job, gpus, n, cap_w) < 0) {
+        eco_store_finish(d->store, id, ECO_STORE_FAILED, -1, now, 0, NULL);
+        return fail(c, 500, NULL, "out of memory");
+    }
+    ECOD_LOG(ECOD_INFO, "slurm",
+             "Slurm job %" JSON_INTEGER_FORMAT " (uid %u): GPUs [%s], job %" PRId64 ", cap %.0f W",
+             job, (unsigned)uid, gl, id, cap_w);
+    return reply(c, 201,
+                 json_pack("{s:I,s:I,s:o}", "job_id", job, "id", (json_int_t)id, "power_cap_w",
+                           cap_w > 0 ? json_real(cap_w) : json_null()));
+}
+
+static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const char *js)
+{
+    char *end;
+    long long job = strtoll(js, &end, 10);
+    double energy = 0;
+    if (!*js || *end || job <= 0)
+        return fail(c, 404, "job_id", "no Slurm job '%.32s'", js);
+    const struct ecod_run *r = slurm_run(d, job);
+    if (!r)
+        return fail(c, 404, "job_id", "Slurm job %lld is not registered here", job);
+    int64_t id = r->id;
+    json_t *gpus = gpus_json(r->gpus, r->n_gpus);
+    struct eco_store_job sj = {0};
+    double start = 0;
+    if (eco_store_get(d->store, id, &sj, NULL) == 0)
+        start = sj.start_s;
+    eco_store_job_fini(&sj);
+    ecod_sched_end_slurm(d, id, &energy);
+    double now = ecod_now();
+    ECOD_LOG(ECOD_INFO, "slurm", "Slurm job %lld ended: %.1f J", job, energy);
+    return reply(c, 200,
+                 json_pack("{s:I,s:I,s:o,s:f,s:f}", "job_id", (json_int_t)job, "id", (json_int_t)id,
+                           "gpus", gpus, "energy_j", energy, "elapsed_s",
+                           start > 0 ? now - start : 0.0));
+}
+
+/* ---- routing ----------------------------------------------------------------------------- */
+
+bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
+                         const char *method, const char *body, size_t len, uid_t peer_uid,
+                         int *mhd_ret)
+{
+    bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+    json_t *b = NULL;
+    const char *tail;
+    enum MHD_Result ret;
+    if (!strcmp(url, "/v1/node")) {
+        ret = get ? node(d, c) : fail(c, 405, NULL, "use GET on %s", url);
+        goto out;
+    }
+    bool limit =
+        !strncmp(url, "/v1/gpus/", 9) && (tail = strchr(url + 9, '/')) && !strcmp(tail, "/limit");
+    bool slurm = !strncmp(url, "/v1/slurm/jobs", 14);
+    if (!limit && !slurm)
+        return false;
+    if (!post) {
+        ret = fail(c, 405, NULL, "use POST on %s", url);
+        goto out;
+    }
+    if (peer_uid != 0) {
+        ret = fail(c, 403, NULL, "only root may use %s (caller uid %u)", url, (unsigned)peer_uid);
+        goto out;
+    }
+    json_error_t jerr;
+    b = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : json_object();
+    if (!json_is_object(b)) {
+        ret = fail(c, 400, "body", "the body must be a JSON object%s%s", b ? "" : ": ",
+                   b ? "" : jerr.text);
+        goto out;
+    }
+    if (limit) {
+        char gs[16];
+        size_t n = (size_t)(tail - (url + 9));
+        snprintf(gs, sizeof gs, "%.*s", (int)(n < sizeof gs ? n : sizeof gs - 1), url + 9);
+        ret = set_limit(d, c, gs, b);
+    } else if (!strcmp(url, "/v1/slurm/jobs")) {
+        ret = slurm_register(d, c, b);
+    } else {
+        char js[32];
+        const char *s = url + 14;
+        const char *slash = *s == '/' ? strchr(s + 1, '/') : NULL;
+        if (!slash || strcmp(slash, "/end") || (size_t)(slash - s - 1) >= sizeof js) {
+            ret = fail(c, 404, NULL, "no such path: %.200s", url);
+            goto out;
+        }
+        snprintf(js, sizeof js, "%.*s", (int)(slash - s - 1), s + 1);
+        ret = slurm_end(d, c, js);
+    }
+out:
+    json_decref(b);
+    *mhd_ret = (int)ret;
+    return true;
+}

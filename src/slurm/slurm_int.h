@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals of the Slurm side of ecosched shared by the power controller (powerd.c) and its
+ * CLI (src/cli/cmd_power.c): JSON over HTTP to a unix socket or a URL, and Slurm hostlists. */
+#ifndef ECOSCHED_SLURM_INT_H
+#define ECOSCHED_SLURM_INT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* Default API socket of `ecosched powerd`. */
+#define ECO_POWERD_SOCKET "/run/ecosched/powerd.sock"
+
+/* One request to `endpoint`: a unix socket path (starting with '/') or an http:// URL base.
+ * body NULL: GET, else POST with that JSON text. Returns the parsed JSON answer (caller's,
+ * json_decref) with *status the HTTP status, or NULL with *status 0 (not reached, message in
+ * msg) or the status of an answer that was not JSON. */
+json_t *eco_http_json(const char *endpoint, const char *path, const char *body, long timeout_ms,
+                      long *status, char *msg, size_t cap);
+
+/* Expands a Slurm hostlist ("n[1-3,7],gpu01", zero padding kept: "a[08-10]") into names.
+ * On success *names (each string and the array: free with eco_hostlist_free) holds *n names;
+ * -EINVAL for a malformed list, -ENOMEM. At most 100,000 names. */
+int eco_hostlist_expand(const char *list, char ***names, size_t *n);
+void eco_hostlist_free(char **names, size_t n);
+
+#endif

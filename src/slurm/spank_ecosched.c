@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: MIT */
+/* ecosched.so, the SPANK plugin: `--gpu-power-cap=WATTS|auto` and `--gpu-energy`. The job
+ * prolog sets the limits on the job's GPUs through the daemon's platform code (NVML, or the fake
+ * library in tests) and registers the job with the node's ecoschedd, which measures its GPU
+ * energy; the epilog ends it there, restores the limits and, with --gpu-energy, appends the
+ * energy to the job's output. Failures are logged and never fail the prolog (a failing prolog
+ * drains the node). docs/slurm.md. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <slurm/spank.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "ecosched/platform.h"
+
+SPANK_PLUGIN(ecosched, 1);
+
+#define DEFAULT_SOCKET "/run/ecosched/ecoschedd.sock"
+/* An answer from the node daemon within 5 s or none: a prolog waiting longer delays the job,
+ * and the daemon answers in milliseconds when it is up. */
+#define DEFAULT_TIMEOUT_S 5L
+/* Widest power limit accepted on the command line: above any GPU's range (an H100 SXM's
+ * maximum is 700 W), so only nonsense is refused before the job; the daemon and NVML check
+ * the GPU's own range in the prolog. */
+#define MAX_CAP_W 2000.0
+
+/* Plugin arguments from plugstack.conf; %n in a path is the node's name. */
+struct cfg {
+    char socket[512];
+    char platform[16];
+    char library[512];
+    char fake_state[512];
+    long timeout_s;
+};
+
+static int check_cap(int val, const char *optarg, int remote);
+
+static struct spank_option opt_cap = {
+    "gpu-power-cap",
+    "WATTS|auto",
+    "Power limit of the job's GPUs in watts, or 'auto' (the energy-optimal limit within 10% "
+    "slowdown); restored when the job ends (ecosched)",
+    1,
+    0,
+    check_cap};
+static struct spank_option opt_energy = {
+    "gpu-energy",
+    NULL,
+    "Append the job's GPU energy per node to its output when it ends (ecosched)",
+    0,
+    0,
+    NULL};
+
+/* "auto", or a number of watts in (0, MAX_CAP_W]. */
+static int parse_cap(const char *s, double *w)
+{
+    char *end;
+    if (!s)
+        return -1;
+    if (!strcmp(s, "auto")) {
+        *w = -1;
+        return 0;
+    }
+    *w = strtod(s, &end);
+    return *s && !*end && isfinite(*w) && *w > 0 && *w <= MAX_CAP_W ? 0 : -1;
+}
+
+static int check_cap(int val, const char *optarg, int remote)
+{
+    double w;
+    (void)val, (void)remote;
+    if (parse_cap(optarg, &w) < 0) {
+        slurm_error("Invalid --gpu-power-cap argument: %s (WATTS in 1..%g, or auto)",
+                    optarg ? optarg : "", MAX_CAP_W);
+        return -1;
+    }
+    return 0;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+    (void)ac, (void)av;
+    if (spank_option_register(sp, &opt_cap) != ESPANK_SUCCESS ||
+        spank_option_register(sp, &opt_energy) != ESPANK_SUCCESS)
+        slurm_error("ecosched: cannot register options");
+    return 0;
+}
+
+/* Copies src into dst, replacing %n by the node's name. */
+static void expand(char *dst, size_t cap, const char *src)
+{
+    char host[256] = "";
+    const char *node = getenv("SLURMD_NODENAME");
+    size_t n = 0;
+    if (!node || !*node) {
+        gethostname(host, sizeof host - 1);
+        host[strcspn(host, ".")] = '\0';
+        node = host;
+    }
+    for (; *src && n + 1 < cap; src++) {
+        if (src[0] == '%' && src[1] == 'n') {
+            n += (size_t)snprintf(dst + n, cap - n, "%s", node);
+            if (n >= cap)
+                n = cap - 1;
+            src++;
+        } else {
+            dst[n++] = *src;
+        }
+    }
+    dst[n] = '\0';
+}
+
+static void parse_args(struct cfg *c, int ac, char **av)
+{
+    snprintf(c->socket, sizeof c->socket, "%s", DEFAULT_SOCKET);
+    snprintf(c->platform, sizeof c->platform, "nvml");
+    c->library[0] = c->fake_state[0] = '\0';
+    c->timeout_s = DEFAULT_TIMEOUT_S;
+    for (int i = 0; i < ac; i++) {
+        const char *a = av[i];
+        if (!strncmp(a, "socket=", 7))
+            expand(c->socket, sizeof c->socket, a + 7);
+        else if (!strncmp(a, "platform=", 9))
+            snprintf(c->platform, sizeof c->platform, "%s", a + 9);
+        else if (!strncmp(a, "library=", 8))
+            expand(c->library, sizeof c->library, a + 8);
+        else if (!strncmp(a, "fake_state=", 11))
+            expand(c->fake_state, sizeof c->fake_state, a + 11);
+        else if (!strncmp(a, "timeout=", 8) && atol(a + 8) > 0)
+            c->timeout_s = atol(a + 8);
+        else
+            slurm_error("ecosched: plugstack.conf: unknown argument '%s' (known: socket=PATH, "
+                        "platform=nvml|fake|none, library=PATH, fake_state=PATH, timeout=S)",
+                        a);
+    }
+}
+
+/* "0,2" or "0-1,3" (SLURM_JOB_GPUS) into indices; how many. */
+static unsigned parse_gpus(const char *s, unsigned *out, unsigned cap)
+{
+    unsigned n = 0;
+    while (s && *s && n < cap) {
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s || a < 0)
+            break;
+        if (*end == '-') {
+            s = end + 1;
+            b = strtol(s, &end, 10);
+            if (end == s || b < a)
+                break;
+        }
+        for (long g = a; g <= b && n < cap; g++)
+            out[n++] = (unsigned)g;
+        if (*end != ',')
+            break;
+        s = end + 1;
+    }
+    return n;
+}
+
+struct buf {
+    char *data;
+    size_t len;
+};
+
+static size_t on_data(char *p, size_t size, size_t n, void *ud)
+{
+    struct buf *b = ud;
+    char *d = realloc(b->data, b->len + size * n + 1);
+    if (!d)
+        return 0;
+    memcpy(d + b->len, p, size * n);
+    b->data = d;
+    b->len += size * n;
+    d[b->len] = '\0';
+    return size * n;
+}
+
+/* POST `body` to the node daemon; the JSON answer (caller's) or NULL with why in msg. */
+static json_t *post(const struct cfg *c, const char *path, const char *body, long *status,
+                    char *msg, size_t cap)
+{
+    struct buf b = {0};
+    char url[256];
+    json_t *out = NULL;
+    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    CURL *h = curl_easy_init();
+    *status = 0;
+    if (!h) {
+        snprintf(msg, cap, "cannot initialise libcurl");
+        goto done;
+    }
+    snprintf(url, sizeof url, "http://localhost%s", path);
+    curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->socket);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    CURLcode rc = curl_easy_perform(h);
+    if (rc != CURLE_OK) {
+        snprintf(msg, cap, "ecoschedd on %s: %s", c->socket, curl_easy_strerror(rc));
+        goto done;
+    }
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+    out = b.data ? json_loads(b.data, 0, NULL) : NULL;
+    if (*status >= 300 || !out) {
+        const char *e = json_string_value(json_object_get(out, "error"));
+        snprintf(msg, cap, "ecoschedd on %s: HTTP %ld: %s", c->socket, *status,
+                 e ? e : "no JSON answer");
+        json_decref(out);
+        out = NULL;
+    }
+done:
+    curl_easy_cleanup(h);
+    curl_slist_free_all(hdr);
+    free(b.data);
+    return out;
+}
+
+/* Opens the configured platform (the fake one finds its state file through the environment). */
+static struct eco_platform *open_platform(const struct cfg *c)
+{
+    struct eco_platform *p = NULL;
+    struct eco_error err = {{0}};
+    if (c->fake_state[0])
+        setenv("ECOSCHED_FAKE_NVML_STATE", c->fake_state, 1);
+    if (eco_platform_open(c->platform, c->library[0] ? c->library : NULL, &p, &err) < 0)
+        slurm_error("ecosched: platform %s: %s", c->platform, err.msg);
+    return p;
+}
+
+/* Sets limit w (> 0) or the default (w <= 0) on the GPUs; logs each failure. */
+static void set_limits(struct eco_platform *p, uint32_t job, const unsigned *gpus, unsigned n,
+                       double w)
+{
+    for (unsigned i = 0; p && i < n; i++) {
+        struct eco_error err = {{0}};
+        struct eco_power_range pr;
+        double lim = w, now_w = -1;
+        int rc = 0;
+        if (lim <= 0 && (rc = eco_platform_power_range(p, gpus[i], &pr, &err)) == 0) {
+            lim = pr.default_w;
+            if (eco_platform_power_limit(p, gpus[i], &now_w, NULL) == 0 && fabs(now_w - lim) < 0.5)
+                continue; /* already at the default */
+        }
+        if (rc == 0)
+            rc = eco_platform_set_power_limit(p, gpus[i], lim, &err);
+        if (rc < 0)
+            slurm_error("ecosched: job %u: GPU %u: limit %.0f W not set: %s", job, gpus[i], lim,
+                        err.msg);
+        else
+            slurm_info("ecosched: job %u: GPU %u: power limit %.0f W", job, gpus[i], lim);
+    }
+}
+
+struct job {
+    uint32_t id;
+    uid_t uid;
+    gid_t gid;
+    unsigned gpus[64];
+    unsigned n;
+    char gpu_list[512];
+};
+
+static int job_of(spank_t sp, struct job *j)
+{
+    const char *g = getenv("SLURM_JOB_GPUS");
+    memset(j, 0, sizeof *j);
+    if (spank_get_item(sp, S_JOB_ID, &j->id) != ESPANK_SUCCESS)
+        return -1;
+    spank_get_item(sp, S_JOB_UID, &j->uid);
+    spank_get_item(sp, S_JOB_GID, &j->gid);
+    snprintf(j->gpu_list, sizeof j->gpu_list, "%s", g ? g : "");
+    j->n = parse_gpus(g, j->gpus, 64);
+    return 0;
+}
+
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+    struct cfg c;
+    struct job j;
+    char *arg = NULL, msg[700];
+    double cap_w = 0;
+    long status;
+    parse_args(&c, ac, av);
+    if (job_of(sp, &j) < 0 || j.n == 0)
+        return 0; /* no GPUs: nothing to cap or measure */
+    bool want_cap =
+        spank_option_getopt(sp, &opt_cap, &arg) == ESPANK_SUCCESS && parse_cap(arg, &cap_w) == 0;
+    json_t *gl = json_array(), *body = json_pack("{s:I,s:I,s:I}", "job_id", (json_int_t)j.id, "uid",
+                                                 (json_int_t)j.uid, "gid", (json_int_t)j.gid);
+    for (unsigned i = 0; gl && i < j.n; i++)
+        json_array_append_new(gl, json_integer(j.gpus[i]));
+    json_object_set_new(body, "gpus", gl);
+    json_object_set_new(body, "power_cap",
+                        !want_cap   ? json_null()
+                        : cap_w < 0 ? json_string("auto")
+                                    : json_real(cap_w));
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    json_t *ans = text ? post(&c, "/v1/slurm/jobs", text, &status, msg, sizeof msg) : NULL;
+    free(text);
+    if (!ans)
+        slurm_error("ecosched: job %u: not registered, its GPU energy is not measured: %s", j.id,
+                    msg);
+    if (want_cap && cap_w < 0) { /* auto: the daemon's model chose */
+        cap_w = json_number_value(json_object_get(ans, "power_cap_w"));
+        if (!(cap_w > 0))
+            slurm_error("ecosched: job %u: --gpu-power-cap=auto: no limit chosen (%s)", j.id,
+                        ans ? "no power model for these GPUs" : "node daemon unreachable");
+    }
+    json_decref(ans);
+    if (want_cap && cap_w > 0) {
+        struct eco_platform *p = open_platform(&c);
+        set_limits(p, j.id, j.gpus, j.n, cap_w);
+        eco_platform_close(p);
+    }
+    return 0; /* never fail: a failing prolog drains the node */
+}
+
+/* The batch job's StdOut path, from `scontrol show job` (the epilog runs before the job is
+ * purged); 0 or -1. */
+static int job_stdout(uint32_t id, char *path, size_t cap)
+{
+    char cmd[96], line[8192];
+    int found = -1;
+    snprintf(cmd, sizeof cmd, "scontrol show job -o %u 2>/dev/null", id);
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f)) {
+        char *s = strstr(line, " StdOut=");
+        if (s && s[8] == '/') {
+            s += 8;
+            snprintf(path, cap, "%.*s", (int)strcspn(s, " \n"), s);
+            found = 0;
+        }
+    }
+    pclose(f);
+    return found;
+}
+
+/* Appends `text` to the job's output file as the job's user (a child process drops to the
+ * user's ids, so root never writes where the user could not). */
+static void append_as_user(const struct job *j, const char *path, const char *text)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setgid(j->gid) < 0 || setuid(j->uid) < 0)
+            _exit(1);
+        int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            _exit(2);
+        ssize_t w = write(fd, text, strlen(text));
+        close(fd);
+        _exit(w == (ssize_t)strlen(text) ? 0 : 3);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        slurm_error("ecosched: job %u: cannot append the GPU energy to %s", j->id, path);
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+    struct cfg c;
+    struct job j;
+    char path[64], msg[700], out[4096], line[2048], node[256];
+    long status;
+    parse_args(&c, ac, av);
+    if (job_of(sp, &j) < 0 || j.n == 0)
+        return 0;
+    snprintf(path, sizeof path, "/v1/slurm/jobs/%u/end", j.id);
+    json_t *ans = post(&c, path, "{}", &status, msg, sizeof msg);
+    double energy = ans ? json_number_value(json_object_get(ans, "energy_j")) : -1;
+    double elapsed = ans ? json_number_value(json_object_get(ans, "elapsed_s")) : 0;
+    json_decref(ans);
+    /* limits back to the default whether this job or the power controller set them */
+    struct eco_platform *p = open_platform(&c);
+    set_limits(p, j.id, j.gpus, j.n, 0);
+    eco_platform_close(p);
+    expand(node, sizeof node, "%n");
+    if (energy < 0) {
+        slurm_error("ecosched: job %u: GPU energy unknown: %s", j.id, msg);
+        snprintf(line, sizeof line,
+                 "ecosched: job %u on %s: GPU energy unknown (node daemon: %.400s)\n", j.id, node,
+                 msg);
+    } else {
+        slurm_info("ecosched: job %u: GPU energy %.1f J on GPUs %s in %.1f s", j.id, energy,
+                   j.gpu_list, elapsed);
+        snprintf(line, sizeof line,
+                 "ecosched: job %u on %s: GPU energy %.1f J (%.4f kWh) on GPUs %s in %.1f s\n",
+                 j.id, node, energy, energy / 3.6e6, j.gpu_list, elapsed);
+    }
+    if (spank_option_getopt(sp, &opt_energy, NULL) == ESPANK_SUCCESS &&
+        job_stdout(j.id, out, sizeof out) == 0)
+        append_as_user(&j, out, line);
+    return 0;
+}

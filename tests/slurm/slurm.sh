@@ -1,0 +1,267 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# ecosched on a real Slurm, on this one machine: a private munged, slurmctld and three slurmd
+# (n1..n3, two fake GPUs each: character devices for Slurm, the fake NVML library for
+# ecosched), one ecoschedd per node and the SPANK plugin. Checks power caps set and restored,
+# GPU energy recorded, a bad option refused, the power controller holding the fake GPUs' power
+# under a budget that steps down, and a node daemon killed mid-run harming no job.
+# Arguments: ECOSCHED ECOSCHEDD FAKE_NVML_LIB FAKE_GPU_RUN SPANK_SO FAKE_NVML_PLAIN SOURCE_DIR.
+# Needs root; installs the Slurm packages when missing; stops everything it starts by PID.
+set -u
+ECO="$1"; ECOD="$2"; FAKE_LIB="$3"; FAKE_RUN="$4"; SPANK="$5"; FAKE_PLAIN="$6"
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (starts munged, slurmctld and slurmd as root)"
+[ -f "$SPANK" ] || skip "SPANK plugin not built (slurm/spank.h was missing at configure)"
+need=""
+for p in munge slurmctld slurmd slurm-client; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
+done
+if [ -n "$need" ]; then
+    echo "installing:$need"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends $need; } >/dev/null 2>&1 ||
+        skip "could not install$need with apt-get"
+fi
+
+R=$(mktemp -d /tmp/ecosched-slurm.XXXXXX)
+chmod 755 "$R"
+NODES="n1 n2 n3"
+PIDS=""
+fail=0; n=0
+# ports: a block per run, from this shell's PID, so two runs on one machine do not collide
+BASE=$((20000 + ($$ % 4000) * 10))
+export SLURM_CONF="$R/slurm.conf"
+
+cleanup() {
+    for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
+    sleep 0.5
+    for p in $PIDS; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    if [ "$fail" -ne 0 ] || [ -n "${KEEP_T:-}" ]; then
+        for f in "$R"/log/*; do echo "--- $f"; tail -25 "$f"; done
+    fi
+    [ -n "${KEEP_T:-}" ] || rm -rf "$R"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+check() {
+    what="$1"; shift
+    n=$((n + 1))
+    if ! "$@"; then echo "FAIL: $what"; fail=$((fail + 1)); fi
+}
+# until_true TENTHS COMMAND...: polls until the command succeeds.
+until_true() {
+    t="$1"; shift; i=0
+    while [ $i -lt "$t" ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
+    return 1
+}
+
+mkdir -p "$R/log" "$R/state" "$R/fake" "$R/out"
+# munge with its own key and socket
+dd if=/dev/urandom of="$R/munge.key" bs=1024 count=1 2>/dev/null
+chmod 400 "$R/munge.key"
+munged -F --force --socket="$R/munge.sock" --key-file="$R/munge.key" --pid-file="$R/munged.pid" \
+    --log-file="$R/log/munged.log" --seed-file="$R/munge.seed" 2>>"$R/log/munged.log" &
+PIDS="$PIDS $!"
+
+HOST=$(hostname -s)
+cat >"$R/slurm.conf" <<EOF
+ClusterName=ecotest
+SlurmctldHost=$HOST(127.0.0.1)
+SlurmctldPort=$BASE
+SlurmUser=root
+AuthType=auth/munge
+AuthInfo=socket=$R/munge.sock
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+MailProg=/bin/true
+GresTypes=gpu
+StateSaveLocation=$R/state
+SlurmdSpoolDir=$R/spool/%n
+SlurmctldPidFile=$R/slurmctld.pid
+SlurmdPidFile=$R/slurmd.%n.pid
+SlurmctldLogFile=$R/log/slurmctld.log
+SlurmdLogFile=$R/log/slurmd.%n.log
+SlurmdParameters=config_overrides
+PlugStackConfig=$R/plugstack.conf
+ReturnToService=2
+SchedulerParameters=sched_interval=1
+InactiveLimit=0
+KillWait=2
+EOF
+i=1
+for nd in $NODES; do
+    mkdir -p "$R/spool/$nd" "$R/dev/$nd" "$R/$nd"
+    for g in 0 1; do
+        mknod "$R/dev/$nd/nvidia$g" c 1 3 2>/dev/null ||
+            skip "cannot create character devices for the fake GPUs (mknod not permitted here)"
+    done
+    echo "NodeName=$nd NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((BASE + i)) CPUs=2 Sockets=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000 Gres=gpu:2 State=UNKNOWN" >>"$R/slurm.conf"
+    echo "NodeName=$nd Name=gpu File=$R/dev/$nd/nvidia[0-1]" >>"$R/gres.conf"
+    i=$((i + 1))
+done
+echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$R/slurm.conf"
+echo "AutoDetect=off" | cat - "$R/gres.conf" >"$R/gres.tmp" && mv "$R/gres.tmp" "$R/gres.conf"
+echo "required $SPANK socket=$R/%n/d.sock platform=fake library=$FAKE_PLAIN fake_state=$R/fake/%n.state" >"$R/plugstack.conf"
+
+until_true 50 test -S "$R/munge.sock" || { echo "FAIL: munged did not start"; fail=1; exit 1; }
+
+# one ecoschedd per node, each on its own fake GPUs
+for nd in $NODES; do
+    ECOSCHED_FAKE_NVML_STATE="$R/fake/$nd.state" ECOSCHED_FAKE_NVML_GPUS=2 \
+        ECOSCHED_FAKE_NVML_LIB="$FAKE_LIB" "$ECOD" --foreground --socket "$R/$nd/d.sock" \
+        --state-dir "$R/$nd/state" --platform fake --util-window 1 --log-level debug \
+        2>>"$R/log/ecoschedd.$nd.log" &
+    PIDS="$PIDS $!"
+    eval "DPID_$nd=$!"
+done
+slurmctld -D -i >>"$R/log/slurmctld.out" 2>&1 &
+PIDS="$PIDS $!"
+for nd in $NODES; do
+    slurmd -D -N "$nd" >>"$R/log/slurmd.$nd.out" 2>&1 &
+    PIDS="$PIDS $!"
+done
+nodes_idle() { [ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" -eq 3 ]; }
+if ! until_true 300 nodes_idle; then
+    echo "FAIL: Slurm nodes not idle"; sinfo -N; fail=1; exit 1
+fi
+for nd in $NODES; do
+    until_true 50 test -S "$R/$nd/d.sock" || { echo "FAIL: ecoschedd on $nd"; fail=1; exit 1; }
+done
+echo "slurm up: $(sinfo -h -N -o '%N %t' | tr '\n' ' ')"
+
+# limit_mw NODE GPU: the fake GPU's power limit in mW
+limit_mw() { awk -v g="$2" '$1 == "gpu" && $2 == g { print $4 }' "$R/fake/$1.state"; }
+# a job "on" its fake GPUs for S seconds (the fake library counts it busy)
+gpu_job() { echo "ECOSCHED_FAKE_NVML_STATE=$R/fake/\$SLURMD_NODENAME.state $FAKE_RUN \$CUDA_VISIBLE_DEVICES sleep $1"; }
+# the same until the test creates file $R/go (no race with a slow machine)
+gpu_job_go() { echo "ECOSCHED_FAKE_NVML_STATE=$R/fake/\$SLURMD_NODENAME.state $FAKE_RUN \$CUDA_VISIBLE_DEVICES sh -c 'while [ ! -e $R/go ]; do sleep 0.2; done'"; }
+
+# 1. srun with a cap: both GPUs of n1 at 150 W while it runs, back to 250 W after
+srun -w n1 --gres=gpu:2 --gpu-power-cap=150 sh -c "$(gpu_job 3)" >"$R/out/srun1" 2>&1 &
+SRUN=$!
+capped() { [ "$(limit_mw n1 0)" = 150000 ] && [ "$(limit_mw n1 1)" = 150000 ]; }
+check "srun --gpu-power-cap=150: both GPUs of n1 at 150 W while the job runs" until_true 100 capped
+wait $SRUN; rc=$?
+check "the capped srun job exits 0 (got $rc: $(cat "$R/out/srun1"))" [ "$rc" -eq 0 ]
+restored_n3() { [ "$(limit_mw n3 0)" = 250000 ] && [ "$(limit_mw n3 1)" = 250000 ]; }
+restored() { [ "$(limit_mw n1 0)" = 250000 ] && [ "$(limit_mw n1 1)" = 250000 ]; }
+check "limits back to 250 W after the job" until_true 100 restored
+# field NODE ID KEY: one field of `ecosched show ID` on NODE's daemon
+field() { ECOSCHED_SOCKET="$R/$1/d.sock" "$ECO" show "$2" | awk -v k="$3" '$1 == k { print $2; exit }'; }
+check "n1's ecoschedd recorded the Slurm job ($(field n1 1 name))" [ "$(field n1 1 name)" = "slurm-1" ]
+e=$(field n1 1 energy_j)
+# 2 GPUs x 150 W x 3 s busy = 900 J, plus idle draw (23 W) between prolog and start; the fake
+# library charges the time since its last reading at the current draw, and the daemon reads
+# once a second, so up to a second of the busy time may count as idle: 500..2000 J
+check "GPU energy of the srun job recorded by n1's ecoschedd (${e:-none} J, expect 500..2000)" \
+    awk "BEGIN { exit !(\"${e:-0}\" + 0 >= 500 && \"${e:-0}\" + 0 <= 2000) }"
+
+# 2. sbatch --gpu-energy: the energy line in the job's output; auto cap chosen by the daemon
+j=$(sbatch --parsable -w n2 --gres=gpu:1 --gpu-energy --gpu-power-cap=auto -o "$R/out/b-%j.out" \
+    --wrap "$(gpu_job 2)")
+check "sbatch accepted ($j)" [ -n "$j" ]
+has_line() { grep -q "ecosched: job $j on n2: GPU energy [0-9.]* J" "$R/out/b-$j.out" 2>/dev/null; }
+check "sbatch --gpu-energy: energy line in the job's output" until_true 300 has_line
+grep "ecosched: job" "$R/out/b-$j.out"
+check "auto cap applied and logged on n2" grep -q "job $j: GPU [01]: power limit 1[0-9][0-9] W" "$R/log/slurmd.n2.log"
+
+# 3. a bad value is refused before the job starts
+srun --gpu-power-cap=abc true >"$R/out/bad" 2>&1; rc=$?
+check "srun --gpu-power-cap=abc refused (exit $rc)" [ "$rc" -ne 0 ]
+check "the refusal names the option" grep -q "Invalid --gpu-power-cap argument: abc" "$R/out/bad"
+
+# 4. the power controller: a job on each node (2 GPUs each; n1's with --gpu-power-cap=150, so
+#    2 x 150 + 4 x 200 = 1100 W uncapped), budget 1000 W stepped down to 950 W, then n3's daemon
+#    killed: n1 + n2 share 950 - n3's 500 W maximum
+PSOCK="$R/powerd.sock"
+export ECOSCHED_POWERD_SOCKET="$PSOCK"
+"$ECO" powerd --budget 1000 --period 1 --nodes "$R/%n/d.sock" --socket "$PSOCK" \
+    --power-down forecast:window=600,margin=10 2>>"$R/log/powerd.log" &
+PPID_=$!
+PIDS="$PIDS $PPID_"
+for nd in $NODES; do
+    cap=""; [ "$nd" = n1 ] && cap=--gpu-power-cap=150
+    sbatch --parsable -w "$nd" --gres=gpu:2 $cap -o "$R/out/p-$nd.out" \
+        --wrap "$(gpu_job_go) && echo job-ok" >"$R/out/p-$nd.id"
+done
+# node_w NODES...: summed GPU power the node daemons report
+node_w() {
+    for nd in "$@"; do
+        curl -s --max-time 2 --unix-socket "$R/$nd/d.sock" http://x/v1/node |
+            sed 's/.*"platform":"fake","power_w":\([0-9.]*\).*/\1/'
+    done | awk '{ s += $1 } END { printf "%.1f", s }'
+}
+all_busy() { [ "$(squeue -h -t R | wc -l)" -eq 3 ] && awk "BEGIN { exit !($(node_w $NODES) > 600) }"; }
+check "three jobs running on the fake GPUs" until_true 200 all_busy
+# under W for N samples in a row, within T tenths of a second
+held_under() {
+    w=$1; need=$2; shift 2; ok=0; i=0
+    while [ $i -lt 150 ]; do
+        p=$(node_w "$@")
+        if awk "BEGIN { exit !($p <= $w) }"; then ok=$((ok + 1)); else ok=0; fi
+        [ $ok -ge "$need" ] && { echo "  $* at $p W <= $w W"; return 0; }
+        sleep 0.2; i=$((i + 1))
+    done
+    echo "  $* at $p W > $w W"; return 1
+}
+check "fake GPUs held under the 1000 W budget" held_under 1000 5 $NODES
+check "n1's limits never above its --gpu-power-cap=150 ($(limit_mw n1 0), $(limit_mw n1 1) mW)" \
+    [ "$(limit_mw n1 0)" -le 150000 -a "$(limit_mw n1 1)" -le 150000 ]
+"$ECO" power budget 950 >"$R/out/budget" 2>&1
+check "ecosched power budget 950 accepted ($(cat "$R/out/budget"))" grep -q "budget 950 W" "$R/out/budget"
+check "fake GPUs held under 950 W after the budget step" held_under 950 5 $NODES
+"$ECO" power status
+kill -KILL $DPID_n3
+sleep 2 # a period or two: powerd finds n3 silent
+n3_lim="$(limit_mw n3 0) $(limit_mw n3 1)"
+check "n1 + n2 held under 950 - 500 W (n3's maximum) once n3's daemon is silent" \
+    held_under 450 5 n1 n2
+check "n3 keeps its limits ($n3_lim mW)" [ "$(limit_mw n3 0) $(limit_mw n3 1)" = "$n3_lim" ]
+"$ECO" power status | sed -n 1p
+wn1=$(scontrol show node n1 | sed -n 's/.*Weight=\([0-9]*\).*/\1/p')
+wn3=$(scontrol show node n3 | sed -n 's/.*Weight=\([0-9]*\).*/\1/p')
+check "node weights: n1 busy ($wn1) below n3 silent ($wn3)" [ "${wn1:-0}" -gt 0 -a "${wn1:-0}" -lt "${wn3:-0}" ]
+touch "$R/go"
+done_all() { [ "$(squeue -h | wc -l)" -eq 0 ]; }
+check "the three jobs ended" until_true 600 done_all
+for nd in $NODES; do
+    check "job on $nd completed (its daemon killed or not)" grep -q job-ok "$R/out/p-$nd.out"
+done
+check "n3 not drained after its epilog found no daemon" \
+    sh -c "sinfo -h -n n3 -o %t | grep -qv drain"
+check "n3's epilog logged the missing daemon" grep -q "GPU energy unknown" "$R/log/slurmd.n3.log"
+check "n3's limits restored by the epilog through the platform" restored_n3
+
+# 5. SuspendProgram / ResumeProgram: 3 arrivals of 2 GPUs within forecast's 600 s window with
+#    margin 10 make a reserve of 10 x 6 / 600 x 300 s = 30 GPUs: the idle nodes all stay on
+n1_idle() { "$ECO" power status --json | tr -d ' \n' | grep -q '"idle":\[[^]]*"n1"'; }
+check "powerd sees n1 idle" until_true 100 n1_idle
+"$ECO" power suspend n1 --command "echo off %n >>$R/out/off" >"$R/out/susp" 2>&1
+check "suspend keeps n1 on as part of the forecast reserve ($(cat "$R/out/susp"))" \
+    sh -c "grep -q 'n1: kept on' '$R/out/susp' && [ ! -e '$R/out/off' ]"
+"$ECO" power suspend 'n[2-3]' --socket "$R/none.sock" --command "echo off %n >>$R/out/off" \
+    >"$R/out/susp2" 2>&1
+check "without powerd, suspend powers off every node listed" \
+    [ "$(cat "$R/out/off" 2>/dev/null | tr '\n' ' ')" = "off n2 off n3 " ]
+"$ECO" power resume 'n[1-3]' --command "echo on %n >>$R/out/on" >/dev/null 2>&1
+check "resume powers on every node listed" [ "$(wc -l <"$R/out/on")" -eq 3 ]
+"$ECO" power budget -5 >/dev/null 2>&1; rc=$?
+check "power budget -5 refused with exit 2 (got $rc)" [ "$rc" -eq 2 ]
+
+# powerd and the node daemons stop cleanly (a sanitizer build reports leaks at exit)
+kill -TERM "$PPID_"; wait "$PPID_"; rc=$?
+check "powerd exits 0 on SIGTERM (got $rc)" [ "$rc" -eq 0 ]
+for nd in n1 n2; do
+    eval "p=\$DPID_$nd"; kill -TERM "$p"; wait "$p"; rc=$?
+    check "ecoschedd on $nd exits 0 on SIGTERM (got $rc)" [ "$rc" -eq 0 ]
+done
+check "no sanitizer report from powerd or the node daemons" \
+    sh -c "! grep -l -e AddressSanitizer -e 'runtime error' '$R'/log/powerd.log '$R'/log/ecoschedd.*.log"
+
+echo "$(basename "$0" .sh): $((n - fail)) passed, $fail failed"
+[ "$fail" -eq 0 ]
