@@ -9,6 +9,7 @@
 
 int eco_cmd_sim(int argc, char **argv);
 int eco_cmd_catalog(int argc, char **argv);
+int eco_cmd_place(int argc, char **argv);
 /* Client of ecoschedd (cmd_client.c). */
 int eco_cmd_submit(int argc, char **argv);
 int eco_cmd_ls(int argc, char **argv);

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/* Exact placement with GLPK (branch and cut): as many items as possible on as few hosts as
+ * possible, with per-GPU shares, CPU, memory and GPU model constraints. For small instances;
+ * the time limit gives the best solution found and the optimality gap. */
+#include <errno.h>
+#include <glpk.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ecosched/place_io.h"
+
+struct cb {
+    double bound; /* best bound of the minimisation objective seen */
+};
+
+static void callback(glp_tree *tree, void *info)
+{
+    struct cb *cb = info;
+    int p = glp_ios_best_node(tree);
+    if (p)
+        cb->bound = glp_ios_node_bound(tree, p);
+}
+
+static int same_node(const struct eco_pl_node *a, const struct eco_pl_node *b)
+{
+    return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib && a->gpus == b->gpus &&
+           a->model == b->model;
+}
+
+/* Column indices: x[i][j] (0 when item i may not go on node j), y[j], z[i][j][g]. */
+struct cols {
+    int *x, *y, *z;
+    uint32_t ni, nn, ng;
+};
+
+static int solve_ilp(const struct eco_pl_instance *in, const struct eco_pl_params *p,
+                     struct eco_pl_slot *slots, struct eco_pl_outcome *out, struct eco_error *err)
+{
+    if (p->objective != ECO_PL_OBJ_HOSTS)
+        return eco_error_set(err, "ilp: only --objective hosts is supported, not '%s'",
+                             eco_pl_objective_name(p->objective));
+    uint32_t ni = in->n_items, nn = in->n_nodes, ng = in->max_gpus ? in->max_gpus : 1;
+    if ((double)ni * nn * ng > 2e6)
+        return eco_error_set(err, "ilp: %u items x %u nodes x %u GPUs is too large for the "
+                                  "exact model (at most 2,000,000 variables)", ni, nn, ng);
+    struct cols c = {.ni = ni, .nn = nn, .ng = ng};
+    c.x = calloc((size_t)ni * nn + 1, sizeof *c.x);
+    c.y = calloc(nn + 1, sizeof *c.y);
+    c.z = calloc((size_t)ni * nn * ng + 1, sizeof *c.z);
+    int *ia = NULL, *ja = NULL;
+    double *ar = NULL;
+    glp_prob *lp = NULL;
+    int rc = -ENOMEM;
+    if (!c.x || !c.y || !c.z)
+        goto out;
+    lp = glp_create_prob();
+    glp_set_obj_dir(lp, GLP_MIN);
+    /* M > nodes: one more item placed always beats any number of hosts */
+    double M = nn + 1.0;
+    int ncol = 0;
+    for (uint32_t j = 0; j < nn; j++) {
+        c.y[j] = ++ncol;
+    }
+    for (uint32_t i = 0; i < ni; i++)
+        for (uint32_t j = 0; j < nn; j++) {
+            if (!eco_pl_compatible(in, i, j))
+                continue;
+            c.x[(size_t)i * nn + j] = ++ncol;
+            if (in->items[i].gpus)
+                for (uint32_t g = 0; g < in->nodes[j].gpus; g++)
+                    c.z[((size_t)i * nn + j) * ng + g] = ++ncol;
+        }
+    glp_add_cols(lp, ncol ? ncol : 1);
+    for (int k = 1; k <= ncol; k++)
+        glp_set_col_kind(lp, k, GLP_BV);
+    for (uint32_t j = 0; j < nn; j++)
+        glp_set_obj_coef(lp, c.y[j], 1.0);
+    for (uint32_t i = 0; i < ni; i++)
+        for (uint32_t j = 0; j < nn; j++)
+            if (c.x[(size_t)i * nn + j])
+                glp_set_obj_coef(lp, c.x[(size_t)i * nn + j], -M);
+
+    /* rows, built as triplets */
+    size_t cap = 1024, nz = 0;
+    ia = malloc(cap * sizeof *ia);
+    ja = malloc(cap * sizeof *ja);
+    ar = malloc(cap * sizeof *ar);
+    if (!ia || !ja || !ar)
+        goto out;
+    int row = 0;
+#define ADD(col, val)                                                                         \
+    do {                                                                                      \
+        if (nz + 2 >= cap) {                                                                  \
+            cap *= 2;                                                                         \
+            int *a = realloc(ia, cap * sizeof *ia);                                           \
+            if (a) ia = a;                                                                    \
+            int *b = realloc(ja, cap * sizeof *ja);                                           \
+            if (b) ja = b;                                                                    \
+            double *d = realloc(ar, cap * sizeof *ar);                                        \
+            if (d) ar = d;                                                                    \
+            if (!a || !b || !d) goto out;                                                     \
+        }                                                                                     \
+        ++nz;                                                                                 \
+        ia[nz] = row;                                                                         \
+        ja[nz] = (col);                                                                       \
+        ar[nz] = (val);                                                                       \
+    } while (0)
+#define NEW_ROW(type, lb, ub)                                                                 \
+    do {                                                                                      \
+        row = glp_add_rows(lp, 1);                                                            \
+        glp_set_row_bnds(lp, row, (type), (lb), (ub));                                        \
+    } while (0)
+
+    for (uint32_t i = 0; i < ni; i++) { /* each item at most once */
+        NEW_ROW(GLP_UP, 0, 1);
+        for (uint32_t j = 0; j < nn; j++)
+            if (c.x[(size_t)i * nn + j])
+                ADD(c.x[(size_t)i * nn + j], 1);
+    }
+    for (uint32_t j = 0; j < nn; j++) {
+        const struct eco_pl_node *nd = &in->nodes[j];
+        NEW_ROW(GLP_UP, 0, 0); /* CPU: sum cpu x <= cap y */
+        ADD(c.y[j], -(double)nd->cpu_milli);
+        for (uint32_t i = 0; i < ni; i++)
+            if (c.x[(size_t)i * nn + j] && in->items[i].cpu_milli)
+                ADD(c.x[(size_t)i * nn + j], (double)in->items[i].cpu_milli);
+        NEW_ROW(GLP_UP, 0, 0); /* memory */
+        ADD(c.y[j], -(double)nd->mem_mib);
+        for (uint32_t i = 0; i < ni; i++)
+            if (c.x[(size_t)i * nn + j] && in->items[i].mem_mib)
+                ADD(c.x[(size_t)i * nn + j], (double)in->items[i].mem_mib);
+        for (uint32_t g = 0; g < nd->gpus; g++) { /* each GPU's shares <= 1000 y */
+            NEW_ROW(GLP_UP, 0, 0);
+            ADD(c.y[j], -(double)ECO_PL_GPU_MILLI);
+            for (uint32_t i = 0; i < ni; i++) {
+                int z = c.z[((size_t)i * nn + j) * ng + g];
+                if (z)
+                    ADD(z, in->items[i].gpu_milli);
+            }
+        }
+        /* GPUs of a node are interchangeable: loads in decreasing order */
+        for (uint32_t g = 0; g + 1 < nd->gpus; g++) {
+            NEW_ROW(GLP_LO, 0, 0);
+            for (uint32_t i = 0; i < ni; i++) {
+                int z0 = c.z[((size_t)i * nn + j) * ng + g];
+                int z1 = c.z[((size_t)i * nn + j) * ng + g + 1];
+                if (z0)
+                    ADD(z0, in->items[i].gpu_milli);
+                if (z1)
+                    ADD(z1, -(double)in->items[i].gpu_milli);
+            }
+        }
+        /* identical consecutive nodes are interchangeable: used ones first */
+        if (j + 1 < nn && same_node(nd, &in->nodes[j + 1])) {
+            NEW_ROW(GLP_LO, 0, 0);
+            ADD(c.y[j], 1);
+            ADD(c.y[j + 1], -1);
+        }
+        for (uint32_t i = 0; i < ni; i++) {
+            int x = c.x[(size_t)i * nn + j];
+            if (!x)
+                continue;
+            NEW_ROW(GLP_UP, 0, 0); /* x <= y */
+            ADD(x, 1);
+            ADD(c.y[j], -1);
+            if (in->items[i].gpus) { /* GPUs of the item: sum z = gpus x */
+                NEW_ROW(GLP_FX, 0, 0);
+                ADD(x, -(double)in->items[i].gpus);
+                for (uint32_t g = 0; g < nd->gpus; g++)
+                    ADD(c.z[((size_t)i * nn + j) * ng + g], 1);
+            }
+        }
+    }
+    if (row == 0) {
+        NEW_ROW(GLP_FR, 0, 0);
+    }
+    glp_load_matrix(lp, (int)nz, ia, ja, ar);
+
+    struct cb cb = {.bound = -INFINITY};
+    glp_iocp parm;
+    glp_init_iocp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    parm.presolve = GLP_ON;
+    parm.gmi_cuts = GLP_ON;
+    parm.mir_cuts = GLP_ON;
+    parm.cb_func = callback;
+    parm.cb_info = &cb;
+    if (p->time_limit_s > 0)
+        parm.tm_lim = p->time_limit_s * 1000 > 2e9 ? 2000000000 : (int)(p->time_limit_s * 1000);
+    int grc = glp_intopt(lp, &parm);
+    int st = glp_mip_status(lp);
+    if (st != GLP_OPT && st != GLP_FEAS) {
+        /* no integer solution in time: the best greedy one, against the bound */
+        const struct eco_pl_algo *bfd = eco_pl_algo_find("bfd");
+        rc = bfd->solve(in, p, slots, out, err);
+        if (rc)
+            goto out;
+        if (out) {
+            out->optimal = 0;
+            out->iterations = 0;
+        }
+    } else {
+        for (uint32_t i = 0; i < ni; i++) {
+            slots[i] = (struct eco_pl_slot){-1, 0};
+            for (uint32_t j = 0; j < nn; j++) {
+                int x = c.x[(size_t)i * nn + j];
+                if (!x || glp_mip_col_val(lp, x) < 0.5)
+                    continue;
+                slots[i].node = (int32_t)j;
+                for (uint32_t g = 0; g < in->nodes[j].gpus; g++) {
+                    int z = c.z[((size_t)i * nn + j) * ng + g];
+                    if (z && glp_mip_col_val(lp, z) > 0.5)
+                        slots[i].gpus |= 1ull << g;
+                }
+                break;
+            }
+        }
+        if (out)
+            out->optimal = st == GLP_OPT && grc == 0;
+    }
+    if (out) {
+        uint32_t placed = 0, hosts = 0;
+        uint8_t *used = calloc(nn + 1, 1);
+        for (uint32_t i = 0; i < ni; i++)
+            if (slots[i].node >= 0) {
+                placed++;
+                if (used && !used[slots[i].node]++)
+                    hosts++;
+            }
+        free(used);
+        out->objective = hosts;
+        /* the bound in hosts for this number of items placed: GLPK's objective bound is
+         * hosts - M x placed */
+        double b = out->optimal ? hosts : ceil(cb.bound + M * placed - 1e-6);
+        if (!(b >= 0))
+            b = 0;
+        if (b > hosts)
+            b = hosts;
+        out->bound = b;
+        out->gap = hosts > 0 ? (hosts - b) / hosts : 0;
+    }
+    rc = 0;
+out:
+#undef ADD
+#undef NEW_ROW
+    if (lp)
+        glp_delete_prob(lp);
+    free(ia);
+    free(ja);
+    free(ar);
+    free(c.x);
+    free(c.y);
+    free(c.z);
+    return rc;
+}
+
+const struct eco_pl_algo eco_pl_algo_ilp = {
+    .name = "ilp",
+    .summary = "exact (GLPK branch and cut): most items placed, then fewest active hosts; "
+               "small instances, with a time limit and the optimality gap",
+    .solve = solve_ilp,
+};
+
+const struct eco_pl_algo *eco_pl_find_any(const char *name)
+{
+    if (!strcmp(name, eco_pl_algo_ilp.name))
+        return &eco_pl_algo_ilp;
+    return eco_pl_algo_find(name);
+}
