@@ -209,4 +209,11 @@ int64_t eco_pl_greedy_pick(const struct eco_pl_state *s, const struct eco_pl_wor
  * CPU, memory and GPU), ties by index; order[] gets n_items entries. */
 void eco_pl_order_decreasing(const struct eco_pl_instance *in, uint32_t *order);
 
+/* A seeded random instance (docs/results/placement.md, "random instances"): between
+ * min_items and max_items items (whole GPUs, GPU shares, CPU-only, some with a GPU model
+ * constraint) and nodes of two models with gpus_per_node GPUs, enough for every item. Fills
+ * *in (free with eco_pl_instance_fini). 0 or -ENOMEM. */
+int eco_pl_random_instance(uint64_t seed, uint32_t min_items, uint32_t max_items,
+                           uint16_t gpus_per_node, struct eco_pl_instance *in);
+
 #endif

@@ -33,12 +33,12 @@ struct cols {
     uint32_t ni, nn, ng;
 };
 
-static int solve_ilp(const struct eco_pl_instance *in, const struct eco_pl_params *p,
-                     struct eco_pl_slot *slots, struct eco_pl_outcome *out, struct eco_error *err)
+/* One model: with require_all every item must be placed (fewest hosts; returns 1 when that
+ * is infeasible), else as many items as possible, then fewest hosts. */
+static int ilp_run(const struct eco_pl_instance *in, const struct eco_pl_params *p,
+                   struct eco_pl_slot *slots, struct eco_pl_outcome *out, struct eco_error *err,
+                   int require_all)
 {
-    if (p->objective != ECO_PL_OBJ_HOSTS)
-        return eco_error_set(err, "ilp: only --objective hosts is supported, not '%s'",
-                             eco_pl_objective_name(p->objective));
     uint32_t ni = in->n_items, nn = in->n_nodes, ng = in->max_gpus ? in->max_gpus : 1;
     if ((double)ni * nn * ng > 2e6)
         return eco_error_set(err, "ilp: %u items x %u nodes x %u GPUs is too large for the "
@@ -56,7 +56,7 @@ static int solve_ilp(const struct eco_pl_instance *in, const struct eco_pl_param
     lp = glp_create_prob();
     glp_set_obj_dir(lp, GLP_MIN);
     /* M > nodes: one more item placed always beats any number of hosts */
-    double M = nn + 1.0;
+    double M = require_all ? 0 : nn + 1.0;
     int ncol = 0;
     for (uint32_t j = 0; j < nn; j++) {
         c.y[j] = ++ncol;
@@ -77,7 +77,7 @@ static int solve_ilp(const struct eco_pl_instance *in, const struct eco_pl_param
         glp_set_obj_coef(lp, c.y[j], 1.0);
     for (uint32_t i = 0; i < ni; i++)
         for (uint32_t j = 0; j < nn; j++)
-            if (c.x[(size_t)i * nn + j])
+            if (c.x[(size_t)i * nn + j] && M > 0)
                 glp_set_obj_coef(lp, c.x[(size_t)i * nn + j], -M);
 
     /* rows, built as triplets */
@@ -112,7 +112,10 @@ static int solve_ilp(const struct eco_pl_instance *in, const struct eco_pl_param
     } while (0)
 
     for (uint32_t i = 0; i < ni; i++) { /* each item at most once */
-        NEW_ROW(GLP_UP, 0, 1);
+        if (require_all)
+            NEW_ROW(GLP_FX, 1, 1);
+        else
+            NEW_ROW(GLP_UP, 0, 1);
         for (uint32_t j = 0; j < nn; j++)
             if (c.x[(size_t)i * nn + j])
                 ADD(c.x[(size_t)i * nn + j], 1);
@@ -189,6 +192,10 @@ static int solve_ilp(const struct eco_pl_instance *in, const struct eco_pl_param
         parm.tm_lim = p->time_limit_s * 1000 > 2e9 ? 2000000000 : (int)(p->time_limit_s * 1000);
     int grc = glp_intopt(lp, &parm);
     int st = glp_mip_status(lp);
+    if (require_all && (grc == GLP_ENOPFS || st == GLP_NOFEAS)) {
+        rc = 1;
+        goto out;
+    }
     if (st != GLP_OPT && st != GLP_FEAS) {
         /* no integer solution in time: the best greedy one, against the bound */
         const struct eco_pl_algo *bfd = eco_pl_algo_find("bfd");
@@ -252,6 +259,16 @@ out:
     free(c.y);
     free(c.z);
     return rc;
+}
+
+static int solve_ilp(const struct eco_pl_instance *in, const struct eco_pl_params *p,
+                     struct eco_pl_slot *slots, struct eco_pl_outcome *out, struct eco_error *err)
+{
+    if (p->objective != ECO_PL_OBJ_HOSTS)
+        return eco_error_set(err, "ilp: only --objective hosts is supported, not '%s'",
+                             eco_pl_objective_name(p->objective));
+    int rc = ilp_run(in, p, slots, out, err, 1);
+    return rc == 1 ? ilp_run(in, p, slots, out, err, 0) : rc;
 }
 
 const struct eco_pl_algo eco_pl_algo_ilp = {

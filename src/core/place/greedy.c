@@ -135,8 +135,8 @@ static double fgd_delta(const struct eco_pl_state *s, const struct eco_pl_worklo
             double d = eco_pl_frag_raw(s->in, w, n, cpu, mem, f) - before;
             f[g] += it->gpu_milli;
             /* ties: the GPU with less free share (best fit) */
-            if (!have || d < best ||
-                (d == best && f[g] < s->gpu_free[s->gpu_off[n] + __builtin_ctzll(best_mask)])) {
+            if (!have || d < best - 1e-9 ||
+                (d <= best + 1e-9 && f[g] < s->gpu_free[s->gpu_off[n] + __builtin_ctzll(best_mask)])) {
                 best = d;
                 best_mask = 1ull << g;
                 have = 1;
@@ -181,7 +181,8 @@ int64_t eco_pl_pick_cached(const struct eco_pl_state *s, const struct eco_pl_wor
             double before = frag_now ? frag_now[n] : eco_pl_node_frag(s, w, n, NULL);
             score = fgd_delta(s, w, item, n, before, &gpus);
         }
-        if (best < 0 || score < best_score) {
+        /* ties (within rounding of the fragmentation sums) keep the lower index */
+        if (best < 0 || score < best_score - 1e-9) {
             best = n;
             best_score = score;
             best_gpus = gpus;

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/* Placement optimisers benchmark: gap to the exact optimum (ilp) on seeded random instances,
+ * and GPUs placed before the first failure on openb (default, gpushare, multigpu), with the
+ * time per solve. Prints markdown tables (bench/README.md, docs/results/placement.md).
+ * usage: eco_bench_place random [N_INSTANCES [ILP_LIMIT_S]] | openb DATA_DIR [TIME_LIMIT_S] */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ecosched/place_io.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+struct deadline {
+    double end_s;
+};
+
+static int past(void *ctx)
+{
+    const struct deadline *d = ctx;
+    return d->end_s > 0 && now_s() >= d->end_s;
+}
+
+static int run(const struct eco_pl_instance *in, const char *name, double limit_s,
+               struct eco_pl_slot *slots, struct eco_pl_metrics *m, struct eco_pl_outcome *o,
+               double *secs)
+{
+    const struct eco_pl_algo *a = eco_pl_find_any(name);
+    struct eco_error err = {{0}};
+    struct eco_pl_workload w;
+    double t0 = now_s();
+    struct deadline dl = {limit_s > 0 ? t0 + limit_s : 0};
+    struct eco_pl_params p = {.seed = 1, .objective = ECO_PL_OBJ_HOSTS, .time_limit_s = limit_s,
+                              .stop = past, .stop_ctx = &dl};
+    *o = (struct eco_pl_outcome){.bound = NAN};
+    if (a->solve(in, &p, slots, o, &err)) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        return -1;
+    }
+    *secs = now_s() - t0;
+    if (eco_pl_verify(in, slots, &err)) {
+        fprintf(stderr, "%s: infeasible: %s\n", name, err.msg);
+        return -1;
+    }
+    if (eco_pl_workload_from_items(in, &w))
+        return -1;
+    eco_pl_metrics_compute(in, &w, slots, 3600, m);
+    eco_pl_workload_fini(&w);
+    return 0;
+}
+
+static const char *const ALGOS[] = {"ffd", "bfd", "dot-product", "fgd", "pso-basic", "pso", "ilp"};
+#define N_ALGOS 7
+
+static int bench_random(int n_inst, double ilp_limit_s)
+{
+    double hosts[N_ALGOS] = {0}, gap[N_ALGOS] = {0}, secs[N_ALGOS] = {0}, worst[N_ALGOS] = {0};
+    int fewer[N_ALGOS] = {0};
+    int opt_count = 0, pso_beats = 0, pso_ties = 0, pso_at_opt = 0;
+    double ilp_gap = 0, items = 0;
+    for (int k = 1; k <= n_inst; k++) {
+        struct eco_pl_instance in;
+        if (eco_pl_random_instance((uint64_t)k, 20, 60, 4, &in))
+            return 1;
+        items += in.n_items;
+        struct eco_pl_slot *slots = calloc(in.n_items, sizeof *slots);
+        struct eco_pl_metrics m[N_ALGOS];
+        struct eco_pl_outcome o[N_ALGOS];
+        double t[N_ALGOS];
+        for (int a = 0; a < N_ALGOS; a++)
+            if (run(&in, ALGOS[a], !strcmp(ALGOS[a], "ilp") ? ilp_limit_s : 0, slots, &m[a], &o[a], &t[a]))
+                return 1;
+        double ref = m[N_ALGOS - 1].active_hosts;
+        for (int a = 0; a < N_ALGOS; a++) {
+            hosts[a] += m[a].active_hosts;
+            double g = (m[a].active_hosts - ref) / ref;
+            if (m[a].placed != m[N_ALGOS - 1].placed) {
+                fewer[a]++; /* not comparable: a different number of items placed */
+                continue;
+            }
+            gap[a] += g;
+            if (g > worst[a])
+                worst[a] = g;
+        }
+        for (int a = 0; a < N_ALGOS; a++)
+            secs[a] += t[a];
+        opt_count += o[N_ALGOS - 1].optimal;
+        ilp_gap += o[N_ALGOS - 1].gap;
+        pso_beats += m[5].active_hosts < m[4].active_hosts;
+        pso_ties += m[5].active_hosts == m[4].active_hosts;
+        pso_at_opt += m[5].active_hosts <= ref;
+        printf("<!-- instance %d: %u items, %u nodes, ilp %u hosts (%s), pso %u, pso-basic %u, fgd %u -->\n",
+               k, in.n_items, in.n_nodes, m[6].active_hosts, o[6].optimal ? "optimal" : "limit",
+               m[5].active_hosts, m[4].active_hosts, m[3].active_hosts);
+        free(slots);
+        eco_pl_instance_fini(&in);
+    }
+    printf("\n%d random instances (ilp time limit %g s; seeds 1-%d, 20-60 items, mean %.1f; 4-GPU nodes of 2 models); "
+           "ilp proven optimal on %d, mean ilp gap %.2f%%\n\n",
+           n_inst, ilp_limit_s, n_inst, items / n_inst, opt_count, 100 * ilp_gap / n_inst);
+    printf("| algo | mean active hosts | mean excess over ilp | worst excess | instances with "
+           "other items placed | mean time per solve |\n");
+    printf("|---|---:|---:|---:|---:|---:|\n");
+    for (int a = 0; a < N_ALGOS; a++) {
+        int cmp = n_inst - fewer[a];
+        printf("| %s | %.2f | %.2f%% | %.1f%% | %d | %.4f s |\n", ALGOS[a], hosts[a] / n_inst,
+               cmp ? 100 * gap[a] / cmp : 0.0, 100 * worst[a], fewer[a], secs[a] / n_inst);
+    }
+    printf("\npso fewer hosts than pso-basic on %d of %d instances, equal on %d; pso at the ilp "
+           "solution on %d.\n", pso_beats, n_inst, pso_ties, pso_at_opt);
+    return 0;
+}
+
+static int bench_openb(const char *dir, double limit_s)
+{
+    static const char *const lists[] = {"default", "gpushare40", "gpushare100", "multigpu50"};
+    printf("| pod list | algo | GPUs before first failure | first failed pod | GPUs placed | "
+           "GPU allocation | frag (GPUs) | time |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+        struct eco_pl_instance in = {0};
+        struct eco_error err = {{0}};
+        char np[4096], ip[4096];
+        snprintf(np, sizeof np, "%s/openb_node_list_gpu_node.csv.gz", dir);
+        snprintf(ip, sizeof ip, "%s/openb_pod_list_%s.csv.gz", dir, lists[l]);
+        if (eco_pl_read_nodes(np, &in, &err) || eco_pl_read_items(ip, &in, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            return 1;
+        }
+        struct eco_pl_slot *slots = calloc(in.n_items, sizeof *slots);
+        for (int a = 0; a < N_ALGOS - 1; a++) {
+            struct eco_pl_metrics m;
+            struct eco_pl_outcome o;
+            double t;
+            if (run(&in, ALGOS[a], limit_s, slots, &m, &o, &t))
+                return 1;
+            printf("| %s | %s | %.1f | %lld | %.1f | %.2f%% | %.1f | %.2f s |\n", lists[l],
+                   ALGOS[a], m.gpus_before_fail, (long long)m.first_failed, m.gpus_placed,
+                   100 * m.gpu_alloc_ratio, m.frag_gpus, t);
+            fflush(stdout);
+        }
+        free(slots);
+        eco_pl_instance_fini(&in);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "random"))
+        return bench_random(argc >= 3 ? atoi(argv[2]) : 50, argc >= 4 ? atof(argv[3]) : 10);
+    if (argc >= 3 && !strcmp(argv[1], "openb"))
+        return bench_openb(argv[2], argc >= 4 ? atof(argv[3]) : 10);
+    fprintf(stderr, "usage: eco_bench_place random [N] | openb DATA_DIR [TIME_LIMIT_S]\n");
+    return 2;
+}
