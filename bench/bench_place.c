@@ -2,7 +2,7 @@
 /* Placement optimisers benchmark: gap to the exact optimum (ilp) on seeded random instances,
  * and GPUs placed before the first failure on openb (default, gpushare, multigpu), with the
  * time per solve. Prints markdown tables (bench/README.md, docs/results/placement.md).
- * usage: eco_bench_place random [N_INSTANCES [ILP_LIMIT_S]] | openb DATA_DIR [TIME_LIMIT_S] */
+ * usage: eco_bench_place random [N_INSTANCES [ILP_LIMIT_S]] | openb DATA_DIR [TIME_LIMIT_S [INFLATE_PCT]] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@ static int past(void *ctx)
     return d->end_s > 0 && now_s() >= d->end_s;
 }
 
-static int run(const struct eco_pl_instance *in, const char *name, double limit_s,
+static int run(const struct eco_pl_instance *in, const char *name, int objective, double limit_s,
                struct eco_pl_slot *slots, struct eco_pl_metrics *m, struct eco_pl_outcome *o,
                double *secs)
 {
@@ -36,7 +36,7 @@ static int run(const struct eco_pl_instance *in, const char *name, double limit_
     struct eco_pl_workload w;
     double t0 = now_s();
     struct deadline dl = {limit_s > 0 ? t0 + limit_s : 0};
-    struct eco_pl_params p = {.seed = 1, .objective = ECO_PL_OBJ_HOSTS, .time_limit_s = limit_s,
+    struct eco_pl_params p = {.seed = 1, .objective = objective, .time_limit_s = limit_s,
                               .stop = past, .stop_ctx = &dl};
     *o = (struct eco_pl_outcome){.bound = NAN};
     if (a->solve(in, &p, slots, o, &err)) {
@@ -74,7 +74,7 @@ static int bench_random(int n_inst, double ilp_limit_s)
         struct eco_pl_outcome o[N_ALGOS];
         double t[N_ALGOS];
         for (int a = 0; a < N_ALGOS; a++)
-            if (run(&in, ALGOS[a], !strcmp(ALGOS[a], "ilp") ? ilp_limit_s : 0, slots, &m[a], &o[a], &t[a]))
+            if (run(&in, ALGOS[a], ECO_PL_OBJ_HOSTS, !strcmp(ALGOS[a], "ilp") ? ilp_limit_s : 0, slots, &m[a], &o[a], &t[a]))
                 return 1;
         double ref = m[N_ALGOS - 1].active_hosts;
         for (int a = 0; a < N_ALGOS; a++) {
@@ -117,11 +117,33 @@ static int bench_random(int n_inst, double ilp_limit_s)
     return 0;
 }
 
-static int bench_openb(const char *dir, double limit_s)
+/* GPU allocation ratio (% of the cluster's GPUs) once `pct` % of them have been requested. */
+static double alloc_at(const struct eco_pl_instance *in, const struct eco_pl_slot *slots,
+                       double pct)
+{
+    double cap = 0, req = 0, alloc = 0;
+    for (uint32_t n = 0; n < in->n_nodes; n++)
+        cap += in->nodes[n].gpus;
+    for (uint32_t i = 0; i < in->n_items; i++) {
+        double g = in->items[i].gpus * in->items[i].gpu_milli / 1000.0;
+        if (req + g > cap * pct / 100)
+            break;
+        req += g;
+        if (slots[i].node >= 0)
+            alloc += g;
+    }
+    return 100 * alloc / cap;
+}
+
+static int bench_openb(const char *dir, double limit_s, double inflate_pct)
 {
     static const char *const lists[] = {"default", "gpushare40", "gpushare100", "multigpu50"};
-    printf("| pod list | algo | GPUs before first failure | first failed pod | GPUs placed | "
-           "GPU allocation | frag (GPUs) | time |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
+    printf("Pods of each list in their order, then drawn from it (seed 1) until %g %% of the "
+           "cluster's GPUs are requested; pso and pso-basic with --objective frag, %g s time "
+           "limit.\n\n", inflate_pct, limit_s);
+    printf("| pod list | algo | GPUs before first failure | first failed pod | "
+           "allocation at 80 / 90 / 100 / %g %% requested | frag at the end (GPUs) | time |\n"
+           "|---|---|---:|---:|---|---:|---:|\n", inflate_pct);
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
         struct eco_pl_instance in = {0};
         struct eco_error err = {{0}};
@@ -132,16 +154,20 @@ static int bench_openb(const char *dir, double limit_s)
             fprintf(stderr, "%s\n", err.msg);
             return 1;
         }
+        if (eco_pl_inflate(&in, inflate_pct, 1))
+            return 1;
         struct eco_pl_slot *slots = calloc(in.n_items, sizeof *slots);
         for (int a = 0; a < N_ALGOS - 1; a++) {
             struct eco_pl_metrics m;
             struct eco_pl_outcome o;
             double t;
-            if (run(&in, ALGOS[a], limit_s, slots, &m, &o, &t))
+            int obj = !strncmp(ALGOS[a], "pso", 3) ? ECO_PL_OBJ_FRAG : ECO_PL_OBJ_HOSTS;
+            if (run(&in, ALGOS[a], obj, limit_s, slots, &m, &o, &t))
                 return 1;
-            printf("| %s | %s | %.1f | %lld | %.1f | %.2f%% | %.1f | %.2f s |\n", lists[l],
-                   ALGOS[a], m.gpus_before_fail, (long long)m.first_failed, m.gpus_placed,
-                   100 * m.gpu_alloc_ratio, m.frag_gpus, t);
+            printf("| %s | %s | %.1f | %lld | %.1f / %.1f / %.1f / %.1f | %.1f | %.2f s |\n",
+                   lists[l], ALGOS[a], m.gpus_before_fail, (long long)m.first_failed,
+                   alloc_at(&in, slots, 80), alloc_at(&in, slots, 90),
+                   alloc_at(&in, slots, 100), alloc_at(&in, slots, inflate_pct), m.frag_gpus, t);
             fflush(stdout);
         }
         free(slots);
@@ -155,7 +181,8 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "random"))
         return bench_random(argc >= 3 ? atoi(argv[2]) : 50, argc >= 4 ? atof(argv[3]) : 10);
     if (argc >= 3 && !strcmp(argv[1], "openb"))
-        return bench_openb(argv[2], argc >= 4 ? atof(argv[3]) : 10);
-    fprintf(stderr, "usage: eco_bench_place random [N] | openb DATA_DIR [TIME_LIMIT_S]\n");
+        return bench_openb(argv[2], argc >= 4 ? atof(argv[3]) : 10,
+                           argc >= 5 ? atof(argv[4]) : 120);
+    fprintf(stderr, "usage: eco_bench_place random [N] | openb DATA_DIR [TIME_LIMIT_S [INFLATE_PCT]]\n");
     return 2;
 }

@@ -216,4 +216,8 @@ void eco_pl_order_decreasing(const struct eco_pl_instance *in, uint32_t *order);
 int eco_pl_random_instance(uint64_t seed, uint32_t min_items, uint32_t max_items,
                            uint16_t gpus_per_node, struct eco_pl_instance *in);
 
+/* FGD's saturation workload: appends items drawn uniformly (seeded) from the n_items listed
+ * until the requested GPUs reach pct % of the nodes' GPUs. 0 or -ENOMEM. */
+int eco_pl_inflate(struct eco_pl_instance *in, double pct, uint64_t seed);
+
 #endif

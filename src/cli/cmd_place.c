@@ -154,37 +154,6 @@ static int past_deadline(void *ctx)
     return d->end_s > 0 && now_s() >= d->end_s;
 }
 
-/* Appends items drawn uniformly (seeded) from the listed ones until the requested GPUs reach
- * pct % of the cluster's GPUs. */
-static int inflate(struct eco_pl_instance *in, double pct, uint64_t seed)
-{
-    double cap = 0, req = 0;
-    for (uint32_t n = 0; n < in->n_nodes; n++)
-        cap += in->nodes[n].gpus;
-    uint32_t base = in->n_items;
-    for (uint32_t i = 0; i < base; i++)
-        req += in->items[i].gpus * in->items[i].gpu_milli / 1000.0;
-    if (base == 0 || req <= 0)
-        return 0;
-    struct eco_rng rng;
-    eco_rng_init(&rng, seed);
-    size_t capn = base;
-    while (req < cap * pct / 100) {
-        if (in->n_items == capn) {
-            capn *= 2;
-            void *p = realloc(in->items, capn * sizeof *in->items);
-            if (!p)
-                return -ENOMEM;
-            in->items = p;
-        }
-        uint32_t k = (uint32_t)(eco_rng_uniform(&rng) * base);
-        in->items[in->n_items] = in->items[k < base ? k : base - 1];
-        const struct eco_pl_item *it = &in->items[in->n_items++];
-        req += it->gpus * it->gpu_milli / 1000.0;
-    }
-    return 0;
-}
-
 static void print_metrics(FILE *f, const struct place_args *a, const struct eco_pl_metrics *m,
                           const struct eco_pl_outcome *o, const struct eco_pl_instance *in,
                           double solve_s, int json)
@@ -325,7 +294,7 @@ int eco_cmd_place(int argc, char **argv)
         goto out;
     }
     status = ECO_EXIT_FAIL;
-    if (a.inflate_pct > 0 && inflate(&in, a.inflate_pct, a.seed)) {
+    if (a.inflate_pct > 0 && eco_pl_inflate(&in, a.inflate_pct, a.seed)) {
         eco_cli_err("place: out of memory");
         goto out;
     }

@@ -40,6 +40,10 @@
  * the least loaded ones on openb. */
 #define LS_TRIES 256
 
+/* Moves tried per local search to push the first failure back (each costs one pass over the
+ * items per compatible node). */
+#define EJECT_TRIES 64
+
 #define DEFAULT_SWARM 20
 #define DEFAULT_ITERS 200
 
@@ -74,12 +78,16 @@ struct swarm {
     struct eco_pl_state s;
     struct eco_pl_slot *slots;
     struct particle *pt;
-    uint32_t n;
+    uint32_t n, n_alloc; /* particles in use, allocated */
     int32_t *gx;  /* global best */
     int8_t *ggx;
     struct fitness gf;
     struct eco_rng rng;
     uint32_t *on_node; /* scratch for the local search */
+    uint32_t *type_of; /* request type of each item (same CPU, memory, GPUs, models) */
+    uint32_t n_types;
+    int64_t *memo;     /* per type, in eject_for: -2 unknown, else the node excluded when it
+                          found no room (-1: none at all) */
 };
 
 /* ---- repair and evaluation ---------------------------------------------------------------- */
@@ -98,11 +106,11 @@ static int64_t fallback(const struct eco_pl_state *s, uint32_t item)
 /* Decodes positions x/gx in arrival order into feasible slots on sw->s: an item keeps its
  * node when it fits there, else takes the fallback node, else stays unplaced. Writes the
  * repaired position back (every particle is feasible afterwards). */
-static void repair(struct swarm *sw, int32_t *x, int8_t *gx)
+static void repair_upto(struct swarm *sw, int32_t *x, int8_t *gx, uint32_t upto)
 {
     const struct eco_pl_instance *in = sw->in;
     eco_pl_state_reset(&sw->s);
-    for (uint32_t i = 0; i < in->n_items; i++) {
+    for (uint32_t i = 0; i < upto; i++) {
         int64_t n = x[i];
         if (n < 0 || n >= in->n_nodes || !eco_pl_fits(&sw->s, i, (uint32_t)n))
             n = fallback(&sw->s, i);
@@ -115,6 +123,11 @@ static void repair(struct swarm *sw, int32_t *x, int8_t *gx)
         x[i] = (int32_t)n;
         gx[i] = (int8_t)(in->items[i].gpus == 1 && sl.gpus ? __builtin_ctzll(sl.gpus) : -1);
     }
+}
+
+static void repair(struct swarm *sw, int32_t *x, int8_t *gx)
+{
+    repair_upto(sw, x, gx, sw->in->n_items);
 }
 
 static double objective(struct swarm *sw)
@@ -241,10 +254,84 @@ static int empty_node(struct swarm *sw, uint32_t c, int32_t *x, int8_t *gx)
     return 0;
 }
 
+/* ---- local search: make room for the first item that failed ------------------------------ */
+
+/* sw->s holds items 0..f-1 as decoded. Looks for a node where moving one earlier item away
+ * (to any node with room) lets item f in; commits the two moves into x/gx. 1 when found. */
+static int eject_for(struct swarm *sw, int32_t *x, int8_t *gx, uint32_t f)
+{
+    const struct eco_pl_instance *in = sw->in;
+    struct eco_pl_state *s = &sw->s;
+    for (uint32_t t = 0; t < sw->n_types; t++)
+        sw->memo[t] = -2;
+    for (uint32_t n = 0; n < in->n_nodes; n++) {
+        if (!eco_pl_compatible(in, f, n))
+            continue;
+        for (uint32_t i = 0; i < f; i++) {
+            if (sw->slots[i].node != (int32_t)n)
+                continue;
+            eco_pl_give(s, i, &sw->slots[i]);
+            if (eco_pl_fits(s, f, n)) {
+                struct eco_pl_slot fs = {(int32_t)n, eco_pl_pick_gpus(s, f, n, -1)};
+                eco_pl_take(s, f, &fs);
+                /* items of one request type that found no other node before (when node
+                 * memo[t] was the one excluded) can only fit on that node now */
+                uint32_t t = sw->type_of[i];
+                int64_t m = -1;
+                if (sw->memo[t] == -2) {
+                    for (uint32_t k = 0; k < in->n_nodes && m < 0; k++)
+                        if (k != n && eco_pl_fits(s, i, k))
+                            m = k;
+                } else if (sw->memo[t] >= 0 && sw->memo[t] != (int64_t)n &&
+                           eco_pl_fits(s, i, (uint32_t)sw->memo[t])) {
+                    m = sw->memo[t];
+                }
+                if (m < 0)
+                    sw->memo[t] = sw->memo[t] == -2 ? (int64_t)n : -1;
+                if (m >= 0) {
+                    struct eco_pl_slot is = {(int32_t)m, eco_pl_pick_gpus(s, i, (uint32_t)m, -1)};
+                    eco_pl_take(s, i, &is);
+                    sw->slots[i] = is;
+                    sw->slots[f] = fs;
+                    x[i] = (int32_t)m;
+                    gx[i] = (int8_t)(in->items[i].gpus == 1 ? __builtin_ctzll(is.gpus) : -1);
+                    x[f] = (int32_t)n;
+                    gx[f] = (int8_t)(in->items[f].gpus == 1 ? __builtin_ctzll(fs.gpus) : -1);
+                    return 1;
+                }
+                eco_pl_give(s, f, &fs);
+            }
+            eco_pl_take(s, i, &sw->slots[i]);
+        }
+    }
+    return 0;
+}
+
+/* Pushes the first failure back: up to EJECT_TRIES times, decode up to the first item that
+ * fails and make room for it by moving one earlier item. Leaves x decoded in sw->s. */
+static void push_first_failure(struct swarm *sw, int32_t *x, int8_t *gx)
+{
+    for (int t = 0; t < EJECT_TRIES; t++) {
+        repair(sw, x, gx);
+        uint32_t f = 0;
+        while (f < sw->in->n_items && sw->slots[f].node >= 0)
+            f++;
+        if (f == sw->in->n_items)
+            return;
+        repair_upto(sw, x, gx, f);
+        if (!eject_for(sw, x, gx, f))
+            break;
+        if (sw->p->stop && sw->p->stop(sw->p->stop_ctx))
+            break;
+    }
+    repair(sw, x, gx);
+}
+
 /* Host elimination on the position x (already repaired into sw->s and sw->slots): active
  * nodes in order of increasing items, each emptied when its items all fit elsewhere. */
 static void local_search(struct swarm *sw, int32_t *x, int8_t *gx)
 {
+    push_first_failure(sw, x, gx);
     if (sw->p->objective != ECO_PL_OBJ_HOSTS && sw->p->objective != ECO_PL_OBJ_ENERGY)
         return;
     const struct eco_pl_instance *in = sw->in;
@@ -281,7 +368,7 @@ static int32_t random_node(struct swarm *sw, uint32_t item)
 static void swarm_free(struct swarm *sw)
 {
     if (sw->pt)
-        for (uint32_t k = 0; k < sw->n; k++) {
+        for (uint32_t k = 0; k < sw->n_alloc; k++) {
             free(sw->pt[k].x);
             free(sw->pt[k].gx);
             free(sw->pt[k].v);
@@ -293,14 +380,61 @@ static void swarm_free(struct swarm *sw)
     free(sw->ggx);
     free(sw->slots);
     free(sw->on_node);
+    free(sw->type_of);
+    free(sw->memo);
     eco_pl_state_fini(&sw->s);
     eco_pl_workload_fini(&sw->w);
+}
+
+static int same_request(const struct eco_pl_item *a, const struct eco_pl_item *b)
+{
+    return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib && a->gpus == b->gpus &&
+           a->gpu_milli == b->gpu_milli && a->models == b->models;
+}
+
+static uint64_t request_hash(const struct eco_pl_item *it)
+{
+    uint64_t h = (uint64_t)it->cpu_milli * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t)it->mem_mib * 0xC2B2AE3D27D4EB4Full + (h << 6);
+    h ^= ((uint64_t)it->gpus << 16 | it->gpu_milli) * 0x165667B19E3779F9ull + (h >> 3);
+    return h ^ it->models;
+}
+
+/* Numbers the distinct requests with an open-addressing hash table. */
+static int assign_types(struct swarm *sw)
+{
+    uint32_t ni = sw->in->n_items, cap = 16;
+    while (cap < 2 * ni + 16)
+        cap *= 2;
+    uint32_t *slot = malloc(cap * sizeof *slot); /* first item of the type + 1, 0: empty */
+    sw->type_of = malloc((ni ? ni : 1) * sizeof *sw->type_of);
+    sw->memo = malloc((ni ? ni : 1) * sizeof *sw->memo);
+    if (!slot || !sw->type_of || !sw->memo) {
+        free(slot);
+        return -ENOMEM;
+    }
+    memset(slot, 0, cap * sizeof *slot);
+    for (uint32_t i = 0; i < ni; i++) {
+        const struct eco_pl_item *it = &sw->in->items[i];
+        uint32_t h = (uint32_t)request_hash(it) & (cap - 1);
+        while (slot[h] && !same_request(&sw->in->items[slot[h] - 1], it))
+            h = (h + 1) & (cap - 1);
+        if (!slot[h]) {
+            slot[h] = i + 1;
+            sw->type_of[i] = sw->n_types++;
+        } else {
+            sw->type_of[i] = sw->type_of[slot[h] - 1];
+        }
+    }
+    free(slot);
+    return 0;
 }
 
 static int swarm_alloc(struct swarm *sw)
 {
     size_t ni = sw->in->n_items ? sw->in->n_items : 1;
     sw->pt = calloc(sw->n, sizeof *sw->pt);
+    sw->n_alloc = sw->pt ? sw->n : 0;
     sw->gx = malloc(ni * sizeof *sw->gx);
     sw->ggx = malloc(ni * sizeof *sw->ggx);
     sw->slots = malloc(ni * sizeof *sw->slots);
@@ -318,6 +452,8 @@ static int swarm_alloc(struct swarm *sw)
             return -ENOMEM;
     }
     if (eco_pl_state_init(&sw->s, sw->in))
+        return -ENOMEM;
+    if (assign_types(sw))
         return -ENOMEM;
     return eco_pl_workload_from_items(sw->in, &sw->w);
 }
@@ -409,11 +545,15 @@ static int run_pso(const struct eco_pl_instance *in, const struct eco_pl_params 
     uint32_t ni = in->n_items;
     sw.gf = (struct fitness){0, 0, INFINITY};
     /* greedy seeds of the improved variant: fgd, bfd, ffd, dot-product */
-    static const int seed_rule[] = {ECO_PL_RULE_FGD, ECO_PL_RULE_BEST, ECO_PL_RULE_FIRST,
-                                    ECO_PL_RULE_DOT};
-    static const int seed_dec[] = {0, 1, 1, 0};
+    static const int seed_rule[] = {ECO_PL_RULE_FGD, ECO_PL_RULE_BEST, ECO_PL_RULE_DOT,
+                                    ECO_PL_RULE_FIRST};
+    static const int seed_dec[] = {0, 1, 0, 1};
     for (uint32_t k = 0; k < sw.n; k++) {
         struct particle *q = &sw.pt[k];
+        if (k > 0 && p->stop && p->stop(p->stop_ctx)) {
+            sw.n = k; /* out of time: the swarm is what is seeded so far */
+            break;
+        }
         if (improved && k < 4) {
             seed_greedy(&sw, q, seed_rule[k], seed_dec[k]);
         } else {
@@ -451,6 +591,8 @@ static int run_pso(const struct eco_pl_instance *in, const struct eco_pl_params 
             }
         }
         for (uint32_t k = 0; k < sw.n; k++) {
+            if (k && p->stop && p->stop(p->stop_ctx))
+                break;
             move(&sw, &sw.pt[k], w, c1, c2);
             settle(&sw, &sw.pt[k], improved);
         }

@@ -77,3 +77,32 @@ int eco_pl_random_instance(uint64_t seed, uint32_t min_items, uint32_t max_items
     in->max_gpus = gpus_per_node;
     return 0;
 }
+
+int eco_pl_inflate(struct eco_pl_instance *in, double pct, uint64_t seed)
+{
+    double cap = 0, req = 0;
+    for (uint32_t n = 0; n < in->n_nodes; n++)
+        cap += in->nodes[n].gpus;
+    uint32_t base = in->n_items;
+    for (uint32_t i = 0; i < base; i++)
+        req += in->items[i].gpus * in->items[i].gpu_milli / 1000.0;
+    if (base == 0 || req <= 0)
+        return 0;
+    struct eco_rng rng;
+    eco_rng_init(&rng, seed);
+    size_t capn = base;
+    while (req < cap * pct / 100) {
+        if (in->n_items == capn) {
+            capn *= 2;
+            void *p = realloc(in->items, capn * sizeof *in->items);
+            if (!p)
+                return -ENOMEM;
+            in->items = p;
+        }
+        uint32_t k = (uint32_t)(eco_rng_uniform(&rng) * base);
+        in->items[in->n_items] = in->items[k < base ? k : base - 1];
+        const struct eco_pl_item *it = &in->items[in->n_items++];
+        req += it->gpus * it->gpu_milli / 1000.0;
+    }
+    return 0;
+}
