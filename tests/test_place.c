@@ -198,6 +198,29 @@ static void test_feasible_random(void **state)
     }
 }
 
+/* ilp's output is feasible too, on 1,000 small seeded instances (2-6 items, 4 nodes). */
+static void test_ilp_feasible_random(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 1000; seed++) {
+        struct eco_pl_instance in;
+        assert_int_equal(eco_pl_random_instance(seed + 5000, 2, 6, seed % 2 ? 4 : 2, &in), 0);
+        if (in.n_nodes > 4)
+            in.n_nodes = 4;
+        struct eco_pl_slot *slots = calloc(in.n_items, sizeof *slots);
+        struct eco_pl_params p = {.objective = ECO_PL_OBJ_HOSTS, .time_limit_s = 5};
+        struct eco_pl_outcome o = {0};
+        struct eco_error err = {{0}};
+        assert_int_equal(eco_pl_algo_ilp.solve(&in, &p, slots, &o, &err), 0);
+        if (eco_pl_verify(&in, slots, &err))
+            print_error("seed %llu: %s\n", (unsigned long long)seed, err.msg);
+        assert_int_equal(eco_pl_verify(&in, slots, &err), 0);
+        assert_true(o.gap >= 0 && o.gap <= 1);
+        free(slots);
+        eco_pl_instance_fini(&in);
+    }
+}
+
 /* ---- brute force ---------------------------------------------------------------------------- */
 
 struct brute {
@@ -397,7 +420,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fgd_frag_by_hand), cmocka_unit_test(test_fgd_choice),
         cmocka_unit_test(test_metrics_by_hand),  cmocka_unit_test(test_feasible_random),
-        cmocka_unit_test(test_ilp_brute_force),  cmocka_unit_test(test_readers),
+        cmocka_unit_test(test_ilp_brute_force),  cmocka_unit_test(test_ilp_feasible_random),
+        cmocka_unit_test(test_readers),
         cmocka_unit_test(test_read_openb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
