@@ -10,12 +10,18 @@
 #include "ecosched/place_io.h"
 
 struct cb {
-    double bound; /* best bound of the minimisation objective seen */
+    double bound;        /* best bound of the minimisation objective seen */
+    const double *start; /* a feasible start (column values from 1), or NULL */
+    int started;
 };
 
 static void callback(glp_tree *tree, void *info)
 {
     struct cb *cb = info;
+    if (glp_ios_reason(tree) == GLP_IHEUR && cb->start && !cb->started) {
+        glp_ios_heur_sol(tree, cb->start);
+        cb->started = 1;
+    }
     int p = glp_ios_best_node(tree);
     if (p)
         cb->bound = glp_ios_node_bound(tree, p);
@@ -33,12 +39,97 @@ struct cols {
     uint32_t ni, nn, ng;
 };
 
+static int by_load_desc(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b; /* (load, gpu) pairs */
+    if (x[0] != y[0])
+        return x[0] > y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Column values of a feasible assignment put in the model's canonical form (GPU loads of a
+ * node in decreasing order, used nodes first in each run of identical nodes), so that it
+ * satisfies the symmetry rows. 0, or -1 when slots do not fit the model (an item unplaced
+ * while require_all) or memory runs out. */
+static int start_values(const struct eco_pl_instance *in, const struct cols *c,
+                        const struct eco_pl_slot *slots, int require_all, int ncol, double *val)
+{
+    uint32_t ni = c->ni, nn = c->nn;
+    int rc = -1;
+    uint32_t *used = calloc(nn + 1, sizeof *used), *node_map = malloc((nn + 1) * sizeof *node_map);
+    uint32_t *gpu_map = malloc(((size_t)nn * c->ng + 1) * sizeof *gpu_map);
+    if (!used || !node_map || !gpu_map)
+        goto out;
+    for (uint32_t i = 0; i < ni; i++) {
+        if (slots[i].node < 0) {
+            if (require_all)
+                goto out;
+            continue;
+        }
+        used[slots[i].node] = 1;
+    }
+    /* runs of identical consecutive nodes: used ones move to the front of their run */
+    for (uint32_t j = 0; j < nn;) {
+        uint32_t e = j + 1;
+        while (e < nn && same_node(&in->nodes[e - 1], &in->nodes[e]))
+            e++;
+        uint32_t k = j;
+        for (uint32_t t = j; t < e; t++)
+            if (used[t])
+                node_map[t] = k++;
+        for (uint32_t t = j; t < e; t++)
+            if (!used[t])
+                node_map[t] = k++;
+        j = e;
+    }
+    /* GPUs of each node: by load, largest first */
+    for (uint32_t j = 0; j < nn; j++) {
+        uint32_t pairs[ECO_PL_MAX_GPUS][2];
+        uint32_t ng = in->nodes[j].gpus;
+        for (uint32_t g = 0; g < ng; g++)
+            pairs[g][0] = 0, pairs[g][1] = g;
+        for (uint32_t i = 0; i < ni; i++)
+            if (slots[i].node == (int32_t)j)
+                for (uint64_t m = slots[i].gpus; m; m &= m - 1)
+                    pairs[__builtin_ctzll(m)][0] += in->items[i].gpu_milli;
+        qsort(pairs, ng, sizeof pairs[0], by_load_desc);
+        for (uint32_t g = 0; g < ng; g++)
+            gpu_map[(size_t)j * c->ng + pairs[g][1]] = g;
+    }
+    for (int k = 0; k <= ncol; k++)
+        val[k] = 0;
+    for (uint32_t i = 0; i < ni; i++) {
+        if (slots[i].node < 0)
+            continue;
+        uint32_t j0 = (uint32_t)slots[i].node, j = node_map[j0];
+        int x = c->x[(size_t)i * nn + j];
+        if (!x)
+            goto out;
+        val[x] = 1;
+        val[c->y[j]] = 1;
+        for (uint64_t m = slots[i].gpus; m; m &= m - 1) {
+            uint32_t g = gpu_map[(size_t)j0 * c->ng + __builtin_ctzll(m)];
+            int z = c->z[((size_t)i * nn + j) * c->ng + g];
+            if (!z)
+                goto out;
+            val[z] = 1;
+        }
+    }
+    rc = 0;
+out:
+    free(used);
+    free(node_map);
+    free(gpu_map);
+    return rc;
+}
+
 /* One model: with require_all every item must be placed (fewest hosts; returns 1 when that
  * is infeasible), else as many items as possible, then fewest hosts. */
 static int ilp_run(const struct eco_pl_instance *in, const struct eco_pl_params *p,
                    struct eco_pl_slot *slots, struct eco_pl_outcome *out, struct eco_error *err,
-                   int require_all)
+                   int require_all, const struct eco_pl_slot *start)
 {
+    double *start_val = NULL;
     uint32_t ni = in->n_items, nn = in->n_nodes, ng = in->max_gpus ? in->max_gpus : 1;
     if ((double)ni * nn * ng > 2e6)
         return eco_error_set(err, "ilp: %u items x %u nodes x %u GPUs is too large for the "
@@ -180,6 +271,9 @@ static int ilp_run(const struct eco_pl_instance *in, const struct eco_pl_params 
     glp_load_matrix(lp, (int)nz, ia, ja, ar);
 
     struct cb cb = {.bound = -INFINITY};
+    start_val = start ? malloc((ncol + 1) * sizeof *start_val) : NULL;
+    if (start_val && !start_values(in, &c, start, require_all, ncol, start_val))
+        cb.start = start_val;
     glp_iocp parm;
     glp_init_iocp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
@@ -252,6 +346,7 @@ out:
 #undef NEW_ROW
     if (lp)
         glp_delete_prob(lp);
+    free(start_val);
     free(ia);
     free(ja);
     free(ar);
@@ -267,8 +362,33 @@ static int solve_ilp(const struct eco_pl_instance *in, const struct eco_pl_param
     if (p->objective != ECO_PL_OBJ_HOSTS)
         return eco_error_set(err, "ilp: only --objective hosts is supported, not '%s'",
                              eco_pl_objective_name(p->objective));
-    int rc = ilp_run(in, p, slots, out, err, 1);
-    return rc == 1 ? ilp_run(in, p, slots, out, err, 0) : rc;
+    /* start: the greedy solution with most items placed, then fewest hosts */
+    struct eco_pl_slot *start = malloc((in->n_items ? in->n_items : 1) * sizeof *start);
+    struct eco_pl_slot *trial = malloc((in->n_items ? in->n_items : 1) * sizeof *trial);
+    int rc = -ENOMEM;
+    if (!start || !trial)
+        goto out;
+    static const char *const starts[] = {"ffd", "bfd", "fgd"};
+    uint32_t best_placed = 0, best_hosts = 0;
+    for (size_t k = 0; k < 3; k++) {
+        struct eco_pl_metrics m;
+        if (eco_pl_algo_find(starts[k])->solve(in, p, trial, NULL, err) ||
+            eco_pl_metrics_compute(in, NULL, trial, 0, &m))
+            goto out;
+        if (k == 0 || m.placed > best_placed ||
+            (m.placed == best_placed && m.active_hosts < best_hosts)) {
+            best_placed = m.placed;
+            best_hosts = m.active_hosts;
+            memcpy(start, trial, in->n_items * sizeof *start);
+        }
+    }
+    rc = ilp_run(in, p, slots, out, err, 1, start);
+    if (rc == 1)
+        rc = ilp_run(in, p, slots, out, err, 0, start);
+out:
+    free(start);
+    free(trial);
+    return rc;
 }
 
 const struct eco_pl_algo eco_pl_algo_ilp = {

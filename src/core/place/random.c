@@ -53,13 +53,14 @@ int eco_pl_random_instance(uint64_t seed, uint32_t min_items, uint32_t max_items
         gpu_sum += it->gpus * it->gpu_milli / 1000.0;
         cpu_sum += it->cpu_milli / 1000.0;
     }
-    /* nodes: 8 cores and 64 GiB per GPU; enough of each model for every item (1.5 x the GPU
-     * demand, each model alone able to hold all constrained items) plus 2 */
+    /* nodes: 8 cores and 64 GiB per GPU; of each model as many as the whole demand needs
+     * (GPUs or CPU, whichever is more) plus 2, so that every item fits and the question is
+     * how few hosts hold them */
     double need = gpu_sum / gpus_per_node;
     double need_cpu = cpu_sum / (8.0 * gpus_per_node);
     if (need_cpu > need)
         need = need_cpu;
-    uint32_t per_model = (uint32_t)(need * 0.75) + 2;
+    uint32_t per_model = (uint32_t)need + 2;
     in->n_nodes = 2 * per_model;
     in->nodes = calloc(in->n_nodes, sizeof *in->nodes);
     if (!in->nodes) {
