@@ -4,6 +4,7 @@
  * the time limit gives the best solution found and the optimality gap. */
 #include <errno.h>
 #include <glpk.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,14 +278,33 @@ static int ilp_run(const struct eco_pl_instance *in, const struct eco_pl_params 
     glp_iocp parm;
     glp_init_iocp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
-    parm.presolve = GLP_ON;
+    /* no MIP presolver: the start's column values must index the original columns, which the
+     * presolver renumbers; the LP relaxation is solved first instead (GLPK's requirement) */
+    parm.presolve = GLP_OFF;
     parm.gmi_cuts = GLP_ON;
     parm.mir_cuts = GLP_ON;
     parm.cb_func = callback;
     parm.cb_info = &cb;
     if (p->time_limit_s > 0)
         parm.tm_lim = p->time_limit_s * 1000 > 2e9 ? 2000000000 : (int)(p->time_limit_s * 1000);
-    int grc = glp_intopt(lp, &parm);
+    glp_smcp sm;
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    if (p->time_limit_s > 0)
+        sm.tm_lim = parm.tm_lim;
+    double t0 = glp_time();
+    int grc = glp_simplex(lp, &sm);
+    if (parm.tm_lim < INT_MAX) { /* one limit for both phases */
+        double left = parm.tm_lim - glp_difftime(glp_time(), t0) * 1000;
+        parm.tm_lim = left > 1 ? (int)left : 1;
+    }
+    if (grc == 0 && glp_get_status(lp) == GLP_NOFEAS) {
+        grc = GLP_ENOPFS;
+    } else if (grc == 0 && glp_get_status(lp) == GLP_OPT) {
+        grc = glp_intopt(lp, &parm);
+    } else {
+        grc = GLP_EFAIL;
+    }
     int st = glp_mip_status(lp);
     if (require_all && (grc == GLP_ENOPFS || st == GLP_NOFEAS)) {
         rc = 1;
