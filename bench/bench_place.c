@@ -148,6 +148,7 @@ static double alloc_at(const struct eco_pl_instance *in, const struct eco_pl_slo
 static int bench_openb(const char *dir, double limit_s, double inflate_pct)
 {
     static const char *const lists[] = {"default", "gpushare40", "gpushare100", "multigpu50"};
+    char verdict[4][512] = {"", "", "", ""};
     printf("Pods of each list in their order, then drawn from it (seed 1) until %g %% of the "
            "cluster's GPUs are requested; pso and pso-basic with --objective frag, %g s time "
            "limit.\n\n", inflate_pct, limit_s);
@@ -167,6 +168,7 @@ static int bench_openb(const char *dir, double limit_s, double inflate_pct)
         if (eco_pl_inflate(&in, inflate_pct, 1))
             return 1;
         struct eco_pl_slot *slots = calloc(in.n_items, sizeof *slots);
+        double fgd_before = 0, basic_before = 0;
         for (int a = 0; a < N_ALGOS - 1; a++) {
             struct eco_pl_metrics m;
             struct eco_pl_outcome o;
@@ -178,11 +180,26 @@ static int bench_openb(const char *dir, double limit_s, double inflate_pct)
                    lists[l], ALGOS[a], m.gpus_before_fail, (long long)m.first_failed,
                    alloc_at(&in, slots, 80), alloc_at(&in, slots, 90),
                    alloc_at(&in, slots, 100), alloc_at(&in, slots, inflate_pct), m.frag_gpus, t);
+            if (!strcmp(ALGOS[a], "fgd"))
+                fgd_before = m.gpus_before_fail;
+            if (!strcmp(ALGOS[a], "pso-basic"))
+                basic_before = m.gpus_before_fail;
+            if (!strcmp(ALGOS[a], "pso"))
+                snprintf(verdict[l], sizeof verdict[l],
+                         "- %s: pso %.1f GPUs before the first failure, fgd %.1f (%s), in %.2f s "
+                         "(%s 10 s); pso-basic %.1f (pso %s)\n", lists[l], m.gpus_before_fail,
+                         fgd_before, m.gpus_before_fail >= fgd_before ? "at least fgd's" : "fewer",
+                         t, t <= 10 ? "within" : "over", basic_before,
+                         m.gpus_before_fail > basic_before ? "ahead" : "not ahead");
             fflush(stdout);
         }
         free(slots);
         eco_pl_instance_fini(&in);
     }
+    printf("\nTarget (pso at least as many GPU requests as fgd before the first failure, within "
+           "10 s; pso ahead of pso-basic):\n\n");
+    for (int l = 0; l < 4; l++)
+        fputs(verdict[l], stdout);
     return 0;
 }
 
