@@ -27,9 +27,9 @@
 #define C_LO 0.5
 /* Mutation: when the swarm's diversity (mean share of dimensions in which a particle differs
  * from the global best) falls below DIV_MIN, every particle but the best redraws each dimension
- * with probability MUT_P and its velocity restarts at 0. 0.05 / 0.1: chosen on the random
- * instance family of docs/results/placement.md (lower thresholds let the swarm stall on the
- * seed; higher mutation rates undo the local search). */
+ * with probability MUT_P and its velocity restarts at 0. Settings, not tuned: 5 % diversity is
+ * a swarm about to collapse onto the best, and redrawing 10 % of the dimensions leaves each
+ * particle close to where it was while making it differ from the best again. */
 #define DIV_MIN 0.05
 #define MUT_P 0.1
 /* Local search runs on every improved particle while items x nodes is below this (cheap on
