@@ -267,6 +267,8 @@ static int eject_for(struct swarm *sw, int32_t *x, int8_t *gx, uint32_t f)
     for (uint32_t n = 0; n < in->n_nodes; n++) {
         if (!eco_pl_compatible(in, f, n))
             continue;
+        if (n % 64 == 63 && sw->p->stop && sw->p->stop(sw->p->stop_ctx))
+            return 0;
         for (uint32_t i = 0; i < f; i++) {
             if (sw->slots[i].node != (int32_t)n)
                 continue;
@@ -545,9 +547,9 @@ static int run_pso(const struct eco_pl_instance *in, const struct eco_pl_params 
     uint32_t ni = in->n_items;
     sw.gf = (struct fitness){0, 0, INFINITY};
     /* greedy seeds of the improved variant: fgd, bfd, ffd, dot-product */
-    static const int seed_rule[] = {ECO_PL_RULE_FGD, ECO_PL_RULE_BEST, ECO_PL_RULE_DOT,
+    static const int seed_rule[] = {ECO_PL_RULE_FGD, ECO_PL_RULE_DOT, ECO_PL_RULE_BEST,
                                     ECO_PL_RULE_FIRST};
-    static const int seed_dec[] = {0, 1, 0, 1};
+    static const int seed_dec[] = {0, 0, 1, 1};
     for (uint32_t k = 0; k < sw.n; k++) {
         struct particle *q = &sw.pt[k];
         if (k > 0 && p->stop && p->stop(p->stop_ctx)) {
