@@ -134,7 +134,7 @@ static int bench_random(int n_inst, double ilp_limit_s)
            n_inst, pso_vs_ilp, pso_vs_ilp <= 1 ? "met" : "not met", opt_count, pso_opt,
            pso_opt <= 1 ? "met" : "not met", 100 * over_bound[5] / n_inst,
            100 * over_bound[5] / n_inst <= 1 ? "met" : "not met",
-           pso_beats == n_inst ? "yes" : "no, equal on the others");
+           pso_beats == n_inst ? "yes" : "no (counts above)");
     return 0;
 }
 
