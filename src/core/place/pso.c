@@ -547,7 +547,7 @@ static int run_pso(const struct eco_pl_instance *in, const struct eco_pl_params 
     uint32_t ni = in->n_items;
     sw.gf = (struct fitness){0, 0, INFINITY};
     /* greedy seeds of the improved variant: fgd, bfd, ffd, dot-product */
-    static const int seed_rule[] = {ECO_PL_RULE_FGD, ECO_PL_RULE_DOT, ECO_PL_RULE_BEST,
+    static const int seed_rule[] = {ECO_PL_RULE_DOT, ECO_PL_RULE_FGD, ECO_PL_RULE_BEST,
                                     ECO_PL_RULE_FIRST};
     static const int seed_dec[] = {0, 0, 1, 1};
     for (uint32_t k = 0; k < sw.n; k++) {
