@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "ecosched/freemap.h"
 #include "ecosched/place_io.h"
+#include "ecosched/policy.h"
 
 #define assert_double_equal(a, b, eps) assert_near((a), (b), (eps), #a, __LINE__)
 static void assert_near(double a, double b, double eps, const char *what, int line)
@@ -308,6 +310,64 @@ static void test_ilp_brute_force(void **state)
     }
 }
 
+/* ---- simulator placements ------------------------------------------------------------------ */
+
+static int sim_place(const char *name, const struct eco_freemap *fm, uint32_t gpus,
+                     struct eco_alloc *out)
+{
+    struct eco_job job = {.gpus = gpus, .gpu_type = -1, .gpu_milli = 1000};
+    return eco_placement_find(name)->place(fm, &job, out, 16);
+}
+
+/* Cluster 2x8,1x4 with 3 GPUs taken on node 0 (5 free), node 1 free (8), 1 taken on node 2
+ * (3 free). fgd's target mix: P(size > 1) = 0.010617, P(> 2) = P(> 3) = 0.008352,
+ * P(> 4..7) = 0.006229 (openb: 1 GPU 6,989, 2: 16, 4: 15, 8: 44 of 7,064); F(f) = f P(> f).
+ * 1 GPU: node 0 F(4) - F(5) = -0.006229, node 1 F(7) - F(8) = +0.0436, node 2 F(2) - F(3) =
+ *   -0.008352 -> node 2. dot: -(1/8)(5/8), -(1/8)(8/8), -(1/4)(3/4) -> node 2.
+ * 4 GPUs: fgd node 0 F(1) - F(5) = -0.0205, node 1 F(4) - F(8) = +0.0249 -> node 0;
+ *   dot -(4/8)(5/8) = -0.3125 against -(4/8)(8/8) = -0.5 -> node 1 (pack: node 0).
+ * 10 GPUs: whole free node 1, then 2 on the best of nodes 0 and 2: fgd F(3) - F(5) = -0.0061
+ *   against F(1) - F(3) = -0.0144 -> node 2; dot -(2/8)(5/8) against -(2/4)(3/4) -> node 2. */
+static void test_sim_placements(void **state)
+{
+    (void)state;
+    struct eco_cluster *c = NULL;
+    struct eco_error err = {{0}};
+    assert_int_equal(eco_cluster_parse_spec("2x8,1x4", &c, &err), 0);
+    struct eco_freemap *fm = eco_freemap_create(c);
+    assert_non_null(fm);
+    eco_freemap_take(fm, 0, 3);
+    eco_freemap_take(fm, 2, 1);
+    struct eco_alloc a[16];
+    static const struct {
+        const char *name;
+        uint32_t gpus;
+        int n;
+        uint32_t node[2];
+        uint16_t take[2];
+    } cases[] = {
+        {"fgd", 1, 1, {2}, {1}},          {"dot-product", 1, 1, {2}, {1}},
+        {"fgd", 4, 1, {0}, {4}},          {"dot-product", 4, 1, {1}, {4}},
+        {"pack", 4, 1, {0}, {4}},         {"bfd", 4, 1, {0}, {4}},
+        {"ffd", 4, 1, {0}, {4}},          {"fgd", 10, 2, {1, 2}, {8, 2}},
+        {"dot-product", 10, 2, {1, 2}, {8, 2}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int n = sim_place(cases[k].name, fm, cases[k].gpus, a);
+        if (n != cases[k].n || a[0].node != cases[k].node[0])
+            print_error("case %zu (%s, %u GPUs): %d entries, first node %u\n", k,
+                        cases[k].name, cases[k].gpus, n, n > 0 ? a[0].node : 0);
+        assert_int_equal(n, cases[k].n);
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(a[i].node, cases[k].node[i]);
+            assert_int_equal(a[i].gpus, cases[k].take[i]);
+        }
+    }
+    assert_int_equal(sim_place("fgd", fm, 17, a), -EAGAIN);
+    eco_freemap_destroy(fm);
+    eco_cluster_destroy(c);
+}
+
 /* ---- readers -------------------------------------------------------------------------------- */
 
 static char *write_tmp(const char *text)
@@ -421,7 +481,7 @@ int main(void)
         cmocka_unit_test(test_fgd_frag_by_hand), cmocka_unit_test(test_fgd_choice),
         cmocka_unit_test(test_metrics_by_hand),  cmocka_unit_test(test_feasible_random),
         cmocka_unit_test(test_ilp_brute_force),  cmocka_unit_test(test_ilp_feasible_random),
-        cmocka_unit_test(test_readers),
+        cmocka_unit_test(test_readers),          cmocka_unit_test(test_sim_placements),
         cmocka_unit_test(test_read_openb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
