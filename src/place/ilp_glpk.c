@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <glpk.h>
 #include <limits.h>
+#include <setjmp.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,55 @@ out:
     free(node_map);
     free(gpu_map);
     return rc;
+}
+
+/* GLPK calls abort() on an internal error unless an error hook leaves by longjmp; the hook
+ * gets this context. After such an error GLPK's environment must be freed. */
+struct guarded {
+    glp_prob *lp;
+    glp_iocp *parm;
+    int grc, st;
+    jmp_buf env;
+};
+
+static void on_glpk_error(void *info)
+{
+    longjmp(((struct guarded *)info)->env, 1);
+}
+
+/* LP relaxation, then branch and cut, within parm->tm_lim for both. 0, or -1 after a GLPK
+ * internal error (g->lp is then gone). */
+static int guarded_solve(struct guarded *g)
+{
+    glp_error_hook(on_glpk_error, g);
+    if (setjmp(g->env)) {
+        glp_error_hook(NULL, NULL);
+        glp_free_env();
+        g->grc = GLP_EFAIL;
+        g->st = GLP_UNDEF;
+        return -1;
+    }
+    glp_term_out(GLP_OFF); /* GLPK's messages, its error reports included, are not ours */
+    glp_smcp sm;
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    sm.tm_lim = g->parm->tm_lim;
+    double t0 = glp_time();
+    int grc = glp_simplex(g->lp, &sm);
+    if (g->parm->tm_lim < INT_MAX) { /* one limit for both phases */
+        double left = g->parm->tm_lim - glp_difftime(glp_time(), t0) * 1000;
+        g->parm->tm_lim = left > 1 ? (int)left : 1;
+    }
+    if (grc == 0 && glp_get_status(g->lp) == GLP_NOFEAS)
+        grc = GLP_ENOPFS;
+    else if (grc == 0 && glp_get_status(g->lp) == GLP_OPT)
+        grc = glp_intopt(g->lp, g->parm);
+    else
+        grc = GLP_EFAIL;
+    g->grc = grc;
+    g->st = glp_mip_status(g->lp);
+    glp_error_hook(NULL, NULL);
+    return 0;
 }
 
 /* One model: with require_all every item must be placed (fewest hosts; returns 1 when that
@@ -287,35 +337,25 @@ static int ilp_run(const struct eco_pl_instance *in, const struct eco_pl_params 
     parm.cb_info = &cb;
     if (p->time_limit_s > 0)
         parm.tm_lim = p->time_limit_s * 1000 > 2e9 ? 2000000000 : (int)(p->time_limit_s * 1000);
-    glp_smcp sm;
-    glp_init_smcp(&sm);
-    sm.msg_lev = GLP_MSG_OFF;
-    if (p->time_limit_s > 0)
-        sm.tm_lim = parm.tm_lim;
-    double t0 = glp_time();
-    int grc = glp_simplex(lp, &sm);
-    if (parm.tm_lim < INT_MAX) { /* one limit for both phases */
-        double left = parm.tm_lim - glp_difftime(glp_time(), t0) * 1000;
-        parm.tm_lim = left > 1 ? (int)left : 1;
-    }
-    if (grc == 0 && glp_get_status(lp) == GLP_NOFEAS) {
-        grc = GLP_ENOPFS;
-    } else if (grc == 0 && glp_get_status(lp) == GLP_OPT) {
-        grc = glp_intopt(lp, &parm);
-    } else {
-        grc = GLP_EFAIL;
-    }
-    int st = glp_mip_status(lp);
+    struct guarded g = {.lp = lp, .parm = &parm};
+    int crashed = guarded_solve(&g);
+    int grc = g.grc, st = g.st;
+    if (crashed)
+        lp = NULL; /* GLPK freed its environment, the problem with it */
     if (require_all && (grc == GLP_ENOPFS || st == GLP_NOFEAS)) {
         rc = 1;
         goto out;
     }
-    if (st != GLP_OPT && st != GLP_FEAS) {
-        /* no integer solution in time: the best greedy one, against the bound */
-        const struct eco_pl_algo *bfd = eco_pl_algo_find("bfd");
-        rc = bfd->solve(in, p, slots, out, err);
-        if (rc)
-            goto out;
+    if (crashed || (st != GLP_OPT && st != GLP_FEAS)) {
+        /* no integer solution in time (or a GLPK failure): the start, else bfd's, against
+         * the bound */
+        if (start) {
+            memcpy(slots, start, ni * sizeof *slots);
+        } else {
+            rc = eco_pl_algo_find("bfd")->solve(in, p, slots, out, err);
+            if (rc)
+                goto out;
+        }
         if (out) {
             out->optimal = 0;
             out->iterations = 0;
