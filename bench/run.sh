@@ -56,6 +56,8 @@ tmp=$(mktemp)
     echo "/proc/PID/stat) while idle with those 10,000 jobs queued, which also pays for sampling."
     echo
     sh bench/bench_daemon.sh "$BUILD"
+    echo
+    sh bench/place_section.sh "$BUILD"
 } > "$tmp"
 mv "$tmp" "$OUT"
 cat "$OUT"

@@ -13,6 +13,7 @@ int eco_cmd_sim_consolidation(int argc, char **argv);
 /* `ecosched sim --server ...` (cmd_sim_server.c); argv[0] is "--server". */
 int eco_cmd_sim_server(int argc, char **argv);
 int eco_cmd_catalog(int argc, char **argv);
+int eco_cmd_place(int argc, char **argv);
 /* Client of ecoschedd (cmd_client.c). */
 int eco_cmd_submit(int argc, char **argv);
 int eco_cmd_ls(int argc, char **argv);

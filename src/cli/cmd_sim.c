@@ -55,7 +55,8 @@ static void sim_usage(FILE *f)
             "                      utilisation, or peak[xGPUS][:TYPE]: for its peak demand\n"
             "                      (docs/formats/cluster.md)\n"
             "  --policy P          queue policy: fifo (default), greedy, easy, sjf, las\n"
-            "  --placement L       pack (default), pool, spread, first-fit, energy\n"
+            "  --placement L       pack (default), pool, spread, first-fit, energy, ffd, bfd,\n"
+            "                      dot-product, fgd\n"
             "  --compare P1,P2,..  run several policies on the same input, one table\n"
             "  --las-thresholds L  las queue thresholds in GPU-seconds (default 3600,36000)\n"
             "  --power-down P      node power-down: none (default), idle:SECONDS (Slurm\n"
@@ -586,7 +587,7 @@ int eco_cmd_sim(int argc, char **argv)
     const struct eco_placement_ops *placement = eco_placement_find(a.placement);
     if (!placement) {
         eco_cli_err("sim: --placement: unknown placement '%s' (known: pack, pool, spread, "
-                    "first-fit, energy)", a.placement);
+                    "first-fit, energy, ffd, bfd, dot-product, fgd)", a.placement);
         return ECO_EXIT_USAGE;
     }
     const char *pd_params;

@@ -330,6 +330,138 @@ static int place_energy(const struct eco_freemap *fm, const struct eco_job *job,
     return place_multi(fm, job, order, ncls, &rp, out, cap);
 }
 
+/* ---- fgd, dot-product (the placement optimisers' rules for whole-GPU jobs) ----------------- */
+
+/* Target workload of fgd in the simulator: GPU counts of openb's default pod list (Weng et al.,
+ * ATC '23), shared GPUs counted as one: 1 GPU 6,989 pods, 2: 16, 4: 15, 8: 44 (of 7,064 GPU
+ * pods; data/alibaba_gpu_v2023_openb/README.md). */
+static const struct {
+    uint16_t gpus;
+    double share;
+} fgd_mix[] = {{1, 6989 / 7064.0}, {2, 16 / 7064.0}, {4, 15 / 7064.0}, {8, 44 / 7064.0}};
+
+/* FGD fragmentation of a node with f whole GPUs free: every task type larger than f leaves
+ * all f unusable, F(f) = f x P(size > f). */
+static double fgd_frag(uint32_t f)
+{
+    double tail = 0;
+    for (size_t k = 0; k < sizeof fgd_mix / sizeof fgd_mix[0]; k++)
+        if (fgd_mix[k].gpus > f)
+            tail += fgd_mix[k].share;
+    return f * tail;
+}
+
+/* Score (lower is better) of putting g GPUs on a node of G GPUs with f free. */
+typedef double (*node_score)(uint32_t f, uint32_t G, uint32_t g);
+
+static double score_fgd(uint32_t f, uint32_t G, uint32_t g)
+{
+    (void)G;
+    return fgd_frag(f - g) - fgd_frag(f);
+}
+
+/* Tetris dot product of the request and the free capacity, both relative to the node size. */
+static double score_dot(uint32_t f, uint32_t G, uint32_t g)
+{
+    return -((double)g / G) * ((double)f / G);
+}
+
+/* Nodes of one class with the same free count score the same: one lookup per (class, f). */
+static int64_t scored_node(const struct eco_freemap *fm, const struct eco_job *job, uint16_t g,
+                           node_score score, const struct eco_alloc *taken, size_t n_taken)
+{
+    int64_t best = -1;
+    double best_s = 0;
+    for (size_t k = 0; k < eco_freemap_n_classes(fm); k++) {
+        const struct eco_node_class *nc = eco_freemap_class(fm, k);
+        if (nc->gpus < g || !eligible(nc, job))
+            continue;
+        for (uint32_t f = g; f <= nc->gpus; f++) {
+            int64_t node = find_free(fm, k, (uint16_t)f, taken, n_taken);
+            if (node < 0)
+                continue;
+            double sc = score(f, nc->gpus, g);
+            if (best < 0 || sc < best_s - 1e-12 || (sc <= best_s + 1e-12 && node < best)) {
+                best = node;
+                best_s = sc;
+            }
+        }
+    }
+    return best;
+}
+
+struct score_picker {
+    struct rest_picker rp; /* first: place_multi passes &rp */
+    node_score score;
+};
+
+static int64_t pick_scored(const struct rest_picker *rp, uint16_t g, const struct eco_alloc *taken,
+                           size_t n_taken)
+{
+    const struct score_picker *sp = (const struct score_picker *)rp;
+    return scored_node(rp->fm, rp->job, g, sp->score, taken, n_taken);
+}
+
+static int place_scored(const struct eco_freemap *fm, const struct eco_job *job,
+                        struct eco_alloc *out, size_t cap, node_score score)
+{
+    uint32_t g = job->gpus;
+    if (g == 0)
+        return 0;
+    if (g <= UINT16_MAX) {
+        int64_t node = scored_node(fm, job, (uint16_t)g, score, NULL, 0);
+        if (node >= 0) {
+            if (cap < 1)
+                return -ENOSPC;
+            out[0] = (struct eco_alloc){.node = (uint32_t)node, .gpus = (uint16_t)g};
+            return 1;
+        }
+    }
+    size_t order[ECO_MAX_NODE_GROUPS], n_order = 0;
+    for (size_t k = 0; k < eco_freemap_n_classes(fm); k++)
+        if (eligible(eco_freemap_class(fm, k), job))
+            order[n_order++] = k;
+    struct score_picker sp = {.rp = {.pick = pick_scored, .fm = fm, .job = job}, .score = score};
+    return place_multi(fm, job, order, n_order, &sp.rp, out, cap);
+}
+
+static int place_fgd(const struct eco_freemap *fm, const struct eco_job *job,
+                     struct eco_alloc *out, size_t cap)
+{
+    return place_scored(fm, job, out, cap, score_fgd);
+}
+
+static int place_dot(const struct eco_freemap *fm, const struct eco_job *job,
+                     struct eco_alloc *out, size_t cap)
+{
+    return place_scored(fm, job, out, cap, score_dot);
+}
+
+static const struct eco_placement_ops fgd_ops = {
+    .name = "fgd",
+    .summary = "fragmentation gradient descent (ATC '23): the node where expected GPU "
+               "fragmentation for openb's job sizes grows least",
+    .place = place_fgd,
+};
+static const struct eco_placement_ops dot_ops = {
+    .name = "dot-product",
+    .summary = "Tetris: the node whose free share has the largest dot product with the request",
+    .place = place_dot,
+};
+/* With GPUs the only resource and jobs placed one at a time in queue order, ffd and bfd of
+ * `ecosched place` are first-fit and pack; the names are kept so that one list of algorithms
+ * works in both commands. */
+static const struct eco_placement_ops ffd_ops = {
+    .name = "ffd",
+    .summary = "first fit (as first-fit; decreasing order is the queue policy's)",
+    .place = place_first_fit,
+};
+static const struct eco_placement_ops bfd_ops = {
+    .name = "bfd",
+    .summary = "best fit (as pack; decreasing order is the queue policy's)",
+    .place = place_pack,
+};
+
 static const struct eco_placement_ops energy_ops = {
     .name = "energy",
     .summary = "least energy per unit of work: efficient GPU types first, partly used nodes "
@@ -359,7 +491,8 @@ static const struct eco_placement_ops first_fit_ops = {
 };
 
 static const struct eco_placement_ops *const placements[] = {
-    &pack_ops, &pool_ops, &spread_ops, &first_fit_ops, &energy_ops, NULL,
+    &pack_ops, &pool_ops, &spread_ops, &first_fit_ops, &energy_ops,
+    &ffd_ops,  &bfd_ops,  &dot_ops,    &fgd_ops,       NULL,
 };
 
 const struct eco_placement_ops *const *eco_placement_all(void)

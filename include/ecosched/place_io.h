@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* The edges of the placement optimisers: node and item lists from CSV (openb's own columns or
+ * ecosched's placement CSV, plain or gzip) and the exact ILP with GLPK. */
+#ifndef ECOSCHED_PLACE_IO_H
+#define ECOSCHED_PLACE_IO_H
+
+#include "ecosched/place.h"
+
+/* Appends the nodes of `path` to `in` (models are added to in->models). The header picks the
+ * columns (docs/formats/placement.md). 0, or -EINVAL / -ENOENT / -ENOMEM with err naming
+ * file, line and column. */
+int eco_pl_read_nodes(const char *path, struct eco_pl_instance *in, struct eco_error *err);
+/* Appends the items of `path`; read the nodes first so that model names are shared. */
+int eco_pl_read_items(const char *path, struct eco_pl_instance *in, struct eco_error *err);
+
+/* Exact placement with GLPK's branch and cut: places as many items as possible, then uses as
+ * few active hosts as possible, within p->time_limit_s (<= 0: no limit). Objectives other than
+ * hosts are refused (-EINVAL). out gets the bound, the gap and whether it is proven optimal. */
+extern const struct eco_pl_algo eco_pl_algo_ilp;
+
+/* Any placement algorithm by name: the core's and ilp. NULL when unknown. */
+const struct eco_pl_algo *eco_pl_find_any(const char *name);
+
+#endif

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/* `ecosched place`: static placement of items (VMs, containers, pods) onto nodes by one of the
+ * placement optimisers, with the assignment and its metrics. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "cli.h"
+#include "ecosched/csv.h"
+#include "ecosched/place_io.h"
+#include "ecosched/rng.h"
+
+struct place_args {
+    const char *nodes, *items, *algo, *out;
+    int json, objective;
+    uint64_t seed;
+    double time_limit_s, hold_s, inflate_pct;
+    uint32_t swarm, iterations;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ecosched place --nodes FILE --items FILE --algo NAME [options]\n\n"
+            "Places items (VMs, containers, pods) onto nodes and reports the assignment and\n"
+            "its metrics. Files are CSV, plain or gzip: openb's node and pod lists as they\n"
+            "are, or ecosched's placement CSV (docs/formats/placement.md).\n\n"
+            "  --nodes FILE        nodes: CPU, memory, GPUs, GPU model\n"
+            "  --items FILE        items: CPU, memory, GPUs (count or share), allowed models\n"
+            "  --algo NAME         ffd, bfd, dot-product, fgd, pso, pso-basic, ilp\n"
+            "  --objective O       hosts (default), frag, energy, balance (pso; ilp: hosts)\n"
+            "  --seed S            random seed (pso, pso-basic, --inflate); default 1\n"
+            "  --time-limit SEC    stop pso or ilp after SEC seconds with the best so far;\n"
+            "                      default 10 (0: none); a stopped run depends on the clock\n"
+            "  --swarm N           particles (pso); default 20\n"
+            "  --iterations N      iterations (pso); default 200\n"
+            "  --inflate PCT       repeat items drawn at random (seeded) from the list after\n"
+            "                      it until the requested GPUs reach PCT %% of the cluster's\n"
+            "                      GPUs (FGD's saturation workload); default 0: as listed\n"
+            "  --hold-s SEC        energy = power of active hosts x SEC; default 3600\n"
+            "  --out DIR           write DIR/assignment.csv, DIR/metrics.json, DIR/arrival.csv\n"
+            "  --json              print the metrics as JSON instead of text\n\n"
+            "Exit status: 0 done, 1 run failure, 2 bad usage or input.\n");
+}
+
+static int parse_num(const char *opt, const char *s, double lo, double hi, double *out)
+{
+    double v;
+    if (eco_parse_double(s, &v) || v < lo || v > hi) {
+        eco_cli_err("place: %s: expected a number from %g to %g, got '%s'", opt, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct place_args *a)
+{
+    enum { O_NODES = 256, O_ITEMS, O_ALGO, O_OUT, O_JSON, O_SEED, O_TL, O_OBJ, O_SWARM, O_ITERS,
+           O_HOLD, O_INFLATE };
+    static const struct option opts[] = {
+        {"nodes", required_argument, NULL, O_NODES}, {"items", required_argument, NULL, O_ITEMS},
+        {"algo", required_argument, NULL, O_ALGO},   {"out", required_argument, NULL, O_OUT},
+        {"json", no_argument, NULL, O_JSON},         {"seed", required_argument, NULL, O_SEED},
+        {"time-limit", required_argument, NULL, O_TL},
+        {"objective", required_argument, NULL, O_OBJ},
+        {"swarm", required_argument, NULL, O_SWARM},
+        {"iterations", required_argument, NULL, O_ITERS},
+        {"hold-s", required_argument, NULL, O_HOLD},
+        {"inflate", required_argument, NULL, O_INFLATE},
+        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
+    };
+    *a = (struct place_args){.seed = 1, .time_limit_s = 10, .hold_s = 3600};
+    opterr = 0;
+    optind = 1;
+    int c;
+    double v;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_NODES: a->nodes = optarg; break;
+        case O_ITEMS: a->items = optarg; break;
+        case O_ALGO: a->algo = optarg; break;
+        case O_OUT: a->out = optarg; break;
+        case O_JSON: a->json = 1; break;
+        case O_SEED:
+            if (parse_num("--seed", optarg, 0, 9007199254740992.0, &v) || v != floor(v))
+                return ECO_EXIT_USAGE;
+            a->seed = (uint64_t)v;
+            break;
+        case O_TL:
+            if (parse_num("--time-limit", optarg, 0, 1e6, &a->time_limit_s))
+                return ECO_EXIT_USAGE;
+            break;
+        case O_HOLD:
+            if (parse_num("--hold-s", optarg, 0, 1e12, &a->hold_s))
+                return ECO_EXIT_USAGE;
+            break;
+        case O_INFLATE:
+            if (parse_num("--inflate", optarg, 0, 1000, &a->inflate_pct))
+                return ECO_EXIT_USAGE;
+            break;
+        case O_SWARM:
+            if (parse_num("--swarm", optarg, 1, 10000, &v) || v != floor(v))
+                return ECO_EXIT_USAGE;
+            a->swarm = (uint32_t)v;
+            break;
+        case O_ITERS:
+            if (parse_num("--iterations", optarg, 1, 1e8, &v) || v != floor(v))
+                return ECO_EXIT_USAGE;
+            a->iterations = (uint32_t)v;
+            break;
+        case O_OBJ:
+            a->objective = eco_pl_objective_parse(optarg);
+            if (a->objective < 0) {
+                eco_cli_err("place: --objective: unknown '%s' (known: hosts, frag, energy, "
+                            "balance)", optarg);
+                return ECO_EXIT_USAGE;
+            }
+            break;
+        case 'h': usage(stdout); return -1;
+        case ':': eco_cli_err("place: %s needs a value", argv[optind - 1]); return ECO_EXIT_USAGE;
+        default: eco_cli_err("place: unknown option '%s'", argv[optind - 1]); return ECO_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        eco_cli_err("place: unexpected argument '%s'", argv[optind]);
+        return ECO_EXIT_USAGE;
+    }
+    if (!a->nodes || !a->items || !a->algo) {
+        eco_cli_err("place: --nodes, --items and --algo are required (see --help)");
+        return ECO_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+struct deadline {
+    double end_s;
+};
+
+static int past_deadline(void *ctx)
+{
+    const struct deadline *d = ctx;
+    return d->end_s > 0 && now_s() >= d->end_s;
+}
+
+static void print_metrics(FILE *f, const struct place_args *a, const struct eco_pl_metrics *m,
+                          const struct eco_pl_outcome *o, const struct eco_pl_instance *in,
+                          double solve_s, int json)
+{
+    if (json) {
+        fprintf(f,
+                "{\"algo\": \"%s\", \"objective\": \"%s\", \"seed\": %llu, \"nodes\": %u, "
+                "\"items\": %u, \"placed\": %u, \"failed\": %u, \"first_failed\": %lld, "
+                "\"gpus_requested\": %.3f, \"gpus_placed\": %.3f, \"gpus_before_fail\": %.3f, "
+                "\"active_hosts\": %u, \"cpu_util\": %.6f, \"mem_util\": %.6f, "
+                "\"gpu_util\": %.6f, \"gpu_alloc_ratio\": %.6f, \"frag_gpus\": %.4f, "
+                "\"frag_ratio\": %.6f, \"power_w\": %.1f, \"energy_j\": %.1f, "
+                "\"balance\": %.6f, \"solve_s\": %.4f, \"iterations\": %u",
+                a->algo, eco_pl_objective_name(a->objective), (unsigned long long)a->seed,
+                in->n_nodes, in->n_items, m->placed, m->failed, (long long)m->first_failed,
+                m->gpus_requested, m->gpus_placed, m->gpus_before_fail, m->active_hosts,
+                m->cpu_util, m->mem_util, m->gpu_util, m->gpu_alloc_ratio, m->frag_gpus,
+                m->frag_ratio, m->power_w, m->energy_j, m->balance, solve_s, o->iterations);
+        if (!strcmp(a->algo, "ilp"))
+            fprintf(f, ", \"optimal\": %s, \"bound_hosts\": %.0f, \"gap\": %.6f",
+                    o->optimal ? "true" : "false", o->bound, o->gap);
+        fprintf(f, "}\n");
+        return;
+    }
+    fprintf(f, "algo %s (objective %s), %u nodes, %u items\n", a->algo,
+            eco_pl_objective_name(a->objective), in->n_nodes, in->n_items);
+    fprintf(f, "placed %u, failed %u, first failed item %lld\n", m->placed, m->failed,
+            (long long)m->first_failed);
+    fprintf(f, "GPUs requested %.2f, placed %.2f, before the first failure %.2f\n",
+            m->gpus_requested, m->gpus_placed, m->gpus_before_fail);
+    fprintf(f, "active hosts %u; utilisation of active hosts: CPU %.1f%%, memory %.1f%%, "
+               "GPU %.1f%%\n", m->active_hosts, 100 * m->cpu_util, 100 * m->mem_util,
+            100 * m->gpu_util);
+    fprintf(f, "GPU allocation ratio %.2f%%, fragmentation %.2f GPUs (%.1f%% of free GPUs)\n",
+            100 * m->gpu_alloc_ratio, m->frag_gpus, 100 * m->frag_ratio);
+    fprintf(f, "power of active hosts %.0f W, energy over %g s %.3g J; balance %.4f\n",
+            m->power_w, a->hold_s, m->energy_j, m->balance);
+    fprintf(f, "solve time %.3f s", solve_s);
+    if (o->iterations)
+        fprintf(f, ", %u iterations", o->iterations);
+    if (!strcmp(a->algo, "ilp"))
+        fprintf(f, "; %s, bound %.0f hosts, gap %.2f%%", o->optimal ? "optimal" : "not proven",
+                o->bound, 100 * o->gap);
+    fprintf(f, "\n");
+}
+
+/* The GPU allocation ratio as items arrive: after each 1 % of the cluster's GPUs requested. */
+static int write_arrival(FILE *f, const struct eco_pl_instance *in,
+                         const struct eco_pl_slot *slots)
+{
+    double cap = 0, req = 0, alloc = 0;
+    for (uint32_t n = 0; n < in->n_nodes; n++)
+        cap += in->nodes[n].gpus;
+    fprintf(f, "arrived_pct,alloc_pct\n");
+    int next = 1;
+    for (uint32_t i = 0; i < in->n_items && cap > 0; i++) {
+        double g = in->items[i].gpus * in->items[i].gpu_milli / 1000.0;
+        req += g;
+        if (slots[i].node >= 0)
+            alloc += g;
+        while (100 * req / cap >= next) {
+            fprintf(f, "%d,%.4f\n", next, 100 * alloc / cap);
+            next++;
+        }
+    }
+    return ferror(f) ? -EIO : 0;
+}
+
+static int write_outputs(const struct place_args *a, const struct eco_pl_instance *in,
+                         const struct eco_pl_slot *slots, const struct eco_pl_metrics *m,
+                         const struct eco_pl_outcome *o, double solve_s)
+{
+    if (mkdir(a->out, 0777) && errno != EEXIST) {
+        eco_cli_err("place: --out %s: %s", a->out, strerror(errno));
+        return ECO_EXIT_FAIL;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/assignment.csv", a->out);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        goto fail;
+    fprintf(f, "item,name,node,node_name,gpus\n");
+    for (uint32_t i = 0; i < in->n_items; i++) {
+        fprintf(f, "%u,%s,", i, in->items[i].name);
+        if (slots[i].node < 0) {
+            fprintf(f, ",,\n");
+            continue;
+        }
+        fprintf(f, "%d,%s,", slots[i].node, in->nodes[slots[i].node].name);
+        int first = 1;
+        for (uint64_t g = slots[i].gpus; g; g &= g - 1, first = 0)
+            fprintf(f, "%s%d", first ? "" : ";", __builtin_ctzll(g));
+        fprintf(f, "\n");
+    }
+    if (fclose(f))
+        goto fail;
+    snprintf(path, sizeof path, "%s/metrics.json", a->out);
+    if (!(f = fopen(path, "w")))
+        goto fail;
+    print_metrics(f, a, m, o, in, solve_s, 1);
+    if (fclose(f))
+        goto fail;
+    snprintf(path, sizeof path, "%s/arrival.csv", a->out);
+    if (!(f = fopen(path, "w")))
+        goto fail;
+    write_arrival(f, in, slots);
+    if (fclose(f))
+        goto fail;
+    return 0;
+fail:
+    eco_cli_err("place: %s: %s", path, strerror(errno));
+    return ECO_EXIT_FAIL;
+}
+
+int eco_cmd_place(int argc, char **argv)
+{
+    struct place_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    const struct eco_pl_algo *algo = eco_pl_find_any(a.algo);
+    if (!algo) {
+        eco_cli_err("place: --algo: unknown '%s' (known: ffd, bfd, dot-product, fgd, pso, "
+                    "pso-basic, ilp)", a.algo);
+        return ECO_EXIT_USAGE;
+    }
+    struct eco_pl_instance in = {0};
+    struct eco_pl_slot *slots = NULL;
+    struct eco_pl_workload w = {0};
+    struct eco_error err = {{0}};
+    int status = ECO_EXIT_USAGE;
+    if (eco_pl_read_nodes(a.nodes, &in, &err) || eco_pl_read_items(a.items, &in, &err)) {
+        eco_cli_err("place: %s", err.msg);
+        goto out;
+    }
+    if (in.n_nodes == 0) {
+        eco_cli_err("place: %s: no nodes", a.nodes);
+        goto out;
+    }
+    status = ECO_EXIT_FAIL;
+    if (a.inflate_pct > 0 && eco_pl_inflate(&in, a.inflate_pct, a.seed)) {
+        eco_cli_err("place: out of memory");
+        goto out;
+    }
+    if (eco_pl_instance_check(&in, &err)) {
+        eco_cli_err("place: %s", err.msg);
+        status = ECO_EXIT_USAGE;
+        goto out;
+    }
+    slots = calloc(in.n_items ? in.n_items : 1, sizeof *slots);
+    if (!slots || eco_pl_workload_from_items(&in, &w)) {
+        eco_cli_err("place: out of memory");
+        goto out;
+    }
+    double t0 = now_s();
+    struct deadline dl = {.end_s = a.time_limit_s > 0 ? t0 + a.time_limit_s : 0};
+    struct eco_pl_params p = {.seed = a.seed, .objective = a.objective, .swarm = a.swarm,
+                              .iterations = a.iterations, .time_limit_s = a.time_limit_s,
+                              .stop = past_deadline, .stop_ctx = &dl};
+    struct eco_pl_outcome o = {.bound = NAN};
+    rc = algo->solve(&in, &p, slots, &o, &err);
+    double solve_s = now_s() - t0;
+    if (rc) {
+        eco_cli_err("place: %s", rc == -ENOMEM ? "out of memory" : err.msg);
+        status = rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
+        goto out;
+    }
+    if (eco_pl_verify(&in, slots, &err)) {
+        eco_cli_err("place: internal error, infeasible assignment: %s", err.msg);
+        goto out;
+    }
+    struct eco_pl_metrics m;
+    if (eco_pl_metrics_compute(&in, &w, slots, a.hold_s, &m)) {
+        eco_cli_err("place: out of memory");
+        goto out;
+    }
+    print_metrics(stdout, &a, &m, &o, &in, solve_s, a.json);
+    status = a.out ? write_outputs(&a, &in, slots, &m, &o, solve_s) : 0;
+out:
+    eco_pl_workload_fini(&w);
+    free(slots);
+    eco_pl_instance_fini(&in);
+    return status;
+}

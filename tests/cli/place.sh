@@ -1,0 +1,78 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# `ecosched place`: a hand-computed instance (ffd and ilp), outputs, determinism of pso, the
+# openb lists, and bad input refused with file, line and column.
+set -u
+ECO="$1"; SRC="$2"
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+fail=0
+check() { # check NAME STATUS WANT_STATUS OUTPUT NEEDLE
+    if [ "$2" -ne "$3" ]; then echo "FAIL $1: exit $2, want $3"; echo "$4" | head -5; fail=1; return; fi
+    case "$4" in *"$5"*) ;; *) echo "FAIL $1: output lacks '$5'"; echo "$4" | head -8; fail=1 ;; esac
+}
+cat > "$T/nodes.csv" <<'CSV'
+name,cpu_cores,memory_gib,gpus,gpu_model
+a,8,32,2,T4
+b,16,64,4,V100
+CSV
+cat > "$T/items.csv" <<'CSV'
+name,cpu_cores,memory_gib,gpus,gpu_model
+x,4,16,2,
+y,2,8,0.5,T4
+z,4,8,4,
+CSV
+# ffd by hand: dominant shares (mean node: 12 cores, 48 GiB, 3 GPUs) x 0.67, y 0.17, z 1.33,
+# so z, x, y: z -> b (a has 2 GPUs), x -> a, y (T4 only) finds a's GPUs taken: fails.
+out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/items.csv" --algo ffd --out "$T/ffd" 2>&1)
+check ffd $? 0 "$out" "placed 2, failed 1, first failed item 1"
+check ffd-hosts 0 0 "$out" "active hosts 2;"
+want="item,name,node,node_name,gpus
+0,x,0,a,0;1
+1,y,,,
+2,z,1,b,0;1;2;3"
+got=$(cat "$T/ffd/assignment.csv")
+[ "$got" = "$want" ] || { echo "FAIL assignment.csv:"; echo "$got"; fail=1; }
+grep -q '"first_failed": 1' "$T/ffd/metrics.json" || { echo "FAIL metrics.json"; fail=1; }
+# ilp: y needs a (T4); x and z cannot share b (6 GPUs > 4) nor x share a with y; so at most 2
+# items, on 2 hosts, proven optimal.
+out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/items.csv" --algo ilp --json 2>&1)
+check ilp $? 0 "$out" '"placed": 2, "failed": 1'
+check ilp-hosts 0 0 "$out" '"active_hosts": 2,'
+check ilp-opt 0 0 "$out" '"optimal": true, "bound_hosts": 2, "gap": 0.000000'
+# pso is deterministic for a seed when no time limit stops it
+"$ECO" place --nodes "$T/nodes.csv" --items "$T/items.csv" --algo pso --seed 3 --time-limit 0 \
+    --iterations 20 --out "$T/p1" >/dev/null 2>&1
+"$ECO" place --nodes "$T/nodes.csv" --items "$T/items.csv" --algo pso --seed 3 --time-limit 0 \
+    --iterations 20 --out "$T/p2" >/dev/null 2>&1
+cmp -s "$T/p1/assignment.csv" "$T/p2/assignment.csv" || { echo "FAIL pso not deterministic"; fail=1; }
+# the bundled openb lists as they are
+D="$SRC/data/alibaba_gpu_v2023_openb"
+out=$("$ECO" place --nodes "$D/openb_node_list_gpu_node.csv.gz" \
+      --items "$D/openb_pod_list_default.csv.gz" --algo ffd 2>&1)
+check openb $? 0 "$out" "1213 nodes, 8152 items"
+# bad input: file, line and column, exit 2
+printf 'name,cpu_cores,memory_gib,gpus,gpu_model\na,8,32,2,T4\nb,x,64,4,V100\n' > "$T/bad_nodes.csv"
+out=$("$ECO" place --nodes "$T/bad_nodes.csv" --items "$T/items.csv" --algo ffd 2>&1)
+check bad-node $? 2 "$out" "bad_nodes.csv:3: column 'cpu_cores': 'x' is not a number"
+printf 'name,cpu_cores,memory_gib,gpus\nx,1,1,2.5\n' > "$T/bad_items.csv"
+out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/bad_items.csv" --algo ffd 2>&1)
+check bad-item $? 2 "$out" "bad_items.csv:2: column 'gpus': '2.5' must be a share below 1"
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1000,1024,1\n' > "$T/short.csv"
+out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/short.csv" --algo ffd 2>&1)
+check short-row $? 2 "$out" "short.csv:2: 4 fields, but the header has 5 columns"
+printf 'name,memory_mib,num_gpu\n' > "$T/nocpu.csv"
+out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/nocpu.csv" --algo ffd 2>&1)
+check no-cpu $? 2 "$out" "nocpu.csv:1: missing column 'cpu_milli' or 'cpu_cores'"
+out=$("$ECO" place --nodes "$T/none.csv" --items "$T/items.csv" --algo ffd 2>&1)
+check missing-file $? 2 "$out" "none.csv: cannot open"
+out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/items.csv" --algo best 2>&1)
+check bad-algo $? 2 "$out" "unknown 'best'"
+out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/items.csv" --algo ilp --objective frag 2>&1)
+check ilp-frag $? 2 "$out" "only --objective hosts"
+out=$("$ECO" place --nodes "$T/nodes.csv" --algo ffd 2>&1)
+check no-items $? 2 "$out" "--items and --algo are required"
+out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/items.csv" --algo pso --seed -1 2>&1)
+check bad-seed $? 2 "$out" "--seed: expected a number"
+out=$("$ECO" place --help 2>&1)
+check help $? 0 "$out" "--objective O"
+exit $fail

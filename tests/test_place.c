@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: MIT */
+/* Placement optimisers: FGD fragmentation and choices computed by hand, metrics and power by
+ * hand, feasibility of every algorithm on 1,000 seeded random instances, ilp against brute
+ * force on tiny instances, and the node/item readers' errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ecosched/freemap.h"
+#include "ecosched/place_io.h"
+#include "ecosched/policy.h"
+
+#define assert_double_equal(a, b, eps) assert_near((a), (b), (eps), #a, __LINE__)
+static void assert_near(double a, double b, double eps, const char *what, int line)
+{
+    if (!(fabs(a - b) <= eps))
+        print_error("line %d: %s = %.17g, want %.17g\n", line, what, a, b);
+    assert_true(fabs(a - b) <= eps);
+}
+
+static void add_node(struct eco_pl_instance *in, int64_t cpu, int64_t mem, uint16_t gpus,
+                     const char *model)
+{
+    in->nodes = realloc(in->nodes, (in->n_nodes + 1) * sizeof *in->nodes);
+    assert_non_null(in->nodes);
+    struct eco_pl_node *nd = &in->nodes[in->n_nodes++];
+    *nd = (struct eco_pl_node){.cpu_milli = cpu, .mem_mib = mem, .gpus = gpus, .model = -1};
+    snprintf(nd->name, sizeof nd->name, "n%u", in->n_nodes - 1);
+    if (model)
+        nd->model = (int16_t)eco_pl_model_index(in, model);
+    if (gpus > in->max_gpus)
+        in->max_gpus = gpus;
+}
+
+static void add_item(struct eco_pl_instance *in, int64_t cpu, int64_t mem, uint16_t gpus,
+                     uint16_t milli)
+{
+    in->items = realloc(in->items, (in->n_items + 1) * sizeof *in->items);
+    assert_non_null(in->items);
+    struct eco_pl_item *it = &in->items[in->n_items++];
+    *it = (struct eco_pl_item){.cpu_milli = cpu, .mem_mib = mem, .gpus = gpus,
+                               .gpu_milli = gpus ? milli : 0};
+    snprintf(it->name, sizeof it->name, "i%u", in->n_items - 1);
+}
+
+/* Node of 2 GPUs with free shares 1000 and 300; workload: 1 whole GPU (share 0.5), 500 milli
+ * (0.25), 2 whole GPUs (0.25). Whole GPU: fits, GPU 1 (0.3 free) is below 1 -> 0.3. 500 milli:
+ * fits on GPU 0, GPU 1 below 0.5 -> 0.3. 2 GPUs: does not fit -> all 1.3 free. F = 0.5 x 0.3 +
+ * 0.25 x 0.3 + 0.25 x 1.3 = 0.55 GPUs. */
+static void test_fgd_frag_by_hand(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    add_node(&in, 64000, 262144, 2, "G2");
+    struct eco_pl_state s;
+    assert_int_equal(eco_pl_state_init(&s, &in), 0);
+    s.gpu_free[1] = 300;
+    struct eco_pl_task_type t[3] = {
+        {.gpus = 1, .gpu_milli = 1000, .share = 0.5},
+        {.gpus = 1, .gpu_milli = 500, .share = 0.25},
+        {.gpus = 2, .gpu_milli = 1000, .share = 0.25},
+    };
+    struct eco_pl_workload w = {t, 3};
+    assert_double_equal(eco_pl_node_frag(&s, &w, 0, NULL), 0.55, 1e-12);
+    /* a type wanting more CPU than is free cannot run: all 1.3 free GPUs count for it */
+    t[1].cpu_milli = 65000;
+    assert_double_equal(eco_pl_node_frag(&s, &w, 0, NULL), 0.5 * 0.3 + 0.25 * 1.3 + 0.25 * 1.3,
+                        1e-12);
+    /* CPU-only tasks leave nothing unusable */
+    struct eco_pl_task_type cpu_only = {.share = 1};
+    struct eco_pl_workload w2 = {&cpu_only, 1};
+    assert_double_equal(eco_pl_node_frag(&s, &w2, 0, NULL), 0, 0);
+    eco_pl_state_fini(&s);
+    eco_pl_instance_fini(&in);
+}
+
+/* fgd by hand: two empty nodes of 2 GPUs; items 600, 500, 500 milli, so the workload is 600
+ * (share 1/3) and 500 (2/3). An empty node has no fragmentation.
+ * Item 0 (600): [400, 1000] on either node: 0.4 (GPU 0 below both requests); tie -> node 0.
+ * Item 1 (500): node 0 GPU 1 -> [400, 500]: 600 fits nowhere (0.9 / 3) and 0.4 is below 500
+ * (0.4 x 2/3): 0.5667, growth 0.1667; node 1 GPU 0 -> [500, 1000]: 0.5 below 600 (0.5 / 3):
+ * growth 0.1667 too; tie -> node 0, GPU 1.
+ * Item 2 (500): node 0 GPU 1 -> [400, 0]: neither fits, 0.4: growth -0.1667; node 1: +0.1667
+ * -> node 0, GPU 1 (best fit would pick the same node but for the wrong reason, first fit
+ * too: the assertions pin fgd's own arithmetic, the two ties included). */
+static void test_fgd_choice(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    add_node(&in, 64000, 262144, 2, "G2");
+    add_node(&in, 64000, 262144, 2, "G2");
+    add_item(&in, 1000, 1024, 1, 600);
+    add_item(&in, 1000, 1024, 1, 500);
+    add_item(&in, 1000, 1024, 1, 500);
+    struct eco_pl_slot slots[3];
+    struct eco_error err = {{0}};
+    const struct eco_pl_algo *fgd = eco_pl_algo_find("fgd");
+    struct eco_pl_params p = {0};
+    assert_int_equal(fgd->solve(&in, &p, slots, NULL, &err), 0);
+    assert_int_equal(slots[0].node, 0);
+    assert_int_equal(slots[0].gpus, 1);
+    assert_int_equal(slots[1].node, 0);
+    assert_int_equal(slots[1].gpus, 2);
+    /* item 2 (500): node 0 GPU 1 (0.5 left -> 0): frag of node 0 goes from 0.4 + 0.5/3 to
+     * 0.4 (GPU 0 at 0.4 stays fragmented, GPU 1 is full): -0.5/3, the only decrease. */
+    assert_int_equal(slots[2].node, 0);
+    assert_int_equal(slots[2].gpus, 2);
+    assert_int_equal(eco_pl_verify(&in, slots, &err), 0);
+    eco_pl_instance_fini(&in);
+}
+
+/* Metrics by hand: node 0 (2 P100, 64 cores, 256 GiB) gets a whole GPU and a 500-milli share;
+ * node 1 stays idle; item 2 (3 GPUs) fits nowhere. Power of node 0: host 522 + 2 x 52.375
+ * = 626.75 W, GPU 0 at 250 W (full), GPU 1 at 25 + 0.5 x (250 - 25) = 137.5 W. */
+static void test_metrics_by_hand(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    add_node(&in, 64000, 262144, 2, "P100");
+    add_node(&in, 32000, 131072, 2, "P100");
+    add_item(&in, 16000, 65536, 1, 1000);
+    add_item(&in, 16000, 65536, 1, 500);
+    add_item(&in, 1000, 1024, 3, 1000);
+    struct eco_pl_slot slots[3] = {{0, 1}, {0, 2}, {-1, 0}};
+    struct eco_error err = {{0}};
+    assert_int_equal(eco_pl_verify(&in, slots, &err), 0);
+    struct eco_pl_workload w;
+    assert_int_equal(eco_pl_workload_from_items(&in, &w), 0);
+    assert_int_equal(w.n, 3);
+    struct eco_pl_metrics m;
+    assert_int_equal(eco_pl_metrics_compute(&in, &w, slots, 10, &m), 0);
+    assert_int_equal(m.placed, 2);
+    assert_int_equal(m.first_failed, 2);
+    assert_int_equal(m.active_hosts, 1);
+    assert_double_equal(m.gpus_before_fail, 1.5, 1e-12);
+    assert_double_equal(m.cpu_util, 0.5, 1e-12);
+    assert_double_equal(m.mem_util, 0.5, 1e-12);
+    assert_double_equal(m.gpu_util, 0.75, 1e-12);
+    assert_double_equal(m.gpu_alloc_ratio, 1.5 / 4, 1e-12);
+    assert_double_equal(m.power_w, 626.75 + 250 + 137.5, 1e-9);
+    assert_double_equal(m.energy_j, 10 * (626.75 + 250 + 137.5), 1e-6);
+    /* a slot over capacity is refused */
+    slots[2] = (struct eco_pl_slot){0, 3};
+    assert_int_equal(eco_pl_verify(&in, slots, &err), -EINVAL);
+    slots[2] = (struct eco_pl_slot){-1, 0};
+    slots[1] = (struct eco_pl_slot){0, 1}; /* 500 milli on the full GPU 0 */
+    assert_int_equal(eco_pl_verify(&in, slots, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "GPU 0 of node 0"));
+    eco_pl_workload_fini(&w);
+    eco_pl_instance_fini(&in);
+}
+
+/* Every algorithm's output is feasible on 1,000 seeded random instances (GPU models, shares,
+ * CPU and memory), and pso never places fewer items before the first failure than fgd. */
+static void test_feasible_random(void **state)
+{
+    (void)state;
+    const struct eco_pl_algo *const *all = eco_pl_algo_all();
+    for (uint64_t seed = 1; seed <= 1000; seed++) {
+        struct eco_pl_instance in;
+        assert_int_equal(eco_pl_random_instance(seed, 5, 30, seed % 2 ? 4 : 2, &in), 0);
+        /* every fifth instance is too small for its items, so that failures are exercised */
+        if (seed % 5 == 0)
+            in.n_nodes = in.n_nodes / 3 + 1;
+        struct eco_pl_slot *slots = calloc(in.n_items, sizeof *slots);
+        struct eco_pl_metrics fgd_m = {0};
+        struct eco_pl_workload w;
+        assert_int_equal(eco_pl_workload_from_items(&in, &w), 0);
+        for (size_t a = 0; all[a]; a++) {
+            struct eco_error err = {{0}};
+            struct eco_pl_params p = {.seed = seed, .objective = (int)(seed % 4), .swarm = 6,
+                                      .iterations = 10};
+            struct eco_pl_outcome o = {0};
+            assert_int_equal(all[a]->solve(&in, &p, slots, &o, &err), 0);
+            if (eco_pl_verify(&in, slots, &err))
+                print_error("seed %llu, %s: %s\n", (unsigned long long)seed, all[a]->name,
+                            err.msg);
+            assert_int_equal(eco_pl_verify(&in, slots, &err), 0);
+            struct eco_pl_metrics m;
+            assert_int_equal(eco_pl_metrics_compute(&in, &w, slots, 1, &m), 0);
+            assert_int_equal(m.placed + m.failed, in.n_items);
+            if (!strcmp(all[a]->name, "fgd"))
+                fgd_m = m;
+            if (!strcmp(all[a]->name, "pso")) {
+                int64_t pf = m.first_failed < 0 ? in.n_items : m.first_failed;
+                int64_t ff = fgd_m.first_failed < 0 ? in.n_items : fgd_m.first_failed;
+                assert_true(pf >= ff);
+            }
+        }
+        eco_pl_workload_fini(&w);
+        free(slots);
+        eco_pl_instance_fini(&in);
+    }
+}
+
+/* ilp's output is feasible too, on 1,000 small seeded instances (2-6 items, 4 nodes). */
+static void test_ilp_feasible_random(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 1000; seed++) {
+        struct eco_pl_instance in;
+        assert_int_equal(eco_pl_random_instance(seed + 5000, 2, 6, seed % 2 ? 4 : 2, &in), 0);
+        if (in.n_nodes > 4)
+            in.n_nodes = 4;
+        struct eco_pl_slot *slots = calloc(in.n_items, sizeof *slots);
+        struct eco_pl_params p = {.objective = ECO_PL_OBJ_HOSTS, .time_limit_s = 5};
+        struct eco_pl_outcome o = {0};
+        struct eco_error err = {{0}};
+        assert_int_equal(eco_pl_algo_ilp.solve(&in, &p, slots, &o, &err), 0);
+        if (eco_pl_verify(&in, slots, &err))
+            print_error("seed %llu: %s\n", (unsigned long long)seed, err.msg);
+        assert_int_equal(eco_pl_verify(&in, slots, &err), 0);
+        assert_true(o.gap >= 0 && o.gap <= 1);
+        free(slots);
+        eco_pl_instance_fini(&in);
+    }
+}
+
+/* ---- brute force ---------------------------------------------------------------------------- */
+
+struct brute {
+    const struct eco_pl_instance *in;
+    struct eco_pl_state s;
+    uint32_t best_placed, best_hosts;
+};
+
+static uint32_t hosts_of(const struct eco_pl_state *s)
+{
+    uint32_t h = 0;
+    for (uint32_t n = 0; n < s->in->n_nodes; n++)
+        h += s->n_on[n] > 0;
+    return h;
+}
+
+static void brute_rec(struct brute *b, uint32_t i, uint32_t placed)
+{
+    const struct eco_pl_instance *in = b->in;
+    if (i == in->n_items) {
+        uint32_t h = hosts_of(&b->s);
+        if (placed > b->best_placed || (placed == b->best_placed && h < b->best_hosts)) {
+            b->best_placed = placed;
+            b->best_hosts = h;
+        }
+        return;
+    }
+    brute_rec(b, i + 1, placed); /* not placed */
+    const struct eco_pl_item *it = &in->items[i];
+    for (uint32_t n = 0; n < in->n_nodes; n++) {
+        uint32_t ng = in->nodes[n].gpus;
+        for (uint64_t mask = 0; mask < (1ull << ng); mask++) {
+            if ((uint32_t)__builtin_popcountll(mask) != it->gpus)
+                continue;
+            if (it->models && it->gpus && !((it->models >> in->nodes[n].model) & 1u))
+                continue;
+            struct eco_pl_slot sl = {(int32_t)n, mask};
+            eco_pl_take(&b->s, i, &sl);
+            int ok = b->s.cpu_free[n] >= 0 && b->s.mem_free[n] >= 0;
+            for (uint32_t g = 0; g < ng; g++)
+                ok &= b->s.gpu_free[b->s.gpu_off[n] + g] <= ECO_PL_GPU_MILLI;
+            if (ok)
+                brute_rec(b, i + 1, placed + 1);
+            eco_pl_give(&b->s, i, &sl);
+        }
+    }
+}
+
+/* ilp equals brute force (most items, then fewest hosts) on 40 tiny instances. */
+static void test_ilp_brute_force(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        struct eco_pl_instance in;
+        assert_int_equal(eco_pl_random_instance(seed, 3, 5, 2, &in), 0);
+        if (in.n_nodes > 4)
+            in.n_nodes = 4;
+        if (seed % 3 == 0)
+            in.n_nodes = 2; /* too small: not every item fits */
+        /* tight CPU on every other instance so that CPU, not GPUs, limits some */
+        for (uint32_t n = 0; n < in.n_nodes && seed % 2; n++)
+            in.nodes[n].cpu_milli = 12000;
+        struct brute b = {.in = &in, .best_hosts = UINT32_MAX};
+        assert_int_equal(eco_pl_state_init(&b.s, &in), 0);
+        brute_rec(&b, 0, 0);
+        struct eco_pl_slot *slots = calloc(in.n_items, sizeof *slots);
+        struct eco_pl_params p = {.objective = ECO_PL_OBJ_HOSTS, .time_limit_s = 30};
+        struct eco_pl_outcome o = {0};
+        struct eco_error err = {{0}};
+        assert_int_equal(eco_pl_algo_ilp.solve(&in, &p, slots, &o, &err), 0);
+        assert_int_equal(eco_pl_verify(&in, slots, &err), 0);
+        struct eco_pl_metrics m;
+        assert_int_equal(eco_pl_metrics_compute(&in, NULL, slots, 1, &m), 0);
+        if (m.placed != b.best_placed || m.active_hosts != b.best_hosts)
+            print_error("seed %llu: ilp %u placed on %u hosts, brute force %u on %u\n",
+                        (unsigned long long)seed, m.placed, m.active_hosts, b.best_placed,
+                        b.best_hosts);
+        assert_int_equal(m.placed, b.best_placed);
+        assert_int_equal(m.active_hosts, b.best_hosts);
+        assert_true(o.optimal);
+        assert_double_equal(o.gap, 0, 1e-12);
+        eco_pl_state_fini(&b.s);
+        free(slots);
+        eco_pl_instance_fini(&in);
+    }
+}
+
+/* ---- simulator placements ------------------------------------------------------------------ */
+
+static int sim_place(const char *name, const struct eco_freemap *fm, uint32_t gpus,
+                     struct eco_alloc *out)
+{
+    struct eco_job job = {.gpus = gpus, .gpu_type = -1, .gpu_milli = 1000};
+    return eco_placement_find(name)->place(fm, &job, out, 16);
+}
+
+/* Cluster 2x8,1x4 with 3 GPUs taken on node 0 (5 free), node 1 free (8), 1 taken on node 2
+ * (3 free). fgd's target mix: P(size > 1) = 0.010617, P(> 2) = P(> 3) = 0.008352,
+ * P(> 4..7) = 0.006229 (openb: 1 GPU 6,989, 2: 16, 4: 15, 8: 44 of 7,064); F(f) = f P(> f).
+ * 1 GPU: node 0 F(4) - F(5) = -0.006229, node 1 F(7) - F(8) = +0.0436, node 2 F(2) - F(3) =
+ *   -0.008352 -> node 2. dot: -(1/8)(5/8), -(1/8)(8/8), -(1/4)(3/4) -> node 2.
+ * 4 GPUs: fgd node 0 F(1) - F(5) = -0.0205, node 1 F(4) - F(8) = +0.0249 -> node 0;
+ *   dot -(4/8)(5/8) = -0.3125 against -(4/8)(8/8) = -0.5 -> node 1 (pack: node 0).
+ * 10 GPUs: whole free node 1, then 2 on the best of nodes 0 and 2: fgd F(3) - F(5) = -0.0061
+ *   against F(1) - F(3) = -0.0144 -> node 2; dot -(2/8)(5/8) against -(2/4)(3/4) -> node 2. */
+static void test_sim_placements(void **state)
+{
+    (void)state;
+    struct eco_cluster *c = NULL;
+    struct eco_error err = {{0}};
+    assert_int_equal(eco_cluster_parse_spec("2x8,1x4", &c, &err), 0);
+    struct eco_freemap *fm = eco_freemap_create(c);
+    assert_non_null(fm);
+    eco_freemap_take(fm, 0, 3);
+    eco_freemap_take(fm, 2, 1);
+    struct eco_alloc a[16];
+    static const struct {
+        const char *name;
+        uint32_t gpus;
+        int n;
+        uint32_t node[2];
+        uint16_t take[2];
+    } cases[] = {
+        {"fgd", 1, 1, {2}, {1}},          {"dot-product", 1, 1, {2}, {1}},
+        {"fgd", 4, 1, {0}, {4}},          {"dot-product", 4, 1, {1}, {4}},
+        {"pack", 4, 1, {0}, {4}},         {"bfd", 4, 1, {0}, {4}},
+        {"ffd", 4, 1, {0}, {4}},          {"fgd", 10, 2, {1, 2}, {8, 2}},
+        {"dot-product", 10, 2, {1, 2}, {8, 2}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int n = sim_place(cases[k].name, fm, cases[k].gpus, a);
+        if (n != cases[k].n || a[0].node != cases[k].node[0])
+            print_error("case %zu (%s, %u GPUs): %d entries, first node %u\n", k,
+                        cases[k].name, cases[k].gpus, n, n > 0 ? a[0].node : 0);
+        assert_int_equal(n, cases[k].n);
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(a[i].node, cases[k].node[i]);
+            assert_int_equal(a[i].gpus, cases[k].take[i]);
+        }
+    }
+    assert_int_equal(sim_place("fgd", fm, 17, a), -EAGAIN);
+    eco_freemap_destroy(fm);
+    eco_cluster_destroy(c);
+}
+
+/* ---- readers -------------------------------------------------------------------------------- */
+
+static char *write_tmp(const char *text)
+{
+    char *path = strdup("/tmp/ecosched-place-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static int read_pair(const char *nodes, const char *items, struct eco_pl_instance *in,
+                     struct eco_error *err, char **np, char **ip)
+{
+    *np = write_tmp(nodes);
+    *ip = write_tmp(items);
+    memset(in, 0, sizeof *in);
+    int rc = eco_pl_read_nodes(*np, in, err);
+    if (!rc)
+        rc = eco_pl_read_items(*ip, in, err);
+    return rc;
+}
+
+static void test_readers(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in;
+    struct eco_error err = {{0}};
+    char *np, *ip;
+    /* ecosched's own format: cores, GiB, GPUs as a count or a share, allowed models */
+    assert_int_equal(read_pair("name,cpu_cores,memory_gib,gpus,gpu_model\n"
+                               "a,32,256,4,A100\nb,16,64,0,\n",
+                               "name,cpu_cores,memory_gib,gpus,gpu_model\n"
+                               "x,2.5,8,0.25,A100|V100\ny,4,16,2,\nz,1,0.5,0,\n",
+                               &in, &err, &np, &ip), 0);
+    assert_int_equal(in.n_nodes, 2);
+    assert_int_equal(in.nodes[0].cpu_milli, 32000);
+    assert_int_equal(in.nodes[0].mem_mib, 262144);
+    assert_int_equal(in.nodes[1].model, -1);
+    assert_int_equal(in.n_items, 3);
+    assert_int_equal(in.items[0].cpu_milli, 2500);
+    assert_int_equal(in.items[0].gpus, 1);
+    assert_int_equal(in.items[0].gpu_milli, 250);
+    assert_int_equal(in.items[0].models, 3); /* A100 (0) and V100 (1) */
+    assert_int_equal(in.items[1].gpu_milli, 1000);
+    assert_int_equal(in.items[2].mem_mib, 512);
+    assert_int_equal(eco_pl_instance_check(&in, &err), 0);
+    unlink(np), unlink(ip), free(np), free(ip);
+    eco_pl_instance_fini(&in);
+
+    static const struct {
+        const char *nodes, *items, *want;
+    } bad[] = {
+        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1024,2,T4\nn1,abc,1024,2,T4\n", "", ":3: column 'cpu_milli': 'abc' is not a number"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,-5,2,T4\n", "", ":2: column 'memory_mib': '-5' must be >= 0"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,5,1.5,T4\n", "", ":2: column 'gpu': '1.5' must be a whole number"},
+        {"sn,cpu_milli,gpu,model\nn0,1000,2,T4\n", "", ":1: missing column 'memory_mib' or 'memory_gib'"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,5,2\n", "", ":2: 4 fields, but the header has 5 columns"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,5,2,\n", "", ":2: column 'model': '' is empty, but the node has GPUs"},
+        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,0\n", ":2: column 'gpu_milli': '0' must be 1..1000"},
+        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,2,500\n", ":2: column 'gpu_milli': '500' must be 1000 when more"},
+        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_cores,memory_gib,gpus\nx,1,1,1.5\n", ":2: column 'gpus': '1.5' must be a share below 1"},
+        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_cores,memory_gib,gpus\nx,1,1,0.0005\n", ":2: column 'gpus': '0.0005' is a GPU share finer"},
+        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_cores,memory_gib,gpus\nx,1,1,65\n", ":2: column 'gpus': '65' must be a GPU count"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        err.msg[0] = '\0';
+        assert_int_equal(read_pair(bad[k].nodes, bad[k].items, &in, &err, &np, &ip), -EINVAL);
+        const char *file = *bad[k].items ? ip : np;
+        if (!strstr(err.msg, bad[k].want) || strncmp(err.msg, file, strlen(file)))
+            print_error("case %zu: got '%s', want '%s%s'\n", k, err.msg, file, bad[k].want);
+        assert_non_null(strstr(err.msg, bad[k].want));
+        assert_int_equal(strncmp(err.msg, file, strlen(file)), 0);
+        unlink(np), unlink(ip), free(np), free(ip);
+        eco_pl_instance_fini(&in);
+    }
+}
+
+/* The openb node and pod lists read as they are (the bundled copy). */
+static void test_read_openb(void **state)
+{
+    (void)state;
+    const char *src = getenv("ECO_SOURCE_DIR");
+    char np[4096], ip[4096];
+    snprintf(np, sizeof np, "%s/data/alibaba_gpu_v2023_openb/openb_node_list_gpu_node.csv.gz",
+             src ? src : ECO_SOURCE_DIR);
+    snprintf(ip, sizeof ip, "%s/data/alibaba_gpu_v2023_openb/openb_pod_list_default.csv.gz",
+             src ? src : ECO_SOURCE_DIR);
+    struct eco_pl_instance in = {0};
+    struct eco_error err = {{0}};
+    assert_int_equal(eco_pl_read_nodes(np, &in, &err), 0);
+    assert_int_equal(eco_pl_read_items(ip, &in, &err), 0);
+    assert_int_equal(in.n_nodes, 1213);
+    assert_int_equal(in.n_items, 8152);
+    uint64_t gpus = 0;
+    double req = 0;
+    for (uint32_t n = 0; n < in.n_nodes; n++)
+        gpus += in.nodes[n].gpus;
+    for (uint32_t i = 0; i < in.n_items; i++)
+        req += in.items[i].gpus * in.items[i].gpu_milli / 1000.0;
+    assert_int_equal(gpus, 6212);            /* data/alibaba_gpu_v2023_openb/README.md */
+    assert_double_equal(req, 6086.8, 0.05); /* "sum of GPU requests over all pods" */
+    assert_int_equal(eco_pl_instance_check(&in, &err), 0);
+    eco_pl_instance_fini(&in);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fgd_frag_by_hand), cmocka_unit_test(test_fgd_choice),
+        cmocka_unit_test(test_metrics_by_hand),  cmocka_unit_test(test_feasible_random),
+        cmocka_unit_test(test_ilp_brute_force),  cmocka_unit_test(test_ilp_feasible_random),
+        cmocka_unit_test(test_readers),          cmocka_unit_test(test_sim_placements),
+        cmocka_unit_test(test_read_openb),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
