@@ -688,6 +688,8 @@ static enum MHD_Result route(struct ecod *d, struct MHD_Connection *c, const cha
     }
     if (!strcmp(url, "/v1/gpus"))
         return get ? list_gpus(d, c) : fail(c, 405, NULL, "use GET on %s", url);
+    if (!strcmp(url, "/"))
+        return get ? (enum MHD_Result)ecod_page(c) : fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/metrics"))
         return get ? metrics(d, c) : fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/v1/status"))
