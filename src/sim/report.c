@@ -162,15 +162,15 @@ static struct unit time_unit(double span_s)
 
 /* Horizontal grid lines and labels of the y axis (every `step` from y0 to y1, in shown units),
  * and the axis title rotated along the left edge. */
-static void axis_y(FILE *o, const struct frame *f, double step, const char *label)
+static void axis_y(FILE *o, const struct frame *f, double step, double div, const char *label)
 {
     char buf[64];
-    fputs("<g class=\"yaxis\">", o);
+    fprintf(o, "<g class=\"yaxis\" data-div=\"%g\">", div);
     for (double v = f->y0; v <= f->y1 + step * 1e-6; v += step) {
         double y = fy(f, v);
         tick_label(buf, sizeof buf, v, step);
-        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>",
-                f->x, f->x + f->w, y, y);
+        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\" "
+                   "data-v=\"%s\"/>", f->x, f->x + f->w, y, y, buf);
         fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
                    "data-v=\"%s\">%s</text>", f->x - 6, y + 4, buf, buf);
     }
@@ -181,19 +181,20 @@ static void axis_y(FILE *o, const struct frame *f, double step, const char *labe
 }
 
 /* Ticks, labels and title of a linear x axis; `label` NULL: ticks only (stacked panels). */
-static void axis_x(FILE *o, const struct frame *f, double step, const char *label, int labels)
+static void axis_x(FILE *o, const struct frame *f, double step, double div, const char *label,
+                   int labels)
 {
     char buf[64];
     double base = f->y + f->h;
-    fputs("<g class=\"xaxis\">", o);
+    fprintf(o, "<g class=\"xaxis\" data-div=\"%g\">", div);
     fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>", f->x,
             f->x + f->w, base, base);
     for (double v = f->x0; v <= f->x1 + step * 1e-6; v += step) {
         double x = fx(f, v);
-        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>", x,
-                x, base, base + 4);
+        tick_label(buf, sizeof buf, v, step);
+        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" "
+                   "data-v=\"%s\"/>", x, x, base, base + 4, buf);
         if (labels) {
-            tick_label(buf, sizeof buf, v, step);
             fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
                        "data-v=\"%s\">%s</text>", x, base + 17, buf, buf);
         }
@@ -219,15 +220,15 @@ static const struct {
 static void axis_x_log(FILE *o, const struct frame *f, const char *label)
 {
     double base = f->y + f->h;
-    fputs("<g class=\"xaxis\">", o);
+    fputs("<g class=\"xaxis log\" data-div=\"1\">", o);
     fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>", f->x,
             f->x + f->w, base, base);
     for (size_t i = 0; i < N_LOG_TICKS; i++) {
         if (log_ticks[i].s < f->x0 * 0.999 || log_ticks[i].s > f->x1 * 1.001)
             continue;
         double x = fx(f, log_ticks[i].s);
-        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>",
-                x, x, f->y, base + 4);
+        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\" "
+                   "data-v=\"%g\"/>", x, x, f->y, base + 4, log_ticks[i].s);
         fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
                    "data-v=\"%g\">%s</text>", x, base + 17, log_ticks[i].s, log_ticks[i].label);
     }
@@ -370,9 +371,9 @@ static void time_panel(FILE *o, const struct rpt_run *r, const struct panel *pn,
     char lbl[96], title[160];
     f.x1 = (sp->t1 - sp->t0) / sp->u.div; /* the data area spans the window exactly */
     snprintf(lbl, sizeof lbl, "%s", pn->u.name);
-    axis_y(o, &f, ystep, lbl);
+    axis_y(o, &f, ystep, pn->u.div, lbl);
     snprintf(lbl, sizeof lbl, "time since first submit (%s)", sp->u.name);
-    axis_x(o, &f, xstep, last ? lbl : NULL, 1);
+    axis_x(o, &f, xstep, sp->u.div, last ? lbl : NULL, 1);
     double lx = LEFT;
     snprintf(title, sizeof title, "%s: %s", r->label, pn->title);
     fprintf(o, "<text class=\"ttl\" x=\"%.1f\" y=\"%.1f\">", lx, top + 12);
@@ -468,7 +469,7 @@ static void cdf_figure(FILE *o, const struct rpt_run *r, size_t n, int which)
     snprintf(xl, sizeof xl, "%s (log scale)%s", what, which ? "; waits under 1 s drawn at 1 s" : "");
     fputs("<figure>", o);
     svg_open(o, which ? "wait-cdf" : "jct-cdf", CDF_W, 34 + 250 + 44, title);
-    axis_y(o, &f, 20, "jobs at or below (%)");
+    axis_y(o, &f, 20, 1, "jobs at or below (%)");
     axis_x_log(o, &f, xl);
     double lx = LEFT;
     for (size_t i = 0; i < n; i++) {
@@ -502,8 +503,8 @@ static void scatter_figure(FILE *o, const struct rpt_run *r, size_t n)
     snprintf(yl, sizeof yl, "energy (%s)", eu.name);
     fputs("<figure>", o);
     svg_open(o, "energy-jct", SVG_W, 20 + 300 + 44, "Energy versus average job completion time");
-    axis_y(o, &f, ys, yl);
-    axis_x(o, &f, xs, xl, 1);
+    axis_y(o, &f, ys, eu.div, yl);
+    axis_x(o, &f, xs, tu.div, xl, 1);
     /* Pareto front: runs that no other run beats on both energy and average JCT */
     int front[ECO_REPORT_MAX_RUNS] = {0};
     size_t order[ECO_REPORT_MAX_RUNS], nf = 0;
@@ -570,7 +571,7 @@ static void energy_figure(FILE *o, const struct rpt_run *r, size_t n)
     for (double v = f.x0; v <= f.x1 + step * 1e-6; v += step)
         fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>",
                 fx(&f, v), fx(&f, v), f.y, f.y + f.h);
-    axis_x(o, &f, step, xl, 1);
+    axis_x(o, &f, step, eu.div, xl, 1);
     double lx = left;
     for (int p = 0; p < RPT_PARTS; p++)
         legend_item(o, &lx, 18, part_colour[p], "", 1, rpt_part_label[p]);
