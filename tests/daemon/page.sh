@@ -55,7 +55,7 @@ done
 check "socat proxy on a loopback port ($port)" [ -n "$port" ]
 URL="http://127.0.0.1:$port/"
 
-chromium_dom "$URL" "$T/dom.html" 4000
+chromium_dom "$URL" "$T/dom.html" 2000
 # attr TABLE NAME: an attribute of a table's element in the DOM dump
 attr() { grep -o "<table id=\"$1\"[^>]*>" "$T/dom.html" | grep -o "$2=\"[^\"]*\"" | cut -d'"' -f2; }
 check "the script ran and refreshed at least once" \
@@ -84,7 +84,7 @@ check "each GPU has a power sparkline" [ "$(grep -o '<svg class="spark"' "$T/dom
 
 # a screenshot as the test's artefact
 ART=$(artefact_dir "$ECO")
-chromium_shot "$URL" "$ART/daemon-page.png" 1280 900 4000
+chromium_shot "$URL?refresh=0.5" "$ART/daemon-page.png" 1280 760 3000
 check "screenshot written ($ART/daemon-page.png)" test -s "$ART/daemon-page.png"
 check "screenshot is a PNG" sh -c "head -c 8 '$ART/daemon-page.png' | od -c | grep -q 'P   N   G'"
 
@@ -107,7 +107,7 @@ EOS
 socat "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,fork" "SYSTEM:sh $T/standin.sh" 2>>"$T/socat.log" &
 SPID=$!
 sleep 0.3
-chromium_dom "$URL" "$T/dom2.html" 3000
+chromium_dom "$URL" "$T/dom2.html" 1000
 check "a failing API shows as an error on the page" \
     grep -q 'id="status" class="meta err">cannot reach the daemon: /v1/[a-z?=]*: HTTP 503: daemon stopped' "$T/dom2.html"
 stop_proxy
