@@ -175,8 +175,10 @@ static int load_jobs(struct rpt_run *r, const char *dir, struct eco_error *err)
     size_t lcap = 0, cap_j = 0, cap_w = 0, ln = 1, nw = 0;
     int cols[2], rc = 0;
     FILE *in = open_csv(dir, "jobs.csv", want, 2, cols, path, sizeof path, &line, &lcap, err);
-    if (!in)
+    if (!in) {
+        free(line);
         return -EINVAL;
+    }
     while (getline(&line, &lcap, in) >= 0) {
         double v[2];
         ln++;
@@ -245,8 +247,10 @@ int rpt_load_timeline(struct rpt_run *r, const char *dir, double t0, double t1,
     int cols[6], rc = 0;
     double prev[6] = {0}, scale = RPT_COLS / (t1 > t0 ? t1 - t0 : 1);
     FILE *in = open_csv(dir, "timeline.csv", want, 6, cols, path, sizeof path, &line, &lcap, err);
-    if (!in)
+    if (!in) {
+        free(line);
         return -EINVAL;
+    }
     while (getline(&line, &lcap, in) >= 0) {
         double v[6];
         ln++;
