@@ -36,8 +36,29 @@ static void report_usage(FILE *f)
             "(the message names the file, line and field), 1 on other failures.\n");
 }
 
+/* Drops the directories every label starts with ("out/a/x", "out/b" -> "a/x", "b"). */
+static void strip_common_prefix(struct eco_report_run *runs, size_t n)
+{
+    size_t cut = 0;
+    for (size_t k = 0; runs[0].label[k]; k++) {
+        size_t i = 1;
+        while (i < n && runs[i].label[k] == runs[0].label[k])
+            i++;
+        if (i < n)
+            break;
+        if (runs[0].label[k] == '/')
+            cut = k + 1;
+    }
+    for (size_t i = 0; cut && i < n; i++)
+        if (!runs[i].label[cut]) /* a label would become empty: keep them all */
+            return;
+    for (size_t i = 0; cut && i < n; i++)
+        memmove((char *)runs[i].label, runs[i].label + cut, strlen(runs[i].label + cut) + 1);
+}
+
 /* Runs of every DIR: a one-run DIR named by its policy (or by DIR when several DIRs are
- * given), a compare DIR's runs by subdirectory (prefixed with DIR when several). */
+ * given), a compare DIR's runs by subdirectory (prefixed with DIR when several); with several
+ * DIRs the directories all names start with are dropped. */
 static int gather(char **dirs, int ndirs, struct eco_report_run **all, size_t *n)
 {
     struct eco_report_run *out = calloc(ECO_REPORT_MAX_RUNS, sizeof *out);
@@ -78,6 +99,8 @@ static int gather(char **dirs, int ndirs, struct eco_report_run **all, size_t *n
         }
         eco_report_runs_free(runs, k);
     }
+    if (!status && ndirs > 1)
+        strip_common_prefix(out, *n);
     if (status) {
         eco_report_runs_free(out, *n);
         *n = 0;

@@ -70,6 +70,24 @@ static void esc(FILE *o, const char *s)
     }
 }
 
+/* Escapes at most the last `max` characters of s, with "..." in front when it is cut (long
+ * run names are directory paths: their end tells them apart). */
+static void esc_tail(FILE *o, const char *s, size_t max)
+{
+    size_t len = strlen(s);
+    if (len > max) {
+        fputs("...", o);
+        s += len - max;
+    }
+    esc(o, s);
+}
+
+static size_t tail_len(const char *s, size_t max)
+{
+    size_t len = strlen(s);
+    return len > max ? max + 3 : len;
+}
+
 static const char *colour_of(size_t i) { return run_colour[i % N_COLOURS]; }
 static const char *dash_of(size_t i) { return run_dash[(i / N_COLOURS) % 3]; }
 
@@ -238,6 +256,28 @@ static void axis_x_log(FILE *o, const struct frame *f, const char *label)
     fputs("</text></g>\n", o);
 }
 
+/* Longest run name drawn in a plot; longer ones keep their end. */
+#define LABEL_MAX 28
+
+static double legend_width(const char *label)
+{
+    return 25 + CHAR_W * (double)tail_len(label, LABEL_MAX) + 16;
+}
+
+/* Rows a legend of the runs' names takes from x0 to x1 (they wrap). */
+static int legend_rows(const struct rpt_run *r, size_t n, double x0, double x1)
+{
+    int rows = 1;
+    double x = x0;
+    for (size_t i = 0; i < n; i++) {
+        double w = legend_width(r[i].label);
+        if (x > x0 && x + w > x1)
+            rows++, x = x0;
+        x += w;
+    }
+    return rows;
+}
+
 /* One legend entry at (*x, y): a line sample (dash may be "") or, with `box`, a filled square. */
 static void legend_item(FILE *o, double *x, double y, const char *colour, const char *dash,
                         int box, const char *label)
@@ -250,9 +290,9 @@ static void legend_item(FILE *o, double *x, double y, const char *colour, const 
                    "stroke-width=\"2.5\"%s%s%s/>", *x, *x + 20, y - 4, y - 4, colour,
                 *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "");
     fprintf(o, "<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">", *x + 25, y);
-    esc(o, label);
+    esc_tail(o, label, LABEL_MAX);
     fputs("</text>", o);
-    *x += 25 + CHAR_W * (double)strlen(label) + 16;
+    *x += legend_width(label);
 }
 
 /* ---- paths ------------------------------------------------------------------------------ */
@@ -375,7 +415,8 @@ static void time_panel(FILE *o, const struct rpt_run *r, const struct panel *pn,
     snprintf(lbl, sizeof lbl, "time since first submit (%s)", sp->u.name);
     axis_x(o, &f, xstep, sp->u.div, last ? lbl : NULL, 1);
     double lx = LEFT;
-    snprintf(title, sizeof title, "%s: %s", r->label, pn->title);
+    size_t len = strlen(r->label), cut = len > LABEL_MAX ? len - LABEL_MAX : 0;
+    snprintf(title, sizeof title, "%s%s: %s", cut ? "..." : "", r->label + cut, pn->title);
     fprintf(o, "<text class=\"ttl\" x=\"%.1f\" y=\"%.1f\">", lx, top + 12);
     esc(o, title);
     fputs("</text>", o);
@@ -454,7 +495,8 @@ static void cdf_figure(FILE *o, const struct rpt_run *r, size_t n, int which)
     }
     lo = fmax(lo, 1);
     hi = fmax(hi, lo);
-    struct frame f = {LEFT, 34, CDF_W - LEFT - 24, 250, 1, 1, 0, 100, 1};
+    int rows = legend_rows(r, n, LEFT, CDF_W - 10);
+    struct frame f = {LEFT, 18 + 16.0 * rows, CDF_W - LEFT - 24, 250, 1, 1, 0, 100, 1};
     for (size_t k = 0; k < N_LOG_TICKS; k++) {
         if (log_ticks[k].s <= lo)
             f.x0 = log_ticks[k].s;
@@ -468,13 +510,15 @@ static void cdf_figure(FILE *o, const struct rpt_run *r, size_t n, int which)
     snprintf(title, sizeof title, "CDF of %s", what);
     snprintf(xl, sizeof xl, "%s (log scale)%s", what, which ? "; waits under 1 s drawn at 1 s" : "");
     fputs("<figure>", o);
-    svg_open(o, which ? "wait-cdf" : "jct-cdf", CDF_W, 34 + 250 + 44, title);
+    svg_open(o, which ? "wait-cdf" : "jct-cdf", CDF_W, f.y + 250 + 44, title);
     axis_y(o, &f, 20, 1, "jobs at or below (%)");
     axis_x_log(o, &f, xl);
-    double lx = LEFT;
+    double lx = LEFT, ly = 16;
     for (size_t i = 0; i < n; i++) {
         cdf_path(o, which ? r[i].wait_s : r[i].jct_s, r[i].n_done, &f, i);
-        legend_item(o, &lx, 16, colour_of(i), dash_of(i), 0, r[i].label);
+        if (lx > LEFT && lx + legend_width(r[i].label) > CDF_W - 10)
+            lx = LEFT, ly += 16;
+        legend_item(o, &lx, ly, colour_of(i), dash_of(i), 0, r[i].label);
     }
     fputs("</svg><figcaption>Share of completed jobs whose ", o);
     fputs(which ? "total time queued" : "completion time (end minus submit)", o);
@@ -491,7 +535,8 @@ static void scatter_figure(FILE *o, const struct rpt_run *r, size_t n)
     }
     struct unit tu = time_unit(xmax), eu = energy_unit(ymax);
     double px = fmax((xmax - xmin) * 0.12, xmax * 0.02), py = fmax((ymax - ymin) * 0.12, ymax * 0.02);
-    struct frame f = {LEFT, 20, SVG_W - LEFT - 150, 300, (xmin - px) / tu.div,
+    struct frame f = {LEFT, 20, SVG_W - LEFT - 20 - CHAR_W * (LABEL_MAX + 3), 300,
+                      (xmin - px) / tu.div,
                       (xmax + px) / tu.div, (ymin - py) / eu.div, (ymax + py) / eu.div, 0};
     if (f.x0 < 0)
         f.x0 = 0;
@@ -543,7 +588,7 @@ static void scatter_figure(FILE *o, const struct rpt_run *r, size_t n)
                    "cy=\"%.1f\" r=\"6\" fill=\"%s\"%s/><text x=\"%.1f\" y=\"%.1f\">", r[i].avg_jct_s,
                 r[i].energy_j, x, y, colour_of(i), front[i] ? " stroke=\"#000\"" : "", x + 9,
                 ly[i]);
-        esc(o, r[i].label);
+        esc_tail(o, r[i].label, LABEL_MAX);
         fputs("</text></g>\n", o);
     }
     fputs("</svg><figcaption>One point per run; lower left is better. Outlined points are on "
@@ -558,10 +603,10 @@ static void energy_figure(FILE *o, const struct rpt_run *r, size_t n)
     size_t lw = 4;
     for (size_t i = 0; i < n; i++) {
         max = fmax(max, r[i].energy_j);
-        lw = strlen(r[i].label) > lw ? strlen(r[i].label) : lw;
+        lw = tail_len(r[i].label, LABEL_MAX) > lw ? tail_len(r[i].label, LABEL_MAX) : lw;
     }
     struct unit eu = energy_unit(max);
-    double left = fmin(20 + CHAR_W * (double)lw, 260), row = 30;
+    double left = 20 + CHAR_W * (double)lw, row = 30;
     struct frame f = {left, 40, SVG_W - left - 110, row * (double)n, 0, max / eu.div, 0, 1, 0};
     double step = ticks(&f.x0, &f.x1, 6);
     char xl[64], buf[64];
@@ -580,7 +625,7 @@ static void energy_figure(FILE *o, const struct rpt_run *r, size_t n)
         fprintf(o, "<g class=\"bar\" data-run=\"");
         esc(o, r[i].label);
         fprintf(o, "\"><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 8, y + 14);
-        esc(o, r[i].label);
+        esc_tail(o, r[i].label, LABEL_MAX);
         fputs("</text>", o);
         for (int p = 0; p < RPT_PARTS; p++) {
             double w = f.w * (r[i].part_j[p] / eu.div) / (f.x1 - f.x0);
@@ -748,7 +793,11 @@ static void summary_table(FILE *o, const struct rpt_run *r, size_t n, char (*key
             if (!i || d * dir < best * dir)
                 best = d;
         }
-        fprintf(o, "<tr data-key=\"%s\"><th scope=\"row\"><code>%s</code>", keys[k], keys[k]);
+        fputs("<tr data-key=\"", o);
+        esc(o, keys[k]);
+        fputs("\"><th scope=\"row\"><code>", o);
+        esc(o, keys[k]);
+        fputs("</code>", o);
         for (size_t m = 0; m < sizeof meaning / sizeof meaning[0]; m++)
             if (!strcmp(meaning[m].key, keys[k]))
                 fprintf(o, " <span class=\"d\">%s</span>", meaning[m].text);

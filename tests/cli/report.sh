@@ -51,6 +51,8 @@ check "same files, same bytes" cmp -s "$T/first.html" "$T/cmp/report.html"
 expect 0 "report: $T/two.html" report -o "$T/two.html" --title 'Budget & queues' "$T/cmp" "$T/cap"
 check "several directories: 4 runs" [ "$(grep -c '<g class="point"' "$T/two.html")" -eq 4 ]
 check "title escaped" grep -q '<h1>Budget &amp; queues</h1>' "$T/two.html"
+check "several directories: names without the shared directories" \
+    sh -c "grep -o '<g class=\"point\" data-run=\"[^\"]*\"' '$T/two.html' | cut -d'\"' -f4 | tr '\n' , | grep -qx 'cmp/fifo,cmp/las,cmp/sjf,cap,'"
 # shellcheck disable=SC2086
 "$ECO" $SIM --compare las,fifo --out "$T/ord" --report "$T/ord.html" >/dev/null
 check "sim --report keeps the --compare order" \
@@ -117,6 +119,18 @@ for label in 'time since first submit (days)' 'power (kW)' 'average job completi
     'energy (MWh)' 'jobs at or below (%)' 'job completion time (log scale)' 'power budget'; do
     check "axis label or legend '$label'" sh -c "cat '$T/cmp/report.html' '$T/cap.html' | grep -qF '>$label<'"
 done
+
+# long run names are cut to their end and legends wrap: still nothing outside its plot
+mkdir -p "$T/a-rather-long-directory-name-for-a-run"
+for p in fifo sjf; do cp -r "$T/cmp/$p" "$T/a-rather-long-directory-name-for-a-run/$p-with-a-long-name-too"; done
+"$ECO" report -o "$T/long.html" "$T/a-rather-long-directory-name-for-a-run" "$T/cmp" "$T/cap" >/dev/null
+sed 's#</body></html>##' "$T/long.html" > "$T/check.html"
+{ echo '<script>'; cat "$SRC/tests/browser/report-check.js"; echo '</script></body></html>'; } >> "$T/check.html"
+chromium_dom "file://$T/check.html" "$T/dom.txt" 1000
+sed -n '/<pre id="check">/,/<\/pre>/p' "$T/dom.txt" | grep = > "$T/vals"
+check "long names: 6 runs drawn ($(v timelines))" [ "$(v timelines)" = 6 ]
+check "long names: no text outside its plot ($(v text_outside))" [ "$(v text_outside)" = 0 ]
+check "long names: every plot drawn with a size ($(v svg_bad) not)" [ "$(v svg_bad)" = 0 ]
 
 ART=$(artefact_dir "$ECO")
 chromium_shot "file://$T/cmp/report.html" "$ART/report.png" 1280 2400 500
