@@ -364,8 +364,8 @@ static void cdf_path(FILE *o, const double *v, size_t n, const struct frame *f, 
     stroke_attrs(o, run);
     fputs(" d=\"", o);
     for (size_t i = 0; i < n; i++) {
-        double x = round(fx(f, fmax(v[i], f->x0)) * 2) / 2;
-        if (i + 1 < n && round(fx(f, fmax(v[i + 1], f->x0)) * 2) / 2 == x)
+        double x = round(fx(f, fmin(fmax(v[i], f->x0), f->x1)) * 2) / 2;
+        if (i + 1 < n && round(fx(f, fmin(fmax(v[i + 1], f->x0), f->x1)) * 2) / 2 == x)
             continue; /* the same column: only its last step counts */
         double cdf = 100.0 * (double)(i + 1) / (double)n;
         pen_to(&p, x, fy(f, prev));
@@ -493,6 +493,8 @@ static void cdf_figure(FILE *o, const struct rpt_run *r, size_t n, int which)
             hi = fmax(hi, v[r[i].n_done - 1]);
         }
     }
+    if (!(lo < INFINITY)) /* no job completed: an empty plot on a default axis */
+        lo = 1, hi = 10;
     lo = fmax(lo, 1);
     hi = fmax(hi, lo);
     int rows = legend_rows(r, n, LEFT, CDF_W - 10);
