@@ -3,6 +3,8 @@
 #ifndef ECOSCHED_CLI_H
 #define ECOSCHED_CLI_H
 
+#include <stddef.h>
+
 /* Exit statuses: 0 success, 1 runtime failure (I/O, memory), 2 bad usage or bad input. */
 #define ECO_EXIT_FAIL 1
 #define ECO_EXIT_USAGE 2
@@ -25,6 +27,12 @@ int eco_cmd_gpus(int argc, char **argv);
 /* Slurm integration: the power controller (src/slurm/powerd.c) and its client (cmd_power.c). */
 int eco_cmd_powerd(int argc, char **argv);
 int eco_cmd_power(int argc, char **argv);
+/* `ecosched report` (cmd_report.c), and its writer for `sim --report`. */
+struct eco_report_run;
+int eco_cmd_report(int argc, char **argv);
+/* Writes the HTML report of `runs` to `path`; returns 0 or an exit status (message printed). */
+int eco_report_to_file(const struct eco_report_run *runs, size_t n, const char *title,
+                       const char *path);
 
 /* Prints "ecosched: " + message to stderr. */
 void eco_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cli.h"
+#include "ecosched/report.h"
 #include "ecosched/sim.h"
 #include "ecosched/trace.h"
 
@@ -20,6 +21,7 @@ struct sim_args {
     const char *placement;
     const char *compare;
     const char *out;
+    const char *report;
     const char *las_thresholds;
     const char *power_down;
     const char *workload_mix;
@@ -66,6 +68,8 @@ static void sim_usage(FILE *f)
             "  --out DIR           write DIR/jobs.csv, summary.json, rejected.csv, nodes.csv and\n"
             "                      timeline.csv (with --compare: DIR/POLICY/...)\n"
             "  --sample-s S        timeline.csv every S seconds instead of at every change\n"
+            "  --report FILE.html  also write an HTML report of the run(s) in --out DIR\n"
+            "                      (as `ecosched report`; docs/report.md)\n"
             "  --power-policy P    GPU power capping under a budget: none (default), mpc,\n"
             "                      oracle, uniform, proportional, threshold\n"
             "                      (docs/policies/powercap.md)\n"
@@ -119,7 +123,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 {
     enum { O_TRACE = 256, O_FORMAT, O_CLUSTER, O_POLICY, O_PLACEMENT, O_COMPARE, O_OUT, O_JSON,
            O_SEED, O_SKIP, O_MAXJOBS, O_LAS, O_PD, O_MIX, O_SAMPLE, O_PP, O_BUDGET, O_BFILE,
-           O_PERIOD, O_NOISE, O_DEADLINES };
+           O_PERIOD, O_NOISE, O_DEADLINES, O_REPORT };
     static const struct option opts[] = {
         {"trace", required_argument, NULL, O_TRACE},
         {"format", required_argument, NULL, O_FORMAT},
@@ -128,6 +132,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"placement", required_argument, NULL, O_PLACEMENT},
         {"compare", required_argument, NULL, O_COMPARE},
         {"out", required_argument, NULL, O_OUT},
+        {"report", required_argument, NULL, O_REPORT},
         {"json", no_argument, NULL, O_JSON},
         {"seed", required_argument, NULL, O_SEED},
         {"skip-bad-rows", no_argument, NULL, O_SKIP},
@@ -160,6 +165,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         case O_PLACEMENT: a->placement = optarg; break;
         case O_COMPARE: a->compare = optarg; break;
         case O_OUT: a->out = optarg; break;
+        case O_REPORT: a->report = optarg; break;
         case O_JSON: a->json = 1; break;
         case O_SKIP: a->skip_bad_rows = 1; break;
         case O_LAS: a->las_thresholds = optarg; break;
@@ -253,6 +259,10 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
     if (!a->cluster) {
         eco_cli_err("sim: --cluster SPEC is required, e.g. --cluster 30x8:V100 "
                     "(try 'ecosched sim --help')");
+        return ECO_EXIT_USAGE;
+    }
+    if (a->report && !a->out) {
+        eco_cli_err("sim: --report reads the files of --out DIR: give --out too");
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -514,6 +524,22 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
     return status;
 }
 
+/* --report: the runs just written to --out, in --compare order. */
+static int write_report(const struct sim_args *a, const struct eco_policy_ops **pol, size_t npol)
+{
+    struct eco_report_run runs[MAX_COMPARE];
+    char dirs[MAX_COMPARE][4096];
+    for (size_t i = 0; i < npol; i++) {
+        snprintf(dirs[i], sizeof dirs[i], "%s%s%s", a->out, npol > 1 ? "/" : "",
+                 npol > 1 ? pol[i]->name : "");
+        runs[i] = (struct eco_report_run){dirs[i], npol > 1 ? pol[i]->name : NULL};
+    }
+    int status = eco_report_to_file(runs, npol, NULL, a->report);
+    if (!status && !a->quiet)
+        eco_cli_err("report: %s", a->report);
+    return status;
+}
+
 /* Checks the policy parameters before the trace is read, so that a typo fails at once: they
  * are tried on a one-node stand-in cluster. */
 static int check_params_early(const struct sim_args *a, const struct eco_policy_ops **pol,
@@ -675,6 +701,8 @@ int eco_cmd_sim(int argc, char **argv)
                         c->n_nodes, c->nodes[0].gpus, (unsigned long long)c->total_gpus);
     }
     status = run_all(&a, c, set, pol, npol, placement, n_budget ? steps : NULL, n_budget);
+    if (!status && a.report)
+        status = write_report(&a, pol, npol);
 done:
     free(budget);
     eco_jobset_destroy(set);

@@ -19,6 +19,7 @@ static const struct subcommand subcommands[] = {
     {"sim", "replay a job trace on a modelled GPU cluster under a scheduling policy", eco_cmd_sim},
     {"place", "place VMs, containers or pods on nodes (ffd, bfd, fgd, pso, ilp, ...)",
      eco_cmd_place},
+    {"report", "write an HTML report (SVG plots) of `sim --out` directories", eco_cmd_report},
     {"catalog", "list the built-in GPU types and their power figures", eco_cmd_catalog},
     {"submit", "queue a command on the ecoschedd GPU server daemon", eco_cmd_submit},
     {"ls", "list the daemon's jobs", eco_cmd_ls},

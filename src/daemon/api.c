@@ -739,6 +739,10 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
     char ids[32];
     char tail[16];
+    /* the page holds no data (its script asks the API, with the token of its #token=...),
+     * so a browser may load it over TCP without the token */
+    if (!strcmp(url, "/") && get && l->tcp)
+        return (enum MHD_Result)ecod_page(c);
     if (l->tcp) {
         const char *auth =
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -761,6 +765,8 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
     }
     if (!strcmp(url, "/v1/gpus"))
         return get ? list_gpus(d, c) : fail(c, 405, NULL, "use GET on %s", url);
+    if (!strcmp(url, "/"))
+        return get ? (enum MHD_Result)ecod_page(c) : fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/metrics"))
         return get ? metrics(d, c) : fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/v1/status"))

@@ -165,6 +165,10 @@ struct ecod_listener {
 struct MHD_Daemon;
 struct MHD_Daemon *ecod_api_start(struct ecod_listener *l, int fd, struct eco_error *err);
 
+/* page.c: queues the live page (GET /) on connection c; an enum MHD_Result. */
+struct MHD_Connection;
+int ecod_page(struct MHD_Connection *c);
+
 /* metrics.c (added for GET /metrics): the Prometheus text (format 0.0.4) of the GPUs and
  * jobs. On success *text (*len bytes, NUL-terminated) is the caller's, freed with free();
  * on failure it is NULL and err says why. */

@@ -15,6 +15,11 @@ code=$(curl -s -o "$T/r" -w '%{http_code}' "$URL/v1/status")
 check "no token: 401 (got $code)" [ "$code" = 401 ]
 check "401 says how to authenticate" grep -q "bearer token" "$T/r"
 check "401 carries WWW-Authenticate" sh -c "curl -s -D - -o /dev/null '$URL/v1/jobs' | grep -qi '^WWW-Authenticate: Bearer'"
+code=$(curl -s -o "$T/page" -w '%{http_code}' "$URL/")
+check "the live page loads over TCP without the token (got $code)" [ "$code" = 200 ]
+check "... and holds no job data, only the page" grep -qi "<html" "$T/page"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/metrics")
+check "/metrics over TCP needs the token (got $code)" [ "$code" = 401 ]
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer wrong-token-0123456789" "$URL/v1/status")
 check "wrong token: 401 (got $code)" [ "$code" = 401 ]
 code=$(curl -s -o "$T/r" -w '%{http_code}' -H "Authorization: Bearer $(cat "$TOK")" "$URL/v1/status")

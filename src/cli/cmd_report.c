@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/* `ecosched report`: one self-contained HTML file of the runs in `ecosched sim --out`
+ * directories (docs/report.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "ecosched/report.h"
+
+#ifndef ECO_VERSION
+#define ECO_VERSION "dev"
+#endif
+
+static void report_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ecosched report [-o FILE.html] [--title TEXT] DIR...\n"
+            "\n"
+            "Writes one self-contained HTML file (no script, no network needed to view it) with\n"
+            "SVG plots of simulator runs: energy versus average JCT per run, energy by part,\n"
+            "JCT and waiting-time CDFs, cluster power with the budget, busy GPUs, nodes on and\n"
+            "queued jobs over time, and a table of every summary figure.\n"
+            "\n"
+            "Each DIR is an output directory of `ecosched sim --out DIR`: one run (it holds\n"
+            "summary.json, timeline.csv and jobs.csv) or a --compare run (one subdirectory per\n"
+            "policy). Several DIRs go side by side, e.g. one per power-down policy.\n"
+            "\n"
+            "  -o, --output FILE   the HTML file (default DIR/report.html with one DIR)\n"
+            "  --title TEXT        page title (default 'ecosched simulation report')\n"
+            "  -h, --help          this help\n"
+            "\n"
+            "Prints the path written. Exit status: 0 on success, 2 on bad options or bad input\n"
+            "(the message names the file, line and field), 1 on other failures.\n");
+}
+
+/* Drops the directories every label starts with ("out/a/x", "out/b" -> "a/x", "b"). */
+static void strip_common_prefix(struct eco_report_run *runs, size_t n)
+{
+    size_t cut = 0;
+    for (size_t k = 0; runs[0].label[k]; k++) {
+        size_t i = 1;
+        while (i < n && runs[i].label[k] == runs[0].label[k])
+            i++;
+        if (i < n)
+            break;
+        if (runs[0].label[k] == '/')
+            cut = k + 1;
+    }
+    for (size_t i = 0; cut && i < n; i++)
+        if (!runs[i].label[cut]) /* a label would become empty: keep them all */
+            return;
+    for (size_t i = 0; cut && i < n; i++)
+        memmove((char *)runs[i].label, runs[i].label + cut, strlen(runs[i].label + cut) + 1);
+}
+
+/* Runs of every DIR: a one-run DIR named by its policy (or by DIR when several DIRs are
+ * given), a compare DIR's runs by subdirectory (prefixed with DIR when several); with several
+ * DIRs the directories all names start with are dropped. */
+static int gather(char **dirs, int ndirs, struct eco_report_run **all, size_t *n)
+{
+    struct eco_report_run *out = calloc(ECO_REPORT_MAX_RUNS, sizeof *out);
+    int status = 0;
+    *n = 0;
+    if (!out)
+        return ECO_EXIT_FAIL;
+    for (int d = 0; d < ndirs && !status; d++) {
+        struct eco_report_run *runs = NULL;
+        struct eco_error err = {{0}};
+        size_t k = 0;
+        int rc = eco_report_find_runs(dirs[d], &runs, &k, &err);
+        if (rc) {
+            eco_cli_err("report: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
+            break;
+        }
+        for (size_t i = 0; i < k && !status; i++) {
+            if (*n == ECO_REPORT_MAX_RUNS) {
+                eco_cli_err("report: more than %d runs in all", ECO_REPORT_MAX_RUNS);
+                status = ECO_EXIT_USAGE;
+                break;
+            }
+            char *label = NULL;
+            if (ndirs > 1) {
+                size_t len = strlen(dirs[d]) + (runs[i].label ? strlen(runs[i].label) : 0) + 2;
+                if ((label = malloc(len)))
+                    snprintf(label, len, "%s%s%s", dirs[d], runs[i].label ? "/" : "",
+                             runs[i].label ? runs[i].label : "");
+            } else if (runs[i].label) {
+                label = strdup(runs[i].label);
+            }
+            out[*n].dir = strdup(runs[i].dir);
+            out[*n].label = label;
+            if (!out[*n].dir || (!label && (ndirs > 1 || runs[i].label)))
+                status = ECO_EXIT_FAIL;
+            (*n)++;
+        }
+        eco_report_runs_free(runs, k);
+    }
+    if (!status && ndirs > 1)
+        strip_common_prefix(out, *n);
+    if (status) {
+        eco_report_runs_free(out, *n);
+        *n = 0;
+        out = NULL;
+    }
+    *all = out;
+    return status;
+}
+
+/* Writes the report of `runs` to `path` (through a temporary file renamed over it, so that a
+ * failure leaves no half-written report). */
+int eco_report_to_file(const struct eco_report_run *runs, size_t n, const char *title,
+                       const char *path)
+{
+    char tmp[4200];
+    struct eco_error err = {{0}};
+    struct eco_report_opts opts = {.title = title, .generator = "ecosched " ECO_VERSION};
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= sizeof tmp) {
+        eco_cli_err("report: path too long: %s", path);
+        return ECO_EXIT_USAGE;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        eco_cli_err("report: cannot write %s: %s", path, strerror(errno));
+        return ECO_EXIT_FAIL;
+    }
+    int rc = eco_report_write(f, runs, n, &opts, &err);
+    if (fclose(f) && !rc)
+        rc = -EIO;
+    if (!rc && rename(tmp, path))
+        rc = -errno;
+    if (rc) {
+        unlink(tmp);
+        if (rc == -EINVAL)
+            eco_cli_err("report: %s", err.msg);
+        else
+            eco_cli_err("report: cannot write %s: %s", path, strerror(-rc));
+        return rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
+    }
+    return 0;
+}
+
+int eco_cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"title", required_argument, NULL, 'T'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *output = NULL, *title = NULL;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 'T': title = optarg; break;
+        case 'h': report_usage(stdout); return 0;
+        case ':':
+            eco_cli_err("report: option '%s' needs a value (try 'ecosched report --help')",
+                        argv[optind - 1]);
+            return ECO_EXIT_USAGE;
+        default:
+            eco_cli_err("report: unknown option '%s' (try 'ecosched report --help')",
+                        argv[optind - 1]);
+            return ECO_EXIT_USAGE;
+        }
+    }
+    int ndirs = argc - optind;
+    if (ndirs < 1) {
+        eco_cli_err("report: give an output directory of `ecosched sim --out DIR` (try "
+                    "'ecosched report --help')");
+        return ECO_EXIT_USAGE;
+    }
+    if (ndirs > 1 && !output) {
+        eco_cli_err("report: with several directories, say where to write: -o FILE.html");
+        return ECO_EXIT_USAGE;
+    }
+    char def[4200];
+    if (!output) {
+        if ((size_t)snprintf(def, sizeof def, "%s/report.html", argv[optind]) >= sizeof def) {
+            eco_cli_err("report: path too long: %s", argv[optind]);
+            return ECO_EXIT_USAGE;
+        }
+        output = def;
+    }
+    struct eco_report_run *runs = NULL;
+    size_t n = 0;
+    int status = gather(argv + optind, ndirs, &runs, &n);
+    if (!status)
+        status = eco_report_to_file(runs, n, title, output);
+    if (!status)
+        printf("report: %s\n", output);
+    eco_report_runs_free(runs, n);
+    return status;
+}
