@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include "api_reply.h"
 #include "ecoschedd.h"
 
 #ifndef ECO_VERSION
@@ -43,45 +44,6 @@ struct peer {
     uid_t uid;
     gid_t gid;
 };
-
-/* Queues `obj` (consumed) as the JSON response with HTTP `status`. */
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, json_t *obj)
-{
-    enum MHD_Result ret = MHD_NO;
-    char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
-    json_decref(obj);
-    if (!text)
-        goto out;
-    size_t len = strlen(text);
-    text[len] = '\n'; /* replaces the NUL: the body is len + 1 bytes of text */
-    struct MHD_Response *r = MHD_create_response_from_buffer(len + 1, text, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(text);
-        goto out;
-    }
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-out:
-    return ret;
-}
-
-/* {"error": message, "field": field} with HTTP `status`; field NULL: not about a field. */
-static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, const char *field,
-                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, const char *field,
-                            const char *fmt, ...)
-{
-    char msg[ECO_ERROR_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    json_t *o = json_pack("{s:s}", "error", msg);
-    if (o && field)
-        json_object_set_new(o, "field", json_string(field));
-    return reply(c, status, o);
-}
 
 static int peer_of(struct MHD_Connection *c, struct peer *p)
 {
@@ -378,20 +340,20 @@ static enum MHD_Result submit(struct ecod *d, struct MHD_Connection *c, const st
         rq->len ? json_loadb(rq->body, rq->len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr)
                 : NULL;
     if (!json_is_object(obj)) {
-        ret = fail(c, 400, "body", "the body must be a JSON object%s%s", obj ? "" : ": ",
+        ret = ecod_fail(c, 400, "body", "the body must be a JSON object%s%s", obj ? "" : ": ",
                    obj ? "" : (rq->len ? jerr.text : "empty body"));
         goto out;
     }
     const char *bad = check_submit(d, obj, &s, msg, sizeof msg);
     if (bad) {
-        ret = fail(c, *bad ? 400 : 500, *bad ? bad : NULL, "%s", msg);
+        ret = ecod_fail(c, *bad ? 400 : 500, *bad ? bad : NULL, "%s", msg);
         goto out;
     }
     s.job.submit_s = ecod_now();
     int rc = eco_store_insert(d->store, &s.job, &id, &err);
     if (rc < 0) {
         ECOD_LOG(ECOD_ERR, "api", "submit: %s", err.msg);
-        ret = fail(c, rc == -EINVAL ? 400 : 500, NULL, "%s", err.msg);
+        ret = ecod_fail(c, rc == -EINVAL ? 400 : 500, NULL, "%s", err.msg);
         goto out;
     }
     s.job.id = id;
@@ -400,7 +362,7 @@ static enum MHD_Result submit(struct ecod *d, struct MHD_Connection *c, const st
         ECOD_LOG(ECOD_ERR, "api", "job %" PRId64 ": queue: out of memory", id);
     ECOD_LOG(ECOD_INFO, "api", "job %" PRId64 " submitted by uid %u", id, (unsigned)p->uid);
     d->want_sched = true;
-    ret = reply(c, 201, json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued"));
+    ret = ecod_reply(c, 201, json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued"));
 out:
     json_decref(obj);
     free(s.argv_json);
@@ -422,22 +384,22 @@ static enum MHD_Result list_jobs(struct ecod *d, struct MHD_Connection *c, const
     unsigned long limit = 0;
     enum MHD_Result ret;
     if (st && eco_store_state_parse(st, &state) < 0) {
-        ret = fail(c, 400, "state", "unknown state '%.32s'", st);
+        ret = ecod_fail(c, 400, "state", "unknown state '%.32s'", st);
         goto out;
     }
     if (lim && (!*lim || (limit = strtoul(lim, &end, 10)) > 1000000 || *end)) {
-        ret = fail(c, 400, "limit", "limit must be an integer 0..1000000");
+        ret = ecod_fail(c, 400, "limit", "limit must be an integer 0..1000000");
         goto out;
     }
     if (eco_store_list(d->store, st ? (int)state : ECO_STORE_ANY, limit, 0, &jobs, &n, &err) < 0) {
-        ret = fail(c, 500, NULL, "%s", err.msg);
+        ret = ecod_fail(c, 500, NULL, "%s", err.msg);
         goto out;
     }
     json_t *a = json_array();
     for (size_t i = 0; a && i < n; i++)
         json_array_append_new(a, job_json(d, &jobs[i], false));
     (void)p;
-    ret = reply(c, 200, json_pack("{s:o}", "jobs", a));
+    ret = ecod_reply(c, 200, json_pack("{s:o}", "jobs", a));
 out:
     eco_store_jobs_free(jobs, n);
     return ret;
@@ -452,13 +414,13 @@ static int fetch(struct ecod *d, struct MHD_Connection *c, const char *ids, stru
     errno = 0;
     long long id = strtoll(ids, &end, 10);
     if (!*ids || *end || errno || id <= 0) {
-        *ret = fail(c, 404, "id", "no job '%.32s'", ids);
+        *ret = ecod_fail(c, 404, "id", "no job '%.32s'", ids);
         return -ENOENT;
     }
     int rc = eco_store_get(d->store, id, j, &err);
     if (rc < 0)
-        *ret = rc == -ENOENT ? fail(c, 404, "id", "no job %lld", id)
-                             : fail(c, 500, NULL, "%s", err.msg);
+        *ret = rc == -ENOENT ? ecod_fail(c, 404, "id", "no job %lld", id)
+                             : ecod_fail(c, 500, NULL, "%s", err.msg);
     return rc;
 }
 
@@ -470,7 +432,7 @@ static enum MHD_Result show_job(struct ecod *d, struct MHD_Connection *c, const 
     if (fetch(d, c, ids, &j, &ret) < 0)
         goto out;
     /* the environment may hold secrets: only its owner and root see it */
-    ret = reply(c, 200, job_json(d, &j, p->uid == 0 || p->uid == j.uid));
+    ret = ecod_reply(c, 200, job_json(d, &j, p->uid == 0 || p->uid == j.uid));
 out:
     eco_store_job_fini(&j);
     return ret;
@@ -487,18 +449,18 @@ static enum MHD_Result cancel_job(struct ecod *d, struct MHD_Connection *c, cons
     if (fetch(d, c, ids, &j, &ret) < 0)
         goto out;
     if (p->uid != 0 && p->uid != j.uid) {
-        ret = fail(c, 403, NULL, "job %" PRId64 " belongs to uid %u; uid %u may not cancel it",
+        ret = ecod_fail(c, 403, NULL, "job %" PRId64 " belongs to uid %u; uid %u may not cancel it",
                    j.id, (unsigned)j.uid, (unsigned)p->uid);
         goto out;
     }
     snprintf(reason, sizeof reason, "cancelled by uid %u", (unsigned)p->uid);
     int rc = eco_store_cancel(d->store, j.id, ecod_now(), reason, &prev, &err);
     if (rc == -ESTALE) {
-        ret = fail(c, 409, NULL, "job %" PRId64 " has already ended", j.id);
+        ret = ecod_fail(c, 409, NULL, "job %" PRId64 " has already ended", j.id);
         goto out;
     }
     if (rc < 0) {
-        ret = fail(c, 500, NULL, "%s", err.msg);
+        ret = ecod_fail(c, 500, NULL, "%s", err.msg);
         goto out;
     }
     if (prev == ECO_STORE_RUNNING)
@@ -507,7 +469,7 @@ static enum MHD_Result cancel_job(struct ecod *d, struct MHD_Connection *c, cons
         ecod_queue_remove(d, j.id);
     ECOD_LOG(ECOD_INFO, "api", "job %" PRId64 " %s", j.id, reason);
     d->want_sched = true;
-    ret = reply(c, 200,
+    ret = ecod_reply(c, 200,
                 json_pack("{s:I,s:s,s:s}", "id", (json_int_t)j.id, "state", "cancelled", "previous",
                           eco_store_state_name(prev)));
 out:
@@ -573,19 +535,19 @@ static enum MHD_Result job_logs(struct ecod *d, struct MHD_Connection *c, const 
     unsigned long long offset = 0;
     enum MHD_Result ret;
     if (stream && strcmp(stream, "stdout") && strcmp(stream, "stderr")) {
-        ret = fail(c, 400, "stream", "stream must be stdout or stderr");
+        ret = ecod_fail(c, 400, "stream", "stream must be stdout or stderr");
         goto out;
     }
     errno = 0;
     if (offs && (!*offs || *offs == '-' || (offset = strtoull(offs, &end, 10), errno || *end) ||
                  offset > (unsigned long long)INT64_MAX)) {
-        ret = fail(c, 400, "offset", "offset must be an integer >= 0 (bytes)");
+        ret = ecod_fail(c, 400, "offset", "offset must be an integer >= 0 (bytes)");
         goto out;
     }
     if (fetch(d, c, ids, &j, &ret) < 0)
         goto out;
     if (p->uid != 0 && p->uid != j.uid) {
-        ret = fail(c, 403, NULL, "job %" PRId64 " belongs to uid %u; uid %u may not read its logs",
+        ret = ecod_fail(c, 403, NULL, "job %" PRId64 " belongs to uid %u; uid %u may not read its logs",
                    j.id, (unsigned)j.uid, (unsigned)p->uid);
         goto out;
     }
@@ -593,7 +555,7 @@ static enum MHD_Result job_logs(struct ecod *d, struct MHD_Connection *c, const 
     int rc = read_chunk(path, offset, &data, &len, &size);
     if (rc < 0) {
         ECOD_LOG(ECOD_WARN, "api", "logs of job %" PRId64 ": %s: %s", j.id, path, strerror(-rc));
-        ret = fail(c, 500, NULL, "cannot read the output of job %" PRId64 ": %s", j.id,
+        ret = ecod_fail(c, 500, NULL, "cannot read the output of job %" PRId64 ": %s", j.id,
                    strerror(-rc));
         goto out;
     }
@@ -660,7 +622,7 @@ static enum MHD_Result list_gpus(struct ecod *d, struct MHD_Connection *c)
     double mono = ecod_mono();
     for (unsigned g = 0; a && g < d->n_gpus; g++)
         json_array_append_new(a, gpu_json(d, g, mono));
-    return reply(c, 200,
+    return ecod_reply(c, 200,
                  json_pack("{s:s,s:o}", "platform", eco_platform_name(d->platform), "gpus", a));
 }
 
@@ -673,7 +635,7 @@ static enum MHD_Result status(struct ecod *d, struct MHD_Connection *c, const st
                              ps->sum_s / n * 1e3, "queue_mean_ms", ps->queue_sum_s / n * 1e3,
                              "queue_max_ms", ps->queue_max_s * 1e3, "last_queued",
                              (json_int_t)ps->last_queue_len);
-    return reply(c, 200,
+    return ecod_reply(c, 200,
                  json_pack("{s:s,s:s,s:i,s:i,s:I,s:s,s:I,s:o}", "version", ECO_VERSION,
                            "platform", eco_platform_name(d->platform), "gpus", (int)d->n_gpus,
                            "watched_jobs", (int)d->n_runs, "peer_uid", (json_int_t)p->uid,
@@ -691,7 +653,7 @@ static enum MHD_Result metrics(struct ecod *d, struct MHD_Connection *c)
     enum MHD_Result ret = MHD_NO;
     if (ecod_metrics_render(d, &text, &len, &err) < 0) {
         ECOD_LOG(ECOD_ERR, "api", "%s", err.msg);
-        ret = fail(c, 500, NULL, "%s", err.msg);
+        ret = ecod_fail(c, 500, NULL, "%s", err.msg);
         goto out;
     }
     if (!(r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE)))
@@ -751,26 +713,26 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
         p.uid = l->tcp->uid;
         p.gid = l->tcp->gid;
     } else if (peer_of(c, &p) < 0) {
-        return fail(c, 500, NULL, "cannot read the caller's credentials");
+        return ecod_fail(c, 500, NULL, "cannot read the caller's credentials");
     }
     if (rq->too_big)
-        return fail(c, 413, "body", "request body over %u bytes", ECOD_MAX_BODY);
+        return ecod_fail(c, 413, "body", "request body over %u bytes", ECOD_MAX_BODY);
     int node_ret; /* Slurm and power-controller routes: api_node.c */
     if (ecod_api_node_route(d, c, url, method, rq->body, rq->len, p.uid, &node_ret))
         return (enum MHD_Result)node_ret;
     if (!strcmp(url, "/v1/jobs")) {
         if (post)
             return submit(d, c, &p, rq);
-        return get ? list_jobs(d, c, &p) : fail(c, 405, NULL, "use GET or POST on %s", url);
+        return get ? list_jobs(d, c, &p) : ecod_fail(c, 405, NULL, "use GET or POST on %s", url);
     }
     if (!strcmp(url, "/v1/gpus"))
-        return get ? list_gpus(d, c) : fail(c, 405, NULL, "use GET on %s", url);
+        return get ? list_gpus(d, c) : ecod_fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/"))
-        return get ? (enum MHD_Result)ecod_page(c) : fail(c, 405, NULL, "use GET on %s", url);
+        return get ? (enum MHD_Result)ecod_page(c) : ecod_fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/metrics"))
-        return get ? metrics(d, c) : fail(c, 405, NULL, "use GET on %s", url);
+        return get ? metrics(d, c) : ecod_fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/v1/status"))
-        return get ? status(d, c, &p) : fail(c, 405, NULL, "use GET on %s", url);
+        return get ? status(d, c, &p) : ecod_fail(c, 405, NULL, "use GET on %s", url);
     if (!strncmp(url, "/v1/jobs/", 9) && strlen(url + 9) < sizeof ids) {
         const char *slash = strchr(url + 9, '/');
         size_t n = slash ? (size_t)(slash - (url + 9)) : strlen(url + 9);
@@ -778,13 +740,13 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
         ids[n] = '\0';
         snprintf(tail, sizeof tail, "%s", slash ? slash : "");
         if (!*tail)
-            return get ? show_job(d, c, &p, ids) : fail(c, 405, NULL, "use GET on %s", url);
+            return get ? show_job(d, c, &p, ids) : ecod_fail(c, 405, NULL, "use GET on %s", url);
         if (!strcmp(tail, "/cancel"))
-            return post ? cancel_job(d, c, &p, ids) : fail(c, 405, NULL, "use POST on %s", url);
+            return post ? cancel_job(d, c, &p, ids) : ecod_fail(c, 405, NULL, "use POST on %s", url);
         if (!strcmp(tail, "/logs"))
-            return get ? job_logs(d, c, &p, ids) : fail(c, 405, NULL, "use GET on %s", url);
+            return get ? job_logs(d, c, &p, ids) : ecod_fail(c, 405, NULL, "use GET on %s", url);
     }
-    return fail(c, 404, NULL, "no such path: %.200s (API paths start with /v1/)", url);
+    return ecod_fail(c, 404, NULL, "no such path: %.200s (API paths start with /v1/)", url);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,

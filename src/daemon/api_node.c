@@ -13,43 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "api_reply.h"
 #include "ecoschedd.h"
-
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, json_t *obj)
-{
-    enum MHD_Result ret = MHD_NO;
-    char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
-    json_decref(obj);
-    if (!text)
-        return MHD_NO;
-    size_t len = strlen(text);
-    text[len] = '\n';
-    struct MHD_Response *r = MHD_create_response_from_buffer(len + 1, text, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(text);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, const char *field,
-                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, const char *field,
-                            const char *fmt, ...)
-{
-    char msg[ECO_ERROR_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    json_t *o = json_pack("{s:s}", "error", msg);
-    if (o && field)
-        json_object_set_new(o, "field", json_string(field));
-    return reply(c, status, o);
-}
 
 /* The watched run of Slurm job `job`, or NULL. */
 static const struct ecod_run *slurm_run(const struct ecod *d, int64_t job)
@@ -109,7 +74,7 @@ static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
                                                   "gpus", gpus_json(r->gpus, r->n_gpus), "energy_j",
                                                   r->energy_j));
     }
-    return reply(c, 200,
+    return ecod_reply(c, 200,
                  json_pack("{s:s,s:s,s:f,s:f,s:o,s:o}", "node", host, "platform",
                            eco_platform_name(d->platform), "power_w", total, "max_power_w",
                            max_total, "gpus", gpus, "slurm_jobs", jobs));
@@ -125,26 +90,26 @@ static enum MHD_Result set_limit(struct ecod *d, struct MHD_Connection *c, const
     struct eco_power_range pr;
     struct eco_error err = {{0}};
     if (!*gs || *end || g < 0 || g >= (long)d->n_gpus)
-        return fail(c, 404, "gpu", "no GPU '%.16s' on this server (0..%d)", gs, (int)d->n_gpus - 1);
+        return ecod_fail(c, 404, "gpu", "no GPU '%.16s' on this server (0..%d)", gs, (int)d->n_gpus - 1);
     const json_t *v = json_object_get(body, "power_limit_w");
     if (json_object_size(body) != 1 || !v)
-        return fail(c, 400, "power_limit_w",
+        return ecod_fail(c, 400, "power_limit_w",
                     "the body must be {\"power_limit_w\": WATTS|\"default\"}");
     if (eco_platform_power_range(d->platform, (unsigned)g, &pr, &err) < 0)
-        return fail(c, 500, NULL, "%s", err.msg);
+        return ecod_fail(c, 500, NULL, "%s", err.msg);
     double w = pr.default_w;
     if (!(json_is_string(v) && !strcmp(json_string_value(v), "default"))) {
         w = json_number_value(v);
         if (!json_is_number(v) || !isfinite(w) || w < pr.min_w - 1e-9 || w > pr.max_w + 1e-9)
-            return fail(c, 400, "power_limit_w", "power_limit_w must be %g..%g W or \"default\"",
+            return ecod_fail(c, 400, "power_limit_w", "power_limit_w must be %g..%g W or \"default\"",
                         pr.min_w, pr.max_w);
     }
     if (eco_platform_set_power_limit(d->platform, (unsigned)g, w, &err) < 0) {
         ECOD_LOG(ECOD_WARN, "api", "GPU %ld: limit %.0f W: %s", g, w, err.msg);
-        return fail(c, 500, NULL, "%s", err.msg);
+        return ecod_fail(c, 500, NULL, "%s", err.msg);
     }
     ECOD_LOG(ECOD_DEBUG, "api", "GPU %ld: limit %.0f W", g, w);
-    return reply(c, 200, json_pack("{s:i,s:f}", "index", (int)g, "power_limit_w", w));
+    return ecod_reply(c, 200, json_pack("{s:i,s:f}", "index", (int)g, "power_limit_w", w));
 }
 
 /* ---- POST /v1/slurm/jobs ------------------------------------------------------------------ */
@@ -254,10 +219,10 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
     if (!bad)
         bad = resolve_cap(d, capv, gpus, n, &cap_w, msg, sizeof msg);
     if (bad)
-        return fail(c, 400, bad, "%s", msg);
+        return ecod_fail(c, 400, bad, "%s", msg);
     const struct ecod_run *old = slurm_run(d, job);
     if (old) /* the prolog ran again (requeue): the same record */
-        return reply(c, 200,
+        return ecod_reply(c, 200,
                      json_pack("{s:I,s:I,s:o}", "job_id", job, "id", (json_int_t)old->id,
                                "power_cap_w", cap_w > 0 ? json_real(cap_w) : json_null()));
     for (uint32_t i = 0, off = 0; i < n && off < sizeof gl; i++)
@@ -278,16 +243,16 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
         ECOD_LOG(ECOD_ERR, "slurm", "job %" JSON_INTEGER_FORMAT ": %s", job, err.msg);
         if (id > 0)
             eco_store_cancel(d->store, id, now, "could not record the Slurm job", NULL, NULL);
-        return fail(c, 500, NULL, "%s", err.msg);
+        return ecod_fail(c, 500, NULL, "%s", err.msg);
     }
     if (ecod_sched_add_slurm(d, id, job, gpus, n, cap_w) < 0) {
         eco_store_finish(d->store, id, ECO_STORE_FAILED, -1, now, 0, NULL);
-        return fail(c, 500, NULL, "out of memory");
+        return ecod_fail(c, 500, NULL, "out of memory");
     }
     ECOD_LOG(ECOD_INFO, "slurm",
              "Slurm job %" JSON_INTEGER_FORMAT " (uid %u): GPUs [%s], job %" PRId64 ", cap %.0f W",
              job, (unsigned)uid, gl, id, cap_w);
-    return reply(c, 201,
+    return ecod_reply(c, 201,
                  json_pack("{s:I,s:I,s:o}", "job_id", job, "id", (json_int_t)id, "power_cap_w",
                            cap_w > 0 ? json_real(cap_w) : json_null()));
 }
@@ -298,10 +263,10 @@ static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const
     long long job = strtoll(js, &end, 10);
     double energy = 0;
     if (!*js || *end || job <= 0)
-        return fail(c, 404, "job_id", "no Slurm job '%.32s'", js);
+        return ecod_fail(c, 404, "job_id", "no Slurm job '%.32s'", js);
     const struct ecod_run *r = slurm_run(d, job);
     if (!r)
-        return fail(c, 404, "job_id", "Slurm job %lld is not registered here", job);
+        return ecod_fail(c, 404, "job_id", "Slurm job %lld is not registered here", job);
     int64_t id = r->id;
     json_t *gpus = gpus_json(r->gpus, r->n_gpus);
     struct eco_store_job sj = {0};
@@ -312,7 +277,7 @@ static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const
     ecod_sched_end_slurm(d, id, &energy);
     double now = ecod_now();
     ECOD_LOG(ECOD_INFO, "slurm", "Slurm job %lld ended: %.1f J", job, energy);
-    return reply(c, 200,
+    return ecod_reply(c, 200,
                  json_pack("{s:I,s:I,s:o,s:f,s:f}", "job_id", (json_int_t)job, "id", (json_int_t)id,
                            "gpus", gpus, "energy_j", energy, "elapsed_s",
                            start > 0 ? now - start : 0.0));
@@ -329,7 +294,7 @@ bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *u
     const char *tail;
     enum MHD_Result ret;
     if (!strcmp(url, "/v1/node")) {
-        ret = get ? node(d, c) : fail(c, 405, NULL, "use GET on %s", url);
+        ret = get ? node(d, c) : ecod_fail(c, 405, NULL, "use GET on %s", url);
         goto out;
     }
     bool limit =
@@ -338,17 +303,17 @@ bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *u
     if (!limit && !slurm)
         return false;
     if (!post) {
-        ret = fail(c, 405, NULL, "use POST on %s", url);
+        ret = ecod_fail(c, 405, NULL, "use POST on %s", url);
         goto out;
     }
     if (peer_uid != 0) {
-        ret = fail(c, 403, NULL, "only root may use %s (caller uid %u)", url, (unsigned)peer_uid);
+        ret = ecod_fail(c, 403, NULL, "only root may use %s (caller uid %u)", url, (unsigned)peer_uid);
         goto out;
     }
     json_error_t jerr;
     b = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : json_object();
     if (!json_is_object(b)) {
-        ret = fail(c, 400, "body", "the body must be a JSON object%s%s", b ? "" : ": ",
+        ret = ecod_fail(c, 400, "body", "the body must be a JSON object%s%s", b ? "" : ": ",
                    b ? "" : jerr.text);
         goto out;
     }
@@ -364,7 +329,7 @@ bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *u
         const char *s = url + 14;
         const char *slash = *s == '/' ? strchr(s + 1, '/') : NULL;
         if (!slash || strcmp(slash, "/end") || (size_t)(slash - s - 1) >= sizeof js) {
-            ret = fail(c, 404, NULL, "no such path: %.200s", url);
+            ret = ecod_fail(c, 404, NULL, "no such path: %.200s", url);
             goto out;
         }
         snprintf(js, sizeof js, "%.*s", (int)(slash - s - 1), s + 1);

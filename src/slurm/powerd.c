@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <microhttpd.h>
+#include "../daemon/api_reply.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -689,33 +690,6 @@ struct req {
     bool too_big;
 };
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, json_t *o)
-{
-    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    if (!text)
-        return MHD_NO;
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(text);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-static enum MHD_Result err_reply(struct MHD_Connection *c, unsigned status, const char *field,
-                                 const char *msg)
-{
-    json_t *o = json_pack("{s:s}", "error", msg);
-    if (o && field)
-        json_object_set_new(o, "field", json_string(field));
-    return reply(c, status, o);
-}
-
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *data,
                                   size_t *size, void **con_cls)
@@ -739,30 +713,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (!strcmp(url, "/v1/status")) {
         if (strcmp(method, "GET"))
-            return err_reply(c, 405, NULL, "use GET on /v1/status");
+            return ecod_fail(c, 405, NULL, "use GET on /v1/status");
         pthread_mutex_lock(&pd->lock);
         json_t *o = json_deep_copy(pd->status ? pd->status : json_object());
         json_object_set_new(o, "budget_w", json_real(pd->budget_w));
         json_object_set_new(o, "period_s", json_real(pd->period_s));
         pthread_mutex_unlock(&pd->lock);
-        return reply(c, 200, o);
+        return ecod_reply(c, 200, o);
     }
     if (!strcmp(url, "/v1/budget")) {
         if (strcmp(method, "POST"))
-            return err_reply(c, 405, NULL, "use POST on /v1/budget");
+            return ecod_fail(c, 405, NULL, "use POST on /v1/budget");
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         struct ucred cr;
         socklen_t cl = sizeof cr;
         if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 ||
             (cr.uid != 0 && cr.uid != geteuid()))
-            return err_reply(c, 403, NULL, "only root may change the power budget");
+            return ecod_fail(c, 403, NULL, "only root may change the power budget");
         json_t *b = rq->too_big ? NULL : json_loadb(rq->body, rq->len, 0, NULL);
         json_t *w = json_object_get(b, "budget_w");
         double v = json_number_value(w);
         if (!json_is_number(w) || json_object_size(b) != 1 || !isfinite(v) || v <= 0 || v > 1e9) {
             json_decref(b);
-            return err_reply(c, 400, "budget_w",
+            return ecod_fail(c, 400, "budget_w",
                              "the body must be {\"budget_w\": WATTS} with 0 < WATTS <= 1e9");
         }
         json_decref(b);
@@ -771,9 +745,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         pd->budget_w = v;
         pthread_mutex_unlock(&pd->lock);
         logf_("info", "budget %.0f W -> %.0f W (uid %u)", old, v, (unsigned)cr.uid);
-        return reply(c, 200, json_pack("{s:f,s:f}", "budget_w", v, "previous_w", old));
+        return ecod_reply(c, 200, json_pack("{s:f,s:f}", "budget_w", v, "previous_w", old));
     }
-    return err_reply(c, 404, NULL, "no such path (GET /v1/status, POST /v1/budget)");
+    return ecod_fail(c, 404, NULL, "no such path (GET /v1/status, POST /v1/budget)");
 }
 
 static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
