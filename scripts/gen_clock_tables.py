@@ -15,7 +15,7 @@ to the clock f_L at which power(f_L) equals the power measured at L. For every m
 (Ps, gamma, m) minimise the sum of squared relative speed errors over the measured limits:
 Ps on a 0.5 W grid from 0 to the lowest measured power less 0.5 W, gamma on a 0.05 grid over
 [1, 3] (1: voltage at its floor, dynamic power ~ f; 3: voltage ~ f, power ~ f^3), m in closed
-form (1/speed is linear in m) clamped to [0, 1], subject to every f_L being at least the type's
+form (1/speed is linear in m: least squares on time) clamped to [0, 1], subject to every f_L being at least the type's
 lowest supported clock (the firmware cannot go lower).
 """
 import csv
@@ -116,7 +116,8 @@ def fit_curve(pts, f_lo, f_max):
             den = sum((1 - r) ** 2 for r in rs)
             m = sum((1 - r) * (y - r) for r, y in zip(rs, ys)) / den if den > 0 else 1.0
             m = min(max(m, 0.0), 1.0)
-            errs = [abs(((1 - m) * r + m) / y - 1.0) for r, y in zip(rs, ys)]
+            # relative speed error: speed is 1 / time
+            errs = [abs(y / ((1 - m) * r + m) - 1.0) for r, y in zip(rs, ys)]
             sse = sum(e * e for e in errs)
             if best is None or sse < best[0] - 1e-15:
                 best = (sse, ps, gam, m, max(errs), sum(errs) / len(errs))

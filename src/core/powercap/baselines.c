@@ -179,9 +179,10 @@ static double level_down(const struct eco_cap_job *j, double x)
         return x;
     const double *l = j->levels;
     uint32_t lo = 0, hi = j->n_levels;
+    double xt = x + 1e-9 * fabs(x); /* min + 1.0 x (max - min) may round below max */
     while (lo < hi) { /* first level above x */
         uint32_t mid = lo + (hi - lo) / 2;
-        if (l[mid] <= x)
+        if (l[mid] <= xt)
             lo = mid + 1;
         else
             hi = mid;
@@ -200,7 +201,7 @@ static double frac_total(const struct eco_cap_job *jobs, size_t n, double t)
     for (size_t i = 0; i < n; i++) {
         const struct eco_cap_job *j = &jobs[i];
         double s = level_down(j, j->min_limit_w + t * (j->max_limit_w - j->min_limit_w));
-        total += job_power(j, s) * j->gpus;
+        total += job_power(j, s);
     }
     return total;
 }
