@@ -13,7 +13,7 @@
 #include <strings.h>
 #include "ecoschedd.h"
 
-enum key_type { K_STRING, K_PLATFORM, K_LEVEL, K_SECONDS, K_FRACTION, K_LOOPBACK };
+enum key_type { K_STRING, K_PLATFORM, K_LEVEL, K_SECONDS, K_FRACTION, K_LOOPBACK, K_KNOB };
 
 struct key {
     const char *name;
@@ -44,6 +44,7 @@ static const struct key KEYS[] = {
     STR_KEY(tcp_token_file, tcp_token_file, NULL),
     {"auto_cap_max_slowdown", K_FRACTION, 0, 1, "0.10",
      offsetof(struct ecod_config, auto_cap_max_slowdown)},
+    {"power_knob", K_KNOB, 0, 0, "limit", offsetof(struct ecod_config, power_knob)},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -123,6 +124,11 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
         if (strcasecmp(v, "auto") && !eco_platform_find(v))
             return "must be nvml, fake, none or auto";
         snprintf(field, sizeof c->platform, "%s", v);
+        return NULL;
+    case K_KNOB:
+        if (strcasecmp(v, "limit") && strcasecmp(v, "clock"))
+            return "must be limit or clock";
+        snprintf(field, sizeof c->power_knob, "%s", v);
         return NULL;
     case K_LEVEL:
         if ((lvl = ecod_level_parse(v)) < 0)

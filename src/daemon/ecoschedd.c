@@ -150,6 +150,7 @@ static int load_config(int argc, char **argv, struct opts *o)
     o->sel.grace_s = c->grace_s;
     tick_s = c->tick_s;
     ecod_auto_cap_max_slowdown = c->auto_cap_max_slowdown;
+    ecod_power_knob_clock = !strcasecmp(c->power_knob, "clock");
     return 0;
 }
 

@@ -113,6 +113,7 @@ struct ecod_config {
     char tcp_listen[300];
     char tcp_token_file[4096];
     double auto_cap_max_slowdown;
+    char power_knob[8]; /* "limit" or "clock" */
 };
 
 void ecod_config_defaults(struct ecod_config *c);
@@ -128,5 +129,15 @@ int ecod_level_parse(const char *name);
  * ecod_sched_recover). */
 extern double ecod_auto_cap_max_slowdown;
 void ecod_sched_reconcile_limits(struct ecod *d);
+/* Catalog type of an NVML model name, or -1 (sched.c). */
+int ecod_catalog_type_of(const char *model);
+
+/* clockctl.c: power caps as locked SM clocks (config power_knob = clock; 0: power limits).
+ * ecod_clock_apply locks (cap_w > 0) or resets (0) the listed GPUs' clocks and says whether any
+ * GPU took it; ecod_clock_reconcile locks GPU g for want[g] (> 0; adopted job by[g]) or resets
+ * it. */
+extern int ecod_power_knob_clock;
+bool ecod_clock_apply(struct ecod *d, int64_t id, const uint32_t *gpus, uint32_t n, double cap_w);
+void ecod_clock_reconcile(struct ecod *d, const double *want, const int64_t *by);
 
 #endif
