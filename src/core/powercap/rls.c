@@ -20,9 +20,9 @@
 #define SPEED_MIN 1e-3
 #define SPEED_MAX 10.0
 /* Clock knob: the prior's power at the knob's floor, as a share of the power at the top. The
- * fitted clock model puts 35-60 % of the draw of a busy GPU at the floor (docs/models/clock.md);
- * a prior above that errs towards predicting too much power, as the limit knob's prior
- * (power = limit) does. */
+ * fitted clock model puts 36-71 % of the top draw of a busy GPU at the floor on the power-bound
+ * workloads (docs/models/clock.md); half sits in that band, and the learned model replaces the
+ * prior once ready. */
 #define CLOCK_PRIOR_STATIC 0.5
 
 static double clamp(double v, double lo, double hi)
