@@ -12,6 +12,7 @@ CLUSTERS=${CLUSTERS:-"02 04 07 08"}
 POLICIES="mpc oracle uniform proportional threshold"
 # The clock knob (--power-knob clock): proportional splits power limits and has no clock form.
 CLOCK_POLICIES="mpc oracle uniform threshold"
+KNOBS=${KNOBS:-"limit clock"} # a subset runs only those rows (the page wants both)
 COMMON="--policy easy --placement pack --workload-mix default --deadlines factor:1.5-3 --seed 1 --quiet"
 field() { sed -n "s/^ *\"$1\": \\([-0-9.e+]*\\),\\{0,1\\}$/\\1/p" | head -1; }
 tmp=$(mktemp -d)
@@ -66,7 +67,10 @@ for k in $CLUSTERS; do
         else
             budget="--power-budget $(awk -v p="$peak" -v b="$b" 'BEGIN { printf "%.3f", p*b/100 }')"
         fi
-        for pk in $(for p in $POLICIES; do echo "$p/limit"; case " $CLOCK_POLICIES " in *" $p "*) echo "$p/clock";; esac; done); do
+        for pk in $(for p in $POLICIES; do
+                        case " $KNOBS " in *" limit "*) echo "$p/limit";; esac
+                        case " $KNOBS : $CLOCK_POLICIES " in *" clock "*:*" $p "*) echo "$p/clock";; esac
+                    done); do
             pol=${pk%/*}
             knob=${pk#*/}
             # shellcheck disable=SC2086
