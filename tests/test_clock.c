@@ -131,7 +131,8 @@ static void test_shape(void **state)
                 assert_int_equal(eco_clock_eval(type, w, l[i], &s, &p), 0);
                 assert_true(s >= s_prev && p >= p_prev - 1e-12);
                 assert_true(s / s_top >= l[i] / l[n - 1] - 1e-12);
-                assert_true(p > 0 && p <= eco_catalog_get((size_t)type)->max_limit_w);
+                assert_true(p >= eco_catalog_get((size_t)type)->idle_w &&
+                            p <= eco_catalog_get((size_t)type)->max_limit_w);
                 s_prev = s;
                 p_prev = p;
             }

@@ -107,6 +107,10 @@ static void eval_one(int type, const struct eco_gpu_type *t, double fmax, size_t
         ps = p_top;
     double x = f / fmax;
     *power_w = ps + (p_top - ps) * pow(x, fit->gamma);
+    /* A busy GPU draws at least what an idle one does: the fits of ncf, which barely loads a
+     * GPU, put no static power under its ~35 W, so at low clocks they would draw less. */
+    if (*power_w < t->idle_w)
+        *power_w = t->idle_w;
     *speed = s_top / ((1.0 - fit->mem_share) / x + fit->mem_share);
 }
 
