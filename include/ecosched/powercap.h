@@ -81,7 +81,8 @@ void eco_job_model_predict_grid(const struct eco_job_model *m, uint32_t g, doubl
 
 /* ---- allocation --------------------------------------------------------------------------- */
 
-/* What the allocator knows of one running job. */
+/* What the allocator knows of one running job. Fill it with a designated initializer (or zero
+ * it first): fields left out must be 0 / NULL (levels NULL: a continuous knob). */
 struct eco_cap_job {
     uint32_t gpus;
     double min_limit_w, max_limit_w;
