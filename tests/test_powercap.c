@@ -443,7 +443,7 @@ static double vs_bruteforce(uint64_t seed, int instances, size_t n_lo, size_t n_
     double worst = 0.0;
     int constrained = 0;
     for (int it = 0; it < instances; it++) {
-        struct instance in;
+        struct instance in = {0};
         random_instance(&in, &rng, &p, n_lo, n_hi);
         double lo = 0, hi = 0;
         for (size_t i = 0; i < in.n; i++) {

@@ -56,6 +56,7 @@ struct eco_job {
     double speed;          /* reference seconds of work done per second on its GPUs */
     double power_w;        /* GPU power of the job while it runs (all its GPUs), W */
     double limit_w;        /* power limit of its GPUs, W; 0: its node group's limit */
+    double clock_mhz;      /* SM clock its GPUs are locked at, MHz; 0: not locked */
     double energy_j;       /* GPU energy used so far, J */
 };
 

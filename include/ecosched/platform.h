@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* GPU platforms for the daemon: sensors (power, utilisation, memory, energy counter, processes)
- * and actuators (power limit) per GPU index, behind a const ops table found by name. */
+/* GPU platforms for the daemon: sensors (power, utilisation, memory, energy counter, processes,
+ * SM clock) and actuators (power limit, locked SM clocks) per GPU index, behind a const ops
+ * table found by name. */
 #ifndef ECOSCHED_PLATFORM_H
 #define ECOSCHED_PLATFORM_H
 
@@ -51,6 +52,15 @@ struct eco_platform_ops {
      * there are: when that exceeds cap the call returns -ENOSPC (cap 0 asks for the count). */
     int (*gpu_pids)(void *state, unsigned gpu, pid_t *pids, size_t cap, size_t *n,
                     struct eco_error *err);
+    /* Locks the SM clock to [min_mhz, max_mhz] (nvmlDeviceSetGpuLockedClocks: Volta and later,
+     * root, -EPERM otherwise; -EINVAL for min > max); the lock stays until reset, also after the
+     * process exits. NULL in a backend without clocks: the wrappers return -ENOTSUP. */
+    int (*set_locked_clocks)(void *state, unsigned gpu, double min_mhz, double max_mhz,
+                             struct eco_error *err);
+    /* Back to the driver's own clock management (nvmlDeviceResetGpuLockedClocks). */
+    int (*reset_locked_clocks)(void *state, unsigned gpu, struct eco_error *err);
+    /* The SM clock now, MHz (nvmlDeviceGetClockInfo, NVML_CLOCK_SM). */
+    int (*sm_clock)(void *state, unsigned gpu, double *mhz, struct eco_error *err);
 };
 
 /* The backends: NVML from libnvidia-ml.so.1; the same code loading the project's fake NVML
@@ -101,6 +111,11 @@ int eco_platform_set_power_limit(struct eco_platform *p, unsigned gpu, double li
                                  struct eco_error *err);
 int eco_platform_gpu_pids(struct eco_platform *p, unsigned gpu, pid_t *pids, size_t cap, size_t *n,
                           struct eco_error *err);
+/* -ENOTSUP (with err) when the backend has no clock control. */
+int eco_platform_set_locked_clocks(struct eco_platform *p, unsigned gpu, double min_mhz,
+                                   double max_mhz, struct eco_error *err);
+int eco_platform_reset_locked_clocks(struct eco_platform *p, unsigned gpu, struct eco_error *err);
+int eco_platform_sm_clock(struct eco_platform *p, unsigned gpu, double *mhz, struct eco_error *err);
 
 /* For backends: formats a message into err (no-op when NULL) and returns `code`, which
  * should be a negative errno value. */

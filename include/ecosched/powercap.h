@@ -43,12 +43,23 @@ struct eco_job_model {
     double min_limit_w, max_limit_w;
     double x_seen_lo, x_seen_hi; /* range of normalised limits sampled so far (+inf, -inf
                                   * before the first sample) */
+    /* The power model fits power / power_scale_w: max_limit_w for a power limit, the GPU's
+     * maximum power for a clock (min/max_limit_w then hold clocks in MHz). */
+    double power_scale_w;
+    double prior_static; /* prior power at the range's bottom, share of power_scale_w */
 };
 
 /* `lambda` forgetting factor (ECO_RLS_LAMBDA_DEFAULT), limits of the job's GPU type. Both
  * estimators start from the prior's coefficients with P = ECO_RLS_P0_DEFAULT x I. */
 void eco_job_model_init(struct eco_job_model *m, double min_limit_w, double max_limit_w,
                         double lambda);
+/* The same for the SM-clock knob (docs/models/clock.md): the setting is a clock in
+ * [min_mhz, max_mhz] (stored in min_limit_w and max_limit_w; every other function takes the
+ * clock where it says limit_w), power is normalised by max_power_w (the GPU's maximum limit),
+ * and the prior's power is linear in the clock from half of max_power_w at min_mhz to
+ * max_power_w at max_mhz. */
+void eco_job_model_init_clock(struct eco_job_model *m, double min_mhz, double max_mhz,
+                              double max_power_w, double lambda);
 /* A measurement: at limit_w the job drew power_w per GPU and progressed at speed. The limit is
  * clamped to [min, max]; a sample with a non-finite value is ignored. */
 void eco_job_model_observe(struct eco_job_model *m, double limit_w, double power_w, double speed);
@@ -70,7 +81,8 @@ void eco_job_model_predict_grid(const struct eco_job_model *m, uint32_t g, doubl
 
 /* ---- allocation --------------------------------------------------------------------------- */
 
-/* What the allocator knows of one running job. */
+/* What the allocator knows of one running job. Fill it with a designated initializer (or zero
+ * it first): fields left out must be 0 / NULL (levels NULL: a continuous knob). */
 struct eco_cap_job {
     uint32_t gpus;
     double min_limit_w, max_limit_w;
@@ -81,6 +93,11 @@ struct eco_cap_job {
      * oracle). Called only with limits in [min_limit_w, max_limit_w]. */
     void (*predict)(const void *ctx, double limit_w, double *power_w, double *speed);
     const void *ctx;
+    /* Discrete settings (SM clock levels, docs/models/clock.md), strictly increasing, or NULL
+     * for a continuous knob. When set, every grid point is moved to the nearest level (ties to
+     * the lower one) inside [min_limit_w, max_limit_w], and the limits returned are levels. */
+    const double *levels;
+    uint32_t n_levels;
 };
 
 /* `predict` callbacks: ctx is a const struct eco_job_model * (learned), or a
@@ -145,6 +162,14 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
  * budget, all at the maximum when that fits. 0 or -EINVAL (n > 0 with NULL arrays, a job with
  * gpus 0 or a bad range). */
 int eco_cap_uniform(const struct eco_cap_job *jobs, size_t n, double budget_w, double *limits_w);
+
+/* Uniform split of a discrete knob (clock levels, docs/models/clock.md): every job at the same
+ * fraction t of its range [min, max], rounded down to one of its levels (its range's bottom
+ * level when none is below), with t the largest (bisection) whose predicted total power
+ * sum(gpus_i x power_i) fits budget_w; t = 0 when even that does not fit, 1 when the top fits.
+ * Jobs without levels get the fraction itself. Uses predict. 0 or -EINVAL. */
+int eco_cap_uniform_levels(const struct eco_cap_job *jobs, size_t n, double budget_w,
+                           double *limits_w);
 
 /* Proportional split: limit_i = clamp(alpha x d_i, min_i, max_i) with d_i the predicted draw
  * per GPU at the maximum limit and alpha the largest scale (bisection) whose predicted total

@@ -28,6 +28,11 @@ struct eco_budget_step {
     double watts;
 };
 
+/* What power capping actuates (docs/models/clock.md): the GPUs' power limits, or their locked
+ * SM clocks (discrete levels). */
+#define ECO_POWER_KNOB_LIMIT 0
+#define ECO_POWER_KNOB_CLOCK 1
+
 struct eco_sim_config {
     const struct eco_policy_ops *policy;
     const char *policy_params; /* policy-specific, may be NULL */
@@ -46,6 +51,7 @@ struct eco_sim_config {
     double noise_power;       /* relative standard deviation of power samples, default 0.02 */
     double noise_speed;       /* ... of progress (iteration time) samples, default 0.01 */
     int noise_set;            /* the two above were given (0 is a valid value) */
+    int power_knob;           /* ECO_POWER_KNOB_LIMIT (default) or ECO_POWER_KNOB_CLOCK */
     /* Deadlines for jobs without one: submit + U(lo, hi) x duration; hi <= 0: none. */
     double deadline_lo, deadline_hi;
     /* Called at every instant the cluster's state may have changed, in time order; may be

@@ -32,6 +32,7 @@ struct sim_args {
     double control_period_s;
     double noise_power, noise_speed;
     int noise_set;
+    int power_knob;
     double deadline_lo, deadline_hi;
     int json;
     int skip_bad_rows;
@@ -75,6 +76,9 @@ static void sim_usage(FILE *f)
             "                      (docs/policies/powercap.md)\n"
             "  --power-budget W    cluster power budget in watts\n"
             "  --power-budget-file F  budget steps over time: CSV 'time_s,watts'\n"
+            "  --power-knob K      what capping actuates: limit (GPU power limits, default) or\n"
+            "                      clock (locked SM clocks, discrete levels;\n"
+            "                      docs/models/clock.md)\n"
             "  --control-period S  power-capping control period (default 1 s)\n"
             "  --noise P,S         relative noise of power and progress measurements\n"
             "                      (default 0.02,0.01)\n"
@@ -123,7 +127,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 {
     enum { O_TRACE = 256, O_FORMAT, O_CLUSTER, O_POLICY, O_PLACEMENT, O_COMPARE, O_OUT, O_JSON,
            O_SEED, O_SKIP, O_MAXJOBS, O_LAS, O_PD, O_MIX, O_SAMPLE, O_PP, O_BUDGET, O_BFILE,
-           O_PERIOD, O_NOISE, O_DEADLINES, O_REPORT };
+           O_PERIOD, O_NOISE, O_DEADLINES, O_REPORT, O_KNOB };
     static const struct option opts[] = {
         {"trace", required_argument, NULL, O_TRACE},
         {"format", required_argument, NULL, O_FORMAT},
@@ -146,6 +150,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"power-budget-file", required_argument, NULL, O_BFILE},
         {"control-period", required_argument, NULL, O_PERIOD},
         {"noise", required_argument, NULL, O_NOISE},
+        {"power-knob", required_argument, NULL, O_KNOB},
         {"deadlines", required_argument, NULL, O_DEADLINES},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -172,6 +177,13 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         case O_PD: a->power_down = optarg; break;
         case O_MIX: a->workload_mix = optarg; break;
         case O_PP: a->power_policy = optarg; break;
+        case O_KNOB:
+            if (strcmp(optarg, "limit") && strcmp(optarg, "clock")) {
+                eco_cli_err("sim: --power-knob: unknown knob '%s' (known: limit, clock)", optarg);
+                return ECO_EXIT_USAGE;
+            }
+            a->power_knob = strcmp(optarg, "clock") ? ECO_POWER_KNOB_LIMIT : ECO_POWER_KNOB_CLOCK;
+            break;
         case O_BFILE: a->budget_file = optarg; break;
         case O_BUDGET:
             if (parse_positive("--power-budget", optarg, &a->budget_w))
@@ -452,6 +464,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             .noise_power = a->noise_power,
             .noise_speed = a->noise_speed,
             .noise_set = a->noise_set,
+            .power_knob = a->power_knob,
             .deadline_lo = a->deadline_lo,
             .deadline_hi = a->deadline_hi,
         };

@@ -14,7 +14,7 @@
 #include "ecoschedd.h"
 
 enum key_type { K_STRING, K_PLATFORM, K_LEVEL, K_SECONDS, K_FRACTION, K_LOOPBACK, K_QPOLICY,
-                K_GSTRATEGY };
+                K_GSTRATEGY, K_KNOB };
 
 struct key {
     const char *name;
@@ -48,6 +48,7 @@ static const struct key KEYS[] = {
     {"memthr_wait_s", K_SECONDS, 0, 86400, "30", offsetof(struct ecod_config, memthr_wait_s)},
     {"auto_cap_max_slowdown", K_FRACTION, 0, 1, "0.10",
      offsetof(struct ecod_config, auto_cap_max_slowdown)},
+    {"power_knob", K_KNOB, 0, 0, "limit", offsetof(struct ecod_config, power_knob)},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -137,6 +138,11 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
         if (strcasecmp(v, "auto") && !eco_platform_find(v))
             return "must be nvml, fake, none or auto";
         snprintf(field, sizeof c->platform, "%s", v);
+        return NULL;
+    case K_KNOB:
+        if (strcasecmp(v, "limit") && strcasecmp(v, "clock"))
+            return "must be limit or clock";
+        snprintf(field, sizeof c->power_knob, "%s", v);
         return NULL;
     case K_LEVEL:
         if ((lvl = ecod_level_parse(v)) < 0)

@@ -196,6 +196,7 @@ struct ecod_config {
     char queue_policy[16];
     char gpu_strategy[32];
     double memthr_wait_s;
+    char power_knob[8]; /* "limit" or "clock" */
 };
 
 void ecod_config_defaults(struct ecod_config *c);
@@ -234,5 +235,15 @@ struct MHD_Connection;
 bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
                          const char *method, const char *body, size_t len, uid_t peer_uid,
                          int *mhd_ret);
+/* Catalog type of an NVML model name, or -1 (sched.c). */
+int ecod_catalog_type_of(const char *model);
+
+/* clockctl.c: power caps as locked SM clocks (config power_knob = clock; 0: power limits).
+ * ecod_clock_apply locks (cap_w > 0) or resets (0) the listed GPUs' clocks and says whether any
+ * GPU took it; ecod_clock_reconcile locks GPU g for want[g] (> 0; adopted job by[g]) or resets
+ * it. */
+extern int ecod_power_knob_clock;
+bool ecod_clock_apply(struct ecod *d, int64_t id, const uint32_t *gpus, uint32_t n, double cap_w);
+void ecod_clock_reconcile(struct ecod *d, const double *want, const int64_t *by);
 
 #endif

@@ -26,15 +26,20 @@
  * and idle 23 W from an nvidia-smi snapshot of a Tesla V100-PCIE-32GB (both in
  * data/gpu_power_specs/gpu_power_reference.csv); busy 200 W is a round figure below the 228 W
  * highest per-epoch training average there. H100: 200..700 W and 72 W idle from the same file;
- * busy 600 W is assumed. Other names get the V100 figures. */
+ * busy 600 W is assumed. Other names get the V100 figures. SM clocks: V100 135..1380 MHz from
+ * data/gpu_power_specs/supported_clocks.csv; H100 345 MHz (the lowest H100 level there) to
+ * 1980 MHz (the H100 SXM5's boost clock, datasheet). With the clock locked below the top a busy
+ * GPU draws idle + (busy - idle) x f / f_max: linear, as the fitted clock model of the V100
+ * mostly is (docs/models/clock.md). */
 struct model {
     const char *match;
     unsigned min_w, max_w, default_w;
     double idle_w, busy_w;
+    unsigned min_mhz, max_mhz;
 };
 static const struct model models[] = {
-    {"V100", 100, 250, 250, 23.0, 200.0},
-    {"H100", 200, 700, 700, 72.0, 600.0},
+    {"V100", 100, 250, 250, 23.0, 200.0, 135, 1380},
+    {"H100", 200, 700, 700, 72.0, 600.0, 345, 1980},
 };
 
 #define BUSY_UTIL_PCT 95     /* GPU utilisation of a busy fake GPU */
@@ -43,6 +48,7 @@ static const struct model models[] = {
 struct fake_gpu {
     unsigned limit_mw;
     double energy_mj;
+    unsigned lock_min_mhz, lock_max_mhz; /* locked SM clocks; 0 0: not locked */
 };
 
 struct fake_proc {
@@ -64,7 +70,7 @@ struct fake_state {
 struct snap {
     const struct model *m;
     char model[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
-    unsigned index, limit_mw, power_mw, util, mem_util;
+    unsigned index, limit_mw, power_mw, util, mem_util, sm_mhz;
     unsigned long long mem_total, mem_used, energy_mj;
     unsigned n_procs;
     nvmlProcessInfo_v2_t procs[MAX_PROCS];
@@ -177,11 +183,15 @@ static int parse_line(struct fake_state *st, const char *line)
     if (sscanf(line, "created_ns %lld", &st->created_ns) == 1 ||
         sscanf(line, "updated_ns %lld", &st->updated_ns) == 1)
         return 0;
-    if (sscanf(line, "gpu %u limit_mw %u energy_mj %lf", &i, &mw, &mj) == 3) {
-        if (i >= st->n)
+    unsigned lo = 0, hi = 0;
+    int got = sscanf(line, "gpu %u limit_mw %u energy_mj %lf clocks %u %u", &i, &mw, &mj, &lo, &hi);
+    if (got == 3 || got == 5) {
+        if (i >= st->n || lo > hi)
             return -1;
         st->gpu[i].limit_mw = mw;
         st->gpu[i].energy_mj = mj;
+        st->gpu[i].lock_min_mhz = lo;
+        st->gpu[i].lock_max_mhz = hi;
         return 0;
     }
     if (sscanf(line, "proc %d gpus %199s mem_b %llu", &pid, gpus, &mem) == 3) {
@@ -219,8 +229,9 @@ static int format(const struct fake_state *st, char *buf, size_t cap, size_t *le
         (size_t)snprintf(buf, cap, MAGIC "\nmodel %s\ngpus %u\ncreated_ns %lld\nupdated_ns %lld\n",
                          st->model, st->n, st->created_ns, st->updated_ns);
     for (unsigned i = 0; i < st->n && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, "gpu %u limit_mw %u energy_mj %.3f\n", i,
-                              st->gpu[i].limit_mw, st->gpu[i].energy_mj);
+        n += (size_t)snprintf(buf + n, cap - n, "gpu %u limit_mw %u energy_mj %.3f clocks %u %u\n",
+                              i, st->gpu[i].limit_mw, st->gpu[i].energy_mj,
+                              st->gpu[i].lock_min_mhz, st->gpu[i].lock_max_mhz);
     for (unsigned i = 0; i < st->n_procs && n < cap; i++) {
         char gpus[200];
         if (format_gpus(st->procs[i].mask, gpus, sizeof gpus) < 0)
@@ -262,8 +273,10 @@ static double power_w(const struct fake_state *st, unsigned gpu, unsigned *procs
     if (procs)
         *procs = busy;
     const struct model *m = limits(st);
-    double cap = st->gpu[gpu].limit_mw / 1000.0;
-    return busy ? (m->busy_w < cap ? m->busy_w : cap) : m->idle_w;
+    double cap = st->gpu[gpu].limit_mw / 1000.0, draw = m->busy_w;
+    if (st->gpu[gpu].lock_max_mhz && st->gpu[gpu].lock_max_mhz < m->max_mhz)
+        draw = m->idle_w + (m->busy_w - m->idle_w) * st->gpu[gpu].lock_max_mhz / m->max_mhz;
+    return busy ? (draw < cap ? draw : cap) : m->idle_w;
 }
 
 /* Drops dead processes, then charges each GPU its power since the last update. */
@@ -449,6 +462,9 @@ static nvmlReturn_t take_snap(struct fake_state *st, void *arg)
     snprintf(s->model, sizeof s->model, "%s", st->model);
     s->limit_mw = st->gpu[s->index].limit_mw;
     s->power_mw = (unsigned)(w * 1000.0 + 0.5);
+    s->sm_mhz = st->gpu[s->index].lock_max_mhz ? st->gpu[s->index].lock_max_mhz
+                : busy                         ? s->m->max_mhz
+                                               : s->m->min_mhz;
     s->util = busy ? BUSY_UTIL_PCT : 0;
     s->mem_util = busy ? BUSY_MEM_UTIL_PCT : 0;
     s->mem_total = mem_total_of(st->model);
@@ -677,4 +693,55 @@ int ecosched_fake_nvml_unregister(int pid)
     char path[PATH_CAP];
     resolve_path(path, sizeof path);
     return txn(path, do_unregister, &pid);
+}
+
+/* ---- locked SM clocks --------------------------------------------------------------------- */
+
+struct set_clocks {
+    unsigned index, lo, hi; /* 0 0: reset */
+};
+
+static nvmlReturn_t do_set_clocks(struct fake_state *st, void *arg)
+{
+    const struct set_clocks *a = arg;
+    const struct model *m = limits(st);
+    if (a->index >= st->n || a->lo > a->hi || (a->hi && (a->lo < m->min_mhz || a->hi > m->max_mhz)))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    st->gpu[a->index].lock_min_mhz = a->lo;
+    st->gpu[a->index].lock_max_mhz = a->hi;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz,
+                                          unsigned int maxGpuClockMHz)
+{
+    struct snap s;
+    nvmlReturn_t r = snapshot(device, &s); /* checks the handle */
+    if (r != NVML_SUCCESS)
+        return r;
+    if (!maxGpuClockMHz)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    struct set_clocks a = {.index = s.index, .lo = minGpuClockMHz, .hi = maxGpuClockMHz};
+    return txn(NULL, do_set_clocks, &a);
+}
+
+nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device)
+{
+    struct snap s;
+    nvmlReturn_t r = snapshot(device, &s);
+    if (r != NVML_SUCCESS)
+        return r;
+    struct set_clocks a = {.index = s.index};
+    return txn(NULL, do_set_clocks, &a);
+}
+
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock)
+{
+    struct snap s;
+    if (!clock || type != NVML_CLOCK_SM)
+        return clock ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t r = snapshot(device, &s);
+    if (r == NVML_SUCCESS)
+        *clock = s.sm_mhz;
+    return r;
 }

@@ -73,6 +73,14 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
                                                      nvmlProcessInfo_v2_t *infos);
 
+/* Clocks (MHz). NVML_CLOCK_SM is 1 in nvmlClockType_t. */
+typedef int nvmlClockType_t;
+#define NVML_CLOCK_SM 1
+nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz,
+                                          unsigned int maxGpuClockMHz);
+nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device);
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock);
+
 /* ---- not NVIDIA's: extras exported by ecosched's fake NVML library only ------------------ */
 
 /* Puts process `pid` on the GPUs listed in `gpus` ("0", "1,3") with `mem_b` bytes of memory

@@ -28,6 +28,9 @@ typedef nvmlReturn_t (*fn_range)(nvmlDevice_t, unsigned *, unsigned *);
 typedef nvmlReturn_t (*fn_set)(nvmlDevice_t, unsigned);
 typedef nvmlReturn_t (*fn_ull)(nvmlDevice_t, unsigned long long *);
 typedef nvmlReturn_t (*fn_procs)(nvmlDevice_t, unsigned *, nvmlProcessInfo_v2_t *);
+typedef nvmlReturn_t (*fn_lock)(nvmlDevice_t, unsigned, unsigned);
+typedef nvmlReturn_t (*fn_dev)(nvmlDevice_t);
+typedef nvmlReturn_t (*fn_clock)(nvmlDevice_t, nvmlClockType_t, unsigned *);
 
 struct nvml {
     const char *backend; /* "nvml" or "fake", for messages */
@@ -48,6 +51,9 @@ struct nvml {
     fn_set set_limit;
     fn_ull energy;  /* optional: pre-Volta drivers lack it */
     fn_procs procs; /* optional: _v3, else _v2 */
+    fn_lock lock_clocks;   /* optional: drivers before 418 lack locked clocks */
+    fn_dev reset_clocks;   /* optional, with lock_clocks */
+    fn_clock clock_info;   /* optional */
 };
 
 /* Looks up `name`; a missing required symbol sets *rc (first one only) and err. */
@@ -84,6 +90,9 @@ static int load_syms(struct nvml *st, struct eco_error *err)
     st->procs = (fn_procs)sym(st, "nvmlDeviceGetComputeRunningProcesses_v3", false, &rc, err);
     if (!st->procs)
         st->procs = (fn_procs)sym(st, "nvmlDeviceGetComputeRunningProcesses_v2", false, &rc, err);
+    st->lock_clocks = (fn_lock)sym(st, "nvmlDeviceSetGpuLockedClocks", false, &rc, err);
+    st->reset_clocks = (fn_dev)sym(st, "nvmlDeviceResetGpuLockedClocks", false, &rc, err);
+    st->clock_info = (fn_clock)sym(st, "nvmlDeviceGetClockInfo", false, &rc, err);
     return rc;
 }
 
@@ -429,11 +438,72 @@ out:
     return rc;
 }
 
+/* A symbol optional at load that this call needs. */
+static int need(const struct nvml *st, unsigned gpu, bool have, const char *name,
+                struct eco_error *err)
+{
+    if (have)
+        return 0;
+    return eco_platform_fail(err, -ENOTSUP, "%s: GPU %u: '%s' lacks %s", st->backend, gpu, st->lib,
+                             name);
+}
+
+static int nvml_lock_clocks(void *state, unsigned gpu, double min_mhz, double max_mhz,
+                            struct eco_error *err)
+{
+    struct nvml *st = state;
+    nvmlDevice_t d = NULL;
+    int rc = device(st, gpu, &d, err);
+    if (rc == 0)
+        rc = need(st, gpu, st->lock_clocks != NULL, "nvmlDeviceSetGpuLockedClocks", err);
+    if (rc < 0)
+        return rc;
+    if (!(min_mhz > 0 && min_mhz <= max_mhz && max_mhz < 1e5))
+        return eco_platform_fail(err, -EINVAL, "%s: GPU %u: locked clocks %g..%g MHz: not a range",
+                                 st->backend, gpu, min_mhz, max_mhz);
+    unsigned lo = (unsigned)(min_mhz + 0.5), hi = (unsigned)(max_mhz + 0.5);
+    nvmlReturn_t r = st->lock_clocks(d, lo, hi);
+    if (r == NVML_SUCCESS)
+        return 0;
+    return eco_platform_fail(err, errno_of(r), "%s: GPU %u: nvmlDeviceSetGpuLockedClocks(%u, %u): %s%s",
+                             st->backend, gpu, lo, hi, errtext(st, r),
+                             r == NVML_ERROR_NO_PERMISSION ? " (locking clocks needs root)" : "");
+}
+
+static int nvml_reset_clocks(void *state, unsigned gpu, struct eco_error *err)
+{
+    struct nvml *st = state;
+    nvmlDevice_t d = NULL;
+    int rc = device(st, gpu, &d, err);
+    if (rc == 0)
+        rc = need(st, gpu, st->reset_clocks != NULL, "nvmlDeviceResetGpuLockedClocks", err);
+    if (rc == 0)
+        rc = check(st, gpu, st->reset_clocks(d), "nvmlDeviceResetGpuLockedClocks", err);
+    return rc;
+}
+
+static int nvml_sm_clock(void *state, unsigned gpu, double *mhz, struct eco_error *err)
+{
+    struct nvml *st = state;
+    nvmlDevice_t d = NULL;
+    unsigned c = 0;
+    int rc = device(st, gpu, &d, err);
+    if (rc == 0)
+        rc = need(st, gpu, st->clock_info != NULL, "nvmlDeviceGetClockInfo", err);
+    if (rc == 0)
+        rc = check(st, gpu, st->clock_info(d, NVML_CLOCK_SM, &c), "nvmlDeviceGetClockInfo", err);
+    if (rc == 0)
+        *mhz = c;
+    return rc;
+}
+
 #define NVML_OPS_BODY                                                                              \
     .destroy = nvml_destroy, .gpu_count = nvml_count, .gpu_name = nvml_name,                       \
     .gpu_uuid = nvml_uuid, .memory = nvml_memory, .util = nvml_util, .power = nvml_power,          \
     .power_limit = nvml_limit, .power_range = nvml_range, .energy = nvml_energy,                   \
-    .set_power_limit = nvml_set_limit, .gpu_pids = nvml_pids
+    .set_power_limit = nvml_set_limit, .gpu_pids = nvml_pids,                                      \
+    .set_locked_clocks = nvml_lock_clocks, .reset_locked_clocks = nvml_reset_clocks,               \
+    .sm_clock = nvml_sm_clock
 
 const struct eco_platform_ops eco_platform_nvml = {
     .name = "nvml",

@@ -141,3 +141,25 @@ int eco_platform_gpu_pids(struct eco_platform *p, unsigned gpu, pid_t *pids, siz
 {
     return p->ops->gpu_pids(p->state, gpu, pids, cap, n, err);
 }
+
+int eco_platform_set_locked_clocks(struct eco_platform *p, unsigned gpu, double min_mhz,
+                                   double max_mhz, struct eco_error *err)
+{
+    if (!p->ops->set_locked_clocks)
+        return eco_platform_fail(err, -ENOTSUP, "%s: no clock control", p->ops->name);
+    return p->ops->set_locked_clocks(p->state, gpu, min_mhz, max_mhz, err);
+}
+
+int eco_platform_reset_locked_clocks(struct eco_platform *p, unsigned gpu, struct eco_error *err)
+{
+    if (!p->ops->reset_locked_clocks)
+        return eco_platform_fail(err, -ENOTSUP, "%s: no clock control", p->ops->name);
+    return p->ops->reset_locked_clocks(p->state, gpu, err);
+}
+
+int eco_platform_sm_clock(struct eco_platform *p, unsigned gpu, double *mhz, struct eco_error *err)
+{
+    if (!p->ops->sm_clock)
+        return eco_platform_fail(err, -ENOTSUP, "%s: no clock readings", p->ops->name);
+    return p->ops->sm_clock(p->state, gpu, mhz, err);
+}

@@ -202,6 +202,8 @@ static void account_all(struct ecod *d, double mono)
 /* Sets (cap_w > 0) or restores to the default (cap_w 0) the limit of the GPUs listed. */
 static bool set_limits(struct ecod *d, int64_t id, const uint32_t *gpus, uint32_t n, double cap_w)
 {
+    if (ecod_power_knob_clock) /* the cap as locked SM clocks (clockctl.c) */
+        return ecod_clock_apply(d, id, gpus, n, cap_w);
     bool any = false;
     for (uint32_t i = 0; i < n; i++) {
         struct eco_error err = {{0}};
@@ -265,6 +267,11 @@ static int catalog_type_of(const char *model)
     else if (has_word(model, "H100") && (find_nocase(model, "SXM") || find_nocase(model, "HBM3")))
         type = "H100-SXM";
     return type ? eco_catalog_find(type) : -1;
+}
+
+int ecod_catalog_type_of(const char *model)
+{
+    return catalog_type_of(model);
 }
 
 /* The limit for power_cap "auto" on GPU g: over the catalog type's limits that the GPU
@@ -808,6 +815,10 @@ void ecod_sched_reconcile_limits(struct ecod *d)
             want[r->gpus[k]] = cap_w;
             by[r->gpus[k]] = r->id;
         }
+    }
+    if (ecod_power_knob_clock) {
+        ecod_clock_reconcile(d, want, by);
+        goto out;
     }
     for (unsigned g = 0; g < d->n_gpus; g++) {
         struct eco_power_range pr;

@@ -242,7 +242,7 @@ static int set_limit(struct engine *e, uint32_t j, double limit_w, double t)
     account_segment(e, job, t);
     job->last_start_s = t;
     nodes_busy(e, job, -1, t);
-    job->limit_w = limit_w;
+    eco_powerctl_apply(e, job, limit_w);
     set_rate(e, job);
     nodes_busy(e, job, +1, t);
     job->gen++;
@@ -481,7 +481,7 @@ static double alone_draw(const struct engine *e, const struct eco_job *job)
         idle += grp->count * (grp->base_w + grp->gpus * grp->gpu_idle_w);
         if (job->gpu_type >= 0 && grp->type != job->gpu_type)
             continue;
-        double p = eco_powerctl_min_gpu_w(grp->type, job->workload);
+        double p = eco_powerctl_min_gpu_w(grp->type, job->workload, e->cfg->power_knob);
         double extra = job->gpus * (p - grp->gpu_idle_w);
         if (best < 0 || extra < best)
             best = extra;
@@ -514,6 +514,7 @@ static int prepare(struct engine *e, size_t *rejected)
         job->speed = 1;
         job->power_w = 0;
         job->limit_w = 0;
+        job->clock_mhz = 0;
         job->energy_j = 0;
         if (job->deadline_drawn) {
             job->deadline_s = ECO_NO_DEADLINE;
@@ -751,6 +752,12 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     if (cfg->power_policy && strcmp(cfg->power_policy, "none") && !cfg->n_budget) {
         rc = eco_error_set(err, "--power-policy %s needs a power budget (--power-budget or "
                                 "--power-budget-file)", cfg->power_policy);
+        goto done;
+    }
+    if (cfg->power_knob == ECO_POWER_KNOB_CLOCK && cfg->power_policy &&
+        !strcmp(cfg->power_policy, "proportional")) {
+        rc = eco_error_set(err, "--power-policy proportional splits power limits; with "
+                                "--power-knob clock use mpc, oracle, uniform or threshold");
         goto done;
     }
     if ((rc = resolve_workloads(set, cfg, err)))

@@ -96,7 +96,9 @@ int eco_powerctl_init(struct engine *e);
 void eco_powerctl_fini(struct engine *e);
 double eco_powerctl_budget(const struct engine *e);
 /* Power of one GPU of catalog type `type` running `workload` at the type's minimum limit. */
-double eco_powerctl_min_gpu_w(int type, uint16_t workload);
+double eco_powerctl_min_gpu_w(int type, uint16_t workload, int knob);
+/* Sets a running job's setting on the knob in use (its limit or its clock). */
+void eco_powerctl_apply(struct engine *e, struct eco_job *job, double setting);
 double eco_powerctl_period(const struct engine *e);
 /* 1 when job may start on allocation a[0..n) without the budget being exceeded even at
  * minimum limits. */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ecosched/clock.h"
 #include "engine_internal.h"
 
 static const struct eco_node_group *group_of(const struct engine *e, uint32_t n)
@@ -20,6 +21,15 @@ void eco_nodes_job_power(const struct engine *e, const struct eco_job *j, uint32
     if (eco_power_eval(g->type, j->workload, limit, speed, power_per_gpu_w)) {
         *speed = 1;
         *power_per_gpu_w = 0;
+        return;
+    }
+    double s, p;
+    /* A locked clock: the model of docs/models/clock.md; should it draw more than the limit
+     * allows, the firmware lowers the clock further and the limit's figures hold. */
+    if (j->clock_mhz > 0 && eco_clock_eval(g->type, j->workload, j->clock_mhz, &s, &p) == 0 &&
+        p < *power_per_gpu_w) {
+        *speed = s;
+        *power_per_gpu_w = p;
     }
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ecosched/catalog.h"
+#include "ecosched/clock.h"
 #include "ecosched/powercap.h"
 #include "ecosched/rng.h"
 #include "engine_internal.h"
@@ -53,10 +54,12 @@ static const struct {
 
 struct truth {
     uint16_t type, workload;
+    int clock; /* the setting is an SM clock (MHz), not a power limit */
 };
 
 struct powerctl {
     enum pc_kind kind;
+    int clock; /* --power-knob clock */
     double period_s, noise_p, noise_s;
     struct eco_rng rng;
     struct eco_cap_params params;
@@ -103,13 +106,40 @@ static const struct eco_gpu_type *job_type(const struct engine *e, const struct 
     return eco_catalog_get(e->c->nodes[node].type);
 }
 
+/* The truth at a setting of the knob in use: a power limit (W) or a locked clock (MHz). */
 static void truth_predict(const void *ctx, double limit_w, double *power_w, double *speed)
 {
     const struct truth *t = ctx;
-    if (eco_power_eval(t->type, t->workload, limit_w, speed, power_w)) {
+    int rc = t->clock ? eco_clock_eval(t->type, t->workload, limit_w, speed, power_w)
+                      : eco_power_eval(t->type, t->workload, limit_w, speed, power_w);
+    if (rc) {
         *speed = 1;
-        *power_w = limit_w;
+        *power_w = t->clock ? 0 : limit_w;
     }
+}
+
+/* The knob's range on a GPU type: its power-limit range, or its clock range. */
+static void knob_range(int clock, int type, double *lo, double *hi)
+{
+    const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
+    *lo = t->min_limit_w;
+    *hi = t->max_limit_w;
+    if (clock)
+        eco_clock_range(type, lo, hi);
+}
+
+/* The job's setting on the knob in use. */
+static double setting_of(const struct powerctl *pc, const struct eco_job *j)
+{
+    return pc->clock ? j->clock_mhz : j->limit_w;
+}
+
+void eco_powerctl_apply(struct engine *e, struct eco_job *job, double setting)
+{
+    if (e->pc && e->pc->clock)
+        job->clock_mhz = setting;
+    else
+        job->limit_w = setting;
 }
 
 double eco_powerctl_budget(const struct engine *e)
@@ -129,6 +159,7 @@ int eco_powerctl_init(struct engine *e)
     for (size_t i = 0; i < sizeof pc_names / sizeof pc_names[0]; i++)
         if (!strcmp(cfg->power_policy, pc_names[i].name))
             pc->kind = pc_names[i].kind;
+    pc->clock = cfg->power_knob == ECO_POWER_KNOB_CLOCK;
     pc->period_s = cfg->control_period_s > 0 ? cfg->control_period_s : DEFAULT_PERIOD_S;
     pc->noise_p = cfg->noise_set ? cfg->noise_power : DEFAULT_NOISE_POWER;
     pc->noise_s = cfg->noise_set ? cfg->noise_speed : DEFAULT_NOISE_SPEED;
@@ -170,19 +201,20 @@ static double fixed_power(const struct engine *e)
     return e->p.idle + e->p.base + e->p.off + e->p.trans;
 }
 
-/* The job's minimum draw (all its GPUs at their minimum limit), for admission. */
-double eco_powerctl_min_gpu_w(int type, uint16_t workload)
+/* The job's minimum draw per GPU (at the knob's lowest setting), for admission. */
+double eco_powerctl_min_gpu_w(int type, uint16_t workload, int knob)
 {
-    const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
-    double speed, p;
-    if (eco_power_eval(type, workload, t->min_limit_w, &speed, &p))
-        p = t->min_limit_w;
+    double lo, hi, speed, p;
+    struct truth t = {(uint16_t)type, workload, knob == ECO_POWER_KNOB_CLOCK};
+    knob_range(t.clock, type, &lo, &hi);
+    truth_predict(&t, lo, &p, &speed);
     return p;
 }
 
 static double min_draw(const struct engine *e, const struct eco_job *j, uint32_t node)
 {
-    return eco_powerctl_min_gpu_w(e->c->nodes[node].type, j->workload) * j->gpus;
+    return eco_powerctl_min_gpu_w(e->c->nodes[node].type, j->workload, e->cfg->power_knob) *
+           j->gpus;
 }
 
 int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n)
@@ -218,12 +250,20 @@ double eco_powerctl_start_limit(struct engine *e, uint32_t job)
     struct powerctl *pc = e->pc;
     struct eco_job *j = &e->jobs[job];
     const struct eco_gpu_type *t = job_type(e, j);
-    pc->truth[job] = (struct truth){(uint16_t)e->c->nodes[e->pool[j->alloc_off].node].type,
-                                    j->workload};
-    eco_job_model_init(&pc->models[job], t->min_limit_w, t->max_limit_w, MODEL_LAMBDA);
-    double lim = pc->kind == PC_THRESHOLD ? t->max_limit_w : t->min_limit_w;
+    int type = e->c->nodes[e->pool[j->alloc_off].node].type;
+    double lo, hi;
+    pc->truth[job] = (struct truth){(uint16_t)type, j->workload, pc->clock};
+    knob_range(pc->clock, type, &lo, &hi);
+    if (pc->clock)
+        eco_job_model_init_clock(&pc->models[job], lo, hi, t->max_limit_w, MODEL_LAMBDA);
+    else
+        eco_job_model_init(&pc->models[job], lo, hi, MODEL_LAMBDA);
+    double lim = pc->kind == PC_THRESHOLD ? hi : lo;
     pc->pending[job] = lim;
-    return lim;
+    if (!pc->clock)
+        return lim;
+    j->clock_mhz = lim; /* the GPUs keep their group's power limit */
+    return 0;
 }
 
 static int grow(struct powerctl *pc, size_t n)
@@ -245,6 +285,13 @@ static int grow(struct powerctl *pc, size_t n)
     return (pc->cj && pc->cj_job && pc->lim && pc->scratch) ? 0 : -ENOMEM;
 }
 
+/* The level of type's clock range [j->min, j->max] (both levels) nearest to x. */
+static double level_in(int type, const struct eco_cap_job *j, double x)
+{
+    double l = eco_clock_snap(type, x);
+    return l < j->min_limit_w ? j->min_limit_w : l > j->max_limit_w ? j->max_limit_w : l;
+}
+
 /* Chooses next period's limits for every running job at time t. */
 static int allocate(struct engine *e, double t, double measured_w)
 {
@@ -258,23 +305,29 @@ static int allocate(struct engine *e, double t, double measured_w)
     for (size_t i = 0; i < n; i++) {
         uint32_t j = e->run[i];
         const struct eco_job *job = &e->jobs[j];
-        const struct eco_gpu_type *ty = job_type(e, job);
+        int type = e->c->nodes[e->pool[job->alloc_off].node].type;
+        double lo, hi;
+        size_t nl = 0;
+        const double *levels = pc->clock ? eco_clock_levels(type, &nl) : NULL;
+        knob_range(pc->clock, type, &lo, &hi);
         double slack = job->deadline_s >= 0 ? job->deadline_s - t : -1;
         if (job->deadline_s >= 0 && slack < 0)
             slack = 0;
         pc->cj_job[i] = j;
         pc->cj[i] = (struct eco_cap_job){
             .gpus = job->gpus,
-            .min_limit_w = ty->min_limit_w,
-            .max_limit_w = ty->max_limit_w,
+            .min_limit_w = lo,
+            .max_limit_w = hi,
             .remaining_s = job->remaining_s,
             .weight = 1,
             .slack_s = slack,
             .predict = pc->kind == PC_ORACLE ? truth_predict : eco_cap_predict_model,
             .ctx = pc->kind == PC_ORACLE ? (const void *)&pc->truth[j]
                                          : (const void *)&pc->models[j],
+            .levels = levels,
+            .n_levels = (uint32_t)nl,
         };
-        pc->lim[i] = job->limit_w;
+        pc->lim[i] = setting_of(pc, job);
     }
     double gpu_budget = pc->budget_w - fixed_power(e);
     if (pc->kind == PC_MPC)
@@ -287,7 +340,10 @@ static int allocate(struct engine *e, double t, double measured_w)
             pc->integral = 0;
         break;
     case PC_UNIFORM:
-        eco_cap_uniform(pc->cj, n, gpu_budget, pc->lim);
+        if (pc->clock)
+            eco_cap_uniform_levels(pc->cj, n, gpu_budget, pc->lim);
+        else
+            eco_cap_uniform(pc->cj, n, gpu_budget, pc->lim);
         break;
     case PC_PROPORTIONAL:
         eco_cap_proportional(pc->cj, n, gpu_budget, pc->lim);
@@ -309,6 +365,8 @@ static int allocate(struct engine *e, double t, double measured_w)
             if (lim < pc->cj[i].min_limit_w)
                 lim = pc->cj[i].min_limit_w;
         }
+        if (pc->clock) /* dithered and threshold settings onto a level of the range */
+            lim = level_in(pc->truth[pc->cj_job[i]].type, &pc->cj[i], lim);
         pc->pending[pc->cj_job[i]] = lim;
     }
     return 0;
@@ -320,9 +378,10 @@ static double full_demand(const struct engine *e)
     double d = fixed_power(e);
     for (size_t i = 0; i < e->nrun; i++) {
         const struct eco_job *j = &e->jobs[e->run[i]];
-        const struct eco_gpu_type *t = job_type(e, j);
-        double speed, p;
-        truth_predict(&e->pc->truth[e->run[i]], t->max_limit_w, &p, &speed);
+        int type = e->c->nodes[e->pool[j->alloc_off].node].type;
+        double speed, p, lo, hi;
+        knob_range(e->pc->clock, type, &lo, &hi);
+        truth_predict(&e->pc->truth[e->run[i]], hi, &p, &speed);
         d += p * j->gpus;
     }
     return d;
@@ -336,7 +395,8 @@ int eco_powerctl_tick(struct engine *e, double t, int (*set_limit)(struct engine
     /* 1. Last period's decisions take effect. */
     for (size_t i = 0; i < e->nrun; i++) {
         uint32_t j = e->run[i];
-        if (pc->pending[j] != e->jobs[j].limit_w && (rc = set_limit(e, j, pc->pending[j], t)))
+        if (pc->pending[j] != setting_of(pc, &e->jobs[j]) &&
+            (rc = set_limit(e, j, pc->pending[j], t)))
             return rc;
     }
     /* 2. Metrics for the period starting now. */
@@ -354,12 +414,12 @@ int eco_powerctl_tick(struct engine *e, double t, int (*set_limit)(struct engine
         uint32_t j = e->run[i];
         const struct eco_job *job = &e->jobs[j];
         double speed, p;
-        truth_predict(&pc->truth[j], job->limit_w, &p, &speed);
+        truth_predict(&pc->truth[j], setting_of(pc, job), &p, &speed);
         double mp = p * (1 + pc->noise_p * gauss(&pc->rng));
         double ms = speed * (1 + pc->noise_s * gauss(&pc->rng));
         measured += mp * job->gpus;
         var += (pc->noise_p * mp * job->gpus) * (pc->noise_p * mp * job->gpus);
-        eco_job_model_observe(&pc->models[j], job->limit_w, mp, ms);
+        eco_job_model_observe(&pc->models[j], setting_of(pc, job), mp, ms);
     }
     /* 4. Feedback on the measured power, then next period's limits. */
     if (e->nrun) {

@@ -38,6 +38,9 @@ expect 2 "--max-jobs: '-1'" -- sim --trace "$TRACE" --cluster 2x8 --max-jobs -1
 expect 2 "las thresholds" -- sim --trace "$TRACE" --cluster 2x8 --policy las --las-thresholds 5,1
 expect 2 "no-such-file.csv" -- sim --trace "$SRC/no-such-file.csv" --cluster 2x8
 expect 2 "unexpected argument 'extra'" -- sim --trace "$TRACE" --cluster 2x8 extra
+expect 2 "--power-knob: unknown knob 'freq'" -- sim --trace "$TRACE" --cluster 2x8 --power-knob freq
+expect 2 "with --power-knob clock use" -- sim --trace "$TRACE" --cluster 2x8 --max-jobs 5 \
+    --power-policy proportional --power-budget 5000 --power-knob clock
 expect 2 "nodes[1].gpu_type" -- sim --trace "$TRACE" --cluster "$SRC/tests/data/cluster/bad_type.json"
 expect 0 "H100-NVL" -- catalog
 expect 0 "source:" -- catalog --sources

@@ -98,13 +98,61 @@ static double cost_at(const struct eco_cap_job *j, const struct eco_cap_params *
     return c;
 }
 
+/* The nearest of the job's levels to x (ties to the lower), keeping to [min, max] when some
+ * level is inside it; x itself for a continuous knob. */
+static double snap_level(const struct eco_cap_job *j, double x)
+{
+    if (!j->levels || j->n_levels == 0)
+        return x;
+    const double *l = j->levels;
+    /* the levels inside [min, max]: indices a..b-1 (binary searches) */
+    uint32_t a = 0, b = j->n_levels, lo, hi;
+    for (lo = 0, hi = j->n_levels; lo < hi;) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (l[mid] < j->min_limit_w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    a = lo;
+    for (lo = a, hi = j->n_levels; lo < hi;) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (l[mid] <= j->max_limit_w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    b = lo;
+    if (a >= b)
+        return x;
+    /* first level >= x among them */
+    for (lo = a, hi = b; lo < hi;) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (l[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == a)
+        return l[a];
+    if (lo == b)
+        return l[b - 1];
+    return x - l[lo - 1] <= l[lo] - x ? l[lo - 1] : l[lo];
+}
+
+/* Grid point k of job j: the grid limit, on a level when the job has levels. */
+static double job_grid_at(const struct eco_cap_job *j, uint32_t g, uint32_t k)
+{
+    return snap_level(j, eco_cap_grid_limit(j->min_limit_w, j->max_limit_w, g, k));
+}
+
 /* Job power (all its GPUs) and cost at every grid limit. */
 static void eval_grid(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
                       double *pw, double *c)
 {
     const uint32_t g = p->grid;
     const struct eco_job_model *m = j->ctx;
-    if (j->predict == eco_cap_predict_model && m->min_limit_w == j->min_limit_w &&
+    if (j->predict == eco_cap_predict_model && !j->levels && m->min_limit_w == j->min_limit_w &&
         m->max_limit_w == j->max_limit_w) {
         /* a learned model: all points in one call, the same values (speeds go to c first) */
         eco_job_model_predict_grid(m, g, pw, c);
@@ -113,7 +161,7 @@ static void eval_grid(const struct eco_cap_job *j, const struct eco_cap_params *
             pw[k] *= gpus; /* the model's powers are finite and >= 0 */
     } else {
         for (uint32_t k = 0; k < g; k++) {
-            double limit = eco_cap_grid_limit(j->min_limit_w, j->max_limit_w, g, k);
+            double limit = job_grid_at(j, g, k);
             double power = limit, speed = 0.0;
             j->predict(j->ctx, limit, &power, &speed);
             pw[k] = sane_power(power, limit) * j->gpus;
@@ -688,7 +736,7 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
 
     if (lo_total > room_all) { /* not even the lowest powers fit */
         for (size_t i = 0; i < n; i++)
-            limits_w[i] = jobs[i].min_limit_w;
+            limits_w[i] = job_grid_at(&jobs[i], g, 0);
         free(own);
         return INFINITY;
     }
@@ -714,8 +762,7 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
         }
     }
     for (size_t i = 0; i < n; i++)
-        limits_w[i] =
-            eco_cap_grid_limit(jobs[i].min_limit_w, jobs[i].max_limit_w, g, (uint32_t)cur[i]);
+        limits_w[i] = job_grid_at(&jobs[i], g, (uint32_t)cur[i]);
     free(own);
     return price;
 }

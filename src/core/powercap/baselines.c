@@ -167,3 +167,64 @@ int eco_threshold_step(struct eco_threshold_ctl *c, double now_s, double measure
     }
     return moved ? dir : 0;
 }
+
+/* ---- uniform over discrete settings (clock levels) ---------------------------------------- */
+
+/* The highest of the job's levels at or below x inside its range (the lowest one when none);
+ * x itself, clamped, without levels. */
+static double level_down(const struct eco_cap_job *j, double x)
+{
+    x = clampd(x, j->min_limit_w, j->max_limit_w);
+    if (!j->levels || !j->n_levels)
+        return x;
+    const double *l = j->levels;
+    uint32_t lo = 0, hi = j->n_levels;
+    double xt = x + 1e-9 * fabs(x); /* min + 1.0 x (max - min) may round below max */
+    while (lo < hi) { /* first level above x */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (l[mid] <= xt)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && l[lo - 1] >= j->min_limit_w)
+        return l[lo - 1];
+    while (lo < j->n_levels && l[lo] < j->min_limit_w)
+        lo++; /* nothing at or below x in the range: its lowest level */
+    return lo < j->n_levels && l[lo] <= j->max_limit_w ? l[lo] : x;
+}
+
+/* Predicted total power with every job at the same fraction t of its range (rounded down). */
+static double frac_total(const struct eco_cap_job *jobs, size_t n, double t)
+{
+    double total = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_cap_job *j = &jobs[i];
+        double s = level_down(j, j->min_limit_w + t * (j->max_limit_w - j->min_limit_w));
+        total += job_power(j, s);
+    }
+    return total;
+}
+
+int eco_cap_uniform_levels(const struct eco_cap_job *jobs, size_t n, double budget_w,
+                           double *limits_w)
+{
+    if (check(jobs, n, limits_w, 1) || isnan(budget_w))
+        return -EINVAL;
+    double t = 1.0;
+    if (n > 0 && frac_total(jobs, n, 1.0) > budget_w) {
+        double a = 0.0, b = 1.0;
+        for (int it = 0; it < PROP_ITERS; it++) {
+            double mid = 0.5 * (a + b);
+            if (frac_total(jobs, n, mid) <= budget_w)
+                a = mid;
+            else
+                b = mid;
+        }
+        t = a;
+    }
+    for (size_t i = 0; i < n; i++)
+        limits_w[i] =
+            level_down(&jobs[i], jobs[i].min_limit_w + t * (jobs[i].max_limit_w - jobs[i].min_limit_w));
+    return 0;
+}

@@ -19,6 +19,11 @@
 #define POWER_MAX_FRAC 1.2
 #define SPEED_MIN 1e-3
 #define SPEED_MAX 10.0
+/* Clock knob: the prior's power at the knob's floor, as a share of the power at the top. The
+ * fitted clock model puts 36-71 % of the top draw of a busy GPU at the floor on the power-bound
+ * workloads (docs/models/clock.md); half sits in that band, and the learned model replaces the
+ * prior once ready. */
+#define CLOCK_PRIOR_STATIC 0.5
 
 static double clamp(double v, double lo, double hi)
 {
@@ -203,6 +208,7 @@ void eco_job_model_init(struct eco_job_model *m, double min_limit_w, double max_
 {
     m->min_limit_w = min_limit_w;
     m->max_limit_w = max_limit_w > min_limit_w ? max_limit_w : min_limit_w;
+    m->power_scale_w = m->max_limit_w;
     m->x_seen_lo = INFINITY;
     m->x_seen_hi = -INFINITY;
     eco_rls_init(&m->power, lambda, ECO_RLS_P0_DEFAULT);
@@ -215,6 +221,7 @@ void eco_job_model_init(struct eco_job_model *m, double min_limit_w, double max_
            range = m->max_limit_w - m->min_limit_w;
     m->power.theta[0] = m->min_limit_w / mx;
     m->power.theta[1] = range / mx;
+    m->prior_static = m->power.theta[0];
     double s0 = prior_speed(m, m->min_limit_w), s1 = prior_speed(m, m->min_limit_w + range / 2),
            s2 = prior_speed(m, m->max_limit_w);
     m->speed.theta[0] = s0;
@@ -222,11 +229,22 @@ void eco_job_model_init(struct eco_job_model *m, double min_limit_w, double max_
     m->speed.theta[2] = 2.0 * s0 - 4.0 * s1 + 2.0 * s2;
 }
 
+void eco_job_model_init_clock(struct eco_job_model *m, double min_mhz, double max_mhz,
+                              double max_power_w, double lambda)
+{
+    eco_job_model_init(m, min_mhz, max_mhz, lambda);
+    m->power_scale_w = max_power_w > 0.0 && isfinite(max_power_w) ? max_power_w : 1.0;
+    m->prior_static = CLOCK_PRIOR_STATIC;
+    m->power.theta[0] = CLOCK_PRIOR_STATIC;
+    m->power.theta[1] = 1.0 - CLOCK_PRIOR_STATIC;
+}
+
 void eco_job_model_observe(struct eco_job_model *m, double limit_w, double power_w, double speed)
 {
     if (!isfinite(limit_w) || !isfinite(power_w) || !isfinite(speed))
         return;
-    double x = norm_x(m, limit_w, inv_range(m)), mx = m->max_limit_w > 0.0 ? m->max_limit_w : 1.0;
+    double x = norm_x(m, limit_w, inv_range(m)),
+           mx = m->power_scale_w > 0.0 ? m->power_scale_w : 1.0;
     eco_rls_update(&m->power, x, power_w / mx);
     eco_rls_update(&m->speed, x, speed);
     if (x < m->x_seen_lo)
@@ -248,13 +266,18 @@ static void predict_at(const struct eco_job_model *m, int ready, double inv, dou
                        double *power_w, double *speed)
 {
     if (!ready) {
-        *power_w = L;
+        /* the limit knob's prior is the limit itself (kept exact); a clock's is linear from
+         * prior_static x scale at the floor to the scale at the top */
+        *power_w = m->power_scale_w == m->max_limit_w
+                       ? L
+                       : m->power_scale_w *
+                             (m->prior_static + (1.0 - m->prior_static) * norm_x(m, L, inv));
         *speed = prior_speed(m, L);
         return;
     }
     double x = norm_x(m, L, inv);
-    double pw =
-        clamp(eco_rls_predict(&m->power, x) * m->max_limit_w, 0.0, POWER_MAX_FRAC * m->max_limit_w);
+    double pw = clamp(eco_rls_predict(&m->power, x) * m->power_scale_w, 0.0,
+                      POWER_MAX_FRAC * m->power_scale_w);
     double sp = clamp(eco_rls_predict(&m->speed, x), SPEED_MIN, SPEED_MAX);
     *power_w = pw == pw ? pw : L; /* NaN (not reached: theta stays finite) */
     *speed = sp == sp ? sp : SPEED_MIN;
@@ -302,14 +325,15 @@ void eco_job_model_predict_grid(const struct eco_job_model *m, uint32_t g, doubl
     }
     /* predict_at's ready branch, written out branch-free so that it vectorises; the same
      * operations in the same order, hence the same values */
-    const double lo = mm.min_limit_w, hi = mm.max_limit_w, pmax = POWER_MAX_FRAC * hi;
+    const double lo = mm.min_limit_w, hi = mm.max_limit_w, sc = mm.power_scale_w,
+                 pmax = POWER_MAX_FRAC * sc;
     const double p0 = mm.power.theta[0], p1 = mm.power.theta[1], p2 = mm.power.theta[2];
     const double s0 = mm.speed.theta[0], s1 = mm.speed.theta[1], s2 = mm.speed.theta[2];
     for (uint32_t k = 0; k < g; k++) {
         double L = k + 1 >= g ? hi : lo + (double)k * step;
         double x = (L - lo) * inv;
         x = x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x;
-        double pw = (p0 + x * (p1 + x * p2)) * hi;
+        double pw = (p0 + x * (p1 + x * p2)) * sc;
         pw = pw < 0.0 ? 0.0 : pw > pmax ? pmax : pw;
         double sp = s0 + x * (s1 + x * s2);
         sp = sp < SPEED_MIN ? SPEED_MIN : sp > SPEED_MAX ? SPEED_MAX : sp;
