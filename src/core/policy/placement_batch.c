@@ -23,9 +23,9 @@
 struct plan {
     struct eco_pl_instance in;
     struct eco_pl_slot *slots;
-    uint32_t *job_of;   /* item -> job index */
-    uint32_t *node_of;  /* instance node -> cluster node */
-    int64_t *planned;   /* item -> cluster node, -1: none */
+    uint32_t *job_of;  /* item -> job index */
+    uint32_t *node_of; /* instance node -> cluster node */
+    int64_t *planned;  /* item -> cluster node, -1: none */
     uint32_t n_planned;
     int16_t model_of_type[256]; /* catalog type -> instance model, -1: not yet */
     const struct eco_placement_ops *fallback;
@@ -84,9 +84,9 @@ static int add_node(struct plan *pl, const struct eco_freemap *fm, uint32_t node
     return 1;
 }
 
-int eco_placement_batch_plan(void **state, const struct eco_freemap *fm,
-                             const struct eco_job *jobs, const uint32_t *queue, size_t n,
-                             uint64_t seed, const struct eco_pl_algo *algo, double time_limit_s)
+int eco_placement_batch_plan(void **state, const struct eco_freemap *fm, const struct eco_job *jobs,
+                             const uint32_t *queue, size_t n, uint64_t seed,
+                             const struct eco_pl_algo *algo, double time_limit_s)
 {
     struct plan *pl = *state;
     if (!pl && !(pl = *state = plan_new()))
