@@ -10,9 +10,9 @@
 #include "ecosched/place.h"
 #include "ecosched/policy.h"
 
-/* Optimiser effort per pass for pso and pso-basic: 10 particles, 30 iterations. Chosen so that
- * a pass over 64 queued jobs costs about a millisecond (docs/policies/placement.md); the
- * static command's defaults (20 x 200) are for one large solve. */
+/* Optimiser effort per pass for pso and pso-basic: 10 particles, 30 iterations, smaller than
+ * the static command's defaults (20 x 200, for one large solve) because a run solves once per
+ * scheduling pass (docs/policies/placement.md). */
 #define PLAN_SWARM 10
 #define PLAN_ITERS 30
 /* Nodes offered to one solve: every partly used node with free GPUs (lowest index first) and
