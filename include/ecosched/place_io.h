@@ -21,4 +21,10 @@ extern const struct eco_pl_algo eco_pl_algo_ilp;
 /* Any placement algorithm by name: the core's and ilp. NULL when unknown. */
 const struct eco_pl_algo *eco_pl_find_any(const char *name);
 
+/* The simulator placement `ilp` (the queue of each pass placed by eco_pl_algo_ilp), and any
+ * simulator placement by name: the core's registry and ilp. NULL when unknown. */
+struct eco_placement_ops;
+extern const struct eco_placement_ops eco_placement_ilp;
+const struct eco_placement_ops *eco_placement_find_any(const char *name);
+
 #endif

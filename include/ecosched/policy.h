@@ -27,7 +27,40 @@ struct eco_placement_ops {
      * -ENOSPC when `cap` is too small. */
     int (*place)(const struct eco_freemap *fm, const struct eco_job *job, struct eco_alloc *out,
                  size_t cap);
+    /* Optional batch planning (pso, pso-basic, ilp); NULL for the one-job rules. The simulator
+     * calls plan once per scheduling pass, before the queue policy decides, with the queue
+     * (job indices in queue order; entries not ECO_JOB_QUEUED are skipped) and the free state;
+     * it assigns the queued jobs to nodes as a batch and keeps the plan in *state (created on
+     * the first call; seed is the run's --seed, each call derives its own stream from it).
+     * Then place_planned places job index `job`: on its planned node when it still fits there
+     * on fm, else by `place`. plan_free frees the state (NULL-safe). 0 or -ENOMEM. */
+    int (*plan)(void **state, const struct eco_freemap *fm, const struct eco_job *jobs,
+                const uint32_t *queue, size_t n, uint64_t seed);
+    int (*place_planned)(const void *state, const struct eco_freemap *fm,
+                         const struct eco_job *jobs, uint32_t job, struct eco_alloc *out,
+                         size_t cap);
+    void (*plan_free)(void *state);
 };
+
+/* The batch planner behind pso, pso-basic and ilp: builds a static placement instance
+ * (include/ecosched/place.h) of the first ECO_PLAN_MAX_JOBS queued single-node jobs and the
+ * nodes with free GPUs, and solves it with `algo` (time_limit_s: its limit, 0: none). A
+ * placement at the edge (ilp, which needs GLPK) is built from these three functions. */
+#define ECO_PLAN_MAX_JOBS 64
+struct eco_pl_algo;
+int eco_placement_batch_plan(void **state, const struct eco_freemap *fm,
+                             const struct eco_job *jobs, const uint32_t *queue, size_t n,
+                             uint64_t seed, const struct eco_pl_algo *algo, double time_limit_s);
+int eco_placement_batch_place(const void *state, const struct eco_freemap *fm,
+                              const struct eco_job *jobs, uint32_t job, struct eco_alloc *out,
+                              size_t cap);
+void eco_placement_batch_free(void *state);
+/* Counters of a batch plan state: passes seen, jobs given a plan, solves that failed (e.g. an
+ * instance too large for the ILP; `place` decided that pass). */
+struct eco_plan_stats {
+    uint64_t passes, planned, solve_errors;
+};
+void eco_placement_batch_stats(const void *state, struct eco_plan_stats *st);
 
 const struct eco_placement_ops *eco_placement_find(const char *name);
 /* NULL-terminated list of all placements. */
@@ -67,6 +100,8 @@ struct eco_decisions {
      * which then reads as -EAGAIN. */
     int (*admit)(void *ctx, uint32_t job, const struct eco_alloc *a, size_t n);
     void *admit_ctx;
+    /* The placement's batch plan (placement->plan), owned; NULL when it has none. */
+    void *plan_state;
 };
 
 /* 0 or -ENOMEM. */

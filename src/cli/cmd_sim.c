@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cli.h"
+#include "ecosched/place_io.h"
 #include "ecosched/report.h"
 #include "ecosched/sim.h"
 #include "ecosched/trace.h"
@@ -59,7 +60,8 @@ static void sim_usage(FILE *f)
             "                      (docs/formats/cluster.md)\n"
             "  --policy P          queue policy: fifo (default), greedy, easy, sjf, las\n"
             "  --placement L       pack (default), pool, spread, first-fit, energy, ffd, bfd,\n"
-            "                      dot-product, fgd\n"
+            "                      dot-product, fgd, pso, pso-basic, ilp (the last three\n"
+            "                      place the queue of each pass as a batch)\n"
             "  --compare P1,P2,..  run several policies on the same input, one table\n"
             "  --las-thresholds L  las queue thresholds in GPU-seconds (default 3600,36000)\n"
             "  --power-down P      node power-down: none (default), idle:SECONDS (Slurm\n"
@@ -623,10 +625,11 @@ int eco_cmd_sim(int argc, char **argv)
     size_t npol;
     if ((status = resolve_policies(&a, pol, &npol)))
         return status;
-    const struct eco_placement_ops *placement = eco_placement_find(a.placement);
+    const struct eco_placement_ops *placement = eco_placement_find_any(a.placement);
     if (!placement) {
         eco_cli_err("sim: --placement: unknown placement '%s' (known: pack, pool, spread, "
-                    "first-fit, energy, ffd, bfd, dot-product, fgd)", a.placement);
+                    "first-fit, energy, ffd, bfd, dot-product, fgd, pso, pso-basic, ilp)",
+                    a.placement);
         return ECO_EXIT_USAGE;
     }
     const char *pd_params;

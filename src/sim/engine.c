@@ -282,7 +282,13 @@ static int pass(struct engine *e, double t)
         return 0;
     eco_decisions_reset(&e->dec, e->jobs, e->pool);
     eco_freemap_set_now(e->fm, t);
-    int rc = e->cfg->policy->decide(e->pol, &v, &e->dec);
+    const struct eco_placement_ops *pl = e->cfg->placement;
+    int rc = pl->plan ? pl->plan(&e->dec.plan_state, e->fm, e->jobs, v.queue, v.queue_len,
+                                 e->cfg->seed)
+                      : 0;
+    if (rc)
+        return rc;
+    rc = e->cfg->policy->decide(e->pol, &v, &e->dec);
     if (rc)
         return rc;
     for (size_t k = 0; k < e->dec.n_preempts; k++)

@@ -21,6 +21,21 @@ for placement in pack pool spread first-fit; do
         done
     done
 done
+# A batch placement (pso: the queue of each pass placed by seeded PSO), one policy.
+for run in a b; do
+    "$ECO" sim --trace "$TRACE" --cluster 4x8 --policy easy --placement pso --seed 7 \
+        --out "$TMP/$run-pso" --quiet >/dev/null || { echo "FAIL: sim exited $? (pso)"; exit 1; }
+done
+for f in jobs.csv summary.json rejected.csv nodes.csv timeline.csv; do
+    n=$((n + 1))
+    if ! cmp -s "$TMP/a-pso/$f" "$TMP/b-pso/$f"; then
+        echo "FAIL: pso/$f differs between two identical runs"; fail=$((fail + 1))
+    fi
+done
+n=$((n + 1))
+if cmp -s "$TMP/a-pso/jobs.csv" "$TMP/a-pack/easy/jobs.csv"; then
+    echo "FAIL: pso and pack gave the same schedule"; fail=$((fail + 1))
+fi
 # The output really depends on the policy (a broken run writing nothing would pass above).
 n=$((n + 1))
 if cmp -s "$TMP/a-pack/fifo/jobs.csv" "$TMP/a-pack/sjf/jobs.csv"; then

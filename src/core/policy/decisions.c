@@ -17,6 +17,8 @@ int eco_decisions_init(struct eco_decisions *d, struct eco_freemap *fm,
 
 void eco_decisions_fini(struct eco_decisions *d)
 {
+    if (d->placement && d->placement->plan_free)
+        d->placement->plan_free(d->plan_state);
     free(d->starts);
     free(d->start_allocs);
     free(d->start_alloc_off);
@@ -48,9 +50,18 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
+/* The placement's plan when it made one for this pass, else its one-job rule. */
+static int place_job(struct eco_decisions *d, uint32_t job)
+{
+    if (d->plan_state && d->placement->place_planned)
+        return d->placement->place_planned(d->plan_state, d->fm, d->jobs, job, d->scratch,
+                                           d->cap_scratch);
+    return d->placement->place(d->fm, &d->jobs[job], d->scratch, d->cap_scratch);
+}
+
 int eco_decisions_fits(struct eco_decisions *d, uint32_t job)
 {
-    int n = d->placement->place(d->fm, &d->jobs[job], d->scratch, d->cap_scratch);
+    int n = place_job(d, job);
     if (n == -EAGAIN)
         return 0;
     return n < 0 ? n : 1;
@@ -58,7 +69,7 @@ int eco_decisions_fits(struct eco_decisions *d, uint32_t job)
 
 int eco_decisions_start(struct eco_decisions *d, uint32_t job)
 {
-    int n = d->placement->place(d->fm, &d->jobs[job], d->scratch, d->cap_scratch);
+    int n = place_job(d, job);
     if (n < 0)
         return n;
     if (d->admit && !d->admit(d->admit_ctx, job, d->scratch, (size_t)n))

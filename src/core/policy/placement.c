@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <strings.h>
 #include "ecosched/policy.h"
+#include "ecosched/place.h"
 #include "ecosched/power.h"
 
 enum fit_mode { FIT_BEST, FIT_WORST, FIT_FIRST };
@@ -490,9 +491,42 @@ static const struct eco_placement_ops first_fit_ops = {
     .place = place_first_fit,
 };
 
+/* ---- pso, pso-basic: the queue of each pass placed as a batch (placement_batch.c) ---------- */
+
+static int plan_pso(void **state, const struct eco_freemap *fm, const struct eco_job *jobs,
+                    const uint32_t *queue, size_t n, uint64_t seed)
+{
+    return eco_placement_batch_plan(state, fm, jobs, queue, n, seed, eco_pl_algo_find("pso"), 0);
+}
+
+static int plan_pso_basic(void **state, const struct eco_freemap *fm, const struct eco_job *jobs,
+                          const uint32_t *queue, size_t n, uint64_t seed)
+{
+    return eco_placement_batch_plan(state, fm, jobs, queue, n, seed,
+                                    eco_pl_algo_find("pso-basic"), 0);
+}
+
+static const struct eco_placement_ops pso_ops = {
+    .name = "pso",
+    .summary = "the queue of each pass placed as a batch by the improved discrete PSO (fewest "
+               "nodes touched); best fit where the plan no longer fits",
+    .place = place_pack,
+    .plan = plan_pso,
+    .place_planned = eco_placement_batch_place,
+    .plan_free = eco_placement_batch_free,
+};
+static const struct eco_placement_ops pso_basic_ops = {
+    .name = "pso-basic",
+    .summary = "as pso with the standard discrete PSO",
+    .place = place_pack,
+    .plan = plan_pso_basic,
+    .place_planned = eco_placement_batch_place,
+    .plan_free = eco_placement_batch_free,
+};
+
 static const struct eco_placement_ops *const placements[] = {
-    &pack_ops, &pool_ops, &spread_ops, &first_fit_ops, &energy_ops,
-    &ffd_ops,  &bfd_ops,  &dot_ops,    &fgd_ops,       NULL,
+    &pack_ops, &pool_ops, &spread_ops, &first_fit_ops, &energy_ops, &ffd_ops,
+    &bfd_ops,  &dot_ops,  &fgd_ops,    &pso_ops,      &pso_basic_ops, NULL,
 };
 
 const struct eco_placement_ops *const *eco_placement_all(void)
