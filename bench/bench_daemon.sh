@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# GPU-server daemon benchmarks of issue 5, called by bench/run.sh: submissions per second
+# GPU-server daemon benchmarks, called by bench/run.sh: submissions per second
 # through the unix socket, a scheduling pass with 10,000 queued jobs on 8 GPUs, idle CPU with
 # 1 s telemetry. Prints a Markdown table of figures and targets; never fails on a figure.
 # Runs ecoschedd on the fake NVML platform in a temporary directory. Usage: bench_daemon.sh BUILD

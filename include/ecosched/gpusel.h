@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* GPU choice on one GPU server by live status (issue 5 point 2): per-GPU state fed by sensor
+/* GPU choice on one GPU server by live status: per-GPU state fed by sensor
  * samples (averaged utilisation, memory, hysteresis, in-flight reservations) and the
  * strategies that pick GPUs from it (docs/policies/gpu-selection.md). Pure: time is passed
  * in, no clocks, no I/O, no globals; shared by the daemon and the simulator. */

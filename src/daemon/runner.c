@@ -21,7 +21,7 @@
 /* Default search path when the job's environment has no PATH; glibc's execvp uses the
  * same idea (confstr _CS_PATH), with /usr/local/bin added as most distributions do. */
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
-/* Output files: readable by the job's group, not by others (the brief for issue 5). */
+/* Output files: readable by the job's group, not by others. */
 #define OUTPUT_MODE 0640
 /* The exit status of a child that failed before exec, as a shell reports "not run". */
 #define EXIT_NOT_RUN 127

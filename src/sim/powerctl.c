@@ -13,7 +13,7 @@
 #include "ecosched/rng.h"
 #include "engine_internal.h"
 
-/* Defaults of the ground truth (issue-level defaults, docs/policies/powercap.md). */
+/* Defaults of the ground truth (docs/policies/powercap.md). */
 #define DEFAULT_PERIOD_S 1.0
 #define DEFAULT_NOISE_POWER 0.02
 #define DEFAULT_NOISE_SPEED 0.01

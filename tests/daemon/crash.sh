@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Crash test of issue 5: a 500-job workload of short jobs, submitted in bursts through the CLI
+# Crash test of ecoschedd: a 500-job workload of short jobs, submitted in bursts through the CLI
 # by a background loop, while ecoschedd is killed with SIGKILL at 50+ random moments and
 # restarted each time. Once everything has settled: every job the CLI got an id for is listed
 # exactly once by `ecosched ls --json`, every listed job is in a final state, no command ran
