@@ -5,7 +5,6 @@
  * energy; the epilog ends it there, restores the limits and, with --gpu-energy, appends the
  * energy to the job's output. Failures are logged and never fail the prolog (a failing prolog
  * drains the node). docs/slurm.md. */
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -21,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "ecosched/platform.h"
+#include "slurm_int.h"
 
 SPANK_PLUGIN(ecosched, 1);
 
@@ -168,66 +168,24 @@ static unsigned parse_gpus(const char *s, unsigned *out, unsigned cap)
     return n;
 }
 
-struct buf {
-    char *data;
-    size_t len;
-};
-
-static size_t on_data(char *p, size_t size, size_t n, void *ud)
-{
-    struct buf *b = ud;
-    char *d = realloc(b->data, b->len + size * n + 1);
-    if (!d)
-        return 0;
-    memcpy(d + b->len, p, size * n);
-    b->data = d;
-    b->len += size * n;
-    d[b->len] = '\0';
-    return size * n;
-}
-
 /* POST `body` to the node daemon; the JSON answer (caller's) or NULL with why in msg. */
 static json_t *post(const struct cfg *c, const char *path, const char *body, long *status,
                     char *msg, size_t cap)
 {
-    struct buf b = {0};
-    char url[256];
-    json_t *out = NULL;
-    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
-    CURL *h = curl_easy_init();
-    *status = 0;
-    if (!h) {
-        snprintf(msg, cap, "cannot initialise libcurl");
-        goto done;
-    }
-    snprintf(url, sizeof url, "http://localhost%s", path);
-    curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->socket);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    CURLcode rc = curl_easy_perform(h);
-    if (rc != CURLE_OK) {
-        snprintf(msg, cap, "ecoschedd on %s: %s", c->socket, curl_easy_strerror(rc));
-        goto done;
-    }
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-    out = b.data ? json_loads(b.data, 0, NULL) : NULL;
-    if (*status >= 300 || !out) {
+    char why[512];
+    json_t *out = eco_http_json(c->socket, path, body, c->timeout_s * 1000L, status, why,
+                                sizeof why);
+    if (out && *status < 300)
+        return out;
+    if (out || *status) {
         const char *e = json_string_value(json_object_get(out, "error"));
         snprintf(msg, cap, "ecoschedd on %s: HTTP %ld: %s", c->socket, *status,
                  e ? e : "no JSON answer");
-        json_decref(out);
-        out = NULL;
+    } else {
+        snprintf(msg, cap, "ecoschedd on %s", why); /* why: "SOCKET: what curl says" */
     }
-done:
-    curl_easy_cleanup(h);
-    curl_slist_free_all(hdr);
-    free(b.data);
-    return out;
+    json_decref(out);
+    return NULL;
 }
 
 /* Opens the configured platform (the fake one finds its state file through the environment). */
