@@ -9,6 +9,9 @@
 #define ECO_EXIT_FAIL 1
 #define ECO_EXIT_USAGE 2
 
+/* mkdir -p DIR (mode 0777 before the umask): 0 or -errno (cmd_sim.c). */
+int eco_cli_mkdir_p(const char *dir);
+
 int eco_cmd_sim(int argc, char **argv);
 /* `sim --consolidation`: container consolidation (cmd_consol.c). */
 int eco_cmd_sim_consolidation(int argc, char **argv);

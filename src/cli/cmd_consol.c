@@ -237,23 +237,6 @@ static int resolve(const char *list, const struct eco_consol_ops **pol, size_t *
     return 0;
 }
 
-static int mkdirs(const char *dir)
-{
-    char buf[4096];
-    if (strlen(dir) >= sizeof buf)
-        return -ENAMETOOLONG;
-    strcpy(buf, dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    return mkdir(buf, 0777) && errno != EEXIST ? -errno : 0;
-}
-
 static FILE *open_out(const char *dir, const char *name, const char *file)
 {
     char path[4400];
@@ -261,7 +244,7 @@ static FILE *open_out(const char *dir, const char *name, const char *file)
         snprintf(path, sizeof path, "%s/%s", dir, name);
     else
         snprintf(path, sizeof path, "%s", dir);
-    if (mkdirs(path)) {
+    if (eco_cli_mkdir_p(path)) {
         eco_cli_err("sim: cannot create %s: %s", path, strerror(errno));
         return NULL;
     }

@@ -288,7 +288,7 @@ static void warn_cb(void *ctx, const char *msg)
         eco_cli_err("warning: %s", msg);
 }
 
-static int mkdir_p(const char *dir)
+int eco_cli_mkdir_p(const char *dir)
 {
     char buf[4096];
     if (strlen(dir) >= sizeof buf)
@@ -481,7 +481,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
                 eco_cli_err("sim: --out: path too long");
                 return ECO_EXIT_USAGE;
             }
-            int rc = mkdir_p(dir);
+            int rc = eco_cli_mkdir_p(dir);
             if (rc) {
                 eco_cli_err("sim: cannot create output directory %s: %s", dir, strerror(-rc));
                 return ECO_EXIT_FAIL;
