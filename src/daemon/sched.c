@@ -515,7 +515,6 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
     struct eco_error err = {{0}};
     char **argv = NULL, **env = NULL;
     int gate[2] = {-1, -1};
-    account_all(d, ecod_mono()); /* what the GPUs used so far belongs to the jobs before */
     struct ecod_run *r = add_run(d);
     if (!r) {
         ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
@@ -608,7 +607,10 @@ out:
 }
 
 /* Starts the jobs the queue policy picks (docs/daemon/README.md, "Queue order"). */
-static void start_queued(struct ecod *d, double mono)
+/* `accounted`: the GPUs' energy was accounted in this pass already, so the jobs started now
+ * begin from that reading; otherwise it is accounted once before the first start (what the
+ * GPUs used so far belongs to the jobs before). */
+static void start_queued(struct ecod *d, double mono, bool accounted)
 {
     struct ecod_start *st = NULL;
     size_t n = 0;
@@ -634,6 +636,9 @@ static void start_queued(struct ecod *d, double mono)
             if (eco_store_cancel(d->store, j.id, ecod_now(), why, NULL, &err) < 0)
                 ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
         } else {
+            if (!accounted)
+                account_all(d, ecod_mono());
+            accounted = true;
             launch(d, &j, st[i].gpus, st[i].n_gpus);
         }
         eco_store_job_fini(&j);
@@ -683,7 +688,7 @@ void ecod_sched_pass(struct ecod *d)
     }
     size_t queued = ecod_queue_len(d);
     double t0 = ecod_mono();
-    start_queued(d, mono);
+    start_queued(d, mono, sample);
     double t1 = ecod_mono(), took = t1 - mono;
     d->pass.queue_sum_s += t1 - t0;
     if (t1 - t0 > d->pass.queue_max_s)
