@@ -140,14 +140,18 @@ void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf,
 
 /* The loopback TCP listener's bearer token and the identity its clients act with: the token
  * file's owner (tcp.c). */
+/* Longest token accepted: 255 characters (docs/daemon/README.md, tcp_token_file), room enough
+ * for any base64 or hex secret and within the CLI's header buffer (cmd_client.c). */
+#define ECOD_TCP_TOKEN_MAX 255
 struct ecod_tcp_auth {
-    char token[256];
+    char token[ECOD_TCP_TOKEN_MAX + 1];
     size_t token_len;
     uid_t uid;
     gid_t gid;
 };
 /* Binds and listens on tcp_listen (a loopback HOST:PORT) after reading the token file (it
- * must be a regular file readable by its owner only). The fd, or < 0 and err. */
+ * must be a regular file readable by its owner only; a FIFO or device is refused without
+ * blocking). The fd, or < 0 and err. */
 int ecod_tcp_listen(const char *hostport, const char *token_file, struct ecod_tcp_auth *auth,
                     struct eco_error *err);
 /* Whether an Authorization header value is "Bearer TOKEN" with the right token. */
