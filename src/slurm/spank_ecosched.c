@@ -422,7 +422,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     bool want_energy = spank_option_getopt(sp, &opt_energy, NULL) == ESPANK_SUCCESS;
     if ((want_energy || refused) && job_stdout(j.id, out, sizeof out) == 0) {
         if (refused) { /* the prolog's output is not the job's: say it here */
-            char rl[600];
+            char rl[sizeof node + sizeof range + 48]; /* prefix, node, reason */
             snprintf(rl, sizeof rl, "ecosched: job %u on %s: %s\n", j.id, node, range);
             append_as_user(&j, out, rl);
         }
