@@ -63,6 +63,12 @@ expect 2 "nul.csv:2: NUL byte at column 3" -- sim --trace "$T/nul.csv" --cluster
 printf '%s\nj1,0,10,1\nj2,0,10,1\n' "$H" | gzip -c > "$T/nul.csv.gz"
 printf 'job_id,sub\000mit_s,duration_s,gpus\nj1,0,10,1\n' | gzip -c > "$T/nulh.csv.gz"
 expect 2 "nulh.csv.gz:1: NUL byte at column 11" -- sim --trace "$T/nulh.csv.gz" --cluster 1x8
+printf 'time_s,watts\n0,3000\000\n3600,2000\n' > "$T/budget_nul.csv"
+expect 2 "budget_nul.csv:2: NUL byte at column 7" -- sim --trace "$T/good.csv" --cluster 1x8 --power-budget-file "$T/budget_nul.csv"
+printf 'time_s,watts\n0,1e300\n' > "$T/budget_big.csv"
+expect 2 "budget_big.csv:2: column 'watts': '1e300' is outside 0..1e15 W" -- sim --trace "$T/good.csv" --cluster 1x8 --power-budget-file "$T/budget_big.csv"
+printf 'time_s,watts\n1e300,1000\n' > "$T/budget_late.csv"
+expect 2 "budget_late.csv:2: column 'time_s': '1e300' is not a number in 0..1e10 s" -- sim --trace "$T/good.csv" --cluster 1x8 --power-budget-file "$T/budget_late.csv"
 
 # point 16: period flags bounded, also against the trace's span; empty traces, repeated ids
 expect 2 "--sample-s: '1e-9' is below the minimum 1 s" -- sim --trace "$T/good.csv" --cluster 1x8 --sample-s 1e-9
