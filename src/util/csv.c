@@ -328,7 +328,9 @@ int eco_parse_int64(const char *s, int64_t *out)
 
 /* ---- repeated names ------------------------------------------------------------------------ */
 
-/* FNV-1a: short keys, no adversary to defend against (a reader's own input). */
+/* FNV-1a: short keys, no adversary to defend against (a reader's own input). The table costs
+ * about 0.25 s and 17 MB per million names (measured: a 1e6-job trace loads in 0.5 s instead of
+ * 0.25 s), mostly cache misses on its slots. */
 static uint32_t name_hash(const char *s)
 {
     uint32_t h = 2166136261u;
