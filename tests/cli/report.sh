@@ -64,7 +64,8 @@ check "no external asset" sh -c "! grep -Eiq '(src|href)=\"?(https?:)?//' '$T/cm
 mkdir -p "$T/bad"
 expect 2 "$T/nope" report "$T/nope"
 expect 2 "no summary.json" report "$T/bad"
-expect 2 "give --out too" $SIM --report "$T/x.html"
+expect 0 "fifo" $SIM --report "$T/x.html"
+check "--report without --out writes the report" test -s "$T/x.html"
 expect 2 "-o FILE.html" report "$T/cmp" "$T/cap"
 expect 2 "unknown option '--bogus'" report --bogus "$T/cmp"
 expect 0 "usage: ecosched report" report --help
