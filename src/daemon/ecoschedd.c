@@ -261,6 +261,27 @@ static int parse_args(int argc, char **argv, struct opts *o)
     return 0;
 }
 
+/* A killed daemon's listening socket stays open, and connectable, in a job it was forking at
+ * that moment until the job execs (the socket is close-on-exec): milliseconds. A socket that
+ * still accepts after CLAIM_TRIES x CLAIM_WAIT_NS = 2 s is a live daemon's. */
+#define CLAIM_TRIES 40
+#define CLAIM_WAIT_NS 50000000L
+
+/* 1 when a connection to the socket succeeds, 0 when it is refused (nobody listens), or a
+ * negative errno. */
+static int connects(const struct sockaddr_un *sa)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+    if (fd < 0)
+        return -errno;
+    if (connect(fd, (const struct sockaddr *)sa, sizeof *sa) == 0)
+        rc = 1;
+    else
+        rc = errno == ECONNREFUSED ? 0 : -errno;
+    close(fd);
+    return rc;
+}
+
 /* Makes the socket path free to bind: nothing there, or a stale socket file (connecting is
  * refused: no daemon listens), which is removed. Returns 0, or fails, removing nothing, when a
  * daemon answers there (-EADDRINUSE) or the path is not a socket (-EEXIST). */
@@ -268,7 +289,7 @@ static int claim_socket(const char *path, struct eco_error *err)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     struct stat st;
-    int fd = -1, rc = 0;
+    int rc = 0;
     if (strlen(path) >= sizeof sa.sun_path) {
         rc = eco_error_set(err, "%s: socket path too long (max %zu bytes)", path,
                            sizeof sa.sun_path - 1);
@@ -287,22 +308,17 @@ static int claim_socket(const char *path, struct eco_error *err)
         eco_error_set(err, "%s: exists and is not a socket (left as it is)", path);
         goto out;
     }
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        rc = -errno;
-        eco_error_set(err, "%s: socket: %s", path, strerror(errno));
-        goto out;
-    }
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+    for (int i = 0; (rc = connects(&sa)) == 1 && i < CLAIM_TRIES; i++)
+        nanosleep(&(struct timespec){.tv_nsec = CLAIM_WAIT_NS}, NULL);
+    if (rc == 1) {
         rc = -EADDRINUSE;
         eco_error_set(err, "%s: another ecoschedd is running there (it answers on the socket; "
                            "stop it first)", path);
         goto out;
     }
-    if (errno != ECONNREFUSED) {
-        rc = -errno;
+    if (rc < 0) {
         eco_error_set(err, "%s: cannot tell whether a daemon listens there: %s", path,
-                      strerror(errno));
+                      strerror(-rc));
         goto out;
     }
     if (unlink(path) < 0 && errno != ENOENT) {
@@ -312,8 +328,6 @@ static int claim_socket(const char *path, struct eco_error *err)
     }
     ECOD_LOG(ECOD_INFO, "main", "%s: removed a stale socket (no daemon listens on it)", path);
 out:
-    if (fd >= 0)
-        close(fd);
     return rc;
 }
 

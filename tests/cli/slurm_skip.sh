@@ -20,7 +20,8 @@ PATH="$T/bin:$PATH" ECO_TEST_CGROUP_DIR="$T/nocgroup" timeout 60 sh "$SRC/tests/
     "$ECO" "$ECO" "$ECO" "$ECO" "$T/spank.so" "$ECO" "$SRC" >"$T/out" 2>&1
 rc=$?
 fail=0
-[ "$rc" -eq 77 ] || { echo "FAIL: slurm.sh without a cgroup mount: exit $rc, want 77"; fail=$((fail + 1)); }
+[ "$rc" -eq 77 ] ||
+    { echo "FAIL: slurm.sh without a cgroup mount: exit $rc, want 77"; fail=$((fail + 1)); }
 grep -q "^SKIP: no cgroup filesystem mounted on $T/nocgroup" "$T/out" ||
     { echo "FAIL: the skip does not give the reason:"; cat "$T/out"; fail=$((fail + 1)); }
 echo "slurm_skip: $((2 - fail)) passed, $fail failed"
