@@ -1,17 +1,66 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Installs the Debian packages ecosched needs to build and test, only those missing.
+# Installs the Debian packages ecosched needs, only those missing: `setup.sh demo` the build
+# and run-time set (what `make demo` needs), `setup.sh check` that set plus the test tools.
+# promtool comes out of the `prometheus` .deb into .tools/bin: no Prometheus server is installed.
 set -eu
-PKGS="gcc make cmake pkg-config zlib1g-dev libjansson-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl prometheus libslurm-dev libglpk-dev chromium socat"
+# Build and run time: the compiler, make, CMake and the libraries the binaries link.
+# (libcurl: the CLI's and the SPANK plugin's HTTP client; libmicrohttpd: ecoschedd's server.)
+DEMO_PKGS="gcc libc6-dev make cmake pkg-config zlib1g-dev libjansson-dev libsqlite3-dev
+libmicrohttpd-dev libcurl4-openssl-dev libglpk-dev"
+# Test only: cmocka (unit tests), curl and socat (daemon tests), chromium (report and live-page
+# tests), libslurm-dev (the SPANK plugin and the Slurm test), man-db (`man -l` of the man pages
+# in the install test). The Slurm test installs munge and the Slurm daemons itself.
+TEST_PKGS="libcmocka-dev curl socat chromium libslurm-dev man-db"
+# promtool (tests/daemon/metrics.sh) is taken from this package, unpacked, never installed.
+PROMTOOL_DEB=prometheus
+
+what="${1:-check}"
+case "$what" in
+demo) pkgs="$DEMO_PKGS" ;;
+check) pkgs="$DEMO_PKGS $TEST_PKGS" ;;
+*) echo "usage: sh scripts/setup.sh demo|check" >&2; exit 2 ;;
+esac
+cd "$(dirname "$0")/.."
+TOOLS="$(pwd)/.tools/bin"
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || {
+        echo "setup: not root and no sudo: run as root to install packages" >&2; exit 1; }
+    SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+updated=""
+apt_update() {
+    [ -n "$updated" ] && return 0
+    $SUDO apt-get update -qq
+    updated=1
+}
+
 missing=""
-for p in $PKGS; do
+for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
-echo "setup: installing missing Debian packages:$missing"
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-# shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing
+if [ -n "$missing" ]; then
+    echo "setup: installing missing Debian packages:$missing"
+    apt_update
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y -qq --no-install-recommends $missing
+fi
+
+# promtool without the Prometheus server (whose package starts a service on :9090): the
+# binary alone, out of the package, into .tools/bin (tests look there after PATH).
+if [ "$what" = check ] && ! command -v promtool >/dev/null && [ ! -x "$TOOLS/promtool" ]; then
+    echo "setup: unpacking promtool from the Debian package $PROMTOOL_DEB into .tools/bin"
+    apt_update
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    # apt-get download writes into the current directory as the user _apt when it can
+    chmod 0777 "$tmp"
+    (cd "$tmp" && apt-get download -qq "$PROMTOOL_DEB")
+    dpkg-deb -x "$tmp"/"$PROMTOOL_DEB"_*.deb "$tmp/x"
+    mkdir -p "$TOOLS"
+    cp "$tmp/x/usr/bin/promtool" "$TOOLS/promtool"
+    "$TOOLS/promtool" --version >/dev/null
+fi

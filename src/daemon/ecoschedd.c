@@ -261,18 +261,84 @@ static int parse_args(int argc, char **argv, struct opts *o)
     return 0;
 }
 
-/* Creates, binds (mode 0660) and listens on the unix socket. A socket file left by a dead
- * daemon is replaced; one a live daemon answers on is not. */
+/* A killed daemon's listening socket stays open, and connectable, in a job it was forking at
+ * that moment until the job execs (the socket is close-on-exec): milliseconds. A socket that
+ * still accepts after CLAIM_TRIES x CLAIM_WAIT_NS = 2 s is a live daemon's. */
+#define CLAIM_TRIES 40
+#define CLAIM_WAIT_NS 50000000L
+
+/* 1 when a connection to the socket succeeds, 0 when it is refused (nobody listens), or a
+ * negative errno. */
+static int connects(const struct sockaddr_un *sa)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+    if (fd < 0)
+        return -errno;
+    if (connect(fd, (const struct sockaddr *)sa, sizeof *sa) == 0)
+        rc = 1;
+    else
+        rc = errno == ECONNREFUSED ? 0 : -errno;
+    close(fd);
+    return rc;
+}
+
+/* Makes the socket path free to bind: nothing there, or a stale socket file (connecting is
+ * refused: no daemon listens), which is removed. Returns 0, or fails, removing nothing, when a
+ * daemon answers there (-EADDRINUSE) or the path is not a socket (-EEXIST). */
+static int claim_socket(const char *path, struct eco_error *err)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    struct stat st;
+    int rc = 0;
+    if (strlen(path) >= sizeof sa.sun_path) {
+        rc = eco_error_set(err, "%s: socket path too long (max %zu bytes)", path,
+                           sizeof sa.sun_path - 1);
+        goto out;
+    }
+    strcpy(sa.sun_path, path);
+    if (lstat(path, &st) < 0) {
+        if (errno != ENOENT) {
+            rc = -errno;
+            eco_error_set(err, "%s: %s", path, strerror(errno));
+        }
+        goto out;
+    }
+    if (!S_ISSOCK(st.st_mode)) {
+        rc = -EEXIST;
+        eco_error_set(err, "%s: exists and is not a socket (left as it is)", path);
+        goto out;
+    }
+    for (int i = 0; (rc = connects(&sa)) == 1 && i < CLAIM_TRIES; i++)
+        nanosleep(&(struct timespec){.tv_nsec = CLAIM_WAIT_NS}, NULL);
+    if (rc == 1) {
+        rc = -EADDRINUSE;
+        eco_error_set(err, "%s: another ecoschedd is running there (it answers on the socket; "
+                           "stop it first)", path);
+        goto out;
+    }
+    if (rc < 0) {
+        eco_error_set(err, "%s: cannot tell whether a daemon listens there: %s", path,
+                      strerror(-rc));
+        goto out;
+    }
+    if (unlink(path) < 0 && errno != ENOENT) {
+        rc = -errno;
+        eco_error_set(err, "%s: cannot remove the stale socket: %s", path, strerror(errno));
+        goto out;
+    }
+    ECOD_LOG(ECOD_INFO, "main", "%s: removed a stale socket (no daemon listens on it)", path);
+out:
+    return rc;
+}
+
+/* Creates, binds (mode 0660) and listens on the unix socket (claim_socket() first). */
 static int listen_unix(const struct opts *o, struct eco_error *err)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     int fd = -1, rc = 0;
     char dir[sizeof sa.sun_path];
-    if (strlen(o->socket) >= sizeof sa.sun_path) {
-        rc = eco_error_set(err, "%s: socket path too long (max %zu bytes)", o->socket,
-                           sizeof sa.sun_path - 1);
+    if ((rc = claim_socket(o->socket, err)) < 0)
         goto out;
-    }
     strcpy(sa.sun_path, o->socket);
     strcpy(dir, o->socket);
     if (mkdir(dirname(dir), 0755) < 0 && errno != EEXIST) {
@@ -280,15 +346,6 @@ static int listen_unix(const struct opts *o, struct eco_error *err)
         eco_error_set(err, "%s: cannot create its directory: %s", o->socket, strerror(errno));
         goto out;
     }
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)) {
-        rc = fd < 0 ? -errno : -EADDRINUSE;
-        eco_error_set(err, "%s: %s", o->socket,
-                      fd < 0 ? strerror(errno) : "another daemon is listening there");
-        goto out;
-    }
-    close(fd);
-    unlink(o->socket);
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     mode_t old = umask(0117);
     int b = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof sa);
@@ -519,7 +576,9 @@ int main(int argc, char **argv)
         ECOD_LOG(ECOD_ERR, "main", "%s: %s", o.state_dir, strerror(errno));
         goto out;
     }
-    if (setup_signals(&err) < 0 || open_platform(&o, &d, &err) < 0 ||
+    /* before the store and the GPUs are touched: a daemon already serving there owns them */
+    if (claim_socket(o.socket, &err) < 0 || setup_signals(&err) < 0 ||
+        open_platform(&o, &d, &err) < 0 ||
         eco_store_open(d.db_path, &d.store, &err) < 0 || ecod_sched_init(&d, &o.sel, &err) < 0) {
         ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
         goto out;

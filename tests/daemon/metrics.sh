@@ -4,12 +4,14 @@
 # and says what the daemon knows: one sample per GPU for each GPU metric, job counts per state,
 # the energy of a job that ran, the Content-Type of text format 0.0.4.
 . "$(dirname "$0")/common.shlib"
-# promtool and curl are installed by scripts/setup.sh (Debian packages prometheus and curl):
-# missing, this test fails rather than passing without checking anything.
+# curl and promtool come with scripts/setup.sh check (promtool unpacked from the Debian package
+# prometheus into .tools/bin, found there after PATH): missing, this test fails rather than
+# passing without checking anything.
+PATH="$PATH:$SRC/.tools/bin"
 for tool in promtool curl; do
     command -v "$tool" >/dev/null || {
-        echo "FAIL: $tool not found (install the Debian package $([ $tool = promtool ] &&
-            echo prometheus || echo curl), as scripts/setup.sh does)"
+        echo "FAIL: $tool not found (sh scripts/setup.sh check installs it$([ $tool = promtool ] &&
+            echo ' from the Debian package prometheus, into .tools/bin'))"
         exit 1
     }
 done

@@ -8,12 +8,19 @@
 # prolog and epilog, the power controller holding the fake GPUs' power
 # under a budget that steps down, and a node daemon killed mid-run harming no job.
 # Arguments: ECOSCHED ECOSCHEDD FAKE_NVML_LIB FAKE_GPU_RUN SPANK_SO FAKE_NVML_PLAIN SOURCE_DIR.
-# Needs root; installs the Slurm packages when missing; stops everything it starts by PID.
+# Needs root and a mounted /sys/fs/cgroup (else skipped, exit 77, the reason printed);
+# installs the Slurm packages when missing; stops everything it starts by PID.
 set -u
 ECO="$1"; ECOD="$2"; FAKE_LIB="$3"; FAKE_RUN="$4"; SPANK="$5"; FAKE_PLAIN="$6"
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (starts munged, slurmctld and slurmd as root)"
 [ -f "$SPANK" ] || skip "SPANK plugin not built (slurm/spank.h was missing at configure)"
+# slurmd sets up its cgroup plugin even with proctrack/linuxproc and task/none, and will not
+# start without a cgroup filesystem on /sys/fs/cgroup (a chroot, some containers).
+# ECO_TEST_CGROUP_DIR stands in for it in tests/cli/slurm_skip.sh.
+CGROUP_DIR="${ECO_TEST_CGROUP_DIR:-/sys/fs/cgroup}"
+mountpoint -q "$CGROUP_DIR" 2>/dev/null ||
+    skip "no cgroup filesystem mounted on $CGROUP_DIR (slurmd refuses to start without one)"
 need=""
 for p in munge slurmctld slurmd slurm-client; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
