@@ -433,28 +433,6 @@ static void ready(int fd)
     close(fd);
 }
 
-/* `ecoschedd --gate FD -- CMD [ARGS...]`: what every job execs first (internal). It waits
- * for the daemon to write "1" on FD once the store says the job runs, then becomes CMD (same
- * PID); when the daemon died before that (EOF), it exits 125 without running CMD. */
-static int gate_main(int argc, char **argv)
-{
-    char c = 0;
-    ssize_t n;
-    if (argc < 5 || strcmp(argv[3], "--")) {
-        fprintf(stderr, "ecoschedd: --gate FD -- CMD [ARGS...] is for the daemon's own use\n");
-        return 125;
-    }
-    int fd = atoi(argv[2]);
-    while ((n = read(fd, &c, 1)) < 0 && errno == EINTR)
-        ;
-    close(fd);
-    if (n != 1 || c != '1')
-        return 125;
-    execvp(argv[4], argv + 4);
-    fprintf(stderr, "ecoschedd: cannot run '%s': %s\n", argv[4], strerror(errno));
-    return errno == ENOENT ? 127 : 126;
-}
-
 static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
 {
     int epfd = MHD_get_daemon_info(m, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd;
@@ -499,8 +477,6 @@ int main(int argc, char **argv)
     struct ecod_listener unix_l = {0}, tcp_l = {0};
     struct ecod_tcp_auth tcp_auth = {0};
     char fake_buf[4096];
-    if (argc > 1 && !strcmp(argv[1], "--gate"))
-        return gate_main(argc, argv);
     int fd = -1, rc = load_config(argc, argv, &o), status = 1;
     if (rc == 0)
         rc = parse_args(argc, argv, &o);
@@ -508,13 +484,8 @@ int main(int argc, char **argv)
         return rc == 1 ? 0 : 2;
     int ready_fd = detach(o.foreground);
     d.state_dir = o.state_dir;
+    d.fake_run_fd = -1;
     snprintf(d.db_path, sizeof d.db_path, "%s/jobs.db", o.state_dir);
-    ssize_t len = readlink("/proc/self/exe", d.self_exe, sizeof d.self_exe - 1);
-    if (len <= 0) {
-        ECOD_LOG(ECOD_ERR, "main", "/proc/self/exe: %s", strerror(errno));
-        goto out;
-    }
-    d.self_exe[len] = '\0';
     if (mkdir(o.state_dir, 0755) < 0 && errno != EEXIST) {
         ECOD_LOG(ECOD_ERR, "main", "%s: %s", o.state_dir, strerror(errno));
         goto out;
@@ -529,6 +500,13 @@ int main(int argc, char **argv)
         ECOD_LOG(ECOD_WARN, "main",
                  "ecosched-fake-gpu-run not found: jobs will not load the "
                  "fake GPUs");
+    /* jobs exec the wrapper from this descriptor, so their users need not reach its
+     * directory (a build tree in a 0700 home) */
+    if (d.fake_run && (d.fake_run_fd = open(d.fake_run, O_RDONLY | O_CLOEXEC)) < 0) {
+        ECOD_LOG(ECOD_WARN, "main", "%s: %s: jobs will not load the fake GPUs", d.fake_run,
+                 strerror(errno));
+        d.fake_run = NULL;
+    }
     ecod_sched_recover(&d);
     ecod_sched_reconcile_limits(&d);
     if (ecod_queue_create(&d, o.queue_policy, &err) < 0 || ecod_sched_load_queue(&d, &err) < 0) {
@@ -570,6 +548,8 @@ out:
     if (fd >= 0)
         close(fd);
     ecod_sched_fini(&d);
+    if (d.fake_run_fd >= 0)
+        close(d.fake_run_fd);
     eco_store_close(d.store);
     eco_platform_close(d.platform);
     if (ready_fd >= 0)

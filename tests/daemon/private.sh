@@ -1,0 +1,66 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The job start path and the daemon's private files, with ecoschedd run from a directory only
+# root can enter (a clone in /root, mode 0700): another user's jobs still run (with and without
+# the fake GPU wrapper), a missing command fails with a reason naming it, jobs inherit no
+# descriptor of the daemon's parent, the store, state directory and output files are private,
+# and a submit's cwd is checked as the submitting user (same answer for a path that exists
+# and one that does not, under a directory the user cannot enter). Needs root and setpriv.
+. "$(dirname "$0")/common.shlib"
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null || ! getent group 65534 >/dev/null ||
+    ! command -v curl >/dev/null; then
+    echo "SKIP: needs root, setpriv, curl and group 65534 (runs jobs as user 65534)"
+    exit 77
+fi
+OTHER="setpriv --reuid=65534 --regid=65534 --clear-groups"
+
+# the daemon and the fake GPU wrapper where only root reaches them; the CLI where all may
+H="$T/home"; mkdir -m 700 "$H"; mkdir -m 755 "$T/pub"
+cp "$ECOD" "$FAKE_RUN" "$H/" && cp "$ECO" "$T/pub/"
+ECOD="$H/$(basename "$ECOD")"; ECO="$T/pub/$(basename "$ECO")"
+export ECOSCHED_FAKE_GPU_RUN="$H/$(basename "$FAKE_RUN")"
+check "nobody cannot reach the daemon's binary" sh -c "! $OTHER test -x '$ECOD'"
+
+# a descriptor the daemon's parent leaves open (fd 7, a root-only file)
+echo "root-only secret" > "$T/secret"; chmod 600 "$T/secret"
+exec 7<"$T/secret"
+start_daemon --socket-group "$(getent group 65534 | cut -d: -f1)"
+exec 7<&-
+chmod 666 "$ECOSCHED_FAKE_NVML_STATE" # the fake GPUs' state: nobody's jobs register on them
+
+# another user's jobs run and exit 0: without GPUs, and wrapped in ecosched-fake-gpu-run
+a=$(cd "$T" && $OTHER "$ECO" submit --gpus 0 -- sh -c 'id -u; ls /proc/$$/fd | tr "\n" " "')
+b=$(cd "$T" && $OTHER "$ECO" submit --gpus 1 -- sh -c 'echo "gpu $CUDA_VISIBLE_DEVICES"')
+$OTHER "$ECO" wait "$a" >/dev/null 2>&1; $OTHER "$ECO" wait "$b" >/dev/null 2>&1
+check "nobody's job ran: done, exit 0 (got $(field "$a" state) $(field "$a" exit_status) \
+$(field "$a" reason); $(cat "$(field "$a" stderr)" 2>/dev/null))" \
+    sh -c "[ '$(field "$a" state)' = done ] && [ '$(field "$a" exit_status)' = 0 ]"
+out=$($OTHER "$ECO" logs "$a")
+check "it ran as uid 65534 ($out)" [ "$(echo "$out" | head -1)" = 65534 ]
+check "it had only fds 0 1 2 open (got '$(echo "$out" | tail -1)')" \
+    [ "$(echo "$out" | tail -1)" = "0 1 2 " ]
+check "nobody's GPU job ran through the wrapper: done, exit 0 (got $(field "$b" state) \
+$(field "$b" exit_status); $(cat "$(field "$b" stderr)" 2>/dev/null))" \
+    sh -c "[ '$(field "$b" state)' = done ] && [ '$(field "$b" exit_status)' = 0 ]"
+check "the GPU job saw its GPU ($($OTHER "$ECO" logs "$b"))" \
+    sh -c "$OTHER '$ECO' logs $b | grep -qx 'gpu [01]'"
+
+# a command that does not exist: failed, exit 127, the reason and the stderr file name it
+c=$(cd "$T" && $OTHER "$ECO" submit --gpus 0 -- eco-no-such-command x)
+$OTHER "$ECO" wait "$c" >/dev/null 2>&1
+why=$(field "$c" reason)
+check "missing command: failed 127 (got $(field "$c" state) $(field "$c" exit_status))" \
+    sh -c "[ '$(field "$c" state)' = failed ] && [ '$(field "$c" exit_status)' = 127 ]"
+check "missing command: the reason names it (got '$why')" \
+    sh -c "printf '%s' '$why' | grep -q \"eco-no-such-command'*: No such file\""
+check "missing command: its stderr says so" \
+    sh -c "$OTHER '$ECO' logs --stderr $c | grep -q 'eco-no-such-command'"
+check "ls shows the reason" sh -c "'$ECO' ls | grep '^ *$c ' | grep -q 'eco-no-such-command'"
+g=$(cd "$T" && $OTHER "$ECO" submit --gpus 1 -- eco-no-such-command)
+$OTHER "$ECO" wait "$g" >/dev/null 2>&1
+check "missing command under the GPU wrapper: failed 127 naming it (got $(field "$g" state) \
+$(field "$g" exit_status) '$(field "$g" reason)')" sh -c "[ '$(field "$g" exit_status)' = 127 ] \
+&& printf '%s' '$(field "$g" reason)' | grep -q eco-no-such-command"
+
+stop_daemon
+finish
