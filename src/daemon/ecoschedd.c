@@ -433,6 +433,65 @@ static void ready(int fd)
     close(fd);
 }
 
+/* Private modes of the state: the store holds every job's environment (API keys included),
+ * so the directory is the daemon's alone and its files are read and written by it only;
+ * users read their outputs through the daemon (`ecosched logs`). */
+#define STATE_DIR_MODE 0700
+#define STATE_FILE_MODE 0600
+
+/* Tightens an existing path to `mode` when group or others have any access; -errno. A path
+ * of another owner, or a sticky directory (/tmp), is shared: -EPERM rather than chmod. */
+static int tighten(const char *path, mode_t mode)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (S_ISLNK(st.st_mode) || !(st.st_mode & 077))
+        return 0; /* a symlink is not followed: the store opens its target, which stays */
+    if (st.st_uid != geteuid() || (st.st_mode & 01000)) /* S_ISVTX, an XSI name */
+        return -EPERM;
+    if (chmod(path, mode) < 0)
+        return -errno;
+    ECOD_LOG(ECOD_WARN, "main", "%s: mode %04o was open to other users: now %04o", path,
+             (unsigned)(st.st_mode & 07777), (unsigned)mode);
+    return 0;
+}
+
+/* The state directory (created 0700, tightened to it when looser) and the store's files
+ * (jobs.db created 0600 before SQLite opens it, so that its -wal and -shm, which SQLite
+ * creates with the database's mode, are 0600 too; existing ones tightened). 0 or -errno. */
+static int private_state(const struct ecod *d, struct eco_error *err)
+{
+    static const char *const SUFFIXES[] = {"", "-wal", "-shm", "-journal"};
+    char path[sizeof d->db_path + 16];
+    int rc = 0;
+    if (mkdir(d->state_dir, STATE_DIR_MODE) < 0 && errno != EEXIST) {
+        rc = -errno;
+        eco_error_set(err, "%s: cannot create: %s", d->state_dir, strerror(errno));
+        goto out;
+    }
+    if ((rc = tighten(d->state_dir, STATE_DIR_MODE)) < 0) {
+        eco_error_set(err, "%s: open to other users and cannot be made private (mode %04o): "
+                           "%s; use a directory of the daemon's own", d->state_dir,
+                      STATE_DIR_MODE, strerror(-rc));
+        goto out;
+    }
+    int fd = open(d->db_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  STATE_FILE_MODE);
+    if (fd >= 0)
+        close(fd); /* an empty file is an empty database to SQLite */
+    for (size_t i = 0; i < sizeof SUFFIXES / sizeof SUFFIXES[0]; i++) {
+        snprintf(path, sizeof path, "%s%s", d->db_path, SUFFIXES[i]);
+        if ((rc = tighten(path, STATE_FILE_MODE)) < 0) {
+            eco_error_set(err, "%s: cannot make it private (mode %04o): %s", path,
+                          STATE_FILE_MODE, strerror(-rc));
+            goto out;
+        }
+    }
+out:
+    return rc;
+}
+
 static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
 {
     int epfd = MHD_get_daemon_info(m, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd;
@@ -486,11 +545,7 @@ int main(int argc, char **argv)
     d.state_dir = o.state_dir;
     d.fake_run_fd = -1;
     snprintf(d.db_path, sizeof d.db_path, "%s/jobs.db", o.state_dir);
-    if (mkdir(o.state_dir, 0755) < 0 && errno != EEXIST) {
-        ECOD_LOG(ECOD_ERR, "main", "%s: %s", o.state_dir, strerror(errno));
-        goto out;
-    }
-    if (setup_signals(&err) < 0 || open_platform(&o, &d, &err) < 0 ||
+    if (setup_signals(&err) < 0 || private_state(&d, &err) < 0 || open_platform(&o, &d, &err) < 0 ||
         eco_store_open(d.db_path, &d.store, &err) < 0 || ecod_sched_init(&d, &o.sel, &err) < 0) {
         ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
         goto out;

@@ -55,8 +55,8 @@ int ecod_sched_init(struct ecod *d, struct eco_gpusel_params *params, struct eco
     int rc = 0;
     snprintf(d->logs_dir, sizeof d->logs_dir, "%s/logs", d->state_dir);
     snprintf(d->run_dir, sizeof d->run_dir, "%s/run", d->state_dir);
-    /* logs: users read their own 0640 files inside, so the directory is searchable */
-    if ((rc = mkdir_p1(d->logs_dir, 0755, err)) < 0 || (rc = mkdir_p1(d->run_dir, 0700, err)) < 0)
+    /* logs: 0700 as the state directory; users read their 0600 outputs through the daemon */
+    if ((rc = mkdir_p1(d->logs_dir, 0700, err)) < 0 || (rc = mkdir_p1(d->run_dir, 0700, err)) < 0)
         goto out;
     d->n_gpus = eco_platform_gpu_count(d->platform);
     if (d->n_gpus > ECO_GPUSEL_MAX_GPUS) {

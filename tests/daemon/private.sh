@@ -62,5 +62,28 @@ check "missing command under the GPU wrapper: failed 127 naming it (got $(field 
 $(field "$g" exit_status) '$(field "$g" reason)')" sh -c "[ '$(field "$g" exit_status)' = 127 ] \
 && printf '%s' '$(field "$g" reason)' | grep -q eco-no-such-command"
 
+# private files: state dir 0700, the store 0600 (with its WAL and shared memory), outputs 0600
+S="$T/state"
+check "state dir is 0700 (got $(stat -c %a "$S"))" [ "$(stat -c %a "$S")" = 700 ]
+for f in jobs.db jobs.db-wal jobs.db-shm; do
+    [ -e "$S/$f" ] || continue
+    check "$f is 0600 (got $(stat -c %a "$S/$f"))" [ "$(stat -c %a "$S/$f")" = 600 ]
+done
+check "jobs.db-wal exists (the store is in WAL mode)" [ -e "$S/jobs.db-wal" ]
+for f in "$(field "$a" stdout)" "$(field "$a" stderr)" "$(field "$c" stderr)"; do
+    check "$f is 0600 and nobody's (got $(stat -c '%a %u' "$f"))" \
+        [ "$(stat -c '%a %u' "$f")" = "600 65534" ]
+done
 stop_daemon
+
+# a looser state dir and store from before are tightened at start
+chmod 755 "$S"; chmod 644 "$S/jobs.db"
+start_daemon
+check "a 0755 state dir is tightened to 0700 (got $(stat -c %a "$S"))" \
+    [ "$(stat -c %a "$S")" = 700 ]
+check "a 0644 jobs.db is tightened to 0600 (got $(stat -c %a "$S/jobs.db"))" \
+    [ "$(stat -c %a "$S/jobs.db")" = 600 ]
+check "the stored jobs are still there" [ "$(field "$a" state)" = done ]
+stop_daemon
+
 finish
