@@ -86,4 +86,25 @@ check "a 0644 jobs.db is tightened to 0600 (got $(stat -c %a "$S/jobs.db"))" \
 check "the stored jobs are still there" [ "$(field "$a" state)" = done ]
 stop_daemon
 
+# cwd is checked as the submitting user: under a root-only directory, a path that exists and
+# one that does not get the same answer (the one for a directory the user cannot enter)
+mkdir -m 700 "$T/vault"; mkdir "$T/vault/exists"
+start_daemon --socket-group "$(getent group 65534 | cut -d: -f1)"
+post_as_nobody() {
+    $OTHER curl -s --unix-socket "$SOCK" -w ' HTTP%{http_code}' -X POST \
+        -H 'Content-Type: application/json' \
+        --data-binary "{\"argv\":[\"true\"],\"cwd\":\"$1\"}" http://localhost/v1/jobs
+}
+e=$(post_as_nobody "$T/vault/exists" | sed "s|$T/vault/exists|CWD|g")
+m=$(post_as_nobody "$T/vault/missing" | sed "s|$T/vault/missing|CWD|g")
+check "cwd under a root-only dir: 400 field cwd (got $e)" \
+    sh -c "printf '%s' '$e' | grep -q 'HTTP400\$' && printf '%s' '$e' | grep -q '\"field\":\"cwd\"'"
+check "the same answer whether it exists or not ('$e' vs '$m')" [ "$e" = "$m" ]
+ok=$(post_as_nobody "$T")
+check "a cwd nobody can enter is accepted (got $ok)" sh -c "printf '%s' '$ok' | grep -q HTTP201"
+r=$(curl -s --unix-socket "$SOCK" -o /dev/null -w '%{http_code}' -X POST \
+    -H 'Content-Type: application/json' \
+    --data-binary "{\"argv\":[\"true\"],\"cwd\":\"$T/vault/exists\"}" http://localhost/v1/jobs)
+check "root may use it (got $r)" [ "$r" = 201 ]
+stop_daemon
 finish
