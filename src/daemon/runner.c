@@ -84,20 +84,48 @@ static void child_fail(int fd, int step, int e)
     _exit(EXIT_NOT_RUN);
 }
 
-/* Every descriptor above stderr is closed on exec: the job must not inherit what the daemon's
- * parent left open (an fd on a root-only file, a socket). Close-on-exec rather than closed, so
- * the report pipe, the gate and the wrapper's fd work until exec. close_range's flag needs
- * Linux 5.11; older kernels get the loop (ENOSYS, or EINVAL for the flag). */
-static void child_close_fds(void)
+/* Closes every descriptor above stderr but the child's own (report pipe, gate, wrapper),
+ * which are close-on-exec: the job must not inherit what the daemon's parent left open (an fd
+ * on a root-only file), and a child waiting at the gate must not hold the daemon's listening
+ * socket or store open after the daemon died. close_range is Linux 5.9; older kernels
+ * (ENOSYS) get the loop up to RLIMIT_NOFILE. */
+static void child_close_fds(const struct child_ctx *c)
 {
-    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
-        return;
-    struct rlimit rl;
-    rlim_t max = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
-    if (max == RLIM_INFINITY || max > INT_MAX)
-        max = INT_MAX;
-    for (rlim_t fd = 3; fd < max; fd++)
-        fcntl((int)fd, F_SETFD, FD_CLOEXEC); /* EBADF for the closed ones */
+    int keep[3], n = 0;
+    keep[n++] = c->fd;
+    if (c->gate >= 0)
+        keep[n++] = c->gate;
+    if (c->wargv && c->spec->wrap_fd > 2)
+        keep[n++] = c->spec->wrap_fd;
+    for (int i = 1; i < n; i++) /* sort the (at most 3) keepers */
+        for (int k = i; k > 0 && keep[k - 1] > keep[k]; k--) {
+            int t = keep[k];
+            keep[k] = keep[k - 1];
+            keep[k - 1] = t;
+        }
+    unsigned lo = 3;
+    int ranged = 1;
+    for (int i = 0; i <= n && ranged; i++) {
+        unsigned hi = i < n ? (unsigned)keep[i] : ~0U; /* close [lo, keep[i]) */
+        if (hi > lo && close_range(lo, i < n ? hi - 1 : ~0U, 0) != 0)
+            ranged = 0;
+        lo = hi + 1;
+    }
+    if (!ranged) {
+        struct rlimit rl;
+        rlim_t max = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+        if (max == RLIM_INFINITY || max > INT_MAX)
+            max = INT_MAX;
+        for (rlim_t fd = 3; fd < max; fd++) {
+            int k = 0;
+            while (k < n && keep[k] != (int)fd)
+                k++;
+            if (k == n)
+                close((int)fd); /* EBADF for the closed ones */
+        }
+    }
+    for (int i = 0; i < n; i++)
+        fcntl(keep[i], F_SETFD, FD_CLOEXEC);
 }
 
 /* Moves fd above stdio (a daemon with 0..2 closed gets them from open/pipe), close-on-exec. */
@@ -265,7 +293,7 @@ static void child_main(const struct child_ctx *c)
     char buf[PATH_MAX];
     if (c->gate_other >= 0)
         close(c->gate_other); /* else the gate would not see EOF when the parent dies */
-    child_close_fds();
+    child_close_fds(c);
     if (setsid() < 0)
         child_fail(c->fd, STEP_SETSID, errno);
     child_signals(c->fd);

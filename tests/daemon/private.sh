@@ -29,7 +29,8 @@ exec 7<&-
 chmod 666 "$ECOSCHED_FAKE_NVML_STATE" # the fake GPUs' state: nobody's jobs register on them
 
 # another user's jobs run and exit 0: without GPUs, and wrapped in ecosched-fake-gpu-run
-a=$(cd "$T" && $OTHER "$ECO" submit --gpus 0 -- sh -c 'id -u; ls /proc/$$/fd | tr "\n" " "')
+# (ls lists the shell's descriptors; no pipeline, whose pipe the shell would hold meanwhile)
+a=$(cd "$T" && $OTHER "$ECO" submit --gpus 0 -- sh -c 'id -u; ls /proc/$$/fd')
 b=$(cd "$T" && $OTHER "$ECO" submit --gpus 1 -- sh -c 'echo "gpu $CUDA_VISIBLE_DEVICES"')
 $OTHER "$ECO" wait "$a" >/dev/null 2>&1; $OTHER "$ECO" wait "$b" >/dev/null 2>&1
 check "nobody's job ran: done, exit 0 (got $(field "$a" state) $(field "$a" exit_status) \
@@ -37,8 +38,8 @@ $(field "$a" reason); $(cat "$(field "$a" stderr)" 2>/dev/null))" \
     sh -c "[ '$(field "$a" state)' = done ] && [ '$(field "$a" exit_status)' = 0 ]"
 out=$($OTHER "$ECO" logs "$a")
 check "it ran as uid 65534 ($out)" [ "$(echo "$out" | head -1)" = 65534 ]
-check "it had only fds 0 1 2 open (got '$(echo "$out" | tail -1)')" \
-    [ "$(echo "$out" | tail -1)" = "0 1 2 " ]
+fds=$(echo "$out" | tail -n +2 | tr '\n' ' ')
+check "it had only fds 0 1 2 open (got '$fds')" [ "$fds" = "0 1 2 " ]
 check "nobody's GPU job ran through the wrapper: done, exit 0 (got $(field "$b" state) \
 $(field "$b" exit_status); $(cat "$(field "$b" stderr)" 2>/dev/null))" \
     sh -c "[ '$(field "$b" state)' = done ] && [ '$(field "$b" exit_status)' = 0 ]"
