@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Job runner: output files, CUDA_VISIBLE_DEVICES, exact environment, errors before exec
- * (without zombies), process-group signals, adoption by start ticks, and the user switch. */
+ * (without zombies), process-group signals, adoption by start ticks, the user switch, the
+ * start gate, the wrapper run from a descriptor, and no inherited descriptors. */
 /* _DEFAULT_SOURCE for realpath and symlink helpers in the test only. */
 #define _DEFAULT_SOURCE
 #include <setjmp.h>
@@ -161,7 +162,7 @@ static void test_output_gpus_cwd_status(void **state)
     assert_string_equal(buf, "err\n");
     struct stat st;
     assert_int_equal(stat(f->out, &st), 0);
-    assert_int_equal(st.st_mode & 0137, 0);             /* at most 0640 */
+    assert_int_equal(st.st_mode & 0177, 0);             /* at most 0600: the user's only */
     assert_int_equal(eco_run_poll(pid, NULL), -ECHILD); /* reaped once */
 }
 
@@ -384,6 +385,116 @@ static void test_user_switch_skipped_as_user(void **state)
     assert_memory_equal(buf, want, strlen(want));
 }
 
+/* The gate: called with the child's pid once it is ready; the command has not run then. */
+struct gate_probe {
+    const char *marker; /* a file the command creates */
+    int calls;
+    pid_t pid;
+    int marker_seen; /* the marker existed when the gate was called */
+    int ret;
+};
+
+static int probe_gate(void *arg, pid_t pid, struct eco_error *err)
+{
+    struct gate_probe *g = arg;
+    g->calls++;
+    g->pid = pid;
+    g->marker_seen = access(g->marker, F_OK) == 0;
+    if (g->ret)
+        eco_error_set(err, "gate refused");
+    return g->ret;
+}
+
+static void test_gate(void **state)
+{
+    struct fixture *f = *state;
+    char marker[PATH_MAX + 16];
+    snprintf(marker, sizeof marker, "%s/ran", f->dir);
+    static const char *const argv[] = {"sh", "-c", "echo x > ran", NULL};
+    struct gate_probe g = {.marker = marker};
+    struct eco_run_spec s = spec_for(f, argv);
+    s.gate = probe_gate;
+    s.gate_arg = &g;
+    pid_t pid = start_ok(&s);
+    assert_int_equal(g.calls, 1);
+    assert_int_equal(g.pid, pid);
+    assert_false(g.marker_seen);
+    int status = wait_exit(pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(access(marker, F_OK), 0);
+
+    /* refused: nothing runs, the child is reaped, the gate's error comes back */
+    assert_int_equal(unlink(marker), 0);
+    g = (struct gate_probe){.marker = marker, .ret = -ECANCELED};
+    expect_error(&s, -ECANCELED, "gate refused");
+    assert_int_equal(g.calls, 1);
+    assert_int_not_equal(access(marker, F_OK), 0);
+
+    /* a missing command is reported before the gate, which is never called */
+    static const char *const nosuch[] = {"eco-no-such-cmd", NULL};
+    s.argv = nosuch;
+    g = (struct gate_probe){.marker = marker};
+    expect_error(&s, -ENOENT, "exec 'eco-no-such-cmd': No such file or directory");
+    assert_int_equal(g.calls, 0);
+
+    /* an exec that fails after the gate (an executable without #! or ELF header) is
+     * reported too */
+    char plain[PATH_MAX + 16];
+    snprintf(plain, sizeof plain, "%s/plain", f->dir);
+    FILE *fp = fopen(plain, "w");
+    assert_non_null(fp);
+    fputs("not a program\n", fp);
+    fclose(fp);
+    assert_int_equal(chmod(plain, 0755), 0);
+    static const char *const rel[] = {"./plain", NULL};
+    s.argv = rel;
+    expect_error(&s, -ENOEXEC, "exec './plain': Exec format error");
+    assert_int_equal(g.calls, 1);
+}
+
+/* A descriptor the caller left open without close-on-exec is not the job's. */
+static void test_no_inherited_fds(void **state)
+{
+    struct fixture *f = *state;
+    int fd = open("/dev/null", O_RDONLY);
+    assert_true(fd > 2);
+    int high = dup2(fd, 77);
+    assert_int_equal(high, 77);
+    /* ls lists the shell's descriptors (no pipeline: the shell would hold its pipe then) */
+    static const char *const argv[] = {"sh", "-c", "ls /proc/$$/fd", NULL};
+    struct eco_run_spec s = spec_for(f, argv);
+    pid_t pid = start_ok(&s);
+    int status = wait_exit(pid);
+    close(fd);
+    close(high);
+    assert_true(WIFEXITED(status));
+    char buf[256];
+    read_file(f->out, buf, sizeof buf);
+    assert_string_equal(buf, "0\n1\n2\n");
+}
+
+/* The wrapper runs from a descriptor with the command's resolved path and arguments. */
+static void test_wrapper_fd(void **state)
+{
+    struct fixture *f = *state;
+    int fd = open("/bin/echo", O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    static const char *const wrap[] = {"wrapper", "0,1", NULL};
+    static const char *const argv[] = {"sh", "a b", NULL};
+    struct eco_run_spec s = spec_for(f, argv);
+    s.wrap_argv = wrap;
+    s.wrap_fd = fd;
+    pid_t pid = start_ok(&s);
+    int status = wait_exit(pid);
+    close(fd);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    char buf[256];
+    read_file(f->out, buf, sizeof buf);
+    assert_string_equal(buf, "0,1 /usr/bin/sh a b\n"); /* sh found in the job's PATH */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,6 +506,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_alive_by_start_ticks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_switch_as_root, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_switch_skipped_as_user, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_inherited_fds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wrapper_fd, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

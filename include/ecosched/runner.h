@@ -17,14 +17,29 @@ struct eco_run_spec {
     gid_t gid;
     const uint32_t *gpus;    /* GPU indices for CUDA_VISIBLE_DEVICES */
     size_t n_gpus;
-    const char *stdout_path; /* created (0640, owned by uid when root) and truncated */
+    const char *stdout_path; /* created (0600, owned by uid when root) and truncated */
     const char *stderr_path;
+    /* Optional wrapper (NULL: none): the job runs as wrap_argv..., the command's resolved path,
+     * argv[1]...; the program is wrap_fd, a descriptor the caller opened (O_PATH will do) and
+     * keeps open during the call, executed with execveat(AT_EMPTY_PATH), so the job's user
+     * need not reach its directory. It must be an ELF executable (a script's interpreter
+     * would need the path). */
+    const char *const *wrap_argv;
+    int wrap_fd;
+    /* Optional start gate (NULL: exec at once). The child does every step up to exec,
+     * resolves the command as the job's user, then waits; the parent calls gate(gate_arg,
+     * pid, err) and the child execs only when it returned 0. On any other return, or when
+     * the parent dies meanwhile, the child exits 125 without running anything. */
+    int (*gate)(void *gate_arg, pid_t pid, struct eco_error *err);
+    void *gate_arg;
 };
 
 /* Starts the job. *pid is the child, which leads its own process group (pgid == pid).
- * Failures before exec (bad cwd, unknown command, permission) are reported: the function
- * returns -errno with err saying what failed (the child tells the parent through a
- * close-on-exec pipe). 0 on success. */
+ * The job inherits no descriptor but 0..2. Failures before exec (bad cwd, unknown command,
+ * permission) and of the exec itself (also after the gate) are reported: the function reaps
+ * the child and returns -errno with err saying what failed (the child tells the parent
+ * through a close-on-exec pipe); a gate's non-zero return is returned as is, with its err.
+ * 0 once the command runs. */
 int eco_run_start(const struct eco_run_spec *spec, pid_t *pid, struct eco_error *err);
 
 /* Reaps a finished child without blocking: 1 and *status (a wait status) when it ended,

@@ -130,6 +130,11 @@ int eco_store_cancel(struct eco_store *s, int64_t id, double end_s, const char *
 /* running -> lost (its process did not survive a restart), with end time and reason. */
 int eco_store_lose(struct eco_store *s, int64_t id, double end_s, const char *reason,
                    struct eco_error *err);
+/* queued | running -> failed: the job could not start (the runner failed before or at exec,
+ * also after the start gate recorded it running), with exit status, end time and reason
+ * (may be NULL; shown by the API). */
+int eco_store_fail_start(struct eco_store *s, int64_t id, int exit_status, double end_s,
+                         const char *reason, struct eco_error *err);
 /* Sets the job's energy so far, in any state. -ENOENT when missing. */
 int eco_store_set_energy(struct eco_store *s, int64_t id, double energy_j, struct eco_error *err);
 /* Sets the job's power cap (watts, ECO_STORE_CAP_NONE or ECO_STORE_CAP_AUTO), in any state:

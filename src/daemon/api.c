@@ -2,8 +2,9 @@
 /* ecoschedd's HTTP/JSON API over its unix socket (libmicrohttpd, driven by the daemon's one
  * event loop): versioned routes, every submit field validated, the caller's identity taken
  * from the socket's peer credentials. The routes are documented in docs/http-api.md. */
-#define _GNU_SOURCE /* SO_PEERCRED, struct ucred */
+#define _GNU_SOURCE /* SO_PEERCRED, struct ucred, setgroups */
 #include <errno.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <fcntl.h>
@@ -167,7 +169,48 @@ static const char *check_env(const json_t *v, char *msg, size_t cap)
     return NULL;
 }
 
-static const char *check_cwd(const json_t *v, char *msg, size_t cap)
+/* Supplementary groups a root daemon has, restored after stat_as; fixed because a daemon's
+ * groups are a handful (root's: none or one), and more than 64 is refused rather than cut. */
+#define MAX_OWN_GROUPS 64
+
+/* Puts back the daemon's filesystem identity. Failing here would leave a root daemon acting
+ * as a user for every later file access, so it stops instead. */
+static void restore_ids(uid_t fsuid, gid_t fsgid, const gid_t *groups, int n)
+{
+    setfsuid(fsuid);
+    setfsgid(fsgid);
+    if (setgroups((size_t)n, groups) < 0 || (uid_t)setfsuid((uid_t)-1) != fsuid ||
+        (gid_t)setfsgid((gid_t)-1) != fsgid) {
+        ECOD_LOG(ECOD_ERR, "api", "cannot restore the daemon's credentials: %s", strerror(errno));
+        abort();
+    }
+}
+
+/* stat(path) with the file-system identity the job will have (uid, gid, groups {gid}; the
+ * runner's switch), so a user learns of a path only what he could learn himself. The daemon
+ * is one thread: setfsuid/setfsgid (per thread) and setgroups around the call, restored at
+ * once; a few system calls, no fork. A daemon that is not root, or a root caller: plain stat
+ * (the job runs as the daemon's user, or root). 0 or -errno. */
+static int stat_as(const char *path, uid_t uid, gid_t gid, struct stat *st)
+{
+    gid_t groups[MAX_OWN_GROUPS];
+    int rc = 0;
+    if (geteuid() != 0 || uid == 0)
+        return stat(path, st) == 0 ? 0 : -errno;
+    int n = getgroups(MAX_OWN_GROUPS, groups);
+    if (n < 0 || setgroups(1, &gid) < 0)
+        return n < 0 ? -EOVERFLOW : -errno;
+    gid_t old_g = (gid_t)setfsgid(gid);
+    uid_t old_u = (uid_t)setfsuid(uid);
+    if (stat(path, st) < 0)
+        rc = -errno;
+    restore_ids(old_u, old_g, groups, n);
+    return rc;
+}
+
+/* cwd: an absolute path that is a directory for the submitting user (looked up as him). One
+ * answer for every failure, so that nothing is said of a path the user cannot reach. */
+static const char *check_cwd(const json_t *v, uid_t uid, gid_t gid, char *msg, size_t cap)
 {
     struct stat st;
     const char *s = json_string_value(v);
@@ -175,8 +218,9 @@ static const char *check_cwd(const json_t *v, char *msg, size_t cap)
         snprintf(msg, cap, "cwd must be an absolute path");
         return "cwd";
     }
-    if (stat(s, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(msg, cap, "cwd '%.200s' is not a directory on this server", s);
+    if (stat_as(s, uid, gid, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(msg, cap, "cwd '%.200s' is not a directory uid %u can reach on this server", s,
+                 (unsigned)uid);
         return "cwd";
     }
     return NULL;
@@ -287,7 +331,8 @@ static const char *check_submit(struct ecod *d, const json_t *obj, struct submit
         snprintf(msg, cap, "cwd is required");
         return "cwd";
     }
-    if ((bad = check_cwd(cwd, msg, cap)) || (bad = check_gpus(d, obj, &s->job, msg, cap)))
+    if ((bad = check_cwd(cwd, s->job.uid, s->job.gid, msg, cap)) ||
+        (bad = check_gpus(d, obj, &s->job, msg, cap)))
         return bad;
     if (name && !json_is_null(name)) {
         const char *n = json_string_value(name);

@@ -490,26 +490,63 @@ static void ready(int fd)
     close(fd);
 }
 
-/* `ecoschedd --gate FD -- CMD [ARGS...]`: what every job execs first (internal). It waits
- * for the daemon to write "1" on FD once the store says the job runs, then becomes CMD (same
- * PID); when the daemon died before that (EOF), it exits 125 without running CMD. */
-static int gate_main(int argc, char **argv)
+/* Private modes of the state: the store holds every job's environment (API keys included),
+ * so the directory is the daemon's alone and its files are read and written by it only;
+ * users read their outputs through the daemon (`ecosched logs`). */
+#define STATE_DIR_MODE 0700
+#define STATE_FILE_MODE 0600
+
+/* Tightens an existing path to `mode` when group or others have any access; -errno. A path
+ * of another owner, or a sticky directory (/tmp), is shared: -EPERM rather than chmod. */
+static int tighten(const char *path, mode_t mode)
 {
-    char c = 0;
-    ssize_t n;
-    if (argc < 5 || strcmp(argv[3], "--")) {
-        fprintf(stderr, "ecoschedd: --gate FD -- CMD [ARGS...] is for the daemon's own use\n");
-        return 125;
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (S_ISLNK(st.st_mode) || !(st.st_mode & 077))
+        return 0; /* a symlink is not followed: the store opens its target, which stays */
+    if (st.st_uid != geteuid() || (st.st_mode & 01000)) /* S_ISVTX, an XSI name */
+        return -EPERM;
+    if (chmod(path, mode) < 0)
+        return -errno;
+    ECOD_LOG(ECOD_WARN, "main", "%s: mode %04o was open to other users: now %04o", path,
+             (unsigned)(st.st_mode & 07777), (unsigned)mode);
+    return 0;
+}
+
+/* The state directory (created 0700, tightened to it when looser) and the store's files
+ * (jobs.db created 0600 before SQLite opens it, so that its -wal and -shm, which SQLite
+ * creates with the database's mode, are 0600 too; existing ones tightened). 0 or -errno. */
+static int private_state(const struct ecod *d, struct eco_error *err)
+{
+    static const char *const SUFFIXES[] = {"", "-wal", "-shm", "-journal"};
+    char path[sizeof d->db_path + 16];
+    int rc = 0;
+    if (mkdir(d->state_dir, STATE_DIR_MODE) < 0 && errno != EEXIST) {
+        rc = -errno;
+        eco_error_set(err, "%s: cannot create: %s", d->state_dir, strerror(errno));
+        goto out;
     }
-    int fd = atoi(argv[2]);
-    while ((n = read(fd, &c, 1)) < 0 && errno == EINTR)
-        ;
-    close(fd);
-    if (n != 1 || c != '1')
-        return 125;
-    execvp(argv[4], argv + 4);
-    fprintf(stderr, "ecoschedd: cannot run '%s': %s\n", argv[4], strerror(errno));
-    return errno == ENOENT ? 127 : 126;
+    if ((rc = tighten(d->state_dir, STATE_DIR_MODE)) < 0) {
+        eco_error_set(err, "%s: open to other users and cannot be made private (mode %04o): "
+                           "%s; use a directory of the daemon's own", d->state_dir,
+                      STATE_DIR_MODE, strerror(-rc));
+        goto out;
+    }
+    int fd = open(d->db_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  STATE_FILE_MODE);
+    if (fd >= 0)
+        close(fd); /* an empty file is an empty database to SQLite */
+    for (size_t i = 0; i < sizeof SUFFIXES / sizeof SUFFIXES[0]; i++) {
+        snprintf(path, sizeof path, "%s%s", d->db_path, SUFFIXES[i]);
+        if ((rc = tighten(path, STATE_FILE_MODE)) < 0) {
+            eco_error_set(err, "%s: cannot make it private (mode %04o): %s", path,
+                          STATE_FILE_MODE, strerror(-rc));
+            goto out;
+        }
+    }
+out:
+    return rc;
 }
 
 static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
@@ -556,8 +593,6 @@ int main(int argc, char **argv)
     struct ecod_listener unix_l = {0}, tcp_l = {0};
     struct ecod_tcp_auth tcp_auth = {0};
     char fake_buf[4096];
-    if (argc > 1 && !strcmp(argv[1], "--gate"))
-        return gate_main(argc, argv);
     int fd = -1, rc = load_config(argc, argv, &o), status = 1;
     if (rc == 0)
         rc = parse_args(argc, argv, &o);
@@ -565,20 +600,11 @@ int main(int argc, char **argv)
         return rc == 1 ? 0 : 2;
     int ready_fd = detach(o.foreground);
     d.state_dir = o.state_dir;
+    d.fake_run_fd = -1;
     snprintf(d.db_path, sizeof d.db_path, "%s/jobs.db", o.state_dir);
-    ssize_t len = readlink("/proc/self/exe", d.self_exe, sizeof d.self_exe - 1);
-    if (len <= 0) {
-        ECOD_LOG(ECOD_ERR, "main", "/proc/self/exe: %s", strerror(errno));
-        goto out;
-    }
-    d.self_exe[len] = '\0';
-    if (mkdir(o.state_dir, 0755) < 0 && errno != EEXIST) {
-        ECOD_LOG(ECOD_ERR, "main", "%s: %s", o.state_dir, strerror(errno));
-        goto out;
-    }
     /* before the store and the GPUs are touched: a daemon already serving there owns them */
     if (claim_socket(o.socket, &err) < 0 || setup_signals(&err) < 0 ||
-        open_platform(&o, &d, &err) < 0 ||
+        private_state(&d, &err) < 0 || open_platform(&o, &d, &err) < 0 ||
         eco_store_open(d.db_path, &d.store, &err) < 0 || ecod_sched_init(&d, &o.sel, &err) < 0) {
         ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
         goto out;
@@ -588,6 +614,13 @@ int main(int argc, char **argv)
         ECOD_LOG(ECOD_WARN, "main",
                  "ecosched-fake-gpu-run not found: jobs will not load the "
                  "fake GPUs");
+    /* jobs exec the wrapper from this descriptor, so their users need not reach its
+     * directory (a build tree in a 0700 home) */
+    if (d.fake_run && (d.fake_run_fd = open(d.fake_run, O_RDONLY | O_CLOEXEC)) < 0) {
+        ECOD_LOG(ECOD_WARN, "main", "%s: %s: jobs will not load the fake GPUs", d.fake_run,
+                 strerror(errno));
+        d.fake_run = NULL;
+    }
     ecod_sched_recover(&d);
     ecod_sched_reconcile_limits(&d);
     if (ecod_queue_create(&d, o.queue_policy, &err) < 0 || ecod_sched_load_queue(&d, &err) < 0) {
@@ -635,6 +668,8 @@ out:
     if (fd >= 0)
         close(fd);
     ecod_sched_fini(&d);
+    if (d.fake_run_fd >= 0)
+        close(d.fake_run_fd);
     eco_store_close(d.store);
     eco_platform_close(d.platform);
     if (ready_fd >= 0)

@@ -85,8 +85,8 @@ struct ecod {
     char db_path[4096];
     char logs_dir[4096];
     char run_dir[4096];   /* per running job: "PID START_TICKS" for adoption after a restart */
-    char self_exe[4096];  /* this executable: the start gate jobs exec first */
     const char *fake_run; /* ecosched-fake-gpu-run wrapping jobs on the fake platform, or NULL */
+    int fake_run_fd;      /* it, opened at start-up: jobs exec it from this fd (execveat) */
     struct eco_platform *platform;
     unsigned n_gpus;
     struct eco_gpusel *sel; /* NULL when the platform has no GPUs */

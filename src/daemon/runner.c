@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The daemon's job runner: fork + exec of a job as its user, in its own session, with its
- * environment, CUDA_VISIBLE_DEVICES and output files; reaping; adoption by start ticks. */
-/* _GNU_SOURCE for pipe2 and setgroups (neither is in POSIX); this file only. */
+ * environment, CUDA_VISIBLE_DEVICES and output files, behind an optional start gate; reaping;
+ * adoption by start ticks. */
+/* _GNU_SOURCE for pipe2, setgroups, close_range and execveat (none is in POSIX); this file
+ * only. */
 #define _GNU_SOURCE
 #include "ecosched/runner.h"
 
@@ -13,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -21,10 +25,13 @@
 /* Default search path when the job's environment has no PATH; glibc's execvp uses the
  * same idea (confstr _CS_PATH), with /usr/local/bin added as most distributions do. */
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
-/* Output files: readable by the job's group, not by others. */
-#define OUTPUT_MODE 0640
+/* Output files: the job's user only (its group may hold other users; they read their own
+ * jobs' outputs through the daemon, `ecosched logs`). */
+#define OUTPUT_MODE 0600
 /* The exit status of a child that failed before exec, as a shell reports "not run". */
 #define EXIT_NOT_RUN 127
+/* The exit status of a child whose gate stayed shut: nothing ran (as the old ecoschedd --gate). */
+#define EXIT_GATE_SHUT 125
 
 /* Steps of the child before exec; the number travels through the pipe with errno. */
 enum step {
@@ -40,6 +47,7 @@ enum step {
     STEP_SETUID,
     STEP_CHDIR,
     STEP_EXEC,
+    STEP_READY, /* not a failure: the child waits at the gate */
 };
 
 struct report {
@@ -52,19 +60,72 @@ struct report {
 struct child_ctx {
     const struct eco_run_spec *spec;
     char *const *envp;
+    char **wargv;     /* wrapped: wrap_argv, a slot for the command's path, argv[1..] */
+    size_t wslot;     /* index of that slot */
     const char *path; /* search path from the job's environment */
     int as_root;      /* daemon runs as root: chown outputs, switch user */
     int fd;           /* write end of the report pipe (close-on-exec) */
+    int gate;         /* the child's end of the gate socket, or -1 (close-on-exec) */
+    int gate_other;   /* the parent's end, closed first thing in the child */
 };
 
-static void child_fail(int fd, int step, int e)
+static void child_report(int fd, int step, int e)
 {
     struct report r = {.step = step, .err = e};
     ssize_t n;
     do
         n = write(fd, &r, sizeof r);
     while (n < 0 && errno == EINTR);
+}
+
+static void child_fail(int fd, int step, int e)
+{
+    child_report(fd, step, e);
     _exit(EXIT_NOT_RUN);
+}
+
+/* Closes every descriptor above stderr but the child's own (report pipe, gate, wrapper),
+ * which are close-on-exec: the job must not inherit what the daemon's parent left open (an fd
+ * on a root-only file), and a child waiting at the gate must not hold the daemon's listening
+ * socket or store open after the daemon died. close_range is Linux 5.9; older kernels
+ * (ENOSYS) get the loop up to RLIMIT_NOFILE. */
+static void child_close_fds(const struct child_ctx *c)
+{
+    int keep[3], n = 0;
+    keep[n++] = c->fd;
+    if (c->gate >= 0)
+        keep[n++] = c->gate;
+    if (c->wargv && c->spec->wrap_fd > 2)
+        keep[n++] = c->spec->wrap_fd;
+    for (int i = 1; i < n; i++) /* sort the (at most 3) keepers */
+        for (int k = i; k > 0 && keep[k - 1] > keep[k]; k--) {
+            int t = keep[k];
+            keep[k] = keep[k - 1];
+            keep[k - 1] = t;
+        }
+    unsigned lo = 3;
+    int ranged = 1;
+    for (int i = 0; i <= n && ranged; i++) {
+        unsigned hi = i < n ? (unsigned)keep[i] : ~0U; /* close [lo, keep[i]) */
+        if (hi > lo && close_range(lo, i < n ? hi - 1 : ~0U, 0) != 0)
+            ranged = 0;
+        lo = hi + 1;
+    }
+    if (!ranged) {
+        struct rlimit rl;
+        rlim_t max = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+        if (max == RLIM_INFINITY || max > INT_MAX)
+            max = INT_MAX;
+        for (rlim_t fd = 3; fd < max; fd++) {
+            int k = 0;
+            while (k < n && keep[k] != (int)fd)
+                k++;
+            if (k == n)
+                close((int)fd); /* EBADF for the closed ones */
+        }
+    }
+    for (int i = 0; i < n; i++)
+        fcntl(keep[i], F_SETFD, FD_CLOEXEC);
 }
 
 /* Moves fd above stdio (a daemon with 0..2 closed gets them from open/pipe), close-on-exec. */
@@ -136,24 +197,43 @@ static void child_user(const struct child_ctx *c)
         child_fail(c->fd, STEP_SETUID, errno);
 }
 
-/* execvp's search, with the job's PATH instead of the daemon's and never through a shell:
- * EACCES wins over ENOENT when some candidate exists but is not executable. */
-static void child_exec(const struct child_ctx *c)
+/* Whether `file` is one the job's user may execute: 0, or the errno execve would give for
+ * the common cases (ENOENT, EACCES; a directory is EACCES as for execve). Checked with the
+ * job's credentials (the child has switched already), so the answer is the user's own.
+ * *seen: whether the file was found at all (not when a directory on the way is shut). */
+static int exec_check(const char *file, int *seen)
+{
+    struct stat st;
+    *seen = 0;
+    if (stat(file, &st) != 0)
+        return errno;
+    *seen = 1;
+    if (!S_ISREG(st.st_mode))
+        return EACCES;
+    return access(file, X_OK) == 0 ? 0 : errno;
+}
+
+/* execvp's search, with the job's PATH instead of the daemon's and never through a shell,
+ * done before the gate so that "not found" and "permission denied" are reported at once:
+ * the path to run, in buf (cap PATH_MAX), or the child fails. EACCES wins over ENOENT when
+ * some candidate exists but is not executable. */
+static const char *child_resolve(const struct child_ctx *c, char *buf)
 {
     const char *file = c->spec->argv[0];
-    char *const *argv = (char *const *)c->spec->argv;
+    int seen = 0;
     if (strchr(file, '/')) {
-        execve(file, argv, c->envp);
-        child_fail(c->fd, STEP_EXEC, errno);
+        int e = exec_check(file, &seen);
+        if (e != 0)
+            child_fail(c->fd, STEP_EXEC, e);
+        return file;
     }
-    char buf[PATH_MAX];
     size_t flen = strlen(file);
     int seen_eacces = 0;
     int last = ENOENT;
     for (const char *p = c->path;; p++) {
         const char *end = strchr(p, ':');
         size_t dlen = end ? (size_t)(end - p) : strlen(p);
-        if (dlen + 1 + flen + 1 <= sizeof buf) {
+        if (dlen + 1 + flen + 1 <= PATH_MAX) {
             if (dlen == 0) {
                 buf[0] = '.'; /* empty element: current directory, as execvp */
                 dlen = 1;
@@ -162,22 +242,58 @@ static void child_exec(const struct child_ctx *c)
             }
             buf[dlen] = '/';
             memcpy(buf + dlen + 1, file, flen + 1);
-            execve(buf, argv, c->envp);
-            if (errno == EACCES)
+            int e = exec_check(buf, &seen);
+            if (e == 0)
+                return buf;
+            /* a PATH directory the user cannot search (root's ~/bin) hides nothing it could
+             * run: not found there, as for a missing one */
+            if (e == EACCES && seen)
                 seen_eacces = 1;
-            else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV &&
-                     errno != ETIMEDOUT)
-                last = errno;
+            else if (e != EACCES && e != ENOENT && e != ENOTDIR && e != ESTALE && e != ENODEV &&
+                     e != ETIMEDOUT)
+                last = e;
         }
         if (!end)
             break;
         p = end;
     }
     child_fail(c->fd, STEP_EXEC, seen_eacces ? EACCES : last);
+    return NULL;
+}
+
+/* Tells the parent the child is ready and waits for its "1"; anything else (EOF: the parent
+ * died or refused) ends the child without running the command. */
+static void child_gate(const struct child_ctx *c)
+{
+    char go = 0;
+    ssize_t n;
+    if (c->gate < 0)
+        return;
+    child_report(c->fd, STEP_READY, 0);
+    do
+        n = read(c->gate, &go, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1 || go != '1')
+        _exit(EXIT_GATE_SHUT);
+}
+
+static void child_exec(const struct child_ctx *c, const char *file)
+{
+    if (c->wargv) {
+        c->wargv[c->wslot] = (char *)file;
+        execveat(c->spec->wrap_fd, "", c->wargv, c->envp, AT_EMPTY_PATH);
+    } else {
+        execve(file, (char *const *)c->spec->argv, c->envp);
+    }
+    child_fail(c->fd, STEP_EXEC, errno);
 }
 
 static void child_main(const struct child_ctx *c)
 {
+    char buf[PATH_MAX];
+    if (c->gate_other >= 0)
+        close(c->gate_other); /* else the gate would not see EOF when the parent dies */
+    child_close_fds(c);
     if (setsid() < 0)
         child_fail(c->fd, STEP_SETSID, errno);
     child_signals(c->fd);
@@ -187,7 +303,9 @@ static void child_main(const struct child_ctx *c)
      * (and root may not, on NFS with root_squash). */
     if (chdir(c->spec->cwd) != 0)
         child_fail(c->fd, STEP_CHDIR, errno);
-    child_exec(c);
+    const char *file = child_resolve(c, buf);
+    child_gate(c);
+    child_exec(c, file);
 }
 
 /* The job's environment minus any CUDA_VISIBLE_DEVICES, plus ours. The strings are
@@ -300,11 +418,72 @@ static void reap(pid_t pid)
         ;
 }
 
+/* The wrapped command line: wrap_argv..., a NULL slot for the command's path, argv[1..];
+ * borrowed strings, the array the caller's (free). */
+static char **wrap_args(const struct eco_run_spec *s, size_t *slot)
+{
+    size_t nw = 0, na = 0;
+    while (s->wrap_argv[nw])
+        nw++;
+    while (s->argv[na])
+        na++;
+    char **v = calloc(nw + na + 1, sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < nw; i++)
+        v[i] = (char *)s->wrap_argv[i];
+    *slot = nw;
+    for (size_t i = 1; i < na; i++)
+        v[nw + i] = (char *)s->argv[i];
+    return v;
+}
+
+/* One report from the child: 1 and *r, or 0 at EOF (the pipe closed on exec or the child
+ * ended). A short or failed read becomes a report of the error. */
+static int read_report(int fd, struct report *r)
+{
+    ssize_t n;
+    do
+        n = read(fd, r, sizeof *r);
+    while (n < 0 && errno == EINTR);
+    if (n == 0)
+        return 0;
+    if (n != (ssize_t)sizeof *r)
+        *r = (struct report){.step = 0, .err = n < 0 ? errno : EIO};
+    return 1;
+}
+
+/* After fork: waits for the child's steps, runs the gate, lets the child exec. 0 when the
+ * command runs; else the child is reaped and err says why. */
+static int parent_wait(const struct eco_run_spec *spec, pid_t child, int rfd, int *gate,
+                       struct eco_error *err)
+{
+    struct report r;
+    int rc = 0;
+    int got = read_report(rfd, &r);
+    if (spec->gate && got && r.step == STEP_READY) {
+        rc = spec->gate(spec->gate_arg, child, err);
+        if (rc == 0 && send(*gate, "1", 1, MSG_NOSIGNAL) != 1)
+            rc = eco_error_set(err, "start gate: %s", strerror(errno));
+        close(*gate); /* without the "1" the child exits 125 having run nothing */
+        *gate = -1;
+        if (rc == 0)
+            got = read_report(rfd, &r);
+    } else if (spec->gate && !got) {
+        got = 1; /* ended before the gate: killed */
+        r = (struct report){.step = 0, .err = ECHILD};
+    }
+    if (rc == 0 && !got)
+        return 0; /* EOF: the pipe closed on exec */
+    reap(child);
+    return rc != 0 ? rc : report_error(spec, &r, err);
+}
+
 int eco_run_start(const struct eco_run_spec *spec, pid_t *pid, struct eco_error *err)
 {
-    char **envp = NULL;
+    char **envp = NULL, **wargv = NULL;
     char *cvd = NULL;
-    int fds[2] = {-1, -1};
+    int fds[2] = {-1, -1}, gate[2] = {-1, -1};
     int masked = 0;
     sigset_t all, old;
     if (pid)
@@ -314,9 +493,9 @@ int eco_run_start(const struct eco_run_spec *spec, pid_t *pid, struct eco_error 
         rc = rc ? rc : eco_error_set(err, "run: no pid");
         goto out;
     }
-    struct child_ctx c = {.spec = spec, .as_root = geteuid() == 0};
+    struct child_ctx c = {.spec = spec, .as_root = geteuid() == 0, .gate = -1, .gate_other = -1};
     envp = build_env(spec, &cvd, &c.path);
-    if (!envp) {
+    if (!envp || (spec->wrap_argv && !(c.wargv = wargv = wrap_args(spec, &c.wslot)))) {
         rc = -ENOMEM;
         eco_error_set(err, "run: environment: %s", strerror(ENOMEM));
         goto out;
@@ -327,7 +506,16 @@ int eco_run_start(const struct eco_run_spec *spec, pid_t *pid, struct eco_error 
         eco_error_set(err, "pipe: %s", strerror(errno));
         goto out;
     }
+    /* the gate is a socket pair: send's MSG_NOSIGNAL spares the caller a SIGPIPE when the
+     * child died */
+    if (spec->gate && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) != 0) {
+        rc = -errno;
+        eco_error_set(err, "start gate: socketpair: %s", strerror(errno));
+        goto out;
+    }
     c.fd = fds[1];
+    c.gate = gate[0];
+    c.gate_other = gate[1];
     /* Block every signal across fork, so no daemon handler runs in the child before it
      * has reset the dispositions. */
     sigfillset(&all);
@@ -336,36 +524,37 @@ int eco_run_start(const struct eco_run_spec *spec, pid_t *pid, struct eco_error 
     if (child == 0) {
         if (c.fd <= 2)
             c.fd = above_stdio(c.fd);
+        if (c.gate >= 0 && c.gate <= 2)
+            c.gate = above_stdio(c.gate);
         child_main(&c);
     }
+    int fork_errno = errno;
+    if (masked)
+        sigprocmask(SIG_SETMASK, &old, NULL);
+    masked = 0;
     if (child < 0) {
-        rc = -errno;
-        eco_error_set(err, "fork: %s", strerror(errno));
+        rc = -fork_errno;
+        eco_error_set(err, "fork: %s", strerror(fork_errno));
         goto out;
     }
     close(fds[1]);
     fds[1] = -1;
-    struct report r;
-    ssize_t n;
-    do
-        n = read(fds[0], &r, sizeof r);
-    while (n < 0 && errno == EINTR);
-    if (n == 0) {
-        *pid = child; /* EOF: the pipe closed on exec */
-        rc = 0;
-    } else {
-        if (n != (ssize_t)sizeof r)
-            r = (struct report){.step = 0, .err = n < 0 ? errno : EIO};
-        reap(child);
-        rc = report_error(spec, &r, err);
-    }
+    if (gate[0] >= 0)
+        close(gate[0]);
+    gate[0] = -1;
+    rc = parent_wait(spec, child, fds[0], &gate[1], err);
+    if (rc == 0)
+        *pid = child;
 out:
     if (masked)
         sigprocmask(SIG_SETMASK, &old, NULL);
-    if (fds[0] >= 0)
-        close(fds[0]);
-    if (fds[1] >= 0)
-        close(fds[1]);
+    for (int i = 0; i < 2; i++) {
+        if (fds[i] >= 0)
+            close(fds[i]);
+        if (gate[i] >= 0)
+            close(gate[i]);
+    }
+    free(wargv);
     free(envp);
     free(cvd);
     return rc;

@@ -55,8 +55,8 @@ int ecod_sched_init(struct ecod *d, struct eco_gpusel_params *params, struct eco
     int rc = 0;
     snprintf(d->logs_dir, sizeof d->logs_dir, "%s/logs", d->state_dir);
     snprintf(d->run_dir, sizeof d->run_dir, "%s/run", d->state_dir);
-    /* logs: users read their own 0640 files inside, so the directory is searchable */
-    if ((rc = mkdir_p1(d->logs_dir, 0755, err)) < 0 || (rc = mkdir_p1(d->run_dir, 0700, err)) < 0)
+    /* logs: 0700 as the state directory; users read their 0600 outputs through the daemon */
+    if ((rc = mkdir_p1(d->logs_dir, 0700, err)) < 0 || (rc = mkdir_p1(d->run_dir, 0700, err)) < 0)
         goto out;
     d->n_gpus = eco_platform_gpu_count(d->platform);
     if (d->n_gpus > ECO_GPUSEL_MAX_GPUS) {
@@ -421,22 +421,14 @@ static void strv_free(char **v)
     free(v);
 }
 
-/* The command line of a job: behind the start gate (ecoschedd --gate FD --), and wrapped in
- * ecosched-fake-gpu-run on the fake platform. */
-static char **job_argv(const struct ecod *d, const struct eco_store_job *j, const char *gpus,
-                       int gate_fd)
+/* The command line of a job, as stored (the runner wraps it in ecosched-fake-gpu-run on the
+ * fake platform, see launch). */
+static char **job_argv(const struct eco_store_job *j)
 {
     json_t *a = json_loads(j->argv_json, 0, NULL);
     size_t n = json_array_size(a), k = 0;
-    char **v = calloc(n + 7, sizeof *v), fd[16];
-    bool wrap = d->fake_run && j->gpus > 0;
-    snprintf(fd, sizeof fd, "%d", gate_fd);
+    char **v = calloc(n + 1, sizeof *v);
     if (!v || n == 0)
-        goto fail;
-    if (!(v[k++] = strdup(d->self_exe)) || !(v[k++] = strdup("--gate")) || !(v[k++] = strdup(fd)) ||
-        !(v[k++] = strdup("--")))
-        goto fail;
-    if (wrap && (!(v[k++] = strdup(d->fake_run)) || !(v[k++] = strdup(gpus))))
         goto fail;
     for (size_t i = 0; i < n; i++, k++)
         if (!json_is_string(json_array_get(a, i)) ||
@@ -494,14 +486,16 @@ fail:
     return NULL;
 }
 
-/* A job that could not be started: its message goes to its stderr file, and it ends failed
- * with 127 (the shell's "could not run"). */
+/* A job that could not be started (before its command ran, or its exec failed after the
+ * gate): its message goes to its stderr file and becomes its reason, and it ends failed with
+ * 127 (the shell's "could not run"). */
 static void start_failed(struct ecod *d, const struct eco_store_job *j, const char *msg)
 {
     char path[4200];
     struct eco_error err = {{0}};
     ecod_log_path(d, j->id, "err", path, sizeof path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    /* O_NOFOLLOW as the runner's outputs; 0600: the job's user only (docs/daemon/README.md) */
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd >= 0) {
         dprintf(fd, "ecoschedd: job %" PRId64 " could not start: %s\n", j->id, msg);
         if (fchown(fd, j->uid, j->gid) < 0 && geteuid() == 0)
@@ -509,10 +503,10 @@ static void start_failed(struct ecod *d, const struct eco_store_job *j, const ch
         close(fd);
     }
     ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 " could not start: %s", j->id, msg);
-    double now = ecod_now();
-    if (eco_store_start(d->store, j->id, 0, 0, NULL, now, &err) < 0 ||
-        eco_store_finish(d->store, j->id, ECO_STORE_FAILED, 127, now, 0, &err) < 0)
+    if (eco_store_fail_start(d->store, j->id, 127, ecod_now(), msg, &err) < 0)
         ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
+    run_file(d, j->id, path, sizeof path);
+    unlink(path); /* written at the gate when the exec failed after it */
 }
 
 /* Writes "PID START_TICKS" for job id, so a restarted daemon can tell its process apart
@@ -528,16 +522,39 @@ static void write_run_file(const struct ecod *d, int64_t id, pid_t pid, uint64_t
         ECOD_LOG(ECOD_ERR, "sched", "%s: %s", path, strerror(errno));
 }
 
+/* What the start gate of one launch needs (start_gate). */
+struct gate_ctx {
+    struct ecod *d;
+    const struct eco_store_job *j;
+    struct ecod_run *r;
+    const char *gpus; /* "0,2", or NULL for none */
+    bool refused;     /* the store did not take the start: not ours to run */
+};
+
+/* The runner's gate: the child is ready to exec (its steps done, its command found); record
+ * its start, and let it run only once the store says running. */
+static int start_gate(void *arg, pid_t pid, struct eco_error *err)
+{
+    struct gate_ctx *g = arg;
+    g->r->pid = pid;
+    g->r->start_ticks = eco_run_start_ticks(pid);
+    write_run_file(g->d, g->j->id, pid, g->r->start_ticks);
+    int rc = eco_store_start(g->d->store, g->j->id, pid, pid, g->gpus, ecod_now(), err);
+    g->refused = rc < 0;
+    return rc;
+}
+
 /* Starts job j on gpus[0..n): limits, energy baseline, runner, store, selector.
- * The job's process waits at the gate (ecoschedd --gate, reading a pipe) until the store has
- * recorded it running: a daemon killed in between closes the pipe, the gate exits without
- * running the command, and the job, still queued, is started once by the next daemon. */
+ * The job's process waits at the runner's start gate, its command already found, until the
+ * store has recorded it running: a daemon killed in between closes the gate, the child exits
+ * 125 without running the command, and the job, still queued, is started once by the next
+ * daemon. Nothing of it needs the job's user to reach the daemon's files: the fake platform's
+ * wrapper is executed from the descriptor opened at start-up. */
 static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t *gpus, uint32_t n)
 {
     char gl[ECO_GPUSEL_MAX_GPUS * 4 + 1], out[4200], errp[4200];
     struct eco_error err = {{0}};
     char **argv = NULL, **env = NULL;
-    int gate[2] = {-1, -1};
     struct ecod_run *r = add_run(d);
     if (!r) {
         ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
@@ -547,14 +564,7 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
     r->n_gpus = n;
     memcpy(r->gpus, gpus, n * sizeof *gpus);
     format_gpus(gpus, n, gl, sizeof gl);
-    /* the read end is inherited by the job (and closed here at once: one thread, no other
-     * fork in between); the write end stays with the daemon only */
-    if (pipe(gate) < 0 || fcntl(gate[1], F_SETFD, FD_CLOEXEC) < 0) {
-        d->n_runs--;
-        start_failed(d, j, strerror(errno));
-        goto out;
-    }
-    argv = job_argv(d, j, gl, gate[0]);
+    argv = job_argv(j);
     env = job_env(d, j);
     ecod_log_path(d, j->id, "out", out, sizeof out);
     ecod_log_path(d, j->id, "err", errp, sizeof errp);
@@ -585,6 +595,8 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
     r->cap_w = cap_w > 0 ? cap_w : 0;
     for (uint32_t k = 0; r->cap_w > 0 && k < n; k++) /* the lowest cap of the GPU's jobs */
         r->capped |= settle_gpu(d, j->id, gpus[k], SIZE_MAX, caps_clock(r));
+    const char *wrap[] = {"ecosched-fake-gpu-run", gl, NULL};
+    struct gate_ctx gate = {.d = d, .j = j, .r = r, .gpus = n ? gl : NULL};
     struct eco_run_spec spec = {
         .argv = (const char *const *)argv,
         .env = (const char *const *)env,
@@ -595,38 +607,33 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
         .n_gpus = n,
         .stdout_path = out,
         .stderr_path = errp,
+        .wrap_argv = d->fake_run && j->gpus > 0 ? wrap : NULL,
+        .wrap_fd = d->fake_run_fd,
+        .gate = start_gate,
+        .gate_arg = &gate,
     };
     int rc = eco_run_start(&spec, &r->pid, &err);
-    close(gate[0]);
-    gate[0] = -1;
     if (rc < 0) {
         bool capped = r->capped, clock = caps_clock(r);
         d->n_runs--;
         for (uint32_t k = 0; capped && k < n; k++) /* as it was without this job */
             settle_gpu(d, j->id, gpus[k], SIZE_MAX, clock);
-        start_failed(d, j, err.msg[0] ? err.msg : strerror(-rc));
+        if (gate.refused) { /* the store refused the transition: the job is not ours to run */
+            char path[4200];
+            ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id, err.msg);
+            run_file(d, j->id, path, sizeof path);
+            unlink(path);
+        } else {
+            start_failed(d, j, err.msg[0] ? err.msg : strerror(-rc));
+        }
         goto out;
     }
-    r->start_ticks = eco_run_start_ticks(r->pid);
-    write_run_file(d, j->id, r->pid, r->start_ticks);
-    if (eco_store_start(d->store, j->id, r->pid, r->pid, n ? gl : NULL, ecod_now(), &err) < 0) {
-        /* the job is not ours to run (the store refused the transition): stop it */
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id, err.msg);
-        r->cancelled = true;
-    } else if (write(gate[1], "1", 1) != 1) {
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": start gate: %s", j->id, strerror(errno));
-    }
-    close(gate[1]); /* without the "1" the gate exits 125 and the command never runs */
-    gate[1] = -1;
     struct eco_gpu_request req = job_request(j);
     if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, ecod_mono(), gpus, n, &req) < 0)
         ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
     ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 " started: pid %d, GPUs [%s]", j->id, (int)r->pid,
              gl);
 out:
-    for (int i = 0; i < 2; i++)
-        if (gate[i] >= 0)
-            close(gate[i]);
     strv_free(argv);
     strv_free(env);
 }

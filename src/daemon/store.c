@@ -96,6 +96,11 @@ static const char SQL_CANCEL[] = "UPDATE jobs SET state = 'cancelled', end_s = ?
 static const char SQL_LOSE[] = "UPDATE jobs SET state = 'lost', end_s = ?2, reason = ?3"
                                " WHERE id = ?1 AND state = 'running'";
 static const char SQL_ENERGY[] = "UPDATE jobs SET energy_j = ?2 WHERE id = ?1";
+/* A job that could not start: failed with the runner's reason; a start time (the attempt)
+ * only when it had none (a failure after the start gate keeps the start's). */
+static const char SQL_FAIL_START[] =
+    "UPDATE jobs SET state = 'failed', exit_status = ?2, end_s = ?3, reason = ?4,"
+    " start_s = COALESCE(start_s, ?3) WHERE id = ?1 AND state IN ('queued', 'running')";
 static const char SQL_CAP[] = "UPDATE jobs SET power_cap_w = ?2 WHERE id = ?1";
 /* For metrics: jobs and their energy per state; the newest jobs' energy. */
 static const char SQL_STATS[] = "SELECT state, COUNT(*), TOTAL(energy_j) FROM jobs GROUP BY state";
@@ -128,6 +133,7 @@ enum stmt {
     ST_CHECK_ENV,
     ST_STATS,
     ST_RECENT_ENERGY,
+    ST_FAIL_START,
     ST_COUNT,
 };
 
@@ -150,6 +156,7 @@ static const char *const STMT_SQL[ST_COUNT] = {
     [ST_CHECK_ENV] = SQL_CHECK_ENV,
     [ST_STATS] = SQL_STATS,
     [ST_RECENT_ENERGY] = SQL_RECENT_ENERGY,
+    [ST_FAIL_START] = SQL_FAIL_START,
 };
 
 static const char *const STATE_NAMES[ECO_STORE_NSTATES] = {
@@ -780,6 +787,18 @@ int eco_store_lose(struct eco_store *s, int64_t id, double end_s, const char *re
     sqlite3_bind_double(st, 2, end_s);
     bind_text(st, 3, reason);
     return transition(s, id, ST_LOSE, BIT(ECO_STORE_RUNNING), "mark job lost", NULL, err);
+}
+
+int eco_store_fail_start(struct eco_store *s, int64_t id, int exit_status, double end_s,
+                         const char *reason, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_FAIL_START];
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int(st, 2, exit_status);
+    sqlite3_bind_double(st, 3, end_s);
+    bind_text(st, 4, reason);
+    return transition(s, id, ST_FAIL_START, BIT(ECO_STORE_QUEUED) | BIT(ECO_STORE_RUNNING),
+                      "fail job start", NULL, err);
 }
 
 int eco_store_set_energy(struct eco_store *s, int64_t id, double energy_j, struct eco_error *err)
