@@ -539,6 +539,22 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
     return status;
 }
 
+/* --compare with --out: DIR/compare.txt names the runs in --compare order, for `ecosched
+ * report DIR` (docs/report.md). */
+static int write_compare_order(const struct sim_args *a, const struct eco_policy_ops **pol,
+                               size_t npol)
+{
+    const char *names[MAX_COMPARE];
+    struct eco_error err = {{0}};
+    for (size_t i = 0; i < npol; i++)
+        names[i] = pol[i]->name;
+    if (eco_report_save_order(a->out, names, npol, &err) < 0) {
+        eco_cli_err("sim: %s", err.msg);
+        return ECO_EXIT_FAIL;
+    }
+    return 0;
+}
+
 /* --report: the runs just written to --out, in --compare order. */
 static int write_report(const struct sim_args *a, const struct eco_policy_ops **pol, size_t npol)
 {
@@ -717,6 +733,8 @@ int eco_cmd_sim(int argc, char **argv)
                         c->n_nodes, c->nodes[0].gpus, (unsigned long long)c->total_gpus);
     }
     status = run_all(&a, c, set, pol, npol, placement, n_budget ? steps : NULL, n_budget);
+    if (!status && a.out && npol > 1)
+        status = write_compare_order(&a, pol, npol);
     if (!status && a.report)
         status = write_report(&a, pol, npol);
 done:
