@@ -830,16 +830,13 @@ static void explain_end(struct copts *o, long long id, const char *state)
     const json_t *ex = json_object_get(ans, "exit_status");
     const char *why = json_string_value(json_object_get(ans, "reason"));
     bool ran = json_is_integer(json_object_get(ans, "pid"));
-    if (json_is_integer(ex)) {
-        int code = (int)json_integer_value(ex);
-        /* the daemon records a job killed by signal N as 128 + N, as a shell does */
-        if (code > 128 && code < 128 + 65)
-            snprintf(how, sizeof how, "exit status %d (128 + signal %d, %s)", code, code - 128,
-                     strsignal(code - 128));
-        else
-            snprintf(how, sizeof how, "exit status %d", code);
-    }
-    json_int_t code = json_is_integer(ex) ? json_integer_value(ex) : -1;
+    int code = json_is_integer(ex) ? (int)json_integer_value(ex) : -1;
+    /* the daemon records a job killed by signal N as 128 + N, as a shell does */
+    if (code > 128 && code < 128 + 65)
+        snprintf(how, sizeof how, "exit status %d (128 + signal %d, %s)", code, code - 128,
+                 strsignal(code - 128));
+    else if (code >= 0)
+        snprintf(how, sizeof how, "exit status %d", code);
     if (!strcmp(state, "failed") && (!ran || code == 126 || code == 127))
         start_failure(o, id, start, sizeof start);
     eco_cli_err("job %lld %s%s%s%s%s%s%s", id, state, *how ? ": " : "", how,
@@ -867,8 +864,9 @@ int eco_cmd_logs(int argc, char **argv)
             continue;
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: ecosched %s\n\nPrints the job's stdout (or stderr); with -f, keeps "
-                   "printing new output until the job has ended. For a job that failed, was cancelled or was\n"
-                   "lost, says why on stderr (exit status, signal, reason, start failure).\n",
+                   "printing new output until the job has ended. For a job that failed, was\n"
+                   "cancelled or was lost, says why on stderr (exit status, signal, reason,\n"
+                   "start failure).\n",
                    usage);
             return 0;
         }
