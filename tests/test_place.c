@@ -433,6 +433,7 @@ static void test_readers(void **state)
         {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_cores,memory_gib,gpus\nx,1,1,1.5\n", ":2: column 'gpus': '1.5' must be a share below 1"},
         {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_cores,memory_gib,gpus\nx,1,1,0.0005\n", ":2: column 'gpus': '0.0005' is a GPU share finer"},
         {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_cores,memory_gib,gpus\nx,1,1,65\n", ":2: column 'gpus': '65' must be a GPU count"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1024,2,T4\nn1,1000,1024,2,T4\nn0,1000,1024,2,T4\n", "", ":4: column 'sn': 'n0' names a node a second time"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         err.msg[0] = '\0';
@@ -443,6 +444,45 @@ static void test_readers(void **state)
         assert_non_null(strstr(err.msg, bad[k].want));
         assert_int_equal(strncmp(err.msg, file, strlen(file)), 0);
         unlink(np), unlink(ip), free(np), free(ip);
+        eco_pl_instance_fini(&in);
+    }
+}
+
+/* NUL bytes in node and item lists are refused with file, line and column; before, the reader
+ * cut the line at the NUL and read the rest of the line as a node of its own. */
+static void test_read_nul(void **state)
+{
+    (void)state;
+    static const char nodes[] = "sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1024,2,T4\0"
+                                "n9,1000,1024,8,T4\nn1,1000,1024,2,T4\n";
+    static const char items[] = "name,cpu_cores,memory_gib,gpus\nx,1,1,1\ny\0,1,1,1\n";
+    static const struct {
+        const char *bytes;
+        size_t len;
+        int items;
+        const char *want;
+    } cases[] = {
+        {nodes, sizeof nodes - 1, 0, ":2: NUL byte at column 18"},
+        {items, sizeof items - 1, 1, ":3: NUL byte at column 2"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *path = strdup("/tmp/ecosched-place-XXXXXX");
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, cases[k].bytes, cases[k].len), (ssize_t)cases[k].len);
+        close(fd);
+        struct eco_pl_instance in = {0};
+        struct eco_error err = {{0}};
+        int rc = cases[k].items ? eco_pl_read_items(path, &in, &err)
+                                : eco_pl_read_nodes(path, &in, &err);
+        if (rc != -EINVAL || strncmp(err.msg, path, strlen(path)) || !strstr(err.msg, cases[k].want))
+            print_error("case %zu: rc %d, got '%s', want '%s%s'\n", k, rc, err.msg, path,
+                        cases[k].want);
+        assert_int_equal(rc, -EINVAL);
+        assert_non_null(strstr(err.msg, cases[k].want));
+        assert_int_equal(strncmp(err.msg, path, strlen(path)), 0);
+        unlink(path);
+        free(path);
         eco_pl_instance_fini(&in);
     }
 }
@@ -482,7 +522,7 @@ int main(void)
         cmocka_unit_test(test_metrics_by_hand),  cmocka_unit_test(test_feasible_random),
         cmocka_unit_test(test_ilp_brute_force),  cmocka_unit_test(test_ilp_feasible_random),
         cmocka_unit_test(test_readers),          cmocka_unit_test(test_sim_placements),
-        cmocka_unit_test(test_read_openb),
+        cmocka_unit_test(test_read_openb),      cmocka_unit_test(test_read_nul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -614,6 +614,27 @@ static const struct bad_case {
     {OPENB_H OPENB_OK "p1,1000,1024,2,500,,LS,Running,5,100,6\n", "column 'gpu_milli'", "'500'"},
     {OPENB_H OPENB_OK "p1,1000,1024,1,1000,,LS,Running,-5,100,6\n", "column 'creation_time'",
      "'-5'"},
+    /* values outside the documented ranges (include/ecosched/trace.h) */
+    {CANON_H "a,0,10,1,\nb,5,1e308,1,\n", "column 'duration_s'", "'1e308' is outside 0..1e9 s"},
+    {CANON_H "a,0,10,1,\nb,5,1000000001,1,\n", "column 'duration_s'", "is outside 0..1e9 s"},
+    {CANON_H "a,0,10,1,\nb,9223372036854775808,3600,1,\n", "column 'submit_s'",
+     "'9223372036854775808' is outside 0..1e10 s"},
+    {CANON_H "a,0,10,1,\nb,5,10,2000000,\n", "column 'gpus'", "is outside 1..1048576 GPUs"},
+    {"job_id,submit_s,duration_s,gpus,deadline_s\na,0,10,1,\nb,5,10,1,1e11\n",
+     "column 'deadline_s'", "'1e11' is outside 0..1e10 s"},
+    {"job_id,submit_s,duration_s,gpus,gpu_mem_gb\na,0,10,1,\nb,5,10,1,1e5\n",
+     "column 'gpu_mem_gb'", "'1e5' is outside 0..1e4 GB"},
+    {ITP_H "a,0,10,1\nb,5,1e10,1\n", "column 'duration'", "'1e10' is outside 0..1e9 s"},
+    {PHILLY_H PHILLY_OK "app_2,4,x,x,x,1e12,1,10,11,1,1,1-2\n", "column 'submit_s'",
+     "is outside 0..1e10 s"},
+    {OPENB_H OPENB_OK "p1,1000,1024,1,1000,,LS,Running,5,100,1e11\n", "column 'scheduled_time'",
+     "is outside 0..1e10 s"},
+    {OPENB_H OPENB_OK "p1,1000,1024,1,1000,,LS,Running,5,2000000000,6\n",
+     "column 'deletion_time'", "more than 1e9 s"},
+    /* a job id given twice */
+    {CANON_H "a,0,10,1,\na,5,10,1,\n", "column 'job_id'", "'a' repeats the job id of line 2"},
+    {OPENB_H OPENB_OK "p0,1000,1024,1,1000,,LS,Running,5,100,6\n", "column 'name'",
+     "'p0' repeats the job id of line 2"},
 };
 
 static void test_bad_rows(void **state)
@@ -644,6 +665,89 @@ static void test_bad_rows(void **state)
             fail_msg("case %zu skipped: rc %d, n %zu, message '%s'", i, rc, s->n, err.msg);
         assert_int_equal(w.count, 1);
         assert_non_null(strstr(w.last, where));
+        eco_jobset_destroy(s);
+    }
+}
+
+/* Writes `len` bytes (NULs included) to tmpdir/name; returns the path (static buffer). */
+static const char *write_bytes(const char *name, const char *bytes, size_t len, int gz)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    if (gz) {
+        gzFile f = gzopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(gzwrite(f, bytes, (unsigned)len), (int)len);
+        assert_int_equal(gzclose(f), Z_OK);
+    } else {
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(bytes, 1, len, f), len);
+        assert_int_equal(fclose(f), 0);
+    }
+    return path;
+}
+
+/* A NUL byte anywhere is refused with file, line and column: a line-based reader would cut
+ * the line there and merge it with the next ("j1\0,..." then "j2,..." read as job "j1j2"). */
+static void test_nul_bytes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *where; /* ":LINE: NUL byte at column COL" */
+    } cases[] = {
+#define B(s) s, sizeof(s) - 1
+        {B("job_id,submit_s,duration_s,gpus\nj1\0,0,10,1\nj2,0,10,1\n"), ":2: NUL byte at column 3"},
+        {B("job_id,submit_s,duration_s,gpus\nj1,0,10,1\nj2,0,10,1\0\n"), ":3: NUL byte at column 10"},
+        {B("job_id,sub\0mit_s,duration_s,gpus\nj1,0,10,1\n"), ":1: NUL byte at column 11"},
+        {B("job_id,submit_s,duration_s,gpus\nj1,0,10,1\n\0"), ":3: NUL byte at column 1"},
+#undef B
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int gz = 0; gz < 2; gz++) {
+            char name[32];
+            snprintf(name, sizeof name, "nul%zu.csv%s", i, gz ? ".gz" : "");
+            const char *path = write_bytes(name, cases[i].bytes, cases[i].len, gz);
+            char want[300];
+            snprintf(want, sizeof want, "%s%s", path, cases[i].where);
+            struct eco_jobset *s;
+            struct eco_error err;
+            int rc = load(path, NULL, &s, &err);
+            if (rc != -EINVAL || !strstr(err.msg, want))
+                fail_msg("case %zu gz %d: rc %d, message '%s', want '%s'", i, gz, rc, err.msg,
+                         want);
+            assert_int_equal(s->n, 0);
+            eco_jobset_destroy(s);
+        }
+}
+
+/* A file that gives no job says so, and why. */
+static void test_no_jobs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int skip_bad_rows;
+        const char *want;
+    } cases[] = {
+        {"job_id,submit_s,duration_s,gpus\n", 0, "holds no job (a header line and no rows)"},
+        {"job_id,submit_s,duration_s,gpus\n\n\n", 0, "holds no job (a header line"},
+        {"job_id,submit_s,duration_s,gpus\na,0,-1,1\n", 1, "holds no job: all 1 rows were bad"},
+        {OPENB_H "p0,1000,1024,0,0,,LS,Running,0,100,0\np1,1000,1024,1,1000,,LS,Pending,0,,\n",
+         0, "holds no GPU job: 1 CPU-only and 1 pending pods were skipped"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "nojobs%zu.csv", i);
+        const char *path = write_file(name, cases[i].text, 0);
+        struct eco_trace_opts o = {.skip_bad_rows = cases[i].skip_bad_rows};
+        struct eco_jobset *s;
+        struct eco_error err;
+        int rc = load(path, &o, &s, &err);
+        if (rc != -EINVAL || !strstr(err.msg, path) || !strstr(err.msg, cases[i].want))
+            fail_msg("case %zu: rc %d, message '%s'", i, rc, err.msg);
         eco_jobset_destroy(s);
     }
 }
@@ -849,6 +953,8 @@ int main(void)
         cmocka_unit_test(test_real_openb),
         cmocka_unit_test(test_bad_rows),
         cmocka_unit_test(test_bad_header),
+        cmocka_unit_test(test_nul_bytes),
+        cmocka_unit_test(test_no_jobs),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_unknown_columns),
         cmocka_unit_test(test_skip_bad_rows),

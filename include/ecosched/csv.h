@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "ecosched/error.h"
 
 /* Splits one CSV record in place. Trailing '\r' and '\n' are stripped first; fields are split
  * at commas; a field that starts with '"' is quoted: it runs to the next lone '"', may contain
@@ -26,5 +27,45 @@ int eco_parse_double(const char *s, double *out);
  * empty string, spaces, a fraction or exponent, and values outside int64_t. Returns 0 and sets
  * *out, or -EINVAL (-ERANGE when out of range); *out is left alone on failure. */
 int eco_parse_int64(const char *s, int64_t *out);
+
+/* A line reader for CSV files, plain or gzip-compressed (read as they are), shared by every
+ * CSV reader so that all of them treat odd bytes alike: a NUL byte inside a line is an error
+ * naming file, line and column (fgets-style readers would silently cut the line there, merging
+ * or splitting rows), and so is a line longer than the reader's limit. */
+struct eco_csv_file;
+
+/* Opens `path` (borrowed: it must outlive the reader, it names the file in messages) with lines
+ * of at most `max_line` bytes. Returns 0 and sets *out (free with eco_csv_close), -ENOENT (cannot
+ * open: err says why), -EIO (a directory) or -ENOMEM. */
+int eco_csv_open(const char *path, size_t max_line, struct eco_csv_file **out,
+                 struct eco_error *err);
+/* Closes the file; NULL is accepted. */
+void eco_csv_close(struct eco_csv_file *f);
+/* Reads the next line without its line end (\n or \r\n). Returns 1 and sets *line (owned by
+ * the reader, NUL-terminated, writable, valid until the next call) and *len; 0 at the end of
+ * the file; -EINVAL (a NUL byte or an over-long line), -EIO (read error, e.g. a truncated gzip
+ * stream) or -ENOMEM, with err naming file and line. A last line without a newline is a line. */
+int eco_csv_next(struct eco_csv_file *f, char **line, size_t *len, struct eco_error *err);
+/* The 1-based number of the line last returned (0 before the first). */
+unsigned long eco_csv_lineno(const struct eco_csv_file *f);
+
+/* Finds repeated names (job ids, node names) as a reader goes. The names stay in the caller's
+ * storage: the set keeps the caller's index of each and reads the name back through `name`. */
+struct eco_csv_names {
+    struct eco_csv_name_slot *slot; /* open addressing; idx 0 is empty (indices are +1) */
+    size_t cap, n;
+    const char *(*name)(const void *ctx, uint32_t idx);
+    const void *ctx;
+};
+struct eco_csv_name_slot {
+    uint32_t hash, idx;
+};
+/* An empty set; nothing to free until the first add. */
+void eco_csv_names_init(struct eco_csv_names *s, const char *(*name)(const void *, uint32_t),
+                        const void *ctx);
+void eco_csv_names_fini(struct eco_csv_names *s);
+/* Adds `name` as index `idx` (below UINT32_MAX). Returns 0 (new), 1 (already there: *first is
+ * the index it was added as; nothing is added) or -ENOMEM. */
+int eco_csv_names_add(struct eco_csv_names *s, const char *name, uint32_t idx, uint32_t *first);
 
 #endif

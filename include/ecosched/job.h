@@ -20,6 +20,7 @@ enum eco_reject_reason {
     ECO_REJECT_NONE = 0,
     ECO_REJECT_SIZE,  /* more GPUs than the cluster has (of the type it may use) */
     ECO_REJECT_POWER, /* even alone at minimum limits it would exceed the power budget */
+    ECO_REJECT_GPU_TYPE, /* pinned to a GPU type the cluster has none of */
 };
 
 struct eco_job {

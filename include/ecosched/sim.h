@@ -150,6 +150,8 @@ double eco_percentile_select(double *v, size_t n, double p);
 /* Writers. Numbers are printed with %.15g so that identical runs give identical bytes. */
 int eco_sim_write_jobs_csv(FILE *f, const struct eco_jobset *set, const struct eco_sim_result *r);
 int eco_sim_write_rejected_csv(FILE *f, const struct eco_jobset *set);
+/* Why a job was rejected (enum eco_reject_reason), in words; a static string. */
+const char *eco_sim_reject_reason(int reason);
 int eco_sim_write_nodes_csv(FILE *f, const struct eco_cluster *c, const struct eco_sim_result *r);
 
 /* Writes timeline rows to a CSV file: every row (sample_s == 0) or the state at every

@@ -16,6 +16,20 @@ enum eco_trace_format {
     ECO_TRACE_OPENB,
 };
 
+/* The range of each value a trace row may give; a value outside is a bad row that names file,
+ * line and column (docs/formats/traces.md). They keep every sum the simulator forms exact
+ * enough: at 1e10 s a double still resolves 2 microseconds, so submit + duration loses nothing
+ * a trace states (2^63 would round a duration of hours away).
+ * Times: submit, deadline, openb's creation/scheduled/deletion. 1e10 s is 317 years: relative
+ * times and Unix timestamps (1.7e9 in 2024) both fit. */
+#define ECO_TRACE_MAX_TIME_S 1e10
+/* Durations: 1e9 s is 31.7 years, longer than any job has run (Philly's longest is 60 days). */
+#define ECO_TRACE_MAX_DURATION_S 1e9
+/* GPUs of one job: 2^20, ten times the largest GPU clusters built so far (about 100k GPUs). */
+#define ECO_TRACE_MAX_GPUS 1048576
+/* GPU memory a job needs per GPU: 1e4 GB, 35 times the largest GPU memory (288 GB, B300). */
+#define ECO_TRACE_MAX_GPU_MEM_GB 1e4
+
 struct eco_trace_opts {
     enum eco_trace_format format;
     bool skip_bad_rows;  /* skip and count bad rows instead of failing */
@@ -33,7 +47,10 @@ int eco_trace_format_parse(const char *name);
 enum eco_trace_format eco_trace_detect(const char *header);
 
 /* Reads `path` and appends its jobs to `set`, with the GPU catalog used to resolve the
- * gpu_type column. Returns 0, or -EINVAL (bad row: err names file, line and column),
+ * gpu_type column. Job ids must be unique within the file (a repeat is a bad row) and the file
+ * must hold at least one job (a header alone, or only rows that were skipped, is -EINVAL).
+ * NUL bytes are refused with file and line. Returns 0, or -EINVAL (bad row: err names file,
+ * line and column),
  * -ENOENT / -EIO (cannot read: err says why) or -ENOMEM. */
 int eco_trace_load(const char *path, const struct eco_trace_opts *opts, struct eco_jobset *set,
                    struct eco_error *err);

@@ -219,8 +219,11 @@ static void print_metrics(FILE *f, const struct place_args *a, const struct eco_
     }
     fprintf(f, "algo %s (objective %s), %u nodes, %u items\n", a->algo,
             eco_pl_objective_name(a->objective), in->n_nodes, in->n_items);
-    fprintf(f, "placed %u, failed %u, first failed item %lld\n", m->placed, m->failed,
-            (long long)m->first_failed);
+    if (m->failed)
+        fprintf(f, "placed %u, failed %u, first failed item %lld\n", m->placed, m->failed,
+                (long long)m->first_failed);
+    else
+        fprintf(f, "placed %u, failed 0\n", m->placed);
     fprintf(f, "GPUs requested %.2f, placed %.2f, before the first failure %.2f\n",
             m->gpus_requested, m->gpus_placed, m->gpus_before_fail);
     fprintf(f, "active hosts %u; utilisation of active hosts: CPU %.1f%%, memory %.1f%%, "

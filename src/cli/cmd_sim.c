@@ -2,17 +2,37 @@
 /* `ecosched sim`: replay a job trace on a modelled cluster under one or more policies. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "cli.h"
+#include "ecosched/catalog.h"
 #include "ecosched/place_io.h"
 #include "ecosched/report.h"
 #include "ecosched/sim.h"
 #include "ecosched/trace.h"
 
 #define MAX_COMPARE 16
+/* --sample-s below 1 s shows nothing new: without --sample-s timeline.csv already has a row at
+ * every change, so sampling only serves to thin it out. */
+#define MIN_SAMPLE_S 1.0
+/* At most this many timeline samples over the trace's span: 1e6 rows of timeline.csv are about
+ * 50 MB, the most a spreadsheet or the HTML report loads comfortably. */
+#define MAX_SAMPLES 1e6
+/* --control-period below 0.1 s acts faster than a GPU can follow: a new power limit takes tens
+ * to hundreds of milliseconds to settle, and NVML's power reading averages over about 100 ms. */
+#define MIN_CONTROL_PERIOD_S 0.1
+/* At most this many control periods over the trace's span: each costs a capping decision over
+ * the running jobs. Measured: ITP cluster 10 (260 jobs) on 2x8 with mpc at the default 1 s
+ * period ran 1.34 million events in 21.5 s (about 16 us each, 2-core build machine), so 1e7
+ * periods are a few minutes for a small cluster. */
+#define MAX_CONTROL_STEPS 1e7
+/* The power policy --power-budget uses when --power-policy is not given: the allocator the
+ * capping docs describe first (docs/policies/powercap.md). */
+#define DEFAULT_POWER_POLICY "mpc"
 
 struct sim_args {
     const char *trace;
@@ -43,6 +63,18 @@ struct sim_args {
     int progress; /* 0: when stderr is a terminal, 1: --progress, 2: --no-progress */
 };
 
+/* The queue policies of the registry, ", "-separated (a static buffer). */
+static const char *policy_names(void)
+{
+    static char buf[256];
+    size_t n = 0;
+    const struct eco_policy_ops *const *all = eco_policy_all();
+    buf[0] = '\0';
+    for (size_t i = 0; all[i] && n < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? ", " : "", all[i]->name);
+    return buf;
+}
+
 static void sim_usage(FILE *f)
 {
     fprintf(f,
@@ -59,7 +91,7 @@ static void sim_usage(FILE *f)
             "                      auto[xGPUS][:TYPE]: sized from the trace for 70%% average\n"
             "                      utilisation, or peak[xGPUS][:TYPE]: for its peak demand\n"
             "                      (docs/formats/cluster.md)\n"
-            "  --policy P          queue policy: fifo (default), greedy, easy, sjf, las\n"
+            "  --policy P          queue policy: %s (default: fifo)\n"
             "  --placement L       pack (default), pool, spread, first-fit, energy, ffd, bfd,\n"
             "                      dot-product, fgd, pso, pso-basic, ilp (the last three\n"
             "                      place the queue of each pass as a batch)\n"
@@ -72,12 +104,14 @@ static void sim_usage(FILE *f)
             "  --out DIR           write DIR/jobs.csv, summary.json, rejected.csv, nodes.csv and\n"
             "                      timeline.csv (with --compare: DIR/POLICY/...)\n"
             "  --sample-s S        timeline.csv every S seconds instead of at every change\n"
-            "  --report FILE.html  also write an HTML report of the run(s) in --out DIR\n"
-            "                      (as `ecosched report`; docs/report.md)\n"
+            "  --report FILE.html  also write an HTML report of the run(s) (as `ecosched\n"
+            "                      report`; docs/report.md); without --out DIR the files go to\n"
+            "                      a temporary directory, removed after\n"
             "  --power-policy P    GPU power capping under a budget: none (default), mpc,\n"
             "                      oracle, uniform, proportional, threshold\n"
             "                      (docs/policies/powercap.md)\n"
-            "  --power-budget W    cluster power budget in watts\n"
+            "  --power-budget W    cluster power budget in watts (power policy: " DEFAULT_POWER_POLICY "\n"
+            "                      unless --power-policy says otherwise)\n"
             "  --power-budget-file F  budget steps over time: CSV 'time_s,watts'\n"
             "  --power-knob K      what capping actuates: limit (GPU power limits, default) or\n"
             "                      clock (locked SM clocks, discrete levels;\n"
@@ -90,7 +124,7 @@ static void sim_usage(FILE *f)
             "  --json              print the summary as JSON (an array with --compare)\n"
             "  --seed N            random seed (default 1); same input and seed, same output\n"
             "  --skip-bad-rows     skip malformed trace rows (counted) instead of stopping\n"
-            "  --max-jobs N        read at most N jobs from the trace\n"
+            "  --max-jobs N        read at most N >= 1 jobs from the trace (default: all)\n"
             "  --consolidation P   container consolidation instead of trace replay (its own\n"
             "                      options: ecosched sim --consolidation none --help)\n"
             "  -q, --quiet         no warnings on stderr\n"
@@ -100,7 +134,8 @@ static void sim_usage(FILE *f)
             "  -h, --help          this help\n"
             "\n"
             "Exit status: 0 on success, 2 on bad options or bad input (the message names the\n"
-            "file, line and field), 1 on other failures.\n");
+            "file, line and field), 1 on other failures.\n",
+            policy_names());
 }
 
 static int parse_ull(const char *opt, const char *s, unsigned long long *out)
@@ -201,6 +236,11 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         case O_PERIOD:
             if (parse_positive("--control-period", optarg, &a->control_period_s))
                 return ECO_EXIT_USAGE;
+            if (a->control_period_s < MIN_CONTROL_PERIOD_S) {
+                eco_cli_err("sim: --control-period: '%s' is below the minimum %g s (a GPU "
+                            "cannot follow a faster control loop)", optarg, MIN_CONTROL_PERIOD_S);
+                return ECO_EXIT_USAGE;
+            }
             break;
         case O_NOISE: {
             char *end;
@@ -248,6 +288,11 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
                 eco_cli_err("sim: --sample-s: '%s' is not a number of seconds > 0", optarg);
                 return ECO_EXIT_USAGE;
             }
+            if (a->sample_s < MIN_SAMPLE_S) {
+                eco_cli_err("sim: --sample-s: '%s' is below the minimum %g s (without --sample-s "
+                            "timeline.csv has a row at every change)", optarg, MIN_SAMPLE_S);
+                return ECO_EXIT_USAGE;
+            }
             break;
         }
         case 'q': a->quiet = 1; break;
@@ -260,6 +305,11 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         case O_MAXJOBS:
             if (parse_ull("--max-jobs", optarg, &a->max_jobs))
                 return ECO_EXIT_USAGE;
+            if (a->max_jobs == 0) {
+                eco_cli_err("sim: --max-jobs: 0 would read no job; give N >= 1, or leave the "
+                            "option out to read all");
+                return ECO_EXIT_USAGE;
+            }
             break;
         case 'h': sim_usage(stdout); return -1;
         case ':':
@@ -282,10 +332,6 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
     if (!a->cluster) {
         eco_cli_err("sim: --cluster SPEC is required, e.g. --cluster 30x8:V100 "
                     "(try 'ecosched sim --help')");
-        return ECO_EXIT_USAGE;
-    }
-    if (a->report && !a->out) {
-        eco_cli_err("sim: --report reads the files of --out DIR: give --out too");
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -327,6 +373,19 @@ static int out_path(char *path, size_t size, const char *dir, const char *name)
     return 0;
 }
 
+/* Closes an output file; a write error before (rc, with errno from the failed write) or at the
+ * close is reported with the path and the reason. 0 or ECO_EXIT_FAIL. */
+static int close_output(FILE *f, const char *path, int rc)
+{
+    int e = rc || ferror(f) ? (errno ? errno : EIO) : 0;
+    if (fclose(f) && !e)
+        e = errno ? errno : EIO;
+    if (!e)
+        return 0;
+    eco_cli_err("sim: cannot write %s: %s", path, strerror(e));
+    return ECO_EXIT_FAIL;
+}
+
 static int write_file(const char *dir, const char *name, enum out_kind kind,
                       const struct eco_jobset *set, const struct eco_cluster *c,
                       const struct eco_sim_result *r, const char *text)
@@ -340,25 +399,25 @@ static int write_file(const char *dir, const char *name, enum out_kind kind,
         return ECO_EXIT_FAIL;
     }
     int rc = 0;
+    errno = 0;
     switch (kind) {
     case OUT_TEXT: rc = fputs(text, f) < 0 || fputc('\n', f) == EOF ? -EIO : 0; break;
     case OUT_JOBS: rc = eco_sim_write_jobs_csv(f, set, r); break;
     case OUT_REJECTED: rc = eco_sim_write_rejected_csv(f, set); break;
     case OUT_NODES: rc = eco_sim_write_nodes_csv(f, c, r); break;
     }
-    if (fclose(f) || rc) {
-        eco_cli_err("sim: error writing %s", path);
-        return ECO_EXIT_FAIL;
-    }
-    return 0;
+    return close_output(f, path, rc);
 }
 
 static int write_outputs(const char *dir, const struct eco_jobset *set,
                          const struct eco_cluster *c, const struct eco_sim_result *r)
 {
     char *summary = eco_sim_summary_json(&r->summary, 0);
-    if (!summary)
+    if (!summary) {
+        eco_cli_err("sim: cannot write %s/summary.json: the summary could not be encoded as "
+                    "JSON (a value not finite, or out of memory)", dir);
         return ECO_EXIT_FAIL;
+    }
     int rc = write_file(dir, "summary.json", OUT_TEXT, set, c, r, summary);
     free(summary);
     if (!rc)
@@ -370,24 +429,66 @@ static int write_outputs(const char *dir, const struct eco_jobset *set,
     return rc;
 }
 
-static void print_table_header(void)
+/* Widths of the summary table's text columns: as wide as the longest name they will hold, so
+ * that long names (dot-product, idle:86400, a cluster of many groups) keep the table aligned. */
+struct table {
+    int policy, placement, power_down, cluster;
+    char cluster_text[128];
+};
+
+static int width(int w, const char *s)
 {
-    printf("%-7s %-9s %-10s %7s %9s %8s %10s %10s %10s %11s %11s %10s %8s %11s %8s %6s %9s %7s %7s "
-           "%8s\n",
-           "policy", "placement", "power_down", "jobs", "completed", "rejected", "avg_jct_h",
-           "p50_jct_h", "p95_jct_h", "avg_wait_h", "p95_wait_h", "makespan_d", "gpu_util",
-           "energy_kwh", "avg_kw", "boots", "events", "wall_s", "dl_miss", "cap_mae%");
+    int n = (int)strlen(s);
+    return n > w ? n : w;
 }
 
-static void print_table_row(const struct eco_sim_summary *s)
+/* The cluster as COUNTxGPUS:TYPE when its nodes are all alike, else as NODES/GPUS. */
+static void cluster_text(const struct eco_cluster *c, char *buf, size_t size)
 {
-    printf("%-7s %-9s %-10s %7zu %9zu %8zu %10.2f %10.2f %10.2f %11.2f %11.2f %10.2f %8.3f %11.1f "
-           "%8.2f %6llu %9llu %7.3f %7.3f %8.3f\n",
-           s->policy, s->placement, s->power_down, s->jobs, s->completed, s->rejected,
-           s->avg_jct_s / 3600, s->p50_jct_s / 3600, s->p95_jct_s / 3600, s->avg_wait_s / 3600,
-           s->p95_wait_s / 3600, s->makespan_s / 86400, s->gpu_util, s->energy_j.total / 3.6e6,
-           s->avg_power_w / 1000, (unsigned long long)s->node_boots, (unsigned long long)s->events,
-           s->sim_wall_s, s->deadline_miss_ratio, s->power_cap_mae_pct);
+    int alike = c->n_nodes > 0;
+    for (uint32_t n = 1; alike && n < c->n_nodes; n++)
+        alike = c->nodes[n].gpus == c->nodes[0].gpus && c->nodes[n].type == c->nodes[0].type;
+    if (alike)
+        snprintf(buf, size, "%ux%u:%s", c->n_nodes, c->nodes[0].gpus,
+                 eco_catalog_get(c->nodes[0].type)->name);
+    else
+        snprintf(buf, size, "%un/%llug", c->n_nodes, (unsigned long long)c->total_gpus);
+}
+
+static void table_init(struct table *t, const struct sim_args *a, const struct eco_cluster *c,
+                       const struct eco_policy_ops **pol, size_t npol,
+                       const struct eco_placement_ops *placement)
+{
+    *t = (struct table){.policy = 7, .placement = 9, .power_down = 10, .cluster = 7};
+    for (size_t i = 0; i < npol; i++)
+        t->policy = width(t->policy, pol[i]->name);
+    t->placement = width(t->placement, placement->name);
+    t->power_down = width(t->power_down, a->power_down);
+    cluster_text(c, t->cluster_text, sizeof t->cluster_text);
+    t->cluster = width(t->cluster, t->cluster_text);
+}
+
+static void print_table_header(const struct table *t)
+{
+    printf("%-*s %-*s %-*s %-*s ", t->policy, "policy", t->placement, "placement", t->power_down,
+           "power_down", t->cluster, "cluster");
+    printf("%7s %9s %8s %10s %10s %10s %11s %11s %10s %8s %11s %8s %6s %9s %7s %7s %8s\n", "jobs",
+           "completed", "rejected", "avg_jct_h", "p50_jct_h", "p95_jct_h", "avg_wait_h",
+           "p95_wait_h", "makespan_d", "gpu_util", "energy_kwh", "avg_kw", "boots", "events",
+           "wall_s", "dl_miss", "cap_mae%");
+}
+
+static void print_table_row(const struct eco_sim_summary *s, const struct table *t)
+{
+    printf("%-*s %-*s %-*s %-*s ", t->policy, s->policy, t->placement, s->placement,
+           t->power_down, s->power_down, t->cluster, t->cluster_text);
+    printf("%7zu %9zu %8zu %10.2f %10.2f %10.2f %11.2f %11.2f %10.2f %8.3f %11.1f %8.2f %6llu "
+           "%9llu %7.3f %7.3f %8.3f\n",
+           s->jobs, s->completed, s->rejected, s->avg_jct_s / 3600, s->p50_jct_s / 3600,
+           s->p95_jct_s / 3600, s->avg_wait_s / 3600, s->p95_wait_s / 3600, s->makespan_s / 86400,
+           s->gpu_util, s->energy_j.total / 3.6e6, s->avg_power_w / 1000,
+           (unsigned long long)s->node_boots, (unsigned long long)s->events, s->sim_wall_s,
+           s->deadline_miss_ratio, s->power_cap_mae_pct);
 }
 
 /* Splits the --compare list into policy tables. */
@@ -397,8 +498,8 @@ static int resolve_policies(const struct sim_args *a, const struct eco_policy_op
     if (!a->compare) {
         pol[0] = eco_policy_find(a->policy);
         if (!pol[0]) {
-            eco_cli_err("sim: --policy: unknown policy '%s' (known: fifo, greedy, easy, sjf, las)",
-                        a->policy);
+            eco_cli_err("sim: --policy: unknown policy '%s' (known: %s)", a->policy,
+                        policy_names());
             return ECO_EXIT_USAGE;
         }
         *n = 1;
@@ -414,8 +515,7 @@ static int resolve_policies(const struct sim_args *a, const struct eco_policy_op
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         const struct eco_policy_ops *p = eco_policy_find(tok);
         if (!p) {
-            eco_cli_err("sim: --compare: unknown policy '%s' (known: fifo, greedy, easy, sjf, las)",
-                        tok);
+            eco_cli_err("sim: --compare: unknown policy '%s' (known: %s)", tok, policy_names());
             return ECO_EXIT_USAGE;
         }
         if (*n == MAX_COMPARE) {
@@ -435,18 +535,19 @@ static void report_rejected(const struct eco_jobset *set, size_t rejected, int q
 {
     if (!rejected || quiet)
         return;
-    eco_cli_err("warning: %zu job(s) rejected: larger than all GPUs of the cluster they may use, "
-                "or needing more power than the budget allows (listed in rejected.csv with --out)",
-                rejected);
+    eco_cli_err("warning: %zu job(s) rejected: they can never run on this cluster (listed in "
+                "rejected.csv with --out)", rejected);
     size_t shown = 0;
-    for (size_t i = 0; i < set->n && shown < 5; i++)
-        if (set->jobs[i].state == ECO_JOB_REJECTED) {
-            eco_cli_err("  rejected: job %s (line %u, %u GPUs): %s",
-                        eco_jobset_str(set, set->jobs[i].id_off), set->jobs[i].line,
-                        set->jobs[i].gpus,
-                        set->jobs[i].reject_reason == ECO_REJECT_POWER ? "power budget" : "size");
-            shown++;
-        }
+    for (size_t i = 0; i < set->n && shown < 5; i++) {
+        const struct eco_job *j = &set->jobs[i];
+        if (j->state != ECO_JOB_REJECTED)
+            continue;
+        eco_cli_err("  rejected: job %s (line %u, %u GPUs%s%s): %s",
+                    eco_jobset_str(set, j->id_off), j->line, j->gpus, j->gpu_type >= 0 ? " " : "",
+                    j->gpu_type >= 0 ? eco_catalog_get((size_t)j->gpu_type)->name : "",
+                    eco_sim_reject_reason(j->reject_reason));
+        shown++;
+    }
 }
 
 /* The progress line of one run: which run of how many, simulated days since the first
@@ -476,10 +577,12 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
                    const struct eco_budget_step *budget, size_t n_budget)
 {
     int status = 0;
+    struct table tab;
+    table_init(&tab, a, c, pol, npol, placement);
     if (a->json && npol > 1)
         printf("[\n");
     else if (!a->json)
-        print_table_header();
+        print_table_header(&tab);
     for (size_t i = 0; i < npol && !status; i++) {
         const char *pd_params = NULL;
         struct eco_sim_config cfg = {
@@ -529,6 +632,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
                 eco_cli_err("sim: cannot write %s: %s", path, strerror(errno));
                 return ECO_EXIT_FAIL;
             }
+            errno = 0;
             eco_timeline_writer_init(&tw, tl, a->sample_s);
             cfg.timeline = eco_timeline_write;
             cfg.timeline_ctx = &tw;
@@ -539,8 +643,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
         eco_cli_progress_end(&prog.line);
         if (tl) {
             int werr = rc ? 0 : eco_timeline_writer_finish(&tw, res.summary.window_end_s);
-            if (fclose(tl) || werr) {
-                eco_cli_err("sim: error writing %s", path);
+            if (close_output(tl, path, werr)) {
                 if (!rc)
                     eco_sim_result_fini(&res);
                 return ECO_EXIT_FAIL;
@@ -562,13 +665,16 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             status = write_outputs(dir, set, c, &res);
         if (a->json) {
             char *text = eco_sim_summary_json(&res.summary, 1);
-            if (text)
+            if (text) {
                 printf("%s%s\n", text, (npol > 1 && i + 1 < npol) ? "," : "");
-            else
+            } else {
+                eco_cli_err("sim: --json: the summary could not be encoded as JSON (a value not "
+                            "finite, or out of memory)");
                 status = ECO_EXIT_FAIL;
+            }
             free(text);
         } else {
-            print_table_row(&res.summary);
+            print_table_row(&res.summary, &tab);
         }
         eco_sim_result_fini(&res);
     }
@@ -664,6 +770,65 @@ done:
     return status;
 }
 
+/* The trace's span, a lower bound on the simulated window: first submit to the last end if
+ * every job started at once. */
+static double trace_span(const struct eco_jobset *set)
+{
+    double lo = 0, hi = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        const struct eco_job *j = &set->jobs[i];
+        if (i == 0 || j->submit_s < lo)
+            lo = j->submit_s;
+        if (i == 0 || j->submit_s + j->duration_s > hi)
+            hi = j->submit_s + j->duration_s;
+    }
+    return hi - lo;
+}
+
+/* --sample-s and --control-period against the trace: the output and the run time stay bounded
+ * (MAX_SAMPLES, MAX_CONTROL_STEPS); the message says which value would do. */
+static int check_periods(const struct sim_args *a, const struct eco_jobset *set, int capping)
+{
+    double span = trace_span(set);
+    if (a->out && a->sample_s > 0 && span / a->sample_s > MAX_SAMPLES) {
+        eco_cli_err("sim: --sample-s %g: the trace spans at least %.0f s, %.3g timeline samples; "
+                    "at most %.0f: give --sample-s %.0f or more", a->sample_s, span,
+                    span / a->sample_s, MAX_SAMPLES, ceil(span / MAX_SAMPLES));
+        return ECO_EXIT_USAGE;
+    }
+    double period = a->control_period_s > 0 ? a->control_period_s : 1;
+    if (capping && span / period > MAX_CONTROL_STEPS) {
+        eco_cli_err("sim: --control-period %g: the trace spans at least %.0f s, %.3g control "
+                    "periods; at most %.0f: give --control-period %.0f or more", period, span,
+                    span / period, MAX_CONTROL_STEPS, ceil(span / MAX_CONTROL_STEPS));
+        return ECO_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Removes the temporary --out of a --report run: the files run_all writes, in the directory
+ * of each run, then the directories; nothing else (a stray file makes rmdir fail, and says so). */
+static void remove_tmp_out(const char *dir, const struct eco_policy_ops **pol, size_t npol,
+                           int quiet)
+{
+    static const char *const files[] = {"summary.json", "jobs.csv", "rejected.csv", "nodes.csv",
+                                        "timeline.csv"};
+    char sub[4200], path[4300];
+    int failed = 0;
+    for (size_t i = 0; i < npol; i++) {
+        snprintf(sub, sizeof sub, "%s%s%s", dir, npol > 1 ? "/" : "", npol > 1 ? pol[i]->name : "");
+        for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+            snprintf(path, sizeof path, "%s/%s", sub, files[k]);
+            if (unlink(path) && errno != ENOENT)
+                failed = 1;
+        }
+        if (npol > 1 && rmdir(sub) && errno != ENOENT)
+            failed = 1;
+    }
+    if ((rmdir(dir) || failed) && !quiet)
+        eco_cli_err("warning: cannot remove the temporary directory %s: %s", dir, strerror(errno));
+}
+
 int eco_cmd_sim(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) /* container consolidation is its own model (cmd_consol.c) */
@@ -694,7 +859,7 @@ int eco_cmd_sim(int argc, char **argv)
     }
     if ((status = check_params_early(&a, pol, npol)))
         return status;
-    if (a.sample_s > 0 && !a.out && !a.quiet)
+    if (a.sample_s > 0 && !a.out && !a.report && !a.quiet)
         eco_cli_err("warning: --sample-s applies to timeline.csv, written only with --out");
     int fmt = eco_trace_format_parse(a.format);
     if (fmt < 0) {
@@ -706,6 +871,7 @@ int eco_cmd_sim(int argc, char **argv)
     struct eco_cluster *c = NULL;
     struct eco_jobset *set = NULL;
     struct eco_budget_step one, *budget = NULL;
+    char tmp_out[4096] = "";
     size_t n_budget = 0;
     if (a.budget_w > 0 && a.budget_file) {
         eco_cli_err("sim: give --power-budget or --power-budget-file, not both");
@@ -722,10 +888,16 @@ int eco_cmd_sim(int argc, char **argv)
         n_budget = 1;
     }
     const struct eco_budget_step *steps = budget ? budget : &one;
+    if (n_budget && !a.power_policy) {
+        a.power_policy = DEFAULT_POWER_POLICY;
+        if (!a.quiet)
+            eco_cli_err("note: power budget without --power-policy: using %s, the default "
+                        "(docs/policies/powercap.md)", DEFAULT_POWER_POLICY);
+    }
     int have_policy = a.power_policy && strcmp(a.power_policy, "none");
     if (n_budget && !have_policy) {
-        eco_cli_err("sim: a power budget needs --power-policy (mpc, oracle, uniform, "
-                    "proportional or threshold)");
+        eco_cli_err("sim: a power budget needs a power policy other than none (mpc, oracle, "
+                    "uniform, proportional or threshold)");
         free(budget);
         return ECO_EXIT_USAGE;
     }
@@ -759,6 +931,11 @@ int eco_cmd_sim(int argc, char **argv)
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         goto done;
     }
+    if ((set->skipped_non_gpu || set->skipped_unfinished) && !a.quiet)
+        eco_cli_err("note: %s: skipped %zu CPU-only and %zu pending pods (no GPU job to replay)",
+                    a.trace, set->skipped_non_gpu, set->skipped_unfinished);
+    if ((status = check_periods(&a, set, have_policy)))
+        goto done;
     if (!c) {
         rc = eco_cluster_auto(a.cluster, set, &c, &err);
         if (rc) {
@@ -770,12 +947,31 @@ int eco_cmd_sim(int argc, char **argv)
             eco_cli_err("note: --cluster %s: %u nodes x %u GPUs (%llu GPUs)", a.cluster,
                         c->n_nodes, c->nodes[0].gpus, (unsigned long long)c->total_gpus);
     }
+    if (a.report && !a.out) { /* --report alone: the run's files go to a temporary dir */
+        const char *tmp = getenv("TMPDIR");
+        snprintf(tmp_out, sizeof tmp_out, "%s/ecosched-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(tmp_out)) {
+            eco_cli_err("sim: --report: cannot create a temporary directory %s: %s", tmp_out,
+                        strerror(errno));
+            status = ECO_EXIT_FAIL;
+            tmp_out[0] = '\0';
+            goto done;
+        }
+        a.out = tmp_out;
+    }
     status = run_all(&a, c, set, pol, npol, placement, n_budget ? steps : NULL, n_budget);
-    if (!status && a.out && npol > 1)
+    if (!status && a.out && !tmp_out[0] && npol > 1) /* not into the temporary one */
         status = write_compare_order(&a, pol, npol);
     if (!status && a.report)
         status = write_report(&a, pol, npol);
+    if (!status && (fflush(stdout) || ferror(stdout))) {
+        eco_cli_err("sim: cannot write the summary to standard output: %s",
+                    strerror(errno ? errno : EIO));
+        status = ECO_EXIT_FAIL;
+    }
 done:
+    if (tmp_out[0])
+        remove_tmp_out(tmp_out, pol, npol, a.quiet);
     free(budget);
     eco_jobset_destroy(set);
     eco_cluster_destroy(c);

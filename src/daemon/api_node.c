@@ -204,6 +204,18 @@ static const char *resolve_cap(struct ecod *d, const json_t *v, const uint32_t *
     return NULL;
 }
 
+/* The limit each of the GPUs must have with the Slurm job registered: the lowest cap of all the
+ * jobs on it (null: none capped, the limit stays), for the plugin to set in the prolog. */
+static json_t *gpu_limits_json(const struct ecod *d, const uint32_t *gpus, uint32_t n)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; a && i < n; i++) {
+        double w = ecod_sched_gpu_cap(d, gpus[i]);
+        json_array_append_new(a, w > 0 ? json_real(w) : json_null());
+    }
+    return a;
+}
+
 static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, const json_t *b)
 {
     char msg[ECO_ERROR_MSG_MAX], name[48], argv[64], gl[ECO_GPUSEL_MAX_GPUS * 4 + 1] = "";
@@ -223,8 +235,9 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
     const struct ecod_run *old = slurm_run(d, job);
     if (old) /* the prolog ran again (requeue): the same record */
         return ecod_reply(c, 200,
-                     json_pack("{s:I,s:I,s:o}", "job_id", job, "id", (json_int_t)old->id,
-                               "power_cap_w", cap_w > 0 ? json_real(cap_w) : json_null()));
+                     json_pack("{s:I,s:I,s:o,s:o}", "job_id", job, "id", (json_int_t)old->id,
+                               "power_cap_w", cap_w > 0 ? json_real(cap_w) : json_null(),
+                               "gpu_limits_w", gpu_limits_json(d, old->gpus, old->n_gpus)));
     for (uint32_t i = 0, off = 0; i < n && off < sizeof gl; i++)
         off += (uint32_t)snprintf(gl + off, sizeof gl - off, "%s%u", i ? "," : "", gpus[i]);
     snprintf(name, sizeof name, "slurm-%" JSON_INTEGER_FORMAT, job);
@@ -253,8 +266,9 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
              "Slurm job %" JSON_INTEGER_FORMAT " (uid %u): GPUs [%s], job %" PRId64 ", cap %.0f W",
              job, (unsigned)uid, gl, id, cap_w);
     return ecod_reply(c, 201,
-                 json_pack("{s:I,s:I,s:o}", "job_id", job, "id", (json_int_t)id, "power_cap_w",
-                           cap_w > 0 ? json_real(cap_w) : json_null()));
+                 json_pack("{s:I,s:I,s:o,s:o}", "job_id", job, "id", (json_int_t)id, "power_cap_w",
+                           cap_w > 0 ? json_real(cap_w) : json_null(), "gpu_limits_w",
+                           gpu_limits_json(d, gpus, n)));
 }
 
 static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const char *js)
@@ -274,13 +288,14 @@ static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const
     if (eco_store_get(d->store, id, &sj, NULL) == 0)
         start = sj.start_s;
     eco_store_job_fini(&sj);
+    /* sets each GPU to the lowest cap of the jobs still on it, or the default */
     ecod_sched_end_slurm(d, id, &energy);
     double now = ecod_now();
     ECOD_LOG(ECOD_INFO, "slurm", "Slurm job %lld ended: %.1f J", job, energy);
     return ecod_reply(c, 200,
-                 json_pack("{s:I,s:I,s:o,s:f,s:f}", "job_id", (json_int_t)job, "id", (json_int_t)id,
-                           "gpus", gpus, "energy_j", energy, "elapsed_s",
-                           start > 0 ? now - start : 0.0));
+                 json_pack("{s:I,s:I,s:o,s:f,s:f,s:b}", "job_id", (json_int_t)job, "id",
+                           (json_int_t)id, "gpus", gpus, "energy_j", energy, "elapsed_s",
+                           start > 0 ? now - start : 0.0, "limits_restored", 1));
 }
 
 /* ---- routing ----------------------------------------------------------------------------- */

@@ -551,6 +551,12 @@ int main(int argc, char **argv)
         fd = -1;
         ECOD_LOG(ECOD_INFO, "main", "also serving on tcp %s (bearer token of %s, acting as uid %u)",
                  o.cfg.tcp_listen, o.cfg.tcp_token_file, (unsigned)tcp_auth.uid);
+        if (tcp_auth.uid == 0)
+            ECOD_LOG(ECOD_WARN, "main",
+                     "tcp_token_file %s is owned by root: TCP clients act as root (they may "
+                     "cancel any job and run jobs as root); chown it to the account they should "
+                     "act as",
+                     o.cfg.tcp_token_file);
     }
     ECOD_LOG(ECOD_INFO, "main", "ecoschedd %s serving on %s, state in %s", ECO_VERSION, o.socket,
              o.state_dir);

@@ -42,6 +42,8 @@ struct ecod_run {
     uint32_t n_gpus;
     uint32_t gpus[ECO_GPUSEL_MAX_GPUS];
     bool capped;          /* a power limit was set on its GPUs at start */
+    double cap_w;         /* its cap in watts ("auto" resolved), 0: none; a shared GPU's limit
+                           * is the lowest cap_w of the jobs on it (sched.c, lowest_cap) */
     double energy_base_j; /* energy accounted before this daemon watched it (adoption) */
     double acc_j;         /* its share of its GPUs' energy since this daemon watched it */
     double energy_j;      /* latest total: energy_base_j + acc_j */
@@ -140,14 +142,18 @@ void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf,
 
 /* The loopback TCP listener's bearer token and the identity its clients act with: the token
  * file's owner (tcp.c). */
+/* Longest token accepted: 255 characters (docs/daemon/README.md, tcp_token_file), room enough
+ * for any base64 or hex secret and within the CLI's header buffer (cmd_client.c). */
+#define ECOD_TCP_TOKEN_MAX 255
 struct ecod_tcp_auth {
-    char token[256];
+    char token[ECOD_TCP_TOKEN_MAX + 1];
     size_t token_len;
     uid_t uid;
     gid_t gid;
 };
 /* Binds and listens on tcp_listen (a loopback HOST:PORT) after reading the token file (it
- * must be a regular file readable by its owner only). The fd, or < 0 and err. */
+ * must be a regular file readable by its owner only; a FIFO or device is refused without
+ * blocking). The fd, or < 0 and err. */
 int ecod_tcp_listen(const char *hostport, const char *token_file, struct ecod_tcp_auth *auth,
                     struct eco_error *err);
 /* Whether an Authorization header value is "Bearer TOKEN" with the right token. */
@@ -221,11 +227,16 @@ extern const char *ecod_gpu_strategy;
 /* sched.c, for Slurm jobs (api_node.c, docs/slurm.md): the SPANK plugin registers a Slurm job's
  * GPUs so that the daemon measures their energy, and ends it from the epilog. The job has a
  * store row (name "slurm-JOBID", no process) and a watched run; its GPUs are reserved in the
- * selector. add: 0 or -ENOMEM. end: accounts, records done with the energy, releases the
- * GPUs; -ENOENT when no run has that store id. */
+ * selector. add: 0 or -ENOMEM. end: accounts, records done with the energy, sets each of its
+ * GPUs' power limit to the lowest cap of the jobs still on it (the default when none), releases
+ * the GPUs; -ENOENT when no run has that store id. */
 int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
                          uint32_t n, double cap_w);
 int ecod_sched_end_slurm(struct ecod *d, int64_t id, double *energy_j);
+/* The lowest power cap (W) of the watched jobs on GPU g whose caps are power limits (Slurm
+ * jobs; the daemon's jobs unless power_knob = clock), 0 when none of them is capped: the limit
+ * GPU g must have, "the default" for 0. */
+double ecod_sched_gpu_cap(const struct ecod *d, uint32_t g);
 /* The limit power_cap "auto" chooses on GPU g (see auto_cap in sched.c). */
 int ecod_sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap);
 

@@ -199,28 +199,60 @@ static void account_all(struct ecod *d, double mono)
         d->runs[i].energy_j = d->runs[i].energy_base_j + d->runs[i].acc_j;
 }
 
-/* Sets (cap_w > 0) or restores to the default (cap_w 0) the limit of the GPUs listed. */
-static bool set_limits(struct ecod *d, int64_t id, const uint32_t *gpus, uint32_t n, double cap_w)
+/* Whether run r's cap acts on the SM clock (the daemon's jobs with power_knob = clock) rather
+ * than on the power limit (Slurm jobs, whose limit the SPANK plugin sets, and the others). */
+static bool caps_clock(const struct ecod_run *r)
 {
-    if (ecod_power_knob_clock) /* the cap as locked SM clocks (clockctl.c) */
-        return ecod_clock_apply(d, id, gpus, n, cap_w);
-    bool any = false;
-    for (uint32_t i = 0; i < n; i++) {
-        struct eco_error err = {{0}};
-        struct eco_power_range pr;
-        double w = cap_w;
-        int rc = 0;
-        if (w <= 0 && (rc = eco_platform_power_range(d->platform, gpus[i], &pr, &err)) == 0)
-            w = pr.default_w;
-        if (rc == 0)
-            rc = eco_platform_set_power_limit(d->platform, gpus[i], w, &err);
-        if (rc < 0)
-            ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": GPU %u: power limit: %s", id, gpus[i],
-                     err.msg);
-        else
-            any = true;
+    return ecod_power_knob_clock && r->slurm_job <= 0;
+}
+
+/* The lowest cap of the watched jobs on GPU g, other than run `skip` (SIZE_MAX: none), whose
+ * caps act on the clock (clock) or on the power limit (!clock); 0 when none is capped. An
+ * uncapped job does not raise it: jobs sharing a GPU get the strictest of their caps. *by: the
+ * job that sets it (0 for none), when by is not NULL. */
+static double lowest_cap(const struct ecod *d, uint32_t g, size_t skip, bool clock, int64_t *by)
+{
+    double w = 0;
+    int64_t id = 0;
+    for (size_t i = 0; i < d->n_runs; i++) {
+        const struct ecod_run *r = &d->runs[i];
+        if (i == skip || !(r->cap_w > 0) || caps_clock(r) != clock)
+            continue;
+        for (uint32_t k = 0; k < r->n_gpus; k++)
+            if (r->gpus[k] == g && (w == 0 || r->cap_w < w)) {
+                w = r->cap_w;
+                id = r->id;
+            }
     }
-    return any;
+    if (by)
+        *by = id;
+    return w;
+}
+
+double ecod_sched_gpu_cap(const struct ecod *d, uint32_t g)
+{
+    return lowest_cap(d, g, SIZE_MAX, false, NULL);
+}
+
+/* Gives GPU g the limit its jobs other than run `skip` need on the knob (clock or power
+ * limit): their lowest cap, or the default when none is capped. id: the job logged. */
+static bool settle_gpu(struct ecod *d, int64_t id, uint32_t g, size_t skip, bool clock)
+{
+    double w = lowest_cap(d, g, skip, clock, NULL);
+    if (clock)
+        return ecod_clock_apply(d, id, &g, 1, w);
+    struct eco_error err = {{0}};
+    struct eco_power_range pr;
+    int rc = 0;
+    if (w <= 0 && (rc = eco_platform_power_range(d->platform, g, &pr, &err)) == 0)
+        w = pr.default_w;
+    if (rc == 0)
+        rc = eco_platform_set_power_limit(d->platform, g, w, &err);
+    if (rc < 0)
+        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": GPU %u: power limit: %s", id, g, err.msg);
+    else
+        ECOD_LOG(ECOD_DEBUG, "sched", "job %" PRId64 ": GPU %u: power limit %.0f W", id, g, w);
+    return rc == 0;
 }
 
 /* First case-insensitive occurrence of token in s, or NULL (strcasestr is a GNU extension). */
@@ -324,16 +356,6 @@ out:
     return rc;
 }
 
-/* Whether another watched job capped GPU g (then its limit stays until that job ends too). */
-static bool gpu_capped_by_other(const struct ecod *d, size_t skip, uint32_t g)
-{
-    for (size_t i = 0; i < d->n_runs; i++)
-        for (uint32_t k = 0; i != skip && d->runs[i].capped && k < d->runs[i].n_gpus; k++)
-            if (d->runs[i].gpus[k] == g)
-                return true;
-    return false;
-}
-
 /* Job of run i ended: record it, restore limits, free its GPUs, forget the run. have_status:
  * `status` is a wait status (our child); otherwise the exit status is unknown (adopted). */
 static void end_run(struct ecod *d, size_t i, bool have_status, int status)
@@ -342,10 +364,11 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
     struct eco_error err = {{0}};
     char path[4200];
     account_all(d, ecod_mono());
-    if (r->capped)
+    /* each GPU back to the lowest cap of the jobs still on it, or the default; a Slurm job's
+     * GPUs always (the power controller may have lowered them), not only when it was capped */
+    if (r->cap_w > 0 || r->slurm_job > 0)
         for (uint32_t k = 0; k < r->n_gpus; k++)
-            if (!gpu_capped_by_other(d, i, r->gpus[k]))
-                set_limits(d, r->id, &r->gpus[k], 1, 0);
+            settle_gpu(d, r->id, r->gpus[k], i, caps_clock(r));
     if (d->sel && r->n_gpus)
         eco_gpusel_release(d->sel, (uint64_t)r->id);
     int code = -1;
@@ -559,8 +582,9 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
             ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
         err.msg[0] = '\0';
     }
-    if (cap_w > 0 && n > 0)
-        r->capped = set_limits(d, j->id, gpus, n, cap_w);
+    r->cap_w = cap_w > 0 ? cap_w : 0;
+    for (uint32_t k = 0; r->cap_w > 0 && k < n; k++) /* the lowest cap of the GPU's jobs */
+        r->capped |= settle_gpu(d, j->id, gpus[k], SIZE_MAX, caps_clock(r));
     struct eco_run_spec spec = {
         .argv = (const char *const *)argv,
         .env = (const char *const *)env,
@@ -576,9 +600,10 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
     close(gate[0]);
     gate[0] = -1;
     if (rc < 0) {
-        if (r->capped)
-            set_limits(d, j->id, gpus, n, 0);
+        bool capped = r->capped, clock = caps_clock(r);
         d->n_runs--;
+        for (uint32_t k = 0; capped && k < n; k++) /* as it was without this job */
+            settle_gpu(d, j->id, gpus[k], SIZE_MAX, clock);
         start_failed(d, j, err.msg[0] ? err.msg : strerror(-rc));
         goto out;
     }
@@ -769,6 +794,12 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
         ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": GPUs '%s' not on this server", j->id,
                  j->assigned_gpus);
     r->capped = j->power_cap_w > 0 && r->n_gpus > 0;
+    r->cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
+    if (j->power_cap_w == ECO_STORE_CAP_AUTO && r->n_gpus > 0) {
+        if (auto_cap(d, r->gpus[0], &r->cap_w, why, sizeof why) < 0)
+            r->cap_w = 0;
+        r->capped = r->cap_w > 0;
+    }
     r->energy_base_j = j->energy_j;
     r->energy_j = j->energy_j;
     r->stored_j = j->energy_j;
@@ -797,35 +828,18 @@ void ecod_sched_recover(struct ecod *d)
 
 void ecod_sched_reconcile_limits(struct ecod *d)
 {
-    struct eco_store_job *jobs = NULL;
-    size_t n = 0;
-    struct eco_error err = {{0}};
     double want[ECO_GPUSEL_MAX_GPUS] = {0}; /* 0: the default */
     int64_t by[ECO_GPUSEL_MAX_GPUS] = {0};
-    if (eco_store_running(d->store, &jobs, &n, &err) < 0) {
-        ECOD_LOG(ECOD_ERR, "sched", "limits: %s", err.msg);
-        goto out;
-    }
-    /* the adopted jobs (recovery has run: the store's running jobs are the watched ones) */
-    for (size_t i = 0; i < n; i++) {
-        const struct ecod_run *r = ecod_sched_find(d, jobs[i].id);
-        double cap_w = jobs[i].power_cap_w;
-        char why[200];
-        if (!r)
-            continue;
-        if (cap_w == ECO_STORE_CAP_AUTO && r->n_gpus > 0 &&
-            auto_cap(d, r->gpus[0], &cap_w, why, sizeof why) < 0)
-            cap_w = 0;
-        for (uint32_t k = 0; cap_w > 0 && k < r->n_gpus; k++) {
-            want[r->gpus[k]] = cap_w;
-            by[r->gpus[k]] = r->id;
-        }
-    }
+    /* the adopted jobs (recovery has run: the store's running jobs are the watched ones); a
+     * shared GPU gets the lowest cap of its jobs, as when they started */
+    for (unsigned g = 0; g < d->n_gpus && g < ECO_GPUSEL_MAX_GPUS; g++)
+        want[g] = lowest_cap(d, g, SIZE_MAX, ecod_power_knob_clock, &by[g]);
     if (ecod_power_knob_clock) {
         ecod_clock_reconcile(d, want, by);
-        goto out;
+        return;
     }
     for (unsigned g = 0; g < d->n_gpus; g++) {
+        struct eco_error err = {{0}};
         struct eco_power_range pr;
         double now_w = -1, w = want[g];
         if (w <= 0 && eco_platform_power_range(d->platform, g, &pr, NULL) == 0)
@@ -833,7 +847,6 @@ void ecod_sched_reconcile_limits(struct ecod *d)
         if (w <= 0 || (eco_platform_power_limit(d->platform, g, &now_w, NULL) == 0 &&
                        now_w > w - 0.5 && now_w < w + 0.5))
             continue;
-        err.msg[0] = '\0';
         if (eco_platform_set_power_limit(d->platform, g, w, &err) < 0)
             ECOD_LOG(ECOD_WARN, "sched", "GPU %u: limit %.0f W: %s", g, w, err.msg);
         else if (by[g])
@@ -843,8 +856,6 @@ void ecod_sched_reconcile_limits(struct ecod *d)
             ECOD_LOG(ECOD_INFO, "sched", "GPU %u: limit %.0f W -> default %.0f W (no capped job)",
                      g, now_w, w);
     }
-out:
-    eco_store_jobs_free(jobs, n);
 }
 
 int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
@@ -857,6 +868,7 @@ int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const ui
     r->id = id;
     r->slurm_job = slurm_job;
     r->slurm_cap_w = cap_w > 0 ? cap_w : 0;
+    r->cap_w = r->slurm_cap_w;
     r->adopted = true;
     r->n_gpus = n;
     memcpy(r->gpus, gpus, n * sizeof *gpus);

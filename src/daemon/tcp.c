@@ -21,15 +21,29 @@
 static int read_token(const char *path, struct ecod_tcp_auth *a, struct eco_error *err)
 {
     struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* the token, a line end ("\r\n") and one byte more to tell a longer token apart */
+    char buf[ECOD_TCP_TOKEN_MAX + 3];
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, before the
+     * regular-file check below, and hang the start-up (signals are not acted on until the
+     * main loop runs) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
         eco_error_set(err, "tcp_token_file %s: %s", path, strerror(e));
         return -e;
     }
     int rc = 0;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        rc = eco_error_set(err, "tcp_token_file %s: not a regular file", path);
+    if (fstat(fd, &st) < 0) {
+        rc = eco_error_set(err, "tcp_token_file %s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = eco_error_set(err, "tcp_token_file %s: not a regular file (%s); the token must be "
+                                "in a plain file",
+                           path, S_ISFIFO(st.st_mode)  ? "a FIFO"
+                                 : S_ISDIR(st.st_mode) ? "a directory"
+                                 : S_ISSOCK(st.st_mode) ? "a socket"
+                                                        : "a device");
         goto out;
     }
     if (st.st_mode & 077) {
@@ -39,18 +53,21 @@ static int read_token(const char *path, struct ecod_tcp_auth *a, struct eco_erro
                            path, (unsigned)(st.st_mode & 0777));
         goto out;
     }
-    ssize_t n = read(fd, a->token, sizeof a->token);
+    ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0) {
         rc = eco_error_set(err, "tcp_token_file %s: %s", path, strerror(errno));
         goto out;
     }
-    if ((size_t)n == sizeof a->token) {
-        rc = eco_error_set(err, "tcp_token_file %s: token longer than %zu bytes", path,
-                           sizeof a->token - 1);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        n--;
+    if (n > ECOD_TCP_TOKEN_MAX) {
+        rc = eco_error_set(err,
+                           "tcp_token_file %s: token longer than %d characters (%lld bytes in "
+                           "the file)",
+                           path, ECOD_TCP_TOKEN_MAX, (long long)st.st_size);
         goto out;
     }
-    while (n > 0 && (a->token[n - 1] == '\n' || a->token[n - 1] == '\r'))
-        n--;
+    memcpy(a->token, buf, (size_t)n);
     a->token[n] = '\0';
     a->token_len = (size_t)n;
     for (ssize_t i = 0; i < n; i++)

@@ -3,13 +3,10 @@
  * ecosched's placement CSV (cores, GiB, GPUs as a count or a fraction). Columns are found by
  * name in the header; gzip files are read as they are. See docs/formats/placement.md. */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <zlib.h>
 #include "ecosched/csv.h"
 #include "ecosched/place_io.h"
 
@@ -35,9 +32,9 @@ static const char *const item_cols[C_N][3] = {
 
 struct reader {
     const char *path;
-    gzFile gz;
+    struct eco_csv_file *csv;
     unsigned long line;
-    char buf[LINE_MAX_BYTES + 2];
+    char *buf; /* the current line (the CSV reader's) */
     char *f[MAX_FIELDS];
     int nf;
     int col[C_N];
@@ -48,21 +45,11 @@ struct reader {
 static int next_line(struct reader *r)
 {
     for (;;) {
-        if (!gzgets(r->gz, r->buf, sizeof r->buf)) {
-            int zerr = Z_OK;
-            const char *msg = gzerror(r->gz, &zerr);
-            if (zerr != Z_OK && zerr != Z_STREAM_END)
-                return eco_error_set(r->err, "%s:%lu: read error: %s", r->path, r->line + 1,
-                                     msg);
-            return 0;
-        }
-        r->line++;
-        size_t len = strlen(r->buf);
-        if (len > LINE_MAX_BYTES && r->buf[len - 1] != '\n')
-            return eco_error_set(r->err, "%s:%lu: line longer than %d bytes", r->path, r->line,
-                                 LINE_MAX_BYTES);
-        while (len && (r->buf[len - 1] == '\n' || r->buf[len - 1] == '\r'))
-            r->buf[--len] = '\0';
+        size_t len;
+        int rc = eco_csv_next(r->csv, &r->buf, &len, r->err);
+        r->line = eco_csv_lineno(r->csv);
+        if (rc <= 0)
+            return rc;
         if (len == 0)
             continue; /* blank lines (a final newline) are skipped */
         r->nf = eco_csv_split(r->buf, r->f, MAX_FIELDS);
@@ -81,17 +68,10 @@ static int open_reader(struct reader *r, const char *path, const char *const col
     memset(r, 0, sizeof *r);
     r->path = path;
     r->err = err;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        eco_error_set(err, "%s: cannot open: %s", path, strerror(errno));
-        return -ENOENT;
-    }
-    r->gz = gzdopen(fd, "rb");
-    if (!r->gz) {
-        close(fd);
-        return eco_error_set(err, "%s: cannot open: out of memory", path);
-    }
-    int rc = next_line(r);
+    int rc = eco_csv_open(path, LINE_MAX_BYTES, &r->csv, err);
+    if (rc)
+        return rc;
+    rc = next_line(r);
     if (rc <= 0)
         return rc ? rc : eco_error_set(err, "%s: empty file, expected a header line", path);
     for (int c = 0; c < C_N; c++)
@@ -118,9 +98,8 @@ static int open_reader(struct reader *r, const char *path, const char *const col
 
 static void close_reader(struct reader *r)
 {
-    if (r->gz)
-        gzclose(r->gz);
-    r->gz = NULL;
+    eco_csv_close(r->csv);
+    r->csv = NULL;
 }
 
 static const char *field(const struct reader *r, int c)
@@ -189,9 +168,16 @@ static int grow(void **p, uint32_t n, size_t *cap, size_t size)
     return 0;
 }
 
+static const char *node_name(const void *ctx, uint32_t i)
+{
+    return ((const struct eco_pl_instance *)ctx)->nodes[i].name;
+}
+
 int eco_pl_read_nodes(const char *path, struct eco_pl_instance *in, struct eco_error *err)
 {
     struct reader r;
+    struct eco_csv_names names;
+    eco_csv_names_init(&names, node_name, in);
     int rc = open_reader(&r, path, node_cols, err);
     size_t cap = in->n_nodes;
     int header_nf = r.nf;
@@ -226,11 +212,21 @@ int eco_pl_read_nodes(const char *path, struct eco_pl_instance *in, struct eco_e
             rc = eco_error_set(err, "%s:%lu: out of memory", path, r.line);
             break;
         }
-        in->nodes[in->n_nodes++] = nd;
+        in->nodes[in->n_nodes] = nd;
+        uint32_t first;
+        int dup = eco_csv_names_add(&names, nd.name, in->n_nodes, &first);
+        if (dup) {
+            rc = dup < 0 ? eco_error_set(err, "%s:%lu: out of memory", path, r.line)
+                         : bad(&r, C_NAME, "names a node a second time (node names must be "
+                                           "unique)");
+            break;
+        }
+        in->n_nodes++;
         if (nd.gpus > in->max_gpus)
             in->max_gpus = nd.gpus;
     }
     close_reader(&r);
+    eco_csv_names_fini(&names);
     return rc < 0 ? rc : 0;
 }
 

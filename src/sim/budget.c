@@ -6,26 +6,29 @@
 #include <string.h>
 #include "ecosched/csv.h"
 #include "ecosched/sim.h"
+#include "ecosched/trace.h"
+
+/* A budget row is two numbers; 1 KiB is far more than any such line needs. */
+#define LINE_MAX_BYTES 1024
+/* 1e15 W, as --power-budget: a thousand times the world's power plants, so only a typo. */
+#define MAX_WATTS 1e15
 
 int eco_budget_load(const char *path, struct eco_budget_step **steps, size_t *n,
                     struct eco_error *err)
 {
     *steps = NULL;
     *n = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        int e = errno;
-        eco_error_set(err, "%s: cannot open: %s", path, strerror(e));
-        return -ENOENT;
-    }
-    char line[1024];
+    struct eco_csv_file *f = NULL;
+    int rc = eco_csv_open(path, LINE_MAX_BYTES, &f, err);
+    if (rc)
+        return rc;
+    char *line;
     char *fields[4];
-    size_t cap = 0, cnt = 0, lineno = 0;
+    size_t cap = 0, cnt = 0, lineno = 0, len;
     struct eco_budget_step *s = NULL;
-    int rc = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        if (line[0] == '\n' || (line[0] == '\r' && line[1] == '\n'))
+    while ((rc = eco_csv_next(f, &line, &len, err)) == 1) {
+        lineno = eco_csv_lineno(f);
+        if (len == 0)
             continue;
         int nf = eco_csv_split(line, fields, 4);
         if (lineno == 1) {
@@ -41,13 +44,18 @@ int eco_budget_load(const char *path, struct eco_budget_step **steps, size_t *n,
             goto done;
         }
         double t, w;
-        if (eco_parse_double(fields[0], &t) || t < 0) {
-            rc = eco_error_set(err, "%s:%zu: column 'time_s': '%s' is not a number >= 0", path,
-                               lineno, fields[0]);
+        if (eco_parse_double(fields[0], &t) || t < 0 || t > ECO_TRACE_MAX_TIME_S) {
+            rc = eco_error_set(err, "%s:%zu: column 'time_s': '%.64s' is not a number in "
+                                    "0..1e10 s", path, lineno, fields[0]);
             goto done;
         }
         if (eco_parse_double(fields[1], &w) || !(w > 0)) {
-            rc = eco_error_set(err, "%s:%zu: column 'watts': '%s' is not a number > 0", path,
+            rc = eco_error_set(err, "%s:%zu: column 'watts': '%.64s' is not a number > 0", path,
+                               lineno, fields[1]);
+            goto done;
+        }
+        if (w > MAX_WATTS) {
+            rc = eco_error_set(err, "%s:%zu: column 'watts': '%.64s' is outside 0..1e15 W", path,
                                lineno, fields[1]);
             goto done;
         }
@@ -68,10 +76,9 @@ int eco_budget_load(const char *path, struct eco_budget_step **steps, size_t *n,
         }
         s[cnt++] = (struct eco_budget_step){t, w};
     }
-    if (ferror(f)) {
-        rc = eco_error_set(err, "%s: read error", path);
+    if (rc < 0)
         goto done;
-    }
+    rc = 0;
     if (cnt == 0) {
         rc = eco_error_set(err, "%s: no budget rows after the header 'time_s,watts'", path);
         goto done;
@@ -81,6 +88,6 @@ int eco_budget_load(const char *path, struct eco_budget_step **steps, size_t *n,
     s = NULL;
 done:
     free(s);
-    fclose(f);
+    eco_csv_close(f);
     return rc;
 }

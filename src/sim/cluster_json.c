@@ -145,6 +145,12 @@ done:
 int eco_cluster_load(const char *arg, struct eco_cluster **out, struct eco_error *err)
 {
     *out = NULL;
+    struct stat st;
+    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
+        return eco_error_set(err,
+                             "%s: is a directory; expected COUNTxGPUS[:TYPE][,...] or a cluster "
+                             "JSON file (docs/formats/cluster.md)",
+                             arg);
     if (!is_file_arg(arg))
         return eco_cluster_parse_spec(arg, out, err);
     struct eco_cluster *c = eco_cluster_create();

@@ -552,7 +552,10 @@ static int prepare(struct engine *e, size_t *rejected)
             job->deadline_drawn = 1;
         }
         job->reject_reason = ECO_REJECT_NONE;
-        if (job->gpus > eco_cluster_gpus_of_type(e->c, job->gpu_type))
+        uint64_t of_type = eco_cluster_gpus_of_type(e->c, job->gpu_type);
+        if (job->gpu_type >= 0 && of_type == 0)
+            job->reject_reason = ECO_REJECT_GPU_TYPE;
+        else if (job->gpus > of_type)
             job->reject_reason = ECO_REJECT_SIZE;
         else if (e->cfg->n_budget && alone_draw(e, job) > max_budget)
             job->reject_reason = ECO_REJECT_POWER;

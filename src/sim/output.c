@@ -50,6 +50,16 @@ int eco_sim_write_jobs_csv(FILE *f, const struct eco_jobset *set, const struct e
     return ferror(f) ? -EIO : 0;
 }
 
+const char *eco_sim_reject_reason(int reason)
+{
+    switch (reason) {
+    case ECO_REJECT_POWER:
+        return "needs more power than the budget allows even alone at minimum limits";
+    case ECO_REJECT_GPU_TYPE: return "needs a GPU type the cluster has none of";
+    default: return "larger than all GPUs of the cluster it may use";
+    }
+}
+
 int eco_sim_write_rejected_csv(FILE *f, const struct eco_jobset *set)
 {
     fputs("job_id,line,gpus,gpu_type,reason\n", f);
@@ -60,9 +70,7 @@ int eco_sim_write_rejected_csv(FILE *f, const struct eco_jobset *set)
         csv_field(f, eco_jobset_str(set, j->id_off));
         fprintf(f, ",%u,%u,%s,%s\n", j->line, j->gpus,
                 j->gpu_type >= 0 ? eco_catalog_get((size_t)j->gpu_type)->name : "",
-                j->reject_reason == ECO_REJECT_POWER
-                    ? "needs more power than the budget allows even alone at minimum limits"
-                    : "larger than all GPUs of the cluster it may use");
+                eco_sim_reject_reason(j->reject_reason));
     }
     return ferror(f) ? -EIO : 0;
 }

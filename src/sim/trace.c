@@ -2,25 +2,17 @@
 /* Trace reader: opens a (possibly gzip-compressed) CSV trace, reads its header, picks or checks
  * the format, and appends one job per row through the converters in trace_formats.c. */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <zlib.h>
 #include "ecosched/csv.h"
 #include "ecosched/trace.h"
 #include "trace_internal.h"
 
-/* First line buffer: longer than any real trace row, so growth is rare. */
-#define LINE_CAP0 (64 * 1024)
 /* Longest line accepted. A CSV trace row is well under a kilobyte; a "line" of 64 MiB means a
  * binary or newline-less file, which is refused rather than read whole into memory. */
 #define LINE_MAX_BYTES (64u * 1024 * 1024)
-/* zlib's input buffer; 256 KiB is past the point where larger buffers stop paying off. */
-#define GZ_BUFFER (256 * 1024)
 /* Warnings handed to the callback; long lists of column names are cut with "...". */
 #define WARN_MAX 1024
 
@@ -156,87 +148,15 @@ static void warn(const struct trace_loader *L, const char *fmt, ...)
 
 /* ---- file and lines ---------------------------------------------------------------------- */
 
-static int open_trace(struct trace_loader *L)
-{
-    int fd = open(L->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        eco_error_set(&L->e, "%s: cannot open: %s", L->path, strerror(errno));
-        return -ENOENT;
-    }
-    L->gz = gzdopen(fd, "rb"); /* reads plain files as they are */
-    if (!L->gz) {
-        close(fd);
-        eco_error_set(&L->e, "%s: cannot open: out of memory", L->path);
-        return -ENOMEM;
-    }
-    gzbuffer(L->gz, GZ_BUFFER);
-    L->cap = LINE_CAP0;
-    L->buf = malloc(L->cap);
-    if (!L->buf) {
-        eco_error_set(&L->e, "%s: out of memory", L->path);
-        return -ENOMEM;
-    }
-    return 0;
-}
-
-/* Called when gzgets returned NULL: end of file (0) or a read error (-EIO). */
-static int read_end(struct trace_loader *L)
-{
-    int zerr = Z_OK;
-    const char *msg = gzerror(L->gz, &zerr);
-    if (zerr == Z_OK || zerr == Z_STREAM_END)
-        return 0;
-    /* zlib prefixes its message with the name it knows the file by, "<fd:N>: " after gzdopen;
-     * the path is ours to give, so that prefix goes. */
-    const char *colon = strncmp(msg, "<fd:", 4) == 0 ? strstr(msg, ": ") : NULL;
-    eco_error_set(&L->e, "%s:%lu: read error: %s", L->path, L->line + 1, colon ? colon + 2 : msg);
-    return -EIO;
-}
-
-/* Reads the next line into L->buf without its line end (\n, \r\n), growing the buffer as
- * needed. Returns 1, 0 at end of file, or a negative errno. A last line without a newline is
- * still a line. */
+/* Reads the next line into L->buf (the reader's, without its line end). Returns 1, 0 at end
+ * of file, or a negative errno with L->e naming file and line (NUL bytes, over-long lines and
+ * read errors are the reader's to find: src/util/csv.c). */
 static int read_line(struct trace_loader *L)
 {
-    size_t len = 0;
-    for (;;) {
-        if (L->cap - len < 2) {
-            if (L->cap >= LINE_MAX_BYTES) {
-                eco_error_set(&L->e, "%s:%lu: line longer than %u bytes", L->path, L->line + 1,
-                              LINE_MAX_BYTES);
-                return -EINVAL;
-            }
-            char *b = realloc(L->buf, L->cap * 2);
-            if (!b) {
-                eco_error_set(&L->e, "%s:%lu: out of memory", L->path, L->line + 1);
-                return -ENOMEM;
-            }
-            L->buf = b;
-            L->cap *= 2;
-        }
-        size_t room = L->cap - len;
-        if (!gzgets(L->gz, L->buf + len, room > INT_MAX ? INT_MAX : (int)room)) {
-            int rc = read_end(L);
-            if (rc || len == 0)
-                return rc;
-            break;
-        }
-        len += strlen(L->buf + len);
-        if (len > 0 && L->buf[len - 1] == '\n')
-            break;
-        if (gzeof(L->gz)) {
-            /* No newline at the end: the last line, or a compressed stream cut short, which
-             * zlib reports here after handing over what it could decompress. */
-            int rc = read_end(L);
-            if (rc)
-                return rc;
-            break;
-        }
-    }
-    while (len > 0 && (L->buf[len - 1] == '\n' || L->buf[len - 1] == '\r'))
-        L->buf[--len] = '\0';
-    L->line++;
-    return 1;
+    size_t len;
+    int rc = eco_csv_next(L->csv, &L->buf, &len, &L->e);
+    L->line = eco_csv_lineno(L->csv);
+    return rc;
 }
 
 /* ---- header -------------------------------------------------------------------------------- */
@@ -341,6 +261,30 @@ static int read_header(struct trace_loader *L)
 
 /* ---- rows ---------------------------------------------------------------------------------- */
 
+static const char *job_id(const void *ctx, uint32_t i)
+{
+    const struct eco_jobset *set = ctx;
+    return eco_jobset_str(set, set->jobs[i].id_off);
+}
+
+/* A job id seen on an earlier row of the file is a bad row that names both lines. */
+static int check_unique(struct trace_loader *L, uint32_t job)
+{
+    uint32_t first;
+    const char *id = job_id(L->set, job);
+    int rc = eco_csv_names_add(&L->ids, id, job, &first);
+    if (rc < 0) {
+        eco_error_set(&L->e, "%s:%lu: out of memory", L->path, L->line);
+        return -ENOMEM;
+    }
+    if (rc == 0)
+        return 0;
+    char what[96];
+    snprintf(what, sizeof what, "repeats the job id of line %u (job ids must be unique)",
+             L->set->jobs[first].line);
+    return eco_trace__bad(L, TRACE_ID, id, what);
+}
+
 /* Parses the current line into a new job at the end of the set; on anything but success the
  * job and the strings it interned are taken back. */
 static int read_row(struct trace_loader *L)
@@ -366,6 +310,8 @@ static int read_row(struct trace_loader *L)
                            L->line, L->nfields, L->ncols);
     else
         rc = L->fmt->row(L, job);
+    if (!rc)
+        rc = check_unique(L, (uint32_t)(set->n - 1));
     if (rc) {
         set->n--;
         set->str_len = str_mark;
@@ -397,6 +343,24 @@ static int read_rows(struct trace_loader *L, char *first_bad)
     return 0;
 }
 
+/* A file that gave no job: say why, with what was skipped. */
+static int no_jobs(struct trace_loader *L, const struct eco_jobset *saved, const char *first_bad)
+{
+    const struct eco_jobset *s = L->set;
+    size_t bad = s->skipped_rows - saved->skipped_rows;
+    size_t cpu = s->skipped_non_gpu - saved->skipped_non_gpu;
+    size_t pending = s->skipped_unfinished - saved->skipped_unfinished;
+    if (bad)
+        return eco_error_set(&L->e, "%s: holds no job: all %zu rows were bad; the first: %s",
+                             L->path, bad, first_bad);
+    if (cpu || pending)
+        return eco_error_set(&L->e,
+                             "%s: holds no GPU job: %zu CPU-only and %zu pending pods were "
+                             "skipped",
+                             L->path, cpu, pending);
+    return eco_error_set(&L->e, "%s: holds no job (a header line and no rows)", L->path);
+}
+
 int eco_trace_load(const char *path, const struct eco_trace_opts *opts, struct eco_jobset *set,
                    struct eco_error *err)
 {
@@ -405,11 +369,14 @@ int eco_trace_load(const char *path, const struct eco_trace_opts *opts, struct e
     struct eco_jobset saved = *set;
     char first_bad[ECO_ERROR_MSG_MAX] = "";
 
-    int rc = open_trace(&L);
+    eco_csv_names_init(&L.ids, job_id, set);
+    int rc = eco_csv_open(path, LINE_MAX_BYTES, &L.csv, &L.e);
     if (!rc)
         rc = read_header(&L);
     if (!rc)
         rc = read_rows(&L, first_bad);
+    if (!rc && set->n == saved.n)
+        rc = no_jobs(&L, &saved, first_bad);
 
     if (rc) {
         /* All or nothing: the set is as it was before the call. */
@@ -426,9 +393,8 @@ int eco_trace_load(const char *path, const struct eco_trace_opts *opts, struct e
         size_t n = set->skipped_rows - saved.skipped_rows;
         warn(&L, "%s: skipped %zu bad row%s; the first: %s", path, n, n > 1 ? "s" : "", first_bad);
     }
-    if (L.gz)
-        gzclose(L.gz);
-    free(L.buf);
+    eco_csv_close(L.csv);
+    eco_csv_names_fini(&L.ids);
     free(L.header);
     free(L.hdr);
     free(L.fields);

@@ -3,6 +3,7 @@
  * becomes a job. File handling and the read loop live in trace.c. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include "ecosched/catalog.h"
 #include "ecosched/csv.h"
@@ -33,8 +34,17 @@ static int read_id(struct trace_loader *L, struct eco_job *job)
     return intern(L, s, &job->id_off);
 }
 
-/* A finite number >= 0. */
-static int read_nonneg(struct trace_loader *L, enum trace_role role, double *out)
+/* The range of a time or size column (include/ecosched/trace.h) and how messages write it. */
+struct range {
+    double max;
+    const char *text;
+};
+static const struct range time_range = {ECO_TRACE_MAX_TIME_S, "0..1e10 s"};
+static const struct range duration_range = {ECO_TRACE_MAX_DURATION_S, "0..1e9 s"};
+static const struct range mem_range = {ECO_TRACE_MAX_GPU_MEM_GB, "0..1e4 GB"};
+
+/* A finite number from 0 to r.max. */
+static int read_nonneg(struct trace_loader *L, enum trace_role role, struct range r, double *out)
 {
     const char *s;
     double v;
@@ -45,11 +55,17 @@ static int read_nonneg(struct trace_loader *L, enum trace_role role, double *out
         return eco_trace__bad(L, role, s, "is not a number");
     if (v < 0)
         return eco_trace__bad(L, role, s, "is negative, expected a number >= 0");
+    if (v > r.max) {
+        char what[64];
+        snprintf(what, sizeof what, "is outside %s", r.text);
+        return eco_trace__bad(L, role, s, what);
+    }
     *out = v;
     return 0;
 }
 
-/* A whole count: "8" or "8.0", never "2.5"; at least 1 unless zero_ok. */
+/* A whole count of GPUs: "8" or "8.0", never "2.5"; at least 1 unless zero_ok, at most
+ * ECO_TRACE_MAX_GPUS. */
 static int read_count(struct trace_loader *L, enum trace_role role, bool zero_ok, uint32_t *out)
 {
     const char *s;
@@ -61,6 +77,9 @@ static int read_count(struct trace_loader *L, enum trace_role role, bool zero_ok
     if (eco_parse_double(s, &v) || v < (zero_ok ? 0 : 1) || v > UINT32_MAX ||
         v != (double)(uint32_t)v)
         return eco_trace__bad(L, role, s, what);
+    if (v > ECO_TRACE_MAX_GPUS)
+        return eco_trace__bad(L, role, s, zero_ok ? "is outside 0..1048576 GPUs"
+                                                  : "is outside 1..1048576 GPUs");
     *out = (uint32_t)v;
     return 0;
 }
@@ -92,9 +111,9 @@ static int row_basic(struct trace_loader *L, struct eco_job *job)
 {
     int rc = read_id(L, job);
     if (!rc)
-        rc = read_nonneg(L, TRACE_SUBMIT, &job->submit_s);
+        rc = read_nonneg(L, TRACE_SUBMIT, time_range, &job->submit_s);
     if (!rc)
-        rc = read_nonneg(L, TRACE_DURATION, &job->duration_s);
+        rc = read_nonneg(L, TRACE_DURATION, duration_range, &job->duration_s);
     if (!rc)
         rc = read_count(L, TRACE_GPUS, false, &job->gpus);
     return rc;
@@ -114,13 +133,14 @@ static int read_gpu_type(struct trace_loader *L, struct eco_job *job)
 }
 
 /* An optional number >= 0: absent or empty leaves *out alone. */
-static int read_opt_nonneg(struct trace_loader *L, enum trace_role role, double *out)
+static int read_opt_nonneg(struct trace_loader *L, enum trace_role role, struct range r,
+                           double *out)
 {
     const char *s;
     int rc = eco_trace__field(L, role, &s);
     if (rc || !s || *s == '\0')
         return rc;
-    return read_nonneg(L, role, out);
+    return read_nonneg(L, role, r, out);
 }
 
 static int read_opt_string(struct trace_loader *L, enum trace_role role, uint32_t *off)
@@ -138,9 +158,9 @@ static int row_canonical(struct trace_loader *L, struct eco_job *job)
     if (!rc)
         rc = read_gpu_type(L, job);
     if (!rc)
-        rc = read_opt_nonneg(L, TRACE_GPU_MEM, &job->gpu_mem_gb);
+        rc = read_opt_nonneg(L, TRACE_GPU_MEM, mem_range, &job->gpu_mem_gb);
     if (!rc)
-        rc = read_opt_nonneg(L, TRACE_DEADLINE, &job->deadline_s);
+        rc = read_opt_nonneg(L, TRACE_DEADLINE, time_range, &job->deadline_s);
     if (!rc && job->deadline_s != ECO_NO_DEADLINE && job->deadline_s < job->submit_s) {
         const char *s;
         eco_trace__field(L, TRACE_DEADLINE, &s);
@@ -214,14 +234,19 @@ static int row_openb(struct trace_loader *L, struct eco_job *job)
         return TRACE_ROW_SKIPPED;
     }
     if (!rc)
-        rc = read_nonneg(L, TRACE_SUBMIT, &job->submit_s);
+        rc = read_nonneg(L, TRACE_SUBMIT, time_range, &job->submit_s);
     if (!rc)
-        rc = read_nonneg(L, TRACE_START, &start);
+        rc = read_nonneg(L, TRACE_START, time_range, &start);
     if (!rc)
-        rc = read_nonneg(L, TRACE_END, &end);
+        rc = read_nonneg(L, TRACE_END, time_range, &end);
     if (!rc && end < start) {
         eco_trace__field(L, TRACE_END, &del);
         rc = eco_trace__bad(L, TRACE_END, del, "is before scheduled_time");
+    }
+    if (!rc && end - start > ECO_TRACE_MAX_DURATION_S) {
+        eco_trace__field(L, TRACE_END, &del);
+        rc = eco_trace__bad(L, TRACE_END, del,
+                            "is more than 1e9 s (the longest duration) after scheduled_time");
     }
     job->duration_s = end - start;
     if (!rc)

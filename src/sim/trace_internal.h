@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <zlib.h>
+#include "ecosched/csv.h"
 #include "ecosched/error.h"
 #include "ecosched/job.h"
 #include "ecosched/trace.h"
@@ -62,9 +62,8 @@ struct trace_loader {
     struct eco_jobset *set;
     struct eco_error e; /* local: filled even when the caller passed no error */
 
-    gzFile gz;
-    char *buf; /* current line, NUL-terminated */
-    size_t cap;
+    struct eco_csv_file *csv;
+    char *buf; /* current line, NUL-terminated (the reader's) */
     unsigned long line; /* 1-based number of the line in buf */
 
     const struct trace_fmt *fmt;
@@ -74,6 +73,7 @@ struct trace_loader {
     char **fields; /* the current row's fields (ncols slots) */
     int nfields;
     int idx[TRACE_NROLES]; /* header column of each role, -1 when absent */
+    struct eco_csv_names ids; /* job ids of this file's rows, by job index */
 };
 
 /* Row helpers for the converters; each returns 0 or -EINVAL with L->e naming file, line,

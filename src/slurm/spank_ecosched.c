@@ -5,8 +5,10 @@
  * energy; the epilog ends it there, restores the limits and, with --gpu-energy, appends the
  * energy to the job's output. Failures are logged and never fail the prolog (a failing prolog
  * drains the node). docs/slurm.md. */
+#define _DEFAULT_SOURCE /* setgroups (not in POSIX) */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <jansson.h>
 #include <math.h>
 #include <slurm/spank.h>
@@ -29,8 +31,8 @@ SPANK_PLUGIN(ecosched, 1);
  * and the daemon answers in milliseconds when it is up. */
 #define DEFAULT_TIMEOUT_S 5L
 /* Widest power limit accepted on the command line: above any GPU's range (an H100 SXM's
- * maximum is 700 W), so only nonsense is refused before the job; the daemon and NVML check
- * the GPU's own range in the prolog. */
+ * maximum is 700 W), so only nonsense is refused before the job; the prolog checks the cap
+ * against each GPU's own range (cap_outside_range) before anything is set. */
 #define MAX_CAP_W 2000.0
 
 /* Plugin arguments from plugstack.conf; %n in a path is the node's name. */
@@ -224,6 +226,41 @@ static void set_limits(struct eco_platform *p, uint32_t job, const unsigned *gpu
     }
 }
 
+/* Whether the cap w is outside the limit range of one of the GPUs (NVML's constraints); then
+ * msg says which and the cap is not applied. A GPU whose range cannot be read is not judged. */
+static bool cap_outside_range(struct eco_platform *p, const unsigned *gpus, unsigned n, double w,
+                              char *msg, size_t cap)
+{
+    for (unsigned i = 0; p && i < n; i++) {
+        struct eco_power_range pr;
+        if (eco_platform_power_range(p, gpus[i], &pr, NULL) == 0 &&
+            (w < pr.min_w - 1e-9 || w > pr.max_w + 1e-9)) {
+            snprintf(msg, cap,
+                     "--gpu-power-cap=%g W is outside GPU %u's limit range %g..%g W: not applied, "
+                     "the job runs at the GPUs' limits without a cap",
+                     w, gpus[i], pr.min_w, pr.max_w);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Sets the limits the node daemon answered (gpu_limits_w: per GPU, the lowest cap of the jobs
+ * on it; null: none); false when the answer has none (an older or unreachable daemon). */
+static bool set_answered_limits(struct eco_platform *p, uint32_t job, const unsigned *gpus,
+                                unsigned n, const json_t *ans)
+{
+    const json_t *a = json_object_get(ans, "gpu_limits_w");
+    if (!json_is_array(a) || json_array_size(a) != n)
+        return false;
+    for (unsigned i = 0; i < n; i++) {
+        double w = json_number_value(json_array_get(a, i));
+        if (w > 0)
+            set_limits(p, job, &gpus[i], 1, w);
+    }
+    return true;
+}
+
 struct job {
     uint32_t id;
     uid_t uid;
@@ -253,11 +290,20 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
     char *arg = NULL, msg[700];
     double cap_w = 0;
     long status;
+    struct eco_platform *p = NULL;
     parse_args(&c, ac, av);
     if (job_of(sp, &j) < 0 || j.n == 0)
         return 0; /* no GPUs: nothing to cap or measure */
     bool want_cap =
         spank_option_getopt(sp, &opt_cap, &arg) == ESPANK_SUCCESS && parse_cap(arg, &cap_w) == 0;
+    if (want_cap)
+        p = open_platform(&c);
+    /* refused, not clamped: the user asked for a limit this GPU cannot have; the epilog writes
+     * the same line to the job's output */
+    if (want_cap && cap_w > 0 && cap_outside_range(p, j.gpus, j.n, cap_w, msg, sizeof msg)) {
+        slurm_error("ecosched: job %u: %s", j.id, msg);
+        want_cap = false;
+    }
     json_t *gl = json_array(), *body = json_pack("{s:I,s:I,s:I}", "job_id", (json_int_t)j.id, "uid",
                                                  (json_int_t)j.uid, "gid", (json_int_t)j.gid);
     for (unsigned i = 0; gl && i < j.n; i++)
@@ -280,12 +326,12 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
             slurm_error("ecosched: job %u: --gpu-power-cap=auto: no limit chosen (%s)", j.id,
                         ans ? "no power model for these GPUs" : "node daemon unreachable");
     }
-    json_decref(ans);
-    if (want_cap && cap_w > 0) {
-        struct eco_platform *p = open_platform(&c);
+    /* the daemon's answer: the lowest cap of all the jobs on each GPU (another job sharing one
+     * may hold a lower cap); without it, this job's cap */
+    if (want_cap && cap_w > 0 && !set_answered_limits(p, j.id, j.gpus, j.n, ans))
         set_limits(p, j.id, j.gpus, j.n, cap_w);
-        eco_platform_close(p);
-    }
+    json_decref(ans);
+    eco_platform_close(p);
     return 0; /* never fail: a failing prolog drains the node */
 }
 
@@ -317,7 +363,9 @@ static void append_as_user(const struct job *j, const char *path, const char *te
 {
     pid_t pid = fork();
     if (pid == 0) {
-        if (setgid(j->gid) < 0 || setuid(j->uid) < 0)
+        /* root's supplementary groups first (setgroups needs root, so before setuid), then the
+         * group, then the user: each checked, the write is never done with root's groups */
+        if (setgroups(1, &j->gid) < 0 || setgid(j->gid) < 0 || setuid(j->uid) < 0)
             _exit(1);
         int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
@@ -344,10 +392,19 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     json_t *ans = post(&c, path, "{}", &status, msg, sizeof msg);
     double energy = ans ? json_number_value(json_object_get(ans, "energy_j")) : -1;
     double elapsed = ans ? json_number_value(json_object_get(ans, "elapsed_s")) : 0;
+    bool restored = json_is_true(json_object_get(ans, "limits_restored"));
     json_decref(ans);
-    /* limits back to the default whether this job or the power controller set them */
-    struct eco_platform *p = open_platform(&c);
-    set_limits(p, j.id, j.gpus, j.n, 0);
+    char *arg = NULL, range[400] = "";
+    double cap_w = 0;
+    bool numeric = spank_option_getopt(sp, &opt_cap, &arg) == ESPANK_SUCCESS &&
+                   parse_cap(arg, &cap_w) == 0 && cap_w > 0;
+    struct eco_platform *p = !restored || numeric ? open_platform(&c) : NULL;
+    /* the daemon set each GPU to the lowest cap of the jobs still on it (or the default): a GPU
+     * another job uses is not reset here. Without the daemon, back to the default whether this
+     * job or the power controller set them (nothing here knows of other users). */
+    if (!restored)
+        set_limits(p, j.id, j.gpus, j.n, 0);
+    bool refused = numeric && cap_outside_range(p, j.gpus, j.n, cap_w, range, sizeof range);
     eco_platform_close(p);
     expand(node, sizeof node, "%n");
     if (energy < 0) {
@@ -362,8 +419,15 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
                  "ecosched: job %u on %s: GPU energy %.1f J (%.4f kWh) on GPUs %s in %.1f s\n",
                  j.id, node, energy, energy / 3.6e6, j.gpu_list, elapsed);
     }
-    if (spank_option_getopt(sp, &opt_energy, NULL) == ESPANK_SUCCESS &&
-        job_stdout(j.id, out, sizeof out) == 0)
-        append_as_user(&j, out, line);
+    bool want_energy = spank_option_getopt(sp, &opt_energy, NULL) == ESPANK_SUCCESS;
+    if ((want_energy || refused) && job_stdout(j.id, out, sizeof out) == 0) {
+        if (refused) { /* the prolog's output is not the job's: say it here */
+            char rl[sizeof node + sizeof range + 48]; /* prefix, node, reason */
+            snprintf(rl, sizeof rl, "ecosched: job %u on %s: %s\n", j.id, node, range);
+            append_as_user(&j, out, rl);
+        }
+        if (want_energy)
+            append_as_user(&j, out, line);
+    }
     return 0;
 }

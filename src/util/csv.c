@@ -1,12 +1,194 @@
 /* SPDX-License-Identifier: MIT */
-/* CSV helpers: an in-place record splitter and strict decimal number parsers, used by the
- * trace readers and anything else that reads CSV at the edges. */
+/* CSV helpers: a line reader (plain or gzip files), an in-place record splitter and strict
+ * decimal number parsers, used by the trace readers and anything else that reads CSV at the
+ * edges. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 #include "ecosched/csv.h"
+
+/* Bytes read from zlib at a time; 256 KiB is past the point where larger buffers stop paying
+ * off (and zlib's own input buffer is set to the same). */
+#define CHUNK_BYTES (256 * 1024)
+
+struct eco_csv_file {
+    const char *path;
+    gzFile gz;
+    size_t max_line;
+    unsigned long line;
+    char *chunk; /* bytes read but not yet returned: chunk[pos..end) */
+    size_t pos, end;
+    int eof;
+    int failed; /* zlib reported an error with the bytes now in the chunk */
+    char *buf; /* the current line */
+    size_t cap;
+};
+
+int eco_csv_open(const char *path, size_t max_line, struct eco_csv_file **out,
+                 struct eco_error *err)
+{
+    *out = NULL;
+    struct eco_csv_file *f = calloc(1, sizeof *f);
+    if (!f || !(f->chunk = malloc(CHUNK_BYTES))) {
+        free(f);
+        eco_error_set(err, "%s: out of memory", path);
+        return -ENOMEM;
+    }
+    f->path = path;
+    f->max_line = max_line;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        eco_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+        eco_csv_close(f);
+        return -ENOENT;
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        eco_error_set(err, "%s: cannot read: %s (expected a CSV file)", path, strerror(EISDIR));
+        eco_csv_close(f);
+        return -EIO;
+    }
+    f->gz = gzdopen(fd, "rb"); /* reads plain files as they are */
+    if (!f->gz) {
+        close(fd);
+        eco_error_set(err, "%s: cannot open: out of memory", path);
+        eco_csv_close(f);
+        return -ENOMEM;
+    }
+    gzbuffer(f->gz, CHUNK_BYTES);
+    *out = f;
+    return 0;
+}
+
+void eco_csv_close(struct eco_csv_file *f)
+{
+    if (!f)
+        return;
+    if (f->gz)
+        gzclose(f->gz);
+    free(f->chunk);
+    free(f->buf);
+    free(f);
+}
+
+unsigned long eco_csv_lineno(const struct eco_csv_file *f)
+{
+    return f->line;
+}
+
+/* The read error zlib reports, or NULL when there is none. zlib prefixes its message with the
+ * name it knows the file by, "<fd:N>: " after gzdopen; the path is ours to give, so that
+ * prefix goes. */
+static const char *read_error(struct eco_csv_file *f)
+{
+    int zerr = Z_OK;
+    const char *msg = gzerror(f->gz, &zerr);
+    if (zerr == Z_OK || zerr == Z_STREAM_END)
+        return NULL;
+    const char *colon = strncmp(msg, "<fd:", 4) == 0 ? strstr(msg, ": ") : NULL;
+    return colon ? colon + 2 : msg;
+}
+
+/* Refills the chunk: 1, 0 at the end of the file, or -EIO with err set. zlib hands over what it
+ * could decompress of a damaged stream together with the error; those bytes are returned
+ * first and the error at the next refill, so that it names the line where the damage is. */
+static int refill(struct eco_csv_file *f, struct eco_error *err)
+{
+    if (f->eof && !f->failed)
+        return 0;
+    int n = f->failed ? 0 : gzread(f->gz, f->chunk, CHUNK_BYTES);
+    const char *why = read_error(f);
+    if (n > 0 && why) {
+        f->failed = 1;
+    } else if (n < 0 || why) {
+        eco_error_set(err, "%s:%lu: read error: %s", f->path, f->line + 1,
+                      why ? why : "unknown zlib error");
+        return -EIO;
+    }
+    f->pos = 0;
+    f->end = n > 0 ? (size_t)n : 0;
+    if (n == 0) {
+        f->eof = 1;
+        return 0;
+    }
+    return 1;
+}
+
+/* Appends chunk bytes to the line buffer, refusing a line over the limit. */
+static int append(struct eco_csv_file *f, size_t *len, const char *p, size_t n,
+                  struct eco_error *err)
+{
+    if (*len + n > f->max_line) {
+        eco_error_set(err, "%s:%lu: line longer than %zu bytes", f->path, f->line + 1,
+                      f->max_line);
+        return -EINVAL;
+    }
+    if (*len + n + 1 > f->cap) {
+        size_t cap = f->cap ? f->cap : 1024;
+        while (cap < *len + n + 1)
+            cap *= 2;
+        char *b = realloc(f->buf, cap);
+        if (!b) {
+            eco_error_set(err, "%s:%lu: out of memory", f->path, f->line + 1);
+            return -ENOMEM;
+        }
+        f->buf = b;
+        f->cap = cap;
+    }
+    memcpy(f->buf + *len, p, n);
+    *len += n;
+    return 0;
+}
+
+int eco_csv_next(struct eco_csv_file *f, char **line, size_t *len_out, struct eco_error *err)
+{
+    size_t len = 0;
+    int rc, got = 0;
+    for (;;) {
+        if (f->pos == f->end) {
+            rc = refill(f, err);
+            if (rc < 0)
+                return rc;
+            if (rc == 0)
+                break;
+        }
+        const char *p = f->chunk + f->pos;
+        size_t avail = f->end - f->pos;
+        const char *nl = memchr(p, '\n', avail);
+        size_t n = nl ? (size_t)(nl - p) : avail;
+        if ((rc = append(f, &len, p, n, err)))
+            return rc;
+        got = 1;
+        f->pos += n + (nl != NULL);
+        if (nl)
+            break;
+    }
+    if (!got)
+        return 0;
+    if ((rc = append(f, &len, "", 0, err))) /* room for the terminator */
+        return rc;
+    f->line++;
+    if (len > 0 && f->buf[len - 1] == '\r')
+        len--;
+    f->buf[len] = '\0';
+    const char *nul = memchr(f->buf, '\0', len);
+    if (nul)
+        return eco_error_set(err,
+                             "%s:%lu: NUL byte at column %zu (a text CSV file has none: is it "
+                             "binary, or UTF-16?)",
+                             f->path, f->line, (size_t)(nul - f->buf) + 1);
+    *line = f->buf;
+    *len_out = len;
+    return 1;
+}
 
 /* Unquotes the quoted field at `p` (which points at its opening '"') in place. On success
  * returns a pointer to the separator after the closing quote (',' or '\0'); NULL when the
@@ -141,5 +323,73 @@ int eco_parse_int64(const char *s, int64_t *out)
     if (range || (!neg && v == INT64_MIN))
         return -ERANGE;
     *out = neg ? v : -v;
+    return 0;
+}
+
+/* ---- repeated names ------------------------------------------------------------------------ */
+
+/* FNV-1a: short keys, no adversary to defend against (a reader's own input). The table costs
+ * about 0.25 s and 17 MB per million names (measured: a 1e6-job trace loads in 0.5 s instead of
+ * 0.25 s), mostly cache misses on its slots. */
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+void eco_csv_names_init(struct eco_csv_names *s, const char *(*name)(const void *, uint32_t),
+                        const void *ctx)
+{
+    *s = (struct eco_csv_names){.name = name, .ctx = ctx};
+}
+
+void eco_csv_names_fini(struct eco_csv_names *s)
+{
+    free(s->slot);
+    s->slot = NULL;
+    s->cap = s->n = 0;
+}
+
+static void names_put(struct eco_csv_name_slot *slot, size_t cap, struct eco_csv_name_slot v)
+{
+    size_t i = v.hash & (cap - 1);
+    while (slot[i].idx)
+        i = (i + 1) & (cap - 1);
+    slot[i] = v;
+}
+
+/* Keeps the table at most half full (short probe runs), doubling from 1024 slots. */
+static int names_grow(struct eco_csv_names *s)
+{
+    if (2 * (s->n + 1) <= s->cap)
+        return 0;
+    size_t cap = s->cap ? 2 * s->cap : 1024;
+    struct eco_csv_name_slot *slot = calloc(cap, sizeof *slot);
+    if (!slot)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->slot[i].idx)
+            names_put(slot, cap, s->slot[i]);
+    free(s->slot);
+    s->slot = slot;
+    s->cap = cap;
+    return 0;
+}
+
+int eco_csv_names_add(struct eco_csv_names *s, const char *name, uint32_t idx, uint32_t *first)
+{
+    if (names_grow(s))
+        return -ENOMEM;
+    uint32_t h = name_hash(name);
+    size_t i = h & (s->cap - 1);
+    for (; s->slot[i].idx; i = (i + 1) & (s->cap - 1))
+        if (s->slot[i].hash == h && !strcmp(s->name(s->ctx, s->slot[i].idx - 1), name)) {
+            *first = s->slot[i].idx - 1;
+            return 1;
+        }
+    s->slot[i] = (struct eco_csv_name_slot){h, idx + 1};
+    s->n++;
     return 0;
 }

@@ -73,6 +73,21 @@ out=$("$ECO" place --nodes "$T/nodes.csv" --algo ffd 2>&1)
 check no-items $? 2 "$out" "--items and --algo are required"
 out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/items.csv" --algo pso --seed -1 2>&1)
 check bad-seed $? 2 "$out" "--seed: expected a number"
+# no "first failed item -1" when every item is placed
+printf 'name,cpu_cores,memory_gib,gpus\nx,1,1,1\n' > "$T/one.csv"
+out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/one.csv" --algo ffd 2>&1)
+check all-placed $? 0 "$out" "placed 1, failed 0"
+case "$out" in *"item -1"*) echo "FAIL all-placed: prints 'first failed item -1'"; fail=1 ;; esac
+# a directory, NUL bytes and a repeated node name: file (and line), never zlib's "<fd:3>"
+out=$("$ECO" place --nodes "$T" --items "$T/items.csv" --algo ffd 2>&1)
+check dir $? 2 "$out" "$T: cannot read: Is a directory"
+case "$out" in *"<fd:"*) echo "FAIL dir: message names <fd:N>: $out"; fail=1 ;; esac
+printf 'name,cpu_cores,memory_gib,gpus,gpu_model\na,8,32,2,T4\000b,16,64,4,V100\n' > "$T/nul.csv"
+out=$("$ECO" place --nodes "$T/nul.csv" --items "$T/items.csv" --algo ffd 2>&1)
+check nul $? 2 "$out" "nul.csv:2: NUL byte at column 12"
+printf 'name,cpu_cores,memory_gib,gpus,gpu_model\na,8,32,2,T4\na,16,64,4,V100\n' > "$T/dup.csv"
+out=$("$ECO" place --nodes "$T/dup.csv" --items "$T/items.csv" --algo ffd 2>&1)
+check dup-node $? 2 "$out" "dup.csv:3: column 'name': 'a' names a node a second time"
 out=$("$ECO" place --help 2>&1)
 check help $? 0 "$out" "--objective O"
 exit $fail

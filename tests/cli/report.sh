@@ -32,6 +32,8 @@ expect() {
 }
 # close A B: |A - B| <= 1% of |B| (and 1e-9)
 close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(a != "" && d <= 0.01 * m + 1e-9) }'; }
+# runs_in FILE ELEMENT: the data-run names of ELEMENT ("g class=\"point\"") in order, by commas
+runs_in() { grep -o "<$2 data-run=\"[^\"]*\"" "$1" | sed 's/.*data-run="//; s/"$//' | tr '\n' ,; }
 # sfield FILE KEY: a top-level number of summary.json
 sfield() { sed -n "s/^  \"$2\": \\([-0-9.e+]*\\),\$/\\1/p" "$1"; }
 
@@ -60,8 +62,6 @@ check "sim --report keeps the --compare order" \
 check "sim --compare --out writes the order (compare.txt: $(tr '\n' , < "$T/ord/compare.txt"))" \
     [ "$(tr '\n' , < "$T/ord/compare.txt")" = "las,fifo," ]
 "$ECO" report -o "$T/ord2.html" "$T/ord" >/dev/null
-# runs_in FILE ELEMENT: the data-run names of ELEMENT ("g class=\"point\"") in order, by commas
-runs_in() { grep -o "<$2 data-run=\"[^\"]*\"" "$1" | sed 's/.*data-run="//; s/"$//' | tr '\n' ,; }
 check "report DIR keeps the --compare order: points ($(runs_in "$T/ord2.html" 'g class="point"'))" \
     [ "$(runs_in "$T/ord2.html" 'g class="point"')" = "las,fifo," ]
 check "... headline rows ($(runs_in "$T/ord2.html" tr))" [ "$(runs_in "$T/ord2.html" tr)" = "las,fifo," ]
@@ -81,7 +81,14 @@ check "no external asset" sh -c "! grep -Eiq '(src|href)=\"?(https?:)?//' '$T/cm
 mkdir -p "$T/bad"
 expect 2 "$T/nope" report "$T/nope"
 expect 2 "no summary.json" report "$T/bad"
-expect 2 "give --out too" $SIM --report "$T/x.html"
+expect 0 "fifo" $SIM --report "$T/x.html"
+check "--report without --out writes the report" test -s "$T/x.html"
+mkdir -p "$T/tmpdir"
+out=$(TMPDIR="$T/tmpdir" "$ECO" $SIM --compare las,fifo --report "$T/x2.html" 2>&1 >/dev/null)
+check "--compare --report without --out: the report, in --compare order" \
+    [ "$(runs_in "$T/x2.html" 'g class="point"')" = "las,fifo," ]
+check "... and the temporary directory removed without a warning ($out)" \
+    sh -c "[ -z \"\$(ls -A '$T/tmpdir')\" ] && ! printf '%s' '$out' | grep -q warning"
 expect 2 "-o FILE.html" report "$T/cmp" "$T/cap"
 expect 2 "unknown option '--bogus'" report --bogus "$T/cmp"
 expect 0 "usage: ecosched report" report --help

@@ -85,7 +85,7 @@ expect 2 "bad_header.csv:1: expected the header 'time_s,watts'" -- sim --trace "
 expect 2 "empty.csv: no budget rows" -- sim --trace "$TRACE" --cluster 2x8 --power-policy mpc --power-budget-file "$B/empty.csv"
 expect 2 "no-such-budget.csv: cannot open" -- sim --trace "$TRACE" --cluster 2x8 --power-policy mpc --power-budget-file "$B/no-such-budget.csv"
 expect 2 "needs --power-budget" -- sim --trace "$TRACE" --cluster 2x8 --power-policy mpc
-expect 2 "a power budget needs --power-policy" -- sim --trace "$TRACE" --cluster 2x8 --power-budget 5000
+expect 2 "a power budget needs a power policy other than none" -- sim --trace "$TRACE" --cluster 2x8 --power-budget 5000 --power-policy none
 expect 2 "unknown policy 'magic'" -- sim --trace "$TRACE" --cluster 2x8 --power-policy magic --power-budget 5000
 expect 2 "--deadlines: expected factor:LO-HI" -- sim --trace "$TRACE" --cluster 2x8 --deadlines factor:3-1
 expect 2 "--noise: expected P,S" -- sim --trace "$TRACE" --cluster 2x8 --noise 0.02

@@ -3,7 +3,9 @@
 # ecosched on a real Slurm, on this one machine: a private munged, slurmctld and three slurmd
 # (n1..n3, two fake GPUs each: character devices for Slurm, the fake NVML library for
 # ecosched), one ecoschedd per node and the SPANK plugin. Checks power caps set and restored,
-# GPU energy recorded, a bad option refused, the power controller holding the fake GPUs' power
+# GPU energy recorded, a bad option refused, a cap outside the GPU's range refused and said in the
+# job's output, a GPU shared with a daemon job keeping the lower cap through a Slurm job's
+# prolog and epilog, the power controller holding the fake GPUs' power
 # under a budget that steps down, and a node daemon killed mid-run harming no job.
 # Arguments: ECOSCHED ECOSCHEDD FAKE_NVML_LIB FAKE_GPU_RUN SPANK_SO FAKE_NVML_PLAIN SOURCE_DIR.
 # Needs root; installs the Slurm packages when missing; stops everything it starts by PID.
@@ -174,6 +176,45 @@ check "auto cap applied and logged on n2" grep -q "job $j: GPU [01]: power limit
 srun --gpu-power-cap=abc true >"$R/out/bad" 2>&1; rc=$?
 check "srun --gpu-power-cap=abc refused (exit $rc)" [ "$rc" -ne 0 ]
 check "the refusal names the option" grep -q "Invalid --gpu-power-cap argument: abc" "$R/out/bad"
+
+# 3b. a cap outside the GPU's range (the fake V100s take 100..250 W) is refused before anything
+#     is set: the job runs at the default limit, registered (its energy measured), and its
+#     output says why (the epilog writes the line: the prolog's output is not the job's)
+j=$(sbatch --parsable -w n2 --gres=gpu:1 --gpu-power-cap=50 -o "$R/out/r-%j.out" --wrap "$(gpu_job 1)")
+check "sbatch --gpu-power-cap=50 accepted ($j)" [ -n "$j" ]
+range_line() {
+    grep -q "ecosched: job $j on n2: --gpu-power-cap=50 W is outside GPU [01]'s limit range 100..250 W: not applied" \
+        "$R/out/r-$j.out" 2>/dev/null
+}
+check "out-of-range cap: the job's output says it was not applied" until_true 300 range_line
+check "... the prolog logged the refusal" \
+    grep -q "job $j: --gpu-power-cap=50 W is outside GPU" "$R/log/slurmd.n2.log"
+check "... and never asked NVML for 50 W" sh -c "! grep -q 'job $j: GPU [01]: limit 50 W' '$R/log/slurmd.n2.log'"
+check "... n2's limits at the default 250 W" \
+    [ "$(limit_mw n2 0) $(limit_mw n2 1)" = "250000 250000" ]
+
+# 3c. a GPU shared by a job of n1's daemon (cap 120 W) and a Slurm job (cap 200 W): the prolog
+#     sets the lowest cap (120 W on the shared GPU, 200 W on the other), the epilog leaves the
+#     shared GPU at the daemon job's 120 W (only the other back to 250 W), and the shared GPU
+#     is back at 250 W once the daemon job ends too
+dj=$(ECOSCHED_SOCKET="$R/n1/d.sock" "$ECO" submit --gpus 1 --power-cap 120 -- \
+    sh -c "while [ ! -e $R/go-dj ]; do sleep 0.2; done")
+dj_running() { [ "$(field n1 "$dj" state)" = running ]; }
+check "daemon job $dj runs on n1" until_true 100 dj_running
+g=$(field n1 "$dj" assigned_gpus | tr -d '[]'); o=$((1 - ${g:-0}))
+check "the daemon job's GPU $g at 120 W ($(limit_mw n1 "$g"))" [ "$(limit_mw n1 "$g")" = 120000 ]
+srun -w n1 --gres=gpu:2 --gpu-power-cap=200 sleep 4 >"$R/out/srun2" 2>&1 &
+SRUN=$!
+shared_caps() { [ "$(limit_mw n1 "$g")" = 120000 ] && [ "$(limit_mw n1 "$o")" = 200000 ]; }
+check "prolog: shared GPU $g keeps the lower 120 W, GPU $o at 200 W" until_true 100 shared_caps
+wait $SRUN; rc=$?
+check "the Slurm job on the shared GPU exits 0 (got $rc: $(cat "$R/out/srun2"))" [ "$rc" -eq 0 ]
+after_epilog() { [ "$(limit_mw n1 "$g")" = 120000 ] && [ "$(limit_mw n1 "$o")" = 250000 ]; }
+check "epilog: GPU $g still at the daemon job's 120 W ($(limit_mw n1 "$g")), GPU $o back at 250 W" \
+    until_true 100 after_epilog
+touch "$R/go-dj"
+ECOSCHED_SOCKET="$R/n1/d.sock" "$ECO" wait "$dj" >/dev/null
+check "the daemon job ended: n1's GPUs back at 250 W" until_true 100 restored
 
 # 4. the power controller: a job on each node (2 GPUs each; n1's with --gpu-power-cap=150, so
 #    2 x 150 + 4 x 200 = 1100 W uncapped), budget 1000 W stepped down to 950 W, then n3's daemon
