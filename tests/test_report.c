@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Tests for the HTML report's reading side and writer: M4 bins of a hand-made timeline against
- * values worked out by hand, sorted JCTs and waits, run discovery, the summary table, byte
- * determinism, and malformed files named by file, line and field. */
+ * values worked out by hand, sorted JCTs and waits, run discovery (and the --compare order),
+ * the summary tables (one unit per figure, headline figures first), the over-time plots,
+ * byte determinism, and malformed files named by file, line and field. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -103,8 +104,10 @@ static void test_m4_bins(void **state)
     rpt_fini(&r);
 }
 
-static char *report_of(const struct eco_report_run *runs, size_t n, int *rc,
-                       struct eco_error *err)
+/* noinline: inlined, GCC 12 takes the memstream buffer for the local `buf` (a false
+ * -Wdangling-pointer). */
+__attribute__((noinline)) static char *report_of(const struct eco_report_run *runs, size_t n,
+                                                 int *rc, struct eco_error *err)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -142,10 +145,11 @@ static void test_write(void **state)
     assert_non_null(strstr(a, "<tr data-key=\"energy_j.node_base\">"));
     assert_null(strstr(a, "id=\"energy-jct\"")); /* one run: no scatter */
     assert_non_null(strstr(a, "id=\"jct-cdf\""));
-    assert_non_null(strstr(a, "id=\"timeline-0\""));
+    assert_non_null(strstr(a, "id=\"timeline-power\""));
     assert_non_null(strstr(a, ">2 kWh</text>")); /* 7.2 MJ: the bar's total */
-    assert_non_null(strstr(a, "data-v=\"7200000\" title=\"7200000\">2.0 kWh</td>"));
-    assert_non_null(strstr(a, "data-v=\"5\" title=\"5\">5 s</td>")); /* avg_jct_s */
+    assert_non_null(strstr(a, "<td class=\"u\">kWh</td><td data-v=\"7200000\" "
+                              "title=\"7200000\">2.00</td>"));
+    assert_non_null(strstr(a, "<td class=\"u\">s</td><td data-v=\"5\" title=\"5\">5.00</td>"));
     assert_null(strstr(a, "<script"));
     char *b = report_of(two, 2, &rc, &err);
     assert_int_equal(rc, 0);
@@ -155,6 +159,77 @@ static void test_write(void **state)
     free(a);
     free(again);
     free(b);
+}
+
+/* A run's summary.json with the given average JCT and energy. */
+static void put_summary(const char *sub, double jct_s, double energy_j)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "{\"policy\": \"fifo\", \"cluster_nodes\": 2, \"cluster_gpus\": 16,\n"
+             " \"energy_j\": {\"total\": %.17g, \"gpu_busy\": 0, \"gpu_idle\": 0,\n"
+             "   \"node_base\": 0, \"off\": 0, \"transitions\": 0},\n"
+             " \"jobs\": 3, \"avg_wait_s\": 30.0, \"avg_jct_s\": %.17g, \"window_start_s\": 0.0,"
+             " \"window_end_s\": 800.0}\n",
+             energy_j, jct_s);
+    put(sub, "summary.json", text);
+}
+
+/* The figures of several runs: one unit per figure, the headline figures first, and the
+ * over-time plots one per measure with a line per run. */
+static void test_units_and_order(void **state)
+{
+    (void)state;
+    write_run("u1");
+    write_run("u2");
+    write_run("u3");
+    put_summary("u1", 141840, 3.6e9); /* 39.40 h, 1 MWh */
+    put_summary("u2", 241920, 9e8);   /* 2.80 d, 250 kWh */
+    put_summary("u3", 90, 7.2e6);     /* 1.5 min, 2 kWh */
+    char d[3][128];
+    for (int i = 0; i < 3; i++)
+        snprintf(d[i], sizeof d[i], "%s/u%d", dir, i + 1);
+    struct eco_report_run runs[] = {{d[0], "a"}, {d[1], "b"}, {d[2], "c"}};
+    struct eco_error err = {{0}};
+    int rc;
+    char *h = report_of(runs, 3, &rc, &err);
+    assert_int_equal(rc, 0);
+    /* avg_jct_s: all in days (the largest is 2.80 d), none in hours, minutes or seconds */
+    const char *row = strstr(h, "<tr data-key=\"avg_jct_s\">");
+    assert_non_null(row);
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(row, "\n"), row);
+    assert_non_null(strstr(line, "<td class=\"u\">d</td>"));
+    assert_non_null(strstr(line, ">1.642</td>")); /* 3 decimals: 1.5 min is 0.001 d */
+    assert_non_null(strstr(line, ">2.800</td>"));
+    assert_non_null(strstr(line, ">0.001</td>"));
+    assert_null(strstr(line, " h<"));
+    assert_null(strstr(line, " min<"));
+    /* energy_j.total: all in MWh (the largest is 1 MWh) */
+    row = strstr(h, "<tr data-key=\"energy_j.total\">");
+    assert_non_null(row);
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(row, "\n"), row);
+    assert_non_null(strstr(line, "<td class=\"u\">MWh</td>"));
+    assert_non_null(strstr(line, ">1.000</td>"));
+    assert_non_null(strstr(line, ">0.250</td>"));
+    assert_non_null(strstr(line, ">0.002</td>"));
+    /* the headline figures first: the headline table, then the full table's first rows */
+    const char *head = strstr(h, "id=\"headline-table\"");
+    assert_non_null(head);
+    assert_true(head < strstr(h, "id=\"energy-jct\""));
+    assert_non_null(strstr(head, "data-key=\"avg_jct_s\">mean JCT <span class=\"d\">(d)</span>"));
+    const char *first = strstr(h, "<tr data-key=");
+    assert_true(first && !strncmp(first, "<tr data-key=\"avg_jct_s\">", 25));
+    assert_true(strstr(h, "<tr data-key=\"avg_wait_s\">") < strstr(h, "<tr data-key=\"policy\">"));
+    /* runs in the order given: headline rows a, b, c */
+    const char *ra = strstr(h, "<tr data-run=\"a\">"), *rb = strstr(h, "<tr data-run=\"b\">"),
+               *rc3 = strstr(h, "<tr data-run=\"c\">");
+    assert_true(ra && rb && rc3 && ra < rb && rb < rc3);
+    /* over time: 4 figures, each with a line per run */
+    assert_int_equal(count(h, "<figure class=\"timeline\""), 4);
+    assert_int_equal(count(h, "class=\"ts\""), 12);
+    assert_int_equal(count(h, "<g class=\"run\" data-run=\"b\">"), 4);
+    free(h);
 }
 
 static void test_find_runs(void **state)
@@ -173,6 +248,16 @@ static void test_find_runs(void **state)
     assert_int_equal(n, 2);
     assert_string_equal(runs[0].label, "easy");
     assert_string_equal(runs[1].label, "sjf");
+    eco_report_runs_free(runs, n);
+    /* the --compare order written by sim: sjf first; a run it does not name comes last */
+    write_run("cmp/las");
+    const char *order[] = {"sjf", "gone", "easy"};
+    assert_int_equal(eco_report_save_order(top, order, 3, &err), 0);
+    assert_int_equal(eco_report_find_runs(top, &runs, &n, &err), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(runs[0].label, "sjf");
+    assert_string_equal(runs[1].label, "easy");
+    assert_string_equal(runs[2].label, "las");
     eco_report_runs_free(runs, n);
     char one[160];
     snprintf(one, sizeof one, "%s/sjf", top);
@@ -233,6 +318,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_m4_bins),
         cmocka_unit_test(test_write),
+        cmocka_unit_test(test_units_and_order),
         cmocka_unit_test(test_find_runs),
         cmocka_unit_test(test_bad_files),
     };

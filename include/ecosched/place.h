@@ -160,6 +160,16 @@ enum eco_pl_objective {
 int eco_pl_objective_parse(const char *s);
 const char *eco_pl_objective_name(int obj);
 
+/* How far a pso or ilp run has come (eco_pl_params.progress). */
+struct eco_pl_progress {
+    const char *stage; /* "seeding", "iterating" (pso), "branch and cut" (ilp) */
+    uint64_t step;     /* particles seeded, iterations done, or branch-and-bound nodes */
+    uint64_t steps;    /* of so many (0: not known in advance) */
+    uint32_t placed;   /* pso: items the best solution so far places (it ranks first) */
+    double best;       /* objective of the best solution so far (NAN: none yet) */
+    double bound;      /* ilp: best bound of the objective (NAN: none) */
+};
+
 struct eco_pl_params {
     uint64_t seed;
     int objective;            /* enum eco_pl_objective */
@@ -170,6 +180,11 @@ struct eco_pl_params {
      * caller impose a wall-clock limit without the core reading a clock. */
     int (*stop)(void *ctx);
     void *stop_ctx;
+    /* Optional: called as the search goes (pso: while seeding and at every iteration; ilp: at
+     * every branch-and-cut callback), for a progress display; the core prints nothing. The
+     * struct is borrowed for the call. */
+    void (*progress)(void *ctx, const struct eco_pl_progress *pr);
+    void *progress_ctx;
 };
 
 struct eco_pl_outcome {

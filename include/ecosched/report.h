@@ -23,9 +23,18 @@ struct eco_report_opts {
 /* Most runs one report holds (the plots' legends stay readable up to about this many). */
 #define ECO_REPORT_MAX_RUNS 16
 
+/* The file of a --compare output directory naming its runs' subdirectories, one a line, in
+ * --compare order (`ecosched sim` writes it, the report keeps the order). */
+#define ECO_REPORT_ORDER_FILE "compare.txt"
+
+/* Writes DIR/compare.txt: the names, one a line. Returns 0 or -EINVAL (err names the file). */
+int eco_report_save_order(const char *dir, const char *const *names, size_t n,
+                          struct eco_error *err);
+
 /* Lists the runs of `dir`: `dir` itself when it holds summary.json (label: its policy, read
- * later; here NULL), else every subdirectory holding one, sorted by name (label: the
- * subdirectory's name), as `ecosched sim --compare ... --out DIR` writes them. *runs and the
+ * later; here NULL), else every subdirectory holding one (label: the subdirectory's name), as
+ * `ecosched sim --compare ... --out DIR` writes them: in the order of DIR/compare.txt when it
+ * exists (the --compare order), the ones it does not name after them by name. *runs and the
  * strings in it are the caller's, freed with eco_report_runs_free. Returns 0, or -EINVAL
  * (err: no run found, or more than ECO_REPORT_MAX_RUNS), -ENOMEM, -errno (err says which). */
 int eco_report_find_runs(const char *dir, struct eco_report_run **runs, size_t *n,

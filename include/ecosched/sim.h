@@ -22,6 +22,16 @@ struct eco_timeline_row {
     uint64_t queued;    /* jobs waiting */
 };
 
+/* How far a run has come (eco_sim_config.progress). */
+struct eco_sim_progress {
+    double t_s;       /* simulated time reached */
+    double start_s;   /* the first submit: where the run's simulated time starts */
+    size_t done;      /* jobs completed */
+    size_t total;     /* jobs to run (the trace's jobs minus those rejected) */
+    uint64_t events;  /* events processed */
+    int finished;     /* 1 on the last call */
+};
+
 /* A power budget step: from t_s on, the cluster may draw `watts`. */
 struct eco_budget_step {
     double t_s;
@@ -58,6 +68,11 @@ struct eco_sim_config {
      * NULL. The row is borrowed for the call. */
     void (*timeline)(void *ctx, const struct eco_timeline_row *row);
     void *timeline_ctx;
+    /* Called after every instant the engine processed and once at the end, for a progress
+     * display; may be NULL. The engine prints nothing: the callback decides how often to show
+     * the figures (it may read a clock). The struct is borrowed for the call. */
+    void (*progress)(void *ctx, const struct eco_sim_progress *p);
+    void *progress_ctx;
 };
 
 /* Cluster energy by where it goes, J; the parts add up to total. */

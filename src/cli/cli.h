@@ -37,6 +37,24 @@ int eco_cmd_report(int argc, char **argv);
 int eco_report_to_file(const struct eco_report_run *runs, size_t n, const char *title,
                        const char *path);
 
+/* The progress line of long runs on stderr (progress.c): sim, place --algo pso|ilp. */
+struct eco_cli_progress {
+    int on, tty, shown;
+    double t0_s, last_s; /* monotonic clock: start, last line drawn */
+};
+/* --progress (flag 1), --no-progress (0), neither (-1): on when stderr is a terminal. */
+int eco_cli_progress_wanted(int flag);
+void eco_cli_progress_start(struct eco_cli_progress *p, int on);
+/* Wall seconds since start. */
+double eco_cli_progress_elapsed(const struct eco_cli_progress *p);
+/* 1 when it is on and a line is due (at most 4 a second on a terminal, one per 2 s else). */
+int eco_cli_progress_due(struct eco_cli_progress *p);
+/* Draws the line (printf format), over the last one on a terminal. */
+void eco_cli_progress_show(struct eco_cli_progress *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Clears the line on a terminal, so that what follows starts on a clean line. */
+void eco_cli_progress_end(struct eco_cli_progress *p);
+
 /* Prints "ecosched: " + message to stderr. */
 void eco_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -531,7 +531,7 @@ int eco_cmd_ls(int argc, char **argv)
         print_json(ans);
         goto out;
     }
-    printf("%6s  %-9s  %-10s  %-7s  %10s  %4s  %s\n", "ID", "STATE", "USER", "GPUS", "ENERGY_J",
+    printf("%6s  %-9s  %-10s  %-7s  %10s  %4s  %s\n", "ID", "STATE", "USER", "GPU_IDS", "ENERGY_J",
            "EXIT", "NAME/COMMAND");
     json_array_foreach(json_object_get(ans, "jobs"), i, j)
     {
@@ -566,6 +566,20 @@ static void show_line(const char *key, const json_t *v)
     }
 }
 
+/* A Unix time as local ISO 8601 with the offset, 2026-12-01T19:50:02+0000; "-" when null. */
+static void show_time(const char *key, const json_t *v)
+{
+    char buf[40];
+    struct tm tm;
+    time_t t = (time_t)json_number_value(v);
+    if (!json_is_number(v) || !localtime_r(&t, &tm) ||
+        !strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm)) {
+        show_line(key, v);
+        return;
+    }
+    printf("%-14s %s\n", key, buf);
+}
+
 int eco_cmd_show(int argc, char **argv)
 {
     struct copts o;
@@ -587,13 +601,38 @@ int eco_cmd_show(int argc, char **argv)
     if (o.json) {
         print_json(ans);
     } else {
-        static const char *const keys[] = {
-            "id",       "name",       "state", "uid",         "cwd",           "argv",
-            "gpus",     "gpu_mem_gb", "share", "power_cap",   "assigned_gpus", "pid",
-            "submit_s", "start_s",    "end_s", "exit_status", "reason",        "energy_j",
-            "deadline_s", "deadline_missed", "stdout",   "stderr",     NULL};
-        for (size_t k = 0; keys[k]; k++)
-            show_line(keys[k], json_object_get(ans, keys[k]));
+        /* The API's Unix seconds (FIELD_s) print as local times under their own names; --json
+         * keeps the raw seconds. */
+        static const struct {
+            const char *key, *label;
+            bool time;
+        } rows[] = {
+            {"id", "id", false},
+            {"name", "name", false},
+            {"state", "state", false},
+            {"uid", "uid", false},
+            {"cwd", "cwd", false},
+            {"argv", "argv", false},
+            {"gpus", "gpus", false},
+            {"gpu_mem_gb", "gpu_mem_gb", false},
+            {"share", "share", false},
+            {"power_cap", "power_cap", false},
+            {"assigned_gpus", "assigned_gpus", false},
+            {"pid", "pid", false},
+            {"submit_s", "submitted", true},
+            {"start_s", "started", true},
+            {"end_s", "ended", true},
+            {"exit_status", "exit_status", false},
+            {"reason", "reason", false},
+            {"energy_j", "energy_j", false},
+            {"deadline_s", "deadline", true},
+            {"deadline_missed", "deadline_missed", false},
+            {"stdout", "stdout", false},
+            {"stderr", "stderr", false},
+        };
+        for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
+            (rows[k].time ? show_time : show_line)(rows[k].label,
+                                                    json_object_get(ans, rows[k].key));
     }
     json_decref(ans);
     return 0;
@@ -691,10 +730,11 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
-/* One chunk of a job's output from *offset, written to stdout; *offset advanced, *got the
- * bytes, *ended whether the job had ended when the daemon read. 0 or an exit status. */
+/* One chunk of a job's output from *offset, written to stdout, or kept in *keep (the caller
+ * frees keep->data) when keep is not NULL; *offset advanced, *got the bytes, *ended whether the
+ * job had ended when the daemon read, state[16] its state then. 0 or an exit status. */
 static int log_chunk(struct copts *o, long long id, const char *stream, long long *offset,
-                     size_t *got, bool *ended)
+                     size_t *got, bool *ended, char state[16], struct buf *keep)
 {
     struct buf b = {0};
     struct log_hdr h = {""};
@@ -729,13 +769,18 @@ static int log_chunk(struct copts *o, long long id, const char *stream, long lon
         rc = daemon_error(status, ans);
         goto out;
     }
-    if (b.len && (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)) {
+    if (!keep && b.len && (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)) {
         eco_cli_err("cannot write the output: %s", strerror(errno));
         goto out;
     }
     *offset += (long long)b.len;
     *got = b.len;
     *ended = h.state[0] && strcmp(h.state, "queued") && strcmp(h.state, "running");
+    memcpy(state, h.state, sizeof h.state);
+    if (keep) {
+        *keep = b;
+        b.data = NULL;
+    }
     rc = 0;
 out:
     json_decref(ans);
@@ -745,6 +790,62 @@ out:
     return rc;
 }
 
+/* The daemon's lines in the stderr file of a job that could not start: its exec failed after
+ * the gate (ecoschedd.c gate_main, exit 126 or 127), or an earlier step did (sched.c
+ * start_failed, no pid). Both come first or alone in a file nothing else has written. */
+static const char GATE_FAILED[] = "ecoschedd: cannot run ";
+static const char START_FAILED[] = " could not start: ";
+
+/* Copies the start-failure message in the first chunk of job id's stderr into msg, or leaves
+ * msg empty. */
+static void start_failure(struct copts *o, long long id, char *msg, size_t cap)
+{
+    struct buf b = {0};
+    long long offset = 0;
+    size_t got = 0;
+    bool ended;
+    char state[16];
+    msg[0] = '\0';
+    if (log_chunk(o, id, "stderr", &offset, &got, &ended, state, &b) == 0 && b.data) {
+        const char *p = strstr(b.data, GATE_FAILED), *q = strstr(b.data, START_FAILED);
+        if (p)
+            p += sizeof "ecoschedd: " - 1;
+        else if (q && q - b.data >= (ptrdiff_t)sizeof "ecoschedd: job")
+            p = q + sizeof START_FAILED - 1;
+        if (p)
+            snprintf(msg, cap, "%.*s", (int)strcspn(p, "\n"), p);
+    }
+    free(b.data);
+}
+
+/* Prints on stderr why job id ended `state` (failed, cancelled or lost): its exit status, the
+ * signal an exit status above 128 stands for, the store's reason, the start-failure message. */
+static void explain_end(struct copts *o, long long id, const char *state)
+{
+    char path[64], how[160] = "", start[512] = "";
+    json_t *ans = NULL;
+    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+    if (call(o, "GET", path, NULL, &ans) != 0)
+        return; /* the daemon said why */
+    const json_t *ex = json_object_get(ans, "exit_status");
+    const char *why = json_string_value(json_object_get(ans, "reason"));
+    bool ran = json_is_integer(json_object_get(ans, "pid"));
+    int code = json_is_integer(ex) ? (int)json_integer_value(ex) : -1;
+    /* the daemon records a job killed by signal N as 128 + N, as a shell does */
+    if (code > 128 && code < 128 + 65)
+        snprintf(how, sizeof how, "exit status %d (128 + signal %d, %s)", code, code - 128,
+                 strsignal(code - 128));
+    else if (code >= 0)
+        snprintf(how, sizeof how, "exit status %d", code);
+    if (!strcmp(state, "failed") && (!ran || code == 126 || code == 127))
+        start_failure(o, id, start, sizeof start);
+    eco_cli_err("job %lld %s%s%s%s%s%s%s", id, state, *how ? ": " : "", how,
+                why ? (*how ? "; " : ": ") : "", why ? why : "",
+                *start ? (*how || why ? "; could not start: " : ": could not start: ") : "",
+                start);
+    json_decref(ans);
+}
+
 int eco_cmd_logs(int argc, char **argv)
 {
     static const char usage[] = "logs [-f|--follow] [--stderr] [--socket PATH] ID";
@@ -752,6 +853,7 @@ int eco_cmd_logs(int argc, char **argv)
     const char *pos = NULL, *stream = "stdout";
     bool follow = false, ended = false;
     long long id, offset = 0;
+    char state[16] = "";
     struct timespec ts = {0, (long)(LOGS_POLL_S * 1e9)};
     copts_init(&o);
     for (int i = 1; i < argc; i++) {
@@ -762,7 +864,9 @@ int eco_cmd_logs(int argc, char **argv)
             continue;
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: ecosched %s\n\nPrints the job's stdout (or stderr); with -f, keeps "
-                   "printing new output until the job has ended.\n",
+                   "printing new output until the job has ended. For a job that failed, was\n"
+                   "cancelled or was lost, says why on stderr (exit status, signal, reason,\n"
+                   "start failure).\n",
                    usage);
             return 0;
         }
@@ -788,11 +892,14 @@ int eco_cmd_logs(int argc, char **argv)
      * job ended before it read, found nothing more to send. */
     for (;;) {
         size_t got = 0;
-        int rc = log_chunk(&o, id, stream, &offset, &got, &ended);
+        int rc = log_chunk(&o, id, stream, &offset, &got, &ended, state, NULL);
         if (rc)
             return rc;
         if (got > 0)
             continue;
+        if (ended && (!strcmp(state, "failed") || !strcmp(state, "cancelled") ||
+                      !strcmp(state, "lost")))
+            explain_end(&o, id, state);
         if (!follow || ended)
             return 0;
         nanosleep(&ts, NULL);

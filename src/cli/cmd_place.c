@@ -17,6 +17,7 @@
 struct place_args {
     const char *nodes, *items, *algo, *out;
     int json, objective;
+    int progress; /* 0: when stderr is a terminal, 1: --progress, 2: --no-progress */
     uint64_t seed;
     double time_limit_s, hold_s, inflate_pct;
     uint32_t swarm, iterations;
@@ -43,7 +44,11 @@ static void usage(FILE *f)
             "                      GPUs (FGD's saturation workload); default 0: as listed\n"
             "  --hold-s SEC        energy = power of active hosts x SEC; default 3600\n"
             "  --out DIR           write DIR/assignment.csv, DIR/metrics.json, DIR/arrival.csv\n"
-            "  --json              print the metrics as JSON instead of text\n\n"
+            "  --json              print the metrics as JSON instead of text\n"
+            "  --progress          a progress line on stderr for pso and ilp (iteration or\n"
+            "                      branch-and-bound nodes, best so far, wall time); default:\n"
+            "                      only when stderr is a terminal\n"
+            "  --no-progress       no progress line, even on a terminal\n\n"
             "Exit status: 0 done, 1 run failure, 2 bad usage or input.\n");
 }
 
@@ -61,7 +66,7 @@ static int parse_num(const char *opt, const char *s, double lo, double hi, doubl
 static int parse_args(int argc, char **argv, struct place_args *a)
 {
     enum { O_NODES = 256, O_ITEMS, O_ALGO, O_OUT, O_JSON, O_SEED, O_TL, O_OBJ, O_SWARM, O_ITERS,
-           O_HOLD, O_INFLATE };
+           O_HOLD, O_INFLATE, O_PROGRESS, O_NO_PROGRESS };
     static const struct option opts[] = {
         {"nodes", required_argument, NULL, O_NODES}, {"items", required_argument, NULL, O_ITEMS},
         {"algo", required_argument, NULL, O_ALGO},   {"out", required_argument, NULL, O_OUT},
@@ -72,6 +77,8 @@ static int parse_args(int argc, char **argv, struct place_args *a)
         {"iterations", required_argument, NULL, O_ITERS},
         {"hold-s", required_argument, NULL, O_HOLD},
         {"inflate", required_argument, NULL, O_INFLATE},
+        {"progress", no_argument, NULL, O_PROGRESS},
+        {"no-progress", no_argument, NULL, O_NO_PROGRESS},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
     };
     *a = (struct place_args){.seed = 1, .time_limit_s = 10, .hold_s = 3600};
@@ -86,6 +93,8 @@ static int parse_args(int argc, char **argv, struct place_args *a)
         case O_ALGO: a->algo = optarg; break;
         case O_OUT: a->out = optarg; break;
         case O_JSON: a->json = 1; break;
+        case O_PROGRESS: a->progress = 1; break;
+        case O_NO_PROGRESS: a->progress = 2; break;
         case O_SEED:
             if (parse_num("--seed", optarg, 0, 9007199254740992.0, &v) || v != floor(v))
                 return ECO_EXIT_USAGE;
@@ -152,6 +161,36 @@ static int past_deadline(void *ctx)
 {
     const struct deadline *d = ctx;
     return d->end_s > 0 && now_s() >= d->end_s;
+}
+
+/* The progress line of pso and ilp: stage, step, best so far, wall time of the limit. */
+struct place_progress {
+    struct eco_cli_progress line;
+    const char *algo;
+    double limit_s;
+};
+
+static void place_progress(void *ctx, const struct eco_pl_progress *pr)
+{
+    struct place_progress *pp = ctx;
+    char step[64], best[96] = "", bound[64] = "", limit[32] = "";
+    if (!eco_cli_progress_due(&pp->line))
+        return;
+    if (pr->steps)
+        snprintf(step, sizeof step, "%llu/%llu", (unsigned long long)pr->step,
+                 (unsigned long long)pr->steps);
+    else
+        snprintf(step, sizeof step, "%llu nodes", (unsigned long long)pr->step);
+    int ilp = !strcmp(pp->algo, "ilp"); /* its objective is the hosts */
+    if (!isnan(pr->best))
+        snprintf(best, sizeof best, ", best %u placed, %s %.6g", pr->placed,
+                 ilp ? "hosts" : "objective", pr->best);
+    if (!isnan(pr->bound))
+        snprintf(bound, sizeof bound, ", bound %.6g hosts", pr->bound);
+    if (pp->limit_s > 0)
+        snprintf(limit, sizeof limit, " of %g s", pp->limit_s);
+    eco_cli_progress_show(&pp->line, "place %s: %s %s%s%s, %.1f s%s", pp->algo, pr->stage, step,
+                          best, bound, eco_cli_progress_elapsed(&pp->line), limit);
 }
 
 static void print_metrics(FILE *f, const struct place_args *a, const struct eco_pl_metrics *m,
@@ -317,7 +356,15 @@ int eco_cmd_place(int argc, char **argv)
                               .iterations = a.iterations, .time_limit_s = a.time_limit_s,
                               .stop = past_deadline, .stop_ctx = &dl};
     struct eco_pl_outcome o = {.bound = NAN};
+    struct place_progress prog = {.algo = a.algo, .limit_s = a.time_limit_s};
+    eco_cli_progress_start(&prog.line,
+                           eco_cli_progress_wanted(a.progress ? a.progress == 1 : -1));
+    if (prog.line.on) {
+        p.progress = place_progress;
+        p.progress_ctx = &prog;
+    }
     rc = algo->solve(&in, &p, slots, &o, &err);
+    eco_cli_progress_end(&prog.line);
     double solve_s = now_s() - t0;
     if (rc) {
         eco_cli_err("place: %s", rc == -ENOMEM ? "out of memory" : err.msg);

@@ -60,6 +60,7 @@ struct sim_args {
     int quiet;
     unsigned long long seed;
     unsigned long long max_jobs;
+    int progress; /* 0: when stderr is a terminal, 1: --progress, 2: --no-progress */
 };
 
 /* The queue policies of the registry, ", "-separated (a static buffer). */
@@ -127,6 +128,9 @@ static void sim_usage(FILE *f)
             "  --consolidation P   container consolidation instead of trace replay (its own\n"
             "                      options: ecosched sim --consolidation none --help)\n"
             "  -q, --quiet         no warnings on stderr\n"
+            "  --progress          a progress line on stderr (simulated time, jobs done,\n"
+            "                      wall time); default: only when stderr is a terminal\n"
+            "  --no-progress       no progress line, even on a terminal\n"
             "  -h, --help          this help\n"
             "\n"
             "Exit status: 0 on success, 2 on bad options or bad input (the message names the\n"
@@ -165,6 +169,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
     enum { O_TRACE = 256, O_FORMAT, O_CLUSTER, O_POLICY, O_PLACEMENT, O_COMPARE, O_OUT, O_JSON,
            O_SEED, O_SKIP, O_MAXJOBS, O_LAS, O_PD, O_MIX, O_SAMPLE, O_PP, O_BUDGET, O_BFILE,
            O_PERIOD, O_NOISE, O_DEADLINES, O_REPORT, O_KNOB };
+    enum { O_PROGRESS = 512, O_NO_PROGRESS };
     static const struct option opts[] = {
         {"trace", required_argument, NULL, O_TRACE},
         {"format", required_argument, NULL, O_FORMAT},
@@ -190,6 +195,8 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"power-knob", required_argument, NULL, O_KNOB},
         {"deadlines", required_argument, NULL, O_DEADLINES},
         {"quiet", no_argument, NULL, 'q'},
+        {"progress", no_argument, NULL, O_PROGRESS},
+        {"no-progress", no_argument, NULL, O_NO_PROGRESS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -289,6 +296,8 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             break;
         }
         case 'q': a->quiet = 1; break;
+        case O_PROGRESS: a->progress = 1; break;
+        case O_NO_PROGRESS: a->progress = 2; break;
         case O_SEED:
             if (parse_ull("--seed", optarg, &a->seed))
                 return ECO_EXIT_USAGE;
@@ -541,6 +550,27 @@ static void report_rejected(const struct eco_jobset *set, size_t rejected, int q
     }
 }
 
+/* The progress line of one run: which run of how many, simulated days since the first
+ * submit, jobs done, wall time. */
+struct sim_progress {
+    struct eco_cli_progress line;
+    const char *policy;
+    size_t run, runs;
+};
+
+static void sim_progress(void *ctx, const struct eco_sim_progress *p)
+{
+    struct sim_progress *sp = ctx;
+    if (p->finished || !eco_cli_progress_due(&sp->line))
+        return;
+    eco_cli_progress_show(&sp->line,
+                          "sim %s (%zu/%zu): simulated %.2f d, %zu/%zu jobs done (%.0f%%), "
+                          "%.1f s wall",
+                          sp->policy, sp->run, sp->runs, (p->t_s - p->start_s) / 86400, p->done,
+                          p->total, p->total ? 100.0 * (double)p->done / (double)p->total : 100,
+                          eco_cli_progress_elapsed(&sp->line));
+}
+
 static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct eco_jobset *set,
                    const struct eco_policy_ops **pol, size_t npol,
                    const struct eco_placement_ops *placement,
@@ -574,6 +604,13 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             .deadline_hi = a->deadline_hi,
         };
         cfg.power_down_params = pd_params;
+        struct sim_progress prog = {.policy = pol[i]->name, .run = i + 1, .runs = npol};
+        eco_cli_progress_start(&prog.line,
+                               eco_cli_progress_wanted(a->progress ? a->progress == 1 : -1));
+        if (prog.line.on) {
+            cfg.progress = sim_progress;
+            cfg.progress_ctx = &prog;
+        }
         char dir[4096], path[4200];
         FILE *tl = NULL;
         struct eco_timeline_writer tw;
@@ -603,6 +640,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
         struct eco_sim_result res;
         struct eco_error err = {{0}};
         int rc = eco_sim_run(c, set, &cfg, &res, &err);
+        eco_cli_progress_end(&prog.line);
         if (tl) {
             int werr = rc ? 0 : eco_timeline_writer_finish(&tw, res.summary.window_end_s);
             if (close_output(tl, path, werr)) {
@@ -643,6 +681,22 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
     if (a->json && npol > 1)
         printf("]\n");
     return status;
+}
+
+/* --compare with --out: DIR/compare.txt names the runs in --compare order, for `ecosched
+ * report DIR` (docs/report.md). */
+static int write_compare_order(const struct sim_args *a, const struct eco_policy_ops **pol,
+                               size_t npol)
+{
+    const char *names[MAX_COMPARE];
+    struct eco_error err = {{0}};
+    for (size_t i = 0; i < npol; i++)
+        names[i] = pol[i]->name;
+    if (eco_report_save_order(a->out, names, npol, &err) < 0) {
+        eco_cli_err("sim: %s", err.msg);
+        return ECO_EXIT_FAIL;
+    }
+    return 0;
 }
 
 /* --report: the runs just written to --out, in --compare order. */
@@ -906,6 +960,8 @@ int eco_cmd_sim(int argc, char **argv)
         a.out = tmp_out;
     }
     status = run_all(&a, c, set, pol, npol, placement, n_budget ? steps : NULL, n_budget);
+    if (!status && a.out && !tmp_out[0] && npol > 1) /* not into the temporary one */
+        status = write_compare_order(&a, pol, npol);
     if (!status && a.report)
         status = write_report(&a, pol, npol);
     if (!status && (fflush(stdout) || ferror(stdout))) {

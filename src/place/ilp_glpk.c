@@ -12,6 +12,8 @@
 #include "ecosched/place_io.h"
 
 struct cb {
+    const struct eco_pl_params *p;
+    double M;            /* objective = hosts - M x items placed (0: every item must be) */
     double bound;        /* best bound of the minimisation objective seen */
     const double *start; /* a feasible start (column values from 1), or NULL */
     int started;
@@ -27,6 +29,22 @@ static void callback(glp_tree *tree, void *info)
     int p = glp_ios_best_node(tree);
     if (p)
         cb->bound = glp_ios_node_bound(tree, p);
+    if (cb->p->progress) {
+        glp_prob *mip = glp_ios_get_prob(tree);
+        int active, all, total, st = glp_mip_status(mip);
+        glp_ios_tree_size(tree, &active, &all, &total);
+        struct eco_pl_progress pr = {.stage = "branch and cut", .step = (uint64_t)total,
+                                     .best = NAN, .bound = NAN};
+        if (st == GLP_FEAS || st == GLP_OPT) { /* in hosts, for the items the best places */
+            double obj = glp_mip_obj_val(mip);
+            double placed = cb->M > 0 ? ceil(-obj / cb->M - 1e-9) : 0;
+            pr.placed = (uint32_t)placed;
+            pr.best = obj + cb->M * placed;
+            if (p)
+                pr.bound = fmax(0, ceil(cb->bound + cb->M * placed - 1e-6));
+        }
+        cb->p->progress(cb->p->progress_ctx, &pr);
+    }
 }
 
 static int same_node(const struct eco_pl_node *a, const struct eco_pl_node *b)
@@ -321,7 +339,7 @@ static int ilp_run(const struct eco_pl_instance *in, const struct eco_pl_params 
     }
     glp_load_matrix(lp, (int)nz, ia, ja, ar);
 
-    struct cb cb = {.bound = -INFINITY};
+    struct cb cb = {.p = p, .M = M, .bound = -INFINITY};
     start_val = start ? malloc((ncol + 1) * sizeof *start_val) : NULL;
     if (start_val && !start_values(in, &c, start, require_all, ncol, start_val))
         cb.start = start_val;

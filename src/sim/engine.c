@@ -400,15 +400,32 @@ static int pop_instant(struct engine *e, double t)
     return 0;
 }
 
+/* Tells cfg->progress how far the run is (after an instant, and at the end). */
+static void progress(const struct engine *e, double t, int finished)
+{
+    const struct eco_sim_config *cfg = e->cfg;
+    if (!cfg->progress)
+        return;
+    struct eco_sim_progress p = {
+        .t_s = t,
+        .start_s = e->n_arrivals ? e->jobs[e->arrivals[0]].submit_s : t,
+        .done = e->n_done,
+        .total = e->n_arrivals,
+        .events = e->events,
+        .finished = finished,
+    };
+    cfg->progress(cfg->progress_ctx, &p);
+}
+
 static int loop(struct engine *e)
 {
     int rc;
+    double t = e->n_arrivals ? e->jobs[e->arrivals[0]].submit_s : 0;
     while (e->n_done < e->n_arrivals) {
         const struct eco_event *top = eco_heap_peek(&e->heap);
         int have_arr = e->next_arrival < e->n_arrivals;
         if (!top && !have_arr)
-            return 0; /* nothing can happen any more: jobs left are reported unfinished */
-        double t;
+            break; /* nothing can happen any more: jobs left are reported unfinished */
         if (have_arr) {
             double ta = e->jobs[e->arrivals[e->next_arrival]].submit_s;
             t = (top && top->t_s < ta) ? top->t_s : ta;
@@ -435,7 +452,9 @@ static int loop(struct engine *e)
         if (e->n_done < e->n_arrivals && (rc = eco_nodes_powerdown_pass(e, t)))
             return rc;
         emit_timeline(e, t);
+        progress(e, t, 0);
     }
+    progress(e, t, 1);
     return 0;
 }
 

@@ -46,6 +46,7 @@ static const char CSS[] =
     "th:first-child,td:first-child{text-align:left}\n"
     "thead th{border-bottom:2px solid #999}\n"
     "td.best{font-weight:700}\n"
+    "td.u{color:var(--muted);text-align:left}\n"
     "tbody th{font-weight:normal}\n"
     ".d{color:var(--muted);font-size:.9em}\n"
     ".two{display:grid;grid-template-columns:1fr 1fr;gap:1.5rem}\n"
@@ -392,94 +393,134 @@ struct span {
     struct unit u;
 };
 
-/* One panel of a run's timeline figure. */
-struct panel {
-    const char *title;
+/* The measures drawn over time: one figure each, one line per run. */
+static const struct {
+    const char *id, *title, *axis;
     int series;
-    const char *colour;
-    double ymax; /* in shown units */
-    struct unit u;
-    double cap;           /* capacity drawn dotted (in raw units), 0: none */
-    const char *cap_name; /* its legend */
+    double h; /* data area height */
+} measures[] = {
+    {"power", "cluster power", "power", TS_POWER, 200},
+    {"busy", "busy GPUs", "GPUs", TS_BUSY, 130},
+    {"nodes", "nodes on", "nodes", TS_NODES, 130},
+    {"queued", "queued jobs", "jobs", TS_QUEUED, 130},
 };
+#define N_MEASURES (sizeof measures / sizeof measures[0])
 
-static void time_panel(FILE *o, const struct rpt_run *r, const struct panel *pn,
-                       const struct span *sp, double top, double h, int last)
+/* What a measure is drawn against: all GPUs or all nodes of run r, 0 for none. */
+static double capacity(const struct rpt_run *r, int series)
 {
-    struct frame f = {LEFT, top + 22, RPT_COLS, h, 0, (sp->t1 - sp->t0) / sp->u.div, 0, pn->ymax, 0};
-    double ystep = ticks(&f.y0, &f.y1, 4), xstep = ticks(&f.x0, &f.x1, 8);
-    char lbl[96], title[160];
-    f.x1 = (sp->t1 - sp->t0) / sp->u.div; /* the data area spans the window exactly */
-    snprintf(lbl, sizeof lbl, "%s", pn->u.name);
-    axis_y(o, &f, ystep, pn->u.div, lbl);
-    snprintf(lbl, sizeof lbl, "time since first submit (%s)", sp->u.name);
-    axis_x(o, &f, xstep, sp->u.div, last ? lbl : NULL, 1);
-    double lx = LEFT;
-    size_t len = strlen(r->label), cut = len > LABEL_MAX ? len - LABEL_MAX : 0;
-    snprintf(title, sizeof title, "%s%s: %s", cut ? "..." : "", r->label + cut, pn->title);
-    fprintf(o, "<text class=\"ttl\" x=\"%.1f\" y=\"%.1f\">", lx, top + 12);
-    esc(o, title);
-    fputs("</text>", o);
-    lx += CHAR_W * 1.1 * (double)strlen(title) + 24;
-    if (pn->series == TS_POWER && r->ts_max[TS_BUDGET] > 0) {
-        legend_item(o, &lx, top + 12, "#D55E00", "7 3", 0, "power budget");
-        bins_path(o, r->ts[TS_BUDGET], &f, pn->u.div,
-                  "class=\"budget\" stroke=\"#D55E00\" stroke-dasharray=\"7 3\"");
-    }
-    if (pn->cap > 0) {
-        double y = fy(&f, pn->cap / pn->u.div);
-        legend_item(o, &lx, top + 12, "#777", "2 3", 0, pn->cap_name);
-        fprintf(o, "<line class=\"cap\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-                   "stroke=\"#777\" stroke-dasharray=\"2 3\"/>", f.x, f.x + f.w, y, y);
-    }
-    char attrs[96];
-    snprintf(attrs, sizeof attrs, "class=\"ts\" stroke=\"%s\"", pn->colour);
-    if (r->timeline_rows >= 2)
-        bins_path(o, r->ts[pn->series], &f, pn->u.div, attrs);
-    else
-        fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">no timeline rows</text>",
-                f.x + f.w / 2, f.y + f.h / 2);
+    return series == TS_BUSY ? r->gpus : series == TS_NODES ? r->nodes : 0;
 }
 
-static void timeline_figure(FILE *o, const struct rpt_run *r, size_t idx, const struct span *sp,
-                            const double *ymax)
+/* Legend of a time figure: the runs, then the budget and capacity entries when drawn. With
+ * o NULL only measures; returns the rows it takes from x0 to x1 (entries wrap). */
+static int time_legend(FILE *o, const struct rpt_run *r, size_t n, double y, const char *budget,
+                       const char *cap, const char *cap_colour)
 {
-    struct unit pu = power_unit(ymax[TS_POWER]);
-    struct unit one = {1, ""};
-    char cap_g[64], cap_n[64], id[32], title[256];
-    snprintf(cap_g, sizeof cap_g, "all %.0f GPUs", r->gpus);
-    snprintf(cap_n, sizeof cap_n, "all %.0f nodes", r->nodes);
-    struct panel pn[] = {
-        {"cluster power", TS_POWER, "#0072B2", ymax[TS_POWER] / pu.div, pu, 0, NULL},
-        {"busy GPUs", TS_BUSY, "#009E73", ymax[TS_BUSY], one, r->gpus, cap_g},
-        {"nodes on", TS_NODES, "#CC79A7", ymax[TS_NODES], one, r->nodes, cap_n},
-        {"queued jobs", TS_QUEUED, "#E69F00", ymax[TS_QUEUED], one, 0, NULL},
-    };
-    char pw[32];
-    snprintf(pw, sizeof pw, "power (%s)", pu.name);
-    pn[0].u.name = pw;
-    pn[1].u.name = "GPUs";
-    pn[2].u.name = "nodes";
-    pn[3].u.name = "jobs";
-    double hs[] = {150, 80, 80, 80}, top = 6, total = 6;
-    for (int i = 0; i < 4; i++)
-        total += hs[i] + 22 + (i == 3 ? 44 : 26);
-    snprintf(id, sizeof id, "timeline-%zu", idx);
-    snprintf(title, sizeof title, "%s: cluster power, busy GPUs, nodes on and queued jobs over "
-                                  "time", r->label);
-    fprintf(o, "<figure class=\"timeline\" data-run=\"");
-    esc(o, r->label);
-    fputs("\">", o);
-    svg_open(o, id, SVG_W, total, title);
-    for (int i = 0; i < 4; i++) {
-        time_panel(o, r, &pn[i], sp, top, hs[i], i == 3);
-        top += hs[i] + 22 + 26;
+    double x = LEFT, x1 = SVG_W - 10;
+    int rows = 1;
+    for (size_t i = 0; i < n + 2; i++) {
+        const char *label = i < n ? r[i].label : i == n ? budget : cap;
+        if (!label)
+            continue;
+        if (x > LEFT && x + legend_width(label) > x1)
+            rows++, x = LEFT;
+        double yy = y + 16.0 * (rows - 1);
+        if (!o)
+            x += legend_width(label);
+        else if (i < n)
+            legend_item(o, &x, yy, colour_of(i), dash_of(i), 0, label);
+        else
+            legend_item(o, &x, yy, i == n ? "#555" : cap_colour, i == n ? "7 3" : "2 3", 0,
+                        label);
     }
-    fputs("</svg><figcaption><b>", o);
-    esc(o, r->label);
-    fprintf(o, "</b>: %zu timeline rows, drawn exactly at this width by M4 aggregation "
-               "(first, lowest, highest and last value per column).</figcaption></figure>\n",
-            r->timeline_rows);
+    return rows;
+}
+
+/* One measure over time for every run on one time axis: a line per run (its colour and dash),
+ * the power budget of each run that has one (dashed, thinner), the capacity (dotted: grey when
+ * every run has the same, else in each run's colour). */
+static void timeline_figure(FILE *o, const struct rpt_run *r, size_t n, size_t m,
+                            const struct span *sp, const double *ymax)
+{
+    int s = measures[m].series;
+    struct unit u = s == TS_POWER ? power_unit(ymax[s]) : (struct unit){1, measures[m].axis};
+    char yl[64], xl[96], id[32], title[160], cap[64];
+    const char *budget = NULL, *cap_name = NULL, *cap_colour = "#777";
+    int same_cap = 1;
+    size_t rows_all = 0, drawn = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s == TS_POWER && r[i].ts_max[TS_BUDGET] > 0)
+            budget = "power budget";
+        if (capacity(&r[i], s) != capacity(&r[0], s))
+            same_cap = 0;
+        rows_all += r[i].timeline_rows;
+    }
+    if (capacity(&r[0], s) > 0) {
+        if (same_cap)
+            snprintf(cap, sizeof cap, "all %.0f %s", capacity(&r[0], s), measures[m].axis);
+        else
+            snprintf(cap, sizeof cap, "all %s of each run", measures[m].axis);
+        cap_name = cap;
+        cap_colour = same_cap ? "#777" : "#999";
+    }
+    int rows = time_legend(NULL, r, n, 0, budget, cap_name, cap_colour);
+    double top = 24 + 16.0 * rows;
+    struct frame f = {LEFT, top, RPT_COLS, measures[m].h, 0, (sp->t1 - sp->t0) / sp->u.div,
+                      0, ymax[s] / u.div, 0};
+    double ystep = ticks(&f.y0, &f.y1, 4), xstep = ticks(&f.x0, &f.x1, 8);
+    f.x1 = (sp->t1 - sp->t0) / sp->u.div; /* the data area spans the window exactly */
+    snprintf(id, sizeof id, "timeline-%s", measures[m].id);
+    snprintf(title, sizeof title, "%c%s over time, one line per run", measures[m].title[0] - 32,
+             measures[m].title + 1);
+    fprintf(o, "<figure class=\"timeline\" data-series=\"%s\">", measures[m].id);
+    svg_open(o, id, SVG_W, top + f.h + 44, title);
+    fprintf(o, "<text class=\"ttl\" x=\"%.1f\" y=\"14\">", LEFT);
+    esc(o, title);
+    fputs("</text>", o);
+    snprintf(yl, sizeof yl, s == TS_POWER ? "%s (%s)" : "%s", measures[m].axis, u.name);
+    axis_y(o, &f, ystep, u.div, yl);
+    snprintf(xl, sizeof xl, "time since first submit (%s)", sp->u.name);
+    axis_x(o, &f, xstep, sp->u.div, xl, 1);
+    time_legend(o, r, n, 34, budget, cap_name, cap_colour);
+    for (size_t i = 0; i < n && cap_name; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i; j++)
+            seen |= capacity(&r[j], s) == capacity(&r[i], s);
+        if (seen)
+            continue;
+        double y = fy(&f, capacity(&r[i], s) / u.div);
+        fprintf(o, "<line class=\"cap\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                   "stroke=\"%s\" stroke-dasharray=\"2 3\"/>", f.x, f.x + f.w, y, y,
+                same_cap ? cap_colour : colour_of(i));
+    }
+    for (size_t i = 0; i < n; i++) {
+        char attrs[128];
+        if (r[i].timeline_rows < 2)
+            continue;
+        fputs("<g class=\"run\" data-run=\"", o);
+        esc(o, r[i].label);
+        fputs("\">", o);
+        if (s == TS_POWER && r[i].ts_max[TS_BUDGET] > 0) {
+            snprintf(attrs, sizeof attrs, "class=\"budget\" stroke=\"%s\" "
+                                          "stroke-dasharray=\"7 3\" stroke-opacity=\"0.8\"",
+                     colour_of(i));
+            bins_path(o, r[i].ts[TS_BUDGET], &f, u.div, attrs);
+        }
+        const char *dash = dash_of(i);
+        snprintf(attrs, sizeof attrs,
+                 "class=\"ts\" stroke-opacity=\"0.85\" stroke=\"%s\"%s%s%s", colour_of(i),
+                 *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "");
+        bins_path(o, r[i].ts[s], &f, u.div, attrs);
+        fputs("</g>\n", o);
+        drawn++;
+    }
+    if (!drawn)
+        fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">no timeline rows</text>",
+                f.x + f.w / 2, f.y + f.h / 2);
+    fprintf(o, "</svg><figcaption>The %s of each run over time (%zu timeline rows in all), "
+               "drawn exactly at this width by M4 aggregation (first, lowest, highest and last "
+               "value per column).</figcaption></figure>\n", measures[m].title, rows_all);
 }
 
 /* CDF of JCT (which = 0) or wait (1) over every run, log time axis. */
@@ -525,6 +566,56 @@ static void cdf_figure(FILE *o, const struct rpt_run *r, size_t n, int which)
     fputs("</svg><figcaption>Share of completed jobs whose ", o);
     fputs(which ? "total time queued" : "completion time (end minus submit)", o);
     fputs(" is at most the value on the x axis.</figcaption></figure>\n", o);
+}
+
+/* A label's box in SVG units, for placing labels that do not overlap. */
+struct box {
+    double x0, y0, x1, y1;
+};
+
+static int boxes_meet(const struct box *a, const struct box *b)
+{
+    return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
+}
+
+/* Where a point's label goes, and whether a leader line joins them. */
+struct spot {
+    struct box b;
+    int leader;
+};
+
+/* Greedy label placement: the first spot around the point at (x, y), then farther right or
+ * left in steps of a line (with a leader line), whose w-wide box stays inside `area` and meets
+ * none of the `n` boxes already taken (points and earlier labels). With no free spot, the last
+ * one tried. */
+static struct spot label_spot(double x, double y, double w, const struct box *taken, size_t n,
+                              const struct box *area)
+{
+    const double h = 14; /* a 12-unit line of text with its leading */
+    /* beside, above and below the point: offsets of the box's left/top corner */
+    const double near[][2] = {{9, -h / 2},     {-9 - w, -h / 2}, {9, -h - 4}, {9, 4},
+                              {-9 - w, -h - 4}, {-9 - w, 4},     {-w / 2, -h - 8},
+                              {-w / 2, 8}};
+    struct spot s = {{0, 0, 0, 0}, 0};
+    size_t n_near = sizeof near / sizeof near[0];
+    for (size_t k = 0; k < n_near + 4 * 12; k++) {
+        if (k < n_near) {
+            s.b.x0 = x + near[k][0], s.b.y0 = y + near[k][1];
+        } else { /* lines 1..12 below and above, on the right then on the left, with a leader */
+            size_t j = k - n_near, line = j / 4 + 1;
+            double dy = (j % 2 ? -1.0 : 1.0) * h * (double)line;
+            s.b.x0 = j % 4 < 2 ? x + 24 : x - 24 - w, s.b.y0 = y - h / 2 + dy;
+            s.leader = 1;
+        }
+        s.b.x1 = s.b.x0 + w, s.b.y1 = s.b.y0 + h;
+        int ok = s.b.x0 >= area->x0 && s.b.x1 <= area->x1 && s.b.y0 >= area->y0 &&
+                 s.b.y1 <= area->y1;
+        for (size_t i = 0; i < n && ok; i++)
+            ok = !boxes_meet(&s.b, &taken[i]);
+        if (ok)
+            break;
+    }
+    return s;
 }
 
 /* Energy versus average JCT, one point per run, with the Pareto front. */
@@ -577,19 +668,28 @@ static void scatter_figure(FILE *o, const struct rpt_run *r, size_t n)
                     fy(&f, r[order[k]].energy_j / eu.div));
         fputs("\"/>\n", o);
     }
-    double ly[ECO_REPORT_MAX_RUNS];
+    struct box placed[2 * ECO_REPORT_MAX_RUNS];
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++) { /* every point is an obstacle for every label */
+        double x = fx(&f, r[i].avg_jct_s / tu.div), y = fy(&f, r[i].energy_j / eu.div);
+        placed[np++] = (struct box){x - 7, y - 7, x + 7, y + 7};
+    }
+    struct box area = {f.x, 2, SVG_W - 4, f.y + f.h - 2};
     for (size_t i = 0; i < n; i++) {
         double x = fx(&f, r[i].avg_jct_s / tu.div), y = fy(&f, r[i].energy_j / eu.div);
-        ly[i] = y + 4;
-        for (size_t j = 0; j < i; j++) /* a label over an earlier one moves down a line */
-            if (fabs(fx(&f, r[j].avg_jct_s / tu.div) - x) < 80 && fabs(ly[j] - ly[i]) < 13)
-                ly[i] = ly[j] + 14, j = (size_t)-1;
+        struct spot sp = label_spot(x, y, CHAR_W * (double)tail_len(r[i].label, LABEL_MAX),
+                                    placed, np, &area);
+        placed[np++] = sp.b;
         fprintf(o, "<g class=\"point\" data-run=\"");
         esc(o, r[i].label);
         fprintf(o, "\" data-jct-s=\"%.15g\" data-energy-j=\"%.15g\"><circle cx=\"%.1f\" "
-                   "cy=\"%.1f\" r=\"6\" fill=\"%s\"%s/><text x=\"%.1f\" y=\"%.1f\">", r[i].avg_jct_s,
-                r[i].energy_j, x, y, colour_of(i), front[i] ? " stroke=\"#000\"" : "", x + 9,
-                ly[i]);
+                   "cy=\"%.1f\" r=\"6\" fill=\"%s\"%s/>", r[i].avg_jct_s, r[i].energy_j, x, y,
+                colour_of(i), front[i] ? " stroke=\"#000\"" : "");
+        if (sp.leader)
+            fprintf(o, "<line class=\"leader\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                       "y2=\"%.1f\" stroke=\"#888\" stroke-width=\"0.8\"/>", x, y,
+                    sp.b.x0 < x ? sp.b.x1 : sp.b.x0, (sp.b.y0 + sp.b.y1) / 2);
+        fprintf(o, "<text class=\"plabel\" x=\"%.1f\" y=\"%.1f\">", sp.b.x0, sp.b.y1 - 3);
         esc_tail(o, r[i].label, LABEL_MAX);
         fputs("</text></g>\n", o);
     }
@@ -703,29 +803,67 @@ static int ends(const char *s, const char *suf)
     return a >= b && !strcmp(s + a - b, suf);
 }
 
-/* The value of summary key `key` in the units a reader wants. */
-static void human(char *buf, size_t cap, const char *key, double v)
+/* How the values of one summary figure are shown: divided by `div`, with `dec` decimals
+ * (-1: %.15g, exact), in `unit` ("" for counts and names). One per figure, chosen from its
+ * largest value, so that the runs' values of a figure read in the same unit; the decimals give
+ * the largest about four significant digits and the smallest non-zero one two (at most 3). */
+struct shown {
+    double div;
+    const char *unit;
+    int dec;
+};
+
+/* Decimals for about four significant digits of the largest shown value m, and at least two
+ * of the smallest non-zero one lo (0: none), at most 3. */
+static int decimals(double m, double lo)
 {
-    if (!strncmp(key, "energy_j", 8) || ends(key, "_j"))
-        snprintf(buf, cap, "%.1f kWh", v / 3.6e6);
-    else if (ends(key, "_gpu_s"))
-        snprintf(buf, cap, "%.0f GPU-h", v / 3600);
-    else if (!strcmp(key, "window_start_s") || !strcmp(key, "window_end_s") || ends(key, "_t_s"))
-        snprintf(buf, cap, "%.15g s", v);
-    else if (ends(key, "_s"))
-        snprintf(buf, cap, v >= 2 * 86400 ? "%.2f d" : v >= 7200 ? "%.2f h" : v >= 120 ? "%.1f min"
-                                                                                    : "%.3g s",
-                 v >= 2 * 86400 ? v / 86400 : v >= 7200 ? v / 3600 : v >= 120 ? v / 60 : v);
-    else if (ends(key, "_w"))
-        snprintf(buf, cap, v >= 1e3 ? "%.2f kW" : "%.1f W", v >= 1e3 ? v / 1e3 : v);
-    else if (ends(key, "_kwh"))
-        snprintf(buf, cap, "%.1f kWh", v);
-    else if (ends(key, "_pct"))
-        snprintf(buf, cap, "%.2f %%", v);
-    else if (!strcmp(key, "gpu_util") || ends(key, "_ratio"))
-        snprintf(buf, cap, "%.1f %%", v * 100);
+    int d = m >= 1000 ? 0 : m >= 100 ? 1 : m >= 1 ? 2 : 3;
+    while (lo > 0 && d < 3 && lo * pow(10, d) < 10)
+        d++;
+    return d;
+}
+
+/* max: the largest magnitude of the figure over the runs, lo: the smallest non-zero one. */
+static struct shown shown_for(const char *key, double max, double lo)
+{
+    struct shown sh = {1, "", -1};
+    if (!strncmp(key, "energy_j", 8) || ends(key, "_j")) {
+        struct unit u = energy_unit(max);
+        sh = (struct shown){u.div, u.name, 0};
+    } else if (ends(key, "_gpu_s")) {
+        sh = (struct shown){3600, "GPU-h", 0};
+    } else if (!strcmp(key, "window_start_s") || !strcmp(key, "window_end_s") ||
+               ends(key, "_t_s")) {
+        sh = (struct shown){1, "s", -1}; /* instants of the trace's clock: exact */
+    } else if (ends(key, "_s")) {
+        sh = max >= 2 * 86400 ? (struct shown){86400, "d", 0}
+             : max >= 7200    ? (struct shown){3600, "h", 0}
+             : max >= 120     ? (struct shown){60, "min", 0}
+                              : (struct shown){1, "s", 0};
+    } else if (ends(key, "_w")) {
+        struct unit u = power_unit(max);
+        sh = (struct shown){u.div, u.name, 0};
+    } else if (ends(key, "_kwh")) {
+        sh = (struct shown){1, "kWh", 0};
+    } else if (ends(key, "_pct")) {
+        sh = (struct shown){1, "%", 0};
+    } else if (!strcmp(key, "gpu_util") || ends(key, "_ratio")) {
+        sh = (struct shown){0.01, "%", 0};
+    }
+    if (sh.dec == 0)
+        sh.dec = decimals(max / sh.div, lo / sh.div);
+    return sh;
+}
+
+/* Writes value v of figure `key` shown as sh into buf (integers without a unit as they are). */
+static void shown_value(char *buf, size_t cap, const json_t *v, struct shown sh)
+{
+    if (json_is_integer(v) && !*sh.unit)
+        snprintf(buf, cap, "%lld", (long long)json_integer_value(v));
+    else if (sh.dec < 0)
+        snprintf(buf, cap, "%.15g", json_number_value(v) / sh.div);
     else
-        snprintf(buf, cap, "%.6g", v);
+        snprintf(buf, cap, "%.*f", sh.dec, json_number_value(v) / sh.div);
 }
 
 /* Short meanings of the summary keys (docs/simulator.md has the full definitions). */
@@ -773,11 +911,139 @@ static int better(const char *key)
     return !strcmp(key, "gpu_util") ? -1 : 0;
 }
 
+/* The figures a reader looks at first, in this order: the columns of the headline table and
+ * the first rows of the table of every figure. */
+static const struct {
+    const char *key, *name;
+} headline[] = {
+    {"avg_jct_s", "mean JCT"},
+    {"p95_jct_s", "p95 JCT"},
+    {"avg_wait_s", "mean wait"},
+    {"p95_wait_s", "p95 wait"},
+    {"energy_j.total", "energy"},
+    {"gpu_util", "GPU utilisation"},
+    {"avg_power_w", "mean power"},
+    {"peak_power_w", "peak power"},
+    {"makespan_s", "makespan"},
+    {"deadline_miss_ratio", "deadline misses"},
+};
+#define N_HEADLINE (sizeof headline / sizeof headline[0])
+
+/* The largest magnitude of figure `key` over the runs (0 when none is a number); *lo the
+ * smallest non-zero one (0 when none). */
+static double key_max(const struct rpt_run *r, size_t n, const char *key, double *lo)
+{
+    double m = 0, l = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *v = lookup(r[i].summary, key);
+        double a = json_is_number(v) ? fabs(json_number_value(v)) : 0;
+        m = fmax(m, a);
+        if (a > 0)
+            l = fmin(l, a);
+    }
+    if (lo)
+        *lo = l < INFINITY ? l : 0;
+    return m;
+}
+
+static struct shown shown_of(const struct rpt_run *r, size_t n, const char *key)
+{
+    double lo, max = key_max(r, n, key, &lo);
+    return shown_for(key, max, lo);
+}
+
+/* The best value of figure `key` over the runs, and whether they differ (for the bold face). */
+static int best_of(const struct rpt_run *r, size_t n, const char *key, double *best)
+{
+    int dir = n > 1 ? better(key) : 0, varied = 0;
+    *best = NAN;
+    for (size_t i = 0; i < n && dir; i++) {
+        const json_t *v = lookup(r[i].summary, key);
+        double d = json_is_number(v) ? json_number_value(v) : NAN;
+        if (i && d != *best)
+            varied = 1;
+        if (!i || d * dir < *best * dir)
+            *best = d;
+    }
+    return varied;
+}
+
+/* One number cell: the shown value, the exact one in data-v and the tooltip. */
+static void number_cell(FILE *o, const json_t *v, struct shown sh, int bold)
+{
+    char buf[128];
+    double d = json_number_value(v);
+    shown_value(buf, sizeof buf, v, sh);
+    fprintf(o, "<td data-v=\"%.15g\" title=\"%.15g\"%s>%s</td>", d, d,
+            bold ? " class=\"best\"" : "", buf);
+}
+
+/* The headline figures: one row per run (in the order given), one column per figure, one unit
+ * per column (in its header). */
+static void headline_table(FILE *o, const struct rpt_run *r, size_t n)
+{
+    int show[N_HEADLINE] = {0};
+    struct shown sh[N_HEADLINE];
+    double best[N_HEADLINE];
+    int varied[N_HEADLINE];
+    double deadline_jobs = key_max(r, n, "deadline_jobs", NULL);
+    fputs("<table id=\"headline-table\"><thead><tr><th>run</th>", o);
+    for (size_t k = 0; k < N_HEADLINE; k++) {
+        for (size_t i = 0; i < n; i++)
+            show[k] |= json_is_number(lookup(r[i].summary, headline[k].key));
+        if (!strcmp(headline[k].key, "deadline_miss_ratio") && !(deadline_jobs > 0))
+            show[k] = 0; /* no job had a deadline */
+        if (!show[k])
+            continue;
+        sh[k] = shown_of(r, n, headline[k].key);
+        varied[k] = best_of(r, n, headline[k].key, &best[k]);
+        fprintf(o, "<th scope=\"col\" data-key=\"%s\">%s", headline[k].key, headline[k].name);
+        if (*sh[k].unit)
+            fprintf(o, " <span class=\"d\">(%s)</span>", sh[k].unit);
+        fputs("</th>", o);
+    }
+    fputs("</tr></thead><tbody>\n", o);
+    for (size_t i = 0; i < n; i++) {
+        fputs("<tr data-run=\"", o);
+        esc(o, r[i].label);
+        fputs("\"><th scope=\"row\">", o);
+        esc(o, r[i].label);
+        fputs("</th>", o);
+        for (size_t k = 0; k < N_HEADLINE; k++) {
+            const json_t *v = lookup(r[i].summary, headline[k].key);
+            if (!show[k])
+                continue;
+            if (json_is_number(v))
+                number_cell(o, v, sh[k], varied[k] && json_number_value(v) == best[k]);
+            else
+                fputs("<td></td>", o);
+        }
+        fputs("</tr>\n", o);
+    }
+    fputs("</tbody></table>\n", o);
+}
+
+/* The headline figures first, in headline order, then the others in their order. */
+static void headline_first(char (*keys)[KEY_LEN], size_t nk)
+{
+    size_t at = 0;
+    for (size_t h = 0; h < N_HEADLINE; h++)
+        for (size_t k = at; k < nk; k++)
+            if (!strcmp(keys[k], headline[h].key)) {
+                char tmp[KEY_LEN];
+                memcpy(tmp, keys[k], KEY_LEN);
+                memmove(keys[at + 1], keys[at], (k - at) * KEY_LEN);
+                memcpy(keys[at++], tmp, KEY_LEN);
+                break;
+            }
+}
+
 /* keys: MAX_KEYS slots of scratch space. */
 static void summary_table(FILE *o, const struct rpt_run *r, size_t n, char (*keys)[KEY_LEN])
 {
     size_t nk = collect_keys(r, n, keys);
-    fputs("<table id=\"summary-table\"><thead><tr><th>figure</th>", o);
+    headline_first(keys, nk);
+    fputs("<table id=\"summary-table\"><thead><tr><th>figure</th><th>unit</th>", o);
     for (size_t i = 0; i < n; i++) {
         fputs("<th scope=\"col\">", o);
         esc(o, r[i].label);
@@ -785,16 +1051,9 @@ static void summary_table(FILE *o, const struct rpt_run *r, size_t n, char (*key
     }
     fputs("</tr></thead><tbody>\n", o);
     for (size_t k = 0; k < nk; k++) {
-        int dir = n > 1 ? better(keys[k]) : 0, varied = 0;
-        double best = 0;
-        for (size_t i = 0; i < n && dir; i++) {
-            const json_t *v = lookup(r[i].summary, keys[k]);
-            double d = json_is_number(v) ? json_number_value(v) : NAN;
-            if (i && d != best)
-                varied = 1;
-            if (!i || d * dir < best * dir)
-                best = d;
-        }
+        double best;
+        int varied = best_of(r, n, keys[k], &best);
+        struct shown sh = shown_of(r, n, keys[k]);
         fputs("<tr data-key=\"", o);
         esc(o, keys[k]);
         fputs("\"><th scope=\"row\"><code>", o);
@@ -803,25 +1062,18 @@ static void summary_table(FILE *o, const struct rpt_run *r, size_t n, char (*key
         for (size_t m = 0; m < sizeof meaning / sizeof meaning[0]; m++)
             if (!strcmp(meaning[m].key, keys[k]))
                 fprintf(o, " <span class=\"d\">%s</span>", meaning[m].text);
-        fputs("</th>", o);
+        fprintf(o, "</th><td class=\"u\">%s</td>", sh.unit);
         for (size_t i = 0; i < n; i++) {
             const json_t *v = lookup(r[i].summary, keys[k]);
-            char buf[128];
-            if (json_is_string(v)) {
-                fputs("<td>", o);
-                esc(o, json_string_value(v));
-            } else if (json_is_number(v)) {
-                double d = json_number_value(v);
-                if (json_is_integer(v))
-                    snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
-                else
-                    human(buf, sizeof buf, keys[k], d);
-                fprintf(o, "<td data-v=\"%.15g\" title=\"%.15g\"%s>%s", d, d,
-                        varied && d == best ? " class=\"best\"" : "", buf);
-            } else {
-                fputs("<td>", o);
-                fputs(json_is_true(v) ? "true" : json_is_false(v) ? "false" : "", o);
+            if (json_is_number(v)) {
+                number_cell(o, v, sh, varied && json_number_value(v) == best);
+                continue;
             }
+            fputs("<td>", o);
+            if (json_is_string(v))
+                esc(o, json_string_value(v));
+            else
+                fputs(json_is_true(v) ? "true" : json_is_false(v) ? "false" : "", o);
             fputs("</td>", o);
         }
         fputs("</tr>\n", o);
@@ -876,7 +1128,8 @@ static void header(FILE *o, const struct rpt_run *r, size_t n, const struct eco_
     common_value(o, r, n, "cluster_gpus", "GPUs");
     common_value(o, r, n, "jobs", "jobs");
     common_value(o, r, n, "seed", "seed");
-    fputs("</p>\n<nav><a href=\"#energy\">Energy</a><a href=\"#times\">Completion and waiting "
+    fputs("</p>\n<nav><a href=\"#headline\">Headline figures</a><a href=\"#energy\">Energy</a>"
+          "<a href=\"#times\">Completion and waiting "
           "times</a><a href=\"#timelines\">Over time</a><a href=\"#summary\">Every figure</a>"
           "</nav></header>\n", o);
 }
@@ -884,7 +1137,9 @@ static void header(FILE *o, const struct rpt_run *r, size_t n, const struct eco_
 static void body(FILE *o, const struct rpt_run *r, size_t n, const struct span *sp,
                  const double *ymax, char (*keys)[KEY_LEN])
 {
-    fputs("<section id=\"energy\"><h2>Energy</h2>\n", o);
+    fputs("<section id=\"headline\"><h2>Headline figures</h2>\n", o);
+    headline_table(o, r, n);
+    fputs("</section>\n<section id=\"energy\"><h2>Energy</h2>\n", o);
     if (n > 1)
         scatter_figure(o, r, n);
     energy_figure(o, r, n);
@@ -893,11 +1148,12 @@ static void body(FILE *o, const struct rpt_run *r, size_t n, const struct span *
     cdf_figure(o, r, n, 0);
     cdf_figure(o, r, n, 1);
     fputs("</div></section>\n<section id=\"timelines\"><h2>Over time</h2>\n", o);
-    for (size_t i = 0; i < n; i++)
-        timeline_figure(o, &r[i], i, sp, ymax);
+    for (size_t m = 0; m < N_MEASURES; m++)
+        timeline_figure(o, r, n, m, sp, ymax);
     fputs("</section>\n<section id=\"summary\"><h2>Every summary figure</h2>\n"
-          "<p class=\"meta\">From each run's summary.json (definitions: docs/simulator.md); times "
-          "and energy are shown in convenient units, the exact value is in each cell's tooltip."
+          "<p class=\"meta\">From each run's summary.json (definitions: docs/simulator.md); each "
+          "figure is shown in one unit for every run, the one its largest value reads best in; "
+          "the exact value is in each cell's tooltip."
           "</p>\n", o);
     summary_table(o, r, n, keys);
     fputs("</section>\n", o);

@@ -311,6 +311,53 @@ void eco_report_runs_free(struct eco_report_run *runs, size_t n)
     free(runs);
 }
 
+/* Puts the runs named in DIR/compare.txt first, in its order (the --compare order); the others
+ * keep their name order after them. A missing file leaves the name order. */
+static int compare_order(struct eco_report_run *runs, size_t n, const char *dir,
+                         struct eco_error *err)
+{
+    char path[4200], line[256];
+    size_t at = 0, lineno = 0;
+    int rc = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, ECO_REPORT_ORDER_FILE);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? 0 : eco_error_set(err, "%s: %s", path, strerror(errno));
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = '\0';
+        for (size_t i = at; i < n && *line; i++) {
+            if (strcmp(runs[i].label, line))
+                continue;
+            struct eco_report_run t = runs[i];
+            memmove(&runs[at + 1], &runs[at], (i - at) * sizeof *runs);
+            runs[at++] = t;
+            break;
+        }
+    }
+    if (ferror(f))
+        rc = eco_error_set(err, "%s: line %zu: %s", path, lineno + 1, strerror(errno));
+    fclose(f);
+    return rc;
+}
+
+int eco_report_save_order(const char *dir, const char *const *names, size_t n,
+                          struct eco_error *err)
+{
+    char path[4200];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, ECO_REPORT_ORDER_FILE) >= sizeof path)
+        return eco_error_set(err, "%s: path too long", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return eco_error_set(err, "cannot write %s: %s", path, strerror(errno));
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s\n", names[i]);
+    int bad = ferror(f);
+    if (fclose(f) || bad)
+        return eco_error_set(err, "error writing %s", path);
+    return 0;
+}
+
 static int add_sub(struct eco_report_run *runs, size_t *n, const char *dir, const char *name)
 {
     size_t len = strlen(dir) + strlen(name) + 2;
@@ -365,8 +412,10 @@ int eco_report_find_runs(const char *dir, struct eco_report_run **out, size_t *n
     else if (!rc && *n == 0)
         rc = eco_error_set(err, "%s: no summary.json in it or its subdirectories (not an "
                                 "output directory of `ecosched sim --out`)", dir);
-    else if (!rc)
+    else if (!rc) {
         qsort(runs, *n, sizeof *runs, cmp_run);
+        rc = compare_order(runs, *n, dir, err);
+    }
 out:
     if (d)
         closedir(d);

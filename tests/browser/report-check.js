@@ -33,6 +33,13 @@
   out.push("svgs=" + svgs.length, "svg_bad=" + bad, "text_outside=" + outside, "tick_overlap=" + overlap);
   out.push("rows=" + document.querySelectorAll("#summary-table tbody tr").length);
   out.push("timelines=" + document.querySelectorAll("figure.timeline").length);
+  // the over-time figures: one per measure, one line per run in each
+  var ts = document.getElementById("timeline-power");
+  out.push("timeline_runs=" + (ts ? ts.querySelectorAll("g.run path.ts").length : 0));
+  var per = [].slice.call(document.querySelectorAll("figure.timeline")).map(function (f) {
+    return f.querySelectorAll("path.ts").length;
+  });
+  out.push("timeline_lines=" + per.join(","));
   var sc = document.getElementById("energy-jct");
   if (sc) {
     var fx = axis(sc.querySelector(".xaxis"), true), fy = axis(sc.querySelector(".yaxis"), false);
@@ -40,13 +47,26 @@
       var c = mid(p.querySelector("circle")), name = p.getAttribute("data-run");
       out.push("point." + name + ".jct_s=" + fx(c.x), "point." + name + ".energy_j=" + fy(c.y));
     });
+    // point labels: none overlaps another label or another run's point
+    var lab = [].slice.call(sc.querySelectorAll("g.point text")).map(function (t) { return t.getBoundingClientRect(); });
+    var dot = [].slice.call(sc.querySelectorAll("g.point circle")).map(function (c) { return c.getBoundingClientRect(); });
+    function meet(a, b) { return a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5; }
+    var lo = 0;
+    for (var i = 0; i < lab.length; i++) {
+      for (var j = i + 1; j < lab.length; j++) if (meet(lab[i], lab[j])) lo++;
+      for (var k = 0; k < dot.length; k++) if (k != i && meet(lab[i], dot[k])) lo++;
+    }
+    out.push("label_overlap=" + lo);
   }
-  document.querySelectorAll("figure.timeline").forEach(function (f) {
-    var name = f.getAttribute("data-run"), fy = axis(f.querySelector(".yaxis"), false);
-    out.push("peak." + name + "=" + fy(f.querySelector("path.ts").getBoundingClientRect().top + 0.7));
-    var b = f.querySelector("path.budget");
-    if (b) out.push("budget." + name + "=" + fy(mid(b).y));
-  });
+  if (ts) {
+    var fyp = axis(ts.querySelector(".yaxis"), false);
+    ts.querySelectorAll("g.run").forEach(function (g) {
+      var name = g.getAttribute("data-run");
+      out.push("peak." + name + "=" + fyp(g.querySelector("path.ts").getBoundingClientRect().top + 0.7));
+      var b = g.querySelector("path.budget");
+      if (b) out.push("budget." + name + "=" + fyp(mid(b).y));
+    });
+  }
   ["jct-cdf", "wait-cdf"].forEach(function (id) {
     var s = document.getElementById(id), fy = axis(s.querySelector(".yaxis"), false);
     s.querySelectorAll("path").forEach(function (p, i) {

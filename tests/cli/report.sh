@@ -32,6 +32,8 @@ expect() {
 }
 # close A B: |A - B| <= 1% of |B| (and 1e-9)
 close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(a != "" && d <= 0.01 * m + 1e-9) }'; }
+# runs_in FILE ELEMENT: the data-run names of ELEMENT ("g class=\"point\"") in order, by commas
+runs_in() { grep -o "<$2 data-run=\"[^\"]*\"" "$1" | sed 's/.*data-run="//; s/"$//' | tr '\n' ,; }
 # sfield FILE KEY: a top-level number of summary.json
 sfield() { sed -n "s/^  \"$2\": \\([-0-9.e+]*\\),\$/\\1/p" "$1"; }
 
@@ -52,11 +54,26 @@ expect 0 "report: $T/two.html" report -o "$T/two.html" --title 'Budget & queues'
 check "several directories: 4 runs" [ "$(grep -c '<g class="point"' "$T/two.html")" -eq 4 ]
 check "title escaped" grep -q '<h1>Budget &amp; queues</h1>' "$T/two.html"
 check "several directories: names without the shared directories" \
-    sh -c "grep -o '<g class=\"point\" data-run=\"[^\"]*\"' '$T/two.html' | cut -d'\"' -f4 | tr '\n' , | grep -qx 'cmp/fifo,cmp/las,cmp/sjf,cap,'"
+    sh -c "grep -o '<g class=\"point\" data-run=\"[^\"]*\"' '$T/two.html' | cut -d'\"' -f4 | tr '\n' , | grep -qx 'cmp/fifo,cmp/sjf,cmp/las,cap,'"
 # shellcheck disable=SC2086
 "$ECO" $SIM --compare las,fifo --out "$T/ord" --report "$T/ord.html" >/dev/null
 check "sim --report keeps the --compare order" \
     sh -c "grep -o '<g class=\"point\" data-run=\"[a-z]*\"' '$T/ord.html' | cut -d'\"' -f4 | tr '\n' , | grep -qx 'las,fifo,'"
+check "sim --compare --out writes the order (compare.txt: $(tr '\n' , < "$T/ord/compare.txt"))" \
+    [ "$(tr '\n' , < "$T/ord/compare.txt")" = "las,fifo," ]
+"$ECO" report -o "$T/ord2.html" "$T/ord" >/dev/null
+check "report DIR keeps the --compare order: points ($(runs_in "$T/ord2.html" 'g class="point"'))" \
+    [ "$(runs_in "$T/ord2.html" 'g class="point"')" = "las,fifo," ]
+check "... headline rows ($(runs_in "$T/ord2.html" tr))" [ "$(runs_in "$T/ord2.html" tr)" = "las,fifo," ]
+check "... over-time lines ($(runs_in "$T/ord2.html" 'g class="run"'))" \
+    [ "$(runs_in "$T/ord2.html" 'g class="run"')" = "las,fifo,las,fifo,las,fifo,las,fifo," ]
+check "the headline table comes first" sh -c \
+    "grep -o '<section id=\"[a-z]*\"' '$T/ord2.html' | head -1 | grep -q headline"
+check "the table of every figure starts with the headline figures" sh -c \
+    "grep -o '<tr data-key=\"[a-z_.0-9]*\"' '$T/ord2.html' | head -3 | cut -d'\"' -f2 | tr '\n' , | grep -qx 'avg_jct_s,p95_jct_s,avg_wait_s,'"
+# one unit per figure: every run's avg_jct_s in the row's one unit, the unit cell says which
+check "a figure's values share one unit" sh -c \
+    "grep '<tr data-key=\"avg_jct_s\">' '$T/ord2.html' | grep -Eq '<td class=\"u\">(s|min|h|d)</td>(<td data-v=\"[0-9.e+]*\" title=\"[0-9.e+]*\"( class=\"best\")?>[0-9.]*</td>){2}</tr>'"
 check "no script in the report" sh -c "! grep -qi '<script' '$T/cmp/report.html'"
 check "no external asset" sh -c "! grep -Eiq '(src|href)=\"?(https?:)?//' '$T/cmp/report.html'"
 
@@ -66,6 +83,12 @@ expect 2 "$T/nope" report "$T/nope"
 expect 2 "no summary.json" report "$T/bad"
 expect 0 "fifo" $SIM --report "$T/x.html"
 check "--report without --out writes the report" test -s "$T/x.html"
+mkdir -p "$T/tmpdir"
+out=$(TMPDIR="$T/tmpdir" "$ECO" $SIM --compare las,fifo --report "$T/x2.html" 2>&1 >/dev/null)
+check "--compare --report without --out: the report, in --compare order" \
+    [ "$(runs_in "$T/x2.html" 'g class="point"')" = "las,fifo," ]
+check "... and the temporary directory removed without a warning ($out)" \
+    sh -c "[ -z \"\$(ls -A '$T/tmpdir')\" ] && ! printf '%s' '$out' | grep -q warning"
 expect 2 "-o FILE.html" report "$T/cmp" "$T/cap"
 expect 2 "unknown option '--bogus'" report --bogus "$T/cmp"
 expect 0 "usage: ecosched report" report --help
@@ -93,7 +116,10 @@ for r in cmp/report cap; do
     check "$r: every plot drawn with a size ($(v svg_bad) not)" [ "$(v svg_bad)" = 0 ]
     check "$r: no text outside its plot ($(v text_outside))" [ "$(v text_outside)" = 0 ]
     check "$r: no overlapping tick labels ($(v tick_overlap))" [ "$(v tick_overlap)" = 0 ]
-    check "$r: a timeline figure per run ($(v timelines))" [ "$(v timelines)" = "$( [ $r = cap ] && echo 1 || echo 3)" ]
+    [ $r = cap ] || check "$r: no point label overlaps ($(v label_overlap))" [ "$(v label_overlap)" = 0 ]
+    check "$r: one over-time figure per measure ($(v timelines))" [ "$(v timelines)" = 4 ]
+    nr=$( [ $r = cap ] && echo 1 || echo 3)
+    check "$r: one line per run in each ($(v timeline_lines))" [ "$(v timeline_lines)" = "$nr,$nr,$nr,$nr" ]
     for run in $( [ $r = cap ] && echo . || echo fifo sjf las ); do
         s="$T/${r%/report}/$run/summary.json"
         label=$( [ $r = cap ] && echo fifo || echo $run)
@@ -129,9 +155,26 @@ sed 's#</body></html>##' "$T/long.html" > "$T/check.html"
 { echo '<script>'; cat "$SRC/tests/browser/report-check.js"; echo '</script></body></html>'; } >> "$T/check.html"
 chromium_dom "file://$T/check.html" "$T/dom.txt" 1000
 sed -n '/<pre id="check">/,/<\/pre>/p' "$T/dom.txt" | grep = > "$T/vals"
-check "long names: 6 runs drawn ($(v timelines))" [ "$(v timelines)" = 6 ]
+check "long names: 6 runs drawn ($(v timeline_runs))" [ "$(v timeline_runs)" = 6 ]
 check "long names: no text outside its plot ($(v text_outside))" [ "$(v text_outside)" = 0 ]
 check "long names: every plot drawn with a size ($(v svg_bad) not)" [ "$(v svg_bad)" = 0 ]
+
+# runs with equal or nearly equal figures: their point labels must still not overlap
+mkdir -p "$T/crowd"
+for k in a b c d e f; do cp -r "$T/cmp/fifo" "$T/crowd/run-$k"; done
+# and long-named points a little more than 80 units apart on one energy (labels 150 wide)
+for j in 100000:1 145000:2 190000:3 235000:4 330000:5; do
+    d="$T/crowd/long-named-run-number-${j#*:}"
+    cp -r "$T/cmp/fifo" "$d"
+    sed -i "s/^  \"avg_jct_s\": .*/  \"avg_jct_s\": ${j%:*}.0,/" "$d/summary.json"
+done
+"$ECO" report -o "$T/crowd.html" "$T/crowd" >/dev/null
+sed 's#</body></html>##' "$T/crowd.html" > "$T/check.html"
+{ echo '<script>'; cat "$SRC/tests/browser/report-check.js"; echo '</script></body></html>'; } >> "$T/check.html"
+chromium_dom "file://$T/check.html" "$T/dom.txt" 1000
+sed -n '/<pre id="check">/,/<\/pre>/p' "$T/dom.txt" | grep = > "$T/vals"
+check "crowded points: no label overlaps a label or point ($(v label_overlap))" [ "$(v label_overlap)" = 0 ]
+check "crowded points: no text outside its plot ($(v text_outside))" [ "$(v text_outside)" = 0 ]
 
 ART=$(artefact_dir "$ECO")
 chromium_shot "file://$T/cmp/report.html" "$ART/report.png" 1280 2400 500

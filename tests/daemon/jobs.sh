@@ -31,7 +31,7 @@ sleep 1 # a second of GPU load to account
 touch "$T/go-ab"
 "$ECO" wait "$c"; rc=$?
 check "c ends with 0 (got $rc)" [ "$rc" -eq 0 ]
-ca=$(field "$a" end_s); cs=$(field "$c" start_s)
+ca=$(jfield "$a" end_s); cs=$(jfield "$c" start_s)
 check "c started after a or b ended ($cs >= $ca)" awk "BEGIN { exit !($cs >= $ca - 0.5) }"
 e=$(field "$a" energy_j)
 check "energy recorded for a ($e J)" awk "BEGIN { exit !($e > 100) }"
@@ -49,7 +49,7 @@ check "wait on a cancelled job exits 1 (got $rc)" [ "$rc" -eq 1 ]
 i=0; while kill -0 "$pid" 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
 check "the cancelled job's process is gone" sh -c "! kill -0 $pid 2>/dev/null"
 check "cancelling again is refused" sh -c "! '$ECO' cancel $r 2>&1 | grep -q cancelled"
-check "the queued job never started" [ "$(field "$q" start_s)" = "-" ]
+check "the queued job never started" [ "$(field "$q" started)" = "-" ]
 
 # a power limit on the job's GPU while it runs, restored after
 p=$("$ECO" submit --power-cap 150 -- sh -c "while [ ! -e $T/go-p ]; do sleep 0.1; done")

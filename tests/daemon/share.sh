@@ -62,10 +62,10 @@ check "blocker runs" until_state "$y" running
 late=$("$ECO" submit --deadline +2h -- true)
 none=$("$ECO" submit -- true)
 soon=$("$ECO" submit --deadline 1h -- true)
-check "show prints the deadline" sh -c "'$ECO' show $soon | grep -q '^deadline_s  *1[0-9]*'"
+check "show prints the deadline" sh -c "'$ECO' show $soon | grep -q '^deadline  *20[0-9-]*T'"
 touch "$T/go-y"
 "$ECO" wait "$none"
-s1=$(field "$soon" start_s); s2=$(field "$late" start_s); s3=$(field "$none" start_s)
+s1=$(jfield "$soon" start_s); s2=$(jfield "$late" start_s); s3=$(jfield "$none" start_s)
 check "edf order: soon ($s1) <= late ($s2) <= none ($s3)" \
     awk "BEGIN { exit !($s1 <= $s2 && $s2 <= $s3) }"
 check "deadline met is reported" [ "$(field "$soon" deadline_missed)" = false ]

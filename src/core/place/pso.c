@@ -534,6 +534,17 @@ static void move(struct swarm *sw, struct particle *q, double w, double c1, doub
     }
 }
 
+/* Tells p->progress how far the swarm is, with its best position so far. */
+static void pso_progress(const struct eco_pl_params *p, const char *stage, uint64_t step,
+                         uint64_t steps, const struct fitness *best)
+{
+    if (p->progress) {
+        struct eco_pl_progress pr = {stage, step, steps, best->placed,
+                                     best->obj < INFINITY ? best->obj : NAN, NAN};
+        p->progress(p->progress_ctx, &pr);
+    }
+}
+
 static int run_pso(const struct eco_pl_instance *in, const struct eco_pl_params *p,
                    struct eco_pl_slot *slots, struct eco_pl_outcome *out, int improved)
 {
@@ -566,6 +577,7 @@ static int run_pso(const struct eco_pl_instance *in, const struct eco_pl_params 
         }
         q->pf = (struct fitness){0, 0, INFINITY};
         settle(&sw, q, improved);
+        pso_progress(p, "seeding", k + 1, sw.n, &sw.gf);
     }
     uint32_t t = 0;
     for (; t < iters; t++) {
@@ -598,6 +610,7 @@ static int run_pso(const struct eco_pl_instance *in, const struct eco_pl_params 
             move(&sw, &sw.pt[k], w, c1, c2);
             settle(&sw, &sw.pt[k], improved);
         }
+        pso_progress(p, "iterating", t + 1, iters, &sw.gf);
     }
     repair(&sw, sw.gx, sw.ggx);
     memcpy(slots, sw.slots, ni * sizeof *slots);
