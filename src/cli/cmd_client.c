@@ -790,10 +790,8 @@ out:
     return rc;
 }
 
-/* The daemon's lines in the stderr file of a job that could not start: its exec failed after
- * the gate (ecoschedd.c gate_main, exit 126 or 127), or an earlier step did (sched.c
- * start_failed, no pid). Both come first or alone in a file nothing else has written. */
-static const char GATE_FAILED[] = "ecoschedd: cannot run ";
+/* The daemon's line in the stderr file of a job that could not start (sched.c start_failed):
+ * it comes first or alone in a file nothing else has written. */
 static const char START_FAILED[] = " could not start: ";
 
 /* Copies the start-failure message in the first chunk of job id's stderr into msg, or leaves
@@ -807,10 +805,8 @@ static void start_failure(struct copts *o, long long id, char *msg, size_t cap)
     char state[16];
     msg[0] = '\0';
     if (log_chunk(o, id, "stderr", &offset, &got, &ended, state, &b) == 0 && b.data) {
-        const char *p = strstr(b.data, GATE_FAILED), *q = strstr(b.data, START_FAILED);
-        if (p)
-            p += sizeof "ecoschedd: " - 1;
-        else if (q && q - b.data >= (ptrdiff_t)sizeof "ecoschedd: job")
+        const char *p = NULL, *q = strstr(b.data, START_FAILED);
+        if (q && q - b.data >= (ptrdiff_t)sizeof "ecoschedd: job")
             p = q + sizeof START_FAILED - 1;
         if (p)
             snprintf(msg, cap, "%.*s", (int)strcspn(p, "\n"), p);
@@ -839,6 +835,8 @@ static void explain_end(struct copts *o, long long id, const char *state)
         snprintf(how, sizeof how, "exit status %d", code);
     if (!strcmp(state, "failed") && (!ran || code == 126 || code == 127))
         start_failure(o, id, start, sizeof start);
+    if (why && *start && strstr(why, start))
+        start[0] = '\0'; /* the daemon stored the start failure as the reason already */
     eco_cli_err("job %lld %s%s%s%s%s%s%s", id, state, *how ? ": " : "", how,
                 why ? (*how ? "; " : ": ") : "", why ? why : "",
                 *start ? (*how || why ? "; could not start: " : ": could not start: ") : "",

@@ -48,7 +48,7 @@ x=$("$ECO" submit --gpus 0 -- no-such-command-ecosched)
 "$ECO" wait "$x" >/dev/null 2>&1
 "$ECO" logs "$x" > "$T/out" 2> "$T/err"
 check "a job that could not start: the reason ($(cat "$T/err"))" \
-    grep -q "job $x failed: exit status 127; could not start: cannot run 'no-such-command-ecosched'" "$T/err"
+    grep -q "job $x failed: exit status 127; exec 'no-such-command-ecosched': No such file" "$T/err"
 check "... and nothing on stdout" [ ! -s "$T/out" ]
 
 # a job whose directory is gone by the time it starts: the daemon's start failure, no pid
@@ -61,7 +61,7 @@ touch "$T/go-b"
 "$ECO" wait "$g" >/dev/null 2>&1
 "$ECO" logs "$g" > /dev/null 2> "$T/err"
 check "a job that could not chdir: the daemon's message ($(cat "$T/err"))" \
-    grep -q "job $g failed: exit status 127; could not start: chdir $T/gone: No such file" "$T/err"
+    grep -q "job $g failed: exit status 127; chdir $T/gone: No such file" "$T/err"
 
 c=$("$ECO" submit --gpus 0 -- sleep 30)
 check "sleeper runs" until_state "$c" running
