@@ -48,6 +48,12 @@ struct ecod_run {
     double stored_j;      /* energy_j as last written to the store */
     int64_t slurm_job;  /* > 0: a Slurm job registered by the SPANK plugin (no process here) */
     double slurm_cap_w; /* its --gpu-power-cap in watts (0: none): the controller's ceiling */
+    /* Store writes that failed (full disk, I/O error), retried every tick (sched.c): */
+    bool end_unrecorded; /* ended, its end not yet in the store: end_state, end_code, end_s */
+    bool gate_only;      /* its start could not be recorded: the process exits at the shut gate */
+    enum eco_store_state end_state; /* done or failed; ECO_STORE_CANCELLED: only the energy */
+    int end_code;
+    double end_s;
 };
 
 /* A queued job as the queue keeps it (queue.c). */
@@ -100,6 +106,10 @@ struct ecod {
     double gpu_counter_j[ECO_GPUSEL_MAX_GPUS];
     bool gpu_counter_ok[ECO_GPUSEL_MAX_GPUS];
     double acct_mono;
+    /* store writes that failed (sched.c): unrecorded ends are retried, and starts wait, until
+     * these monotonic times (0: none failed); store_failing: a start failure was logged */
+    double end_retry_mono, start_retry_mono;
+    bool store_failing;
 };
 
 /* queue.c: the in-memory queue in the order of a core queue policy. */

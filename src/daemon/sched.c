@@ -28,6 +28,11 @@
 /* power_cap "auto": the step of the limits tried, and the default slowdown bound (config key
  * auto_cap_max_slowdown): 10% longer than at the maximum limit. */
 #define AUTO_CAP_STEP_W 5.0
+
+/* Time between retries of store writes that failed (a full disk, an I/O error): the default
+ * tick. Each retry of a start forks the job's gated process again, so not at every pass a
+ * submit asks for. */
+#define STORE_RETRY_S 1.0
 double ecod_auto_cap_max_slowdown = 0.10;
 const char *ecod_gpu_strategy = "live";
 
@@ -35,6 +40,8 @@ void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf,
 {
     snprintf(buf, cap, "%s/%" PRId64 ".%s", d->logs_dir, id, ext);
 }
+
+static int record_end(struct ecod *d, const struct ecod_run *r, struct eco_error *err);
 
 static void run_file(const struct ecod *d, int64_t id, char *buf, size_t cap)
 {
@@ -77,6 +84,17 @@ out:
 
 void ecod_sched_fini(struct ecod *d)
 {
+    /* ends still unrecorded get one last try; those that fail are marked lost by the next
+     * daemon (their process is gone), so say so with what the store should have said */
+    for (size_t i = 0; d->store && i < d->n_runs; i++) {
+        struct eco_error err = {{0}};
+        const struct ecod_run *r = &d->runs[i];
+        if (r->end_unrecorded && record_end(d, r, &err) < 0)
+            ECOD_LOG(ECOD_ERR, "sched",
+                     "job %" PRId64 ": %s, exit %d at %.0f not recorded (%s); the next start "
+                     "marks it lost",
+                     r->id, eco_store_state_name(r->end_state), r->end_code, r->end_s, err.msg);
+    }
     eco_gpusel_destroy(d->sel);
     d->sel = NULL;
     free(d->runs);
@@ -334,13 +352,64 @@ static bool gpu_capped_by_other(const struct ecod *d, size_t skip, uint32_t g)
     return false;
 }
 
+/* Writes run r's end into the store: done or failed with its exit status, or only the energy
+ * of a job the store already has as cancelled. */
+static int record_end(struct ecod *d, const struct ecod_run *r, struct eco_error *err)
+{
+    if (r->end_state == ECO_STORE_CANCELLED)
+        return eco_store_set_energy(d->store, r->id, r->energy_j, err);
+    return eco_store_finish(d->store, r->id, r->end_state, r->end_code, r->end_s, r->energy_j,
+                            err);
+}
+
+/* Whether a failed store write is one to retry: not the store refusing the transition
+ * (-ESTALE: the job is in another state, -ENOENT: no such job, -EINVAL: bad value) but the
+ * medium failing it (-ENOSPC full disk, -EIO, -EBUSY, -EROFS, ...), which may pass. */
+static bool store_retryable(int rc)
+{
+    return rc < 0 && rc != -ESTALE && rc != -ENOENT && rc != -EINVAL;
+}
+
+/* A start could not be stored: starts wait STORE_RETRY_S. Logged once until a write succeeds
+ * again (store_recovered), not at every retry. */
+static void store_failed(struct ecod *d, int64_t id, const char *what, const char *msg)
+{
+    d->start_retry_mono = ecod_mono() + STORE_RETRY_S;
+    if (!d->store_failing)
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s: %s; retried every %.0f s", id, what,
+                 msg, STORE_RETRY_S);
+    d->store_failing = true;
+}
+
+static void store_recovered(struct ecod *d)
+{
+    if (d->store_failing)
+        ECOD_LOG(ECOD_INFO, "sched", "store writes succeed again");
+    d->store_failing = false;
+}
+
+/* Forgets run i (its end is in the store): its run file and its slot. */
+static void forget_run(struct ecod *d, size_t i)
+{
+    char path[4200];
+    run_file(d, d->runs[i].id, path, sizeof path);
+    unlink(path);
+    d->runs[i] = d->runs[--d->n_runs];
+    d->want_sched = true;
+}
+
 /* Job of run i ended: record it, restore limits, free its GPUs, forget the run. have_status:
- * `status` is a wait status (our child); otherwise the exit status is unknown (adopted). */
+ * `status` is a wait status (our child); otherwise the exit status is unknown (adopted).
+ * When the store cannot record the end (full disk), the run stays as "ended, not recorded"
+ * (end_unrecorded: no process, no GPUs, energy final) and retry_store writes it later. */
 static void end_run(struct ecod *d, size_t i, bool have_status, int status)
 {
     struct ecod_run *r = &d->runs[i];
     struct eco_error err = {{0}};
-    char path[4200];
+    if (r->gate_only) { /* its command never ran and it held nothing; its run file is gone */
+        d->runs[i] = d->runs[--d->n_runs];
+        return;
+    }
     account_all(d, ecod_mono());
     if (r->capped)
         for (uint32_t k = 0; k < r->n_gpus; k++)
@@ -351,20 +420,60 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
     int code = -1;
     if (have_status)
         code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    int rc;
-    if (r->cancelled)
-        rc = eco_store_set_energy(d->store, r->id, r->energy_j, &err);
-    else
-        rc = eco_store_finish(d->store, r->id, code > 0 ? ECO_STORE_FAILED : ECO_STORE_DONE, code,
-                              ecod_now(), r->energy_j, &err);
-    if (rc < 0)
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
+    r->end_code = code;
+    r->end_s = ecod_now();
+    r->end_state = r->cancelled ? ECO_STORE_CANCELLED
+                   : code > 0   ? ECO_STORE_FAILED
+                                : ECO_STORE_DONE;
     ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 " ended: %s%d, %.1f J", r->id,
              have_status ? "exit " : "adopted, status unknown ", code, r->energy_j);
-    run_file(d, r->id, path, sizeof path);
-    unlink(path);
-    d->runs[i] = d->runs[--d->n_runs];
-    d->want_sched = true;
+    int rc = record_end(d, r, &err);
+    if (store_retryable(rc)) {
+        /* logged here once per job (its end happens once); retries are silent */
+        ECOD_LOG(ECOD_ERR, "sched",
+                 "job %" PRId64 ": end not recorded: %s; kept in memory, retried every %.0f s",
+                 r->id, err.msg, STORE_RETRY_S);
+        d->end_retry_mono = ecod_mono() + STORE_RETRY_S;
+        r->end_unrecorded = true;
+        r->pid = 0;
+        r->n_gpus = 0; /* released above: no energy accrues */
+        r->capped = false;
+        r->kill_at = 0;
+        d->want_sched = true;
+        return;
+    }
+    if (rc < 0)
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
+    else
+        store_recovered(d);
+    forget_run(d, i);
+}
+
+/* Retries, once STORE_RETRY_S has passed, the ends of runs that ended unrecorded (each its
+ * own job: the order does not matter). Starts are retried by start_queued. */
+static void retry_store(struct ecod *d, double mono)
+{
+    if (d->end_retry_mono <= 0 || mono < d->end_retry_mono)
+        return;
+    d->end_retry_mono = 0;
+    for (size_t i = d->n_runs; i-- > 0;) {
+        struct ecod_run *r = &d->runs[i];
+        struct eco_error err = {{0}};
+        if (!r->end_unrecorded)
+            continue;
+        int rc = record_end(d, r, &err);
+        if (store_retryable(rc)) {
+            d->end_retry_mono = mono + STORE_RETRY_S;
+            continue;
+        }
+        if (rc < 0)
+            ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
+        else
+            ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 ": end recorded (%s, exit %d)", r->id,
+                     eco_store_state_name(r->end_state), r->end_code);
+        store_recovered(d);
+        forget_run(d, i);
+    }
 }
 
 static void reap(struct ecod *d, double mono)
@@ -372,8 +481,8 @@ static void reap(struct ecod *d, double mono)
     for (size_t i = d->n_runs; i-- > 0;) {
         struct ecod_run *r = &d->runs[i];
         int status = 0, rc = 0;
-        if (r->slurm_job > 0)
-            continue; /* ended by the SPANK plugin's epilog (ecod_sched_end_slurm) */
+        if (r->slurm_job > 0 || r->end_unrecorded)
+            continue; /* ended by the SPANK plugin's epilog (ecod_sched_end_slurm), or ended */
         if (r->kill_at > 0 && mono >= r->kill_at) {
             eco_run_signal(r->pid, SIGKILL);
             r->kill_at = 0;
@@ -472,8 +581,8 @@ fail:
 }
 
 /* A job that could not be started: its message goes to its stderr file, and it ends failed
- * with 127 (the shell's "could not run"). */
-static void start_failed(struct ecod *d, const struct eco_store_job *j, const char *msg)
+ * with 127 (the shell's "could not run"). 0, or the store's error (the job is still queued). */
+static int start_failed(struct ecod *d, const struct eco_store_job *j, const char *msg)
 {
     char path[4200];
     struct eco_error err = {{0}};
@@ -487,9 +596,21 @@ static void start_failed(struct ecod *d, const struct eco_store_job *j, const ch
     }
     ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 " could not start: %s", j->id, msg);
     double now = ecod_now();
-    if (eco_store_start(d->store, j->id, 0, 0, NULL, now, &err) < 0 ||
-        eco_store_finish(d->store, j->id, ECO_STORE_FAILED, 127, now, 0, &err) < 0)
+    int rc = eco_store_start(d->store, j->id, 0, 0, NULL, now, &err);
+    if (rc < 0) {
         ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
+        return rc;
+    }
+    rc = eco_store_finish(d->store, j->id, ECO_STORE_FAILED, 127, now, 0, &err);
+    struct ecod_run *r = store_retryable(rc) ? add_run(d) : NULL;
+    if (r) { /* recorded running, not failed: retry_store records the end */
+        *r = (struct ecod_run){.id = j->id, .end_unrecorded = true,
+                               .end_state = ECO_STORE_FAILED, .end_code = 127, .end_s = now};
+        store_failed(d, j->id, "end not recorded", err.msg);
+    } else if (rc < 0) {
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
+    }
+    return 0;
 }
 
 /* Writes "PID START_TICKS" for job id, so a restarted daemon can tell its process apart
@@ -508,13 +629,15 @@ static void write_run_file(const struct ecod *d, int64_t id, pid_t pid, uint64_t
 /* Starts job j on gpus[0..n): limits, energy baseline, runner, store, selector.
  * The job's process waits at the gate (ecoschedd --gate, reading a pipe) until the store has
  * recorded it running: a daemon killed in between closes the pipe, the gate exits without
- * running the command, and the job, still queued, is started once by the next daemon. */
-static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t *gpus, uint32_t n)
+ * running the command, and the job, still queued, is started once by the next daemon.
+ * -EAGAIN when the store could not record the start (full disk): the gate stays shut, the
+ * job is still queued in the store, and the caller puts it back in the in-memory queue. */
+static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t *gpus, uint32_t n)
 {
     char gl[ECO_GPUSEL_MAX_GPUS * 4 + 1], out[4200], errp[4200];
     struct eco_error err = {{0}};
     char **argv = NULL, **env = NULL;
-    int gate[2] = {-1, -1};
+    int gate[2] = {-1, -1}, ret = 0;
     struct ecod_run *r = add_run(d);
     if (!r) {
         ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
@@ -528,7 +651,7 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
      * fork in between); the write end stays with the daemon only */
     if (pipe(gate) < 0 || fcntl(gate[1], F_SETFD, FD_CLOEXEC) < 0) {
         d->n_runs--;
-        start_failed(d, j, strerror(errno));
+        ret = start_failed(d, j, strerror(errno));
         goto out;
     }
     argv = job_argv(d, j, gl, gate[0]);
@@ -537,7 +660,7 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
     ecod_log_path(d, j->id, "err", errp, sizeof errp);
     if (!argv || !env) {
         d->n_runs--;
-        start_failed(d, j, "stored argv or env unreadable");
+        ret = start_failed(d, j, "stored argv or env unreadable");
         goto out;
     }
     double cap_w = j->power_cap_w;
@@ -579,12 +702,18 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
         if (r->capped)
             set_limits(d, j->id, gpus, n, 0);
         d->n_runs--;
-        start_failed(d, j, err.msg[0] ? err.msg : strerror(-rc));
+        ret = start_failed(d, j, err.msg[0] ? err.msg : strerror(-rc));
         goto out;
     }
     r->start_ticks = eco_run_start_ticks(r->pid);
     write_run_file(d, j->id, r->pid, r->start_ticks);
-    if (eco_store_start(d->store, j->id, r->pid, r->pid, n ? gl : NULL, ecod_now(), &err) < 0) {
+    rc = eco_store_start(d->store, j->id, r->pid, r->pid, n ? gl : NULL, ecod_now(), &err);
+    if (store_retryable(rc)) {
+        /* not recorded (full disk): the gate stays shut, the command never runs; the job
+         * goes back to the queue in its place and starts on a later pass */
+        store_failed(d, j->id, "start not recorded", err.msg);
+        r->gate_only = true;
+    } else if (rc < 0) {
         /* the job is not ours to run (the store refused the transition): stop it */
         ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id, err.msg);
         r->cancelled = true;
@@ -593,6 +722,17 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
     }
     close(gate[1]); /* without the "1" the gate exits 125 and the command never runs */
     gate[1] = -1;
+    if (r->gate_only) { /* reaped and forgotten by end_run; it holds no GPUs */
+        if (r->capped)
+            set_limits(d, j->id, gpus, n, 0);
+        r->capped = false;
+        r->n_gpus = 0;
+        run_file(d, j->id, out, sizeof out);
+        unlink(out);
+        ret = -EAGAIN;
+        goto out;
+    }
+    store_recovered(d);
     struct eco_gpu_request req = job_request(j);
     if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, ecod_mono(), gpus, n, &req) < 0)
         ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
@@ -604,6 +744,15 @@ out:
             close(gate[i]);
     strv_free(argv);
     strv_free(env);
+    return store_retryable(ret) ? -EAGAIN : 0;
+}
+
+/* Puts a job the pass took out back into the in-memory queue: the queue sorts it into its
+ * place again (policy order, then id), ahead of every job submitted after it. */
+static void requeue(struct ecod *d, const struct eco_store_job *j)
+{
+    if (ecod_queue_add(d, j) < 0)
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": queue: out of memory", j->id);
 }
 
 /* Starts the jobs the queue policy picks (docs/daemon/README.md, "Queue order"). */
@@ -615,6 +764,10 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
     struct ecod_start *st = NULL;
     size_t n = 0;
     struct eco_error err = {{0}};
+    bool blocked = false; /* a start could not be recorded: the rest go back to the queue */
+    if (d->start_retry_mono > 0 && mono < d->start_retry_mono)
+        return; /* a start could not be stored: the next try waits STORE_RETRY_S */
+    d->start_retry_mono = 0;
     if (ecod_queue_pass(d, mono, &st, &n, &err) < 0) {
         ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
         return;
@@ -628,18 +781,26 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
         }
         if (j.state != ECO_STORE_QUEUED) {
             /* cancelled meanwhile: nothing to start */
+        } else if (blocked) {
+            requeue(d, &j);
         } else if (st[i].never) {
             char why[160];
             snprintf(why, sizeof why,
                      "can never run here: %u GPUs with %.1f GB each asked, %u GPUs", j.gpus,
                      j.gpu_mem_gb, d->n_gpus);
-            if (eco_store_cancel(d->store, j.id, ecod_now(), why, NULL, &err) < 0)
+            int rc = eco_store_cancel(d->store, j.id, ecod_now(), why, NULL, &err);
+            if (rc < 0)
                 ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
+            if (store_retryable(rc))
+                requeue(d, &j); /* refused again on a later pass */
         } else {
             if (!accounted)
                 account_all(d, ecod_mono());
             accounted = true;
-            launch(d, &j, st[i].gpus, st[i].n_gpus);
+            if (launch(d, &j, st[i].gpus, st[i].n_gpus) == -EAGAIN) {
+                blocked = true;
+                requeue(d, &j);
+            }
         }
         eco_store_job_fini(&j);
     }
@@ -678,10 +839,12 @@ void ecod_sched_pass(struct ecod *d)
         d->last_sample_mono = mono;
     }
     reap(d, mono);
+    retry_store(d, mono);
     if (sample) {
         account_all(d, mono);
         for (size_t i = 0; i < d->n_runs; i++)
-            if (d->runs[i].energy_j != d->runs[i].stored_j) {
+            if (!d->runs[i].end_unrecorded && !d->runs[i].gate_only &&
+                d->runs[i].energy_j != d->runs[i].stored_j) {
                 eco_store_set_energy(d->store, d->runs[i].id, d->runs[i].energy_j, NULL);
                 d->runs[i].stored_j = d->runs[i].energy_j;
             }
