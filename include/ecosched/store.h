@@ -85,8 +85,15 @@ int eco_store_open(const char *path, struct eco_store **out, struct eco_error *e
 /* Same with ECO_STORE_* flags (ECO_STORE_SYNC_FULL: synchronous=FULL). */
 int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
                       struct eco_error *err);
+/* Both open calls refuse a damaged store with -EBADMSG and a message saying what is wrong and
+ * how to fix it: a non-empty path-wal whose header is invalid or with a damaged frame inside
+ * the log, a WAL beside a missing or empty database, or a file PRAGMA quick_check faults. */
 /* Finalizes the statements and closes the file (checkpointing the WAL). Accepts NULL. */
 void eco_store_close(struct eco_store *s);
+
+/* Makes every id given from now on greater than max_id (and than every id ever stored), so
+ * ids found in files outside the store (a daemon's logs) are never given again. */
+int eco_store_reserve_ids(struct eco_store *s, int64_t max_id, struct eco_error *err);
 
 /* Schema version of the open file (ECO_STORE_SCHEMA_VERSION once open). */
 int eco_store_schema_version(const struct eco_store *s);

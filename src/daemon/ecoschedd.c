@@ -520,7 +520,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (setup_signals(&err) < 0 || open_platform(&o, &d, &err) < 0 ||
-        eco_store_open(d.db_path, &d.store, &err) < 0 || ecod_sched_init(&d, &o.sel, &err) < 0) {
+        ecod_store_open(&d, &err) < 0 || ecod_sched_init(&d, &o.sel, &err) < 0) {
         ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
         goto out;
     }

@@ -133,6 +133,10 @@ double ecod_now(void);
 double ecod_mono(void);
 
 /* sched.c */
+/* Opens d->db_path into d->store after checking the state directory: a missing or empty
+ * jobs.db while logs/ or run/ hold files of past jobs is refused (-EBADMSG; the message says
+ * how to fix it), and ids up to the highest such file's are never given again. */
+int ecod_store_open(struct ecod *d, struct eco_error *err);
 int ecod_sched_init(struct ecod *d, struct eco_gpusel_params *params, struct eco_error *err);
 void ecod_sched_fini(struct ecod *d);
 /* Fills the in-memory queue from the store's queued jobs (once, at start). */

@@ -3,6 +3,7 @@
  * in submission order on the GPUs it chooses, reaps them, accounts their energy and power
  * limits, and adopts jobs that survived a daemon restart. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -54,6 +55,62 @@ static int mkdir_p1(const char *path, mode_t mode, struct eco_error *err)
         return 0;
     int rc = -errno;
     eco_error_set(err, "%s: cannot create: %s", path, strerror(errno));
+    return rc;
+}
+
+/* Highest job id a file of `dir` is named for ("ID", "ID.out", "ID.err"), 0 when none; the
+ * file's name goes to example. */
+static int64_t highest_file_id(const char *dir, char *example, size_t cap)
+{
+    int64_t hi = 0;
+    DIR *dp = opendir(dir);
+    struct dirent *e;
+    while (dp && (e = readdir(dp))) {
+        char *end;
+        errno = 0;
+        long long id = strtoll(e->d_name, &end, 10);
+        if (end == e->d_name || errno || id <= 0 || !isdigit((unsigned char)e->d_name[0]) ||
+            (*end && strcmp(end, ".out") && strcmp(end, ".err")))
+            continue;
+        if (id > hi) {
+            hi = id;
+            snprintf(example, cap, "%s/%s", dir, e->d_name);
+        }
+    }
+    if (dp)
+        closedir(dp);
+    return hi;
+}
+
+int ecod_store_open(struct ecod *d, struct eco_error *err)
+{
+    char logs[4200], run[4200], ex[4300] = "", ex2[4300] = "";
+    struct stat st;
+    int rc;
+    snprintf(logs, sizeof logs, "%s/logs", d->state_dir);
+    snprintf(run, sizeof run, "%s/run", d->state_dir);
+    int64_t hi = highest_file_id(logs, ex, sizeof ex), hi2 = highest_file_id(run, ex2, sizeof ex2);
+    if (hi2 > hi) {
+        hi = hi2;
+        memcpy(ex, ex2, sizeof ex);
+    }
+    bool missing = stat(d->db_path, &st) < 0;
+    if ((missing || st.st_size == 0) && hi > 0) {
+        eco_error_set(err,
+                      "%s is %s, but %s holds files of past jobs (up to job %" PRId64
+                      ", e.g. %.200s): the job store is lost or damaged, and starting with an "
+                      "empty one would forget those jobs and give their ids again. Restore "
+                      "jobs.db from a backup, or move %s aside to start with an empty store",
+                      d->db_path, missing ? "missing" : "empty (0 bytes)", d->state_dir, hi, ex,
+                      d->state_dir);
+        return -EBADMSG;
+    }
+    if ((rc = eco_store_open(d->db_path, &d->store, err)) < 0)
+        return rc;
+    if (hi > 0 && (rc = eco_store_reserve_ids(d->store, hi, err)) < 0) {
+        eco_store_close(d->store);
+        d->store = NULL;
+    }
     return rc;
 }
 
