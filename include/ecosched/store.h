@@ -115,6 +115,16 @@ void eco_store_job_fini(struct eco_store_job *job);
  * NULL when *n is 0. */
 int eco_store_list(struct eco_store *s, int state, size_t limit, size_t offset,
                    struct eco_store_job **jobs, size_t *n, struct eco_error *err);
+/* A page of jobs in `state` (or ECO_STORE_ANY) with ids above after_id (0: from the first),
+ * in id order, at most `limit` (0: no limit): the cursor of the next page is the last id.
+ * Served by the primary key, so a page costs the same however deep it is. Same ownership. */
+int eco_store_list_after(struct eco_store *s, int state, int64_t after_id, size_t limit,
+                         struct eco_store_job **jobs, size_t *n, struct eco_error *err);
+/* Deletes at most `limit` of the oldest jobs in a final state (done, failed, cancelled, lost)
+ * that ended before ended_before_s, in one transaction; their ids go to ids[] (at least
+ * `limit` entries, the caller's) and *n. Their ids are never given again. */
+int eco_store_prune(struct eco_store *s, double ended_before_s, size_t limit, int64_t *ids,
+                    size_t *n, struct eco_error *err);
 /* Every running job: the ones to adopt or mark lost after a restart. Same ownership. */
 int eco_store_running(struct eco_store *s, struct eco_store_job **jobs, size_t *n,
                       struct eco_error *err);

@@ -163,6 +163,7 @@ static int load_config(int argc, char **argv, struct opts *o)
     ecod_gpu_strategy = eco_gpusel_find(c->gpu_strategy)->name;
     o->sel.memthr_wait_s = c->memthr_wait_s;
     ecod_auto_cap_max_slowdown = c->auto_cap_max_slowdown;
+    ecod_keep_finished_s = c->keep_finished_s;
     ecod_power_knob_clock = !strcasecmp(c->power_knob, "clock");
     return 0;
 }

@@ -110,6 +110,7 @@ struct ecod {
      * these monotonic times (0: none failed); store_failing: a start failure was logged */
     double end_retry_mono, start_retry_mono;
     bool store_failing;
+    double prune_mono; /* the next pruning pass (monotonic s) */
 };
 
 /* queue.c: the in-memory queue in the order of a core queue policy. */
@@ -211,6 +212,7 @@ struct ecod_config {
     char gpu_strategy[32];
     double memthr_wait_s;
     char power_knob[8]; /* "limit" or "clock" */
+    double keep_finished_s;
 };
 
 void ecod_config_defaults(struct ecod_config *c);
@@ -229,6 +231,8 @@ int ecod_level_parse(const char *name);
  * ecod_sched_recover). */
 extern double ecod_auto_cap_max_slowdown;
 void ecod_sched_reconcile_limits(struct ecod *d);
+/* sched.c: how long finished jobs are kept (config keep_finished_s; 0: forever). */
+extern double ecod_keep_finished_s;
 /* sched.c: the GPU-selection strategy (--gpu-strategy; eco_gpusel_find name), default live. */
 extern const char *ecod_gpu_strategy;
 

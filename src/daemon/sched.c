@@ -35,6 +35,13 @@
  * submit asks for. */
 #define STORE_RETRY_S 1.0
 double ecod_auto_cap_max_slowdown = 0.10;
+double ecod_keep_finished_s = 7 * 86400.0; /* config.c says why */
+
+/* Pruning runs every PRUNE_EVERY_S (or every keep_finished_s when shorter), deleting at most
+ * PRUNE_BATCH jobs a pass, and goes on at the next pass while batches come back full: 500
+ * rows and 1,000 log files are a few ms, so a pass stays short however much is due. */
+#define PRUNE_EVERY_S 60.0
+#define PRUNE_BATCH 500
 const char *ecod_gpu_strategy = "live";
 
 void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap)
@@ -877,6 +884,35 @@ int ecod_sched_load_queue(struct ecod *d, struct eco_error *err)
     return rc;
 }
 
+/* Deletes a batch of finished jobs older than keep_finished_s, and their log files. */
+static void prune(struct ecod *d, double mono)
+{
+    int64_t ids[PRUNE_BATCH];
+    struct eco_error err = {{0}};
+    char path[4200];
+    size_t n = 0;
+    if (ecod_keep_finished_s <= 0 || mono < d->prune_mono)
+        return;
+    double every = ecod_keep_finished_s < PRUNE_EVERY_S ? ecod_keep_finished_s : PRUNE_EVERY_S;
+    d->prune_mono = mono + every;
+    if (eco_store_prune(d->store, ecod_now() - ecod_keep_finished_s, PRUNE_BATCH, ids, &n,
+                        &err) < 0) {
+        ECOD_LOG(ECOD_WARN, "sched", "pruning: %s", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ecod_log_path(d, ids[i], "out", path, sizeof path);
+        unlink(path);
+        ecod_log_path(d, ids[i], "err", path, sizeof path);
+        unlink(path);
+    }
+    if (n == PRUNE_BATCH)
+        d->prune_mono = mono; /* more are due: the next pass goes on */
+    if (n > 0)
+        ECOD_LOG(ECOD_INFO, "sched", "pruned %zu jobs that ended over %.0f s ago (ids %" PRId64
+                 "..%" PRId64 ")", n, ecod_keep_finished_s, ids[0], ids[n - 1]);
+}
+
 /* Shortest interval between two samplings of the GPUs (s). */
 #define SAMPLE_MIN_S 0.2
 
@@ -897,6 +933,7 @@ void ecod_sched_pass(struct ecod *d)
     }
     reap(d, mono);
     retry_store(d, mono);
+    prune(d, mono);
     if (sample) {
         account_all(d, mono);
         for (size_t i = 0; i < d->n_runs; i++)

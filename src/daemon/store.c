@@ -96,6 +96,16 @@ static const char SQL_LIST_ALL[] =
     "SELECT " JOB_COLUMNS " FROM jobs ORDER BY id LIMIT ?1 OFFSET ?2";
 static const char SQL_LIST_STATE[] =
     "SELECT " JOB_COLUMNS " FROM jobs WHERE state = ?3 ORDER BY id LIMIT ?1 OFFSET ?2";
+/* A page after a cursor: ids above ?2 in id order (the primary key: no OFFSET scan). */
+static const char SQL_PAGE_ALL[] =
+    "SELECT " JOB_COLUMNS " FROM jobs WHERE id > ?2 ORDER BY id LIMIT ?1";
+static const char SQL_PAGE_STATE[] =
+    "SELECT " JOB_COLUMNS " FROM jobs WHERE state = ?3 AND id > ?2 ORDER BY id LIMIT ?1";
+/* Pruning: the oldest ?2 jobs in a final state that ended before ?1, deleted; their ids come
+ * back for the daemon to delete their logs. AUTOINCREMENT keeps their ids from reuse. */
+static const char SQL_PRUNE[] =
+    "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE state IN"
+    " ('done', 'failed', 'cancelled', 'lost') AND end_s < ?1 ORDER BY id LIMIT ?2) RETURNING id";
 static const char SQL_STATE[] = "SELECT state FROM jobs WHERE id = ?1";
 static const char SQL_START[] =
     "UPDATE jobs SET state = 'running', pid = ?2, pgid = ?3, assigned_gpus = ?4, start_s = ?5"
@@ -141,6 +151,9 @@ enum stmt {
     ST_STATS,
     ST_RECENT_ENERGY,
     ST_RESERVE_IDS,
+    ST_PAGE_ALL,
+    ST_PAGE_STATE,
+    ST_PRUNE,
     ST_COUNT,
 };
 
@@ -164,6 +177,9 @@ static const char *const STMT_SQL[ST_COUNT] = {
     [ST_STATS] = SQL_STATS,
     [ST_RECENT_ENERGY] = SQL_RECENT_ENERGY,
     [ST_RESERVE_IDS] = SQL_RESERVE_IDS,
+    [ST_PAGE_ALL] = SQL_PAGE_ALL,
+    [ST_PAGE_STATE] = SQL_PAGE_STATE,
+    [ST_PRUNE] = SQL_PRUNE,
 };
 
 static const char *const STATE_NAMES[ECO_STORE_NSTATES] = {
@@ -779,8 +795,11 @@ int eco_store_get(struct eco_store *s, int64_t id, struct eco_store_job *out, st
     return ret;
 }
 
-int eco_store_list(struct eco_store *s, int state, size_t limit, size_t offset,
-                   struct eco_store_job **jobs, size_t *n, struct eco_error *err)
+/* Binds a listing's limit (?1), offset or cursor (?2) and state (?3, unless ECO_STORE_ANY)
+ * on statement all or by_state and collects its rows. */
+static int collect(struct eco_store *s, enum stmt all, enum stmt by_state, int state,
+                   size_t limit, int64_t from, struct eco_store_job **jobs, size_t *n,
+                   struct eco_error *err)
 {
     struct eco_store_job *v = NULL;
     size_t len = 0, cap = 0;
@@ -790,9 +809,9 @@ int eco_store_list(struct eco_store *s, int state, size_t limit, size_t offset,
     *n = 0;
     if (state != ECO_STORE_ANY && (state < 0 || state >= ECO_STORE_NSTATES))
         return fail(err, -EINVAL, "%s: list: unknown state %d", s->path, state);
-    st = s->st[state == ECO_STORE_ANY ? ST_LIST_ALL : ST_LIST_STATE];
+    st = s->st[state == ECO_STORE_ANY ? all : by_state];
     sqlite3_bind_int64(st, 1, limit ? (sqlite3_int64)limit : -1);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)offset);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)from);
     if (state != ECO_STORE_ANY)
         sqlite3_bind_text(st, 3, STATE_NAMES[state], -1, SQLITE_STATIC);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -822,6 +841,42 @@ out:
     *jobs = v;
     *n = len;
     return 0;
+}
+
+int eco_store_list(struct eco_store *s, int state, size_t limit, size_t offset,
+                   struct eco_store_job **jobs, size_t *n, struct eco_error *err)
+{
+    return collect(s, ST_LIST_ALL, ST_LIST_STATE, state, limit, (int64_t)offset, jobs, n, err);
+}
+
+int eco_store_list_after(struct eco_store *s, int state, int64_t after_id, size_t limit,
+                         struct eco_store_job **jobs, size_t *n, struct eco_error *err)
+{
+    return collect(s, ST_PAGE_ALL, ST_PAGE_STATE, state, limit, after_id, jobs, n, err);
+}
+
+int eco_store_prune(struct eco_store *s, double ended_before_s, size_t limit, int64_t *ids,
+                    size_t *n, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_PRUNE];
+    int rc, ret;
+    *n = 0;
+    if (limit == 0)
+        return 0;
+    if ((ret = tx_begin(s, err)) != 0)
+        return ret;
+    sqlite3_bind_double(st, 1, ended_before_s);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (*n < limit)
+            ids[(*n)++] = sqlite3_column_int64(st, 0);
+    if (rc != SQLITE_DONE)
+        ret = fail_sql(s, err, rc, "prune finished jobs");
+    done(st);
+    ret = tx_end(s, ret, err);
+    if (ret != 0)
+        *n = 0; /* rolled back: nothing was deleted */
+    return ret;
 }
 
 int eco_store_running(struct eco_store *s, struct eco_store_job **jobs, size_t *n,
