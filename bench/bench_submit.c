@@ -2,14 +2,21 @@
 /* Submission-rate benchmark client of ecoschedd (bench/bench_daemon.sh): N POST /v1/jobs over
  * one kept-alive HTTP/1.1 connection on the daemon's unix socket, one request at a time (each
  * waits for its answer, as a CLI would), raw HTTP, no library. Prints "N SECONDS RATE" and
- * exits non-zero when any answer is not 201.
- * Usage: eco_bench_submit SOCKET N GPUS CWD */
+ * exits non-zero when any answer is not 201. With LISTERS > 0, that many child processes each
+ * GET /v1/jobs (the default page) in a loop on their own kept-alive connection while the
+ * submissions run (each stops after LIST_MAX_S or LIST_MAX requests at the latest), and
+ * "N SECONDS RATE LISTINGS" is printed, LISTINGS the listings answered meanwhile.
+ * Usage: eco_bench_submit SOCKET N GPUS CWD [LISTERS] */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, usleep */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,13 +87,63 @@ static int read_response(int fd, char *buf, size_t cap)
     return status;
 }
 
+/* Bounds of one lister: far beyond a submission run (5,000 at >= 5,000/s is 1 s), so they only
+ * stop a lister whose parent died. */
+#define LIST_MAX_S 60
+#define LIST_MAX 1000000L
+#define MAX_LISTERS 64
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* One lister: GET /v1/jobs until stopped (SIGKILL) or its bounds; counts answers in *done. */
+static void lister(const char *sock, volatile long *done)
+{
+    static const char req[] = "GET /v1/jobs HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    char resp[8192];
+    int fd = connect_unix(sock);
+    double t0 = mono_s();
+    if (fd < 0)
+        _exit(1);
+    for (long i = 0; i < LIST_MAX && mono_s() - t0 < LIST_MAX_S; i++) {
+        if (write_all(fd, req, sizeof req - 1) < 0 || read_response(fd, resp, sizeof resp) != 200)
+            _exit(1);
+        ++*done;
+    }
+    _exit(0);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s SOCKET N GPUS CWD\n", argv[0]);
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: %s SOCKET N GPUS CWD [LISTERS]\n", argv[0]);
         return 2;
     }
     long n = strtol(argv[2], NULL, 10);
+    long listers = argc == 6 ? strtol(argv[5], NULL, 10) : 0;
+    pid_t pids[MAX_LISTERS];
+    volatile long *counts = NULL;
+    if (listers < 0 || listers > MAX_LISTERS) {
+        fprintf(stderr, "LISTERS must be 0..%d\n", MAX_LISTERS);
+        return 2;
+    }
+    if (listers > 0) {
+        void *m = mmap(NULL, MAX_LISTERS * sizeof(long), PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) {
+            perror("mmap");
+            return 1;
+        }
+        counts = m;
+        for (long k = 0; k < listers; k++)
+            if ((pids[k] = fork()) == 0)
+                lister(argv[1], &counts[k]);
+        usleep(200000); /* the listers are connected and busy before the clock starts */
+    }
     int fd = connect_unix(argv[1]);
     if (fd < 0) {
         perror("connect");
@@ -115,7 +172,18 @@ int main(int argc, char **argv)
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    printf("%ld %.3f %.0f\n", n, s, (double)n / s);
+    if (listers > 0) {
+        long lists = 0;
+        for (long k = 0; k < listers; k++)
+            lists += counts[k];
+        for (long k = 0; k < listers; k++) {
+            kill(pids[k], SIGKILL);
+            waitpid(pids[k], NULL, 0);
+        }
+        printf("%ld %.3f %.0f %ld\n", n, s, (double)n / s, lists);
+    } else {
+        printf("%ld %.3f %.0f\n", n, s, (double)n / s);
+    }
     close(fd);
     return 0;
 }

@@ -57,6 +57,13 @@ tmp=$(mktemp)
     echo
     sh bench/bench_daemon.sh "$BUILD"
     echo
+    echo "Listing while submitting (bench/bench_daemon_list.sh): 50,000 stored jobs, then 5,000"
+    echo "submissions alone and 5,000 while 8 clients GET /v1/jobs (default page) in a loop."
+    echo
+    echo "| measure | setup | figure | target |"
+    echo "|---|---|---:|---|"
+    sh bench/bench_daemon_list.sh "$BUILD"
+    echo
     sh bench/place_section.sh "$BUILD"
 } > "$tmp"
 mv "$tmp" "$OUT"

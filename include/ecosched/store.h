@@ -85,8 +85,15 @@ int eco_store_open(const char *path, struct eco_store **out, struct eco_error *e
 /* Same with ECO_STORE_* flags (ECO_STORE_SYNC_FULL: synchronous=FULL). */
 int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
                       struct eco_error *err);
+/* Both open calls refuse a damaged store with -EBADMSG and a message saying what is wrong and
+ * how to fix it: a non-empty path-wal whose header is invalid or with a damaged frame inside
+ * the log, a WAL beside a missing or empty database, or a file PRAGMA quick_check faults. */
 /* Finalizes the statements and closes the file (checkpointing the WAL). Accepts NULL. */
 void eco_store_close(struct eco_store *s);
+
+/* Makes every id given from now on greater than max_id (and than every id ever stored), so
+ * ids found in files outside the store (a daemon's logs) are never given again. */
+int eco_store_reserve_ids(struct eco_store *s, int64_t max_id, struct eco_error *err);
 
 /* Schema version of the open file (ECO_STORE_SCHEMA_VERSION once open). */
 int eco_store_schema_version(const struct eco_store *s);
@@ -108,6 +115,16 @@ void eco_store_job_fini(struct eco_store_job *job);
  * NULL when *n is 0. */
 int eco_store_list(struct eco_store *s, int state, size_t limit, size_t offset,
                    struct eco_store_job **jobs, size_t *n, struct eco_error *err);
+/* A page of jobs in `state` (or ECO_STORE_ANY) with ids above after_id (0: from the first),
+ * in id order, at most `limit` (0: no limit): the cursor of the next page is the last id.
+ * Served by the primary key, so a page costs the same however deep it is. Same ownership. */
+int eco_store_list_after(struct eco_store *s, int state, int64_t after_id, size_t limit,
+                         struct eco_store_job **jobs, size_t *n, struct eco_error *err);
+/* Deletes at most `limit` of the oldest jobs in a final state (done, failed, cancelled, lost)
+ * that ended before ended_before_s, in one transaction; their ids go to ids[] (at least
+ * `limit` entries, the caller's) and *n. Their ids are never given again. */
+int eco_store_prune(struct eco_store *s, double ended_before_s, size_t limit, int64_t *ids,
+                    size_t *n, struct eco_error *err);
 /* Every running job: the ones to adopt or mark lost after a restart. Same ownership. */
 int eco_store_running(struct eco_store *s, struct eco_store_job **jobs, size_t *n,
                       struct eco_error *err);

@@ -514,43 +514,112 @@ static int simple_opts(int argc, char **argv, struct copts *o, bool json_ok, con
     return 0;
 }
 
+static void ls_row(const json_t *j)
+{
+    char user[64], gpus[64], cmd[48], exit_s[8] = "-";
+    const json_t *ex = json_object_get(j, "exit_status");
+    const char *name = json_string_value(json_object_get(j, "name"));
+    if (json_is_integer(ex))
+        snprintf(exit_s, sizeof exit_s, "%lld", (long long)json_integer_value(ex));
+    gpu_list(json_object_get(j, "assigned_gpus"), gpus, sizeof gpus);
+    command_line(json_object_get(j, "argv"), cmd, sizeof cmd);
+    printf("%6lld  %-9s  %-10s  %-7s  %10.1f  %4s  %s\n",
+           (long long)json_integer_value(json_object_get(j, "id")),
+           json_string_value(json_object_get(j, "state")),
+           user_name(json_integer_value(json_object_get(j, "uid")), user, sizeof user), gpus,
+           json_number_value(json_object_get(j, "energy_j")), exit_s, name ? name : cmd);
+}
+
+/* `ls [--all] [--limit N] [STATE]`: one page of the daemon's listing (its default size, or N
+ * jobs), or with --all every page in turn (--json: all of them in one "jobs" array). */
 int eco_cmd_ls(int argc, char **argv)
 {
+    static const char usage[] = "ls [--json] [--socket PATH] [--all] [--limit N] [STATE]";
     struct copts o;
-    const char *pos;
-    json_t *ans = NULL, *j;
+    const char *pos = NULL, *limit = NULL;
+    json_t *ans = NULL, *all = NULL, *j;
+    bool every = false;
+    long long after = 0;
     size_t i;
-    int rc = simple_opts(argc, argv, &o, true, &pos, "ls [--json] [--socket PATH] [STATE]");
-    char path[96], user[64], gpus[64], cmd[48];
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    snprintf(path, sizeof path, "/v1/jobs%s%.32s", pos ? "?state=" : "", pos ? pos : "");
-    if ((rc = call(&o, "GET", path, NULL, &ans)) != 0)
-        return rc;
-    if (o.json) {
-        print_json(ans);
-        goto out;
+    int rc = 0;
+    char path[160];
+    copts_init(&o);
+    for (int k = 1; k < argc; k++) {
+        bool bad = false;
+        const char *v;
+        int c = common_opt(argc, argv, &k, &o, true);
+        if (c < 0)
+            return ECO_EXIT_USAGE;
+        if (c)
+            continue;
+        if (!strcmp(argv[k], "-h") || !strcmp(argv[k], "--help")) {
+            printf("usage: ecosched %s\n", usage);
+            return 0;
+        }
+        if (!strcmp(argv[k], "--all")) {
+            every = true;
+        } else if ((v = opt_value(argc, argv, &k, "--limit", &bad))) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || n < 1 || n > 1000) {
+                eco_cli_err("--limit: '%s' is not an integer 1..1000", v);
+                return ECO_EXIT_USAGE;
+            }
+            limit = v;
+        } else if (bad) {
+            return ECO_EXIT_USAGE;
+        } else if (argv[k][0] == '-' || pos) {
+            eco_cli_err("%s '%s' (usage: ecosched %s)",
+                        argv[k][0] == '-' ? "unknown option" : "unexpected argument", argv[k],
+                        usage);
+            return ECO_EXIT_USAGE;
+        } else {
+            pos = argv[k];
+        }
     }
-    printf("%6s  %-9s  %-10s  %-7s  %10s  %4s  %s\n", "ID", "STATE", "USER", "GPU_IDS", "ENERGY_J",
-           "EXIT", "NAME/COMMAND");
-    json_array_foreach(json_object_get(ans, "jobs"), i, j)
-    {
-        const json_t *ex = json_object_get(j, "exit_status");
-        const char *name = json_string_value(json_object_get(j, "name"));
-        char exit_s[8] = "-";
-        if (json_is_integer(ex))
-            snprintf(exit_s, sizeof exit_s, "%lld", (long long)json_integer_value(ex));
-        gpu_list(json_object_get(j, "assigned_gpus"), gpus, sizeof gpus);
-        command_line(json_object_get(j, "argv"), cmd, sizeof cmd);
-        printf("%6lld  %-9s  %-10s  %-7s  %10.1f  %4s  %s\n",
-               (long long)json_integer_value(json_object_get(j, "id")),
-               json_string_value(json_object_get(j, "state")),
-               user_name(json_integer_value(json_object_get(j, "uid")), user, sizeof user), gpus,
-               json_number_value(json_object_get(j, "energy_j")), exit_s, name ? name : cmd);
+    if (o.json && every && !(all = json_array()))
+        return 1;
+    if (!o.json)
+        printf("%6s  %-9s  %-10s  %-7s  %10s  %4s  %s\n", "ID", "STATE", "USER", "GPU_IDS",
+               "ENERGY_J", "EXIT", "NAME/COMMAND");
+    for (;;) {
+        snprintf(path, sizeof path, "/v1/jobs?after=%lld%s%s%s%.32s", after,
+                 limit ? "&limit=" : "", limit ? limit : "", pos ? "&state=" : "",
+                 pos ? pos : "");
+        if ((rc = call(&o, "GET", path, NULL, &ans)) != 0)
+            goto out;
+        const json_t *next = json_object_get(ans, "next");
+        if (o.json && !every) {
+            print_json(ans);
+            goto out;
+        }
+        json_array_foreach(json_object_get(ans, "jobs"), i, j)
+        {
+            if (all)
+                json_array_append(all, j);
+            else
+                ls_row(j);
+        }
+        if (!json_is_integer(next))
+            break;
+        if (!every) {
+            fprintf(stderr, "ecosched: more jobs after %lld: ecosched ls --all lists them all\n",
+                    (long long)json_integer_value(next));
+            break;
+        }
+        after = (long long)json_integer_value(next);
+        json_decref(ans);
+        ans = NULL;
+    }
+    if (all) {
+        json_t *o2 = json_pack("{s:O}", "jobs", all);
+        print_json(o2);
+        json_decref(o2);
     }
 out:
     json_decref(ans);
-    return 0;
+    json_decref(all);
+    return rc;
 }
 
 static void show_line(const char *key, const json_t *v)

@@ -49,6 +49,11 @@ static const struct key KEYS[] = {
     {"auto_cap_max_slowdown", K_FRACTION, 0, 1, "0.10",
      offsetof(struct ecod_config, auto_cap_max_slowdown)},
     {"power_knob", K_KNOB, 0, 0, "limit", offsetof(struct ecod_config, power_knob)},
+    /* finished jobs (and their logs) are deleted this long after they ended; 0: never. A
+     * week: a user back after a weekend still finds last week's jobs and output, while a busy
+     * server (thousands of jobs a day) keeps tens of thousands, not millions. At most 10 years. */
+    {"keep_finished_s", K_SECONDS, 0, 315360000, "604800",
+     offsetof(struct ecod_config, keep_finished_s)},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 

@@ -163,6 +163,7 @@ static int load_config(int argc, char **argv, struct opts *o)
     ecod_gpu_strategy = eco_gpusel_find(c->gpu_strategy)->name;
     o->sel.memthr_wait_s = c->memthr_wait_s;
     ecod_auto_cap_max_slowdown = c->auto_cap_max_slowdown;
+    ecod_keep_finished_s = c->keep_finished_s;
     ecod_power_knob_clock = !strcasecmp(c->power_knob, "clock");
     return 0;
 }
@@ -514,9 +515,8 @@ static int tighten(const char *path, mode_t mode)
     return 0;
 }
 
-/* The state directory (created 0700, tightened to it when looser) and the store's files
- * (jobs.db created 0600 before SQLite opens it, so that its -wal and -shm, which SQLite
- * creates with the database's mode, are 0600 too; existing ones tightened). 0 or -errno. */
+/* The state directory (created 0700, tightened to it when looser) and the store's existing
+ * files, tightened to 0600 (new ones are created so by ecod_store_open). 0 or -errno. */
 static int private_state(const struct ecod *d, struct eco_error *err)
 {
     static const char *const SUFFIXES[] = {"", "-wal", "-shm", "-journal"};
@@ -533,10 +533,6 @@ static int private_state(const struct ecod *d, struct eco_error *err)
                       STATE_DIR_MODE, strerror(-rc));
         goto out;
     }
-    int fd = open(d->db_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                  STATE_FILE_MODE);
-    if (fd >= 0)
-        close(fd); /* an empty file is an empty database to SQLite */
     for (size_t i = 0; i < sizeof SUFFIXES / sizeof SUFFIXES[0]; i++) {
         snprintf(path, sizeof path, "%s%s", d->db_path, SUFFIXES[i]);
         if ((rc = tighten(path, STATE_FILE_MODE)) < 0) {
@@ -605,7 +601,7 @@ int main(int argc, char **argv)
     /* before the store and the GPUs are touched: a daemon already serving there owns them */
     if (claim_socket(o.socket, &err) < 0 || setup_signals(&err) < 0 ||
         private_state(&d, &err) < 0 || open_platform(&o, &d, &err) < 0 ||
-        eco_store_open(d.db_path, &d.store, &err) < 0 || ecod_sched_init(&d, &o.sel, &err) < 0) {
+        ecod_store_open(&d, &err) < 0 || ecod_sched_init(&d, &o.sel, &err) < 0) {
         ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
         goto out;
     }

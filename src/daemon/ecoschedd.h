@@ -50,6 +50,11 @@ struct ecod_run {
     double stored_j;      /* energy_j as last written to the store */
     int64_t slurm_job;  /* > 0: a Slurm job registered by the SPANK plugin (no process here) */
     double slurm_cap_w; /* its --gpu-power-cap in watts (0: none): the controller's ceiling */
+    /* Store writes that failed (full disk, I/O error), retried every tick (sched.c): */
+    bool end_unrecorded; /* ended, its end not yet in the store: end_state, end_code, end_s */
+    enum eco_store_state end_state; /* done or failed; ECO_STORE_CANCELLED: only the energy */
+    int end_code;
+    double end_s;
 };
 
 /* A queued job as the queue keeps it (queue.c). */
@@ -102,6 +107,11 @@ struct ecod {
     double gpu_counter_j[ECO_GPUSEL_MAX_GPUS];
     bool gpu_counter_ok[ECO_GPUSEL_MAX_GPUS];
     double acct_mono;
+    /* store writes that failed (sched.c): unrecorded ends are retried, and starts wait, until
+     * these monotonic times (0: none failed); store_failing: a start failure was logged */
+    double end_retry_mono, start_retry_mono;
+    bool store_failing;
+    double prune_mono; /* the next pruning pass (monotonic s) */
 };
 
 /* queue.c: the in-memory queue in the order of a core queue policy. */
@@ -125,6 +135,10 @@ double ecod_now(void);
 double ecod_mono(void);
 
 /* sched.c */
+/* Opens d->db_path into d->store after checking the state directory: a missing or empty
+ * jobs.db while logs/ or run/ hold files of past jobs is refused (-EBADMSG; the message says
+ * how to fix it), and ids up to the highest such file's are never given again. */
+int ecod_store_open(struct ecod *d, struct eco_error *err);
 int ecod_sched_init(struct ecod *d, struct eco_gpusel_params *params, struct eco_error *err);
 void ecod_sched_fini(struct ecod *d);
 /* Fills the in-memory queue from the store's queued jobs (once, at start). */
@@ -203,6 +217,7 @@ struct ecod_config {
     char gpu_strategy[32];
     double memthr_wait_s;
     char power_knob[8]; /* "limit" or "clock" */
+    double keep_finished_s;
 };
 
 void ecod_config_defaults(struct ecod_config *c);
@@ -221,6 +236,8 @@ int ecod_level_parse(const char *name);
  * ecod_sched_recover). */
 extern double ecod_auto_cap_max_slowdown;
 void ecod_sched_reconcile_limits(struct ecod *d);
+/* sched.c: how long finished jobs are kept (config keep_finished_s; 0: forever). */
+extern double ecod_keep_finished_s;
 /* sched.c: the GPU-selection strategy (--gpu-strategy; eco_gpusel_find name), default live. */
 extern const char *ecod_gpu_strategy;
 

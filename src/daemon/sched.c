@@ -3,6 +3,7 @@
  * in submission order on the GPUs it chooses, reaps them, accounts their energy and power
  * limits, and adopts jobs that survived a daemon restart. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -28,13 +29,27 @@
 /* power_cap "auto": the step of the limits tried, and the default slowdown bound (config key
  * auto_cap_max_slowdown): 10% longer than at the maximum limit. */
 #define AUTO_CAP_STEP_W 5.0
+
+/* Time between retries of store writes that failed (a full disk, an I/O error): the default
+ * tick. Each retry of a start forks the job's gated process again, so not at every pass a
+ * submit asks for. */
+#define STORE_RETRY_S 1.0
 double ecod_auto_cap_max_slowdown = 0.10;
+double ecod_keep_finished_s = 7 * 86400.0; /* config.c says why */
+
+/* Pruning runs every PRUNE_EVERY_S (or every keep_finished_s when shorter), deleting at most
+ * PRUNE_BATCH jobs a pass, and goes on at the next pass while batches come back full: 500
+ * rows and 1,000 log files are a few ms, so a pass stays short however much is due. */
+#define PRUNE_EVERY_S 60.0
+#define PRUNE_BATCH 500
 const char *ecod_gpu_strategy = "live";
 
 void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s/%" PRId64 ".%s", d->logs_dir, id, ext);
 }
+
+static int record_end(struct ecod *d, const struct ecod_run *r, struct eco_error *err);
 
 static void run_file(const struct ecod *d, int64_t id, char *buf, size_t cap)
 {
@@ -47,6 +62,67 @@ static int mkdir_p1(const char *path, mode_t mode, struct eco_error *err)
         return 0;
     int rc = -errno;
     eco_error_set(err, "%s: cannot create: %s", path, strerror(errno));
+    return rc;
+}
+
+/* Highest job id a file of `dir` is named for ("ID", "ID.out", "ID.err"), 0 when none; the
+ * file's name goes to example. */
+static int64_t highest_file_id(const char *dir, char *example, size_t cap)
+{
+    int64_t hi = 0;
+    DIR *dp = opendir(dir);
+    struct dirent *e;
+    while (dp && (e = readdir(dp))) {
+        char *end;
+        errno = 0;
+        long long id = strtoll(e->d_name, &end, 10);
+        if (end == e->d_name || errno || id <= 0 || !isdigit((unsigned char)e->d_name[0]) ||
+            (*end && strcmp(end, ".out") && strcmp(end, ".err")))
+            continue;
+        if (id > hi) {
+            hi = id;
+            snprintf(example, cap, "%s/%s", dir, e->d_name);
+        }
+    }
+    if (dp)
+        closedir(dp);
+    return hi;
+}
+
+int ecod_store_open(struct ecod *d, struct eco_error *err)
+{
+    char logs[4200], run[4200], ex[4300] = "", ex2[4300] = "";
+    struct stat st;
+    int rc;
+    snprintf(logs, sizeof logs, "%s/logs", d->state_dir);
+    snprintf(run, sizeof run, "%s/run", d->state_dir);
+    int64_t hi = highest_file_id(logs, ex, sizeof ex), hi2 = highest_file_id(run, ex2, sizeof ex2);
+    if (hi2 > hi) {
+        hi = hi2;
+        memcpy(ex, ex2, sizeof ex);
+    }
+    bool missing = stat(d->db_path, &st) < 0;
+    if ((missing || st.st_size == 0) && hi > 0) {
+        eco_error_set(err,
+                      "%s is %s, but %s holds files of past jobs (up to job %" PRId64
+                      ", e.g. %.200s): the job store is lost or damaged, and starting with an "
+                      "empty one would forget those jobs and give their ids again. Restore "
+                      "jobs.db from a backup, or move %s aside to start with an empty store",
+                      d->db_path, missing ? "missing" : "empty (0 bytes)", d->state_dir, hi, ex,
+                      d->state_dir);
+        return -EBADMSG;
+    }
+    /* SQLite creates jobs.db with 0644 less the umask, and its -wal and -shm with the
+     * database's mode: 077 makes all three private to the daemon */
+    mode_t old = umask(077);
+    rc = eco_store_open(d->db_path, &d->store, err);
+    umask(old);
+    if (rc < 0)
+        return rc;
+    if (hi > 0 && (rc = eco_store_reserve_ids(d->store, hi, err)) < 0) {
+        eco_store_close(d->store);
+        d->store = NULL;
+    }
     return rc;
 }
 
@@ -77,6 +153,17 @@ out:
 
 void ecod_sched_fini(struct ecod *d)
 {
+    /* ends still unrecorded get one last try; those that fail are marked lost by the next
+     * daemon (their process is gone), so say so with what the store should have said */
+    for (size_t i = 0; d->store && i < d->n_runs; i++) {
+        struct eco_error err = {{0}};
+        const struct ecod_run *r = &d->runs[i];
+        if (r->end_unrecorded && record_end(d, r, &err) < 0)
+            ECOD_LOG(ECOD_ERR, "sched",
+                     "job %" PRId64 ": %s, exit %d at %.0f not recorded (%s); the next start "
+                     "marks it lost",
+                     r->id, eco_store_state_name(r->end_state), r->end_code, r->end_s, err.msg);
+    }
     eco_gpusel_destroy(d->sel);
     d->sel = NULL;
     free(d->runs);
@@ -356,13 +443,60 @@ out:
     return rc;
 }
 
+/* Writes run r's end into the store: done or failed with its exit status, or only the energy
+ * of a job the store already has as cancelled. */
+static int record_end(struct ecod *d, const struct ecod_run *r, struct eco_error *err)
+{
+    if (r->end_state == ECO_STORE_CANCELLED)
+        return eco_store_set_energy(d->store, r->id, r->energy_j, err);
+    return eco_store_finish(d->store, r->id, r->end_state, r->end_code, r->end_s, r->energy_j,
+                            err);
+}
+
+/* Whether a failed store write is one to retry: not the store refusing the transition
+ * (-ESTALE: the job is in another state, -ENOENT: no such job, -EINVAL: bad value) but the
+ * medium failing it (-ENOSPC full disk, -EIO, -EBUSY, -EROFS, ...), which may pass. */
+static bool store_retryable(int rc)
+{
+    return rc < 0 && rc != -ESTALE && rc != -ENOENT && rc != -EINVAL;
+}
+
+/* A start could not be stored: starts wait STORE_RETRY_S. Logged once until a write succeeds
+ * again (store_recovered), not at every retry. */
+static void store_failed(struct ecod *d, int64_t id, const char *what, const char *msg)
+{
+    d->start_retry_mono = ecod_mono() + STORE_RETRY_S;
+    if (!d->store_failing)
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s: %s; retried every %.0f s", id, what,
+                 msg, STORE_RETRY_S);
+    d->store_failing = true;
+}
+
+static void store_recovered(struct ecod *d)
+{
+    if (d->store_failing)
+        ECOD_LOG(ECOD_INFO, "sched", "store writes succeed again");
+    d->store_failing = false;
+}
+
+/* Forgets run i (its end is in the store): its run file and its slot. */
+static void forget_run(struct ecod *d, size_t i)
+{
+    char path[4200];
+    run_file(d, d->runs[i].id, path, sizeof path);
+    unlink(path);
+    d->runs[i] = d->runs[--d->n_runs];
+    d->want_sched = true;
+}
+
 /* Job of run i ended: record it, restore limits, free its GPUs, forget the run. have_status:
- * `status` is a wait status (our child); otherwise the exit status is unknown (adopted). */
+ * `status` is a wait status (our child); otherwise the exit status is unknown (adopted).
+ * When the store cannot record the end (full disk), the run stays as "ended, not recorded"
+ * (end_unrecorded: no process, no GPUs, energy final) and retry_store writes it later. */
 static void end_run(struct ecod *d, size_t i, bool have_status, int status)
 {
     struct ecod_run *r = &d->runs[i];
     struct eco_error err = {{0}};
-    char path[4200];
     account_all(d, ecod_mono());
     /* each GPU back to the lowest cap of the jobs still on it, or the default; a Slurm job's
      * GPUs always (the power controller may have lowered them), not only when it was capped */
@@ -374,20 +508,60 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
     int code = -1;
     if (have_status)
         code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    int rc;
-    if (r->cancelled)
-        rc = eco_store_set_energy(d->store, r->id, r->energy_j, &err);
-    else
-        rc = eco_store_finish(d->store, r->id, code > 0 ? ECO_STORE_FAILED : ECO_STORE_DONE, code,
-                              ecod_now(), r->energy_j, &err);
-    if (rc < 0)
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
+    r->end_code = code;
+    r->end_s = ecod_now();
+    r->end_state = r->cancelled ? ECO_STORE_CANCELLED
+                   : code > 0   ? ECO_STORE_FAILED
+                                : ECO_STORE_DONE;
     ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 " ended: %s%d, %.1f J", r->id,
              have_status ? "exit " : "adopted, status unknown ", code, r->energy_j);
-    run_file(d, r->id, path, sizeof path);
-    unlink(path);
-    d->runs[i] = d->runs[--d->n_runs];
-    d->want_sched = true;
+    int rc = record_end(d, r, &err);
+    if (store_retryable(rc)) {
+        /* logged here once per job (its end happens once); retries are silent */
+        ECOD_LOG(ECOD_ERR, "sched",
+                 "job %" PRId64 ": end not recorded: %s; kept in memory, retried every %.0f s",
+                 r->id, err.msg, STORE_RETRY_S);
+        d->end_retry_mono = ecod_mono() + STORE_RETRY_S;
+        r->end_unrecorded = true;
+        r->pid = 0;
+        r->n_gpus = 0; /* released above: no energy accrues */
+        r->capped = false;
+        r->kill_at = 0;
+        d->want_sched = true;
+        return;
+    }
+    if (rc < 0)
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
+    else
+        store_recovered(d);
+    forget_run(d, i);
+}
+
+/* Retries, once STORE_RETRY_S has passed, the ends of runs that ended unrecorded (each its
+ * own job: the order does not matter). Starts are retried by start_queued. */
+static void retry_store(struct ecod *d, double mono)
+{
+    if (d->end_retry_mono <= 0 || mono < d->end_retry_mono)
+        return;
+    d->end_retry_mono = 0;
+    for (size_t i = d->n_runs; i-- > 0;) {
+        struct ecod_run *r = &d->runs[i];
+        struct eco_error err = {{0}};
+        if (!r->end_unrecorded)
+            continue;
+        int rc = record_end(d, r, &err);
+        if (store_retryable(rc)) {
+            d->end_retry_mono = mono + STORE_RETRY_S;
+            continue;
+        }
+        if (rc < 0)
+            ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
+        else
+            ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 ": end recorded (%s, exit %d)", r->id,
+                     eco_store_state_name(r->end_state), r->end_code);
+        store_recovered(d);
+        forget_run(d, i);
+    }
 }
 
 static void reap(struct ecod *d, double mono)
@@ -395,8 +569,8 @@ static void reap(struct ecod *d, double mono)
     for (size_t i = d->n_runs; i-- > 0;) {
         struct ecod_run *r = &d->runs[i];
         int status = 0, rc = 0;
-        if (r->slurm_job > 0)
-            continue; /* ended by the SPANK plugin's epilog (ecod_sched_end_slurm) */
+        if (r->slurm_job > 0 || r->end_unrecorded)
+            continue; /* ended by the SPANK plugin's epilog (ecod_sched_end_slurm), or ended */
         if (r->kill_at > 0 && mono >= r->kill_at) {
             eco_run_signal(r->pid, SIGKILL);
             r->kill_at = 0;
@@ -488,8 +662,11 @@ fail:
 
 /* A job that could not be started (before its command ran, or its exec failed after the
  * gate): its message goes to its stderr file and becomes its reason, and it ends failed with
- * 127 (the shell's "could not run"). */
-static void start_failed(struct ecod *d, const struct eco_store_job *j, const char *msg)
+ * 127 (the shell's "could not run"). `running`: the store has it running (the gate passed).
+ * 0, or -EAGAIN when the store could not take the failure (full disk) of a job it still has
+ * queued: the caller puts it back in the in-memory queue, and the start is tried again. */
+static int start_failed(struct ecod *d, const struct eco_store_job *j, const char *msg,
+                        bool running)
 {
     char path[4200];
     struct eco_error err = {{0}};
@@ -503,10 +680,27 @@ static void start_failed(struct ecod *d, const struct eco_store_job *j, const ch
         close(fd);
     }
     ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 " could not start: %s", j->id, msg);
-    if (eco_store_fail_start(d->store, j->id, 127, ecod_now(), msg, &err) < 0)
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
+    double now = ecod_now();
+    int rc = eco_store_fail_start(d->store, j->id, 127, now, msg, &err);
     run_file(d, j->id, path, sizeof path);
     unlink(path); /* written at the gate when the exec failed after it */
+    if (rc == 0) {
+        store_recovered(d);
+        return 0;
+    }
+    if (!store_retryable(rc)) {
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
+        return 0;
+    }
+    struct ecod_run *r = running ? add_run(d) : NULL;
+    if (r) { /* recorded running, not failed: retry_store records the end */
+        *r = (struct ecod_run){.id = j->id, .end_unrecorded = true,
+                               .end_state = ECO_STORE_FAILED, .end_code = 127, .end_s = now};
+        store_failed(d, j->id, "end not recorded", err.msg);
+        return 0;
+    }
+    store_failed(d, j->id, "start failure not recorded", err.msg);
+    return -EAGAIN;
 }
 
 /* Writes "PID START_TICKS" for job id, so a restarted daemon can tell its process apart
@@ -528,7 +722,9 @@ struct gate_ctx {
     const struct eco_store_job *j;
     struct ecod_run *r;
     const char *gpus; /* "0,2", or NULL for none */
-    bool refused;     /* the store did not take the start: not ours to run */
+    bool refused;     /* the store did not take the start: not ours to run (or not now) */
+    bool started;     /* the store has it running */
+    int store_rc;     /* eco_store_start's answer */
 };
 
 /* The runner's gate: the child is ready to exec (its steps done, its command found); record
@@ -541,6 +737,8 @@ static int start_gate(void *arg, pid_t pid, struct eco_error *err)
     write_run_file(g->d, g->j->id, pid, g->r->start_ticks);
     int rc = eco_store_start(g->d->store, g->j->id, pid, pid, g->gpus, ecod_now(), err);
     g->refused = rc < 0;
+    g->started = rc == 0;
+    g->store_rc = rc;
     return rc;
 }
 
@@ -549,12 +747,15 @@ static int start_gate(void *arg, pid_t pid, struct eco_error *err)
  * store has recorded it running: a daemon killed in between closes the gate, the child exits
  * 125 without running the command, and the job, still queued, is started once by the next
  * daemon. Nothing of it needs the job's user to reach the daemon's files: the fake platform's
- * wrapper is executed from the descriptor opened at start-up. */
-static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t *gpus, uint32_t n)
+ * wrapper is executed from the descriptor opened at start-up.
+ * -EAGAIN when the store could not record the start (full disk): the gate stays shut, the
+ * job is still queued in the store, and the caller puts it back in the in-memory queue. */
+static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t *gpus, uint32_t n)
 {
     char gl[ECO_GPUSEL_MAX_GPUS * 4 + 1], out[4200], errp[4200];
     struct eco_error err = {{0}};
     char **argv = NULL, **env = NULL;
+    int ret = 0;
     struct ecod_run *r = add_run(d);
     if (!r) {
         ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
@@ -570,7 +771,7 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
     ecod_log_path(d, j->id, "err", errp, sizeof errp);
     if (!argv || !env) {
         d->n_runs--;
-        start_failed(d, j, "stored argv or env unreadable");
+        ret = start_failed(d, j, "stored argv or env unreadable", false);
         goto out;
     }
     double cap_w = j->power_cap_w;
@@ -618,16 +819,25 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
         d->n_runs--;
         for (uint32_t k = 0; capped && k < n; k++) /* as it was without this job */
             settle_gpu(d, j->id, gpus[k], SIZE_MAX, clock);
-        if (gate.refused) { /* the store refused the transition: the job is not ours to run */
+        if (gate.refused && store_retryable(gate.store_rc)) {
+            /* not recorded (full disk): the gate stayed shut, the command never ran; the job
+             * goes back to the queue in its place and starts on a later pass */
+            char path[4200];
+            store_failed(d, j->id, "start not recorded", err.msg);
+            run_file(d, j->id, path, sizeof path);
+            unlink(path);
+            ret = -EAGAIN;
+        } else if (gate.refused) { /* the store refused the transition: not ours to run */
             char path[4200];
             ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id, err.msg);
             run_file(d, j->id, path, sizeof path);
             unlink(path);
         } else {
-            start_failed(d, j, err.msg[0] ? err.msg : strerror(-rc));
+            ret = start_failed(d, j, err.msg[0] ? err.msg : strerror(-rc), gate.started);
         }
         goto out;
     }
+    store_recovered(d);
     struct eco_gpu_request req = job_request(j);
     if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, ecod_mono(), gpus, n, &req) < 0)
         ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
@@ -636,6 +846,15 @@ static void launch(struct ecod *d, const struct eco_store_job *j, const uint32_t
 out:
     strv_free(argv);
     strv_free(env);
+    return store_retryable(ret) ? -EAGAIN : 0;
+}
+
+/* Puts a job the pass took out back into the in-memory queue: the queue sorts it into its
+ * place again (policy order, then id), ahead of every job submitted after it. */
+static void requeue(struct ecod *d, const struct eco_store_job *j)
+{
+    if (ecod_queue_add(d, j) < 0)
+        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": queue: out of memory", j->id);
 }
 
 /* Starts the jobs the queue policy picks (docs/daemon/README.md, "Queue order"). */
@@ -647,6 +866,10 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
     struct ecod_start *st = NULL;
     size_t n = 0;
     struct eco_error err = {{0}};
+    bool blocked = false; /* a start could not be recorded: the rest go back to the queue */
+    if (d->start_retry_mono > 0 && mono < d->start_retry_mono)
+        return; /* a start could not be stored: the next try waits STORE_RETRY_S */
+    d->start_retry_mono = 0;
     if (ecod_queue_pass(d, mono, &st, &n, &err) < 0) {
         ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
         return;
@@ -660,18 +883,26 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
         }
         if (j.state != ECO_STORE_QUEUED) {
             /* cancelled meanwhile: nothing to start */
+        } else if (blocked) {
+            requeue(d, &j);
         } else if (st[i].never) {
             char why[160];
             snprintf(why, sizeof why,
                      "can never run here: %u GPUs with %.1f GB each asked, %u GPUs", j.gpus,
                      j.gpu_mem_gb, d->n_gpus);
-            if (eco_store_cancel(d->store, j.id, ecod_now(), why, NULL, &err) < 0)
+            int rc = eco_store_cancel(d->store, j.id, ecod_now(), why, NULL, &err);
+            if (rc < 0)
                 ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
+            if (store_retryable(rc))
+                requeue(d, &j); /* refused again on a later pass */
         } else {
             if (!accounted)
                 account_all(d, ecod_mono());
             accounted = true;
-            launch(d, &j, st[i].gpus, st[i].n_gpus);
+            if (launch(d, &j, st[i].gpus, st[i].n_gpus) == -EAGAIN) {
+                blocked = true;
+                requeue(d, &j);
+            }
         }
         eco_store_job_fini(&j);
     }
@@ -689,6 +920,35 @@ int ecod_sched_load_queue(struct ecod *d, struct eco_error *err)
             rc = (eco_error_set(err, "queue: out of memory"), -ENOMEM);
     eco_store_jobs_free(jobs, n);
     return rc;
+}
+
+/* Deletes a batch of finished jobs older than keep_finished_s, and their log files. */
+static void prune(struct ecod *d, double mono)
+{
+    int64_t ids[PRUNE_BATCH];
+    struct eco_error err = {{0}};
+    char path[4200];
+    size_t n = 0;
+    if (ecod_keep_finished_s <= 0 || mono < d->prune_mono)
+        return;
+    double every = ecod_keep_finished_s < PRUNE_EVERY_S ? ecod_keep_finished_s : PRUNE_EVERY_S;
+    d->prune_mono = mono + every;
+    if (eco_store_prune(d->store, ecod_now() - ecod_keep_finished_s, PRUNE_BATCH, ids, &n,
+                        &err) < 0) {
+        ECOD_LOG(ECOD_WARN, "sched", "pruning: %s", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ecod_log_path(d, ids[i], "out", path, sizeof path);
+        unlink(path);
+        ecod_log_path(d, ids[i], "err", path, sizeof path);
+        unlink(path);
+    }
+    if (n == PRUNE_BATCH)
+        d->prune_mono = mono; /* more are due: the next pass goes on */
+    if (n > 0)
+        ECOD_LOG(ECOD_INFO, "sched", "pruned %zu jobs that ended over %.0f s ago (ids %" PRId64
+                 "..%" PRId64 ")", n, ecod_keep_finished_s, ids[0], ids[n - 1]);
 }
 
 /* Shortest interval between two samplings of the GPUs (s). */
@@ -710,10 +970,13 @@ void ecod_sched_pass(struct ecod *d)
         d->last_sample_mono = mono;
     }
     reap(d, mono);
+    retry_store(d, mono);
+    prune(d, mono);
     if (sample) {
         account_all(d, mono);
         for (size_t i = 0; i < d->n_runs; i++)
-            if (d->runs[i].energy_j != d->runs[i].stored_j) {
+            if (!d->runs[i].end_unrecorded &&
+                d->runs[i].energy_j != d->runs[i].stored_j) {
                 eco_store_set_energy(d->store, d->runs[i].id, d->runs[i].energy_j, NULL);
                 d->runs[i].stored_j = d->runs[i].energy_j;
             }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 #include "ecosched/store.h"
 
@@ -21,6 +22,17 @@ static const char SQL_JOURNAL_WAL[] = "PRAGMA journal_mode = WAL";
 static const char SQL_SYNC_NORMAL[] = "PRAGMA synchronous = NORMAL";
 static const char SQL_SYNC_FULL[] = "PRAGMA synchronous = FULL";
 static const char SQL_GET_VERSION[] = "PRAGMA user_version";
+/* quick_check: the b-trees' structure and the records' formats, without the index-content
+ * cross-check of integrity_check (docs/daemon/store.md gives both costs on 50,000 jobs).
+ * The first row is "ok" when the file is sound, else the first problem. */
+static const char SQL_QUICK_CHECK[] = "PRAGMA quick_check(1)";
+/* AUTOINCREMENT's high-water mark: the next id is above both the largest id ever stored and
+ * ?1 (ids the daemon found in its state directory's files), so no id is reused. */
+static const char SQL_RESERVE_IDS[] =
+    "INSERT OR REPLACE INTO sqlite_sequence (rowid, name, seq)"
+    " SELECT (SELECT rowid FROM sqlite_sequence WHERE name = 'jobs'), 'jobs',"
+    " MAX(?1, COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0),"
+    " COALESCE((SELECT MAX(id) FROM jobs), 0))";
 /* PRAGMA takes no bound parameters: the version is formatted in (an int, never user text). */
 static const char SQL_SET_VERSION_FMT[] = "PRAGMA user_version = %d";
 static const char SQL_BEGIN[] = "BEGIN IMMEDIATE";
@@ -84,6 +96,16 @@ static const char SQL_LIST_ALL[] =
     "SELECT " JOB_COLUMNS " FROM jobs ORDER BY id LIMIT ?1 OFFSET ?2";
 static const char SQL_LIST_STATE[] =
     "SELECT " JOB_COLUMNS " FROM jobs WHERE state = ?3 ORDER BY id LIMIT ?1 OFFSET ?2";
+/* A page after a cursor: ids above ?2 in id order (the primary key: no OFFSET scan). */
+static const char SQL_PAGE_ALL[] =
+    "SELECT " JOB_COLUMNS " FROM jobs WHERE id > ?2 ORDER BY id LIMIT ?1";
+static const char SQL_PAGE_STATE[] =
+    "SELECT " JOB_COLUMNS " FROM jobs WHERE state = ?3 AND id > ?2 ORDER BY id LIMIT ?1";
+/* Pruning: the oldest ?2 jobs in a final state that ended before ?1, deleted; their ids come
+ * back for the daemon to delete their logs. AUTOINCREMENT keeps their ids from reuse. */
+static const char SQL_PRUNE[] =
+    "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE state IN"
+    " ('done', 'failed', 'cancelled', 'lost') AND end_s < ?1 ORDER BY id LIMIT ?2) RETURNING id";
 static const char SQL_STATE[] = "SELECT state FROM jobs WHERE id = ?1";
 static const char SQL_START[] =
     "UPDATE jobs SET state = 'running', pid = ?2, pgid = ?3, assigned_gpus = ?4, start_s = ?5"
@@ -134,6 +156,10 @@ enum stmt {
     ST_STATS,
     ST_RECENT_ENERGY,
     ST_FAIL_START,
+    ST_RESERVE_IDS,
+    ST_PAGE_ALL,
+    ST_PAGE_STATE,
+    ST_PRUNE,
     ST_COUNT,
 };
 
@@ -157,6 +183,10 @@ static const char *const STMT_SQL[ST_COUNT] = {
     [ST_STATS] = SQL_STATS,
     [ST_RECENT_ENERGY] = SQL_RECENT_ENERGY,
     [ST_FAIL_START] = SQL_FAIL_START,
+    [ST_RESERVE_IDS] = SQL_RESERVE_IDS,
+    [ST_PAGE_ALL] = SQL_PAGE_ALL,
+    [ST_PAGE_STATE] = SQL_PAGE_STATE,
+    [ST_PRUNE] = SQL_PRUNE,
 };
 
 static const char *const STATE_NAMES[ECO_STORE_NSTATES] = {
@@ -362,6 +392,120 @@ out:
     return ret;
 }
 
+/* ---- damage checks at open ------------------------------------------------------------- */
+
+/* SQLite's WAL format (https://www.sqlite.org/fileformat2.html#walformat): a 32-byte header
+ * (magic, format version, page size, checkpoint sequence, two salts, a checksum of the first
+ * 24 bytes), then frames of a 24-byte header (page number, database size after a commit or
+ * 0, the two salts, a running checksum) and one page. */
+#define WAL_HDR 32
+#define WAL_FRAME_HDR 24
+#define WAL_MAGIC_LE 0x377f0682u /* checksums over little-endian words */
+#define WAL_MAGIC_BE 0x377f0683u /* ... big-endian words */
+#define WAL_VERSION 3007000u
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* SQLite's WAL checksum over n bytes (a multiple of 8), continuing from c[0], c[1]. */
+static void wal_cksum(bool big, const unsigned char *p, size_t n, uint32_t c[2])
+{
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        uint32_t x0 = big ? be32(p + i) : (uint32_t)p[i + 3] << 24 | (uint32_t)p[i + 2] << 16 |
+                                              (uint32_t)p[i + 1] << 8 | p[i];
+        uint32_t x1 = big ? be32(p + i + 4)
+                          : (uint32_t)p[i + 7] << 24 | (uint32_t)p[i + 6] << 16 |
+                                (uint32_t)p[i + 5] << 8 | p[i + 4];
+        c[0] += x0 + c[1];
+        c[1] += x1 + c[0];
+    }
+}
+
+/* Checks path-wal before SQLite reads it: SQLite silently ignores a WAL whose header is not
+ * valid, and every frame from the first one whose checksum fails, which would drop committed
+ * jobs without a word. Refused (-EBADMSG): a non-empty WAL with an invalid header; a frame of
+ * the current WAL (its salts) that fails its checksum while a later frame of the same WAL
+ * follows (damage inside the log, not the torn tail a power loss can leave); a WAL beside a
+ * missing or empty database. The message says what to do. */
+static int check_wal(const char *path, struct eco_error *err)
+{
+    char wal[4200];
+    unsigned char hdr[WAL_HDR], fh[WAL_FRAME_HDR], *page = NULL;
+    struct stat st, db;
+    FILE *f = NULL;
+    int ret = 0;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (stat(wal, &st) < 0 || st.st_size == 0)
+        return 0;
+    const char *fix = "restore the state directory from a backup, or, to keep what the database "
+                      "file alone holds, move the -wal file aside (jobs since the last "
+                      "checkpoint are then lost)";
+    if (stat(path, &db) < 0 || db.st_size == 0)
+        return fail(err, -EBADMSG, "%s: the database is %s but its write-ahead log %s holds "
+                    "%lld bytes: the store is damaged; restore it from a backup, or move the "
+                    "state directory aside to start empty", path,
+                    stat(path, &db) < 0 ? "missing" : "empty", wal, (long long)st.st_size);
+    if (!(f = fopen(wal, "rbe")))
+        return fail(err, -errno, "%s: cannot read: %s", wal, strerror(errno));
+    uint32_t magic = 0, psz = 0, c[2] = {0, 0};
+    bool ok = fread(hdr, 1, WAL_HDR, f) == WAL_HDR;
+    if (ok) {
+        magic = be32(hdr);
+        psz = be32(hdr + 8);
+        ok = (magic == WAL_MAGIC_LE || magic == WAL_MAGIC_BE) && be32(hdr + 4) == WAL_VERSION &&
+             psz >= 512 && psz <= 65536 && (psz & (psz - 1)) == 0;
+    }
+    if (ok) {
+        wal_cksum(magic == WAL_MAGIC_BE, hdr, 24, c);
+        ok = c[0] == be32(hdr + 24) && c[1] == be32(hdr + 28);
+    }
+    if (!ok) {
+        ret = fail(err, -EBADMSG, "%s: damaged write-ahead log (its header is not a valid SQLite "
+                   "WAL header; SQLite would ignore the whole log and lose the jobs in it): %s",
+                   wal, fix);
+        goto out;
+    }
+    if (!(page = malloc(psz))) {
+        ret = fail(err, -ENOMEM, "%s: out of memory", wal);
+        goto out;
+    }
+    long long frame = 0, bad = -1;
+    while (fread(fh, 1, WAL_FRAME_HDR, f) == WAL_FRAME_HDR && fread(page, 1, psz, f) == psz) {
+        frame++;
+        if (memcmp(fh + 8, hdr + 16, 8) != 0)
+            break; /* a frame of an earlier log generation: the current log ends here */
+        if (bad >= 0) {
+            ret = fail(err, -EBADMSG, "%s: damaged write-ahead log (frame %lld fails its "
+                       "checksum, frame %lld of the same log follows; SQLite would drop both "
+                       "and every commit after them): %s", wal, bad, frame, fix);
+            goto out;
+        }
+        wal_cksum(magic == WAL_MAGIC_BE, fh, 8, c);
+        wal_cksum(magic == WAL_MAGIC_BE, page, psz, c);
+        if (c[0] != be32(fh + 16) || c[1] != be32(fh + 20))
+            bad = frame; /* the torn tail of a power loss, unless a later frame follows */
+    }
+out:
+    free(page);
+    if (f)
+        fclose(f);
+    return ret;
+}
+
+/* PRAGMA quick_check: -EBADMSG with SQLite's first finding when the file is damaged. */
+static int check_integrity(struct eco_store *s, struct eco_error *err)
+{
+    char res[200] = "";
+    int ret = query_once(s, SQL_QUICK_CHECK, "integrity check", NULL, res, sizeof res, err);
+    if (ret == -EBADMSG || (ret == 0 && strcmp(res, "ok") != 0))
+        return fail(err, -EBADMSG, "%s: the database is damaged (quick_check: %s): restore it "
+                    "from a backup, or move the state directory aside to start empty",
+                    s->path, ret == 0 ? res : (s->db ? sqlite3_errmsg(s->db) : "corrupt"));
+    return ret;
+}
+
 static int prepare_all(struct eco_store *s, struct eco_error *err)
 {
     for (int i = 0; i < ST_COUNT; i++) {
@@ -386,6 +530,9 @@ int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
         ret = fail(err, -ENOMEM, "%s: out of memory", path);
         goto out;
     }
+    /* before SQLite opens it: opening replays (or silently drops) the log */
+    if ((ret = check_wal(path, err)) < 0)
+        goto out;
     /* NOMUTEX: a store is used by one thread at a time (the daemon's loop). */
     rc = sqlite3_open_v2(path, &s->db,
                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
@@ -396,6 +543,8 @@ int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     ret = set_pragmas(s, flags, err);
+    if (ret == 0)
+        ret = check_integrity(s, err);
     if (ret == 0)
         ret = migrate(s, err);
     if (ret == 0)
@@ -423,6 +572,17 @@ void eco_store_close(struct eco_store *s)
     sqlite3_close(s->db);
     free(s->path);
     free(s);
+}
+
+int eco_store_reserve_ids(struct eco_store *s, int64_t max_id, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_RESERVE_IDS];
+    int ret = tx_begin(s, err);
+    if (ret != 0)
+        return ret;
+    sqlite3_bind_int64(st, 1, max_id > 0 ? max_id : 0);
+    ret = exec_stmt(s, ST_RESERVE_IDS, "reserve job ids", err);
+    return tx_end(s, ret, err);
 }
 
 int eco_store_schema_version(const struct eco_store *s)
@@ -642,8 +802,11 @@ int eco_store_get(struct eco_store *s, int64_t id, struct eco_store_job *out, st
     return ret;
 }
 
-int eco_store_list(struct eco_store *s, int state, size_t limit, size_t offset,
-                   struct eco_store_job **jobs, size_t *n, struct eco_error *err)
+/* Binds a listing's limit (?1), offset or cursor (?2) and state (?3, unless ECO_STORE_ANY)
+ * on statement all or by_state and collects its rows. */
+static int collect(struct eco_store *s, enum stmt all, enum stmt by_state, int state,
+                   size_t limit, int64_t from, struct eco_store_job **jobs, size_t *n,
+                   struct eco_error *err)
 {
     struct eco_store_job *v = NULL;
     size_t len = 0, cap = 0;
@@ -653,9 +816,9 @@ int eco_store_list(struct eco_store *s, int state, size_t limit, size_t offset,
     *n = 0;
     if (state != ECO_STORE_ANY && (state < 0 || state >= ECO_STORE_NSTATES))
         return fail(err, -EINVAL, "%s: list: unknown state %d", s->path, state);
-    st = s->st[state == ECO_STORE_ANY ? ST_LIST_ALL : ST_LIST_STATE];
+    st = s->st[state == ECO_STORE_ANY ? all : by_state];
     sqlite3_bind_int64(st, 1, limit ? (sqlite3_int64)limit : -1);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)offset);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)from);
     if (state != ECO_STORE_ANY)
         sqlite3_bind_text(st, 3, STATE_NAMES[state], -1, SQLITE_STATIC);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -685,6 +848,42 @@ out:
     *jobs = v;
     *n = len;
     return 0;
+}
+
+int eco_store_list(struct eco_store *s, int state, size_t limit, size_t offset,
+                   struct eco_store_job **jobs, size_t *n, struct eco_error *err)
+{
+    return collect(s, ST_LIST_ALL, ST_LIST_STATE, state, limit, (int64_t)offset, jobs, n, err);
+}
+
+int eco_store_list_after(struct eco_store *s, int state, int64_t after_id, size_t limit,
+                         struct eco_store_job **jobs, size_t *n, struct eco_error *err)
+{
+    return collect(s, ST_PAGE_ALL, ST_PAGE_STATE, state, limit, after_id, jobs, n, err);
+}
+
+int eco_store_prune(struct eco_store *s, double ended_before_s, size_t limit, int64_t *ids,
+                    size_t *n, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_PRUNE];
+    int rc, ret;
+    *n = 0;
+    if (limit == 0)
+        return 0;
+    if ((ret = tx_begin(s, err)) != 0)
+        return ret;
+    sqlite3_bind_double(st, 1, ended_before_s);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (*n < limit)
+            ids[(*n)++] = sqlite3_column_int64(st, 0);
+    if (rc != SQLITE_DONE)
+        ret = fail_sql(s, err, rc, "prune finished jobs");
+    done(st);
+    ret = tx_end(s, ret, err);
+    if (ret != 0)
+        *n = 0; /* rolled back: nothing was deleted */
+    return ret;
 }
 
 int eco_store_running(struct eco_store *s, struct eco_store_job **jobs, size_t *n,

@@ -3,7 +3,7 @@
 # Crash test of ecoschedd: a 500-job workload of short jobs, submitted in bursts through the CLI
 # by a background loop, while ecoschedd is killed with SIGKILL at 50+ random moments and
 # restarted each time. Once everything has settled: every job the CLI got an id for is listed
-# exactly once by `ecosched ls --json`, every listed job is in a final state, no command ran
+# exactly once by `ecosched ls --all --json`, every listed job is in a final state, no command ran
 # twice (each marker file holds one line), every `done` job ran, and every `lost` job had
 # started before a kill. Each job writes its number to its own marker file first, then sleeps
 # a few hundredths of a second.
@@ -83,8 +83,8 @@ while "$ECO" ls queued | awk 'NR > 1' | grep -q . || "$ECO" ls running | awk 'NR
     sleep 0.1; i=$((i + 1))
 done
 
-# One line per listed job: ID STATE NAME START_S END_S REASON, from `ls --json` (indent 2).
-"$ECO" ls --json > "$T/ls.json"
+# One line per listed job: ID STATE NAME START_S END_S REASON, from `ls --all --json` (indent 2).
+"$ECO" ls --all --json > "$T/ls.json"
 awk '
     /^      "id": / { id = $2; sub(/,$/, "", id); st = nm = s0 = s1 = "-"; rs = "-" }
     /^      "state": / { st = $2; gsub(/[",]/, "", st) }
