@@ -6,19 +6,7 @@ set -u
 ECO="$1"; SRC="$2"
 PODS="$SRC/data/alibaba_gpu_v2023_openb/openb_pod_list_default.csv.gz"
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
-fail=0; n=0
-expect() {
-    want="$1"; needle="$2"; shift 3
-    n=$((n + 1))
-    out=$("$ECO" "$@" 2>&1); rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: ecosched $*: exit $rc, want $want"; echo "$out" | head -5; fail=$((fail + 1)); return
-    fi
-    case "$out" in
-        *"$needle"*) ;;
-        *) echo "FAIL: ecosched $*: output lacks '$needle':"; echo "$out" | head -5; fail=$((fail + 1)) ;;
-    esac
-}
+. "$(dirname "$0")/expect.shlib"
 S="sim --trace $PODS --cluster 20x8:V100 --containers 100 --hours 2"
 expect 0 "--thresholds" -- sim --consolidation none --help
 expect 0 "--consolidation P" -- sim --help

@@ -5,20 +5,7 @@
 set -u
 ECO="$1"; SRC="$2"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-fail=0; n=0
-# expect STATUS NEEDLE -- ARGS...: runs ecosched, checks the exit status and the output text.
-expect() {
-    want="$1"; needle="$2"; shift 3
-    n=$((n + 1))
-    out=$("$ECO" "$@" 2>&1); rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: ecosched $*: exit $rc, want $want"; echo "$out" | head -5; fail=$((fail + 1)); return
-    fi
-    case "$out" in
-        *"$needle"*) ;;
-        *) echo "FAIL: ecosched $*: output lacks '$needle':"; echo "$out" | head -5; fail=$((fail + 1)) ;;
-    esac
-}
+. "$(dirname "$0")/expect.shlib"
 # refuse NEEDLE -- ARGS...: like expect, and the output must not hold NEEDLE.
 refuse() {
     needle="$1"; shift 2

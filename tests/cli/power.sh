@@ -7,19 +7,7 @@ ECO="$1"
 T=$(mktemp -d /tmp/ecosched-power.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 export ECOSCHED_POWERD_SOCKET="$T/none.sock"
-fail=0; n=0
-expect() {
-    want="$1"; needle="$2"; shift 3
-    n=$((n + 1))
-    out=$("$ECO" "$@" 2>&1); rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: ecosched $*: exit $rc, want $want"; echo "$out" | head -5; fail=$((fail + 1)); return
-    fi
-    case "$out" in
-        *"$needle"*) ;;
-        *) echo "FAIL: ecosched $*: output lacks '$needle':"; echo "$out" | head -5; fail=$((fail + 1)) ;;
-    esac
-}
+. "$(dirname "$0")/expect.shlib"
 expect 0 "usage: ecosched powerd --budget WATTS" -- powerd --help
 expect 2 "--budget WATTS is required" -- powerd
 expect 2 "--budget must be a number > 0" -- powerd --budget abc

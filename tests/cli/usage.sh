@@ -4,20 +4,7 @@
 set -u
 ECO="$1"; SRC="$2"
 TRACE="$SRC/data/itp/cluster10.csv.gz"
-fail=0; n=0
-# expect STATUS NEEDLE -- ARGS...: runs ecosched, checks the exit status and stderr/stdout text.
-expect() {
-    want="$1"; needle="$2"; shift 3
-    n=$((n + 1))
-    out=$("$ECO" "$@" 2>&1); rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: ecosched $*: exit $rc, want $want"; echo "$out" | head -5; fail=$((fail + 1)); return
-    fi
-    case "$out" in
-        *"$needle"*) ;;
-        *) echo "FAIL: ecosched $*: output lacks '$needle':"; echo "$out" | head -5; fail=$((fail + 1)) ;;
-    esac
-}
+. "$(dirname "$0")/expect.shlib"
 expect 0 "usage: ecosched COMMAND" -- --help
 expect 0 "ecosched " -- --version
 expect 2 "unknown command 'frobnicate'" -- frobnicate
