@@ -34,8 +34,8 @@
  * daemon's read short; a client asks again from the next offset for more. */
 #define MAX_LOG_CHUNK (1u << 20)
 /* GET /v1/jobs pages: 100 jobs by default (a screen of `ecosched ls`, about 45 KB of JSON),
- * at most 1,000 (about 0.45 MB, ~20 ms of the one-threaded daemon on this VM: the listing of
- * all 50,000 jobs of a busy server took 1.1 s and 22 MB and held every submit behind it). */
+ * at most 1,000 (about 0.45 MB, ~20 ms of the listing worker on this VM: the listing of all
+ * 50,000 jobs of a busy server took 1.1 s and 22 MB and held every submit behind it). */
 #define LIST_DEFAULT 100
 #define LIST_MAX 1000
 
