@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # ecoschedd's submit rate while eight clients list jobs in a loop, over a store of 50,000
-# jobs (bench/README.md, "GPU-server daemon"): GET /v1/jobs answers one page (100 jobs), so a
-# listing no longer holds the one-threaded daemon. Unix socket only; bounded (60,000
+# jobs (bench/README.md, "GPU-server daemon"): GET /v1/jobs answers one page (100 jobs), built
+# by the daemon's listing worker thread beside the event loop. Unix socket only; bounded (60,000
 # submissions, listers stop with the run). Prints Markdown table rows; never fails on a
 # figure. Usage: bench_daemon_list.sh BUILD
 set -u

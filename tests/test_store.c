@@ -458,6 +458,36 @@ static void test_two_handles(void **state)
     eco_store_close(b);
 }
 
+/* A read-only handle (the daemon's listing worker): sees the writer's commits, pages like the
+ * writer, refuses writes with -EROFS, and needs the writer's schema (a missing file fails). */
+static void test_reader(void **state)
+{
+    struct fixture *f = *state;
+    struct eco_store *w = open_ok(f->path), *r = NULL;
+    struct eco_store_job j = sample_job("[\"x\"]", NULL), *page = NULL;
+    struct eco_error err = {{0}};
+    char missing[160];
+    size_t n = 0;
+    int64_t id = 0;
+    assert_int_equal(eco_store_open_reader(f->path, &r, &err), 0);
+    for (int i = 0; i < 5; i++)
+        insert_ok(w, &j);
+    assert_int_equal(eco_store_list_after(r, ECO_STORE_ANY, 2, 2, &page, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(page[0].id, 3);
+    assert_int_equal(page[1].id, 4);
+    eco_store_jobs_free(page, n);
+    assert_int_equal(eco_store_insert(r, &j, &id, &err), -EROFS);
+    assert_int_equal(eco_store_start(w, 1, 10, 10, "0", 1.0, &err), 0); /* writer unaffected */
+    assert_int_equal(count_jobs(r, ECO_STORE_RUNNING), 1);
+    eco_store_close(r);
+    eco_store_close(w);
+    snprintf(missing, sizeof missing, "%s/none.db", f->dir);
+    assert_true(eco_store_open_reader(missing, &r, &err) < 0);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "none.db"));
+}
+
 /* ---- crash test ------------------------------------------------------------------------- */
 
 #define CRASH_ROUNDS 12
@@ -628,6 +658,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_migration_and_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_handles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_sigkill, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,6 +88,12 @@ int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
 /* Both open calls refuse a damaged store with -EBADMSG and a message saying what is wrong and
  * how to fix it: a non-empty path-wal whose header is invalid or with a damaged frame inside
  * the log, a WAL beside a missing or empty database, or a file PRAGMA quick_check faults. */
+/* Opens the store at `path` read-only, for a second thread beside the writer (the daemon's
+ * listing worker): no damage checks, pragmas or migration (the writer's open did them and
+ * must come first); the schema must be ECO_STORE_SCHEMA_VERSION (-ENOTSUP otherwise). Only
+ * the read calls (get, list, list_after, stats, recent_energy) are meant for it; a write
+ * fails with -EROFS. Same ownership as eco_store_open; close it before the writer. */
+int eco_store_open_reader(const char *path, struct eco_store **out, struct eco_error *err);
 /* Finalizes the statements and closes the file (checkpointing the WAL). Accepts NULL. */
 void eco_store_close(struct eco_store *s);
 

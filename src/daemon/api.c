@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* ecoschedd's HTTP/JSON API over its unix socket (libmicrohttpd, driven by the daemon's one
- * event loop): versioned routes, every submit field validated, the caller's identity taken
- * from the socket's peer credentials. The routes are documented in docs/http-api.md. */
+/* ecoschedd's HTTP/JSON API over its unix socket (libmicrohttpd, driven by the daemon's event
+ * loop; GET /v1/jobs pages built by the listing worker, lister.c): versioned routes, every
+ * submit field validated, the caller's identity taken from the socket's peer credentials. The routes are documented in docs/http-api.md. */
 #define _GNU_SOURCE /* SO_PEERCRED, struct ucred, setgroups */
 #include <errno.h>
 #include <grp.h>
@@ -34,16 +34,19 @@
  * daemon's read short; a client asks again from the next offset for more. */
 #define MAX_LOG_CHUNK (1u << 20)
 /* GET /v1/jobs pages: 100 jobs by default (a screen of `ecosched ls`, about 45 KB of JSON),
- * at most 1,000 (about 0.45 MB, ~20 ms of the one-threaded daemon on this VM: the listing of
- * all 50,000 jobs of a busy server took 1.1 s and 22 MB and held every submit behind it). */
+ * at most 1,000 (about 0.45 MB, ~20 ms of the listing worker on this VM: the listing of all
+ * 50,000 jobs of a busy server took 1.1 s and 22 MB and held every submit behind it). */
 #define LIST_DEFAULT 100
 #define LIST_MAX 1000
 
-/* One request: its body as it arrives. */
+/* One request: its body as it arrives; for GET /v1/jobs handed to the listing worker, the
+ * listing (and its answer once the worker resumes the connection). */
 struct req {
     char *body;
     size_t len;
     bool too_big;
+    bool listed; /* list holds the answer to queue when the handler runs again */
+    struct ecod_list_req list;
 };
 
 /* Who is calling: the peer of the unix socket. */
@@ -79,14 +82,17 @@ static json_t *gpus_array(const char *s)
     return a;
 }
 
-static json_t *job_json(const struct ecod *d, const struct eco_store_job *j, bool with_env)
+/* A job as the API shows it. Reads only j and logs_dir (the daemon's logs directory), so the
+ * listing worker calls it too. */
+static json_t *job_json(const char *logs_dir, const struct eco_store_job *j, bool with_env)
 {
     char out[4200], err[4200];
     const char *reason = j->reason;
     if (!reason && j->state == ECO_STORE_DONE && j->exit_status < 0)
         reason = "adopted; exit status unknown"; /* the store has no reason on finish */
-    ecod_log_path(d, j->id, "out", out, sizeof out);
-    ecod_log_path(d, j->id, "err", err, sizeof err);
+    /* ecod_log_path's names, from the worker's copy of the directory */
+    snprintf(out, sizeof out, "%s/%" PRId64 ".out", logs_dir, j->id);
+    snprintf(err, sizeof err, "%s/%" PRId64 ".err", logs_dir, j->id);
     json_t *o =
         json_pack("{s:I,s:s,s:I,s:I,s:o,s:s,s:i,s:f,s:b,s:f,s:f,s:s,s:s}", "id", (json_int_t)j->id,
                   "state", eco_store_state_name(j->state), "uid", (json_int_t)j->uid, "gid",
@@ -192,8 +198,8 @@ static void restore_ids(uid_t fsuid, gid_t fsgid, const gid_t *groups, int n)
 }
 
 /* stat(path) with the file-system identity the job will have (uid, gid, groups {gid}; the
- * runner's switch), so a user learns of a path only what he could learn himself. The daemon
- * is one thread: setfsuid/setfsgid (per thread) and setgroups around the call, restored at
+ * runner's switch), so a user learns of a path only what he could learn himself. It runs on
+ * the event loop's thread only: setfsuid/setfsgid (per thread) and setgroups around the call, restored at
  * once; a few system calls, no fork. A daemon that is not root, or a root caller: plain stat
  * (the job runs as the daemon's user, or root). 0 or -errno. */
 static int stat_as(const char *path, uid_t uid, gid_t gid, struct stat *st)
@@ -438,48 +444,111 @@ static bool query_int(struct MHD_Connection *c, const char *name, long long lo, 
     return true;
 }
 
-/* GET /v1/jobs?state=S&limit=N&after=ID: a page of jobs in id order, and "next", the `after`
- * of the next page (null on the last one). */
-static enum MHD_Result list_jobs(struct ecod *d, struct MHD_Connection *c, const struct peer *p)
+/* Seconds a client told 503 waits before listing again: a page takes ~1 ms, so the queue has
+ * long drained by then. */
+#define LIST_RETRY_S "1"
+
+/* The body of obj (consumed) as ecod_reply sends it: compact JSON and a newline. */
+static void page_body(json_t *obj, struct ecod_list_req *r)
 {
-    const char *st = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
-    enum eco_store_state state;
+    char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+    json_decref(obj);
+    r->body = text;
+    r->len = text ? strlen(text) + 1 : 0;
+    if (text)
+        text[r->len - 1] = '\n'; /* replaces the NUL */
+}
+
+void ecod_api_jobs_page(struct eco_store *s, const char *logs_dir, struct ecod_list_req *r)
+{
     struct eco_store_job *jobs = NULL;
     struct eco_error err = {{0}};
     size_t n = 0;
-    long long limit = LIST_DEFAULT, after = 0;
-    enum MHD_Result ret;
-    if (st && eco_store_state_parse(st, &state) < 0) {
-        ret = ecod_fail(c, 400, "state", "unknown state '%.32s'", st);
-        goto out;
-    }
-    if (!query_int(c, "limit", 1, LIST_MAX, &limit)) {
-        ret = ecod_fail(c, 400, "limit", "limit must be an integer 1..%d (default %d; page on "
-                        "with after=NEXT)", LIST_MAX, LIST_DEFAULT);
-        goto out;
-    }
-    if (!query_int(c, "after", 0, INT64_MAX, &after)) {
-        ret = ecod_fail(c, 400, "after", "after must be a job id >= 0 (the previous page's next)");
-        goto out;
-    }
     /* one more than the page: whether a next page exists */
-    if (eco_store_list_after(d->store, st ? (int)state : ECO_STORE_ANY, after,
-                             (size_t)limit + 1, &jobs, &n, &err) < 0) {
-        ret = ecod_fail(c, 500, NULL, "%s", err.msg);
+    if (eco_store_list_after(s, r->state, r->after, r->limit + 1, &jobs, &n, &err) < 0) {
+        ECOD_LOG(ECOD_ERR, "api", "list jobs: %s", err.msg);
+        r->status = 500;
+        page_body(json_pack("{s:s}", "error", err.msg), r);
         goto out;
     }
-    bool more = n > (size_t)limit;
-    size_t shown = more ? (size_t)limit : n;
+    bool more = n > r->limit;
+    size_t shown = more ? r->limit : n;
     json_t *a = json_array();
     for (size_t i = 0; a && i < shown; i++)
-        json_array_append_new(a, job_json(d, &jobs[i], false));
-    (void)p;
-    ret = ecod_reply(c, 200,
-                     json_pack("{s:o,s:o}", "jobs", a, "next",
-                               more ? json_integer((json_int_t)jobs[shown - 1].id) : json_null()));
+        json_array_append_new(a, job_json(logs_dir, &jobs[i], false));
+    r->status = 200;
+    page_body(json_pack("{s:o,s:o}", "jobs", a, "next",
+                        more ? json_integer((json_int_t)jobs[shown - 1].id) : json_null()),
+              r);
 out:
     eco_store_jobs_free(jobs, n);
+}
+
+/* Queues the answer ecod_api_jobs_page left in rq->list (the body handed to MHD). */
+static enum MHD_Result queue_listing(struct MHD_Connection *c, struct req *rq)
+{
+    struct ecod_list_req *r = &rq->list;
+    rq->listed = false;
+    if (!r->body)
+        return MHD_NO; /* out of memory: the connection is closed */
+    struct MHD_Response *resp = MHD_create_response_from_buffer(r->len, r->body,
+                                                                MHD_RESPMEM_MUST_FREE);
+    if (!resp)
+        return MHD_NO; /* r->body is freed with the request */
+    r->body = NULL;
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    enum MHD_Result ret = MHD_queue_response(c, r->status, resp);
+    MHD_destroy_response(resp);
     return ret;
+}
+
+/* GET /v1/jobs?state=S&limit=N&after=ID: a page of jobs in id order, and "next", the `after`
+ * of the next page (null on the last one). Every caller sees every job, without its env
+ * (as before the worker). The query is checked here; the page is built by the listing worker
+ * (lister.c) while this connection is suspended, or here when there is no worker. */
+static enum MHD_Result list_jobs(struct ecod *d, struct MHD_Connection *c, struct req *rq)
+{
+    const char *st = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
+    enum eco_store_state state;
+    long long limit = LIST_DEFAULT, after = 0;
+    if (st && eco_store_state_parse(st, &state) < 0)
+        return ecod_fail(c, 400, "state", "unknown state '%.32s'", st);
+    if (!query_int(c, "limit", 1, LIST_MAX, &limit))
+        return ecod_fail(c, 400, "limit", "limit must be an integer 1..%d (default %d; page on "
+                         "with after=NEXT)", LIST_MAX, LIST_DEFAULT);
+    if (!query_int(c, "after", 0, INT64_MAX, &after))
+        return ecod_fail(c, 400, "after",
+                         "after must be a job id >= 0 (the previous page's next)");
+    rq->list = (struct ecod_list_req){.conn = c,
+                                      .state = st ? (int)state : ECO_STORE_ANY,
+                                      .after = after,
+                                      .limit = (size_t)limit};
+    if (!d->lister) {
+        ecod_api_jobs_page(d->store, d->logs_dir, &rq->list);
+        return queue_listing(c, rq);
+    }
+    if (ecod_lister_submit(d->lister, &rq->list) < 0) {
+        ECOD_LOG(ECOD_DEBUG, "api", "%d listings waiting: GET /v1/jobs answered 503",
+                 ECOD_LIST_QUEUE);
+        json_t *o = json_pack("{s:s}", "error", "too many listings waiting; retry in "
+                              LIST_RETRY_S " s");
+        rq->list.status = 503;
+        page_body(o, &rq->list);
+        struct MHD_Response *resp =
+            rq->list.body ? MHD_create_response_from_buffer(rq->list.len, rq->list.body,
+                                                            MHD_RESPMEM_MUST_FREE)
+                          : NULL;
+        if (!resp)
+            return MHD_NO;
+        rq->list.body = NULL;
+        MHD_add_response_header(resp, "Content-Type", "application/json");
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, LIST_RETRY_S);
+        enum MHD_Result ret = MHD_queue_response(c, 503, resp);
+        MHD_destroy_response(resp);
+        return ret;
+    }
+    rq->listed = true; /* the worker resumes c; MHD then calls on_request again */
+    return MHD_YES;
 }
 
 /* Fetches job `ids` ("123") for a route; on failure a response is queued and *ret set. */
@@ -509,7 +578,7 @@ static enum MHD_Result show_job(struct ecod *d, struct MHD_Connection *c, const 
     if (fetch(d, c, ids, &j, &ret) < 0)
         goto out;
     /* the environment may hold secrets: only its owner and root see it */
-    ret = ecod_reply(c, 200, job_json(d, &j, p->uid == 0 || p->uid == j.uid));
+    ret = ecod_reply(c, 200, job_json(d->logs_dir, &j, p->uid == 0 || p->uid == j.uid));
 out:
     eco_store_job_fini(&j);
     return ret;
@@ -771,7 +840,7 @@ static enum MHD_Result unauthorized(struct MHD_Connection *c)
 }
 
 static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connection *c,
-                             const char *url, const char *method, const struct req *rq)
+                             const char *url, const char *method, struct req *rq)
 {
     struct ecod *d = l->d;
     struct peer p;
@@ -800,7 +869,7 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
     if (!strcmp(url, "/v1/jobs")) {
         if (post)
             return submit(d, c, &p, rq);
-        return get ? list_jobs(d, c, &p) : ecod_fail(c, 405, NULL, "use GET or POST on %s", url);
+        return get ? list_jobs(d, c, rq) : ecod_fail(c, 405, NULL, "use GET or POST on %s", url);
     }
     if (!strcmp(url, "/v1/gpus"))
         return get ? list_gpus(d, c) : ecod_fail(c, 405, NULL, "use GET on %s", url);
@@ -838,6 +907,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *con_cls = rq;
         return MHD_YES;
     }
+    if (rq->listed) /* resumed by the listing worker: its answer */
+        return queue_listing(c, rq);
     if (*upload_size > 0) {
         /* past the limit the rest is read and dropped, so the client gets its 413 */
         if (!rq->too_big && rq->len + *upload_size > ECOD_MAX_BODY) {
@@ -865,8 +936,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 {
     struct req *rq = *con_cls;
     (void)cls, (void)c, (void)toe;
-    if (rq)
+    if (rq) {
         free(rq->body);
+        free(rq->list.body);
+    }
     free(rq);
     *con_cls = NULL;
 }
@@ -885,7 +958,7 @@ struct MHD_Daemon *ecod_api_start(struct ecod_listener *l, int fd, struct eco_er
     /* Connection limits: a few hundred clients at once is far beyond one server's users;
      * 30 s idle timeout drops clients that connect and send nothing. */
     struct MHD_Daemon *m = MHD_start_daemon(
-        MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER,
+        MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER,
         mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);

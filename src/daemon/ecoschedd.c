@@ -560,10 +560,12 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
         if (mt && MHD_get_timeout(mt, &mhd_ms) == MHD_YES &&
             mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout)
             timeout = (int)mhd_ms;
-        struct pollfd pf[3] = {{.fd = epfd, .events = POLLIN},
+        /* fds < 0 (no listing worker, no TCP listener) are ignored by poll */
+        struct pollfd pf[4] = {{.fd = epfd, .events = POLLIN},
                                {.fd = wake_pipe[0], .events = POLLIN},
+                               {.fd = ecod_lister_fd(d->lister), .events = POLLIN},
                                {.fd = epfd_t, .events = POLLIN}};
-        if (poll(pf, mt ? 3 : 2, timeout) < 0 && errno != EINTR) {
+        if (poll(pf, 4, timeout) < 0 && errno != EINTR) {
             ECOD_LOG(ECOD_ERR, "main", "poll: %s", strerror(errno));
             break;
         }
@@ -572,6 +574,8 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
                 ;
             d->want_sched = true; /* a child ended, or a stop signal */
         }
+        if (pf[2].revents & POLLIN)
+            ecod_lister_woken(d->lister); /* listings answered: MHD_run sends them */
         MHD_run(m);
         if (mt)
             MHD_run(mt);
@@ -623,6 +627,10 @@ int main(int argc, char **argv)
         ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
         goto out;
     }
+    /* GET /v1/jobs off the loop; without the worker (a store it cannot open read-only) the
+     * loop builds the pages itself, as before */
+    if (ecod_lister_create(d.db_path, d.logs_dir, ECOD_LIST_QUEUE, &d.lister, &err) < 0)
+        ECOD_LOG(ECOD_WARN, "main", "%s: listings are served on the event loop", err.msg);
     unix_l.d = tcp_l.d = &d;
     if ((fd = listen_unix(&o, &err)) < 0 || !(m = ecod_api_start(&unix_l, fd, &err))) {
         ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
@@ -653,9 +661,18 @@ int main(int argc, char **argv)
     loop(&d, m, mt);
     ECOD_LOG(ECOD_INFO, "main", "stopping (signal %d); %zu running jobs left running",
              (int)stop_signal, d.n_runs);
+    /* the worker answers the listings it holds and resumes their connections; one more run
+     * of each server queues those answers (libmicrohttpd must not stop with a connection
+     * suspended) */
+    ecod_lister_destroy(d.lister);
+    d.lister = NULL;
+    MHD_run(m);
+    if (mt)
+        MHD_run(mt);
     unlink(o.socket);
     status = 0;
 out:
+    ecod_lister_destroy(d.lister); /* before the servers: none of their connections waits */
     if (mt)
         MHD_stop_daemon(mt);
     if (m)

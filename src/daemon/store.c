@@ -563,6 +563,42 @@ int eco_store_open(const char *path, struct eco_store **out, struct eco_error *e
     return eco_store_open_ex(path, 0, out, err);
 }
 
+int eco_store_open_reader(const char *path, struct eco_store **out, struct eco_error *err)
+{
+    struct eco_store *s = NULL;
+    int ret = 0, rc;
+    *out = NULL;
+    if (!path || !*path)
+        return fail(err, -EINVAL, "store: no database path given");
+    s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(path))) {
+        ret = fail(err, -ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    /* READONLY: this connection never writes, so it never takes the write lock and, in WAL
+     * mode, reads beside the writer's transactions; NOMUTEX: one thread uses it. */
+    rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        ret = fail_sql(s, err, rc, "open read-only");
+        goto out;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+    ret = query_once(s, SQL_GET_VERSION, "read schema version", &s->version, NULL, 0, err);
+    if (ret == 0 && s->version != ECO_STORE_SCHEMA_VERSION)
+        ret = fail(err, -ENOTSUP, "%s: schema version %d, not %d (open the writer first)", path,
+                   s->version, ECO_STORE_SCHEMA_VERSION);
+    if (ret == 0)
+        ret = prepare_all(s, err);
+out:
+    if (ret != 0) {
+        eco_store_close(s);
+        return ret;
+    }
+    *out = s;
+    return 0;
+}
+
 void eco_store_close(struct eco_store *s)
 {
     if (!s)
