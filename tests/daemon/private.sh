@@ -20,6 +20,10 @@ cp "$ECOD" "$FAKE_RUN" "$H/" && cp "$ECO" "$T/pub/"
 ECOD="$H/$(basename "$ECOD")"; ECO="$T/pub/$(basename "$ECO")"
 export ECOSCHED_FAKE_GPU_RUN="$H/$(basename "$FAKE_RUN")"
 check "nobody cannot reach the daemon's binary" sh -c "! $OTHER test -x '$ECOD'"
+# the wrapper runs as the job's user: a library it loads from the build tree (its RPATH, under
+# a 0700 home in a /root clone) would stop every GPU job of another user
+check "the GPU wrapper needs no shared library of the build tree" \
+    sh -c "! ldd '$ECOSCHED_FAKE_GPU_RUN' | grep -q libecosched"
 
 # a descriptor the daemon's parent leaves open (fd 7, a root-only file)
 echo "root-only secret" > "$T/secret"; chmod 600 "$T/secret"
