@@ -161,10 +161,21 @@ static int daemon_error(long status, const json_t *ans)
 
 /* Sends a request and expects 2xx; on success *ans is the answer (caller's). Returns 0 or an
  * exit status. */
+/* A GET the daemon answers 503 (more listings waiting than it queues; it says Retry-After: 1)
+ * is tried again after a second, as `curl --retry` does, at most BUSY_TRIES times in all:
+ * a listing is read-only, so trying it again changes nothing. */
+#define BUSY_TRIES 10
+
 static int call(struct copts *o, const char *method, const char *path, const char *body,
                 json_t **ans)
 {
     long st = request(o, method, path, body, ans);
+    for (int k = 1; st == 503 && !strcmp(method, "GET") && k < BUSY_TRIES; k++) {
+        json_decref(*ans);
+        *ans = NULL;
+        sleep(1);
+        st = request(o, method, path, body, ans);
+    }
     if (st < 0)
         return ECO_EXIT_FAIL;
     if (st >= 200 && st < 300 && *ans)

@@ -86,6 +86,25 @@ check "some beyond the 64 waiting got 503 ($n503)" [ "$n503" -gt 0 ]
 check "the 503 is logged at debug level" grep -q "listings waiting: GET /v1/jobs answered 503" \
     "$T/daemon.log"
 
+# the CLI tries a 503 again (Retry-After: 1): ten `ecosched ls` among floods of listings all
+# get their page
+( for r in 1 2 3 4 5 6; do
+    curl -s --parallel --parallel-immediate --parallel-max 120 --unix-socket "$SOCK" "$@" \
+        >/dev/null 2>&1
+  done ) &
+sleep 0.05
+fl=$!
+pids=""
+for k in $(seq 10); do
+    ( for r in 1 2 3 4 5 6 7 8; do
+        "$ECO" ls --limit 1000 > /dev/null 2>> "$T/ls.err" || echo "$k" >> "$T/ls.failed"
+      done ) &
+    pids="$pids $!"
+done
+wait $fl $pids
+check "80 ecosched ls during floods of listings all succeed ($(grep -m1 ecosched: "$T/ls.err"))" \
+    [ ! -e "$T/ls.failed" ]
+
 # SIGTERM while listings wait: the worker answers them, the daemon exits 0
 curl -s --parallel --parallel-immediate --parallel-max 120 --unix-socket "$SOCK" "$@" \
     >/dev/null 2>&1 &
