@@ -6,51 +6,19 @@
 # Runs ecoschedd on the fake NVML platform in a temporary directory. Usage: bench_daemon.sh BUILD
 set -u
 B=$(cd "${1:-build}" && pwd)
-T=$(mktemp -d /tmp/ecosched-dbench.XXXXXX)
-SOCK="$T/d.sock"
-export ECOSCHED_SOCKET="$SOCK" ECOSCHED_FAKE_NVML_STATE="$T/fake.state" ECOSCHED_FAKE_NVML_GPUS=8
-export ECOSCHED_FAKE_NVML_LIB="$B/libecosched-fake-nvml.so" ECOSCHED_FAKE_GPU_RUN="$B/ecosched-fake-gpu-run"
-ECO="$B/ecosched"
-DPID=""
-HOLD=""
-cleanup() {
-    [ -n "$HOLD" ] && kill -KILL "-$HOLD" 2>/dev/null
-    [ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-# start STATE_DIR LOG_LEVEL: ecoschedd on the fake platform (8 GPUs), waits until it answers.
-start() {
-    st="$1"; lv="$2"; shift 2
-    "$B/ecoschedd" --foreground --socket "$SOCK" --state-dir "$st" --platform fake \
-        --util-window 1 --log-level "$lv" "$@" 2>>"$T/daemon.log" &
-    DPID=$!
-    i=0
-    while [ $i -lt 100 ]; do
-        "$ECO" gpus >/dev/null 2>&1 && return 0
-        sleep 0.1; i=$((i + 1))
-    done
-    echo "bench_daemon: ecoschedd did not start" >&2; tail -5 "$T/daemon.log" >&2; exit 1
-}
-stop() { kill -TERM "$DPID"; wait "$DPID" 2>/dev/null; DPID=""; }
+NAME=bench_daemon
+. "$(dirname "$0")/daemon.shlib"
 # cpu_ticks PID: utime + stime of PID in clock ticks (fields 14 and 15 of /proc/PID/stat)
 cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
-field() { "$ECO" show "$1" | awk -v k="$2" '$1 == k { print $2; exit }'; }
 HZ=$(getconf CLK_TCK)
 
 # (a) A job holding all 8 GPUs runs, so every benchmark job (gpus 1) stays queued: the figure
 # is the API and the store (each submit also triggers a pass, which stops at the queue head).
 start "$T/state" info
-h=$("$ECO" submit --gpus 8 -- sleep 3600)
-i=0
-while [ "$(field "$h" state)" != running ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-HOLD=$(field "$h" pid)
+hold_gpus
 r1=$("$B/eco_bench_submit" "$SOCK" 5000 1 "$T") || r1="error"
 r2=$("$B/eco_bench_submit" "$SOCK" 5000 1 "$T") || r2="error"
-rate() { echo "$1" | awk '{ printf "%.0f/s (%d in %.2f s)", $3, $1, $2 }'; }
-queued=$("$ECO" ls queued | awk 'NR > 1' | wc -l)
+queued=$("$ECO" ls --all queued | awk 'NR > 1' | wc -l)
 
 # (b) Pass time with the 10,000 queued jobs, per queue policy: the daemon times every pass
 # (sampling, energy, reaping, the queue policy's decisions) and GET /v1/status reports the

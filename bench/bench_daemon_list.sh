@@ -7,31 +7,10 @@
 # figure. Usage: bench_daemon_list.sh BUILD
 set -u
 B=$(cd "${1:-build}" && pwd)
-T=$(mktemp -d /tmp/ecosched-lbench.XXXXXX)
-SOCK="$T/d.sock"
-export ECOSCHED_SOCKET="$SOCK" ECOSCHED_FAKE_NVML_STATE="$T/fake.state" ECOSCHED_FAKE_NVML_GPUS=8
-export ECOSCHED_FAKE_NVML_LIB="$B/libecosched-fake-nvml.so" ECOSCHED_FAKE_GPU_RUN="$B/ecosched-fake-gpu-run"
-ECO="$B/ecosched"
-DPID=""
-HOLD=""
-cleanup() {
-    [ -n "$HOLD" ] && kill -KILL "-$HOLD" 2>/dev/null
-    [ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-"$B/ecoschedd" --foreground --socket "$SOCK" --state-dir "$T/state" --platform fake \
-    --util-window 1 --log-level info 2>>"$T/daemon.log" &
-DPID=$!
-i=0
-while ! "$ECO" gpus >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-field() { "$ECO" show "$1" | awk -v k="$2" '$1 == k { print $2; exit }'; }
-# a job holding the 8 GPUs keeps every benchmark job queued: the figure is the API and store
-h=$("$ECO" submit --gpus 8 -- sleep 3600)
-i=0
-while [ "$(field "$h" state)" != running ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-HOLD=$(field "$h" pid)
+NAME=bench_daemon_list
+. "$(dirname "$0")/daemon.shlib"
+start "$T/state" info
+hold_gpus
 fill=$("$B/eco_bench_submit" "$SOCK" 49999 1 "$T") || fill="error"
 rss0=$(awk '/VmRSS/ { print $2 }' "/proc/$DPID/status")
 r0=$("$B/eco_bench_submit" "$SOCK" 5000 1 "$T") || r0="error"
@@ -42,7 +21,6 @@ t0=$(date +%s.%N)
 curl -s --unix-socket "$SOCK" -o "$T/page.json" http://localhost/v1/jobs
 t1=$(date +%s.%N)
 page=$(awk -v a="$t0" -v b="$t1" -v s="$(wc -c < "$T/page.json")" 'BEGIN { printf "%.1f ms, %d bytes", (b - a) * 1000, s }')
-rate() { echo "$1" | awk '{ printf "%.0f/s (%d in %.2f s)", $3, $1, $2 }'; }
 lists=$(echo "$r8" | awk '{ printf "%d listings of 100 jobs meanwhile (%.0f/s)", $4, $4 / $2 }')
 echo "| submissions per second, unix socket | 5,000 more on 50,000 stored jobs (filled at $(rate "$fill")), no listing | $(rate "$r0") | >= 5,000/s |"
 echo "| submissions per second while 8 clients list | the same, 8 clients GET /v1/jobs (default page) in a loop | $(rate "$r8"); $lists | >= 5,000/s |"
