@@ -724,6 +724,22 @@ static void test_nul_bytes(void **state)
 }
 
 /* A file that gives no job says so, and why. */
+/* Case i of a table: text written to PREFIXi.csv must be refused (-EINVAL) with a message
+ * that names the file and holds want. */
+static void expect_refused(const char *prefix, size_t i, const char *text,
+                           const struct eco_trace_opts *o, const char *want)
+{
+    char name[32];
+    snprintf(name, sizeof name, "%s%zu.csv", prefix, i);
+    const char *path = write_file(name, text, 0);
+    struct eco_jobset *s;
+    struct eco_error err;
+    int rc = load(path, o, &s, &err);
+    if (rc != -EINVAL || !strstr(err.msg, path) || !strstr(err.msg, want))
+        fail_msg("case %zu: rc %d, message '%s'", i, rc, err.msg);
+    eco_jobset_destroy(s);
+}
+
 static void test_no_jobs(void **state)
 {
     (void)state;
@@ -739,16 +755,8 @@ static void test_no_jobs(void **state)
          0, "holds no GPU job: 1 CPU-only and 1 pending pods were skipped"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "nojobs%zu.csv", i);
-        const char *path = write_file(name, cases[i].text, 0);
         struct eco_trace_opts o = {.skip_bad_rows = cases[i].skip_bad_rows};
-        struct eco_jobset *s;
-        struct eco_error err;
-        int rc = load(path, &o, &s, &err);
-        if (rc != -EINVAL || !strstr(err.msg, path) || !strstr(err.msg, cases[i].want))
-            fail_msg("case %zu: rc %d, message '%s'", i, rc, err.msg);
-        eco_jobset_destroy(s);
+        expect_refused("nojobs", i, cases[i].text, &o, cases[i].want);
     }
 }
 
@@ -771,16 +779,8 @@ static void test_bad_header(void **state)
         {ECO_TRACE_AUTO, "job_id,submit_s,duration_s,gpus,gpus\na,1,1,1,1\n", "twice"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "hdr%zu.csv", i);
-        const char *path = write_file(name, cases[i].text, 0);
         struct eco_trace_opts o = {.format = cases[i].format};
-        struct eco_jobset *s;
-        struct eco_error err;
-        int rc = load(path, &o, &s, &err);
-        if (rc != -EINVAL || !strstr(err.msg, path) || !strstr(err.msg, cases[i].want))
-            fail_msg("case %zu: rc %d, message '%s'", i, rc, err.msg);
-        eco_jobset_destroy(s);
+        expect_refused("hdr", i, cases[i].text, &o, cases[i].want);
     }
 }
 

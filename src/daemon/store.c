@@ -517,19 +517,25 @@ static int prepare_all(struct eco_store *s, struct eco_error *err)
     return 0;
 }
 
+/* A store object for path, not yet open (*s: the caller's, eco_store_close frees it). */
+static int store_alloc(const char *path, struct eco_store **s, struct eco_error *err)
+{
+    if (!path || !*path)
+        return fail(err, -EINVAL, "store: no database path given");
+    *s = calloc(1, sizeof **s);
+    if (!*s || !((*s)->path = strdup(path)))
+        return fail(err, -ENOMEM, "%s: out of memory", path);
+    return 0;
+}
+
 int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
                       struct eco_error *err)
 {
     struct eco_store *s = NULL;
-    int ret = 0, rc;
+    int ret, rc;
     *out = NULL;
-    if (!path || !*path)
-        return fail(err, -EINVAL, "store: no database path given");
-    s = calloc(1, sizeof *s);
-    if (!s || !(s->path = strdup(path))) {
-        ret = fail(err, -ENOMEM, "%s: out of memory", path);
+    if ((ret = store_alloc(path, &s, err)) < 0)
         goto out;
-    }
     /* before SQLite opens it: opening replays (or silently drops) the log */
     if ((ret = check_wal(path, err)) < 0)
         goto out;
@@ -566,15 +572,10 @@ int eco_store_open(const char *path, struct eco_store **out, struct eco_error *e
 int eco_store_open_reader(const char *path, struct eco_store **out, struct eco_error *err)
 {
     struct eco_store *s = NULL;
-    int ret = 0, rc;
+    int ret, rc;
     *out = NULL;
-    if (!path || !*path)
-        return fail(err, -EINVAL, "store: no database path given");
-    s = calloc(1, sizeof *s);
-    if (!s || !(s->path = strdup(path))) {
-        ret = fail(err, -ENOMEM, "%s: out of memory", path);
+    if ((ret = store_alloc(path, &s, err)) < 0)
         goto out;
-    }
     /* READONLY: this connection never writes, so it never takes the write lock and, in WAL
      * mode, reads beside the writer's transactions; NOMUTEX: one thread uses it. */
     rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
