@@ -23,11 +23,14 @@ void eco_nodes_job_power(const struct engine *e, const struct eco_job *j, uint32
         *power_per_gpu_w = 0;
         return;
     }
-    double s, p;
+    double s, p, lo, hi, mhz = j->clock_mhz;
+    /* A job on several GPU types has one clock setting: each GPU takes it clamped into its own
+     * type's knob range (powerctl.c). */
+    if (mhz > 0 && eco_clock_range(g->type, &lo, &hi) == 0)
+        mhz = mhz < lo ? lo : mhz > hi ? hi : mhz;
     /* A locked clock: the model of docs/models/clock.md; should it draw more than the limit
      * allows, the firmware lowers the clock further and the limit's figures hold. */
-    if (j->clock_mhz > 0 && eco_clock_eval(g->type, j->workload, j->clock_mhz, &s, &p) == 0 &&
-        p < *power_per_gpu_w) {
+    if (mhz > 0 && eco_clock_eval(g->type, j->workload, mhz, &s, &p) == 0 && p < *power_per_gpu_w) {
         *speed = s;
         *power_per_gpu_w = p;
     }

@@ -52,9 +52,17 @@ static const struct {
     {"threshold", PC_THRESHOLD},
 };
 
+/* Distinct GPU types one job can span: the whole catalog (checked in eco_powerctl_init). */
+#define TRUTH_TYPES 8
+
+/* A job's true curves: its GPUs grouped by the type of the node each is on. */
 struct truth {
-    uint16_t type, workload;
-    int clock; /* the setting is an SM clock (MHz), not a power limit */
+    uint16_t workload;
+    uint8_t clock; /* the setting is an SM clock (MHz), not a power limit */
+    uint8_t n;     /* distinct types */
+    uint16_t type[TRUTH_TYPES];
+    uint32_t gpus[TRUTH_TYPES];
+    uint32_t total;
 };
 
 struct powerctl {
@@ -100,24 +108,6 @@ static double gauss(struct eco_rng *r)
     return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
 }
 
-static const struct eco_gpu_type *job_type(const struct engine *e, const struct eco_job *j)
-{
-    uint32_t node = e->pool[j->alloc_off].node;
-    return eco_catalog_get(e->c->nodes[node].type);
-}
-
-/* The truth at a setting of the knob in use: a power limit (W) or a locked clock (MHz). */
-static void truth_predict(const void *ctx, double limit_w, double *power_w, double *speed)
-{
-    const struct truth *t = ctx;
-    int rc = t->clock ? eco_clock_eval(t->type, t->workload, limit_w, speed, power_w)
-                      : eco_power_eval(t->type, t->workload, limit_w, speed, power_w);
-    if (rc) {
-        *speed = 1;
-        *power_w = t->clock ? 0 : limit_w;
-    }
-}
-
 /* The knob's range on a GPU type: its power-limit range, or its clock range. */
 static void knob_range(int clock, int type, double *lo, double *hi)
 {
@@ -126,6 +116,65 @@ static void knob_range(int clock, int type, double *lo, double *hi)
     *hi = t->max_limit_w;
     if (clock)
         eco_clock_range(type, lo, hi);
+}
+
+/* The truth at a setting of the knob in use (a power limit, W, or a locked clock, MHz): per
+ * GPU the setting clamped into its own type's range, as the engine applies it (nodes.c); the
+ * power is the mean over the job's GPUs, the speed the slowest type's (synchronous training
+ * runs at the pace of its slowest GPU, as engine.c's set_rate). */
+static void truth_predict(const void *ctx, double limit_w, double *power_w, double *speed)
+{
+    const struct truth *t = ctx;
+    double sum = 0, slow = 0;
+    for (uint8_t k = 0; k < t->n; k++) {
+        double lo, hi, s, p;
+        knob_range(t->clock, t->type[k], &lo, &hi);
+        double x = limit_w < lo ? lo : limit_w > hi ? hi : limit_w;
+        int rc = t->clock ? eco_clock_eval(t->type[k], t->workload, x, &s, &p)
+                          : eco_power_eval(t->type[k], t->workload, x, &s, &p);
+        if (rc) {
+            s = 1;
+            p = t->clock ? 0 : x;
+        }
+        sum += p * t->gpus[k];
+        if (k == 0 || s < slow)
+            slow = s;
+    }
+    *power_w = t->total ? sum / t->total : 0;
+    *speed = t->n ? slow : 1;
+}
+
+/* Job j's GPUs grouped by the type of the node each is on (allocation a[0..n)). */
+static struct truth truth_of(const struct engine *e, const struct eco_job *j, int clock,
+                             const struct eco_alloc *a, size_t n)
+{
+    struct truth t = {.workload = j->workload, .clock = (uint8_t)clock};
+    for (size_t i = 0; i < n; i++) {
+        uint16_t type = (uint16_t)e->c->nodes[a[i].node].type;
+        uint8_t k = 0;
+        while (k < t.n && t.type[k] != type)
+            k++;
+        if (k == t.n) /* k < TRUTH_TYPES: the catalog has no more types */
+            t.type[t.n++] = type;
+        t.gpus[k] += a[i].gpus;
+        t.total += a[i].gpus;
+    }
+    return t;
+}
+
+/* The job's knob range: from the lowest of its types' minimums to the highest maximum (each
+ * GPU gets the setting clamped into its own type's range). */
+static void truth_range(const struct truth *t, double *lo, double *hi)
+{
+    *lo = *hi = 0;
+    for (uint8_t k = 0; k < t->n; k++) {
+        double l, h;
+        knob_range(t->clock, t->type[k], &l, &h);
+        if (k == 0 || l < *lo)
+            *lo = l;
+        if (k == 0 || h > *hi)
+            *hi = h;
+    }
 }
 
 /* The job's setting on the knob in use. */
@@ -152,6 +201,8 @@ int eco_powerctl_init(struct engine *e)
     const struct eco_sim_config *cfg = e->cfg;
     if (!cfg->power_policy || !strcmp(cfg->power_policy, "none"))
         return 0;
+    if (eco_catalog_count() > TRUTH_TYPES)
+        return -EINVAL; /* TRUTH_TYPES must cover the catalog */
     struct powerctl *pc = calloc(1, sizeof *pc);
     if (!pc)
         return -ENOMEM;
@@ -205,16 +256,26 @@ static double fixed_power(const struct engine *e)
 double eco_powerctl_min_gpu_w(int type, uint16_t workload, int knob)
 {
     double lo, hi, speed, p;
-    struct truth t = {(uint16_t)type, workload, knob == ECO_POWER_KNOB_CLOCK};
+    struct truth t = {.workload = workload,
+                      .clock = knob == ECO_POWER_KNOB_CLOCK,
+                      .n = 1,
+                      .type = {(uint16_t)type},
+                      .gpus = {1},
+                      .total = 1};
     knob_range(t.clock, type, &lo, &hi);
     truth_predict(&t, lo, &p, &speed);
     return p;
 }
 
-static double min_draw(const struct engine *e, const struct eco_job *j, uint32_t node)
+/* The job's minimum draw on allocation a[0..n): each GPU at its own type's minimum. */
+static double min_draw(const struct engine *e, const struct eco_job *j, const struct eco_alloc *a,
+                       size_t n)
 {
-    return eco_powerctl_min_gpu_w(e->c->nodes[node].type, j->workload, e->cfg->power_knob) *
-           j->gpus;
+    double w = 0;
+    for (size_t i = 0; i < n; i++)
+        w += eco_powerctl_min_gpu_w(e->c->nodes[a[i].node].type, j->workload, e->cfg->power_knob) *
+             a[i].gpus;
+    return w;
 }
 
 int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n)
@@ -225,15 +286,18 @@ int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a
     double committed = fixed_power(e);
     for (size_t i = 0; i < e->nrun; i++) {
         const struct eco_job *r = &e->jobs[e->run[i]];
-        committed += min_draw(e, r, e->pool[r->alloc_off].node);
+        committed += min_draw(e, r, &e->pool[r->alloc_off], r->alloc_n);
     }
     /* Jobs already started in this pass. */
     for (size_t k = 0; k < e->dec.n_starts; k++) {
         const struct eco_job *s = &e->jobs[e->dec.starts[k]];
-        committed += min_draw(e, s, e->dec.start_allocs[e->dec.start_alloc_off[k]].node);
+        size_t off = e->dec.start_alloc_off[k];
+        size_t end =
+            k + 1 < e->dec.n_starts ? e->dec.start_alloc_off[k + 1] : e->dec.n_start_allocs;
+        committed += min_draw(e, s, &e->dec.start_allocs[off], end - off);
     }
     /* Its node's host and idle GPUs are already in fixed_power (the node is on). */
-    double need = min_draw(e, &e->jobs[job], a[0].node);
+    double need = min_draw(e, &e->jobs[job], a, n);
     if (committed + need <= pc->budget_w)
         return 1;
     if (!pc->waited[job]) {
@@ -249,13 +313,14 @@ double eco_powerctl_start_limit(struct engine *e, uint32_t job)
 {
     struct powerctl *pc = e->pc;
     struct eco_job *j = &e->jobs[job];
-    const struct eco_gpu_type *t = job_type(e, j);
-    int type = e->c->nodes[e->pool[j->alloc_off].node].type;
-    double lo, hi;
-    pc->truth[job] = (struct truth){(uint16_t)type, j->workload, pc->clock};
-    knob_range(pc->clock, type, &lo, &hi);
+    struct truth *tr = &pc->truth[job];
+    double lo, hi, max_w = 0;
+    *tr = truth_of(e, j, pc->clock, &e->pool[j->alloc_off], j->alloc_n);
+    truth_range(tr, &lo, &hi);
+    for (uint8_t k = 0; k < tr->n; k++) /* the GPUs' mean maximum limit */
+        max_w += eco_catalog_get(tr->type[k])->max_limit_w * tr->gpus[k] / tr->total;
     if (pc->clock)
-        eco_job_model_init_clock(&pc->models[job], lo, hi, t->max_limit_w, MODEL_LAMBDA);
+        eco_job_model_init_clock(&pc->models[job], lo, hi, max_w, MODEL_LAMBDA);
     else
         eco_job_model_init(&pc->models[job], lo, hi, MODEL_LAMBDA);
     double lim = pc->kind == PC_THRESHOLD ? hi : lo;
@@ -305,11 +370,12 @@ static int allocate(struct engine *e, double t, double measured_w)
     for (size_t i = 0; i < n; i++) {
         uint32_t j = e->run[i];
         const struct eco_job *job = &e->jobs[j];
-        int type = e->c->nodes[e->pool[job->alloc_off].node].type;
+        const struct truth *tr = &pc->truth[j];
         double lo, hi;
         size_t nl = 0;
-        const double *levels = pc->clock ? eco_clock_levels(type, &nl) : NULL;
-        knob_range(pc->clock, type, &lo, &hi);
+        /* A job on GPUs of several types has no common level list: its clock is continuous. */
+        const double *levels = pc->clock && tr->n == 1 ? eco_clock_levels(tr->type[0], &nl) : NULL;
+        truth_range(tr, &lo, &hi);
         double slack = job->deadline_s >= 0 ? job->deadline_s - t : -1;
         if (job->deadline_s >= 0 && slack < 0)
             slack = 0;
@@ -365,8 +431,9 @@ static int allocate(struct engine *e, double t, double measured_w)
             if (lim < pc->cj[i].min_limit_w)
                 lim = pc->cj[i].min_limit_w;
         }
-        if (pc->clock) /* dithered and threshold settings onto a level of the range */
-            lim = level_in(pc->truth[pc->cj_job[i]].type, &pc->cj[i], lim);
+        const struct truth *tr = &pc->truth[pc->cj_job[i]];
+        if (pc->clock && tr->n == 1) /* dithered and threshold settings onto a level */
+            lim = level_in(tr->type[0], &pc->cj[i], lim);
         pc->pending[pc->cj_job[i]] = lim;
     }
     return 0;
@@ -378,9 +445,8 @@ static double full_demand(const struct engine *e)
     double d = fixed_power(e);
     for (size_t i = 0; i < e->nrun; i++) {
         const struct eco_job *j = &e->jobs[e->run[i]];
-        int type = e->c->nodes[e->pool[j->alloc_off].node].type;
         double speed, p, lo, hi;
-        knob_range(e->pc->clock, type, &lo, &hi);
+        truth_range(&e->pc->truth[e->run[i]], &lo, &hi);
         truth_predict(&e->pc->truth[e->run[i]], hi, &p, &speed);
         d += p * j->gpus;
     }
