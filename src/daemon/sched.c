@@ -89,14 +89,21 @@ static int64_t highest_file_id(const char *dir, char *example, size_t cap)
     return hi;
 }
 
+/* The state directory's logs/ and run/ paths, into d. */
+static void state_dirs(struct ecod *d)
+{
+    snprintf(d->logs_dir, sizeof d->logs_dir, "%s/logs", d->state_dir);
+    snprintf(d->run_dir, sizeof d->run_dir, "%s/run", d->state_dir);
+}
+
 int ecod_store_open(struct ecod *d, struct eco_error *err)
 {
-    char logs[4200], run[4200], ex[4300] = "", ex2[4300] = "";
+    char ex[4300] = "", ex2[4300] = "";
     struct stat st;
     int rc;
-    snprintf(logs, sizeof logs, "%s/logs", d->state_dir);
-    snprintf(run, sizeof run, "%s/run", d->state_dir);
-    int64_t hi = highest_file_id(logs, ex, sizeof ex), hi2 = highest_file_id(run, ex2, sizeof ex2);
+    state_dirs(d);
+    int64_t hi = highest_file_id(d->logs_dir, ex, sizeof ex),
+            hi2 = highest_file_id(d->run_dir, ex2, sizeof ex2);
     if (hi2 > hi) {
         hi = hi2;
         memcpy(ex, ex2, sizeof ex);
@@ -129,8 +136,7 @@ int ecod_store_open(struct ecod *d, struct eco_error *err)
 int ecod_sched_init(struct ecod *d, struct eco_gpusel_params *params, struct eco_error *err)
 {
     int rc = 0;
-    snprintf(d->logs_dir, sizeof d->logs_dir, "%s/logs", d->state_dir);
-    snprintf(d->run_dir, sizeof d->run_dir, "%s/run", d->state_dir);
+    state_dirs(d);
     /* logs: 0700 as the state directory; users read their 0600 outputs through the daemon */
     if ((rc = mkdir_p1(d->logs_dir, 0700, err)) < 0 || (rc = mkdir_p1(d->run_dir, 0700, err)) < 0)
         goto out;
@@ -489,6 +495,23 @@ static void forget_run(struct ecod *d, size_t i)
     d->want_sched = true;
 }
 
+/* Run r ended but the store did not take its end (full disk): it stays as "ended, not
+ * recorded" (no process, no GPUs, energy final) and retry_store writes it every
+ * STORE_RETRY_S. Logged here once per job (its end happens once); retries are silent. */
+static void keep_unrecorded(struct ecod *d, struct ecod_run *r, const char *msg)
+{
+    ECOD_LOG(ECOD_ERR, "sched",
+             "job %" PRId64 ": end not recorded: %s; kept in memory, retried every %.0f s", r->id,
+             msg, STORE_RETRY_S);
+    d->end_retry_mono = ecod_mono() + STORE_RETRY_S;
+    r->end_unrecorded = true;
+    r->pid = 0;
+    r->n_gpus = 0; /* released: no energy accrues */
+    r->capped = false;
+    r->kill_at = 0;
+    d->want_sched = true;
+}
+
 /* Job of run i ended: record it, restore limits, free its GPUs, forget the run. have_status:
  * `status` is a wait status (our child); otherwise the exit status is unknown (adopted).
  * When the store cannot record the end (full disk), the run stays as "ended, not recorded"
@@ -517,17 +540,7 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
              have_status ? "exit " : "adopted, status unknown ", code, r->energy_j);
     int rc = record_end(d, r, &err);
     if (store_retryable(rc)) {
-        /* logged here once per job (its end happens once); retries are silent */
-        ECOD_LOG(ECOD_ERR, "sched",
-                 "job %" PRId64 ": end not recorded: %s; kept in memory, retried every %.0f s",
-                 r->id, err.msg, STORE_RETRY_S);
-        d->end_retry_mono = ecod_mono() + STORE_RETRY_S;
-        r->end_unrecorded = true;
-        r->pid = 0;
-        r->n_gpus = 0; /* released above: no energy accrues */
-        r->capped = false;
-        r->kill_at = 0;
-        d->want_sched = true;
+        keep_unrecorded(d, r, err.msg);
         return;
     }
     if (rc < 0)
@@ -694,9 +707,9 @@ static int start_failed(struct ecod *d, const struct eco_store_job *j, const cha
     }
     struct ecod_run *r = running ? add_run(d) : NULL;
     if (r) { /* recorded running, not failed: retry_store records the end */
-        *r = (struct ecod_run){.id = j->id, .end_unrecorded = true,
-                               .end_state = ECO_STORE_FAILED, .end_code = 127, .end_s = now};
-        store_failed(d, j->id, "end not recorded", err.msg);
+        *r = (struct ecod_run){
+            .id = j->id, .end_state = ECO_STORE_FAILED, .end_code = 127, .end_s = now};
+        keep_unrecorded(d, r, err.msg);
         return 0;
     }
     store_failed(d, j->id, "start failure not recorded", err.msg);
@@ -722,9 +735,8 @@ struct gate_ctx {
     const struct eco_store_job *j;
     struct ecod_run *r;
     const char *gpus; /* "0,2", or NULL for none */
-    bool refused;     /* the store did not take the start: not ours to run (or not now) */
-    bool started;     /* the store has it running */
-    int store_rc;     /* eco_store_start's answer */
+    int store_rc;     /* eco_store_start's answer (< 0: not ours to run, or not now); 1 until
+                       * the child reached the gate */
 };
 
 /* The runner's gate: the child is ready to exec (its steps done, its command found); record
@@ -735,11 +747,8 @@ static int start_gate(void *arg, pid_t pid, struct eco_error *err)
     g->r->pid = pid;
     g->r->start_ticks = eco_run_start_ticks(pid);
     write_run_file(g->d, g->j->id, pid, g->r->start_ticks);
-    int rc = eco_store_start(g->d->store, g->j->id, pid, pid, g->gpus, ecod_now(), err);
-    g->refused = rc < 0;
-    g->started = rc == 0;
-    g->store_rc = rc;
-    return rc;
+    g->store_rc = eco_store_start(g->d->store, g->j->id, pid, pid, g->gpus, ecod_now(), err);
+    return g->store_rc;
 }
 
 /* Starts job j on gpus[0..n): limits, energy baseline, runner, store, selector.
@@ -797,7 +806,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     for (uint32_t k = 0; r->cap_w > 0 && k < n; k++) /* the lowest cap of the GPU's jobs */
         r->capped |= settle_gpu(d, j->id, gpus[k], SIZE_MAX, caps_clock(r));
     const char *wrap[] = {"ecosched-fake-gpu-run", gl, NULL};
-    struct gate_ctx gate = {.d = d, .j = j, .r = r, .gpus = n ? gl : NULL};
+    struct gate_ctx gate = {.d = d, .j = j, .r = r, .gpus = n ? gl : NULL, .store_rc = 1};
     struct eco_run_spec spec = {
         .argv = (const char *const *)argv,
         .env = (const char *const *)env,
@@ -819,21 +828,21 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
         d->n_runs--;
         for (uint32_t k = 0; capped && k < n; k++) /* as it was without this job */
             settle_gpu(d, j->id, gpus[k], SIZE_MAX, clock);
-        if (gate.refused && store_retryable(gate.store_rc)) {
-            /* not recorded (full disk): the gate stayed shut, the command never ran; the job
-             * goes back to the queue in its place and starts on a later pass */
+        if (gate.store_rc < 0) { /* the gate stayed shut: the command never ran */
             char path[4200];
-            store_failed(d, j->id, "start not recorded", err.msg);
-            run_file(d, j->id, path, sizeof path);
-            unlink(path);
-            ret = -EAGAIN;
-        } else if (gate.refused) { /* the store refused the transition: not ours to run */
-            char path[4200];
-            ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id, err.msg);
+            if (store_retryable(gate.store_rc)) {
+                /* not recorded (full disk): the job goes back to the queue in its place and
+                 * starts on a later pass */
+                store_failed(d, j->id, "start not recorded", err.msg);
+                ret = -EAGAIN;
+            } else { /* the store refused the transition: not ours to run */
+                ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id,
+                         err.msg);
+            }
             run_file(d, j->id, path, sizeof path);
             unlink(path);
         } else {
-            ret = start_failed(d, j, err.msg[0] ? err.msg : strerror(-rc), gate.started);
+            ret = start_failed(d, j, err.msg[0] ? err.msg : strerror(-rc), gate.store_rc == 0);
         }
         goto out;
     }

@@ -517,51 +517,55 @@ static int prepare_all(struct eco_store *s, struct eco_error *err)
     return 0;
 }
 
-/* A store object for path, not yet open (*s: the caller's, eco_store_close frees it). */
-static int store_alloc(const char *path, struct eco_store **s, struct eco_error *err)
+/* Connects a new store object to the database at path with SQLite's open flags sqlite_flags
+ * (NOMUTEX added: a store is used by one thread at a time); `what` names the open in errors.
+ * *s is the caller's even on failure (eco_store_close frees it). */
+static int store_connect(const char *path, int sqlite_flags, const char *what,
+                         struct eco_store **s, struct eco_error *err)
 {
     if (!path || !*path)
         return fail(err, -EINVAL, "store: no database path given");
     *s = calloc(1, sizeof **s);
     if (!*s || !((*s)->path = strdup(path)))
         return fail(err, -ENOMEM, "%s: out of memory", path);
+    int rc = sqlite3_open_v2(path, &(*s)->db, sqlite_flags | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK)
+        return fail_sql(*s, err, rc, what);
+    sqlite3_extended_result_codes((*s)->db, 1);
+    sqlite3_busy_timeout((*s)->db, BUSY_TIMEOUT_MS);
     return 0;
+}
+
+/* The end of an open: s handed to *out when ret is 0, else closed; returns ret. */
+static int open_done(struct eco_store *s, int ret, struct eco_store **out)
+{
+    if (ret != 0)
+        eco_store_close(s);
+    else
+        *out = s;
+    return ret;
 }
 
 int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
                       struct eco_error *err)
 {
     struct eco_store *s = NULL;
-    int ret, rc;
     *out = NULL;
-    if ((ret = store_alloc(path, &s, err)) < 0)
-        goto out;
+    if (!path || !*path)
+        return fail(err, -EINVAL, "store: no database path given");
     /* before SQLite opens it: opening replays (or silently drops) the log */
-    if ((ret = check_wal(path, err)) < 0)
-        goto out;
-    /* NOMUTEX: a store is used by one thread at a time (the daemon's loop). */
-    rc = sqlite3_open_v2(path, &s->db,
-                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        ret = fail_sql(s, err, rc, "open");
-        goto out;
-    }
-    sqlite3_extended_result_codes(s->db, 1);
-    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-    ret = set_pragmas(s, flags, err);
+    int ret = check_wal(path, err);
+    if (ret == 0)
+        ret = store_connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "open", &s, err);
+    if (ret == 0)
+        ret = set_pragmas(s, flags, err);
     if (ret == 0)
         ret = check_integrity(s, err);
     if (ret == 0)
         ret = migrate(s, err);
     if (ret == 0)
         ret = prepare_all(s, err);
-out:
-    if (ret != 0) {
-        eco_store_close(s);
-        return ret;
-    }
-    *out = s;
-    return 0;
+    return open_done(s, ret, out);
 }
 
 int eco_store_open(const char *path, struct eco_store **out, struct eco_error *err)
@@ -572,32 +576,18 @@ int eco_store_open(const char *path, struct eco_store **out, struct eco_error *e
 int eco_store_open_reader(const char *path, struct eco_store **out, struct eco_error *err)
 {
     struct eco_store *s = NULL;
-    int ret, rc;
     *out = NULL;
-    if ((ret = store_alloc(path, &s, err)) < 0)
-        goto out;
     /* READONLY: this connection never writes, so it never takes the write lock and, in WAL
-     * mode, reads beside the writer's transactions; NOMUTEX: one thread uses it. */
-    rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        ret = fail_sql(s, err, rc, "open read-only");
-        goto out;
-    }
-    sqlite3_extended_result_codes(s->db, 1);
-    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-    ret = query_once(s, SQL_GET_VERSION, "read schema version", &s->version, NULL, 0, err);
+     * mode, reads beside the writer's transactions */
+    int ret = store_connect(path, SQLITE_OPEN_READONLY, "open read-only", &s, err);
+    if (ret == 0)
+        ret = query_once(s, SQL_GET_VERSION, "read schema version", &s->version, NULL, 0, err);
     if (ret == 0 && s->version != ECO_STORE_SCHEMA_VERSION)
         ret = fail(err, -ENOTSUP, "%s: schema version %d, not %d (open the writer first)", path,
                    s->version, ECO_STORE_SCHEMA_VERSION);
     if (ret == 0)
         ret = prepare_all(s, err);
-out:
-    if (ret != 0) {
-        eco_store_close(s);
-        return ret;
-    }
-    *out = s;
-    return 0;
+    return open_done(s, ret, out);
 }
 
 void eco_store_close(struct eco_store *s)
