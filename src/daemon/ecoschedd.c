@@ -332,14 +332,14 @@ out:
     return rc;
 }
 
-/* Creates, binds (mode 0660) and listens on the unix socket (claim_socket() first). */
+/* Creates, binds (mode 0660) and listens on the unix socket. main claimed the path before
+ * anything else (claim_socket: its length checked, a stale socket removed); a daemon that
+ * bound it since makes bind fail with EADDRINUSE. */
 static int listen_unix(const struct opts *o, struct eco_error *err)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     int fd = -1, rc = 0;
     char dir[sizeof sa.sun_path];
-    if ((rc = claim_socket(o->socket, err)) < 0)
-        goto out;
     strcpy(sa.sun_path, o->socket);
     strcpy(dir, o->socket);
     if (mkdir(dirname(dir), 0755) < 0 && errno != EEXIST) {
