@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* ecoschedd's HTTP/JSON API over its unix socket (libmicrohttpd, driven by the daemon's event
  * loop; GET /v1/jobs pages built by the listing worker, lister.c): versioned routes, every
- * submit field validated, the caller's identity taken from the socket's peer credentials. The routes are documented in docs/http-api.md. */
+ * submit field validated, the caller's identity taken from the socket's peer credentials.
+ * The routes are documented in docs/http-api.md. */
 #define _GNU_SOURCE /* SO_PEERCRED, struct ucred, setgroups */
 #include <errno.h>
 #include <grp.h>
@@ -90,9 +91,8 @@ static json_t *job_json(const char *logs_dir, const struct eco_store_job *j, boo
     const char *reason = j->reason;
     if (!reason && j->state == ECO_STORE_DONE && j->exit_status < 0)
         reason = "adopted; exit status unknown"; /* the store has no reason on finish */
-    /* ecod_log_path's names, from the worker's copy of the directory */
-    snprintf(out, sizeof out, "%s/%" PRId64 ".out", logs_dir, j->id);
-    snprintf(err, sizeof err, "%s/%" PRId64 ".err", logs_dir, j->id);
+    ecod_log_path_in(logs_dir, j->id, "out", out, sizeof out);
+    ecod_log_path_in(logs_dir, j->id, "err", err, sizeof err);
     json_t *o =
         json_pack("{s:I,s:s,s:I,s:I,s:o,s:s,s:i,s:f,s:b,s:f,s:f,s:s,s:s}", "id", (json_int_t)j->id,
                   "state", eco_store_state_name(j->state), "uid", (json_int_t)j->uid, "gid",
@@ -484,8 +484,10 @@ out:
     eco_store_jobs_free(jobs, n);
 }
 
-/* Queues the answer ecod_api_jobs_page left in rq->list (the body handed to MHD). */
-static enum MHD_Result queue_listing(struct MHD_Connection *c, struct req *rq)
+/* Queues the answer ecod_api_jobs_page (or the 503 below) left in rq->list (the body handed
+ * to MHD), with a Retry-After header when retry_after is not NULL. */
+static enum MHD_Result queue_listing(struct MHD_Connection *c, struct req *rq,
+                                     const char *retry_after)
 {
     struct ecod_list_req *r = &rq->list;
     rq->listed = false;
@@ -497,6 +499,8 @@ static enum MHD_Result queue_listing(struct MHD_Connection *c, struct req *rq)
         return MHD_NO; /* r->body is freed with the request */
     r->body = NULL;
     MHD_add_response_header(resp, "Content-Type", "application/json");
+    if (retry_after)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
     enum MHD_Result ret = MHD_queue_response(c, r->status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -525,7 +529,7 @@ static enum MHD_Result list_jobs(struct ecod *d, struct MHD_Connection *c, struc
                                       .limit = (size_t)limit};
     if (!d->lister) {
         ecod_api_jobs_page(d->store, d->logs_dir, &rq->list);
-        return queue_listing(c, rq);
+        return queue_listing(c, rq, NULL);
     }
     if (ecod_lister_submit(d->lister, &rq->list) < 0) {
         ECOD_LOG(ECOD_DEBUG, "api", "%d listings waiting: GET /v1/jobs answered 503",
@@ -534,18 +538,7 @@ static enum MHD_Result list_jobs(struct ecod *d, struct MHD_Connection *c, struc
                               LIST_RETRY_S " s");
         rq->list.status = 503;
         page_body(o, &rq->list);
-        struct MHD_Response *resp =
-            rq->list.body ? MHD_create_response_from_buffer(rq->list.len, rq->list.body,
-                                                            MHD_RESPMEM_MUST_FREE)
-                          : NULL;
-        if (!resp)
-            return MHD_NO;
-        rq->list.body = NULL;
-        MHD_add_response_header(resp, "Content-Type", "application/json");
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, LIST_RETRY_S);
-        enum MHD_Result ret = MHD_queue_response(c, 503, resp);
-        MHD_destroy_response(resp);
-        return ret;
+        return queue_listing(c, rq, LIST_RETRY_S);
     }
     rq->listed = true; /* the worker resumes c; MHD then calls on_request again */
     return MHD_YES;
@@ -908,7 +901,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     if (rq->listed) /* resumed by the listing worker: its answer */
-        return queue_listing(c, rq);
+        return queue_listing(c, rq, NULL);
     if (*upload_size > 0) {
         /* past the limit the rest is read and dropped, so the client gets its 413 */
         if (!rq->too_big && rq->len + *upload_size > ECOD_MAX_BODY) {

@@ -153,8 +153,10 @@ void ecod_sched_pass(struct ecod *d);
 void ecod_sched_cancelled(struct ecod *d, int64_t id);
 /* The watched run of job id, NULL when none. Borrowed until the next pass. */
 const struct ecod_run *ecod_sched_find(const struct ecod *d, int64_t id);
-/* Paths of a job's output files (buf of at least 4096 bytes). */
+/* Paths of a job's output files (buf of at least 4096 bytes): in d's logs directory, or in
+ * logs_dir (the listing worker's copy of it). */
 void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap);
+void ecod_log_path_in(const char *logs_dir, int64_t id, const char *ext, char *buf, size_t cap);
 
 /* lister.c: GET /v1/jobs pages built by a worker thread (nice +10, its own read-only store
  * connection) while the event loop serves everything else. A listing's connection is

@@ -44,9 +44,14 @@ double ecod_keep_finished_s = 7 * 86400.0; /* config.c says why */
 #define PRUNE_BATCH 500
 const char *ecod_gpu_strategy = "live";
 
+void ecod_log_path_in(const char *logs_dir, int64_t id, const char *ext, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%" PRId64 ".%s", logs_dir, id, ext);
+}
+
 void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%s/%" PRId64 ".%s", d->logs_dir, id, ext);
+    ecod_log_path_in(d->logs_dir, id, ext, buf, cap);
 }
 
 static int record_end(struct ecod *d, const struct ecod_run *r, struct eco_error *err);
