@@ -74,14 +74,14 @@ int ecod_lister_create(const char *db_path, const char *logs_dir, size_t queue_c
     sigset_t all, old;
     int ret = 0;
     *out = NULL;
-    if (queue_cap == 0 || !(l = calloc(1, sizeof *l)) ||
-        !(l->ring = calloc(queue_cap, sizeof *l->ring))) {
+    if (queue_cap && (l = calloc(1, sizeof *l)))
+        l->wake_fd = -1; /* before anything can fail: destroy closes it when >= 0 */
+    if (!l || !(l->ring = calloc(queue_cap, sizeof *l->ring))) {
         ret = queue_cap ? -ENOMEM : -EINVAL;
         eco_error_set(err, "listing worker: %s", queue_cap ? "out of memory" : "no queue");
         goto out;
     }
     l->cap = queue_cap;
-    l->wake_fd = -1;
     snprintf(l->logs_dir, sizeof l->logs_dir, "%s", logs_dir);
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
