@@ -810,11 +810,11 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
-/* One chunk of a job's output from *offset, written to stdout, or kept in *keep (the caller
- * frees keep->data) when keep is not NULL; *offset advanced, *got the bytes, *ended whether the
- * job had ended when the daemon read, state[16] its state then. 0 or an exit status. */
+/* One chunk of a job's output from *offset, written to stdout; *offset advanced, *got the
+ * bytes, *ended whether the job had ended when the daemon read, state[16] its state then.
+ * 0 or an exit status. */
 static int log_chunk(struct copts *o, long long id, const char *stream, long long *offset,
-                     size_t *got, bool *ended, char state[16], struct buf *keep)
+                     size_t *got, bool *ended, char state[16])
 {
     struct buf b = {0};
     struct log_hdr h = {""};
@@ -849,7 +849,7 @@ static int log_chunk(struct copts *o, long long id, const char *stream, long lon
         rc = daemon_error(status, ans);
         goto out;
     }
-    if (!keep && b.len && (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)) {
+    if (b.len && (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)) {
         eco_cli_err("cannot write the output: %s", strerror(errno));
         goto out;
     }
@@ -857,10 +857,6 @@ static int log_chunk(struct copts *o, long long id, const char *stream, long lon
     *got = b.len;
     *ended = h.state[0] && strcmp(h.state, "queued") && strcmp(h.state, "running");
     memcpy(state, h.state, sizeof h.state);
-    if (keep) {
-        *keep = b;
-        b.data = NULL;
-    }
     rc = 0;
 out:
     json_decref(ans);
@@ -870,42 +866,18 @@ out:
     return rc;
 }
 
-/* The daemon's line in the stderr file of a job that could not start (sched.c start_failed):
- * it comes first or alone in a file nothing else has written. */
-static const char START_FAILED[] = " could not start: ";
-
-/* Copies the start-failure message in the first chunk of job id's stderr into msg, or leaves
- * msg empty. */
-static void start_failure(struct copts *o, long long id, char *msg, size_t cap)
-{
-    struct buf b = {0};
-    long long offset = 0;
-    size_t got = 0;
-    bool ended;
-    char state[16];
-    msg[0] = '\0';
-    if (log_chunk(o, id, "stderr", &offset, &got, &ended, state, &b) == 0 && b.data) {
-        const char *p = NULL, *q = strstr(b.data, START_FAILED);
-        if (q && q - b.data >= (ptrdiff_t)sizeof "ecoschedd: job")
-            p = q + sizeof START_FAILED - 1;
-        if (p)
-            snprintf(msg, cap, "%.*s", (int)strcspn(p, "\n"), p);
-    }
-    free(b.data);
-}
-
 /* Prints on stderr why job id ended `state` (failed, cancelled or lost): its exit status, the
- * signal an exit status above 128 stands for, the store's reason, the start-failure message. */
+ * signal an exit status above 128 stands for, and the store's reason (for a job that could not
+ * start, the runner's message: the daemon stores it as the reason). */
 static void explain_end(struct copts *o, long long id, const char *state)
 {
-    char path[64], how[160] = "", start[512] = "";
+    char path[64], how[160] = "";
     json_t *ans = NULL;
     snprintf(path, sizeof path, "/v1/jobs/%lld", id);
     if (call(o, "GET", path, NULL, &ans) != 0)
         return; /* the daemon said why */
     const json_t *ex = json_object_get(ans, "exit_status");
     const char *why = json_string_value(json_object_get(ans, "reason"));
-    bool ran = json_is_integer(json_object_get(ans, "pid"));
     int code = json_is_integer(ex) ? (int)json_integer_value(ex) : -1;
     /* the daemon records a job killed by signal N as 128 + N, as a shell does */
     if (code > 128 && code < 128 + 65)
@@ -913,14 +885,8 @@ static void explain_end(struct copts *o, long long id, const char *state)
                  strsignal(code - 128));
     else if (code >= 0)
         snprintf(how, sizeof how, "exit status %d", code);
-    if (!strcmp(state, "failed") && (!ran || code == 126 || code == 127))
-        start_failure(o, id, start, sizeof start);
-    if (why && *start && strstr(why, start))
-        start[0] = '\0'; /* the daemon stored the start failure as the reason already */
-    eco_cli_err("job %lld %s%s%s%s%s%s%s", id, state, *how ? ": " : "", how,
-                why ? (*how ? "; " : ": ") : "", why ? why : "",
-                *start ? (*how || why ? "; could not start: " : ": could not start: ") : "",
-                start);
+    eco_cli_err("job %lld %s%s%s%s%s", id, state, *how ? ": " : "", how,
+                why ? (*how ? "; " : ": ") : "", why ? why : "");
     json_decref(ans);
 }
 
@@ -943,8 +909,8 @@ int eco_cmd_logs(int argc, char **argv)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: ecosched %s\n\nPrints the job's stdout (or stderr); with -f, keeps "
                    "printing new output until the job has ended. For a job that failed, was\n"
-                   "cancelled or was lost, says why on stderr (exit status, signal, reason,\n"
-                   "start failure).\n",
+                   "cancelled or was lost, says why on stderr (exit status, signal, and\n"
+                   "the stored reason, which for a job that could not start is the failure).\n",
                    usage);
             return 0;
         }
@@ -970,7 +936,7 @@ int eco_cmd_logs(int argc, char **argv)
      * job ended before it read, found nothing more to send. */
     for (;;) {
         size_t got = 0;
-        int rc = log_chunk(&o, id, stream, &offset, &got, &ended, state, NULL);
+        int rc = log_chunk(&o, id, stream, &offset, &got, &ended, state);
         if (rc)
             return rc;
         if (got > 0)
