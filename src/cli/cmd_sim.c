@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* `ecosched sim`: replay a job trace on a modelled cluster under one or more policies. */
+#define _XOPEN_SOURCE 700 /* nftw (XSI) */
 #include <errno.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -806,26 +808,18 @@ static int check_periods(const struct sim_args *a, const struct eco_jobset *set,
     return 0;
 }
 
-/* Removes the temporary --out of a --report run: the files run_all writes, in the directory
- * of each run, then the directories; nothing else (a stray file makes rmdir fail, and says so). */
-static void remove_tmp_out(const char *dir, const struct eco_policy_ops **pol, size_t npol,
-                           int quiet)
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-    static const char *const files[] = {"summary.json", "jobs.csv", "rejected.csv", "nodes.csv",
-                                        "timeline.csv"};
-    char sub[4200], path[4300];
-    int failed = 0;
-    for (size_t i = 0; i < npol; i++) {
-        snprintf(sub, sizeof sub, "%s%s%s", dir, npol > 1 ? "/" : "", npol > 1 ? pol[i]->name : "");
-        for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
-            snprintf(path, sizeof path, "%s/%s", sub, files[k]);
-            if (unlink(path) && errno != ENOENT)
-                failed = 1;
-        }
-        if (npol > 1 && rmdir(sub) && errno != ENOENT)
-            failed = 1;
-    }
-    if ((rmdir(dir) || failed) && !quiet)
+    (void)st;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* Removes the temporary --out of a --report run: the directory mkdtemp made (0700, so only
+ * this run wrote into it) and all that the run wrote there, symlinks not followed. */
+static void remove_tmp_out(const char *dir, int quiet)
+{
+    if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && !quiet)
         eco_cli_err("warning: cannot remove the temporary directory %s: %s", dir, strerror(errno));
 }
 
@@ -971,7 +965,7 @@ int eco_cmd_sim(int argc, char **argv)
     }
 done:
     if (tmp_out[0])
-        remove_tmp_out(tmp_out, pol, npol, a.quiet);
+        remove_tmp_out(tmp_out, a.quiet);
     free(budget);
     eco_jobset_destroy(set);
     eco_cluster_destroy(c);
