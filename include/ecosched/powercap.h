@@ -198,4 +198,89 @@ void eco_threshold_init(struct eco_threshold_ctl *c);
 int eco_threshold_step(struct eco_threshold_ctl *c, double now_s, double measured_w,
                        double budget_w, const struct eco_cap_job *jobs, size_t n, double *limits_w);
 
+/* ---- capper family (docs/policies/powercap.md, "Capper family") -------------------------- */
+
+/* Power capping policies are a family like the queue policies: a const ops table per policy,
+ * found by name in a registry (eco_capper_find), each instance created with a parameter string.
+ * The simulator (src/sim/powerctl.c), `ecosched powerd` (a cluster GPU budget over Slurm jobs)
+ * and ecoschedd (a node budget) build the same view each control period and call the same
+ * decide; feedback on measured power, limit dithering and power admission live inside the
+ * family, so what the simulator evaluates is what the daemons run. */
+
+struct eco_rng;
+
+/* One running job as a capper sees it. `cap` is what the allocators read: gpus, the knob's
+ * range, fresh remaining work (reference seconds, as of now_s), weight, slack to the deadline
+ * (deadline - now_s, negative for none), the learned model as predict/ctx, clock levels. */
+struct eco_capper_job {
+    struct eco_cap_job cap;
+    uint32_t id;            /* the caller's job index (not read by the family) */
+    double limit_w;         /* setting in force now (a limit, W, or a clock, MHz) */
+    double measured_w;      /* measured draw per GPU over the last period; NaN when unknown */
+    double measured_speed;  /* measured progress (reference s per s); NaN when unknown */
+    double deadline_s;      /* absolute deadline, negative for none */
+    uint32_t samples;       /* measurements its model has seen */
+    /* The truth (the measured curves) for the oracle only; NULL elsewhere. A capper other
+     * than the oracle never reads it. */
+    void (*truth)(const void *ctx, double limit_w, double *power_w, double *speed);
+    const void *truth_ctx;
+};
+
+/* What one decide sees, borrowed for the call. Powers are in the budget's scope (the whole
+ * cluster for the simulator and powerd, one server for ecoschedd). */
+struct eco_capper_view {
+    double now_s;
+    double period_s;   /* control period */
+    double budget_w;   /* budget in force */
+    double fixed_w;    /* power the capper does not control (hosts, idle GPUs, silent nodes) */
+    double measured_w; /* measured total power of the scope over the last period; NaN unknown */
+    int budget_step;   /* the budget changed since the last decide: -1 down, +1 up, 0 no */
+    const struct eco_capper_job *jobs;
+    size_t n;
+};
+
+/* A queued job asking to start on GPUs whose minimum draw is min_w in total (each GPU at its
+ * knob's lowest setting); the other fields as in struct eco_capper_job, for deadline-aware
+ * admission. */
+struct eco_capper_candidate {
+    struct eco_cap_job cap;
+    double min_w;
+    double deadline_s;
+};
+
+struct eco_capper;
+
+struct eco_capper_ops {
+    const char *name;
+    const char *summary;
+    /* params: "key=value,..." (NULL or "" for the defaults; docs list the keys per policy).
+     * NULL on bad parameters (err names the key) or ENOMEM. */
+    struct eco_capper *(*create)(const char *params, struct eco_error *err);
+    void (*destroy)(struct eco_capper *c);
+    /* Next period's setting for each of view->n jobs into limits_w[i], each within its job's
+     * [min, max] (and on one of its levels when it has levels). Pure: no clock, no I/O; the
+     * instance's own state (feedback integral, threshold timer) may change; randomness only
+     * from rng (dithering). 0 or a negative errno (-EINVAL, -ENOMEM). */
+    int (*decide)(struct eco_capper *c, const struct eco_capper_view *v, struct eco_rng *rng,
+                  double *limits_w);
+    /* May `cand` start now next to the running jobs of v? 1 yes, 0 not now, negative errno.
+     * committed_min_w: the minimum draw of the running jobs and of those already admitted in
+     * this pass (the caller keeps it as a running sum). NULL: the family's default
+     * (eco_capper_admit_default). */
+    int (*admit)(struct eco_capper *c, const struct eco_capper_view *v, double committed_min_w,
+                 const struct eco_capper_candidate *cand);
+};
+
+const struct eco_capper_ops *eco_capper_find(const char *name);
+/* NULL-terminated list of every capper. */
+const struct eco_capper_ops *const *eco_capper_all(void);
+/* The ops table an instance was created from. */
+const struct eco_capper_ops *eco_capper_ops_of(const struct eco_capper *c);
+/* Calls ops->admit, or eco_capper_admit_default when it is NULL. */
+int eco_capper_admit(struct eco_capper *c, const struct eco_capper_view *v, double committed_min_w,
+                     const struct eco_capper_candidate *cand);
+/* Minimum-draw admission: 1 when fixed_w + committed_min_w + cand->min_w <= budget_w. */
+int eco_capper_admit_default(struct eco_capper *c, const struct eco_capper_view *v,
+                             double committed_min_w, const struct eco_capper_candidate *cand);
+
 #endif
