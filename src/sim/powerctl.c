@@ -475,7 +475,8 @@ static void metrics_close(struct engine *e, double t)
     pc->open = 0;
 }
 
-/* Opens a period at t, or, when one opened at t already, only flags it settling. */
+/* Opens a period at t, or, when one opened at t already, merges into it: the settling flag,
+ * the budget now in force, the larger demand. */
 static void metrics_open(struct engine *e, double t, int settle)
 {
     struct powerctl *pc = e->pc;
