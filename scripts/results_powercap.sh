@@ -37,9 +37,12 @@ uncapped makespan and back up to 90% at two thirds (70%: with nodes always on, t
 Knob: \`limit\` caps with GPU power limits (the default), \`clock\` with locked SM clocks
 (\`--power-knob clock\`, discrete levels; docs/models/clock.md); \`proportional\` has no clock form.
 
-Columns: MAE = mean |power - budget| / budget over the control periods whose demand at full
-power exceeds the budget (%); max over = largest excess over the budget (%); over s = time
-above the budget; miss = deadline-miss ratio; JCT = average job completion time (h); energy
+Columns (docs/policies/powercap.md, "Metrics"; each control period's power is its mean over
+the period): MAE = mean |power - budget| / budget over the control periods whose demand at full
+power exceeds the budget (%); MAE all = the same over every period (%); max over = largest
+excess over the budget after settling, leaving out the first period after a job start or a
+budget step (%); raw over = the same including those periods (%); over s = time with the
+instantaneous power above the budget; miss = deadline-miss ratio; JCT = average job completion time (h); energy
 (kWh). "rejected" jobs need more power than the budget allows even alone at minimum limits.
 
 HEAD
@@ -60,8 +63,8 @@ for k in $CLUSTERS; do
     echo "## ITP cluster $k ($spec)"
     echo
     awk -v p="$peak" -v j="$jct0" -v m="$miss0" -v e="$e0" 'BEGIN { printf "Uncapped: peak %.1f kW, deadline-miss ratio %.3f, average JCT %.2f h, energy %.1f kWh.\n\n", p/1000, m, j/3600, e }'
-    echo "| budget | policy | knob | MAE % | max over % | over s | miss | JCT h | energy kWh | rejected |"
-    echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| budget | policy | knob | MAE % | MAE all % | max over % | raw over % | over s | miss | JCT h | energy kWh | rejected |"
+    echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     awk -v p="$peak" -v s="$span" -v t0="$start" 'BEGIN { printf "time_s,watts\n%.0f,%.3f\n%.0f,%.3f\n%.0f,%.3f\n", t0, 0.9*p, t0+s/3, 0.7*p, t0+2*s/3, 0.9*p }' > "$tmp/step.csv"
     for b in $BUDGETS; do
         if [ "$b" = step ]; then
@@ -80,10 +83,11 @@ for k in $CLUSTERS; do
                 --power-policy "$pol" --power-knob "$knob" $budget --out "$tmp/run" >/dev/null
             f="$tmp/run/summary.json"
             awk -v b="$b" -v pol="$pol" -v knob="$knob" -v mae="$(field power_cap_mae_pct < "$f")" \
+                -v ma="$(field power_cap_mae_all_pct < "$f")" -v mr="$(field power_cap_raw_overshoot_pct < "$f")" \
                 -v mo="$(field power_cap_max_overshoot_pct < "$f")" -v os="$(field overshoot_s < "$f")" \
                 -v mi="$(field deadline_miss_ratio < "$f")" -v j="$(field avg_jct_s < "$f")" \
                 -v e="$(field energy_kwh < "$f")" -v r="$(field rejected < "$f")" \
-                'BEGIN { printf "| %s | %s | %s | %.3f | %.2f | %.0f | %.3f | %.2f | %.1f | %d |\n", (b == "step" ? "step 90-70-90%" : b "%"), pol, knob, mae, mo, os, mi, j/3600, e, r }'
+                'BEGIN { printf "| %s | %s | %s | %.3f | %.3f | %.2f | %.2f | %.0f | %.3f | %.2f | %.1f | %d |\n", (b == "step" ? "step 90-70-90%" : b "%"), pol, knob, mae, ma, mo, mr, os, mi, j/3600, e, r }'
             if [ "$b" = step ]; then
                 # How long power stays more than 1% above the budget after the step down.
                 awk -F, -v ts="$(awk -v s="$span" -v t0="$start" 'BEGIN { printf "%.0f", t0 + s/3 }')" '

@@ -410,6 +410,78 @@ static void test_mixed_types_power(void **state)
         }
 }
 
+/* The summary's capping metrics (docs/policies/powercap.md, "Metrics") recomputed from the
+ * timeline: every 1 s control period from the first start to the first tick with no job running,
+ * its mean power the exact integral of the timeline's piecewise-constant power, against the
+ * budget in force at its start (the steps are on the period grid). */
+static void test_metrics_from_timeline(void **state)
+{
+    (void)state;
+    double peak = uncapped_power();
+    struct eco_budget_step b[] = {{0, 0.9 * peak}, {1000, 0.7 * peak}, {3000, 0.9 * peak}};
+    struct rows *rows = calloc(1, sizeof *rows);
+    struct eco_sim_result res;
+    struct eco_jobset *set;
+    run("mpc", b, 3, rows, &res, &set);
+    const struct eco_sim_summary *s = &res.summary;
+    /* Periods [k, k + 1) while jobs run, up to the first tick that finds none. */
+    double end = 0;
+    for (size_t i = 0; i < rows->n; i++)
+        if (rows->r[i].busy_gpus > 0 && rows->r[i].t_s >= end)
+            end = floor(rows->r[i].t_s) + 1;
+    /* The run, and with it the last period, ends at the last completion (the last row). */
+    double t_end = rows->r[rows->n - 1].t_s;
+    assert_true(t_end < end);
+    size_t periods = 0, above = 0, i = 0;
+    double err = 0, t_sum = 0, max_raw = 0, above_s = 0, above_j = 0;
+    for (double k = 0; k < end; k++) {
+        double e_j = 0, budget = 0, stop = fmin(k + 1, t_end), dt = stop - k;
+        while (i + 1 < rows->n && rows->r[i + 1].t_s <= k)
+            i++;
+        budget = rows->r[i].budget_w; /* the row in force at k, after k's events */
+        for (size_t q = i; q < rows->n && rows->r[q].t_s < stop; q++) {
+            double a = fmax(rows->r[q].t_s, k);
+            double z = q + 1 < rows->n ? fmin(rows->r[q + 1].t_s, stop) : stop;
+            e_j += rows->r[q].power_w * (z - a);
+        }
+        double mean = e_j / dt, rel = (mean - budget) / budget;
+        periods++;
+        t_sum += dt;
+        err += dt * fabs(rel);
+        if (rel > 0) {
+            above++;
+            above_s += dt;
+            above_j += dt * (mean - budget);
+            max_raw = fmax(max_raw, rel);
+        }
+    }
+    if (s->power_cap_periods != periods)
+        print_error("periods %llu, recomputed %zu, end %g, last row t=%g busy %llu\n",
+                    (unsigned long long)s->power_cap_periods, periods, end,
+                    rows->r[rows->n - 1].t_s, (unsigned long long)rows->r[rows->n - 1].busy_gpus);
+    assert_int_equal(s->power_cap_periods, periods);
+    assert_float_equal(s->power_cap_mae_all_pct, 100 * err / t_sum, 1e-6);
+    assert_float_equal(s->power_cap_raw_overshoot_pct, 100 * max_raw, 1e-6);
+    assert_float_equal(s->power_cap_over_s, above_s, 1e-9);
+    assert_float_equal(s->power_cap_over_kwh, above_j / 3.6e6, 1e-9);
+    assert_float_equal(s->power_cap_over_share, (double)above / periods, 1e-12);
+    /* Settling: the start at 0 and the two budget steps; the settled overshoot leaves them out.
+     * The jobs' last periods do not bind, so the two MAEs differ. */
+    assert_int_equal(s->settling_periods, 3);
+    assert_true(s->power_cap_max_overshoot_pct <= s->power_cap_raw_overshoot_pct);
+    assert_true(s->capped_periods < s->power_cap_periods);
+    assert_true(s->power_cap_mae_pct != s->power_cap_mae_all_pct);
+    print_message("metrics: %llu periods, %llu binding, MAE %.3f%% binding / %.3f%% all, "
+                  "overshoot %.3f%% settled / %.3f%% raw, %.0f s and %.4f kWh above (%.3f)\n",
+                  (unsigned long long)s->power_cap_periods, (unsigned long long)s->capped_periods,
+                  s->power_cap_mae_pct, s->power_cap_mae_all_pct, s->power_cap_max_overshoot_pct,
+                  s->power_cap_raw_overshoot_pct, s->power_cap_over_s, s->power_cap_over_kwh,
+                  s->power_cap_over_share);
+    eco_sim_result_fini(&res);
+    eco_jobset_destroy(set);
+    free(rows);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_deadlines),
         cmocka_unit_test(test_mixed_types_admission),
         cmocka_unit_test(test_mixed_types_power),
+        cmocka_unit_test(test_metrics_from_timeline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

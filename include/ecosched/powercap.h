@@ -283,4 +283,47 @@ int eco_capper_admit(struct eco_capper *c, const struct eco_capper_view *v, doub
 int eco_capper_admit_default(struct eco_capper *c, const struct eco_capper_view *v,
                              double committed_min_w, const struct eco_capper_candidate *cand);
 
+/* ---- metrics (docs/policies/powercap.md, "Metrics") ----------------------------------------- */
+
+/* Capping metrics, accumulated one control period at a time by the simulator, `ecosched powerd`
+ * and ecoschedd with the same definitions. A period is [t, t + dt_s) with its power (mean
+ * measured or true power over the period, in the budget's scope), the budget in force, the
+ * demand at full power (every running GPU at its maximum setting plus everything the capper
+ * does not control) and a settling flag (the first period after a budget change or a job's
+ * admission). Means are weighted by dt_s (the plain mean when every period has the same
+ * length). Plain struct: zero it with eco_cap_metrics_init, no allocation. */
+struct eco_cap_metrics {
+    uint64_t periods;      /* periods added */
+    uint64_t binding;      /* of those, periods whose demand at full power exceeds the budget */
+    uint64_t settling;     /* periods flagged settling */
+    uint64_t above;        /* periods whose power exceeds the budget */
+    double t_s, binding_s; /* summed dt_s: all periods, binding periods */
+    double err_s, binding_err_s; /* sums of dt_s x |power - budget| / budget */
+    double max_raw;     /* largest (power - budget) / budget over every period, >= 0 */
+    double max_settled; /* the same over the periods not flagged settling, >= 0 */
+    double above_s;     /* summed dt_s of the periods above the budget */
+    double above_j;     /* sum of dt_s x max(0, power - budget) */
+};
+
+/* What the sums mean (eco_cap_metrics_report). Each figure is 0 when its set of periods is
+ * empty. */
+struct eco_cap_metrics_report {
+    uint64_t periods, binding_periods, settling_periods, above_periods;
+    double mae_binding_pct;    /* 100 x binding_err_s / binding_s */
+    double mae_all_pct;        /* 100 x err_s / t_s */
+    double overshoot_pct;      /* 100 x max_settled: largest excess after settling */
+    double overshoot_raw_pct;  /* 100 x max_raw: largest excess, settling periods included */
+    double above_s;            /* time above the budget */
+    double above_kwh;          /* energy above the budget, above_j / 3.6e6 */
+    double above_share;        /* above / periods */
+};
+
+void eco_cap_metrics_init(struct eco_cap_metrics *m);
+/* Adds one period. 0, or -EINVAL with m untouched when dt_s is not positive and finite, budget_w
+ * is not positive and finite, or power_w or demand_w is not finite. */
+int eco_cap_metrics_add(struct eco_cap_metrics *m, double dt_s, double power_w, double budget_w,
+                        double demand_w, int settling);
+/* The figures of m into *r (caller-owned). */
+void eco_cap_metrics_report(const struct eco_cap_metrics *m, struct eco_cap_metrics_report *r);
+
 #endif

@@ -116,9 +116,18 @@ struct eco_sim_summary {
     const char *power_policy;
     size_t deadline_jobs;        /* completed jobs with a deadline */
     double deadline_miss_ratio;  /* of those, the share that ended after it */
-    double power_cap_mae_pct;    /* mean |power - budget| / budget over capped periods */
-    double power_cap_max_overshoot_pct;
-    double overshoot_s;          /* time above the budget */
+    /* Capping metrics over the control periods, each period's power its mean over the period
+     * (eco_cap_metrics, docs/policies/powercap.md "Metrics"). */
+    double power_cap_mae_pct;     /* mean |power - budget| / budget over binding periods */
+    double power_cap_mae_all_pct; /* the same over every period */
+    double power_cap_max_overshoot_pct; /* largest excess after settling */
+    double power_cap_raw_overshoot_pct; /* largest excess, settling periods included */
+    double power_cap_over_s;      /* summed length of the periods above the budget */
+    double power_cap_over_kwh;    /* energy above the budget over the periods */
+    double power_cap_over_share;  /* share of the periods above the budget */
+    uint64_t power_cap_periods;   /* control periods */
+    uint64_t settling_periods;    /* of those, first periods after a budget step or a start */
+    double overshoot_s;          /* time with instantaneous power above the budget (exact) */
     uint64_t capped_periods;     /* control periods whose full-power demand exceeded the budget */
     size_t admission_waits;      /* job starts deferred because of the budget */
     double sim_wall_s;

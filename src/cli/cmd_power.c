@@ -85,6 +85,17 @@ static int status(const char *sock, bool as_json)
            json_number_value(json_object_get(o, "measured_w")),
            json_number_value(json_object_get(o, "set_aside_w")),
            json_number_value(json_object_get(o, "for_jobs_w")));
+    json_t *m = json_object_get(o, "metrics");
+    if (json_is_object(m))
+        printf("metrics over %lld periods: MAE %.3f%% binding, %.3f%% all; overshoot %.3f%% "
+               "settled, %.3f%% raw; above budget %.0f s, %.4f kWh\n",
+               (long long)json_integer_value(json_object_get(m, "periods")),
+               json_number_value(json_object_get(m, "mae_binding_pct")),
+               json_number_value(json_object_get(m, "mae_all_pct")),
+               json_number_value(json_object_get(m, "overshoot_pct")),
+               json_number_value(json_object_get(m, "overshoot_raw_pct")),
+               json_number_value(json_object_get(m, "above_s")),
+               json_number_value(json_object_get(m, "above_kwh")));
     printf("%-16s %-10s %9s %9s\n", "NODE", "DAEMON", "POWER_W", "MAX_W");
     json_array_foreach(json_object_get(o, "nodes"), i, v)
         printf("%-16s %-10s %9.0f %9.0f\n", json_string_value(json_object_get(v, "name")),

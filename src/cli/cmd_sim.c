@@ -474,10 +474,10 @@ static void print_table_header(const struct table *t)
 {
     printf("%-*s %-*s %-*s %-*s ", t->policy, "policy", t->placement, "placement", t->power_down,
            "power_down", t->cluster, "cluster");
-    printf("%7s %9s %8s %10s %10s %10s %11s %11s %10s %8s %11s %8s %6s %9s %7s %7s %8s\n", "jobs",
-           "completed", "rejected", "avg_jct_h", "p50_jct_h", "p95_jct_h", "avg_wait_h",
+    printf("%7s %9s %8s %10s %10s %10s %11s %11s %10s %8s %11s %8s %6s %9s %7s %7s %8s %8s %8s\n",
+           "jobs", "completed", "rejected", "avg_jct_h", "p50_jct_h", "p95_jct_h", "avg_wait_h",
            "p95_wait_h", "makespan_d", "gpu_util", "energy_kwh", "avg_kw", "boots", "events",
-           "wall_s", "dl_miss", "cap_mae%");
+           "wall_s", "dl_miss", "cap_mae%", "all_mae%", "cap_ovr%");
 }
 
 static void print_table_row(const struct eco_sim_summary *s, const struct table *t)
@@ -485,12 +485,13 @@ static void print_table_row(const struct eco_sim_summary *s, const struct table 
     printf("%-*s %-*s %-*s %-*s ", t->policy, s->policy, t->placement, s->placement,
            t->power_down, s->power_down, t->cluster, t->cluster_text);
     printf("%7zu %9zu %8zu %10.2f %10.2f %10.2f %11.2f %11.2f %10.2f %8.3f %11.1f %8.2f %6llu "
-           "%9llu %7.3f %7.3f %8.3f\n",
+           "%9llu %7.3f %7.3f %8.3f %8.3f %8.3f\n",
            s->jobs, s->completed, s->rejected, s->avg_jct_s / 3600, s->p50_jct_s / 3600,
            s->p95_jct_s / 3600, s->avg_wait_s / 3600, s->p95_wait_s / 3600, s->makespan_s / 86400,
            s->gpu_util, s->energy_j.total / 3.6e6, s->avg_power_w / 1000,
            (unsigned long long)s->node_boots, (unsigned long long)s->events, s->sim_wall_s,
-           s->deadline_miss_ratio, s->power_cap_mae_pct);
+           s->deadline_miss_ratio, s->power_cap_mae_pct, s->power_cap_mae_all_pct,
+           s->power_cap_max_overshoot_pct);
 }
 
 /* Splits the --compare list into policy tables. */

@@ -381,6 +381,8 @@ static int pop_instant(struct engine *e, double t)
                 if (rc)
                     return rc;
                 e->events++;
+            } else {
+                eco_powerctl_idle(e, t);
             }
             break;
         }
@@ -454,6 +456,7 @@ static int loop(struct engine *e)
         emit_timeline(e, t);
         progress(e, t, 0);
     }
+    eco_powerctl_idle(e, t); /* the run ends: so does the control period in progress */
     progress(e, t, 1);
     return 0;
 }

@@ -111,6 +111,8 @@ int eco_powerctl_tick(struct engine *e, double t,
                       int (*set_limit)(struct engine *, uint32_t, double, double));
 int eco_powerctl_budget_step(struct engine *e, double t);
 int eco_powerctl_started(struct engine *e, double t);
+/* A control tick at t with no job running: the metrics close the period in progress. */
+void eco_powerctl_idle(struct engine *e, double t);
 void eco_powerctl_summary(const struct engine *e, struct eco_sim_summary *s);
 
 #endif

@@ -192,9 +192,16 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall)
     bad |= set_int(o, "deadline_jobs", s->deadline_jobs);
     bad |= set_num(o, "deadline_miss_ratio", s->deadline_miss_ratio);
     bad |= set_num(o, "power_cap_mae_pct", s->power_cap_mae_pct);
+    bad |= set_num(o, "power_cap_mae_all_pct", s->power_cap_mae_all_pct);
     bad |= set_num(o, "power_cap_max_overshoot_pct", s->power_cap_max_overshoot_pct);
+    bad |= set_num(o, "power_cap_raw_overshoot_pct", s->power_cap_raw_overshoot_pct);
+    bad |= set_num(o, "power_cap_over_s", s->power_cap_over_s);
+    bad |= set_num(o, "power_cap_over_kwh", s->power_cap_over_kwh);
+    bad |= set_num(o, "power_cap_over_share", s->power_cap_over_share);
     bad |= set_num(o, "overshoot_s", s->overshoot_s);
     bad |= set_int(o, "capped_periods", s->capped_periods);
+    bad |= set_int(o, "power_cap_periods", s->power_cap_periods);
+    bad |= set_int(o, "settling_periods", s->settling_periods);
     bad |= set_int(o, "admission_waits", s->admission_waits);
     bad |= set_int(o, "events", s->events);
     if (with_wall)

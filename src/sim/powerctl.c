@@ -83,9 +83,11 @@ struct powerctl {
     double *lim, *scratch;
     size_t cap;
     struct eco_threshold_ctl thr;
-    /* Metrics. */
-    double mae_sum, max_over;
-    uint64_t capped;
+    /* Metrics: the open period [open_t, next tick) with the cluster energy at its start, the
+     * budget in force, its largest full-power demand and whether it is settling. */
+    struct eco_cap_metrics met;
+    int open, open_settle;
+    double open_t, open_j, open_budget, open_demand;
     double integral; /* feedback correction of the budget, W */
     uint8_t *waited; /* per job: was deferred by admission */
 };
@@ -226,6 +228,7 @@ int eco_powerctl_init(struct engine *e)
         return -ENOMEM;
     pc->budget_w = cfg->n_budget ? cfg->budget[0].watts : 1e300;
     eco_threshold_init(&pc->thr);
+    eco_cap_metrics_init(&pc->met);
     return 0;
 }
 
@@ -453,6 +456,44 @@ static double full_demand(const struct engine *e)
     return d;
 }
 
+/* Cluster energy so far (the engine integrates it exactly at every event up to now). */
+static double energy_now(const struct engine *e)
+{
+    return e->en.busy + e->en.idle + e->en.base + e->en.off + e->en.trans;
+}
+
+/* Adds the open period with its mean power over [open_t, t) and closes it; a period opened
+ * at t itself stays open (metrics_open at the same t then only merges into it). */
+static void metrics_close(struct engine *e, double t)
+{
+    struct powerctl *pc = e->pc;
+    double dt = t - pc->open_t;
+    if (!pc->open || !(dt > 0))
+        return;
+    eco_cap_metrics_add(&pc->met, dt, (energy_now(e) - pc->open_j) / dt, pc->open_budget,
+                        pc->open_demand, pc->open_settle);
+    pc->open = 0;
+}
+
+/* Opens a period at t, or, when one opened at t already, merges into it: the settling flag,
+ * the budget now in force, the larger demand. */
+static void metrics_open(struct engine *e, double t, int settle)
+{
+    struct powerctl *pc = e->pc;
+    if (pc->open && pc->open_t == t) {
+        pc->open_settle |= settle;
+        pc->open_budget = pc->budget_w;
+        pc->open_demand = fmax(pc->open_demand, full_demand(e));
+        return;
+    }
+    pc->open = 1;
+    pc->open_settle = settle;
+    pc->open_t = t;
+    pc->open_j = energy_now(e);
+    pc->open_budget = pc->budget_w;
+    pc->open_demand = full_demand(e);
+}
+
 int eco_powerctl_tick(struct engine *e, double t, int (*set_limit)(struct engine *, uint32_t,
                                                                     double, double))
 {
@@ -465,15 +506,9 @@ int eco_powerctl_tick(struct engine *e, double t, int (*set_limit)(struct engine
             (rc = set_limit(e, j, pc->pending[j], t)))
             return rc;
     }
-    /* 2. Metrics for the period starting now. */
-    double power = eco_nodes_power_w(e);
-    if (full_demand(e) > pc->budget_w) {
-        pc->capped++;
-        pc->mae_sum += fabs(power - pc->budget_w) / pc->budget_w;
-    }
-    double over = (power - pc->budget_w) / pc->budget_w;
-    if (over > pc->max_over)
-        pc->max_over = over;
+    /* 2. Metrics: the period that ends now is added, the next one opens. */
+    metrics_close(e, t);
+    metrics_open(e, t, 0);
     /* 3. Measurements: noisy power and progress of every running job at its limit. */
     double measured = fixed_power(e), var = 0;
     for (size_t i = 0; i < e->nrun; i++) {
@@ -512,13 +547,35 @@ int eco_powerctl_budget_step(struct engine *e, double t)
      * from a guard below the new budget and let it climb back. */
     if (pc->budget_w < old && pc->integral > -STEP_GUARD * pc->budget_w)
         pc->integral = -STEP_GUARD * pc->budget_w;
+    /* The period in progress ends under the old budget; the rest of it, under the new one,
+     * is the first period after the change (settling). */
+    if (pc->open && pc->budget_w != old) {
+        metrics_close(e, t);
+        metrics_open(e, t, 1);
+    }
     return allocate(e, t, eco_nodes_power_w(e));
 }
 
 /* Jobs started at t: the others make room at the next tick (one period, not two). */
 int eco_powerctl_started(struct engine *e, double t)
 {
+    /* The rest of the period in progress (or, on an idle cluster, the time until the first
+     * tick) follows an admission: settling, with the new jobs in its full-power demand. */
+    struct powerctl *pc = e->pc;
+    if (pc->open) {
+        pc->open_settle = 1;
+        pc->open_demand = fmax(pc->open_demand, full_demand(e));
+    } else {
+        metrics_open(e, t, 1);
+    }
     return allocate(e, t, eco_nodes_power_w(e));
+}
+
+/* A tick finds no job running: the period in progress ends, none opens. */
+void eco_powerctl_idle(struct engine *e, double t)
+{
+    if (e->pc)
+        metrics_close(e, t);
 }
 
 double eco_powerctl_period(const struct engine *e)
@@ -531,7 +588,16 @@ void eco_powerctl_summary(const struct engine *e, struct eco_sim_summary *s)
     const struct powerctl *pc = e->pc;
     if (!pc)
         return;
-    s->capped_periods = pc->capped;
-    s->power_cap_mae_pct = pc->capped ? 100.0 * pc->mae_sum / (double)pc->capped : 0;
-    s->power_cap_max_overshoot_pct = 100.0 * pc->max_over;
+    struct eco_cap_metrics_report r;
+    eco_cap_metrics_report(&pc->met, &r);
+    s->capped_periods = r.binding_periods;
+    s->power_cap_periods = r.periods;
+    s->settling_periods = r.settling_periods;
+    s->power_cap_mae_pct = r.mae_binding_pct;
+    s->power_cap_mae_all_pct = r.mae_all_pct;
+    s->power_cap_max_overshoot_pct = r.overshoot_pct;
+    s->power_cap_raw_overshoot_pct = r.overshoot_raw_pct;
+    s->power_cap_over_s = r.above_s;
+    s->power_cap_over_kwh = r.above_kwh;
+    s->power_cap_over_share = r.above_share;
 }

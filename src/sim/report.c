@@ -894,7 +894,13 @@ static const struct {
     {"avg_power_w", "mean cluster power"},
     {"peak_power_w", "highest cluster power"},
     {"deadline_miss_ratio", "jobs ending after their deadline"},
-    {"power_cap_mae_pct", "mean error of power against the budget"},
+    {"power_cap_mae_pct", "mean error of power against the budget, periods where it binds"},
+    {"power_cap_mae_all_pct", "mean error of power against the budget, every period"},
+    {"power_cap_max_overshoot_pct", "largest excess over the budget after settling"},
+    {"power_cap_raw_overshoot_pct", "largest excess over the budget, settling included"},
+    {"power_cap_over_s", "time of the control periods above the budget"},
+    {"power_cap_over_kwh", "energy above the budget"},
+    {"power_cap_over_share", "share of control periods above the budget"},
     {"events", "events the engine processed"},
 };
 
@@ -904,7 +910,10 @@ static int better(const char *key)
     static const char *const lower[] = {"avg_jct_s", "p50_jct_s", "p95_jct_s", "p99_jct_s",
                                         "avg_wait_s", "p95_wait_s", "makespan_s", "energy_j.total",
                                         "energy_kwh", "deadline_miss_ratio", "power_cap_mae_pct",
-                                        "power_cap_max_overshoot_pct", "overshoot_s", "unfinished"};
+                                        "power_cap_max_overshoot_pct", "overshoot_s", "unfinished",
+                                        "power_cap_mae_all_pct", "power_cap_raw_overshoot_pct",
+                                        "power_cap_over_s", "power_cap_over_kwh",
+                                        "power_cap_over_share"};
     for (size_t i = 0; i < sizeof lower / sizeof lower[0]; i++)
         if (!strcmp(key, lower[i]))
             return 1;

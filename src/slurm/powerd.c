@@ -51,6 +51,9 @@
 #define WEIGHT_BUSY 1000
 #define WEIGHT_IDLE 2000
 #define WEIGHT_COLD 3000
+/* The capping metrics go to the log every 600 s of periods (and at exit): ten minutes is the
+ * scale of a budget's effect on the jobs, and keeps a 1 s period's log to 144 lines a day. */
+#define METRICS_LOG_S 600.0
 
 struct pgpu {
     double power_w, limit_w, min_w, max_w, default_w;
@@ -82,6 +85,7 @@ struct pjob {
     double remaining_s, limit_w;
     struct eco_job_model model;
     bool model_init;
+    bool metered; /* its start has been counted by the metrics (settling) */
 };
 
 struct powerd {
@@ -102,6 +106,10 @@ struct powerd {
     uint64_t arrivals;
     double arrived_gpus;
     double feedback_w;
+    /* capping metrics (docs/policies/powercap.md, "Metrics"): the sums, the last sample's
+     * monotonic time (< 0 before the first), the budget it saw, the last log */
+    struct eco_cap_metrics met;
+    double met_last_t, met_budget_w, met_logged_t;
     struct eco_cluster *cluster;
     struct eco_powerdown *pd;
     const struct eco_powerdown_ops *pd_ops;
@@ -654,6 +662,69 @@ static json_t *jobs_json(const struct powerd *pd)
     return a;
 }
 
+/* ---- capping metrics ---------------------------------------------------------------------- */
+
+/* One metrics period ending now: the nodes' measured GPU power (a silent node counted at its
+ * maximum draw, as the allocation sets it aside), the budget in force, the demand if every
+ * running job's GPUs drew their maximum limit, and settling when the budget changed or a job
+ * started since the last sample. The period's length is the time since the last sample (the
+ * control period for the first). */
+static void metrics_sample(struct powerd *pd, double now, double budget)
+{
+    double power = 0, demand = 0;
+    for (size_t i = 0; i < pd->n_nodes; i++) {
+        const struct pnode *nd = &pd->nodes[i];
+        power += nd->up ? nd->power_w : nd->max_power_w;
+    }
+    demand = power;
+    bool settling = pd->met_last_t >= 0 && budget != pd->met_budget_w;
+    for (size_t k = 0; k < pd->n_jobs; k++) {
+        struct pjob *j = &pd->jobs[k];
+        if (!j->running)
+            continue;
+        settling |= !j->metered;
+        j->metered = true;
+        for (unsigned g = 0; g < j->n; g++) {
+            const struct pnode *nd = &pd->nodes[j->node[g]];
+            if (nd->up && j->gpu[g] < nd->n_gpus)
+                demand += fmax(0, nd->gpu[j->gpu[g]].max_w - nd->gpu[j->gpu[g]].power_w);
+        }
+    }
+    if (pd->met_last_t < 0)
+        pd->met_logged_t = now; /* the first log line after METRICS_LOG_S */
+    double dt = pd->met_last_t >= 0 ? now - pd->met_last_t : pd->period_s;
+    pd->met_last_t = now;
+    pd->met_budget_w = budget;
+    if (eco_cap_metrics_add(&pd->met, dt, power, budget, demand, settling) < 0)
+        logf_("warning", "metrics: period skipped (power %g W, demand %g W, %g s)", power, demand,
+              dt);
+}
+
+static json_t *metrics_json(const struct powerd *pd)
+{
+    struct eco_cap_metrics_report r;
+    eco_cap_metrics_report(&pd->met, &r);
+    return json_pack("{s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "periods",
+                     (json_int_t)r.periods, "binding_periods", (json_int_t)r.binding_periods,
+                     "settling_periods", (json_int_t)r.settling_periods, "above_periods",
+                     (json_int_t)r.above_periods, "mae_binding_pct", r.mae_binding_pct,
+                     "mae_all_pct", r.mae_all_pct, "overshoot_pct", r.overshoot_pct,
+                     "overshoot_raw_pct", r.overshoot_raw_pct, "above_s", r.above_s, "above_kwh",
+                     r.above_kwh, "above_share", r.above_share);
+}
+
+static void metrics_log(const struct powerd *pd)
+{
+    struct eco_cap_metrics_report r;
+    eco_cap_metrics_report(&pd->met, &r);
+    logf_("info",
+          "metrics: %" PRIu64 " periods (%" PRIu64 " binding, %" PRIu64 " settling): MAE %.3f%% "
+          "binding, %.3f%% all; overshoot %.3f%% settled, %.3f%% raw; above budget %.0f s, "
+          "%.4f kWh, %.3f of periods",
+          r.periods, r.binding_periods, r.settling_periods, r.mae_binding_pct, r.mae_all_pct,
+          r.overshoot_pct, r.overshoot_raw_pct, r.above_s, r.above_kwh, r.above_share);
+}
+
 static void period(struct powerd *pd)
 {
     double now = mono();
@@ -665,6 +736,7 @@ static void period(struct powerd *pd)
     read_node_power(pd);
     slurm_ok = slurm_ok && read_jobs(pd) == 0;
     if (slurm_ok) {
+        metrics_sample(pd, now, budget);
         allocate(pd, budget, st);
         if (pd->weights)
             update_weights(pd);
@@ -676,6 +748,11 @@ static void period(struct powerd *pd)
     json_object_set_new(st, "nodes", nodes_json(pd));
     json_object_set_new(st, "jobs", jobs_json(pd));
     json_object_set_new(st, "arrivals", json_integer((json_int_t)pd->arrivals));
+    json_object_set_new(st, "metrics", metrics_json(pd));
+    if (pd->met_last_t >= 0 && now - pd->met_logged_t >= METRICS_LOG_S) {
+        metrics_log(pd);
+        pd->met_logged_t = now;
+    }
     pthread_mutex_lock(&pd->lock);
     json_decref(pd->status);
     pd->status = st;
@@ -828,6 +905,7 @@ int eco_cmd_powerd(int argc, char **argv)
                         .node_pattern = "/run/ecosched/%n.sock",
                         .forecast = "forecast",
                         .period_s = 5,
+                        .met_last_t = -1,
                         .weights = true};
     int c, rc = ECO_EXIT_FAIL, fd = -1;
     struct MHD_Daemon *mhd = NULL;
@@ -910,6 +988,7 @@ int eco_cmd_powerd(int argc, char **argv)
             left -= 0.1;
         }
     }
+    metrics_log(&pd);
     logf_("info", "stopping");
     rc = 0;
 out:

@@ -264,6 +264,19 @@ check "n1's limits never above its --gpu-power-cap=150 ($(limit_mw n1 0), $(limi
 check "ecosched power budget 950 accepted ($(cat "$R/out/budget"))" grep -q "budget 950 W" "$R/out/budget"
 check "fake GPUs held under 950 W after the budget step" held_under 950 5 $NODES
 "$ECO" power status
+# mfield KEY: a figure of the capping metrics in powerd's status (docs/policies/powercap.md)
+mfield() {
+    "$ECO" power status --json | tr -d ' \n' |
+        sed -n "s/.*\"metrics\":{[^}]*\"$1\":\([-0-9.e+]*\).*/\1/p"
+}
+mp=$(mfield periods); ms=$(mfield settling_periods); mb=$(mfield binding_periods)
+mo=$(mfield overshoot_pct); mr=$(mfield overshoot_raw_pct); msh=$(mfield above_share)
+check "powerd's status has capping metrics over its periods ($mp periods, $mb binding)" \
+    awk "BEGIN { exit !(${mp:-0} > 3 && ${mb:--1} >= 0 && ${mb:-0} <= ${mp:-0}) }"
+check "job starts and the budget step mark settling periods ($ms)" \
+    awk "BEGIN { exit !(${ms:-0} >= 2 && ${ms:-0} < ${mp:-0}) }"
+check "settled overshoot ($mo%) within the raw one ($mr%), share above in [0, 1] ($msh)" \
+    awk "BEGIN { exit !(\"$mo\" != \"\" && $mo <= ${mr:--1} && ${msh:--1} >= 0 && ${msh:-2} <= 1) }"
 kill -KILL $DPID_n3
 sleep 2 # a period or two: powerd finds n3 silent
 n3_lim="$(limit_mw n3 0) $(limit_mw n3 1)"
@@ -304,6 +317,7 @@ check "power budget -5 refused with exit 2 (got $rc)" [ "$rc" -eq 2 ]
 # powerd and the node daemons stop cleanly (a sanitizer build reports leaks at exit)
 kill -TERM "$PPID_"; wait "$PPID_"; rc=$?
 check "powerd exits 0 on SIGTERM (got $rc)" [ "$rc" -eq 0 ]
+check "powerd logs its capping metrics at exit" grep -q "metrics: [0-9]* periods" "$R/log/powerd.log"
 for nd in n1 n2; do
     eval "p=\$DPID_$nd"; kill -TERM "$p"; wait "$p"; rc=$?
     check "ecoschedd on $nd exits 0 on SIGTERM (got $rc)" [ "$rc" -eq 0 ]
