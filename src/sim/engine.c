@@ -782,7 +782,8 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
         goto done;
     }
     if (cfg->power_knob == ECO_POWER_KNOB_CLOCK && cfg->power_policy &&
-        !strcmp(cfg->power_policy, "proportional")) {
+        !strncmp(cfg->power_policy, "proportional", 12) &&
+        (!cfg->power_policy[12] || cfg->power_policy[12] == ':')) { /* with or without PARAMS */
         rc = eco_error_set(err, "--power-policy proportional splits power limits; with "
                                 "--power-knob clock use mpc, oracle, uniform or threshold");
         goto done;

@@ -20,6 +20,7 @@ expect 2 "unknown parameter 'gian'" -- $RUN --power-policy mpc:gian=0.3
 expect 2 "unknown parameter 'grid'" -- $RUN --power-policy uniform:grid=10
 expect 2 "parameter gain: 'x' is not a number" -- $RUN --power-policy proportional:gain=x
 expect 2 "parameter admit: 'maybe' is not min or deadline" -- $RUN --power-policy mpc:admit=maybe
+expect 2 "proportional splits power limits" -- $RUN --power-policy proportional:gain=0 --power-knob clock
 # Explicit defaults: the same run, byte for byte.
 for p in mpc mpc:gain=0.3,dither=0.15,early=10,admit=min; do
     $ECO $RUN --power-policy "$p" --out "$T/$(echo "$p" | tr ':,=' '___')" >/dev/null 2>&1 ||
