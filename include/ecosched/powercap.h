@@ -304,6 +304,10 @@ double eco_capper_feedback_w(const struct eco_capper *c);
 const struct eco_capper_ops *const *eco_capper_all(void);
 /* The ops table an instance was created from. */
 const struct eco_capper_ops *eco_capper_ops_of(const struct eco_capper *c);
+/* 1 when c's admission reads the view's jobs (admit=deadline, or an ops->admit of its own),
+ * 0 when only budget_w, fixed_w and the sums matter: a caller may then pass a view with n = 0
+ * and save building it for every queued candidate. */
+int eco_capper_admit_reads_jobs(const struct eco_capper *c);
 /* Calls ops->admit, or eco_capper_admit_default when it is NULL. */
 int eco_capper_admit(struct eco_capper *c, const struct eco_capper_view *v, double committed_min_w,
                      const struct eco_capper_candidate *cand);

@@ -271,9 +271,16 @@ int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a
     }
     /* Its node's host and idle GPUs are already in fixed_power (the node is on). */
     const struct eco_job *cj = &e->jobs[job];
-    struct eco_capper_view v;
-    int rc = build_view(e, pc->pass_s, NAN, 0, &v);
-    if (rc)
+    struct eco_capper_view v = {.now_s = pc->pass_s,
+                                .period_s = pc->period_s,
+                                .budget_w = pc->budget_w,
+                                .fixed_w = fixed_power(e),
+                                .measured_w = NAN,
+                                .clock = pc->clock};
+    int rc = 0;
+    /* The running jobs' view only for an admission that reads it (it is O(running jobs) per
+     * queued candidate). */
+    if (eco_capper_admit_reads_jobs(pc->capper) && (rc = build_view(e, pc->pass_s, NAN, 0, &v)))
         return rc;
     struct eco_capper_candidate cand = {
         .cap = {.gpus = cj->gpus, .remaining_s = cj->remaining_s, .weight = 1, .slack_s = -1},
