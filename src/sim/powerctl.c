@@ -71,6 +71,7 @@ struct powerctl {
     double period_s, noise_p, noise_s;
     struct eco_rng rng;
     struct eco_cap_params params;
+    unsigned dl; /* deadline-aware parts in use (DL_* bits, ECO_CAP_DL; mpc and oracle) */
     struct eco_job_model *models; /* per job */
     struct truth *truth;          /* per job */
     double *pending;              /* per job: limit decided, applied at the next tick */
@@ -196,6 +197,31 @@ double eco_powerctl_budget(const struct engine *e)
     return e->pc ? e->pc->budget_w : 0;
 }
 
+/* Deadline-aware parts of the allocator (docs/policies/powercap.md, "Ablation"), chosen for
+ * the ablation by the environment variable ECO_CAP_DL, letters of "mwflh": m per-miss cost,
+ * w weight GPUs / duration, f fresh remaining work, l lost causes release power, h receding
+ * horizon (eco_cap_plan). Unset: none of them, the allocator as before. The capper family
+ * (issue 16 point 1) replaces this with its parameters. */
+enum { DL_MISS = 1, DL_WEIGHT = 2, DL_FRESH = 4, DL_LOST = 8, DL_HORIZON = 16 };
+/* Per-miss cost of the deadline-aware mode: a miss costs as much as 10 times the job's
+ * weighted duration (weight GPUs / duration: 10 GPU-units), the linear cost's factor 10. */
+#define DL_MISS_COST 10.0
+
+static void dl_parse(struct powerctl *pc, const char *s)
+{
+    static const char letters[] = "mwflh";
+    pc->dl = 0;
+    for (; s && *s; s++) {
+        const char *at = strchr(letters, *s);
+        if (at)
+            pc->dl |= 1u << (at - letters);
+    }
+    if (pc->dl & DL_MISS)
+        pc->params.miss_cost = DL_MISS_COST;
+    if (pc->dl & DL_LOST)
+        pc->params.lost_release = 1;
+}
+
 int eco_powerctl_init(struct engine *e)
 {
     const struct eco_sim_config *cfg = e->cfg;
@@ -217,6 +243,7 @@ int eco_powerctl_init(struct engine *e)
     eco_rng_init(&pc->rng, cfg->seed ^ 0x5eedc0deULL);
     eco_cap_params_default(&pc->params);
     pc->params.period_s = pc->period_s;
+    dl_parse(pc, getenv("ECO_CAP_DL"));
     size_t nj = e->n_jobs ? e->n_jobs : 1;
     pc->models = calloc(nj, sizeof *pc->models);
     pc->truth = calloc(nj, sizeof *pc->truth);
@@ -357,6 +384,13 @@ static double level_in(int type, const struct eco_cap_job *j, double x)
     return l < j->min_limit_w ? j->min_limit_w : l > j->max_limit_w ? j->max_limit_w : l;
 }
 
+/* Work left at t: remaining_s is brought up to date only when the job's speed changes. */
+static double fresh_remaining(const struct eco_job *job, double t)
+{
+    double r = job->remaining_s - (t - job->last_start_s) * job->speed;
+    return r > 0 ? r : 0;
+}
+
 /* Chooses next period's limits for every running job at time t. */
 static int allocate(struct engine *e, double t, double measured_w)
 {
@@ -384,9 +418,10 @@ static int allocate(struct engine *e, double t, double measured_w)
             .gpus = job->gpus,
             .min_limit_w = lo,
             .max_limit_w = hi,
-            .remaining_s = job->remaining_s,
-            .weight = 1,
+            .remaining_s = pc->dl & DL_FRESH ? fresh_remaining(job, t) : job->remaining_s,
+            .weight = pc->dl & DL_WEIGHT && job->duration_s > 0 ? job->gpus / job->duration_s : 1,
             .slack_s = slack,
+            .miss_ref_s = job->duration_s,
             .predict = pc->kind == PC_ORACLE ? truth_predict : eco_cap_predict_model,
             .ctx = pc->kind == PC_ORACLE ? (const void *)&pc->truth[j]
                                          : (const void *)&pc->models[j],
@@ -402,7 +437,9 @@ static int allocate(struct engine *e, double t, double measured_w)
     case PC_MPC:
     case PC_ORACLE:
         /* Anti-windup: while the budget does not bind (price 0) there is nothing to correct. */
-        if (eco_cap_allocate(pc->cj, n, gpu_budget, &pc->params, pc->lim, pc->scratch) <= 0)
+        if ((pc->dl & DL_HORIZON
+                 ? eco_cap_plan(pc->cj, n, gpu_budget, &pc->params, 0, pc->lim, NULL)
+                 : eco_cap_allocate(pc->cj, n, gpu_budget, &pc->params, pc->lim, pc->scratch)) <= 0)
             pc->integral = 0;
         break;
     case PC_UNIFORM:
