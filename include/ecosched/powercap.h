@@ -143,7 +143,7 @@ struct eco_cap_params {
 double eco_cap_grid_limit(double min_limit_w, double max_limit_w, uint32_t g, uint32_t k);
 
 /* Default parameters (docs/policies/powercap.md): deadline_penalty 10, grid 26, horizon 10,
- * period_s 1. */
+ * period_s 1; miss_cost 0, miss_sigma 0, lost_release 0 (the deadline-aware parts off). */
 void eco_cap_params_default(struct eco_cap_params *p);
 
 /* Number of doubles of scratch eco_cap_allocate needs for n jobs: 4 x n x grid + 5 x n

@@ -89,6 +89,8 @@ struct powerctl {
     uint64_t capped;
     double integral; /* feedback correction of the budget, W */
     uint8_t *waited; /* per job: was deferred by admission */
+    struct eco_capper_job *vj; /* view of the running jobs for deadline-aware admission */
+    size_t vj_cap;
 };
 
 int eco_powerctl_known(const char *name)
@@ -200,16 +202,16 @@ double eco_powerctl_budget(const struct engine *e)
 /* Deadline-aware parts of the allocator (docs/policies/powercap.md, "Ablation"), chosen for
  * the ablation by the environment variable ECO_CAP_DL, letters of "mwflh": m per-miss cost,
  * w weight GPUs / duration, f fresh remaining work, l lost causes release power, h receding
- * horizon (eco_cap_plan). Unset: none of them, the allocator as before. The capper family
+ * horizon (eco_cap_plan), a deadline-aware admission (eco_cap_admit_deadline). Unset: none of them, the allocator as before. The capper family
  * (issue 16 point 1) replaces this with its parameters. */
-enum { DL_MISS = 1, DL_WEIGHT = 2, DL_FRESH = 4, DL_LOST = 8, DL_HORIZON = 16 };
+enum { DL_MISS = 1, DL_WEIGHT = 2, DL_FRESH = 4, DL_LOST = 8, DL_HORIZON = 16, DL_ADMIT = 32 };
 /* Per-miss cost of the deadline-aware mode: a miss costs as much as 10 times the job's
  * weighted duration (weight GPUs / duration: 10 GPU-units), the linear cost's factor 10. */
 #define DL_MISS_COST 10.0
 
 static void dl_parse(struct powerctl *pc, const char *s)
 {
-    static const char letters[] = "mwflh";
+    static const char letters[] = "mwflha";
     pc->dl = 0;
     for (; s && *s; s++) {
         const char *at = strchr(letters, *s);
@@ -265,6 +267,7 @@ void eco_powerctl_fini(struct engine *e)
     free(pc->truth);
     free(pc->pending);
     free(pc->waited);
+    free(pc->vj);
     free(pc->cj);
     free(pc->cj_job);
     free(pc->lim);
@@ -305,6 +308,61 @@ static double min_draw(const struct engine *e, const struct eco_job *j, const st
     return w;
 }
 
+/* Work left at t: remaining_s is brought up to date only when the job's speed changes. */
+static double fresh_remaining(const struct eco_job *job, double t)
+{
+    double r = job->remaining_s - (t - job->last_start_s) * job->speed;
+    return r > 0 ? r : 0;
+}
+
+/* Deadline-aware admission of `job` on a[0..n) (DL_ADMIT): the running jobs as the allocator
+ * sees them (learned models, fresh remaining work), the candidate with its prior model. */
+static int dl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n,
+                    double committed_w, double need_w)
+{
+    struct powerctl *pc = e->pc;
+    double t = e->t_prev;
+    if (e->nrun > pc->vj_cap) {
+        size_t cap = pc->vj_cap ? pc->vj_cap : 256;
+        while (cap < e->nrun)
+            cap *= 2;
+        struct eco_capper_job *vj = realloc(pc->vj, cap * sizeof *vj);
+        if (!vj)
+            return -ENOMEM;
+        pc->vj = vj;
+        pc->vj_cap = cap;
+    }
+    for (size_t i = 0; i < e->nrun; i++) {
+        uint32_t j = e->run[i];
+        const struct eco_job *r = &e->jobs[j];
+        double lo, hi;
+        truth_range(&pc->truth[j], &lo, &hi);
+        pc->vj[i] = (struct eco_capper_job){
+            .cap = {.gpus = r->gpus, .min_limit_w = lo, .max_limit_w = hi,
+                    .remaining_s = fresh_remaining(r, t),
+                    .slack_s = r->deadline_s >= 0 ? fmax(r->deadline_s - t, 0) : -1,
+                    .predict = eco_cap_predict_model, .ctx = &pc->models[j]},
+        };
+    }
+    const struct eco_job *cj = &e->jobs[job];
+    struct truth tr = truth_of(e, cj, pc->clock, a, n);
+    double lo, hi;
+    truth_range(&tr, &lo, &hi);
+    struct eco_job_model prior;
+    eco_job_model_init(&prior, lo, hi, MODEL_LAMBDA);
+    struct eco_capper_candidate cand = {
+        .cap = {.gpus = cj->gpus, .min_limit_w = lo, .max_limit_w = hi,
+                .remaining_s = cj->remaining_s,
+                .slack_s = cj->deadline_s >= 0 ? fmax(cj->deadline_s - t, 0) : -1,
+                .predict = eco_cap_predict_model, .ctx = &prior},
+        .min_w = need_w,
+        .deadline_s = cj->deadline_s,
+    };
+    struct eco_capper_view v = {.now_s = t, .budget_w = pc->budget_w, .fixed_w = fixed_power(e),
+                                .jobs = pc->vj, .n = e->nrun};
+    return eco_cap_admit_deadline(&v, committed_w - v.fixed_w, &cand);
+}
+
 int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n)
 {
     struct powerctl *pc = e->pc;
@@ -325,8 +383,13 @@ int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a
     }
     /* Its node's host and idle GPUs are already in fixed_power (the node is on). */
     double need = min_draw(e, &e->jobs[job], a, n);
-    if (committed + need <= pc->budget_w)
-        return 1;
+    if (committed + need <= pc->budget_w) {
+        if (!(pc->dl & DL_ADMIT))
+            return 1;
+        /* out of memory (negative): the minimum-draw rule alone, as without DL_ADMIT */
+        if (dl_admit(e, job, a, n, committed, need) != 0)
+            return 1;
+    }
     if (!pc->waited[job]) {
         pc->waited[job] = 1;
         e->admission_waits++;
@@ -382,13 +445,6 @@ static double level_in(int type, const struct eco_cap_job *j, double x)
 {
     double l = eco_clock_snap(type, x);
     return l < j->min_limit_w ? j->min_limit_w : l > j->max_limit_w ? j->max_limit_w : l;
-}
-
-/* Work left at t: remaining_s is brought up to date only when the job's speed changes. */
-static double fresh_remaining(const struct eco_job *job, double t)
-{
-    double r = job->remaining_s - (t - job->last_start_s) * job->speed;
-    return r > 0 ? r : 0;
 }
 
 /* Chooses next period's limits for every running job at time t. */

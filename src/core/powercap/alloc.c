@@ -48,6 +48,11 @@ void eco_cap_params_default(struct eco_cap_params *p)
      * window and the time a new limit takes to settle (hundreds of ms). */
     p->horizon = 10;
     p->period_s = 1.0;
+    /* The deadline-aware parts are off by default: the linear cost above (issue 16's
+     * deadline-aware mode sets them; docs/policies/powercap.md, "Deadline-aware cost"). */
+    p->miss_cost = 0.0;
+    p->miss_sigma = 0.0;
+    p->lost_release = 0;
 }
 
 size_t eco_cap_scratch_len(size_t n, const struct eco_cap_params *p)
