@@ -225,7 +225,7 @@ static void test_horizon_forecast(void **state)
     double rem[12], pw[12], lim[12], first[2];
     struct eco_cap_forecast fc = {.remaining_s = rem, .power_w = pw, .limit_w = lim};
     assert_true(eco_cap_plan(jobs, 2, 400.001, &p, 0, first, &fc) >= 0);
-    static const double want_rem[6][2] = {{2.5, 100},        {1.5, 100 - 1 / 3.0},
+    static const double want_rem[6][2] = {{2.5, 100},           {1.5, 100 - 1 / 3.0},
                                           {0.5, 100 - 2 / 3.0}, {0, 100 - 4 / 3.0},
                                           {0, 100 - 7 / 3.0},   {0, 100 - 10 / 3.0}};
     static const double want_lim[6][2] = {{300, 100}, {300, 100}, {200, 200},
@@ -244,8 +244,9 @@ static void test_horizon_forecast(void **state)
 
 /* Admission: a running job needs 240 W (the first of 26 grid limits over 100..300 with
  * 200 / (L / 300) <= 250) to meet its deadline; 300 W are left for GPUs. A non-urgent
- * candidate with a 100 W minimum would push it below (100 + 240 > 300): not now. An urgent one (slack under 1.5 x its time at full speed) fits at its minimum: yes.
- * Without the running job's deadline the minimum draws fit: yes. */
+ * candidate with a 100 W minimum would push it below (100 + 240 > 300): not now. An urgent one
+ * (slack under 1.5 x its time at full speed) fits at its minimum: yes. Without the running job's
+ * deadline the minimum draws fit: yes. */
 static void test_admit_deadline(void **state)
 {
     (void)state;
@@ -265,8 +266,8 @@ static void test_admit_deadline(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_right_split),     cmocka_unit_test(test_lost_cause),
-        cmocka_unit_test(test_dual_agrees),     cmocka_unit_test(test_local_choice),
+        cmocka_unit_test(test_right_split),      cmocka_unit_test(test_lost_cause),
+        cmocka_unit_test(test_dual_agrees),      cmocka_unit_test(test_local_choice),
         cmocka_unit_test(test_horizon_forecast), cmocka_unit_test(test_admit_deadline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

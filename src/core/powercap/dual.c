@@ -134,8 +134,8 @@ double eco_cap_allocate_dual(const struct eco_cap_job *jobs, size_t n, double bu
  * or NULL). Writes each period's limits, powers and speeds. Returns period 0's price. */
 static double rollout(const struct eco_cap_job *jobs, size_t n, double budget_w,
                       const struct eco_cap_params *p, uint32_t H, const double *plan,
-                      struct eco_cap_job *tmp, size_t *idx, double *lim, double *rem,
-                      double *pwr, double *spd, double *scratch)
+                      struct eco_cap_job *tmp, size_t *idx, double *lim, double *rem, double *pwr,
+                      double *spd, double *scratch)
 {
     double price0 = 0.0;
     for (size_t i = 0; i < n; i++)
