@@ -128,6 +128,34 @@ static void test_edf(void **state)
     eco_cluster_destroy(c);
 }
 
+static void test_lsf(void **state)
+{
+    (void)state;
+    /* One node of 2 GPUs held by j0 until 10. j1: deadline 40, 5 s (latest start 35); j2:
+     * deadline 45, 20 s (latest start 25); j3 none. At 10 lsf starts j2 (least slack; 10-30),
+     * then j1 (30-35, in time), then j3; edf would start j1 first and j2 would end at 35. */
+    struct eco_cluster *c = NULL;
+    struct eco_error err;
+    assert_int_equal(eco_cluster_parse_spec("1x2", &c, &err), 0);
+    static const struct jspec js[] = {{0, 10, 2}, {1, 5, 2}, {2, 20, 2}, {3, 5, 1}};
+    static const double deadline[] = {ECO_NO_DEADLINE, 40, 45, ECO_NO_DEADLINE};
+    static const double start[] = {0, 30, 10, 35};
+    struct eco_jobset *set = make_jobs(js, 4);
+    for (size_t i = 0; i < 4; i++)
+        set->jobs[i].deadline_s = deadline[i];
+    struct eco_sim_config cfg = {.policy = eco_policy_find("lsf"),
+                                 .placement = eco_placement_find("pool"),
+                                 .seed = 1};
+    assert_non_null(cfg.policy);
+    struct eco_sim_result res;
+    assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
+    for (size_t i = 0; i < 4; i++)
+        assert_double_equal(set->jobs[i].start_s, start[i], 0);
+    eco_sim_result_fini(&res);
+    eco_jobset_destroy(set);
+    eco_cluster_destroy(c);
+}
+
 static void test_easy(void **state)
 {
     (void)state;
@@ -274,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_fifo),
         cmocka_unit_test(test_greedy),
         cmocka_unit_test(test_edf),
+        cmocka_unit_test(test_lsf),
         cmocka_unit_test(test_easy),
         cmocka_unit_test(test_easy_spare_gpus),
         cmocka_unit_test(test_sjf),

@@ -98,6 +98,16 @@ struct eco_cap_job {
      * the lower one) inside [min_limit_w, max_limit_w], and the limits returned are levels. */
     const double *levels;
     uint32_t n_levels;
+    /* Deadline-aware cost (used when eco_cap_params.miss_cost > 0; docs/policies/powercap.md,
+     * "Deadline-aware cost"): the reference time a miss is charged in, e.g. the job's
+     * duration (0: remaining_s). */
+    double miss_ref_s;
+    /* Receding horizon (eco_cap_plan fills these for its inner calls): the job's predicted
+     * speed in the control periods after the current one, plan_len of them; past the last
+     * one the job is taken to keep that speed. NULL: the speed of the limit being priced,
+     * constant until the job finishes. */
+    const double *plan_speed;
+    uint32_t plan_len;
 };
 
 /* `predict` callbacks: ctx is a const struct eco_job_model * (learned), or a
@@ -117,6 +127,15 @@ struct eco_cap_params {
     uint32_t grid;           /* limits tried per job between min and max (2..ECO_CAP_GRID_MAX) */
     uint32_t horizon;        /* MPC horizon H in control periods (0: no horizon scaling) */
     double period_s;         /* control period */
+    /* Per-miss cost (0: the linear lateness cost of deadline_penalty, the old behaviour): a
+     * job's cost jumps by miss_cost x weight x miss_ref_s when its predicted finish passes its
+     * deadline, smoothed by a normal error of relative size miss_sigma on the predicted finish
+     * time (docs/policies/powercap.md, "Deadline-aware cost"). */
+    double miss_cost;
+    double miss_sigma; /* relative uncertainty of a predicted finish (0: 0.05) */
+    /* 1: a job predicted to miss even at its maximum limit (a lost cause) is priced without
+     * its deadline term, so it holds no power for a deadline it cannot meet. */
+    int lost_release;
 };
 
 /* Grid limit k of g between min and max: min + k x ((max - min) / (g - 1)), the last one (k =
@@ -124,7 +143,7 @@ struct eco_cap_params {
 double eco_cap_grid_limit(double min_limit_w, double max_limit_w, uint32_t g, uint32_t k);
 
 /* Default parameters (docs/policies/powercap.md): deadline_penalty 10, grid 26, horizon 10,
- * period_s 1. */
+ * period_s 1; miss_cost 0, miss_sigma 0, lost_release 0 (the deadline-aware parts off). */
 void eco_cap_params_default(struct eco_cap_params *p);
 
 /* Number of doubles of scratch eco_cap_allocate needs for n jobs: 4 x n x grid + 5 x n
@@ -152,6 +171,48 @@ double eco_cap_job_cost(const struct eco_cap_job *j, const struct eco_cap_params
  * -ENOMEM) with limits_w untouched. Deterministic: the same input gives the same limits. */
 double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_w,
                         const struct eco_cap_params *p, double *limits_w, double *scratch);
+
+/* ---- dual decomposition and receding horizon (docs/policies/powercap.md) ------------- */
+
+/* The local subproblem of dual decomposition: given the price (cost per watt), the job picks
+ * the grid limit minimising cost(limit) + price x power(limit) (power of all its GPUs), ties
+ * to the lower power, using only its own data, so it can run on its own node. Writes the
+ * limit (per GPU) and, if power_w is not NULL, its predicted power (all GPUs). Returns the
+ * chosen limit's cost, or NaN for a bad job (as eco_cap_allocate's -EINVAL). p NULL: the
+ * defaults. */
+double eco_cap_local_choice(const struct eco_cap_job *j, const struct eco_cap_params *p,
+                            double price, double *limit_w, double *power_w);
+
+/* The coordinator of the decomposed form: a bisection on the price, each round asking every
+ * job for its local choice and summing the powers (what powerd exchanges with its nodes),
+ * until the smallest price whose summed power fits budget_w is bracketed within rel_tol
+ * (relative; 0: 1e-9) or max_rounds (0: 200) rounds pass. Limits are the local choices at the
+ * upper end of the bracket (they fit); no greedy fill, so the central eco_cap_allocate spends
+ * the leftover better and is never worse. Returns the price, +inf with every job at its
+ * minimum when even that does not fit, 0 when all unconstrained choices fit, or -EINVAL.
+ * *rounds (may be NULL) gets the number of exchange rounds. */
+double eco_cap_allocate_dual(const struct eco_cap_job *jobs, size_t n, double budget_w,
+                             const struct eco_cap_params *p, double rel_tol, uint32_t max_rounds,
+                             double *limits_w, uint32_t *rounds);
+
+/* A receding-horizon forecast over p->horizon periods: remaining_s[k x n + i] is job i's
+ * predicted remaining work at the start of period k (0 once finished), power_w[k x n + i] its
+ * predicted power (all GPUs, 0 once finished) and limit_w[k x n + i] its limit in period k. */
+struct eco_cap_forecast {
+    double *remaining_s, *power_w, *limit_w; /* caller-owned, horizon x n each */
+};
+
+/* Receding-horizon MPC: rolls the jobs forward over p->horizon periods of p->period_s, each
+ * period allocating the budget among the jobs still running (finished jobs free their power)
+ * with their predicted remaining work and slack; then re-prices period 0 with each job's
+ * finish time predicted along the plan (its planned speeds in the later periods, so a job
+ * that will get the power freed by a finisher may run slower now), and repeats the rollout
+ * `iters` times (0: 2). The limits applied (limits_w) are period 0's; fc (may be NULL) gets
+ * the last rollout. horizon 0 or 1 is one eco_cap_allocate call. Returns as eco_cap_allocate
+ * (period 0's price). */
+double eco_cap_plan(const struct eco_cap_job *jobs, size_t n, double budget_w,
+                    const struct eco_cap_params *p, uint32_t iters, double *limits_w,
+                    struct eco_cap_forecast *fc);
 
 /* ---- baselines (docs/policies/powercap.md) ------------------------------------------------ */
 
@@ -363,5 +424,18 @@ int eco_cap_metrics_add(struct eco_cap_metrics *m, double dt_s, double power_w, 
                         double demand_w, int settling);
 /* The figures of m into *r (caller-owned). */
 void eco_cap_metrics_report(const struct eco_cap_metrics *m, struct eco_cap_metrics_report *r);
+
+/* Deadline-aware admission (docs/policies/powercap.md, "Admission"): the candidate must fit
+ * at its minimum draw (as eco_capper_admit_default), and starting it must not turn a running
+ * job that can still meet its deadline into a predicted miss: with the candidate holding its
+ * minimum draw, the power left (budget - fixed - candidate) must still cover, for every
+ * running job with a deadline that it can meet at its maximum, the power at the lowest grid
+ * limit that meets it (others at their minimum draw). An urgent candidate (slack below
+ * ECO_CAP_URGENT_SLACK x its remaining time at full speed) is admitted whenever it fits at
+ * its minimum, so the rule never starves jobs whose deadline is near. v->jobs[i].cap is read
+ * (predict, remaining_s, slack_s); 1 yes, 0 not now, -EINVAL. */
+#define ECO_CAP_URGENT_SLACK 1.5
+int eco_cap_admit_deadline(const struct eco_capper_view *v, double committed_min_w,
+                           const struct eco_capper_candidate *cand);
 
 #endif

@@ -286,7 +286,8 @@ int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a
     if (eco_capper_admit_reads_jobs(pc->capper) && (rc = build_view(e, pc->pass_s, NAN, 0, &v)))
         return rc;
     struct eco_capper_candidate cand = {
-        .cap = {.gpus = cj->gpus, .remaining_s = cj->remaining_s, .weight = 1, .slack_s = -1},
+        .cap = {.gpus = cj->gpus, .remaining_s = cj->remaining_s, .weight = 1, .slack_s = -1,
+                .miss_ref_s = cj->duration_s},
         .min_w = min_draw(e, cj, a, n),
         .deadline_s = cj->deadline_s >= 0 ? cj->deadline_s : -1,
     };
@@ -374,6 +375,7 @@ static int build_view(struct engine *e, double t, double measured_w, int step,
                     .max_limit_w = hi,
                     .remaining_s = left > 0 ? left : 0,
                     .weight = 1,
+                    .miss_ref_s = job->duration_s,
                     .slack_s = slack,
                     .predict = eco_cap_predict_model,
                     .ctx = &pc->models[j],

@@ -2,7 +2,7 @@
 /* Head-of-line queue policies: fifo (submission order) and sjf (shortest duration first):
  * jobs start in queue order until the first that does not fit; nothing passes it. And the
  * scanning ones: greedy (submission order) and edf (earliest deadline first), which start
- * every job that fits now. */
+ * every job that fits now, and lsf (least slack first), which scans the same way. */
 #include <math.h>
 #include <errno.h>
 #include <stddef.h>
@@ -107,6 +107,24 @@ const struct eco_policy_ops eco_policy_edf = {
     .name = "edf",
     .summary = "earliest deadline first (then submission order), start every job that fits now",
     .order_key = key_deadline,
+    .create = create_stateless,
+    .destroy = destroy_stateless,
+    .decide = decide_greedy,
+};
+
+/* Least slack first: by latest start time (deadline - duration at full speed), the urgency
+ * order that power-capped runs want (docs/policies/powercap.md, "Queue order"); jobs without
+ * a deadline after all that have one, in submission order (the stable queue sort keeps it). */
+static double key_slack(const struct eco_job *job)
+{
+    return job->deadline_s >= 0 ? job->deadline_s - job->duration_s : HUGE_VAL;
+}
+
+const struct eco_policy_ops eco_policy_lsf = {
+    .name = "lsf",
+    .summary = "least slack first (deadline - duration, then submission order), start every job "
+               "that fits now",
+    .order_key = key_slack,
     .create = create_stateless,
     .destroy = destroy_stateless,
     .decide = decide_greedy,

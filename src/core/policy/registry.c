@@ -9,10 +9,11 @@ extern const struct eco_policy_ops eco_policy_easy;
 extern const struct eco_policy_ops eco_policy_sjf;
 extern const struct eco_policy_ops eco_policy_las;
 extern const struct eco_policy_ops eco_policy_edf;
+extern const struct eco_policy_ops eco_policy_lsf;
 
 static const struct eco_policy_ops *const policies[] = {
     &eco_policy_fifo, &eco_policy_greedy, &eco_policy_easy, &eco_policy_sjf, &eco_policy_las,
-    &eco_policy_edf,  NULL,
+    &eco_policy_edf,  &eco_policy_lsf,  NULL,
 };
 
 const struct eco_policy_ops *const *eco_policy_all(void)

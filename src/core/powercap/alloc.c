@@ -8,6 +8,7 @@
 #include <string.h>
 #include "ecosched/power.h"
 #include "ecosched/powercap.h"
+#include "alloc_internal.h"
 
 /* Relative margin kept below the budget so that re-adding the chosen powers in another order
  * (rounding of sums over up to n x grid terms, ~1e-11 relative at 10^5 jobs) never exceeds
@@ -47,6 +48,11 @@ void eco_cap_params_default(struct eco_cap_params *p)
      * window and the time a new limit takes to settle (hundreds of ms). */
     p->horizon = 10;
     p->period_s = 1.0;
+    /* The deadline-aware parts are off by default: the linear cost above (issue 16's
+     * deadline-aware mode sets them; docs/policies/powercap.md, "Deadline-aware cost"). */
+    p->miss_cost = 0.0;
+    p->miss_sigma = 0.0;
+    p->lost_release = 0;
 }
 
 size_t eco_cap_scratch_len(size_t n, const struct eco_cap_params *p)
@@ -57,7 +63,7 @@ size_t eco_cap_scratch_len(size_t n, const struct eco_cap_params *p)
     return 4 * n * g + 5 * n;
 }
 
-static double horizon_inv(const struct eco_cap_params *p)
+double eco_cap__horizon_inv(const struct eco_cap_params *p)
 {
     double hz = p->horizon * p->period_s;
     return hz > 0.0 && isfinite(hz) ? 1.0 / hz : 0.0;
@@ -69,17 +75,66 @@ static double sane_power(double power, double limit)
     return power >= 0.0 && isfinite(power) ? power : limit;
 }
 
-/* cost_at over a row of speeds, in place, written branch-free so that it vectorises (same
- * operations, same values). */
+/* Default relative uncertainty of a predicted finish time in the per-miss cost: 5 %, about
+ * twice the error of the learned speed models after a few dozen samples (docs/models/rls.md
+ * reports 1-3 %) plus the 1 % progress noise of the simulator; wide enough that the cost is
+ * smooth over two or three grid steps, so the hull-based price search sees a usable slope. */
+#define MISS_SIGMA_DEFAULT 0.05
+
+/* Predicted time to finish `rem` reference seconds at speed s0 in the current period and then
+ * at the job's planned speeds (eco_cap_plan), the last one kept; rem / s0 without a plan. */
+static double finish_time(const struct eco_cap_job *j, double period, double rem, double s0)
+{
+    if (!j->plan_speed || j->plan_len == 0 || !(period > 0.0) || rem <= s0 * period)
+        return rem / s0;
+    double r = rem - s0 * period, t = period, f = SPEED_FLOOR;
+    for (uint32_t k = 0; k < j->plan_len; k++) {
+        f = j->plan_speed[k] > SPEED_FLOOR ? j->plan_speed[k] : SPEED_FLOOR;
+        if (r <= f * period)
+            return t + r / f;
+        r -= f * period;
+        t += period;
+    }
+    return t + r / f;
+}
+
+/* Standard normal distribution function. */
+static double norm_cdf(double z)
+{
+    return 0.5 * erfc(-z * 0.70710678118654752440); /* 1 / sqrt(2) */
+}
+
+/* cost_at over a row of speeds, in place (docs/policies/powercap.md, "Cost"). smax: the
+ * job's highest speed over its range, for the lost-cause test. */
 static void cost_row(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
-                     double *c, uint32_t g)
+                     double *c, uint32_t g, double smax)
 {
     const double w = j->weight > 0.0 ? j->weight : 0.0;
     const double rem = j->remaining_s > 0.0 ? j->remaining_s : 0.0;
-    const double slack = j->slack_s, pen = j->slack_s >= 0.0 ? p->deadline_penalty * w : 0.0;
+    const double slack = j->slack_s, period = p->period_s;
+    const int has_dl = j->slack_s >= 0.0;
+    smax = smax > SPEED_FLOOR ? smax : SPEED_FLOOR;
+    const int lost = has_dl && p->lost_release && finish_time(j, period, rem, smax) > slack;
+    if (p->miss_cost > 0.0) {
+        const double sig = p->miss_sigma > 0.0 ? p->miss_sigma : MISS_SIGMA_DEFAULT;
+        const double pen = has_dl && !lost
+                               ? p->miss_cost * w * (j->miss_ref_s > 0.0 ? j->miss_ref_s : rem)
+                               : 0.0;
+        for (uint32_t k = 0; k < g; k++) {
+            double s = c[k] > SPEED_FLOOR ? c[k] : SPEED_FLOOR;
+            double t = finish_time(j, period, rem, s);
+            double v = w * t;
+            if (pen > 0.0 && t > 0.0)
+                v += pen * norm_cdf((t - slack) / (sig * t));
+            c[k] = v;
+        }
+        return;
+    }
+    /* the linear lateness cost (miss_cost 0), written branch-free so that it vectorises */
+    const double pen = has_dl && !lost ? p->deadline_penalty * w : 0.0;
     for (uint32_t k = 0; k < g; k++) {
         double s = c[k] > SPEED_FLOOR ? c[k] : SPEED_FLOOR;
-        double t = rem / s;
+        double t = j->plan_speed ? finish_time(j, period, rem, s) : rem / s;
         double late = t - slack;
         double v = w * t + (late > 0.0 ? pen * late : 0.0);
         double f = t * inv_hz;
@@ -89,12 +144,12 @@ static void cost_row(const struct eco_cap_job *j, const struct eco_cap_params *p
 
 /* Cost of a job running at `speed` (docs/policies/powercap.md, "Cost"): with T = remaining /
  * speed, w T + deadline_penalty w max(0, T - slack) (when slack >= 0), times min(1, T / (H x
- * period)) when there is a horizon. */
+ * period)) when there is a horizon; or the per-miss cost when miss_cost > 0. */
 static double cost_at(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
-                      double speed)
+                      double speed, double smax)
 {
     double c = speed;
-    cost_row(j, p, inv_hz, &c, 1);
+    cost_row(j, p, inv_hz, &c, 1, smax);
     return c;
 }
 
@@ -141,14 +196,14 @@ static double snap_level(const struct eco_cap_job *j, double x)
 }
 
 /* Grid point k of job j: the grid limit, on a level when the job has levels. */
-static double job_grid_at(const struct eco_cap_job *j, uint32_t g, uint32_t k)
+double eco_cap__grid_at(const struct eco_cap_job *j, uint32_t g, uint32_t k)
 {
     return snap_level(j, eco_cap_grid_limit(j->min_limit_w, j->max_limit_w, g, k));
 }
 
 /* Job power (all its GPUs) and cost at every grid limit. */
-static void eval_grid(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
-                      double *pw, double *c)
+void eco_cap__eval_grid(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
+                        double *pw, double *c)
 {
     const uint32_t g = p->grid;
     const struct eco_job_model *m = j->ctx;
@@ -161,14 +216,17 @@ static void eval_grid(const struct eco_cap_job *j, const struct eco_cap_params *
             pw[k] *= gpus; /* the model's powers are finite and >= 0 */
     } else {
         for (uint32_t k = 0; k < g; k++) {
-            double limit = job_grid_at(j, g, k);
+            double limit = eco_cap__grid_at(j, g, k);
             double power = limit, speed = 0.0;
             j->predict(j->ctx, limit, &power, &speed);
             pw[k] = sane_power(power, limit) * j->gpus;
             c[k] = speed;
         }
     }
-    cost_row(j, p, inv_hz, c, g);
+    double smax = 0.0;
+    for (uint32_t k = 0; k < g; k++)
+        smax = c[k] > smax ? c[k] : smax;
+    cost_row(j, p, inv_hz, c, g, smax);
 }
 
 double eco_cap_job_cost(const struct eco_cap_job *j, const struct eco_cap_params *p, double limit_w)
@@ -181,9 +239,11 @@ double eco_cap_job_cost(const struct eco_cap_job *j, const struct eco_cap_params
     double L = limit_w < j->min_limit_w   ? j->min_limit_w
                : limit_w > j->max_limit_w ? j->max_limit_w
                                           : limit_w;
-    double power = L, speed = 0.0;
+    double power = L, speed = 0.0, smax = 0.0;
     j->predict(j->ctx, L, &power, &speed);
-    return cost_at(j, p, horizon_inv(p), speed);
+    if (p->lost_release && j->slack_s >= 0.0)
+        j->predict(j->ctx, j->max_limit_w, &power, &smax);
+    return cost_at(j, p, eco_cap__horizon_inv(p), speed, smax);
 }
 
 /* ---- lower convex hull of one job's grid points -------------------------------------------- */
@@ -673,7 +733,7 @@ static void bnb_solve(struct bnb *b, struct fill *f, size_t n, double room_all)
 
 /* ---- the allocator --------------------------------------------------------------------- */
 
-static int check_jobs(const struct eco_cap_job *jobs, size_t n)
+int eco_cap__check_jobs(const struct eco_cap_job *jobs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const struct eco_cap_job *j = &jobs[i];
@@ -693,7 +753,7 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
         p = &def;
     }
     if (p->grid < 2 || p->grid > ECO_CAP_GRID_MAX || isnan(budget_w) ||
-        (n > 0 && (!jobs || !limits_w)) || check_jobs(jobs, n))
+        (n > 0 && (!jobs || !limits_w)) || eco_cap__check_jobs(jobs, n))
         return -EINVAL;
     if (n == 0)
         return 0.0;
@@ -708,7 +768,7 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
     const size_t ng = n * g;
     double *pw = scratch, *c = pw + ng, *slope = c + ng, *vidx = slope + ng;
     double *hsize = vidx + ng, *cur = hsize + n, *heap = cur + n;
-    const double inv_hz = horizon_inv(p);
+    const double inv_hz = eco_cap__horizon_inv(p);
     const double room_all = budget_w - (isfinite(budget_w) ? fabs(budget_w) * BUDGET_MARGIN : 0.0);
     double lo_total = 0.0, hi_total = 0.0, price = 0.0;
     uint64_t kmin = UINT64_MAX, kmax = 0;
@@ -719,7 +779,7 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
         double *pi = pw + i * g, *ci = c + i * g, *si = slope + i * g, *vi = vidx + i * g;
         uint16_t ord[ECO_CAP_GRID_MAX], hull[ECO_CAP_GRID_MAX];
         int mono;
-        eval_grid(&jobs[i], p, inv_hz, pi, ci);
+        eco_cap__eval_grid(&jobs[i], p, inv_hz, pi, ci);
         uint32_t h = job_hull(pi, ci, g, ord, hull, si, &mono);
         for (uint32_t v = 0; v < h; v++)
             vi[v] = hull[v];
@@ -736,7 +796,7 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
 
     if (lo_total > room_all) { /* not even the lowest powers fit */
         for (size_t i = 0; i < n; i++)
-            limits_w[i] = job_grid_at(&jobs[i], g, 0);
+            limits_w[i] = eco_cap__grid_at(&jobs[i], g, 0);
         free(own);
         return INFINITY;
     }
@@ -762,7 +822,7 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
         }
     }
     for (size_t i = 0; i < n; i++)
-        limits_w[i] = job_grid_at(&jobs[i], g, (uint32_t)cur[i]);
+        limits_w[i] = eco_cap__grid_at(&jobs[i], g, (uint32_t)cur[i]);
     free(own);
     return price;
 }

@@ -110,10 +110,19 @@ void eco_capper_common_default(struct eco_capper_common *d)
         /* A deadline within twice its full-speed time left is near: refusing it then
          * costs the deadline for certain. */
         .near = 2.0,
+        /* The deadline-aware allocation, on for the cappers that read ALLOC keys (mpc, oracle):
+         * a miss costs 10 times the job's weighted duration, the factor of the linear cost it
+         * replaces; lost causes release their power; weight by size; the plan over the
+         * horizon decides (the ablation in docs/policies/powercap.md measures each part). */
+        .miss = 10.0,
+        .sigma = 0.0,
+        .lost = 1,
+        .weight = ECO_CAPPER_WEIGHT_SIZE,
+        .plan = 1,
     };
 }
 
-enum key_kind { K_DOUBLE, K_U32, K_ADMIT };
+enum key_kind { K_DOUBLE, K_U32, K_ADMIT, K_WEIGHT };
 
 struct key {
     const char *name;
@@ -137,6 +146,11 @@ static const struct key keys[] = {
     {"penalty", K_DOUBLE, ECO_CAPPER_KEYS_ALLOC, 0, 1e6,
      offsetof(struct eco_capper, cap.deadline_penalty)},
     {"horizon", K_U32, ECO_CAPPER_KEYS_ALLOC, 0, 1e6, offsetof(struct eco_capper, cap.horizon)},
+    {"miss", K_DOUBLE, ECO_CAPPER_KEYS_ALLOC, 0, 1e6, CM(miss)},
+    {"sigma", K_DOUBLE, ECO_CAPPER_KEYS_ALLOC, 0, 1, CM(sigma)},
+    {"lost", K_U32, ECO_CAPPER_KEYS_ALLOC, 0, 1, CM(lost)},
+    {"weight", K_WEIGHT, ECO_CAPPER_KEYS_ALLOC, 0, 0, CM(weight)},
+    {"plan", K_U32, ECO_CAPPER_KEYS_ALLOC, 0, 1, CM(plan)},
     {"rebalance", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0, 1e6,
      offsetof(struct eco_capper, thr.rebalance_s)},
     {"high", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0.01, 2, offsetof(struct eco_capper, thr.high_frac)},
@@ -172,6 +186,16 @@ static int set_key(struct eco_capper *c, const char *item, unsigned groups, stru
             *(int *)p = ECO_CAPPER_ADMIT_DEADLINE;
         else
             return eco_error_set(err, "power policy %s: parameter admit: '%s' is not min or deadline",
+                                 name, val);
+        return 0;
+    }
+    if (k->kind == K_WEIGHT) {
+        if (!strcmp(val, "one"))
+            *(int *)p = ECO_CAPPER_WEIGHT_ONE;
+        else if (!strcmp(val, "size"))
+            *(int *)p = ECO_CAPPER_WEIGHT_SIZE;
+        else
+            return eco_error_set(err, "power policy %s: parameter weight: '%s' is not one or size",
                                  name, val);
         return 0;
     }
@@ -316,9 +340,16 @@ int eco_capper_decide_common(struct eco_capper *c, const struct eco_capper_view 
         return rc;
     feedback(c, v);
     c->cap.period_s = v->period_s > 0 ? v->period_s : 1;
+    c->cap.miss_cost = c->cm.miss;
+    c->cap.miss_sigma = c->cm.sigma;
+    c->cap.lost_release = (int)c->cm.lost;
     for (size_t i = 0; i < n; i++) {
         const struct eco_capper_job *j = &v->jobs[i];
         c->cj[i] = j->cap;
+        if (c->cm.weight == ECO_CAPPER_WEIGHT_SIZE) {
+            double ref = j->cap.miss_ref_s > 0 ? j->cap.miss_ref_s : j->cap.remaining_s;
+            c->cj[i].weight = ref > 0 ? j->cap.gpus / ref : 1;
+        }
         if (use_truth && j->truth) {
             c->cj[i].predict = j->truth;
             c->cj[i].ctx = j->truth_ctx;

@@ -11,7 +11,7 @@ enum { ECO_CAPPER_ADMIT_MIN, ECO_CAPPER_ADMIT_DEADLINE };
 
 /* Which optional keys a policy accepts besides the family's (gain, bound, margin, guard,
  * dither, early, admit, near). */
-#define ECO_CAPPER_KEYS_ALLOC 1u     /* grid, penalty, horizon: eco_cap_allocate's */
+#define ECO_CAPPER_KEYS_ALLOC 1u     /* grid, penalty, horizon, miss, sigma, lost, weight, plan */
 #define ECO_CAPPER_KEYS_THRESHOLD 2u /* rebalance, high, low, step: the threshold's */
 
 struct eco_capper_common {
@@ -23,7 +23,20 @@ struct eco_capper_common {
     uint32_t early;  /* samples below which a job is dithered */
     int admit;       /* ECO_CAPPER_ADMIT_* */
     double near;     /* admit=deadline: a candidate is urgent at slack <= near x its time */
+    /* The deadline-aware allocation (ECO_CAPPER_KEYS_ALLOC; docs/policies/powercap.md,
+     * "Deadline-aware cost"): eco_cap_params' miss_cost, miss_sigma and lost_release, the
+     * weight rule and whether the receding-horizon plan (eco_cap_plan) decides. */
+    double miss;
+    double sigma;
+    uint32_t lost;
+    int weight;      /* ECO_CAPPER_WEIGHT_* */
+    uint32_t plan;   /* 1: eco_cap_plan over cap.horizon periods, 0: one eco_cap_allocate */
 };
+
+/* Weight of a job's completion time in the cost: 1 for every job, or its GPUs over its
+ * reference duration (miss_ref_s, else remaining_s), so that a miss or an hour of a small,
+ * short job counts as much as of a large, long one per GPU-hour held. */
+enum { ECO_CAPPER_WEIGHT_ONE, ECO_CAPPER_WEIGHT_SIZE };
 
 struct eco_capper;
 

@@ -6,7 +6,9 @@
 static int split(struct eco_capper *c, const struct eco_capper_view *v,
                  const struct eco_cap_job *jobs, double gpu_budget_w, double *limits_w)
 {
-    double price = eco_cap_allocate(jobs, v->n, gpu_budget_w, &c->cap, limits_w, c->scratch);
+    double price = c->cm.plan ? eco_cap_plan(jobs, v->n, gpu_budget_w, &c->cap, 0, limits_w, NULL)
+                              : eco_cap_allocate(jobs, v->n, gpu_budget_w, &c->cap, limits_w,
+                                                 c->scratch);
     if (price < 0)
         return (int)price;
     return price > 0;
@@ -28,7 +30,7 @@ static int decide(struct eco_capper *c, const struct eco_capper_view *v, struct 
 const struct eco_capper_ops eco_capper_mpc = {
     .name = "mpc",
     .summary = "price-coordinated allocation over the learned models (eco_cap_allocate)",
-    .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near, grid, penalty, horizon",
+    .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near, grid, penalty, horizon, miss, sigma, lost, weight=one|size, plan",
     .start_at_max = 0,
     .create = create,
     .destroy = destroy,
