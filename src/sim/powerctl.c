@@ -86,6 +86,7 @@ struct powerctl {
     /* Metrics. */
     double mae_sum, max_over;
     uint64_t capped;
+    double last_mae; /* the last period's MAE term, -1 when it was not capped */
     double integral; /* feedback correction of the budget, W */
     uint8_t *waited; /* per job: was deferred by admission */
 };
@@ -278,24 +279,28 @@ static double min_draw(const struct engine *e, const struct eco_job *j, const st
     return w;
 }
 
+double eco_powerctl_job_min_w(const struct engine *e, uint32_t job)
+{
+    const struct eco_job *j = &e->jobs[job];
+    return min_draw(e, j, &e->pool[j->alloc_off], j->alloc_n);
+}
+
 int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n)
 {
     struct powerctl *pc = e->pc;
     if (!pc || !n)
         return 1;
-    double committed = fixed_power(e);
-    for (size_t i = 0; i < e->nrun; i++) {
-        const struct eco_job *r = &e->jobs[e->run[i]];
-        committed += min_draw(e, r, &e->pool[r->alloc_off], r->alloc_n);
-    }
-    /* Jobs already started in this pass. */
-    for (size_t k = 0; k < e->dec.n_starts; k++) {
+    /* Jobs already started in this pass: summed once each, as the pass goes on. */
+    for (size_t k = e->pass_min_k; k < e->dec.n_starts; k++) {
         const struct eco_job *s = &e->jobs[e->dec.starts[k]];
         size_t off = e->dec.start_alloc_off[k];
         size_t end =
             k + 1 < e->dec.n_starts ? e->dec.start_alloc_off[k + 1] : e->dec.n_start_allocs;
-        committed += min_draw(e, s, &e->dec.start_allocs[off], end - off);
+        e->pass_min_w += min_draw(e, s, &e->dec.start_allocs[off], end - off);
     }
+    e->pass_min_k = e->dec.n_starts;
+    /* The running jobs' minimum draws are kept by the engine (committed_min_w). */
+    double committed = fixed_power(e) + e->committed_min_w + e->pass_min_w;
     /* Its node's host and idle GPUs are already in fixed_power (the node is on). */
     double need = min_draw(e, &e->jobs[job], a, n);
     if (committed + need <= pc->budget_w)
@@ -467,9 +472,11 @@ int eco_powerctl_tick(struct engine *e, double t, int (*set_limit)(struct engine
     }
     /* 2. Metrics for the period starting now. */
     double power = eco_nodes_power_w(e);
+    pc->last_mae = -1;
     if (full_demand(e) > pc->budget_w) {
         pc->capped++;
-        pc->mae_sum += fabs(power - pc->budget_w) / pc->budget_w;
+        pc->last_mae = fabs(power - pc->budget_w) / pc->budget_w;
+        pc->mae_sum += pc->last_mae;
     }
     double over = (power - pc->budget_w) / pc->budget_w;
     if (over > pc->max_over)
@@ -519,6 +526,32 @@ int eco_powerctl_budget_step(struct engine *e, double t)
 int eco_powerctl_started(struct engine *e, double t)
 {
     return allocate(e, t, eco_nodes_power_w(e));
+}
+
+void eco_powerctl_repeat(struct engine *e, uint64_t n)
+{
+    struct powerctl *pc = e->pc;
+    if (!pc || !n || pc->last_mae < 0)
+        return; /* the largest excess repeats too: max_over already holds it */
+    pc->capped += n;
+    pc->mae_sum += (double)n * pc->last_mae;
+}
+
+int eco_powerctl_settled(struct engine *e, double tol, int hold)
+{
+    struct powerctl *pc = e->pc;
+    for (size_t i = 0; i < e->nrun; i++) {
+        uint32_t j = e->run[i];
+        double lo, hi;
+        if (pc->models[j].power.n < EARLY_SAMPLES)
+            return 0; /* still dithering: its model is not ready */
+        truth_range(&pc->truth[j], &lo, &hi);
+        if (fabs(pc->pending[j] - setting_of(pc, &e->jobs[j])) > tol * (hi - lo))
+            return 0;
+    }
+    for (size_t i = 0; hold && i < e->nrun; i++)
+        pc->pending[e->run[i]] = setting_of(pc, &e->jobs[e->run[i]]);
+    return 1;
 }
 
 double eco_powerctl_period(const struct engine *e)
