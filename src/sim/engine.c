@@ -13,12 +13,14 @@
 
 /* Control-period skipping (docs/policies/powercap.md, "Skipping settled periods"): after
  * SKIP_QUIET_TICKS ticks in a row in which no job started or ended, the budget and the
- * nodes' power states held, and every job's next limit moved by at most SKIP_TOL of its range
- * (about the feedback's response to measurement noise: gain 0.3 on the summed draw of ten
- * 8-GPU jobs with 2 % noise moves each limit ~2 % of its range; on ITP cluster02, 200 jobs at
- * 60 kW, 1 % never settled and 3 % cut ticks by only 13 %), the limits are held and the next tick comes SKIP_FIRST periods later, doubling while
- * the allocation stays put, up to SKIP_MAX periods (a re-check, for the deadlines' slack
- * moves while nothing else does). Any change re-arms the tick at the next period. */
+ * nodes' power states held, and the running jobs' next limits moved on average (weighted by
+ * GPUs) by at most SKIP_TOL of their ranges, the limits are held and the next tick comes
+ * SKIP_FIRST periods later, doubling while the allocation stays put, up to SKIP_MAX periods (a
+ * re-check: the deadlines' slack moves while nothing else does). Any change re-arms the tick
+ * at the next period. SKIP_TOL is about the feedback's response to measurement noise (gain
+ * 0.3 on a summed draw with 2 % noise moves the price, and jobs step by one 4 % grid point of
+ * their range): on ITP cluster02, 300 jobs at 60 kW, it cuts ticks 89x against the 1 s loop
+ * with avg JCT, energy and misses unchanged (docs); a per-job bound of 1 % never settled. */
 #define SKIP_QUIET_TICKS 5
 #define SKIP_TOL 0.05
 #define SKIP_FIRST 8.0

@@ -125,8 +125,9 @@ double eco_powerctl_job_min_w(const struct engine *e, uint32_t job);
 /* Counts n more control periods like the last one in the metrics (periods skipped while the
  * state the controller reads stayed constant). */
 void eco_powerctl_repeat(struct engine *e, uint64_t n);
-/* 1 when every running job's model is past its dithering and its next limit is within tol
- * of its range from its current one; with hold, the current limits are then kept. */
+/* 1 when every running job's model is past its dithering and the jobs' next limits are on
+ * average (weighted by GPUs) within tol of their ranges from their current ones; with hold,
+ * the current limits are then kept. */
 int eco_powerctl_settled(struct engine *e, double tol, int hold);
 int eco_powerctl_started(struct engine *e, double t);
 void eco_powerctl_summary(const struct engine *e, struct eco_sim_summary *s);

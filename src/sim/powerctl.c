@@ -540,15 +540,20 @@ void eco_powerctl_repeat(struct engine *e, uint64_t n)
 int eco_powerctl_settled(struct engine *e, double tol, int hold)
 {
     struct powerctl *pc = e->pc;
+    double moved = 0, gpus = 0;
     for (size_t i = 0; i < e->nrun; i++) {
         uint32_t j = e->run[i];
         double lo, hi;
         if (pc->models[j].power.n < EARLY_SAMPLES)
             return 0; /* still dithering: its model is not ready */
         truth_range(&pc->truth[j], &lo, &hi);
-        if (fabs(pc->pending[j] - setting_of(pc, &e->jobs[j])) > tol * (hi - lo))
-            return 0;
+        if (hi > lo)
+            moved += fabs(pc->pending[j] - setting_of(pc, &e->jobs[j])) / (hi - lo) *
+                     e->jobs[j].gpus;
+        gpus += e->jobs[j].gpus;
     }
+    if (moved > tol * gpus)
+        return 0;
     for (size_t i = 0; hold && i < e->nrun; i++)
         pc->pending[e->run[i]] = setting_of(pc, &e->jobs[e->run[i]]);
     return 1;
