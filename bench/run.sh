@@ -46,6 +46,16 @@ tmp=$(mktemp)
     echo
     "$BUILD/eco_bench_powercap"
     echo
+    echo "## Capped simulation"
+    echo
+    echo "The README's power-capping example (ITP cluster02, 20x8 V100 + 20x8 A40, easy, 60 kW,"
+    echo "1 s control period, deadlines factor:1.5-3) on the whole trace with settled control"
+    echo "periods skipped (the default; target: at most 5 s on one core), and the skipping against"
+    echo "the 1 s loop (--control-skip off) on the first 300 jobs (bench/capped_section.sh). The"
+    echo "1 s loop on the whole trace took about 23 minutes before issue 16."
+    echo
+    sh bench/capped_section.sh "$BUILD"
+    echo
     echo "## GPU-server daemon"
     echo
     echo "ecoschedd (Release) on the fake NVML platform with 8 GPUs, in a temporary state directory"

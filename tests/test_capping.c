@@ -72,6 +72,7 @@ static void run(const char *policy, const struct eco_budget_step *b, size_t nb,
         .n_budget = nb,
         .timeline = collect,
         .timeline_ctx = rows,
+        .control_skip_off = 1, /* the checks read every control period's row */
     };
     rows->n = 0;
     int rc = eco_sim_run(c, set, &cfg, res, &err);
@@ -293,6 +294,7 @@ static void run_mixed(const char *spec, const char *policy, int knob,
         .n_budget = nb,
         .timeline = rows ? collect : NULL,
         .timeline_ctx = rows,
+        .control_skip_off = 1, /* the checks read every control period's row */
     };
     if (rows)
         rows->n = 0;

@@ -57,6 +57,20 @@ static void assert_cov_sane(const struct eco_rls *r)
     assert_true(tr <= ECO_RLS_DIM * r->p0 * (1.0 + 1e-12));
     for (int i = 0; i < ECO_RLS_DIM; i++) /* P <= p0 I: every diagonal entry at most p0 */
         assert_true(r->P[i][i] <= r->p0 * (1.0 + 1e-9));
+    /* ... and the largest eigenvalue too (power iteration from [1, 1, 1]). */
+    double v[ECO_RLS_DIM] = {1.0, 1.0, 1.0}, lmax = 0.0;
+    for (int it = 0; it < 500; it++) {
+        double w[ECO_RLS_DIM] = {0.0}, n2 = 0.0;
+        for (int i = 0; i < ECO_RLS_DIM; i++) {
+            for (int j = 0; j < ECO_RLS_DIM; j++)
+                w[i] += r->P[i][j] * v[j];
+            n2 += w[i] * w[i];
+        }
+        lmax = sqrt(n2);
+        for (int i = 0; i < ECO_RLS_DIM; i++)
+            v[i] = w[i] / lmax;
+    }
+    assert_true(lmax <= r->p0 * (1.0 + 1e-9));
 }
 
 static void test_rls_exact_quadratic(void **state)

@@ -58,6 +58,7 @@ struct eco_sim_config {
     const struct eco_budget_step *budget;
     size_t n_budget;
     double control_period_s;  /* default 1 s when 0 */
+    int control_skip_off;     /* 1: run every control period; 0 (default): skip settled ones */
     double noise_power;       /* relative standard deviation of power samples, default 0.02 */
     double noise_speed;       /* ... of progress (iteration time) samples, default 0.01 */
     int noise_set;            /* the two above were given (0 is a valid value) */

@@ -54,6 +54,7 @@ struct sim_args {
     const char *budget_file;
     double budget_w;
     double control_period_s;
+    int control_skip_off;
     double noise_power, noise_speed;
     int noise_set;
     int power_knob;
@@ -142,6 +143,8 @@ static void sim_usage(FILE *f)
             "                      clock (locked SM clocks, discrete levels;\n"
             "                      docs/models/clock.md)\n"
             "  --control-period S  power-capping control period (default 1 s)\n"
+            "  --control-skip on|off  skip control periods once the limits have settled\n"
+            "                      (default on; off: run every period)\n"
             "  --noise P,S         relative noise of power and progress measurements\n"
             "                      (default 0.02,0.01)\n"
             "  --deadlines factor:LO-HI  deadline = submit + U(LO,HI) x duration for jobs\n"
@@ -194,7 +197,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 {
     enum { O_TRACE = 256, O_FORMAT, O_CLUSTER, O_POLICY, O_PLACEMENT, O_COMPARE, O_OUT, O_JSON,
            O_SEED, O_SKIP, O_MAXJOBS, O_LAS, O_PD, O_MIX, O_SAMPLE, O_PP, O_BUDGET, O_BFILE,
-           O_PERIOD, O_NOISE, O_DEADLINES, O_REPORT, O_KNOB };
+           O_PERIOD, O_NOISE, O_DEADLINES, O_REPORT, O_KNOB, O_SKIPCTL };
     enum { O_PROGRESS = 512, O_NO_PROGRESS };
     static const struct option opts[] = {
         {"trace", required_argument, NULL, O_TRACE},
@@ -217,6 +220,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
         {"power-budget", required_argument, NULL, O_BUDGET},
         {"power-budget-file", required_argument, NULL, O_BFILE},
         {"control-period", required_argument, NULL, O_PERIOD},
+        {"control-skip", required_argument, NULL, O_SKIPCTL},
         {"noise", required_argument, NULL, O_NOISE},
         {"power-knob", required_argument, NULL, O_KNOB},
         {"deadlines", required_argument, NULL, O_DEADLINES},
@@ -267,6 +271,13 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
                             "cannot follow a faster control loop)", optarg, MIN_CONTROL_PERIOD_S);
                 return ECO_EXIT_USAGE;
             }
+            break;
+        case O_SKIPCTL:
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                eco_cli_err("sim: --control-skip: expected on or off (got '%s')", optarg);
+                return ECO_EXIT_USAGE;
+            }
+            a->control_skip_off = !strcmp(optarg, "off");
             break;
         case O_NOISE: {
             char *end;
@@ -623,6 +634,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             .budget = budget,
             .n_budget = n_budget,
             .control_period_s = a->control_period_s,
+            .control_skip_off = a->control_skip_off,
             .noise_power = a->noise_power,
             .noise_speed = a->noise_speed,
             .noise_set = a->noise_set,

@@ -11,6 +11,21 @@
 #include "ecosched/rng.h"
 #include "engine_internal.h"
 
+/* Control-period skipping (docs/policies/powercap.md, "Skipping settled periods"): after
+ * SKIP_QUIET_TICKS ticks in a row in which no job started or ended, the budget and the
+ * nodes' power states held, and the running jobs' next limits moved on average (weighted by
+ * GPUs) by at most SKIP_TOL of their ranges, the limits are held and the next tick comes
+ * SKIP_FIRST periods later, doubling while the allocation stays put, up to SKIP_MAX periods (a
+ * re-check: the deadlines' slack moves while nothing else does). Any change re-arms the tick
+ * at the next period. SKIP_TOL is about the feedback's response to measurement noise (gain
+ * 0.3 on a summed draw with 2 % noise moves the price, and jobs step by one 4 % grid point of
+ * their range): on ITP cluster02, 300 jobs at 60 kW, it cuts ticks 89x against the 1 s loop
+ * with avg JCT, energy and misses unchanged (docs); a per-job bound of 1 % never settled. */
+#define SKIP_QUIET_TICKS 5
+#define SKIP_TOL 0.05
+#define SKIP_FIRST 8.0
+#define SKIP_MAX 512.0
+
 /* Arrival order: submit time, then trace order. */
 struct arr_key {
     double submit_s;
@@ -154,6 +169,10 @@ static void complete(struct engine *e, uint32_t j, double t)
     job->state = ECO_JOB_DONE;
     job->end_s = t;
     run_remove(e, j);
+    if (e->pc) {
+        e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl_job_min_w(e, j) : 0;
+        e->changed = 1;
+    }
     e->n_done++;
     e->busy_gpus -= job->gpus;
     for (uint32_t i = 0; i < job->alloc_n; i++)
@@ -185,6 +204,66 @@ static void set_rate(const struct engine *e, struct eco_job *job)
     }
     if (!(job->speed > 0))
         job->speed = 1;
+}
+
+static int set_limit(struct engine *e, uint32_t j, double limit_w, double t);
+
+/* Schedules the next control tick at the first period of the grid (from the first
+ * submission) after t; a tick scheduled before for later becomes stale. */
+static int arm_tick(struct engine *e, double t)
+{
+    double period = eco_powerctl_period(e);
+    double next = e->t0 + (floor((t - e->t0) / period) + 1) * period;
+    e->tick_pending = 1;
+    e->tick_at = next;
+    return eco_heap_push(&e->heap, next, EV_TICK, 0, ++e->tick_gen);
+}
+
+/* A control tick at t (the metrics count periods skipped since the last one, powerctl.c's
+ * metrics_close): the controller runs and the next tick is scheduled, further on when it has settled. */
+static int control_tick(struct engine *e, double t)
+{
+    double period = eco_powerctl_period(e);
+    e->tick_pending = 0;
+    if (!e->nrun) {
+        e->tick_last_s = -1;
+        return 0;
+    }
+    int rc = eco_powerctl_tick(e, t, set_limit);
+    if (rc)
+        return rc;
+    e->tick_last_s = t;
+    double step = 1;
+    if (!e->cfg->control_skip_off && eco_powerctl_settled(e, SKIP_TOL, 0)) {
+        if (++e->tick_quiet >= SKIP_QUIET_TICKS) {
+            e->tick_skip = e->tick_skip > 0 ? 2 * e->tick_skip : SKIP_FIRST;
+            if (e->tick_skip > SKIP_MAX)
+                e->tick_skip = SKIP_MAX;
+            step = e->tick_skip;
+            eco_powerctl_settled(e, SKIP_TOL, 1); /* hold the limits over the skip */
+        }
+    } else {
+        e->tick_quiet = 0;
+        e->tick_skip = 0;
+    }
+    e->tick_pending = 1;
+    e->tick_at = t + step * period;
+    return eco_heap_push(&e->heap, e->tick_at, EV_TICK, 0, e->tick_gen);
+}
+
+/* After an instant at t: a change the controller reads ends a skip (the tick comes at the
+ * next period) and restarts the count of quiet ticks. */
+static int control_changed(struct engine *e, double t)
+{
+    if (!e->pc || !e->changed)
+        return 0;
+    e->changed = 0;
+    e->tick_quiet = 0;
+    e->tick_skip = 0;
+    double period = eco_powerctl_period(e);
+    if (e->tick_pending && e->tick_at > t + period * (1 + 1e-9))
+        return arm_tick(e, t);
+    return 0;
 }
 
 static int apply_start(struct engine *e, size_t k, double t)
@@ -222,12 +301,12 @@ static int apply_start(struct engine *e, size_t k, double t)
     e->busy_gpus += job->gpus;
     run_add(e, j);
     nodes_busy(e, job, +1, t);
+    if (e->pc) {
+        e->committed_min_w += eco_powerctl_job_min_w(e, j);
+        e->changed = 1;
+    }
     if (e->pc && !e->tick_pending) {
-        /* Control periods run on a grid from the first submission while jobs run. */
-        double period = eco_powerctl_period(e);
-        double next = e->t0 + (floor((t - e->t0) / period) + 1) * period;
-        e->tick_pending = 1;
-        int rc = eco_heap_push(&e->heap, next, EV_TICK, 0, 0);
+        int rc = arm_tick(e, t);
         if (rc)
             return rc;
     }
@@ -261,6 +340,10 @@ static int apply_preempt(struct engine *e, uint32_t j, double t)
     e->n_queued++;
     e->busy_gpus -= job->gpus;
     run_remove(e, j);
+    if (e->pc) {
+        e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl_job_min_w(e, j) : 0;
+        e->changed = 1;
+    }
     nodes_busy(e, job, -1, t); /* the decision list already returned its GPUs */
     return q_insert(e, j);
 }
@@ -283,6 +366,8 @@ static int pass(struct engine *e, double t)
     if (v.queue_len == 0 && !e->cfg->policy->next_wakeup)
         return 0;
     eco_decisions_reset(&e->dec, e->jobs, e->pool);
+    e->pass_min_w = 0;
+    e->pass_min_k = 0;
     eco_freemap_set_now(e->fm, t);
     const struct eco_placement_ops *pl = e->cfg->placement;
     int rc = pl->plan ? pl->plan(&e->dec.plan_state, e->fm, e->jobs, v.queue, v.queue_len,
@@ -345,7 +430,8 @@ static void emit_timeline(struct engine *e, double t)
     e->cfg->timeline(e->cfg->timeline_ctx, &row);
 }
 
-static int pop_instant(struct engine *e, double t)
+/* Pops the events at t; *ticks counts the control ticks among them that counted as events. */
+static int pop_instant(struct engine *e, double t, uint64_t *ticks)
 {
     const struct eco_event *top;
     while ((top = eco_heap_peek(&e->heap)) && top->t_s == t) {
@@ -373,16 +459,14 @@ static int pop_instant(struct engine *e, double t)
             }
             break;
         case EV_TICK: {
-            e->tick_pending = 0;
-            if (e->nrun) {
-                int rc = eco_powerctl_tick(e, t, set_limit);
-                if (!rc) {
-                    e->tick_pending = 1;
-                    rc = eco_heap_push(&e->heap, t + eco_powerctl_period(e), EV_TICK, 0, 0);
-                }
-                if (rc)
-                    return rc;
+            if (ev.gen != e->tick_gen)
+                break; /* stale: re-armed earlier by a change */
+            int rc = control_tick(e, t);
+            if (rc)
+                return rc;
+            if (e->tick_pending) {
                 e->events++;
+                (*ticks)++;
             } else {
                 eco_powerctl_idle(e, t);
             }
@@ -392,11 +476,13 @@ static int pop_instant(struct engine *e, double t)
             int rc = eco_powerctl_budget_step(e, t);
             if (rc)
                 return rc;
+            e->changed = 1;
             e->events++;
             break;
         }
         default:
             eco_nodes_event(e, ev.kind, ev.job, t);
+            e->changed = 1;
             e->events++;
             break;
         }
@@ -437,8 +523,8 @@ static int loop(struct engine *e)
             t = top->t_s;
         }
         eco_nodes_advance(e, t);
-        uint64_t events_before = e->events;
-        if ((rc = pop_instant(e, t)))
+        uint64_t events_before = e->events, ticks = 0;
+        if ((rc = pop_instant(e, t, &ticks)))
             return rc;
         e->instant_max_gpus = 0;
         while (e->next_arrival < e->n_arrivals &&
@@ -451,10 +537,20 @@ static int loop(struct engine *e)
         }
         if (e->events == events_before)
             continue; /* only stale events: nothing changed */
-        if ((rc = pass(e, t)))
-            return rc;
-        if (e->n_done < e->n_arrivals && (rc = eco_nodes_powerdown_pass(e, t)))
-            return rc;
+        /* A control tick alone changes limits, which no start or power-down decision reads
+         * (admission uses minimum draws, the budget and the nodes' power states): no pass. */
+        if (e->events - events_before > ticks) {
+            if ((rc = pass(e, t)))
+                return rc;
+            uint32_t powered = e->nodes_powered;
+            double fixed = e->p.idle + e->p.base + e->p.off + e->p.trans;
+            if (e->n_done < e->n_arrivals && (rc = eco_nodes_powerdown_pass(e, t)))
+                return rc;
+            if (powered != e->nodes_powered || fixed != e->p.idle + e->p.base + e->p.off + e->p.trans)
+                e->changed = 1;
+            if ((rc = control_changed(e, t)))
+                return rc;
+        }
         emit_timeline(e, t);
         progress(e, t, 0);
     }
@@ -761,7 +857,8 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
                        .n_jobs = set->n,
                        .cfg = cfg,
                        .wake_s = -1,
-                       .pd_wake_s = -1};
+                       .pd_wake_s = -1,
+                       .tick_last_s = -1};
     int rc = 0, nodes_ready = 0;
     memset(res, 0, sizeof *res);
     eco_heap_init(&e.heap);

@@ -69,6 +69,16 @@ struct engine {
     struct eco_rng deadline_rng;
     double overshoot_s;
     int tick_pending;
+    /* Control ticks (engine.c): a tick event counts only if its gen is tick_gen (a change
+     * re-arms the tick earlier); tick_at is when the pending one fires, tick_last_s when the
+     * last one ran (-1: none since jobs last ran); quiet ticks and the skip in periods. */
+    uint32_t tick_gen, tick_quiet;
+    double tick_at, tick_last_s, tick_skip;
+    int changed; /* something the controller reads changed at this instant */
+    /* Minimum draw of the running jobs (kept at start, end and preemption), and of the jobs
+     * started so far in the current pass (the first pass_min_k of its starts). */
+    double committed_min_w, pass_min_w;
+    size_t pass_min_k;
 
     struct contrib p;   /* cluster power by category, W */
     struct contrib en;  /* cluster energy by category, J */
@@ -119,6 +129,12 @@ int eco_powerctl_started(struct engine *e, double t,
                          int (*set_limit)(struct engine *, uint32_t, double, double));
 /* A control tick at t with no job running: the metrics close the period in progress. */
 void eco_powerctl_idle(struct engine *e, double t);
+/* Minimum draw of running job `job` on its allocation (each GPU at its type's minimum). */
+double eco_powerctl_job_min_w(const struct engine *e, uint32_t job);
+/* 1 when every running job's model is past its dithering and the jobs' next limits are on
+ * average (weighted by GPUs) within tol of their ranges from their current ones; with hold,
+ * the current limits are then kept. */
+int eco_powerctl_settled(struct engine *e, double tol, int hold);
 void eco_powerctl_summary(const struct engine *e, struct eco_sim_summary *s);
 
 #endif

@@ -254,24 +254,28 @@ static double min_draw(const struct engine *e, const struct eco_job *j, const st
 static int build_view(struct engine *e, double t, double measured_w, int step,
                       struct eco_capper_view *v);
 
+double eco_powerctl_job_min_w(const struct engine *e, uint32_t job)
+{
+    const struct eco_job *j = &e->jobs[job];
+    return min_draw(e, j, &e->pool[j->alloc_off], j->alloc_n);
+}
+
 int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n)
 {
     struct powerctl *pc = e->pc;
     if (!pc || !n)
         return 1;
-    double committed = 0;
-    for (size_t i = 0; i < e->nrun; i++) {
-        const struct eco_job *r = &e->jobs[e->run[i]];
-        committed += min_draw(e, r, &e->pool[r->alloc_off], r->alloc_n);
-    }
-    /* Jobs already started in this pass. */
-    for (size_t k = 0; k < e->dec.n_starts; k++) {
+    /* Jobs already started in this pass: summed once each, as the pass goes on. */
+    for (size_t k = e->pass_min_k; k < e->dec.n_starts; k++) {
         const struct eco_job *s = &e->jobs[e->dec.starts[k]];
         size_t off = e->dec.start_alloc_off[k];
         size_t end =
             k + 1 < e->dec.n_starts ? e->dec.start_alloc_off[k + 1] : e->dec.n_start_allocs;
-        committed += min_draw(e, s, &e->dec.start_allocs[off], end - off);
+        e->pass_min_w += min_draw(e, s, &e->dec.start_allocs[off], end - off);
     }
+    e->pass_min_k = e->dec.n_starts;
+    /* The running jobs' minimum draws are kept by the engine (committed_min_w). */
+    double committed = e->committed_min_w + e->pass_min_w;
     /* Its node's host and idle GPUs are already in fixed_power (the node is on). */
     const struct eco_job *cj = &e->jobs[job];
     struct eco_capper_view v = {.now_s = pc->pass_s,
@@ -448,8 +452,14 @@ static void metrics_close(struct engine *e, double t)
     double dt = t - pc->open_t;
     if (!pc->open || !(dt > 0))
         return;
-    eco_cap_metrics_add(&pc->met, dt, (energy_now(e) - pc->open_j) / dt, pc->open_budget,
-                        pc->open_demand, pc->open_settle);
+    /* A span over skipped control periods (the engine's skipping of settled periods) counts
+     * as that many periods of its mean power, the first one carrying the settling flag. */
+    double n = floor(dt / pc->period_s + 0.5), w = (energy_now(e) - pc->open_j) / dt;
+    if (n < 1)
+        n = 1;
+    for (double k = 0; k < n; k++)
+        eco_cap_metrics_add(&pc->met, dt / n, w, pc->open_budget, pc->open_demand,
+                            k == 0 && pc->open_settle);
     pc->open = 0;
 }
 
@@ -557,6 +567,32 @@ void eco_powerctl_idle(struct engine *e, double t)
 {
     if (e->pc)
         metrics_close(e, t);
+}
+
+/* Samples a job's model needs before the loop may count as settled: the family's early
+ * dithering span (its parameter early, default 10). */
+#define SETTLE_SAMPLES 10
+
+int eco_powerctl_settled(struct engine *e, double tol, int hold)
+{
+    struct powerctl *pc = e->pc;
+    double moved = 0, gpus = 0;
+    for (size_t i = 0; i < e->nrun; i++) {
+        uint32_t j = e->run[i];
+        double lo, hi;
+        if (pc->models[j].power.n < SETTLE_SAMPLES)
+            return 0; /* still dithering: its model is not ready */
+        truth_range(&pc->truth[j], &lo, &hi);
+        if (hi > lo)
+            moved += fabs(pc->pending[j] - setting_of(pc, &e->jobs[j])) / (hi - lo) *
+                     e->jobs[j].gpus;
+        gpus += e->jobs[j].gpus;
+    }
+    if (moved > tol * gpus)
+        return 0;
+    for (size_t i = 0; hold && i < e->nrun; i++)
+        pc->pending[e->run[i]] = setting_of(pc, &e->jobs[e->run[i]]);
+    return 1;
 }
 
 double eco_powerctl_period(const struct engine *e)

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include "ecosched/catalog.h"
 #include "ecosched/power.h"
@@ -149,6 +150,38 @@ static int find_model(const char *name, int *zeus, double *factor)
     return *zeus >= 0 || *factor > 0 ? 0 : -EINVAL;
 }
 
+/* find_model's answers per catalog index, computed once: the lookup compares names without
+ * regard to case on every call otherwise (the capping simulator evaluates millions of times).
+ * The catalog and the model tables are constant, so every thread computes the same entries;
+ * `ready` (release / acquire) publishes them. Catalog indexes from CACHE_TYPES on, which no
+ * catalog has yet, fall back to the lookup. */
+#define CACHE_TYPES 32
+static struct {
+    int zeus, ok;
+    double factor;
+} model_cache[CACHE_TYPES];
+static atomic_int model_cache_ready;
+
+static int cached_model(int type, const char *name, int *zeus, double *factor)
+{
+    if (type >= CACHE_TYPES)
+        return find_model(name, zeus, factor);
+    if (!atomic_load_explicit(&model_cache_ready, memory_order_acquire)) {
+        size_t n = eco_catalog_count() < CACHE_TYPES ? eco_catalog_count() : CACHE_TYPES;
+        for (size_t i = 0; i < n; i++) {
+            double f = 0;
+            int z;
+            model_cache[i].ok = find_model(eco_catalog_get(i)->name, &z, &f) == 0;
+            model_cache[i].zeus = z;
+            model_cache[i].factor = f;
+        }
+        atomic_store_explicit(&model_cache_ready, 1, memory_order_release);
+    }
+    *zeus = model_cache[type].zeus;
+    *factor = model_cache[type].factor;
+    return model_cache[type].ok ? 0 : -EINVAL;
+}
+
 static void eval_one(size_t z, int zeus, double factor, const struct eco_gpu_type *t,
                      double limit_w, double *speed, double *power_w)
 {
@@ -165,7 +198,7 @@ int eco_power_eval(int type, size_t w, double limit_w, double *speed, double *po
     double factor = 0;
     if (!t || w >= eco_workload_count() || !isfinite(limit_w))
         return -EINVAL;
-    if (find_model(t->name, &zeus, &factor) < 0)
+    if (cached_model(type, t->name, &zeus, &factor) < 0)
         return -EINVAL; /* a catalog type without a power model */
     double s = 0, p = 0;
     if (w == ECO_WORKLOAD_GENERIC) {

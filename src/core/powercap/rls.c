@@ -25,6 +25,8 @@
  * prior once ready. */
 #define CLOCK_PRIOR_STATIC 0.5
 
+#define RLS_PI 3.14159265358979323846
+
 static double clamp(double v, double lo, double hi)
 {
     return v < lo ? lo : v > hi ? hi : v;
@@ -52,49 +54,57 @@ double eco_rls_predict(const struct eco_rls *r, double x)
     return r->theta[0] + x * (r->theta[1] + x * r->theta[2]);
 }
 
-/* Eigen-decomposition of the symmetric P by cyclic Jacobi rotations: P = V diag(d) V^T. Three
- * dimensions converge to rounding in a handful of sweeps. */
-static void eig_sym(double A[ECO_RLS_DIM][ECO_RLS_DIM], double d[ECO_RLS_DIM],
-                    double V[ECO_RLS_DIM][ECO_RLS_DIM])
+/* Eigenvalues of the symmetric 3 x 3 A in closed form (the trigonometric solution of the
+ * characteristic cubic), d[0] >= d[1] >= d[2]: constant cost, no iteration. */
+static void eig_values(const double A[ECO_RLS_DIM][ECO_RLS_DIM], double d[ECO_RLS_DIM])
 {
+    double p1 = A[0][1] * A[0][1] + A[0][2] * A[0][2] + A[1][2] * A[1][2];
+    double q = (A[0][0] + A[1][1] + A[2][2]) / 3.0;
+    if (p1 <= 1e-30 * q * q) { /* diagonal */
+        double x = A[0][0], y = A[1][1], z = A[2][2], t;
+        if (x < y) t = x, x = y, y = t;
+        if (y < z) t = y, y = z, z = t;
+        if (x < y) t = x, x = y, y = t;
+        d[0] = x, d[1] = y, d[2] = z;
+        return;
+    }
+    double a = A[0][0] - q, b = A[1][1] - q, c = A[2][2] - q;
+    double p = sqrt((a * a + b * b + c * c + 2.0 * p1) / 6.0);
+    /* det((A - q I) / p) / 2 */
+    double det = a * (b * c - A[1][2] * A[1][2]) - A[0][1] * (A[0][1] * c - A[1][2] * A[0][2]) +
+                 A[0][2] * (A[0][1] * A[1][2] - b * A[0][2]);
+    double r = det / (2.0 * p * p * p);
+    double phi = r <= -1.0 ? RLS_PI / 3.0 : r >= 1.0 ? 0.0 : acos(r) / 3.0;
+    d[0] = q + 2.0 * p * cos(phi);
+    d[2] = q + 2.0 * p * cos(phi + 2.0 * RLS_PI / 3.0);
+    d[1] = 3.0 * q - d[0] - d[2];
+}
+
+/* A unit eigenvector of the symmetric A for its eigenvalue l: the longest cross product of two
+ * rows of A - l I (each row is orthogonal to the eigenvector). 0 when none is usable. */
+static int eig_vector(const double A[ECO_RLS_DIM][ECO_RLS_DIM], double l, double v[ECO_RLS_DIM])
+{
+    double M[ECO_RLS_DIM][ECO_RLS_DIM], best = 0.0;
     for (int i = 0; i < ECO_RLS_DIM; i++)
         for (int j = 0; j < ECO_RLS_DIM; j++)
-            V[i][j] = i == j;
-    for (int sweep = 0; sweep < 30; sweep++) {
-        double off = 0.0, diag = 0.0;
-        for (int i = 0; i < ECO_RLS_DIM; i++) {
-            diag += A[i][i] * A[i][i];
-            for (int j = i + 1; j < ECO_RLS_DIM; j++)
-                off += A[i][j] * A[i][j];
+            M[i][j] = A[i][j] - (i == j ? l : 0.0);
+    for (int i = 0; i < ECO_RLS_DIM; i++) {
+        const double *x = M[i], *y = M[(i + 1) % ECO_RLS_DIM];
+        double c[ECO_RLS_DIM] = {x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2],
+                                 x[0] * y[1] - x[1] * y[0]};
+        double n2 = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+        if (n2 > best) {
+            best = n2;
+            for (int k = 0; k < ECO_RLS_DIM; k++)
+                v[k] = c[k];
         }
-        if (off <= 1e-30 * diag)
-            break;
-        for (int p = 0; p < ECO_RLS_DIM; p++)
-            for (int q = p + 1; q < ECO_RLS_DIM; q++) {
-                if (A[p][q] == 0.0)
-                    continue;
-                double th = (A[q][q] - A[p][p]) / (2.0 * A[p][q]);
-                double t = (th >= 0 ? 1.0 : -1.0) / (fabs(th) + sqrt(th * th + 1.0));
-                double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
-                for (int k = 0; k < ECO_RLS_DIM; k++) { /* A = A J */
-                    double akp = A[k][p], akq = A[k][q];
-                    A[k][p] = c * akp - s * akq;
-                    A[k][q] = s * akp + c * akq;
-                }
-                for (int k = 0; k < ECO_RLS_DIM; k++) { /* A = J^T A */
-                    double apk = A[p][k], aqk = A[q][k];
-                    A[p][k] = c * apk - s * aqk;
-                    A[q][k] = s * apk + c * aqk;
-                }
-                for (int k = 0; k < ECO_RLS_DIM; k++) {
-                    double vkp = V[k][p], vkq = V[k][q];
-                    V[k][p] = c * vkp - s * vkq;
-                    V[k][q] = s * vkp + c * vkq;
-                }
-            }
     }
-    for (int i = 0; i < ECO_RLS_DIM; i++)
-        d[i] = A[i][i];
+    if (!(best > 0.0) || !isfinite(best))
+        return 0;
+    double inv = 1.0 / sqrt(best);
+    for (int k = 0; k < ECO_RLS_DIM; k++)
+        v[k] *= inv;
+    return 1;
 }
 
 /* Keeps P usable. Forgetting divides P by lambda at every sample, so directions the input does
@@ -102,45 +112,54 @@ static void eig_sym(double A[ECO_RLS_DIM][ECO_RLS_DIM], double d[ECO_RLS_DIM],
  * stopped at the prior's uncertainty: every eigenvalue of P is capped at p0 (P <= p0 I), which
  * leaves the excited directions, and so their forgetting, untouched (capping the trace instead
  * would shrink them too and turn forgetting off exactly where data arrives). The cap can only
- * bind when the trace exceeds p0, so the decomposition is skipped otherwise. A P that is no
- * longer positive definite or finite is reset to p0 I. */
+ * bind when a Gershgorin row bound exceeds p0, so nothing more is computed otherwise; then the
+ * eigenvalues come in closed form and each one above p0 is lowered to p0 along its own
+ * eigenvector (P -= (d - p0) v v^T): constant cost per sample. A P that is no longer positive
+ * definite or finite is reset to p0 I. */
 static void guard_cov(struct eco_rls *r)
 {
-    double tr = 0.0;
+    double gersh = 0.0;
     for (int i = 0; i < ECO_RLS_DIM; i++) {
         if (!(r->P[i][i] > 0.0) || !isfinite(r->P[i][i])) {
             reset_cov(r);
             return;
         }
-        tr += r->P[i][i];
-    }
-    if (tr <= r->p0)
-        return;
-    double A[ECO_RLS_DIM][ECO_RLS_DIM], V[ECO_RLS_DIM][ECO_RLS_DIM], d[ECO_RLS_DIM];
-    int capped = 0;
-    for (int i = 0; i < ECO_RLS_DIM; i++)
+        double row = 0.0;
         for (int j = 0; j < ECO_RLS_DIM; j++)
-            A[i][j] = r->P[i][j];
-    eig_sym(A, d, V);
-    for (int i = 0; i < ECO_RLS_DIM; i++) {
-        if (d[i] > r->p0) {
-            d[i] = r->p0;
-            capped = 1;
-        }
-        if (!(d[i] > 0.0)) { /* rounding pushed an eigenvalue to zero or below */
-            reset_cov(r);
-            return;
-        }
+            row += i == j ? r->P[i][i] : fabs(r->P[i][j]);
+        gersh = row > gersh ? row : gersh;
     }
-    if (!capped)
+    if (gersh <= r->p0)
         return;
+    double d[ECO_RLS_DIM];
+    eig_values((const double(*)[ECO_RLS_DIM])r->P, d);
+    if (!(d[2] > 0.0) || !isfinite(d[0])) { /* rounding pushed an eigenvalue to zero or below */
+        reset_cov(r);
+        return;
+    }
+    int nv = 0;
+    while (nv < ECO_RLS_DIM && d[nv] > r->p0)
+        nv++;
+    if (nv == 0)
+        return;
+    if (nv == ECO_RLS_DIM) {
+        reset_cov(r); /* every eigenvalue capped: P = p0 I */
+        return;
+    }
+    /* One eigenvalue above p0: lower it along its eigenvector. Two (often equal: the two
+     * unexcited directions of a held limit grow alike, where no single eigenvector is defined):
+     * P = p0 I + (d2 - p0) v2 v2^T from the third, distinct one. */
+    double l = nv == 1 ? d[0] : d[2], v[ECO_RLS_DIM];
+    if (!eig_vector((const double(*)[ECO_RLS_DIM])r->P, l, v)) {
+        reset_cov(r);
+        return;
+    }
     for (int i = 0; i < ECO_RLS_DIM; i++)
         for (int j = i; j < ECO_RLS_DIM; j++) {
-            double v = 0.0;
-            for (int k = 0; k < ECO_RLS_DIM; k++)
-                v += V[i][k] * d[k] * V[j][k];
-            r->P[i][j] = v;
-            r->P[j][i] = v;
+            double x = nv == 1 ? r->P[i][j] - (d[0] - r->p0) * v[i] * v[j]
+                               : (i == j ? r->p0 : 0.0) + (d[2] - r->p0) * v[i] * v[j];
+            r->P[i][j] = x;
+            r->P[j][i] = x;
         }
 }
 
