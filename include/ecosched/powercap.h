@@ -177,6 +177,12 @@ int eco_cap_uniform_levels(const struct eco_cap_job *jobs, size_t n, double budg
  * when even that does not. Uses predict. 0 or -EINVAL. */
 int eco_cap_proportional(const struct eco_cap_job *jobs, size_t n, double budget_w,
                          double *limits_w);
+/* The same with the proportions given: demand_w[i] is job i's demand per GPU (W; the capper
+ * family passes the measured draw scaled to the maximum limit, docs/policies/powercap.md);
+ * an entry that is not finite and positive, or demand_w NULL, falls back to the predicted
+ * draw at the maximum. Whether all-max fits is still judged on the predicted draws. */
+int eco_cap_proportional_demand(const struct eco_cap_job *jobs, size_t n, const double *demand_w,
+                                double budget_w, double *limits_w);
 
 /* Threshold controller (Slurm power/cray-style thresholds, cluster-wide): every rebalance_s,
  * if the measured power is above high_frac x budget every limit is lowered by step_frac of
@@ -235,6 +241,7 @@ struct eco_capper_view {
     double fixed_w;    /* power the capper does not control (hosts, idle GPUs, silent nodes) */
     double measured_w; /* measured total power of the scope over the last period; NaN unknown */
     int budget_step;   /* the budget changed since the last decide: -1 down, +1 up, 0 no */
+    int clock;         /* the settings are SM clocks (MHz, docs/models/clock.md), not limits */
     const struct eco_capper_job *jobs;
     size_t n;
 };
@@ -253,6 +260,12 @@ struct eco_capper;
 struct eco_capper_ops {
     const char *name;
     const char *summary;
+    /* The parameter keys it accepts, for --help and the docs ("gain=0.3,..." style). */
+    const char *params_help;
+    /* 1: a new job starts at its knob's maximum (threshold: it only moves limits in steps);
+     * 0: at its minimum, so that the start never raises the total above what admission
+     * counted (the next decide then gives it its share). */
+    int start_at_max;
     /* params: "key=value,..." (NULL or "" for the defaults; docs list the keys per policy).
      * NULL on bad parameters (err names the key) or ENOMEM. */
     struct eco_capper *(*create)(const char *params, struct eco_error *err);
@@ -271,15 +284,40 @@ struct eco_capper_ops {
                  const struct eco_capper_candidate *cand);
 };
 
+/* By name (case-insensitive), NULL when unknown. */
 const struct eco_capper_ops *eco_capper_find(const char *name);
+/* "family[:PARAMS]" (e.g. "mpc", "proportional:gain=0,dither=0"): finds the family and creates
+ * an instance with PARAMS. NULL with err naming the unknown family or the bad key/value, or on
+ * ENOMEM (err says so). The caller frees it with eco_capper_destroy. */
+struct eco_capper *eco_capper_create(const char *spec, struct eco_error *err);
+/* ops->destroy; accepts NULL. */
+void eco_capper_destroy(struct eco_capper *c);
+/* ops->decide. */
+int eco_capper_decide(struct eco_capper *c, const struct eco_capper_view *v, struct eco_rng *rng,
+                      double *limits_w);
+/* The setting a job starts at on a knob range [min, max] (see start_at_max). */
+double eco_capper_start_setting(const struct eco_capper *c, double min_setting,
+                                double max_setting);
+/* The feedback correction in force (W added to the jobs' budget; tests and status). */
+double eco_capper_feedback_w(const struct eco_capper *c);
 /* NULL-terminated list of every capper. */
 const struct eco_capper_ops *const *eco_capper_all(void);
 /* The ops table an instance was created from. */
 const struct eco_capper_ops *eco_capper_ops_of(const struct eco_capper *c);
+/* 1 when c's admission reads the view's jobs (admit=deadline, or an ops->admit of its own),
+ * 0 when only budget_w, fixed_w and the sums matter: a caller may then pass a view with n = 0
+ * and save building it for every queued candidate. */
+int eco_capper_admit_reads_jobs(const struct eco_capper *c);
 /* Calls ops->admit, or eco_capper_admit_default when it is NULL. */
 int eco_capper_admit(struct eco_capper *c, const struct eco_capper_view *v, double committed_min_w,
                      const struct eco_capper_candidate *cand);
-/* Minimum-draw admission: 1 when fixed_w + committed_min_w + cand->min_w <= budget_w. */
+/* The family's admission, by the instance's `admit` parameter. admit=min (the default):
+ * 1 when fixed_w + committed_min_w + cand->min_w <= budget_w. admit=deadline: that, and also
+ * the power the running jobs with a reachable deadline need to meet it (their models' lowest
+ * grid setting finishing in time, above their minimum) must still fit next to the candidate's
+ * minimum, unless the candidate's own deadline is near (slack <= near x its remaining time at
+ * full speed), which is never refused when its minimum fits (docs/policies/powercap.md). c may
+ * be NULL (admit=min). */
 int eco_capper_admit_default(struct eco_capper *c, const struct eco_capper_view *v,
                              double committed_min_w, const struct eco_capper_candidate *cand);
 

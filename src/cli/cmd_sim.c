@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "ecosched/catalog.h"
 #include "ecosched/place_io.h"
+#include "ecosched/powercap.h"
 #include "ecosched/report.h"
 #include "ecosched/sim.h"
 #include "ecosched/trace.h"
@@ -77,6 +78,28 @@ static const char *policy_names(void)
     return buf;
 }
 
+/* "mpc, oracle, ..." from the capper family's registry. */
+static const char *capper_names(void)
+{
+    static char buf[256];
+    size_t n = 0;
+    const struct eco_capper_ops *const *all = eco_capper_all();
+    buf[0] = '\0';
+    for (size_t i = 0; all[i] && n < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? ", " : "", all[i]->name);
+    return buf;
+}
+
+/* One line per capper: name, summary and parameter keys. */
+static void capper_usage(FILE *f)
+{
+    const struct eco_capper_ops *const *all = eco_capper_all();
+    fprintf(f, "\nPower policies (--power-policy FAMILY[:KEY=VALUE,...], docs/policies/powercap.md):\n");
+    for (size_t i = 0; all[i]; i++)
+        fprintf(f, "  %-13s %s\n                keys: %s\n", all[i]->name, all[i]->summary,
+                all[i]->params_help);
+}
+
 static void sim_usage(FILE *f)
 {
     fprintf(f,
@@ -109,9 +132,9 @@ static void sim_usage(FILE *f)
             "  --report FILE.html  also write an HTML report of the run(s) (as `ecosched\n"
             "                      report`; docs/report.md); without --out DIR the files go to\n"
             "                      a temporary directory, removed after\n"
-            "  --power-policy P    GPU power capping under a budget: none (default), mpc,\n"
-            "                      oracle, uniform, proportional, threshold\n"
-            "                      (docs/policies/powercap.md)\n"
+            "  --power-policy P[:PARAMS]  GPU power capping under a budget: none (default),\n"
+            "                      or a capper: %s; PARAMS\n"
+            "                      key=value,... (listed below; docs/policies/powercap.md)\n"
             "  --power-budget W    cluster power budget in watts (power policy: " DEFAULT_POWER_POLICY "\n"
             "                      unless --power-policy says otherwise)\n"
             "  --power-budget-file F  budget steps over time: CSV 'time_s,watts'\n"
@@ -137,7 +160,8 @@ static void sim_usage(FILE *f)
             "\n"
             "Exit status: 0 on success, 2 on bad options or bad input (the message names the\n"
             "file, line and field), 1 on other failures.\n",
-            policy_names());
+            policy_names(), capper_names());
+    capper_usage(f);
 }
 
 static int parse_ull(const char *opt, const char *s, unsigned long long *out)
@@ -891,10 +915,19 @@ int eco_cmd_sim(int argc, char **argv)
     }
     int have_policy = a.power_policy && strcmp(a.power_policy, "none");
     if (n_budget && !have_policy) {
-        eco_cli_err("sim: a power budget needs a power policy other than none (mpc, oracle, "
-                    "uniform, proportional or threshold)");
+        eco_cli_err("sim: a power budget needs a power policy other than none (%s)",
+                    capper_names());
         free(budget);
         return ECO_EXIT_USAGE;
+    }
+    if (have_policy) { /* the family and its parameters, before the trace is read */
+        struct eco_capper *cp = eco_capper_create(a.power_policy, &err);
+        if (!cp) {
+            eco_cli_err("sim: --power-policy: %s", err.msg);
+            free(budget);
+            return ECO_EXIT_USAGE;
+        }
+        eco_capper_destroy(cp);
     }
     if (have_policy && !n_budget) {
         eco_cli_err("sim: --power-policy %s needs --power-budget W or --power-budget-file F",

@@ -84,6 +84,16 @@ static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
         if (o) {
             json_object_set_new(o, "slurm_job", job > 0 ? json_integer(job) : json_null());
             json_object_set_new(o, "job_cap_w", job_cap > 0 ? json_real(job_cap) : json_null());
+            /* For powerd's progress proxy (docs/slurm/powerd.md): null where the platform
+             * cannot read them. */
+            double util = 0, mhz = 0;
+            json_object_set_new(o, "util", eco_platform_util(d->platform, g, &util, NULL) == 0
+                                               ? json_real(util)
+                                               : json_null());
+            json_object_set_new(o, "sm_clock_mhz",
+                                eco_platform_sm_clock(d->platform, g, &mhz, NULL) == 0 && mhz > 0
+                                    ? json_real(mhz)
+                                    : json_null());
         }
         json_array_append_new(gpus, o);
     }

@@ -268,6 +268,8 @@ static int apply_preempt(struct engine *e, uint32_t j, double t)
 static int pass(struct engine *e, double t)
 {
     q_tidy(e);
+    if (e->pc)
+        eco_powerctl_pass(e, t); /* admission's clock */
     struct eco_sched_view v = {
         .now_s = t,
         .cluster = e->c,
@@ -297,7 +299,7 @@ static int pass(struct engine *e, double t)
     for (size_t k = 0; k < e->dec.n_starts; k++)
         if ((rc = apply_start(e, k, t)))
             return rc;
-    if (e->pc && e->dec.n_starts && (rc = eco_powerctl_started(e, t)))
+    if (e->pc && e->dec.n_starts && (rc = eco_powerctl_started(e, t, set_limit)))
         return rc;
     if (e->cfg->policy->next_wakeup) {
         q_tidy(e);
@@ -775,18 +777,16 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
         rc = eco_error_set(err, "too many jobs (%zu)", set->n);
         goto done;
     }
-    if (cfg->power_policy && !eco_powerctl_known(cfg->power_policy)) {
-        rc = eco_error_set(err, "--power-policy: unknown policy '%s' (known: none, mpc, oracle, "
-                                "uniform, proportional, threshold)", cfg->power_policy);
+    if ((rc = eco_powerctl_check(cfg->power_policy, err)))
         goto done;
-    }
     if (cfg->power_policy && strcmp(cfg->power_policy, "none") && !cfg->n_budget) {
         rc = eco_error_set(err, "--power-policy %s needs a power budget (--power-budget or "
                                 "--power-budget-file)", cfg->power_policy);
         goto done;
     }
     if (cfg->power_knob == ECO_POWER_KNOB_CLOCK && cfg->power_policy &&
-        !strcmp(cfg->power_policy, "proportional")) {
+        !strncmp(cfg->power_policy, "proportional", 12) &&
+        (!cfg->power_policy[12] || cfg->power_policy[12] == ':')) { /* with or without PARAMS */
         rc = eco_error_set(err, "--power-policy proportional splits power limits; with "
                                 "--power-knob clock use mpc, oracle, uniform or threshold");
         goto done;

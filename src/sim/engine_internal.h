@@ -91,7 +91,11 @@ void eco_nodes_event(struct engine *e, uint32_t kind, uint32_t n, double t);
 double eco_nodes_power_w(const struct engine *e);
 
 /* Power capping (powerctl.c). */
-int eco_powerctl_known(const char *name);
+/* 0 when spec ("none", or "family[:PARAMS]" of the capper family) is valid, else -EINVAL
+ * with err naming the unknown family or the bad parameter. */
+int eco_powerctl_check(const char *spec, struct eco_error *err);
+/* A scheduling pass at time t starts (the clock admission sees). */
+void eco_powerctl_pass(struct engine *e, double t);
 int eco_powerctl_init(struct engine *e);
 void eco_powerctl_fini(struct engine *e);
 double eco_powerctl_budget(const struct engine *e);
@@ -110,7 +114,9 @@ double eco_powerctl_start_limit(struct engine *e, uint32_t job);
 int eco_powerctl_tick(struct engine *e, double t,
                       int (*set_limit)(struct engine *, uint32_t, double, double));
 int eco_powerctl_budget_step(struct engine *e, double t);
-int eco_powerctl_started(struct engine *e, double t);
+/* Jobs started at t: a decide at once; lowered limits are applied now through set_limit. */
+int eco_powerctl_started(struct engine *e, double t,
+                         int (*set_limit)(struct engine *, uint32_t, double, double));
 /* A control tick at t with no job running: the metrics close the period in progress. */
 void eco_powerctl_idle(struct engine *e, double t);
 void eco_powerctl_summary(const struct engine *e, struct eco_sim_summary *s);

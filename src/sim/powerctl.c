@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Power capping in the simulator: the true power and speed of each running job at its limit
- * (measured curves), noisy measurements every control period, per-job online models, the
- * allocator or a baseline choosing next period's limits (applied one period later), budget
- * admission, and the capping metrics. docs/policies/powercap.md. */
+ * (measured curves), noisy measurements every control period, per-job online models, the view
+ * handed to the capper family's decide (src/core/powercap/capper.c; its limits are applied one
+ * period later, lowered ones at once when a job starts), and the capping metrics.
+ * docs/policies/powercap.md. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -19,38 +20,6 @@
 #define DEFAULT_NOISE_SPEED 0.01
 /* Forgetting factor of the per-job models: a window of about 1 / (1 - 0.98) = 50 samples. */
 #define MODEL_LAMBDA 0.98
-/* Limit dithering (fraction of the range) that makes a job's first samples span enough of
- * its range for its model to become ready; afterwards none (DITHER): the allocation's own
- * moves as jobs come and go keep the models fed, and steady dithering only adds power noise. */
-#define DITHER 0.0
-#define DITHER_EARLY 0.15
-#define EARLY_SAMPLES 10
-/* Feedback on the measured cluster power: the allocation's budget is corrected by an integral
- * of the measured error (gain per period, and a bound as a share of the budget), which removes
- * the bias of the learned models. */
-#define FEEDBACK_GAIN 0.3
-#define FEEDBACK_BOUND 0.2
-/* The feedback aims below the budget by SETPOINT_MARGIN of it plus this many standard
- * deviations of the measured cluster power (from the per-job power noise). Measured on ITP
- * subsets, any sigma margin costs more mean error than it saves overshoot, so it is 0; the
- * code keeps the term for clusters whose measurements are noisier. */
-#define SETPOINT_SIGMAS 0.0
-/* After a step down of the budget the allocation starts this share below it. */
-#define STEP_GUARD 0.03
-#define SETPOINT_MARGIN 0.002
-
-enum pc_kind { PC_MPC, PC_ORACLE, PC_UNIFORM, PC_PROPORTIONAL, PC_THRESHOLD };
-
-static const struct {
-    const char *name;
-    enum pc_kind kind;
-} pc_names[] = {
-    {"mpc", PC_MPC},
-    {"oracle", PC_ORACLE},
-    {"uniform", PC_UNIFORM},
-    {"proportional", PC_PROPORTIONAL},
-    {"threshold", PC_THRESHOLD},
-};
 
 /* Distinct GPU types one job can span: the whole catalog (checked in eco_powerctl_init). */
 #define TRUTH_TYPES 8
@@ -66,39 +35,38 @@ struct truth {
 };
 
 struct powerctl {
-    enum pc_kind kind;
-    int clock; /* --power-knob clock */
+    struct eco_capper *capper; /* the policy: "family[:PARAMS]" of --power-policy */
+    int clock;                 /* --power-knob clock */
     double period_s, noise_p, noise_s;
     struct eco_rng rng;
-    struct eco_cap_params params;
     struct eco_job_model *models; /* per job */
     struct truth *truth;          /* per job */
     double *pending;              /* per job: limit decided, applied at the next tick */
+    double *meas_w, *meas_speed;  /* per job: last period's noisy samples (NaN before one) */
     size_t bi;                    /* budget step in force */
     double budget_w;
     int tick_pending;
-    /* Scratch for one allocation. */
-    struct eco_cap_job *cj;
-    uint32_t *cj_job;
-    double *lim, *scratch;
+    double pass_s; /* time of the scheduling pass in progress (admission's clock) */
+    /* The view of one decide (and of admission). */
+    struct eco_capper_job *vj;
+    double *lim;
     size_t cap;
-    struct eco_threshold_ctl thr;
     /* Metrics: the open period [open_t, next tick) with the cluster energy at its start, the
      * budget in force, its largest full-power demand and whether it is settling. */
     struct eco_cap_metrics met;
     int open, open_settle;
     double open_t, open_j, open_budget, open_demand;
-    double integral; /* feedback correction of the budget, W */
     uint8_t *waited; /* per job: was deferred by admission */
 };
 
-int eco_powerctl_known(const char *name)
+int eco_powerctl_check(const char *spec, struct eco_error *err)
 {
-    if (!name || !strcmp(name, "none"))
-        return 1;
-    for (size_t i = 0; i < sizeof pc_names / sizeof pc_names[0]; i++)
-        if (!strcmp(name, pc_names[i].name))
-            return 1;
+    if (!spec || !strcmp(spec, "none"))
+        return 0;
+    struct eco_capper *c = eco_capper_create(spec, err);
+    if (!c)
+        return -EINVAL;
+    eco_capper_destroy(c);
     return 0;
 }
 
@@ -209,25 +177,26 @@ int eco_powerctl_init(struct engine *e)
     if (!pc)
         return -ENOMEM;
     e->pc = pc;
-    for (size_t i = 0; i < sizeof pc_names / sizeof pc_names[0]; i++)
-        if (!strcmp(cfg->power_policy, pc_names[i].name))
-            pc->kind = pc_names[i].kind;
+    if (!(pc->capper = eco_capper_create(cfg->power_policy, NULL)))
+        return -EINVAL; /* engine.c checked the name and parameters before */
     pc->clock = cfg->power_knob == ECO_POWER_KNOB_CLOCK;
     pc->period_s = cfg->control_period_s > 0 ? cfg->control_period_s : DEFAULT_PERIOD_S;
     pc->noise_p = cfg->noise_set ? cfg->noise_power : DEFAULT_NOISE_POWER;
     pc->noise_s = cfg->noise_set ? cfg->noise_speed : DEFAULT_NOISE_SPEED;
     eco_rng_init(&pc->rng, cfg->seed ^ 0x5eedc0deULL);
-    eco_cap_params_default(&pc->params);
-    pc->params.period_s = pc->period_s;
     size_t nj = e->n_jobs ? e->n_jobs : 1;
     pc->models = calloc(nj, sizeof *pc->models);
     pc->truth = calloc(nj, sizeof *pc->truth);
     pc->pending = calloc(nj, sizeof *pc->pending);
     pc->waited = calloc(nj, 1);
-    if (!pc->models || !pc->truth || !pc->pending || !pc->waited)
+    pc->meas_w = malloc(nj * sizeof *pc->meas_w);
+    pc->meas_speed = malloc(nj * sizeof *pc->meas_speed);
+    if (!pc->models || !pc->truth || !pc->pending || !pc->waited || !pc->meas_w ||
+        !pc->meas_speed)
         return -ENOMEM;
+    for (size_t j = 0; j < nj; j++)
+        pc->meas_w[j] = pc->meas_speed[j] = NAN;
     pc->budget_w = cfg->n_budget ? cfg->budget[0].watts : 1e300;
-    eco_threshold_init(&pc->thr);
     eco_cap_metrics_init(&pc->met);
     return 0;
 }
@@ -241,10 +210,11 @@ void eco_powerctl_fini(struct engine *e)
     free(pc->truth);
     free(pc->pending);
     free(pc->waited);
-    free(pc->cj);
-    free(pc->cj_job);
+    free(pc->meas_w);
+    free(pc->meas_speed);
+    free(pc->vj);
     free(pc->lim);
-    free(pc->scratch);
+    eco_capper_destroy(pc->capper);
     free(pc);
     e->pc = NULL;
 }
@@ -281,12 +251,15 @@ static double min_draw(const struct engine *e, const struct eco_job *j, const st
     return w;
 }
 
+static int build_view(struct engine *e, double t, double measured_w, int step,
+                      struct eco_capper_view *v);
+
 int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n)
 {
     struct powerctl *pc = e->pc;
     if (!pc || !n)
         return 1;
-    double committed = fixed_power(e);
+    double committed = 0;
     for (size_t i = 0; i < e->nrun; i++) {
         const struct eco_job *r = &e->jobs[e->run[i]];
         committed += min_draw(e, r, &e->pool[r->alloc_off], r->alloc_n);
@@ -300,9 +273,26 @@ int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a
         committed += min_draw(e, s, &e->dec.start_allocs[off], end - off);
     }
     /* Its node's host and idle GPUs are already in fixed_power (the node is on). */
-    double need = min_draw(e, &e->jobs[job], a, n);
-    if (committed + need <= pc->budget_w)
-        return 1;
+    const struct eco_job *cj = &e->jobs[job];
+    struct eco_capper_view v = {.now_s = pc->pass_s,
+                                .period_s = pc->period_s,
+                                .budget_w = pc->budget_w,
+                                .fixed_w = fixed_power(e),
+                                .measured_w = NAN,
+                                .clock = pc->clock};
+    int rc = 0;
+    /* The running jobs' view only for an admission that reads it (it is O(running jobs) per
+     * queued candidate). */
+    if (eco_capper_admit_reads_jobs(pc->capper) && (rc = build_view(e, pc->pass_s, NAN, 0, &v)))
+        return rc;
+    struct eco_capper_candidate cand = {
+        .cap = {.gpus = cj->gpus, .remaining_s = cj->remaining_s, .weight = 1, .slack_s = -1},
+        .min_w = min_draw(e, cj, a, n),
+        .deadline_s = cj->deadline_s >= 0 ? cj->deadline_s : -1,
+    };
+    rc = eco_capper_admit(pc->capper, &v, committed, &cand);
+    if (rc != 0)
+        return rc;
     if (!pc->waited[job]) {
         pc->waited[job] = 1;
         e->admission_waits++;
@@ -326,7 +316,7 @@ double eco_powerctl_start_limit(struct engine *e, uint32_t job)
         eco_job_model_init_clock(&pc->models[job], lo, hi, max_w, MODEL_LAMBDA);
     else
         eco_job_model_init(&pc->models[job], lo, hi, MODEL_LAMBDA);
-    double lim = pc->kind == PC_THRESHOLD ? hi : lo;
+    double lim = eco_capper_start_setting(pc->capper, lo, hi);
     pc->pending[job] = lim;
     if (!pc->clock)
         return lim;
@@ -341,33 +331,28 @@ static int grow(struct powerctl *pc, size_t n)
     size_t cap = pc->cap ? pc->cap : 256;
     while (cap < n)
         cap *= 2;
-    free(pc->cj);
-    free(pc->cj_job);
+    free(pc->vj);
     free(pc->lim);
-    free(pc->scratch);
-    pc->cj = malloc(cap * sizeof *pc->cj);
-    pc->cj_job = malloc(cap * sizeof *pc->cj_job);
+    pc->vj = malloc(cap * sizeof *pc->vj);
     pc->lim = malloc(cap * sizeof *pc->lim);
-    pc->scratch = malloc(eco_cap_scratch_len(cap, &pc->params) * sizeof *pc->scratch);
+    if (!pc->vj || !pc->lim) {
+        pc->cap = 0;
+        return -ENOMEM;
+    }
     pc->cap = cap;
-    return (pc->cj && pc->cj_job && pc->lim && pc->scratch) ? 0 : -ENOMEM;
+    return 0;
 }
 
-/* The level of type's clock range [j->min, j->max] (both levels) nearest to x. */
-static double level_in(int type, const struct eco_cap_job *j, double x)
-{
-    double l = eco_clock_snap(type, x);
-    return l < j->min_limit_w ? j->min_limit_w : l > j->max_limit_w ? j->max_limit_w : l;
-}
-
-/* Chooses next period's limits for every running job at time t. */
-static int allocate(struct engine *e, double t, double measured_w)
+/* The capper's view of the running jobs at time t: fresh remaining work (the stored
+ * remaining_s is booked only when a job's rate changes), slack, last period's noisy samples,
+ * the learned model, and the truth (read by the oracle alone). measured_w: the measured total
+ * (NaN when the call has no fresh measurement); step: the budget's move (-1, 0, +1). */
+static int build_view(struct engine *e, double t, double measured_w, int step,
+                      struct eco_capper_view *v)
 {
     struct powerctl *pc = e->pc;
     size_t n = e->nrun;
-    if (!n)
-        return 0;
-    int rc = grow(pc, n);
+    int rc = grow(pc, n ? n : 1);
     if (rc)
         return rc;
     for (size_t i = 0; i < n; i++) {
@@ -382,63 +367,54 @@ static int allocate(struct engine *e, double t, double measured_w)
         double slack = job->deadline_s >= 0 ? job->deadline_s - t : -1;
         if (job->deadline_s >= 0 && slack < 0)
             slack = 0;
-        pc->cj_job[i] = j;
-        pc->cj[i] = (struct eco_cap_job){
-            .gpus = job->gpus,
-            .min_limit_w = lo,
-            .max_limit_w = hi,
-            .remaining_s = job->remaining_s,
-            .weight = 1,
-            .slack_s = slack,
-            .predict = pc->kind == PC_ORACLE ? truth_predict : eco_cap_predict_model,
-            .ctx = pc->kind == PC_ORACLE ? (const void *)&pc->truth[j]
-                                         : (const void *)&pc->models[j],
-            .levels = levels,
-            .n_levels = (uint32_t)nl,
+        double left = job->remaining_s - (t - job->last_start_s) * job->speed;
+        pc->vj[i] = (struct eco_capper_job){
+            .cap = {.gpus = job->gpus,
+                    .min_limit_w = lo,
+                    .max_limit_w = hi,
+                    .remaining_s = left > 0 ? left : 0,
+                    .weight = 1,
+                    .slack_s = slack,
+                    .predict = eco_cap_predict_model,
+                    .ctx = &pc->models[j],
+                    .levels = levels,
+                    .n_levels = (uint32_t)nl},
+            .id = j,
+            .limit_w = setting_of(pc, job),
+            .measured_w = pc->meas_w[j],
+            .measured_speed = pc->meas_speed[j],
+            .deadline_s = job->deadline_s >= 0 ? job->deadline_s : -1,
+            .samples = pc->models[j].power.n,
+            .truth = truth_predict,
+            .truth_ctx = tr,
         };
-        pc->lim[i] = setting_of(pc, job);
     }
-    double gpu_budget = pc->budget_w - fixed_power(e);
-    if (pc->kind == PC_MPC)
-        gpu_budget += pc->integral;
-    switch (pc->kind) {
-    case PC_MPC:
-    case PC_ORACLE:
-        /* Anti-windup: while the budget does not bind (price 0) there is nothing to correct. */
-        if (eco_cap_allocate(pc->cj, n, gpu_budget, &pc->params, pc->lim, pc->scratch) <= 0)
-            pc->integral = 0;
-        break;
-    case PC_UNIFORM:
-        if (pc->clock)
-            eco_cap_uniform_levels(pc->cj, n, gpu_budget, pc->lim);
-        else
-            eco_cap_uniform(pc->cj, n, gpu_budget, pc->lim);
-        break;
-    case PC_PROPORTIONAL:
-        eco_cap_proportional(pc->cj, n, gpu_budget, pc->lim);
-        break;
-    case PC_THRESHOLD:
-        eco_threshold_step(&pc->thr, t, measured_w - fixed_power(e), gpu_budget, pc->cj, n,
-                           pc->lim);
-        break;
-    }
-    for (size_t i = 0; i < n; i++) {
-        double lim = pc->lim[i];
-        if (pc->kind == PC_MPC) {
-            /* Dither so that the models keep seeing different limits. */
-            double range = pc->cj[i].max_limit_w - pc->cj[i].min_limit_w;
-            double d = pc->models[pc->cj_job[i]].power.n < EARLY_SAMPLES ? DITHER_EARLY : DITHER;
-            lim += (eco_rng_uniform(&pc->rng) * 2 - 1) * d * range;
-            if (lim > pc->cj[i].max_limit_w)
-                lim = pc->cj[i].max_limit_w;
-            if (lim < pc->cj[i].min_limit_w)
-                lim = pc->cj[i].min_limit_w;
-        }
-        const struct truth *tr = &pc->truth[pc->cj_job[i]];
-        if (pc->clock && tr->n == 1) /* dithered and threshold settings onto a level */
-            lim = level_in(tr->type[0], &pc->cj[i], lim);
-        pc->pending[pc->cj_job[i]] = lim;
-    }
+    *v = (struct eco_capper_view){.now_s = t,
+                                  .period_s = pc->period_s,
+                                  .budget_w = pc->budget_w,
+                                  .fixed_w = fixed_power(e),
+                                  .measured_w = measured_w,
+                                  .budget_step = step,
+                                  .clock = pc->clock,
+                                  .jobs = pc->vj,
+                                  .n = n};
+    return 0;
+}
+
+/* Chooses next period's limits for every running job at time t. */
+static int allocate(struct engine *e, double t, double measured_w, int step)
+{
+    struct powerctl *pc = e->pc;
+    struct eco_capper_view v;
+    if (!e->nrun)
+        return 0;
+    int rc = build_view(e, t, measured_w, step, &v);
+    if (rc)
+        return rc;
+    if ((rc = eco_capper_decide(pc->capper, &v, &pc->rng, pc->lim)))
+        return rc;
+    for (size_t i = 0; i < v.n; i++)
+        pc->pending[v.jobs[i].id] = pc->lim[i];
     return 0;
 }
 
@@ -510,7 +486,7 @@ int eco_powerctl_tick(struct engine *e, double t, int (*set_limit)(struct engine
     metrics_close(e, t);
     metrics_open(e, t, 0);
     /* 3. Measurements: noisy power and progress of every running job at its limit. */
-    double measured = fixed_power(e), var = 0;
+    double measured = fixed_power(e);
     for (size_t i = 0; i < e->nrun; i++) {
         uint32_t j = e->run[i];
         const struct eco_job *job = &e->jobs[j];
@@ -519,20 +495,12 @@ int eco_powerctl_tick(struct engine *e, double t, int (*set_limit)(struct engine
         double mp = p * (1 + pc->noise_p * gauss(&pc->rng));
         double ms = speed * (1 + pc->noise_s * gauss(&pc->rng));
         measured += mp * job->gpus;
-        var += (pc->noise_p * mp * job->gpus) * (pc->noise_p * mp * job->gpus);
+        pc->meas_w[j] = mp;
+        pc->meas_speed[j] = ms;
         eco_job_model_observe(&pc->models[j], setting_of(pc, job), mp, ms);
     }
-    /* 4. Feedback on the measured power, then next period's limits. */
-    if (e->nrun) {
-        double target = pc->budget_w * (1 - SETPOINT_MARGIN) - SETPOINT_SIGMAS * sqrt(var);
-        pc->integral += FEEDBACK_GAIN * (target - measured);
-        double bound = FEEDBACK_BOUND * pc->budget_w;
-        if (pc->integral > bound)
-            pc->integral = bound;
-        if (pc->integral < -bound)
-            pc->integral = -bound;
-    }
-    return allocate(e, t, measured);
+    /* 4. Next period's limits (the family's feedback reads the measured total). */
+    return allocate(e, t, measured, 0);
 }
 
 /* The budget changes: the allocation reacts at once (limits take effect at the next tick). */
@@ -543,21 +511,21 @@ int eco_powerctl_budget_step(struct engine *e, double t)
         pc->bi++;
     double old = pc->budget_w;
     pc->budget_w = e->cfg->budget[pc->bi].watts;
-    /* A step down moves every limit to where the models are least tested: start the feedback
-     * from a guard below the new budget and let it climb back. */
-    if (pc->budget_w < old && pc->integral > -STEP_GUARD * pc->budget_w)
-        pc->integral = -STEP_GUARD * pc->budget_w;
     /* The period in progress ends under the old budget; the rest of it, under the new one,
      * is the first period after the change (settling). */
     if (pc->open && pc->budget_w != old) {
         metrics_close(e, t);
         metrics_open(e, t, 1);
     }
-    return allocate(e, t, eco_nodes_power_w(e));
+    /* A step down: the family starts its feedback from a guard below the new budget. */
+    return allocate(e, t, NAN, pc->budget_w < old ? -1 : pc->budget_w > old ? 1 : 0);
 }
 
-/* Jobs started at t: the others make room at the next tick (one period, not two). */
-int eco_powerctl_started(struct engine *e, double t)
+/* Jobs started at t: the capper decides at once, and the limits it lowers take effect now,
+ * with the start (the node daemon lowers the others before the new job's GPUs draw), so a
+ * start does not overshoot for a period; raised limits wait for the next tick as usual. */
+int eco_powerctl_started(struct engine *e, double t,
+                         int (*set_limit)(struct engine *, uint32_t, double, double))
 {
     /* The rest of the period in progress (or, on an idle cluster, the time until the first
      * tick) follows an admission: settling, with the new jobs in its full-power demand. */
@@ -568,7 +536,18 @@ int eco_powerctl_started(struct engine *e, double t)
     } else {
         metrics_open(e, t, 1);
     }
-    return allocate(e, t, eco_nodes_power_w(e));
+    int rc = allocate(e, t, NAN, 0);
+    for (size_t i = 0; !rc && i < e->nrun; i++) {
+        uint32_t j = e->run[i];
+        if (pc->pending[j] < setting_of(pc, &e->jobs[j]))
+            rc = set_limit(e, j, pc->pending[j], t);
+    }
+    return rc;
+}
+
+void eco_powerctl_pass(struct engine *e, double t)
+{
+    e->pc->pass_s = t;
 }
 
 /* A tick finds no job running: the period in progress ends, none opens. */

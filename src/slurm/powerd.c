@@ -30,6 +30,7 @@
 #include "ecosched/cluster.h"
 #include "ecosched/policy.h"
 #include "ecosched/powercap.h"
+#include "ecosched/rng.h"
 #include "slurm_int.h"
 
 #define MAX_NODES 4096
@@ -40,11 +41,11 @@
 /* Remaining time of a job without a time limit, for the allocator's cost: an hour, the order
  * of a training job's remaining time; only the ratios between jobs matter. */
 #define DEFAULT_REMAINING_S 3600.0
-/* Feedback on the measured power: a share of the excess over the budget removed per period.
- * It only lowers the allocation's budget (the models' error can make it overshoot; a power
- * limit never lets a GPU draw above it, so predicting the limit is always safe). */
-#define FEEDBACK_GAIN 0.5
-#define FEEDBACK_BOUND 0.2
+/* The capper --policy uses when not given: the one the simulator evaluates by default. */
+#define DEFAULT_CAPPER "mpc"
+/* Weight of the newest progress reference (busy SM cycles per second at the job's maximum
+ * limit) in its running mean: a few periods at the maximum settle it. */
+#define REF_ALPHA 0.2
 /* Weight classes (Slurm prefers the lowest weight): nodes already running jobs (pack), idle
  * nodes that are on, then nodes powered down or not answering. Within a class the idle draw
  * per GPU in watts orders nodes by efficiency. */
@@ -57,6 +58,8 @@
 
 struct pgpu {
     double power_w, limit_w, min_w, max_w, default_w;
+    double util;   /* SM utilisation 0..1 from the node daemon, NaN when it has none */
+    double sm_mhz; /* SM clock, NaN when the node daemon has none */
     double job_cap_w; /* the job's --gpu-power-cap (0: none): a ceiling for its limit */
 };
 
@@ -83,6 +86,10 @@ struct pjob {
     unsigned n; /* GPUs */
     uint32_t node[MAX_GPUS], gpu[MAX_GPUS];
     double remaining_s, limit_w;
+    double deadline_s; /* epoch seconds (squeue's deadline, sbatch --deadline), -1 none */
+    /* Progress proxy: util x SM clock (busy SM cycles per second) over its value at the job's
+     * maximum limit (ref_rate, 0 until the job has run there). */
+    double ref_rate, speed;
     struct eco_job_model model;
     bool model_init;
     bool metered; /* its start has been counted by the metrics (settling) */
@@ -105,11 +112,14 @@ struct powerd {
     int64_t max_seen_id; /* highest job id seen (arrivals are ids above it) */
     uint64_t arrivals;
     double arrived_gpus;
-    double feedback_w;
     /* capping metrics (docs/policies/powercap.md, "Metrics"): the sums, the last sample's
      * monotonic time (< 0 before the first), the budget it saw, the last log */
     struct eco_cap_metrics met;
     double met_last_t, met_budget_w, met_logged_t;
+    struct eco_capper *capper; /* --policy */
+    const char *policy;
+    double last_budget_w;      /* budget of the last decide (its step sign) */
+    struct eco_rng rng;        /* the family's dithering */
     struct eco_cluster *cluster;
     struct eco_powerdown *pd;
     const struct eco_powerdown_ops *pd_ops;
@@ -287,6 +297,9 @@ static void read_node_power(struct powerd *pd)
             pg->max_w = json_number_value(json_object_get(g, "power_max_w"));
             pg->default_w = json_number_value(json_object_get(g, "power_default_w"));
             pg->job_cap_w = json_number_value(json_object_get(g, "job_cap_w"));
+            json_t *u = json_object_get(g, "util"), *mhz = json_object_get(g, "sm_clock_mhz");
+            pg->util = json_is_number(u) ? json_number_value(u) : NAN;
+            pg->sm_mhz = json_is_number(mhz) ? json_number_value(mhz) : NAN;
             if (json_is_null(json_object_get(g, "slurm_job"))) {
                 idle_sum += pg->power_w;
                 idle_n++;
@@ -344,6 +357,23 @@ static unsigned gres_idx(const char *s, uint32_t *out, unsigned cap)
     return n;
 }
 
+/* A number of squeue --json: a plain integer (older Slurm) or {"set", "infinite", "number"}
+ * (Slurm 23.02 and later). 1 with *out when set and finite, else 0. */
+static int slurm_number(const json_t *v, double *out)
+{
+    if (json_is_integer(v)) {
+        *out = (double)json_integer_value(v);
+        return 1;
+    }
+    if (json_is_object(v) && json_is_true(json_object_get(v, "set")) &&
+        !json_is_true(json_object_get(v, "infinite")) &&
+        json_is_number(json_object_get(v, "number"))) {
+        *out = json_number_value(json_object_get(v, "number"));
+        return 1;
+    }
+    return 0;
+}
+
 /* Jobs from `squeue --json`: arrivals (new ids, with their GPUs) and the running jobs' GPUs. */
 static int read_jobs(struct powerd *pd)
 {
@@ -392,12 +422,13 @@ static int read_jobs(struct powerd *pd)
                 pj->gpu[pj->n++] = idx[g];
             }
         }
-        json_t *tl = json_object_get(o, "time_limit");
-        double start = (double)json_integer_value(json_object_get(o, "start_time"));
+        double tl = 0, start = (double)now, dl = 0;
+        slurm_number(json_object_get(o, "start_time"), &start);
         pj->remaining_s = DEFAULT_REMAINING_S;
-        if (json_is_integer(tl) && json_integer_value(tl) > 0)
-            pj->remaining_s =
-                fmax(60.0, (double)json_integer_value(tl) * 60 - ((double)now - start));
+        if (slurm_number(json_object_get(o, "time_limit"), &tl) && tl > 0)
+            pj->remaining_s = fmax(60.0, tl * 60 - ((double)now - start));
+        /* sbatch --deadline: absolute, epoch seconds; 0 or unset means none */
+        pj->deadline_s = slurm_number(json_object_get(o, "deadline"), &dl) && dl > 0 ? dl : -1;
     }
     /* forget jobs that left the running set */
     size_t kept = 0;
@@ -449,11 +480,29 @@ static void restore_free_gpus(struct powerd *pd)
     }
 }
 
+/* Measured progress of job j at its setting cur (hi: its maximum): the mean over its GPUs
+ * of util x SM clock, relative to that at its maximum; NaN when a GPU has no reading or the
+ * job has not run at its maximum yet (docs/slurm/powerd.md). */
+static double progress(struct powerd *pd, struct pjob *j, double cur, double hi)
+{
+    double rate = 0;
+    for (unsigned g = 0; g < j->n; g++) {
+        const struct pgpu *pg = &pd->nodes[j->node[g]].gpu[j->gpu[g]];
+        if (!isfinite(pg->util) || !isfinite(pg->sm_mhz))
+            return NAN;
+        rate += pg->util * pg->sm_mhz / j->n;
+    }
+    if (cur >= hi - 1.0 && rate > 0) /* at its maximum: the reference */
+        j->ref_rate = j->ref_rate > 0 ? (1 - REF_ALPHA) * j->ref_rate + REF_ALPHA * rate : rate;
+    return j->ref_rate > 0 ? rate / j->ref_rate : NAN;
+}
+
 /* The allocation: jobs whose GPUs all answered share what the budget leaves after the other
- * GPUs' measured power and the maximum draw of the nodes that did not answer. */
+ * GPUs' measured power and the maximum draw of the nodes that did not answer, through the
+ * capper family's decide (the same one `ecosched sim` evaluates). */
 static void allocate(struct powerd *pd, double budget, json_t *st)
 {
-    double other = 0, cold = 0, measured = 0;
+    double cold = 0, measured = 0, now = (double)time(NULL);
     for (size_t i = 0; i < pd->n_nodes; i++) {
         struct pnode *nd = &pd->nodes[i];
         if (!nd->up)
@@ -461,12 +510,13 @@ static void allocate(struct powerd *pd, double budget, json_t *st)
         else
             measured += nd->power_w;
     }
-    struct eco_cap_job *cj = calloc(pd->n_jobs ? pd->n_jobs : 1, sizeof *cj);
-    double *lim = calloc(pd->n_jobs ? pd->n_jobs : 1, sizeof *lim);
-    size_t *map = calloc(pd->n_jobs ? pd->n_jobs : 1, sizeof *map);
+    size_t cap = pd->n_jobs ? pd->n_jobs : 1;
+    struct eco_capper_job *vj = calloc(cap, sizeof *vj);
+    double *lim = calloc(cap, sizeof *lim);
+    size_t *map = calloc(cap, sizeof *map);
     size_t m = 0;
     double managed_power = 0;
-    if (!cj || !lim || !map)
+    if (!vj || !lim || !map)
         goto out;
     for (size_t k = 0; k < pd->n_jobs; k++) {
         struct pjob *j = &pd->jobs[k];
@@ -491,29 +541,44 @@ static void allocate(struct powerd *pd, double budget, json_t *st)
             j->model_init = true;
         }
         double cur = lsum / j->n;
-        /* no progress signal from a Slurm job: its speed follows the models' prior */
-        eco_job_model_observe(&j->model, cur, psum / j->n, cbrt(cur / hi));
+        j->speed = progress(pd, j, cur, hi);
+        /* without a progress reading the speed follows the models' prior */
+        eco_job_model_observe(&j->model, cur, psum / j->n,
+                              isfinite(j->speed) ? j->speed : cbrt(cur / hi));
         managed_power += psum;
-        cj[m] = (struct eco_cap_job){.gpus = j->n,
-                                     .min_limit_w = lo,
-                                     .max_limit_w = hi,
-                                     .remaining_s = j->remaining_s,
-                                     .weight = 1,
-                                     .slack_s = -1,
-                                     .predict = predict,
-                                     .ctx = &j->model};
+        double slack = j->deadline_s >= 0 ? fmax(0, j->deadline_s - now) : -1;
+        vj[m] = (struct eco_capper_job){
+            .cap = {.gpus = j->n,
+                    .min_limit_w = lo,
+                    .max_limit_w = hi,
+                    .remaining_s = j->remaining_s,
+                    .weight = 1,
+                    .slack_s = slack,
+                    .predict = predict,
+                    .ctx = &j->model},
+            .id = (uint32_t)k,
+            .limit_w = fmin(hi, fmax(lo, cur)),
+            .measured_w = psum / j->n,
+            .measured_speed = j->speed,
+            .deadline_s = j->deadline_s,
+            .samples = j->model.power.n,
+        };
         map[m++] = k;
     }
-    other = measured - managed_power;
-    double avail = budget - cold - other;
-    /* feedback: lower the allocation's budget while the measured total exceeds the budget */
-    double excess = measured + cold - budget;
-    pd->feedback_w = fmin(0, pd->feedback_w - FEEDBACK_GAIN * excess);
-    pd->feedback_w = fmax(pd->feedback_w, -FEEDBACK_BOUND * budget);
-    double for_jobs = fmax(0, avail + pd->feedback_w);
-    double price = m ? eco_cap_allocate(cj, m, for_jobs, NULL, lim, NULL) : 0;
-    if (price < 0) {
-        logf_("error", "allocation failed: %s", strerror((int)-price));
+    double other = measured - managed_power;
+    int step = budget < pd->last_budget_w ? -1 : budget > pd->last_budget_w ? 1 : 0;
+    pd->last_budget_w = budget;
+    struct eco_capper_view v = {.now_s = now,
+                                .period_s = pd->period_s,
+                                .budget_w = budget,
+                                .fixed_w = cold + other,
+                                .measured_w = measured + cold,
+                                .budget_step = step,
+                                .jobs = vj,
+                                .n = m};
+    int rc = m ? eco_capper_decide(pd->capper, &v, &pd->rng, lim) : 0;
+    if (rc) {
+        logf_("error", "allocation failed: %s", strerror(-rc));
         goto out;
     }
     for (size_t q = 0; q < m; q++) {
@@ -526,12 +591,14 @@ static void allocate(struct powerd *pd, double budget, json_t *st)
         }
     }
     restore_free_gpus(pd);
+    json_object_set_new(st, "capper", json_string(eco_capper_ops_of(pd->capper)->name));
+    json_object_set_new(st, "policy", json_string(pd->policy));
     json_object_set_new(st, "measured_w", json_real(measured));
     json_object_set_new(st, "set_aside_w", json_real(cold));
-    json_object_set_new(st, "for_jobs_w", json_real(for_jobs));
-    json_object_set_new(st, "price", isfinite(price) ? json_real(price) : json_null());
+    json_object_set_new(st, "for_jobs_w", json_real(budget - cold - other));
+    json_object_set_new(st, "feedback_w", json_real(eco_capper_feedback_w(pd->capper)));
 out:
-    free(cj);
+    free(vj);
     free(lim);
     free(map);
 }
@@ -655,9 +722,16 @@ static json_t *jobs_json(const struct powerd *pd)
     json_t *a = json_array();
     for (size_t i = 0; a && i < pd->n_jobs; i++) {
         const struct pjob *j = &pd->jobs[i];
-        json_array_append_new(a, json_pack("{s:I,s:i,s:b,s:o}", "job_id", (json_int_t)j->id, "gpus",
-                                           (int)j->n, "managed", j->managed, "limit_w",
-                                           j->managed ? json_real(j->limit_w) : json_null()));
+        json_t *o = json_pack("{s:I,s:i,s:b,s:o}", "job_id", (json_int_t)j->id, "gpus", (int)j->n,
+                              "managed", j->managed, "limit_w",
+                              j->managed ? json_real(j->limit_w) : json_null());
+        if (o) {
+            json_object_set_new(o, "deadline_s",
+                                j->deadline_s >= 0 ? json_real(j->deadline_s) : json_null());
+            json_object_set_new(o, "measured_speed",
+                                isfinite(j->speed) ? json_real(j->speed) : json_null());
+        }
+        json_array_append_new(a, o);
     }
     return a;
 }
@@ -874,6 +948,8 @@ static void usage(FILE *f)
             "  --socket PATH      API socket (default %s)\n"
             "  --power-down P     power-down policy for 'ecosched power suspend' (default\n"
             "                     forecast; docs/policies/power-down.md)\n"
+            "  --policy P[:PARAMS]  power capper of the family `ecosched sim --power-policy`\n"
+            "                     takes (default " DEFAULT_CAPPER "; ecosched sim --help lists them)\n"
             "  --no-weights       leave Slurm's node Weight alone\n"
             "  -h, --help         this help\n",
             ECO_POWERD_SOCKET);
@@ -899,6 +975,7 @@ int eco_cmd_powerd(int argc, char **argv)
                                              {"socket", required_argument, NULL, 's'},
                                              {"power-down", required_argument, NULL, 'd'},
                                              {"no-weights", no_argument, NULL, 'W'},
+                                             {"policy", required_argument, NULL, 'P'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     struct powerd pd = {.socket = ECO_POWERD_SOCKET,
@@ -906,6 +983,7 @@ int eco_cmd_powerd(int argc, char **argv)
                         .forecast = "forecast",
                         .period_s = 5,
                         .met_last_t = -1,
+                        .policy = DEFAULT_CAPPER,
                         .weights = true};
     int c, rc = ECO_EXIT_FAIL, fd = -1;
     struct MHD_Daemon *mhd = NULL;
@@ -932,6 +1010,9 @@ int eco_cmd_powerd(int argc, char **argv)
         case 'W':
             pd.weights = false;
             break;
+        case 'P':
+            pd.policy = optarg;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -953,7 +1034,15 @@ int eco_cmd_powerd(int argc, char **argv)
         eco_cli_err("powerd: --power-down: unknown policy '%s'", pd.forecast);
         return ECO_EXIT_USAGE;
     }
+    struct eco_error perr = {{0}};
+    if (!(pd.capper = eco_capper_create(pd.policy, &perr))) {
+        eco_cli_err("powerd: --policy: %s", perr.msg);
+        return ECO_EXIT_USAGE;
+    }
+    eco_rng_init(&pd.rng, (uint64_t)time(NULL));
+    pd.last_budget_w = pd.budget_w;
     if (!strstr(pd.node_pattern, "%n")) {
+        eco_capper_destroy(pd.capper);
         eco_cli_err("powerd: --nodes must contain %%n (the node name), got '%s'", pd.node_pattern);
         return ECO_EXIT_USAGE;
     }
@@ -976,8 +1065,8 @@ int eco_cmd_powerd(int argc, char **argv)
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    logf_("info", "budget %.0f W, period %g s, nodes at %s, API on %s", pd.budget_w, pd.period_s,
-          pd.node_pattern, pd.socket);
+    logf_("info", "budget %.0f W, period %g s, capper %s, nodes at %s, API on %s", pd.budget_w,
+          pd.period_s, pd.policy, pd.node_pattern, pd.socket);
     while (!stop_flag) {
         double t0 = mono();
         period(&pd);
@@ -1001,6 +1090,7 @@ out:
     if (pd.pd)
         pd.pd_ops->destroy(pd.pd);
     eco_cluster_destroy(pd.cluster);
+    eco_capper_destroy(pd.capper);
     json_decref(pd.status);
     free(pd.nodes);
     free(pd.jobs);

@@ -14,6 +14,9 @@ expect 2 "--budget must be a number > 0" -- powerd --budget abc
 expect 2 "--period must be a number > 0" -- powerd --budget 1000 --period 0
 expect 2 "--nodes must contain %n" -- powerd --budget 1000 --nodes /run/x.sock
 expect 2 "unknown policy 'sleepy'" -- powerd --budget 1000 --power-down sleepy
+expect 0 "--policy P[:PARAMS]" -- powerd --help
+expect 2 "unknown policy 'sleepy'" -- powerd --budget 1000 --policy sleepy
+expect 2 "unknown parameter 'gian'" -- powerd --budget 1000 --policy mpc:gian=0.5
 expect 0 "usage: ecosched power COMMAND" -- power --help
 expect 2 "usage: ecosched power COMMAND" -- power
 expect 2 "WATTS must be a number > 0" -- power budget -5

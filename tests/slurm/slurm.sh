@@ -234,6 +234,7 @@ PPID_=$!
 PIDS="$PIDS $PPID_"
 for nd in $NODES; do
     cap=""; [ "$nd" = n1 ] && cap=--gpu-power-cap=150
+    [ "$nd" = n2 ] && cap=--deadline=now+1hour # powerd passes it to the capper
     sbatch --parsable -w "$nd" --gres=gpu:2 $cap -o "$R/out/p-$nd.out" \
         --wrap "$(gpu_job_go) && echo job-ok" >"$R/out/p-$nd.id"
 done
@@ -277,6 +278,12 @@ check "job starts and the budget step mark settling periods ($ms)" \
     awk "BEGIN { exit !(${ms:-0} >= 2 && ${ms:-0} < ${mp:-0}) }"
 check "settled overshoot ($mo%) within the raw one ($mr%), share above in [0, 1] ($msh)" \
     awk "BEGIN { exit !(\"$mo\" != \"\" && $mo <= ${mr:--1} && ${msh:--1} >= 0 && ${msh:-2} <= 1) }"
+# the allocation comes from the capper family's shared decide, with the job's deadline
+pstat=$("$ECO" power status --json | tr -d ' \n')
+check "powerd's status names the capper (mpc, the family's decide)" \
+    sh -c "printf '%s' '$pstat' | grep -q '\"capper\":\"mpc\"'"
+check "powerd passes n2's sbatch --deadline to the capper" \
+    sh -c "printf '%s' '$pstat' | grep -q '\"deadline_s\":[0-9]'"
 kill -KILL $DPID_n3
 sleep 2 # a period or two: powerd finds n3 silent
 n3_lim="$(limit_mw n3 0) $(limit_mw n3 1)"

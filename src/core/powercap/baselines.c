@@ -98,15 +98,23 @@ static double prop_total(const struct eco_cap_job *jobs, size_t n, const double 
 int eco_cap_proportional(const struct eco_cap_job *jobs, size_t n, double budget_w,
                          double *limits_w)
 {
+    return eco_cap_proportional_demand(jobs, n, NULL, budget_w, limits_w);
+}
+
+int eco_cap_proportional_demand(const struct eco_cap_job *jobs, size_t n, const double *demand_w,
+                                double budget_w, double *limits_w)
+{
     if (check(jobs, n, limits_w, 1) || isnan(budget_w))
         return -EINVAL;
-    /* limits_w first holds each GPU's predicted draw at its maximum limit (the proportions),
-     * then the answer. */
+    /* limits_w first holds each GPU's demand (the proportions: the given one, else the
+     * predicted draw at its maximum limit), then the answer. */
     double at_max = 0.0, alpha_hi = 0.0;
     for (size_t i = 0; i < n; i++) {
         double d = job_power(&jobs[i], jobs[i].max_limit_w);
         at_max += d;
         d /= jobs[i].gpus;
+        if (demand_w && isfinite(demand_w[i]) && demand_w[i] > 0.0)
+            d = demand_w[i];
         limits_w[i] = d > 0.0 ? d : jobs[i].max_limit_w;
         double a = jobs[i].max_limit_w / limits_w[i];
         if (a > alpha_hi)

@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: MIT */
+/* The capper family: registry, parameters, and the pieces every capper shares (feedback on
+ * measured power, early dithering, level snapping, power admission). docs/policies/powercap.md,
+ * "Capper family". A policy is one file (capper_<name>.c) plus one line in `cappers` below. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "capper_internal.h"
+#include "ecosched/rng.h"
+
+extern const struct eco_capper_ops eco_capper_mpc;
+extern const struct eco_capper_ops eco_capper_oracle;
+extern const struct eco_capper_ops eco_capper_uniform;
+extern const struct eco_capper_ops eco_capper_proportional;
+extern const struct eco_capper_ops eco_capper_threshold;
+
+static const struct eco_capper_ops *const cappers[] = {
+    &eco_capper_mpc,          &eco_capper_oracle,   &eco_capper_uniform,
+    &eco_capper_proportional, &eco_capper_threshold, NULL,
+};
+
+const struct eco_capper_ops *const *eco_capper_all(void)
+{
+    return cappers;
+}
+
+const struct eco_capper_ops *eco_capper_find(const char *name)
+{
+    for (size_t i = 0; name && cappers[i]; i++)
+        if (!strcasecmp(cappers[i]->name, name))
+            return cappers[i];
+    return NULL;
+}
+
+const struct eco_capper_ops *eco_capper_ops_of(const struct eco_capper *c)
+{
+    return c ? c->ops : NULL;
+}
+
+/* Longest family name accepted before ':' (the registry's are a dozen characters). */
+#define NAME_MAX_LEN 64
+
+struct eco_capper *eco_capper_create(const char *spec, struct eco_error *err)
+{
+    char name[NAME_MAX_LEN];
+    const char *colon = spec ? strchr(spec, ':') : NULL;
+    size_t len = spec ? (colon ? (size_t)(colon - spec) : strlen(spec)) : 0;
+    if (!spec || len >= sizeof name) {
+        eco_error_set(err, "power policy: unknown policy '%s'", spec ? spec : "(null)");
+        return NULL;
+    }
+    memcpy(name, spec, len);
+    name[len] = 0;
+    const struct eco_capper_ops *ops = eco_capper_find(name);
+    if (!ops) {
+        char known[256] = "";
+        for (size_t i = 0; cappers[i]; i++) {
+            strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
+            strncat(known, cappers[i]->name, sizeof known - strlen(known) - 1);
+        }
+        eco_error_set(err, "power policy: unknown policy '%s' (known: %s)", name, known);
+        return NULL;
+    }
+    return ops->create(colon ? colon + 1 : NULL, err);
+}
+
+void eco_capper_destroy(struct eco_capper *c)
+{
+    if (c)
+        c->ops->destroy(c);
+}
+
+int eco_capper_decide(struct eco_capper *c, const struct eco_capper_view *v, struct eco_rng *rng,
+                      double *limits_w)
+{
+    return c->ops->decide(c, v, rng, limits_w);
+}
+
+double eco_capper_start_setting(const struct eco_capper *c, double min_setting, double max_setting)
+{
+    return c && c->ops->start_at_max ? max_setting : min_setting;
+}
+
+double eco_capper_feedback_w(const struct eco_capper *c)
+{
+    return c ? c->integral : 0;
+}
+
+/* ---- parameters ---------------------------------------------------------------------------- */
+
+void eco_capper_common_default(struct eco_capper_common *d)
+{
+    *d = (struct eco_capper_common){
+        /* 0.3 of the measured error per period: the simulator's tuned gain (ITP subsets,
+         * docs/policies/powercap.md); higher gains ring with the one-period actuation lag. */
+        .gain = 0.3,
+        /* The models' bias is a few percent; 20% of the budget bounds a wound-up integral. */
+        .bound = 0.2,
+        /* 0.2% below the budget: the measured noise of a cluster's total is smaller. */
+        .margin = 0.002,
+        /* After a step down every limit moves where the models are least tested. */
+        .guard = 0.03,
+        /* +-15% of the range over a job's first 10 samples spans the 0.2 its model needs to
+         * become ready (eco_job_model_ready); afterwards the allocation's own moves feed it. */
+        .dither = 0.15,
+        .early = 10,
+        .admit = ECO_CAPPER_ADMIT_MIN,
+        /* A deadline within twice its full-speed time left is near: refusing it then
+         * costs the deadline for certain. */
+        .near = 2.0,
+    };
+}
+
+enum key_kind { K_DOUBLE, K_U32, K_ADMIT };
+
+struct key {
+    const char *name;
+    enum key_kind kind;
+    unsigned group; /* 0: every capper */
+    double lo, hi;
+    size_t off;      /* offset in struct eco_capper */
+};
+
+#define CM(f) offsetof(struct eco_capper, cm.f)
+static const struct key keys[] = {
+    {"gain", K_DOUBLE, 0, 0, 2, CM(gain)},
+    {"bound", K_DOUBLE, 0, 0, 1, CM(bound)},
+    {"margin", K_DOUBLE, 0, 0, 0.5, CM(margin)},
+    {"guard", K_DOUBLE, 0, 0, 0.5, CM(guard)},
+    {"dither", K_DOUBLE, 0, 0, 0.5, CM(dither)},
+    {"early", K_U32, 0, 0, 1e6, CM(early)},
+    {"admit", K_ADMIT, 0, 0, 0, CM(admit)},
+    {"near", K_DOUBLE, 0, 0, 100, CM(near)},
+    {"grid", K_U32, ECO_CAPPER_KEYS_ALLOC, 2, ECO_CAP_GRID_MAX, offsetof(struct eco_capper, cap.grid)},
+    {"penalty", K_DOUBLE, ECO_CAPPER_KEYS_ALLOC, 0, 1e6,
+     offsetof(struct eco_capper, cap.deadline_penalty)},
+    {"horizon", K_U32, ECO_CAPPER_KEYS_ALLOC, 0, 1e6, offsetof(struct eco_capper, cap.horizon)},
+    {"rebalance", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0, 1e6,
+     offsetof(struct eco_capper, thr.rebalance_s)},
+    {"high", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0.01, 2, offsetof(struct eco_capper, thr.high_frac)},
+    {"low", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0.01, 2, offsetof(struct eco_capper, thr.low_frac)},
+    {"step", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0.001, 1, offsetof(struct eco_capper, thr.step_frac)},
+};
+#undef CM
+
+/* Longest "key=value" item. */
+#define ITEM_MAX 128
+
+static int set_key(struct eco_capper *c, const char *item, unsigned groups, struct eco_error *err)
+{
+    const char *name = c->ops->name;
+    const char *eq = strchr(item, '=');
+    if (!eq)
+        return eco_error_set(err, "power policy %s: parameter '%s' is not key=value", name, item);
+    size_t klen = (size_t)(eq - item);
+    const struct key *k = NULL;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strlen(keys[i].name) == klen && !strncmp(keys[i].name, item, klen) &&
+            (!keys[i].group || (keys[i].group & groups)))
+            k = &keys[i];
+    if (!k)
+        return eco_error_set(err, "power policy %s: unknown parameter '%.*s' (known: %s)", name,
+                             (int)klen, item, c->ops->params_help);
+    const char *val = eq + 1;
+    char *p = (char *)c + k->off;
+    if (k->kind == K_ADMIT) {
+        if (!strcmp(val, "min"))
+            *(int *)p = ECO_CAPPER_ADMIT_MIN;
+        else if (!strcmp(val, "deadline"))
+            *(int *)p = ECO_CAPPER_ADMIT_DEADLINE;
+        else
+            return eco_error_set(err, "power policy %s: parameter admit: '%s' is not min or deadline",
+                                 name, val);
+        return 0;
+    }
+    char *end;
+    double v = strtod(val, &end);
+    if (!*val || *end || !isfinite(v) || v < k->lo || v > k->hi ||
+        (k->kind == K_U32 && v != floor(v)))
+        return eco_error_set(err, "power policy %s: parameter %s: '%s' is not %s in [%g, %g]",
+                             name, k->name, val, k->kind == K_U32 ? "an integer" : "a number",
+                             k->lo, k->hi);
+    if (k->kind == K_U32)
+        *(uint32_t *)p = (uint32_t)v;
+    else
+        *(double *)p = v;
+    return 0;
+}
+
+static int parse_params(struct eco_capper *c, const char *params, unsigned groups,
+                        struct eco_error *err)
+{
+    const char *s = params ? params : "";
+    while (*s) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        char item[ITEM_MAX];
+        if (len == 0 || len >= sizeof item)
+            return eco_error_set(err, "power policy %s: bad parameter list '%s'", c->ops->name,
+                                 params);
+        memcpy(item, s, len);
+        item[len] = 0;
+        int rc = set_key(c, item, groups, err);
+        if (rc)
+            return rc;
+        s += len + (comma ? 1 : 0);
+        if (comma && !*s)
+            return eco_error_set(err, "power policy %s: bad parameter list '%s'", c->ops->name,
+                                 params);
+    }
+    if (c->thr.low_frac > c->thr.high_frac)
+        return eco_error_set(err, "power policy %s: parameter low (%g) is above high (%g)",
+                             c->ops->name, c->thr.low_frac, c->thr.high_frac);
+    return 0;
+}
+
+struct eco_capper *eco_capper_create_common(const struct eco_capper_ops *ops, const char *params,
+                                            const struct eco_capper_common *d, unsigned keys_in,
+                                            struct eco_error *err)
+{
+    struct eco_capper *c = calloc(1, sizeof *c);
+    if (!c) {
+        eco_error_set(err, "power policy %s: %s", ops->name, strerror(ENOMEM));
+        return NULL;
+    }
+    c->ops = ops;
+    c->cm = *d;
+    eco_cap_params_default(&c->cap);
+    eco_threshold_init(&c->thr);
+    if (parse_params(c, params, keys_in, err)) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void eco_capper_destroy_common(struct eco_capper *c)
+{
+    if (!c)
+        return;
+    free(c->cj);
+    free(c->lim);
+    free(c->aux);
+    free(c->scratch);
+    free(c);
+}
+
+/* ---- decide -------------------------------------------------------------------------------- */
+
+static int grow(struct eco_capper *c, size_t n)
+{
+    if (n <= c->n_cap)
+        return 0;
+    size_t cap = c->n_cap ? c->n_cap : 64;
+    while (cap < n)
+        cap *= 2;
+    free(c->cj);
+    free(c->lim);
+    free(c->aux);
+    free(c->scratch);
+    c->cj = malloc(cap * sizeof *c->cj);
+    c->lim = malloc(cap * sizeof *c->lim);
+    c->aux = malloc(cap * sizeof *c->aux);
+    c->scratch = malloc(eco_cap_scratch_len(cap, &c->cap) * sizeof *c->scratch);
+    if (!c->cj || !c->lim || !c->aux || !c->scratch) {
+        c->n_cap = 0;
+        return -ENOMEM;
+    }
+    c->n_cap = cap;
+    return 0;
+}
+
+/* The level of j's list nearest to x inside [min, max] (ties to the lower one). */
+static double snap(const struct eco_cap_job *j, double x)
+{
+    double best = x, dist = INFINITY;
+    for (uint32_t k = 0; k < j->n_levels; k++) {
+        double l = j->levels[k];
+        if (l < j->min_limit_w || l > j->max_limit_w)
+            continue;
+        if (fabs(l - x) < dist) {
+            dist = fabs(l - x);
+            best = l;
+        }
+    }
+    return best;
+}
+
+static void feedback(struct eco_capper *c, const struct eco_capper_view *v)
+{
+    if (!(c->cm.gain > 0)) {
+        c->integral = 0;
+        return;
+    }
+    if (isfinite(v->measured_w)) {
+        double target = v->budget_w * (1 - c->cm.margin);
+        c->integral += c->cm.gain * (target - v->measured_w);
+        double bound = c->cm.bound * v->budget_w;
+        c->integral = fmax(-bound, fmin(bound, c->integral));
+    }
+    if (v->budget_step < 0 && c->integral > -c->cm.guard * v->budget_w)
+        c->integral = -c->cm.guard * v->budget_w;
+}
+
+int eco_capper_decide_common(struct eco_capper *c, const struct eco_capper_view *v,
+                             struct eco_rng *rng, double *limits_w, eco_capper_split_fn split,
+                             int use_truth)
+{
+    size_t n = v->n;
+    if (!n)
+        return 0;
+    int rc = grow(c, n);
+    if (rc)
+        return rc;
+    feedback(c, v);
+    c->cap.period_s = v->period_s > 0 ? v->period_s : 1;
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_capper_job *j = &v->jobs[i];
+        c->cj[i] = j->cap;
+        if (use_truth && j->truth) {
+            c->cj[i].predict = j->truth;
+            c->cj[i].ctx = j->truth_ctx;
+        }
+        if (!c->cj[i].predict)
+            return -EINVAL;
+        limits_w[i] = j->limit_w;
+    }
+    double gpu_budget = v->budget_w - v->fixed_w + c->integral;
+    rc = split(c, v, c->cj, gpu_budget, limits_w);
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        c->integral = 0; /* anti-windup: nothing to correct while the budget does not bind */
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_cap_job *j = &c->cj[i];
+        double lim = limits_w[i];
+        if (c->cm.dither > 0) { /* one draw per job, so the stream does not depend on samples */
+            double d = v->jobs[i].samples < c->cm.early ? c->cm.dither : 0;
+            lim += (eco_rng_uniform(rng) * 2 - 1) * d * (j->max_limit_w - j->min_limit_w);
+        }
+        if (!(lim == lim))
+            lim = v->jobs[i].limit_w;
+        lim = fmax(j->min_limit_w, fmin(j->max_limit_w, lim));
+        if (j->levels && j->n_levels)
+            lim = snap(j, lim);
+        limits_w[i] = lim;
+    }
+    return 0;
+}
+
+/* ---- admission ----------------------------------------------------------------------------- */
+
+/* Default grid of the deadline check when the instance has none. */
+#define ADMIT_GRID 26
+
+static double power_at(const struct eco_cap_job *j, double x, double *speed)
+{
+    double p = x, s = 1;
+    j->predict(j->ctx, x, &p, &s);
+    if (speed)
+        *speed = s;
+    return (isfinite(p) && p > 0 ? p : 0) * j->gpus;
+}
+
+/* Power above its minimum that running job j needs to meet its deadline: its lowest grid
+ * setting predicted to finish within the slack; 0 when none does (a lost cause holds only its
+ * minimum) or it has no deadline. */
+static double deadline_extra(const struct eco_cap_job *j, uint32_t g)
+{
+    if (!(j->slack_s >= 0) || !j->predict || !(j->remaining_s > 0))
+        return 0;
+    double pmin = power_at(j, j->min_limit_w, NULL);
+    for (uint32_t k = 0; k < g; k++) {
+        double x = eco_cap_grid_limit(j->min_limit_w, j->max_limit_w, g, k), s;
+        double p = power_at(j, x, &s);
+        if (s > 0 && j->remaining_s / s <= j->slack_s)
+            return fmax(0, p - pmin);
+    }
+    return 0;
+}
+
+int eco_capper_admit_default(struct eco_capper *c, const struct eco_capper_view *v,
+                             double committed_min_w, const struct eco_capper_candidate *cand)
+{
+    double room = v->budget_w - v->fixed_w - committed_min_w - cand->min_w;
+    if (!(room >= 0))
+        return 0;
+    if (!c || c->cm.admit != ECO_CAPPER_ADMIT_DEADLINE)
+        return 1;
+    if (cand->deadline_s >= 0) {
+        double t = cand->cap.remaining_s, s = 1;
+        if (cand->cap.predict)
+            power_at(&cand->cap, cand->cap.max_limit_w, &s);
+        if (s > 0)
+            t /= s;
+        if (cand->deadline_s - v->now_s <= c->cm.near * t)
+            return 1; /* urgent: refusing it now loses its deadline for certain */
+    }
+    uint32_t g = c->cap.grid >= 2 ? c->cap.grid : ADMIT_GRID;
+    double extra = 0;
+    for (size_t i = 0; i < v->n; i++)
+        extra += deadline_extra(&v->jobs[i].cap, g);
+    return extra <= room ? 1 : 0;
+}
+
+int eco_capper_admit_reads_jobs(const struct eco_capper *c)
+{
+    return c && (c->ops->admit || c->cm.admit == ECO_CAPPER_ADMIT_DEADLINE);
+}
+
+int eco_capper_admit(struct eco_capper *c, const struct eco_capper_view *v, double committed_min_w,
+                     const struct eco_capper_candidate *cand)
+{
+    if (c && c->ops->admit)
+        return c->ops->admit(c, v, committed_min_w, cand);
+    return eco_capper_admit_default(c, v, committed_min_w, cand);
+}

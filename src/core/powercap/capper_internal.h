@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* The capper family's shared instance and helpers (src/core/powercap/capper.c): a policy file
+ * holds its ops table and a split function; feedback, dithering, level snapping and
+ * admission are the family's. */
+#ifndef ECO_CAPPER_INTERNAL_H
+#define ECO_CAPPER_INTERNAL_H
+
+#include "ecosched/powercap.h"
+
+enum { ECO_CAPPER_ADMIT_MIN, ECO_CAPPER_ADMIT_DEADLINE };
+
+/* Which optional keys a policy accepts besides the family's (gain, bound, margin, guard,
+ * dither, early, admit, near). */
+#define ECO_CAPPER_KEYS_ALLOC 1u     /* grid, penalty, horizon: eco_cap_allocate's */
+#define ECO_CAPPER_KEYS_THRESHOLD 2u /* rebalance, high, low, step: the threshold's */
+
+struct eco_capper_common {
+    double gain;     /* feedback: share of the measured error added to the integral per period */
+    double bound;    /* feedback integral bound, share of the budget */
+    double margin;   /* the feedback aims this share below the budget */
+    double guard;    /* after a budget step down the integral starts this share below it */
+    double dither;   /* early dithering, share of the knob's range (+-) */
+    uint32_t early;  /* samples below which a job is dithered */
+    int admit;       /* ECO_CAPPER_ADMIT_* */
+    double near;     /* admit=deadline: a candidate is urgent at slack <= near x its time */
+};
+
+struct eco_capper;
+
+/* Splits gpu_budget_w over jobs[0..n) (the view's jobs with predict swapped for the truth
+ * when the policy reads it) into limits_w (which holds the settings in force on entry).
+ * Returns 1 when the budget binds, 0 when it does not (the feedback integral is then reset:
+ * anti-windup), or a negative errno. */
+typedef int (*eco_capper_split_fn)(struct eco_capper *c, const struct eco_capper_view *v,
+                                   const struct eco_cap_job *jobs, double gpu_budget_w,
+                                   double *limits_w);
+
+struct eco_capper {
+    const struct eco_capper_ops *ops;
+    struct eco_capper_common cm;
+    struct eco_cap_params cap;     /* ECO_CAPPER_KEYS_ALLOC */
+    struct eco_threshold_ctl thr;  /* ECO_CAPPER_KEYS_THRESHOLD */
+    double integral;               /* feedback correction of the jobs' budget, W */
+    /* Scratch, grown on demand and kept between decides. */
+    struct eco_cap_job *cj;
+    double *lim, *aux, *scratch;
+    size_t n_cap;
+};
+
+/* Creates an instance of ops from "key=value,..." over defaults d (the family's keys plus
+ * those in `keys`). NULL with err naming the key on a bad parameter. */
+struct eco_capper *eco_capper_create_common(const struct eco_capper_ops *ops, const char *params,
+                                            const struct eco_capper_common *d, unsigned keys,
+                                            struct eco_error *err);
+void eco_capper_destroy_common(struct eco_capper *c);
+/* The family's decide around split: feedback on v->measured_w (when finite), the jobs'
+ * budget (budget - fixed + integral), split, anti-windup, early dithering (draws from rng
+ * only when dither > 0), settings clamped and put on levels. use_truth: jobs' predict is
+ * their truth. */
+int eco_capper_decide_common(struct eco_capper *c, const struct eco_capper_view *v,
+                             struct eco_rng *rng, double *limits_w, eco_capper_split_fn split,
+                             int use_truth);
+/* The family's defaults (docs/policies/powercap.md). */
+void eco_capper_common_default(struct eco_capper_common *d);
+
+#endif

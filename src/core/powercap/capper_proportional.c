@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* Capper "proportional": limits in proportion to each job's measured draw, scaled to its maximum (docs/policies/powercap.md, "Capper family"). */
+#include <math.h>
+#include "capper_internal.h"
+
+static int split(struct eco_capper *c, const struct eco_capper_view *v,
+                 const struct eco_cap_job *jobs, double gpu_budget_w, double *limits_w)
+{
+    /* Demand per GPU: the measured draw scaled by the model's power at the maximum over its
+     * power at the setting in force (a job held low is not taken to want little). */
+    for (size_t i = 0; i < v->n; i++) {
+        const struct eco_capper_job *j = &v->jobs[i];
+        double at_max = 0, at_cur = 0, s;
+        jobs[i].predict(jobs[i].ctx, jobs[i].max_limit_w, &at_max, &s);
+        jobs[i].predict(jobs[i].ctx, j->limit_w, &at_cur, &s);
+        c->aux[i] = isfinite(j->measured_w) && at_cur > 0 ? j->measured_w * at_max / at_cur : NAN;
+    }
+    int rc = eco_cap_proportional_demand(jobs, v->n, c->aux, gpu_budget_w, limits_w);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < v->n; i++)
+        if (limits_w[i] < jobs[i].max_limit_w)
+            return 1;
+    return 0;
+}
+
+static struct eco_capper *create(const char *params, struct eco_error *err);
+
+static void destroy(struct eco_capper *c)
+{
+    eco_capper_destroy_common(c);
+}
+
+static int decide(struct eco_capper *c, const struct eco_capper_view *v, struct eco_rng *rng,
+                  double *limits_w)
+{
+    return eco_capper_decide_common(c, v, rng, limits_w, split, 0);
+}
+
+const struct eco_capper_ops eco_capper_proportional = {
+    .name = "proportional",
+    .summary = "limits in proportion to each job's measured draw, scaled to its maximum",
+    .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near",
+    .start_at_max = 0,
+    .create = create,
+    .destroy = destroy,
+    .decide = decide,
+};
+
+static struct eco_capper *create(const char *params, struct eco_error *err)
+{
+    struct eco_capper_common d;
+    eco_capper_common_default(&d);
+    return eco_capper_create_common(&eco_capper_proportional, params, &d, 0, err);
+}

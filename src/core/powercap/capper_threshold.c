@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* Capper "threshold": Slurm power/cray-style steps when measured power leaves a band (docs/policies/powercap.md, "Capper family"). */
+#include <math.h>
+#include "capper_internal.h"
+
+static int split(struct eco_capper *c, const struct eco_capper_view *v,
+                 const struct eco_cap_job *jobs, double gpu_budget_w, double *limits_w)
+{
+    /* Without a fresh measurement (a decide on a start or a budget step) limits stay. */
+    if (isfinite(v->measured_w)) {
+        int rc = eco_threshold_step(&c->thr, v->now_s, v->measured_w - v->fixed_w, gpu_budget_w,
+                                    jobs, v->n, limits_w);
+        if (rc < -1)
+            return rc;
+    }
+    for (size_t i = 0; i < v->n; i++)
+        if (limits_w[i] < jobs[i].max_limit_w)
+            return 1;
+    return 0;
+}
+
+static struct eco_capper *create(const char *params, struct eco_error *err);
+
+static void destroy(struct eco_capper *c)
+{
+    eco_capper_destroy_common(c);
+}
+
+static int decide(struct eco_capper *c, const struct eco_capper_view *v, struct eco_rng *rng,
+                  double *limits_w)
+{
+    return eco_capper_decide_common(c, v, rng, limits_w, split, 0);
+}
+
+const struct eco_capper_ops eco_capper_threshold = {
+    .name = "threshold",
+    .summary = "Slurm power/cray-style steps when measured power leaves a band",
+    .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near, rebalance, high, low, step",
+    .start_at_max = 1,
+    .create = create,
+    .destroy = destroy,
+    .decide = decide,
+};
+
+static struct eco_capper *create(const char *params, struct eco_error *err)
+{
+    struct eco_capper_common d;
+    eco_capper_common_default(&d);
+    d.gain = 0;   /* it is a feedback controller on measured power itself */
+    d.dither = 0; /* it reads no model */
+    return eco_capper_create_common(&eco_capper_threshold, params, &d, ECO_CAPPER_KEYS_THRESHOLD, err);
+}

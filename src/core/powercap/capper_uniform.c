@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* Capper "uniform": the same share for every GPU (clock knob: the same fraction of every range) (docs/policies/powercap.md, "Capper family"). */
+#include <math.h>
+#include "capper_internal.h"
+
+static int split(struct eco_capper *c, const struct eco_capper_view *v,
+                 const struct eco_cap_job *jobs, double gpu_budget_w, double *limits_w)
+{
+    int rc = v->clock ? eco_cap_uniform_levels(jobs, v->n, gpu_budget_w, limits_w)
+                      : eco_cap_uniform(jobs, v->n, gpu_budget_w, limits_w);
+    if (rc)
+        return rc;
+    (void)c;
+    for (size_t i = 0; i < v->n; i++)
+        if (limits_w[i] < jobs[i].max_limit_w)
+            return 1;
+    return 0;
+}
+
+static struct eco_capper *create(const char *params, struct eco_error *err);
+
+static void destroy(struct eco_capper *c)
+{
+    eco_capper_destroy_common(c);
+}
+
+static int decide(struct eco_capper *c, const struct eco_capper_view *v, struct eco_rng *rng,
+                  double *limits_w)
+{
+    return eco_capper_decide_common(c, v, rng, limits_w, split, 0);
+}
+
+const struct eco_capper_ops eco_capper_uniform = {
+    .name = "uniform",
+    .summary = "the same share for every GPU (clock knob: the same fraction of every range)",
+    .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near",
+    .start_at_max = 0,
+    .create = create,
+    .destroy = destroy,
+    .decide = decide,
+};
+
+static struct eco_capper *create(const char *params, struct eco_error *err)
+{
+    struct eco_capper_common d;
+    eco_capper_common_default(&d);
+    return eco_capper_create_common(&eco_capper_uniform, params, &d, 0, err);
+}

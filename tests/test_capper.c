@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: MIT */
+/* The capper family (src/core/powercap/capper*.c): table-driven checks over the registry
+ * (limits in range, a budget that fits the minimums met, all-max when it does not bind),
+ * hand-computed splits of uniform, proportional and threshold, the feedback integral, early
+ * dithering, admission (min and deadline), start settings and parameter errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "ecosched/powercap.h"
+#include "ecosched/rng.h"
+
+/* Test model: power per GPU equals the limit, speed is limit / MAX_W (linear). */
+#define MIN_W 100.0
+#define MAX_W 300.0
+
+static void lin(const void *ctx, double limit_w, double *power_w, double *speed)
+{
+    (void)ctx;
+    *power_w = limit_w;
+    *speed = limit_w / MAX_W;
+}
+
+static struct eco_capper_job job(uint32_t gpus, double min_w, double max_w, double limit_w)
+{
+    return (struct eco_capper_job){
+        .cap = {.gpus = gpus,
+                .min_limit_w = min_w,
+                .max_limit_w = max_w,
+                .remaining_s = 1000,
+                .weight = 1,
+                .slack_s = -1,
+                .predict = lin},
+        .limit_w = limit_w,
+        .measured_w = NAN,
+        .measured_speed = NAN,
+        .deadline_s = -1,
+        .samples = 100, /* past the early dithering */
+        .truth = lin,
+    };
+}
+
+static struct eco_capper *make(const char *spec)
+{
+    struct eco_error err = {{0}};
+    struct eco_capper *c = eco_capper_create(spec, &err);
+    if (!c)
+        fail_msg("%s: %s", spec, err.msg);
+    return c;
+}
+
+static double gpu_total(const struct eco_capper_job *j, size_t n, const double *lim)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += j[i].cap.gpus * lim[i];
+    return s;
+}
+
+/* Closed loop over `periods` of 30 s with exact measurements: fixed + sum gpus x limit. */
+static void loop(struct eco_capper *c, struct eco_capper_job *jobs, size_t n, double budget_w,
+                 double fixed_w, int periods, double *lim)
+{
+    struct eco_rng rng;
+    eco_rng_init(&rng, 7);
+    for (int p = 0; p < periods; p++) {
+        struct eco_capper_view v = {.now_s = 30.0 * p,
+                                    .period_s = 30,
+                                    .budget_w = budget_w,
+                                    .fixed_w = fixed_w,
+                                    .measured_w = fixed_w + gpu_total(jobs, n, lim),
+                                    .jobs = jobs,
+                                    .n = n};
+        assert_int_equal(eco_capper_decide(c, &v, &rng, lim), 0);
+        for (size_t i = 0; i < n; i++) {
+            assert_true(lim[i] >= jobs[i].cap.min_limit_w && lim[i] <= jobs[i].cap.max_limit_w);
+            jobs[i].limit_w = lim[i];
+            jobs[i].measured_w = lim[i];
+        }
+    }
+}
+
+static void test_registry_table(void **state)
+{
+    (void)state;
+    const struct eco_capper_ops *const *all = eco_capper_all();
+    size_t count = 0;
+    for (; all[count]; count++) {
+        const struct eco_capper_ops *ops = all[count];
+        assert_non_null(ops->summary);
+        assert_non_null(ops->params_help);
+        assert_ptr_equal(eco_capper_find(ops->name), ops);
+        struct { double budget_w; int binds; } cases[] = {
+            {50 + 1400.0, 1}, /* GPU minimums 900 W, maximums 1900 W, 50 W fixed */
+            {50 + 960.0, 1},  /* just above the minimums */
+            {1e6, 0},            /* does not bind */
+        };
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            struct eco_capper *c = make(ops->name);
+            assert_ptr_equal(eco_capper_ops_of(c), ops);
+            struct eco_capper_job jobs[3] = {job(1, MIN_W, MAX_W, MIN_W), job(2, MIN_W, MAX_W, MIN_W),
+                                             job(4, 150, 250, 150)};
+            double lim[3];
+            for (size_t i = 0; i < 3; i++)
+                lim[i] = eco_capper_start_setting(c, jobs[i].cap.min_limit_w,
+                                                  jobs[i].cap.max_limit_w);
+            loop(c, jobs, 3, cases[k].budget_w, 50, 200, lim);
+            double total = 50 + gpu_total(jobs, 3, lim);
+            if (cases[k].binds) {
+                if (total > cases[k].budget_w * 1.001)
+                    fail_msg("%s: %g W over a %g W budget", ops->name, total, cases[k].budget_w);
+                assert_true(total >= cases[k].budget_w * 0.85); /* uses the budget */
+            } else {
+                for (size_t i = 0; i < 3; i++)
+                    assert_true(lim[i] == jobs[i].cap.max_limit_w);
+            }
+            eco_capper_destroy(c);
+        }
+    }
+    assert_int_equal(count, 5);
+    assert_ptr_equal(eco_capper_find("MPC"), eco_capper_find("mpc"));
+    assert_null(eco_capper_find("nosuch"));
+}
+
+static void decide1(struct eco_capper *c, struct eco_capper_job *jobs, size_t n, double budget_w,
+                    double measured_w, double now_s, double *lim)
+{
+    struct eco_rng rng;
+    eco_rng_init(&rng, 1);
+    struct eco_capper_view v = {.now_s = now_s, .period_s = 1, .budget_w = budget_w,
+                                .measured_w = measured_w, .jobs = jobs, .n = n};
+    assert_int_equal(eco_capper_decide(c, &v, &rng, lim), 0);
+}
+
+static void test_hand_splits(void **state)
+{
+    (void)state;
+    struct {
+        const char *spec;
+        double budget_w;
+        double lo2, hi2;        /* job B's range (job A: [100, 300]) */
+        double meas_a, meas_b; /* measured draw per GPU at 200 W, NaN none */
+        double want_a, want_b;
+    } rows[] = {
+        /* 400 W over two GPUs: 200 each */
+        {"uniform:gain=0,dither=0", 400, 100, 300, NAN, NAN, 200, 200},
+        /* B is held at its 150 W maximum: A gets the rest, 250 */
+        {"uniform:gain=0,dither=0", 400, 100, 150, NAN, NAN, 250, 150},
+        /* demands 100 x 300/200 = 150 and 200 x 300/200 = 300: alpha = 300 / 450 */
+        {"proportional:gain=0,dither=0", 300, 100, 300, 100, 200, 100, 200},
+        /* no measurement: both demand 300 (the model at the maximum), an even split */
+        {"proportional:gain=0,dither=0", 500, 100, 300, NAN, NAN, 250, 250},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        struct eco_capper *c = make(rows[r].spec);
+        struct eco_capper_job jobs[2] = {job(1, MIN_W, MAX_W, 200),
+                                         job(1, rows[r].lo2, rows[r].hi2, rows[r].hi2 < 200 ? rows[r].hi2 : 200)};
+        jobs[0].measured_w = rows[r].meas_a;
+        jobs[1].measured_w = rows[r].meas_b;
+        double lim[2];
+        decide1(c, jobs, 2, rows[r].budget_w, NAN, 0, lim);
+        assert_float_equal(lim[0], rows[r].want_a, 1e-3);
+        assert_float_equal(lim[1], rows[r].want_b, 1e-3);
+        eco_capper_destroy(c);
+    }
+    /* threshold: 300 W measured over a 250 W budget (above 95%): one step of 5% of the
+     * 200 W range down, then nothing until 30 s have passed */
+    struct eco_capper *c = make("threshold");
+    struct eco_capper_job j[1] = {job(1, MIN_W, MAX_W, 300)};
+    double lim[1];
+    decide1(c, j, 1, 250, 300, 0, lim);
+    assert_float_equal(lim[0], 290, 1e-9);
+    j[0].limit_w = lim[0];
+    decide1(c, j, 1, 250, 290, 10, lim);
+    assert_float_equal(lim[0], 290, 1e-9);
+    decide1(c, j, 1, 250, 290, 30, lim);
+    assert_float_equal(lim[0], 280, 1e-9);
+    /* 200 W measured: below 90% of 250, one step up */
+    j[0].limit_w = 200;
+    decide1(c, j, 1, 250, 200, 60, lim);
+    assert_float_equal(lim[0], 210, 1e-9);
+    assert_float_equal(eco_capper_start_setting(c, 100, 300), 300, 0);
+    eco_capper_destroy(c);
+}
+
+static void test_feedback(void **state)
+{
+    (void)state;
+    struct eco_capper *c = make("uniform:gain=0.5,margin=0,dither=0,bound=0.2");
+    struct eco_capper_job j[1] = {job(1, MIN_W, MAX_W, 200)};
+    double lim[1];
+    /* 100 W over the 250 W budget: the integral takes half of it off */
+    decide1(c, j, 1, 250, 350, 0, lim);
+    assert_float_equal(eco_capper_feedback_w(c), -50, 1e-9);
+    assert_float_equal(lim[0], 200, 1e-9);
+    /* no measurement (a decide on a start): the integral stays */
+    decide1(c, j, 1, 250, NAN, 0, lim);
+    assert_float_equal(eco_capper_feedback_w(c), -50, 1e-9);
+    /* on target: it stays */
+    decide1(c, j, 1, 250, 250, 0, lim);
+    assert_float_equal(eco_capper_feedback_w(c), -50, 1e-9);
+    /* far above: bounded at 20% of the budget */
+    decide1(c, j, 1, 250, 1000, 0, lim);
+    assert_float_equal(eco_capper_feedback_w(c), -50, 1e-9);
+    /* below: it climbs */
+    decide1(c, j, 1, 250, 200, 0, lim);
+    assert_float_equal(eco_capper_feedback_w(c), -25, 1e-9);
+    assert_float_equal(lim[0], 225, 1e-9);
+    /* the budget stops binding: anti-windup resets it */
+    decide1(c, j, 1, 1e4, 250, 0, lim);
+    assert_float_equal(eco_capper_feedback_w(c), 0, 0);
+    assert_float_equal(lim[0], MAX_W, 0);
+    /* a step down starts it a guard (3%) below the budget */
+    struct eco_rng rng;
+    eco_rng_init(&rng, 1);
+    struct eco_capper_view v = {.budget_w = 250, .measured_w = NAN, .budget_step = -1,
+                                .jobs = j, .n = 1};
+    assert_int_equal(eco_capper_decide(c, &v, &rng, lim), 0);
+    assert_float_equal(eco_capper_feedback_w(c), -0.03 * 250, 1e-9);
+    eco_capper_destroy(c);
+    /* gain=0: no feedback at all */
+    c = make("uniform:gain=0,dither=0");
+    decide1(c, j, 1, 250, 350, 0, lim);
+    assert_float_equal(eco_capper_feedback_w(c), 0, 0);
+    assert_float_equal(lim[0], 250, 1e-9);
+    eco_capper_destroy(c);
+}
+
+static void test_dither(void **state)
+{
+    (void)state;
+    const char *specs[] = {"mpc", "uniform", "proportional"};
+    for (size_t s = 0; s < 3; s++) {
+        struct eco_capper *c = make(specs[s]);
+        char quiet[64];
+        snprintf(quiet, sizeof quiet, "%s:dither=0", specs[s]);
+        struct eco_capper *q = make(quiet);
+        struct eco_capper_job j[4];
+        for (size_t i = 0; i < 4; i++) {
+            j[i] = job(1, MIN_W, MAX_W, 200);
+            j[i].samples = i < 2 ? 0 : 100; /* two new jobs, two seasoned */
+        }
+        double a[4], b[4];
+        decide1(c, j, 4, 700, NAN, 0, a);
+        decide1(q, j, 4, 700, NAN, 0, b);
+        int moved = 0;
+        for (size_t i = 0; i < 4; i++) {
+            assert_true(a[i] >= MIN_W && a[i] <= MAX_W);
+            assert_true(fabs(a[i] - b[i]) <= 0.15 * (MAX_W - MIN_W) + 1e-9);
+            if (i >= 2)
+                assert_float_equal(a[i], b[i], 0); /* seasoned: no dithering */
+            else
+                moved += a[i] != b[i];
+        }
+        assert_true(moved > 0);
+        eco_capper_destroy(c);
+        eco_capper_destroy(q);
+    }
+}
+
+static void test_admission(void **state)
+{
+    (void)state;
+    struct eco_capper *dl = make("mpc:admit=deadline");
+    struct eco_capper *mn = make("mpc");
+    /* Running: 1 GPU, 100 s of work, 120 s to its deadline: it needs speed 0.833, the grid
+     * limit 252 W (grid of 26 over [100, 300]), 152 W above its minimum. */
+    struct eco_capper_job run[1] = {job(1, MIN_W, MAX_W, 200)};
+    run[0].cap.remaining_s = 100;
+    run[0].cap.slack_s = 120;
+    run[0].deadline_s = 120;
+    struct eco_capper_view v = {.now_s = 0, .budget_w = 300, .jobs = run, .n = 1};
+    struct eco_capper_candidate far = {
+        .cap = {.gpus = 1, .min_limit_w = MIN_W, .max_limit_w = MAX_W, .remaining_s = 100,
+                .weight = 1, .slack_s = -1, .predict = lin},
+        .min_w = 100,
+        .deadline_s = 1e6,
+    };
+    struct {
+        struct eco_capper *c;
+        double budget_w, committed_w, cand_deadline_s, run_slack_s;
+        int want;
+    } rows[] = {
+        {mn, 300, 100, 1e6, 120, 1},  /* min: 100 + 100 fit in 300 */
+        {mn, 150, 100, 1e6, 120, 0},  /* min: 200 do not fit in 150 */
+        {NULL, 300, 100, 1e6, 120, 1}, /* no instance: min */
+        {dl, 300, 100, 1e6, 120, 0},  /* the running job's 152 W would not fit next to it */
+        {dl, 400, 100, 1e6, 120, 1},  /* they do */
+        {dl, 300, 100, -1, 120, 0},   /* a candidate without deadline waits too */
+        {dl, 300, 100, 150, 120, 1},  /* its own deadline is near (150 <= 2 x 100 s) */
+        {dl, 150, 100, 150, 120, 0},  /* near, but its minimum does not fit */
+        {dl, 300, 100, 1e6, 50, 1},   /* the running job is a lost cause: holds no extra */
+        {dl, 300, 100, 1e6, -1, 1},   /* the running job has no deadline */
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        v.budget_w = rows[r].budget_w;
+        run[0].cap.slack_s = rows[r].run_slack_s;
+        far.deadline_s = rows[r].cand_deadline_s;
+        int got = eco_capper_admit(rows[r].c, &v, rows[r].committed_w, &far);
+        if (got != rows[r].want)
+            fail_msg("row %zu: admit %d, want %d", r, got, rows[r].want);
+    }
+    eco_capper_destroy(dl);
+    eco_capper_destroy(mn);
+}
+
+static void test_params(void **state)
+{
+    (void)state;
+    struct {
+        const char *spec;
+        const char *names; /* in the error, NULL: valid */
+    } rows[] = {
+        {"mpc", NULL},
+        {"mpc:", NULL},
+        {"mpc:gain=0.5,dither=0,grid=40,penalty=3,horizon=0,admit=deadline,near=1", NULL},
+        {"threshold:rebalance=10,high=0.97,low=0.9,step=0.1", NULL},
+        {"proportional:admit=min", NULL},
+        {"nosuch", "nosuch"},
+        {"mpc:bogus=1", "bogus"},
+        {"uniform:grid=10", "grid"},      /* grid is the allocator's, not uniform's */
+        {"mpc:rebalance=10", "rebalance"}, /* the threshold's */
+        {"mpc:gain=abc", "gain"},
+        {"mpc:gain=3", "gain"},           /* out of [0, 2] */
+        {"mpc:grid=1", "grid"},
+        {"mpc:grid=2.5", "grid"},
+        {"mpc:admit=maybe", "admit"},
+        {"mpc:gain", "gain"},             /* not key=value */
+        {"mpc:gain=0.1,", "gain=0.1,"},   /* trailing comma */
+        {"threshold:low=0.99,high=0.9", "low"},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        struct eco_error err = {{0}};
+        struct eco_capper *c = eco_capper_create(rows[r].spec, &err);
+        if (!rows[r].names) {
+            if (!c)
+                fail_msg("%s: %s", rows[r].spec, err.msg);
+            eco_capper_destroy(c);
+            continue;
+        }
+        if (c)
+            fail_msg("%s: accepted", rows[r].spec);
+        if (!strstr(err.msg, rows[r].names))
+            fail_msg("%s: error '%s' does not name '%s'", rows[r].spec, err.msg, rows[r].names);
+    }
+    eco_capper_destroy(NULL);
+}
+
+/* Clock levels: every setting lands on one of the job's levels. */
+static void test_levels(void **state)
+{
+    (void)state;
+    static const double levels[] = {100, 130, 160, 190, 220, 250, 280, 300};
+    const struct eco_capper_ops *const *all = eco_capper_all();
+    for (size_t k = 0; all[k]; k++) {
+        struct eco_capper *c = make(all[k]->name);
+        struct eco_capper_job j[2] = {job(1, MIN_W, MAX_W, 160), job(2, MIN_W, MAX_W, 190)};
+        for (size_t i = 0; i < 2; i++) {
+            j[i].cap.levels = levels;
+            j[i].cap.n_levels = 8;
+            j[i].samples = 0; /* dithered too */
+        }
+        struct eco_rng rng;
+        eco_rng_init(&rng, 3);
+        struct eco_capper_view v = {.budget_w = 600, .measured_w = 650, .clock = 1, .jobs = j,
+                                    .n = 2};
+        double lim[2];
+        assert_int_equal(eco_capper_decide(c, &v, &rng, lim), 0);
+        for (size_t i = 0; i < 2; i++) {
+            int on = 0;
+            for (size_t l = 0; l < 8; l++)
+                on |= lim[i] == levels[l];
+            if (!on)
+                fail_msg("%s: %g is not a level", all[k]->name, lim[i]);
+        }
+        eco_capper_destroy(c);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_registry_table), cmocka_unit_test(test_hand_splits),
+        cmocka_unit_test(test_feedback),       cmocka_unit_test(test_dither),
+        cmocka_unit_test(test_admission),      cmocka_unit_test(test_params),
+        cmocka_unit_test(test_levels),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
