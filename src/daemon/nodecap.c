@@ -155,7 +155,7 @@ struct gpu_read {
  * with the first of them; a job with a GPU already taken (or unreadable) stays out of the view
  * and its GPUs' power counts as fixed. Returns the number of jobs in vj. */
 static size_t build_view(struct ecod *d, struct ecod_nodecap *n, struct gpu_read *gr,
-                         struct eco_capper_job *vj, size_t *map, double now)
+                         struct eco_capper_job *vj, size_t *map)
 {
     size_t m = 0;
     for (size_t i = 0; i < d->n_runs; i++) {
@@ -209,7 +209,6 @@ static size_t build_view(struct ecod *d, struct ecod_nodecap *n, struct gpu_read
             .deadline_s = -1,
             .samples = j->model.power.n,
         };
-        (void)now;
         map[m++] = i;
     }
     return m;
@@ -259,7 +258,7 @@ void ecod_nodecap_tick(struct ecod *d, double mono)
         ECOD_LOG(ECOD_WARN, "power", "out of memory for the node budget's decide");
         goto out;
     }
-    size_t m = build_view(d, n, gr, vj, map, mono);
+    size_t m = build_view(d, n, gr, vj, map);
     drop_unseen(n);
     double managed = 0, full = 0;
     for (size_t q = 0; q < m; q++) {
