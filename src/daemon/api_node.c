@@ -35,6 +35,27 @@ static json_t *gpus_json(const uint32_t *gpus, uint32_t n)
 
 /* ---- GET /v1/node ------------------------------------------------------------------------ */
 
+/* The node power budget and its capping metrics (docs/policies/powercap.md, "Metrics"). */
+static json_t *budget_json(const struct ecod *d)
+{
+    struct ecod_nodecap_status s;
+    ecod_nodecap_status(d, &s);
+    const struct eco_cap_metrics_report *m = &s.met;
+    json_t *met = json_pack("{s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "periods",
+                            (json_int_t)m->periods, "binding_periods",
+                            (json_int_t)m->binding_periods, "settling_periods",
+                            (json_int_t)m->settling_periods, "above_periods",
+                            (json_int_t)m->above_periods, "mae_binding_pct", m->mae_binding_pct,
+                            "mae_all_pct", m->mae_all_pct, "overshoot_pct", m->overshoot_pct,
+                            "overshoot_raw_pct", m->overshoot_raw_pct, "above_s", m->above_s,
+                            "above_kwh", m->above_kwh, "above_share", m->above_share);
+    return json_pack("{s:f,s:s?,s:o,s:o,s:f,s:I,s:o}", "budget_w", s.budget_w, "policy",
+                     s.policy, "measured_w",
+                     isfinite(s.measured_w) ? json_real(s.measured_w) : json_null(), "demand_w",
+                     isfinite(s.demand_w) ? json_real(s.demand_w) : json_null(), "feedback_w",
+                     s.feedback_w, "jobs", (json_int_t)s.jobs, "metrics", met);
+}
+
 static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
 {
     char host[256] = "";
@@ -84,10 +105,38 @@ static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
                                                   "gpus", gpus_json(r->gpus, r->n_gpus), "energy_j",
                                                   r->energy_j));
     }
-    return ecod_reply(c, 200,
-                 json_pack("{s:s,s:s,s:f,s:f,s:o,s:o}", "node", host, "platform",
-                           eco_platform_name(d->platform), "power_w", total, "max_power_w",
-                           max_total, "gpus", gpus, "slurm_jobs", jobs));
+    json_t *out = json_pack("{s:s,s:s,s:f,s:f,s:o,s:o}", "node", host, "platform",
+                            eco_platform_name(d->platform), "power_w", total, "max_power_w",
+                            max_total, "gpus", gpus, "slurm_jobs", jobs);
+    if (out)
+        json_object_set_new(out, "power_budget", budget_json(d));
+    return ecod_reply(c, 200, out);
+}
+
+/* ---- POST /v1/node/budget ------------------------------------------------------------------ */
+
+static enum MHD_Result set_budget(struct ecod *d, struct MHD_Connection *c, const json_t *b)
+{
+    const char *key;
+    json_t *val;
+    char msg[200];
+    json_object_foreach((json_t *)b, key, val)
+    {
+        if (strcmp(key, "budget_w") && strcmp(key, "policy"))
+            return ecod_fail(c, 400, key, "unknown field '%.64s' (budget_w, policy)", key);
+    }
+    const json_t *w = json_object_get(b, "budget_w"), *p = json_object_get(b, "policy");
+    if (!json_is_number(w))
+        return ecod_fail(c, 400, "budget_w", "budget_w must be a number of watts (0: none)");
+    if (p && !json_is_string(p))
+        return ecod_fail(c, 400, "policy", "policy must be a capper name (FAMILY[:PARAMS])");
+    if (ecod_nodecap_set(d, json_number_value(w), p ? json_string_value(p) : NULL, msg,
+                         sizeof msg) < 0)
+        return ecod_fail(c, 400, p && !strncmp(msg, "policy", 6) ? "policy" : "budget_w", "%s",
+                         msg);
+    ECOD_LOG(ECOD_INFO, "power", "node power budget %.0f W (%s)", json_number_value(w),
+             p ? json_string_value(p) : "policy kept");
+    return ecod_reply(c, 200, budget_json(d));
 }
 
 /* ---- POST /v1/gpus/N/limit --------------------------------------------------------------- */
@@ -316,7 +365,7 @@ bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *u
 {
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
     json_t *b = NULL;
-    const char *tail;
+    const char *tail = NULL;
     enum MHD_Result ret;
     if (!strcmp(url, "/v1/node")) {
         ret = get ? node(d, c) : ecod_fail(c, 405, NULL, "use GET on %s", url);
@@ -325,7 +374,8 @@ bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *u
     bool limit =
         !strncmp(url, "/v1/gpus/", 9) && (tail = strchr(url + 9, '/')) && !strcmp(tail, "/limit");
     bool slurm = !strncmp(url, "/v1/slurm/jobs", 14);
-    if (!limit && !slurm)
+    bool budget = !strcmp(url, "/v1/node/budget");
+    if (!limit && !slurm && !budget)
         return false;
     if (!post) {
         ret = ecod_fail(c, 405, NULL, "use POST on %s", url);
@@ -342,7 +392,9 @@ bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *u
                    b ? "" : jerr.text);
         goto out;
     }
-    if (limit) {
+    if (budget) {
+        ret = set_budget(d, c, b);
+    } else if (limit) {
         char gs[16];
         size_t n = (size_t)(tail - (url + 9));
         snprintf(gs, sizeof gs, "%.*s", (int)(n < sizeof gs ? n : sizeof gs - 1), url + 9);

@@ -14,7 +14,7 @@
 #include "ecoschedd.h"
 
 enum key_type { K_STRING, K_PLATFORM, K_LEVEL, K_SECONDS, K_FRACTION, K_LOOPBACK, K_QPOLICY,
-                K_GSTRATEGY, K_KNOB };
+                K_GSTRATEGY, K_KNOB, K_WATTS, K_CAPPER };
 
 struct key {
     const char *name;
@@ -52,6 +52,12 @@ static const struct key KEYS[] = {
     /* finished jobs (and their logs) are deleted this long after they ended; 0: never. A
      * week: a user back after a weekend still finds last week's jobs and output, while a busy
      * server (thousands of jobs a day) keeps tens of thousands, not millions. At most 10 years. */
+    /* node power budget for the running jobs' GPUs (docs/daemon/README.md, "Node power
+     * budget"); 0: none. 100 kW bounds it well above any one server (8 x 1 kW GPUs plus host)
+     * so that a value meant in mW is refused. */
+    {"power_budget_w", K_WATTS, 0, 100000, "0", offsetof(struct ecod_config, power_budget_w)},
+    {"power_policy", K_CAPPER, 0, sizeof(((struct ecod_config *)0)->power_policy) - 1, "mpc",
+     offsetof(struct ecod_config, power_policy)},
     {"keep_finished_s", K_SECONDS, 0, 315360000, "604800",
      offsetof(struct ecod_config, keep_finished_s)},
 };
@@ -149,6 +155,15 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
             return "must be limit or clock";
         snprintf(field, sizeof c->power_knob, "%s", v);
         return NULL;
+    case K_CAPPER:
+        if (strlen(v) > (size_t)k->max) {
+            snprintf(msg, cap, "longer than %.0f bytes", k->max);
+            return msg;
+        }
+        if ((why = ecod_nodecap_check(v, msg, cap)))
+            return why;
+        strcpy(field, v);
+        return NULL;
     case K_LEVEL:
         if ((lvl = ecod_level_parse(v)) < 0)
             return "must be error, warning, info or debug";
@@ -156,11 +171,15 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
         return NULL;
     case K_SECONDS:
     case K_FRACTION:
+    case K_WATTS:
         errno = 0;
         x = strtod(v, &end);
         if (end == v || *end || errno || !isfinite(x) || x < k->min || x > k->max) {
             snprintf(msg, cap, "'%s' is not a %s %g..%g", v,
-                     k->type == K_SECONDS ? "number of seconds" : "fraction", k->min, k->max);
+                     k->type == K_SECONDS ? "number of seconds"
+                     : k->type == K_WATTS ? "power in watts"
+                                          : "fraction",
+                     k->min, k->max);
             return msg;
         }
         *(double *)(void *)field = x;

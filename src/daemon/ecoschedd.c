@@ -102,6 +102,8 @@ static void usage(FILE *f)
             "  --gpu-strategy S     GPU choice: live (default), exclusive, memory-threshold\n"
             "                       (docs/policies/gpu-selection.md)\n"
             "  --memthr-wait S      memory-threshold: seconds between starts (default 30)\n"
+            "  --power-budget W     node power budget for the jobs' GPUs (0: none, default)\n"
+            "  --power-policy P     capper for it, FAMILY[:key=value,...] (default mpc)\n"
             "  -h, --help           this text;  -V, --version  the version\n");
 }
 
@@ -165,6 +167,8 @@ static int load_config(int argc, char **argv, struct opts *o)
     ecod_auto_cap_max_slowdown = c->auto_cap_max_slowdown;
     ecod_keep_finished_s = c->keep_finished_s;
     ecod_power_knob_clock = !strcasecmp(c->power_knob, "clock");
+    ecod_power_budget_w = c->power_budget_w;
+    ecod_power_policy = c->power_policy;
     return 0;
 }
 
@@ -197,7 +201,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
                                                  "--util-window", "--grace",        "--config",
                                                  "--queue-policy", "--tcp-listen",
                                                  "--tcp-token-file", "--gpu-strategy",
-                                                 "--memthr-wait",  NULL};
+                                                 "--memthr-wait",  "--power-budget",
+                                                 "--power-policy", NULL};
         size_t k = 0;
         while (with_value[k] && strcmp(with_value[k], name))
             k++;
@@ -242,6 +247,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
         else if (!strcmp(name, "--memthr-wait") &&
                  parse_seconds(name, v, &o->sel.memthr_wait_s) < 0)
             return 2;
+        else if (!strcmp(name, "--power-budget") &&
+                 ecod_config_set(&o->cfg, "power_budget_w", v) < 0)
+            return 2;
+        else if (!strcmp(name, "--power-budget"))
+            ecod_power_budget_w = o->cfg.power_budget_w;
+        else if (!strcmp(name, "--power-policy") &&
+                 ecod_config_set(&o->cfg, "power_policy", v) < 0)
+            return 2;
+        else if (!strcmp(name, "--power-policy"))
+            ecod_power_policy = o->cfg.power_policy;
         else if (!strcmp(name, "--gpu-strategy") && !eco_gpusel_find(v)) {
             fprintf(stderr, "ecoschedd: --gpu-strategy: unknown '%s' (live, exclusive, "
                             "memory-threshold)\n", v);
@@ -605,7 +620,8 @@ int main(int argc, char **argv)
     /* before the store and the GPUs are touched: a daemon already serving there owns them */
     if (claim_socket(o.socket, &err) < 0 || setup_signals(&err) < 0 ||
         private_state(&d, &err) < 0 || open_platform(&o, &d, &err) < 0 ||
-        ecod_store_open(&d, &err) < 0 || ecod_sched_init(&d, &o.sel, &err) < 0) {
+        ecod_store_open(&d, &err) < 0 || ecod_sched_init(&d, &o.sel, &err) < 0 ||
+        ecod_nodecap_init(&d, &err) < 0) {
         ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
         goto out;
     }
@@ -680,6 +696,7 @@ out:
     ecod_queue_destroy(&d);
     if (fd >= 0)
         close(fd);
+    ecod_nodecap_fini(&d);
     ecod_sched_fini(&d);
     if (d.fake_run_fd >= 0)
         close(d.fake_run_fd);

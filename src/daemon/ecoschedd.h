@@ -12,6 +12,7 @@
 #include "ecosched/gpusel.h"
 #include "ecosched/platform.h"
 #include "ecosched/policy.h"
+#include "ecosched/powercap.h"
 #include "ecosched/store.h"
 
 /* Log levels, syslog's order (lower is more severe). */
@@ -114,6 +115,7 @@ struct ecod {
     bool store_failing;
     double prune_mono; /* the next pruning pass (monotonic s) */
     struct ecod_lister *lister; /* GET /v1/jobs off the loop; NULL: served on it */
+    struct ecod_nodecap *nodecap; /* node power budget (nodecap.c); NULL: none ever set */
 };
 
 /* queue.c: the in-memory queue in the order of a core queue policy. */
@@ -265,6 +267,8 @@ struct ecod_config {
     double memthr_wait_s;
     char power_knob[8]; /* "limit" or "clock" */
     double keep_finished_s;
+    double power_budget_w; /* 0: none */
+    char power_policy[128]; /* capper "family[:key=value,...]" */
 };
 
 void ecod_config_defaults(struct ecod_config *c);
@@ -320,5 +324,33 @@ int ecod_catalog_type_of(const char *model);
 extern int ecod_power_knob_clock;
 bool ecod_clock_apply(struct ecod *d, int64_t id, const uint32_t *gpus, uint32_t n, double cap_w);
 void ecod_clock_reconcile(struct ecod *d, const double *want, const int64_t *by);
+
+/* nodecap.c: the node power budget (config power_budget_w, power_policy; POST /v1/node/budget;
+ * docs/daemon/README.md, "Node power budget"). Every tick with a budget the running jobs'
+ * GPUs get their limits from the capper family's shared decide (include/ecosched/powercap.h).
+ * Startup values, set from the config before ecod_nodecap_init: */
+extern double ecod_power_budget_w;
+extern const char *ecod_power_policy;
+/* NULL when `spec` names a capper with good parameters, else the message (in msg). */
+const char *ecod_nodecap_check(const char *spec, char *msg, size_t cap);
+/* Creates d->nodecap with ecod_power_budget_w and ecod_power_policy. 0, or < 0 and err. */
+int ecod_nodecap_init(struct ecod *d, struct eco_error *err);
+void ecod_nodecap_fini(struct ecod *d);
+/* One control period at monotonic time mono (after the GPUs were sampled). */
+void ecod_nodecap_tick(struct ecod *d, double mono);
+/* A new budget (0: none; the GPUs go back to their jobs' caps or the default) and optionally a
+ * new policy (NULL: keep). 0, or -EINVAL with msg saying which field is wrong. */
+int ecod_nodecap_set(struct ecod *d, double budget_w, const char *policy, char *msg, size_t cap);
+/* The budget's state, borrowed from d. */
+struct ecod_nodecap_status {
+    double budget_w;        /* 0: none */
+    const char *policy;
+    double measured_w;      /* sum of the GPUs' power at the last period, NaN before */
+    double demand_w;        /* the same with every controlled GPU at its maximum limit */
+    double feedback_w;
+    size_t jobs;            /* jobs in the last decide */
+    struct eco_cap_metrics_report met;
+};
+void ecod_nodecap_status(const struct ecod *d, struct ecod_nodecap_status *s);
 
 #endif

@@ -156,6 +156,51 @@ static int job_metrics(struct ecod *d, FILE *f, struct eco_error *err)
     return 0;
 }
 
+/* The node power budget's capping metrics, with the simulator's definitions
+ * (docs/policies/powercap.md, "Metrics"); the budget is 0 when none is set. */
+static void budget_metrics(struct ecod *d, FILE *f)
+{
+    struct ecod_nodecap_status s;
+    ecod_nodecap_status(d, &s);
+    const struct eco_cap_metrics_report *m = &s.met;
+    const struct {
+        const char *name, *help, *type;
+        double v;
+    } rows[] = {
+        {"ecosched_power_budget_watts", "Node power budget for the jobs' GPUs (0: none).",
+         "gauge", s.budget_w},
+        {"ecosched_power_budget_measured_watts",
+         "Measured power of the GPUs at the last control period.", "gauge", s.measured_w},
+        {"ecosched_power_budget_periods_total", "Control periods under a budget.", "counter",
+         (double)m->periods},
+        {"ecosched_power_budget_binding_periods_total",
+         "Periods whose demand at full power exceeds the budget.", "counter",
+         (double)m->binding_periods},
+        {"ecosched_power_budget_above_periods_total", "Periods above the budget.", "counter",
+         (double)m->above_periods},
+        {"ecosched_power_budget_mae_binding_ratio",
+         "Mean |power - budget| / budget over the binding periods.", "gauge",
+         m->mae_binding_pct / 100},
+        {"ecosched_power_budget_mae_ratio", "Mean |power - budget| / budget over all periods.",
+         "gauge", m->mae_all_pct / 100},
+        {"ecosched_power_budget_overshoot_ratio",
+         "Largest excess over the budget after settling, relative to it.", "gauge",
+         m->overshoot_pct / 100},
+        {"ecosched_power_budget_overshoot_raw_ratio",
+         "Largest excess over the budget, settling periods included.", "gauge",
+         m->overshoot_raw_pct / 100},
+        {"ecosched_power_budget_above_seconds_total", "Time above the budget.", "counter",
+         m->above_s},
+        {"ecosched_power_budget_above_joules_total", "Energy above the budget.", "counter",
+         m->above_kwh * 3.6e6},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        header(f, rows[i].name, rows[i].help, rows[i].type);
+        fputs(rows[i].name, f);
+        value(f, rows[i].v);
+    }
+}
+
 int ecod_metrics_render(struct ecod *d, char **text, size_t *len, struct eco_error *err)
 {
     char *buf = NULL;
@@ -170,6 +215,7 @@ int ecod_metrics_render(struct ecod *d, char **text, size_t *len, struct eco_err
         goto out;
     }
     gpu_metrics(d, f);
+    budget_metrics(d, f);
     ret = job_metrics(d, f, err);
     if (fclose(f) != 0 && ret == 0) {
         ret = -ENOMEM;

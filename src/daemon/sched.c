@@ -995,6 +995,8 @@ void ecod_sched_pass(struct ecod *d)
                 d->runs[i].stored_j = d->runs[i].energy_j;
             }
     }
+    if (sample)
+        ecod_nodecap_tick(d, mono);
     size_t queued = ecod_queue_len(d);
     double t0 = ecod_mono();
     start_queued(d, mono, sample);
