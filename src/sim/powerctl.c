@@ -177,6 +177,15 @@ static void truth_range(const struct truth *t, double *lo, double *hi)
     }
 }
 
+/* The mean minimum power limit of the job's GPUs (W per GPU). */
+static double truth_min_limit_w(const struct truth *t)
+{
+    double w = 0;
+    for (uint8_t k = 0; k < t->n; k++)
+        w += eco_catalog_get(t->type[k])->min_limit_w * t->gpus[k] / t->total;
+    return w;
+}
+
 /* The job's setting on the knob in use. */
 static double setting_of(const struct powerctl *pc, const struct eco_job *j)
 {
@@ -376,6 +385,9 @@ static int allocate(struct engine *e, double t, double measured_w)
         /* A job on GPUs of several types has no common level list: its clock is continuous. */
         const double *levels = pc->clock && tr->n == 1 ? eco_clock_levels(tr->type[0], &nl) : NULL;
         truth_range(tr, &lo, &hi);
+        if (pc->clock) /* no clock below where its power reaches the minimum limit (clock.md) */
+            lo = eco_job_model_clock_floor(&pc->models[j], truth_min_limit_w(tr), levels,
+                                           (uint32_t)nl);
         double slack = job->deadline_s >= 0 ? job->deadline_s - t : -1;
         if (job->deadline_s >= 0 && slack < 0)
             slack = 0;
