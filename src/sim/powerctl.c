@@ -272,6 +272,10 @@ double eco_powerctl_min_gpu_w(int type, uint16_t workload, int knob)
                       .gpus = {1},
                       .total = 1};
     knob_range(t.clock, type, &lo, &hi);
+    /* the clock knob's floor: the clock at the minimum limit, as the allocator's (clock.md) */
+    if (t.clock &&
+        eco_clock_equivalent(type, workload, eco_catalog_get((size_t)type)->min_limit_w, &lo))
+        knob_range(t.clock, type, &lo, &hi);
     truth_predict(&t, lo, &p, &speed);
     return p;
 }
