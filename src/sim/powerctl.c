@@ -88,6 +88,10 @@ struct powerctl {
     uint64_t capped;
     double integral; /* feedback correction of the budget, W */
     uint8_t *waited; /* per job: was deferred by admission */
+    /* Per (type, workload): eco_powerctl_min_gpu_w, computed once (on the clock knob it is a
+     * bisection, and admission sums it over every running job for each candidate). */
+    double *min_gpu_w;
+    size_t n_workloads;
 };
 
 int eco_powerctl_known(const char *name)
@@ -231,8 +235,14 @@ int eco_powerctl_init(struct engine *e)
     pc->truth = calloc(nj, sizeof *pc->truth);
     pc->pending = calloc(nj, sizeof *pc->pending);
     pc->waited = calloc(nj, 1);
-    if (!pc->models || !pc->truth || !pc->pending || !pc->waited)
+    pc->n_workloads = eco_workload_count();
+    pc->min_gpu_w = calloc(eco_catalog_count() * pc->n_workloads, sizeof *pc->min_gpu_w);
+    if (!pc->models || !pc->truth || !pc->pending || !pc->waited || !pc->min_gpu_w)
         return -ENOMEM;
+    for (size_t t = 0; t < eco_catalog_count(); t++)
+        for (size_t w = 0; w < pc->n_workloads; w++)
+            pc->min_gpu_w[t * pc->n_workloads + w] =
+                eco_powerctl_min_gpu_w((int)t, (uint16_t)w, cfg->power_knob);
     pc->budget_w = cfg->n_budget ? cfg->budget[0].watts : 1e300;
     eco_threshold_init(&pc->thr);
     return 0;
@@ -247,6 +257,7 @@ void eco_powerctl_fini(struct engine *e)
     free(pc->truth);
     free(pc->pending);
     free(pc->waited);
+    free(pc->min_gpu_w);
     free(pc->cj);
     free(pc->cj_job);
     free(pc->lim);
@@ -286,7 +297,8 @@ static double min_draw(const struct engine *e, const struct eco_job *j, const st
 {
     double w = 0;
     for (size_t i = 0; i < n; i++)
-        w += eco_powerctl_min_gpu_w(e->c->nodes[a[i].node].type, j->workload, e->cfg->power_knob) *
+        w += e->pc->min_gpu_w[(size_t)e->c->nodes[a[i].node].type * e->pc->n_workloads +
+                              j->workload] *
              a[i].gpus;
     return w;
 }
