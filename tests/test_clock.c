@@ -569,6 +569,92 @@ static void test_job_model_clock(void **state)
     }
 }
 
+/* The clock where the truth's power reaches target_w (bisection; power rises with the clock). */
+static double truth_floor(int type, size_t w, double lo, double hi, double target_w)
+{
+    for (int k = 0; k < 60; k++) {
+        double mid = (lo + hi) / 2, sp, pw;
+        eco_clock_eval(type, w, mid, &sp, &pw);
+        if (pw >= target_w)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+/* The clock floor (docs/models/clock.md, "Clock floor"): the prior's answer, then the learned
+ * one, for a workload that crosses the minimum limit inside the range, one that draws more
+ * than it at the lowest clock and one that never reaches it. */
+static void test_clock_floor(void **state)
+{
+    (void)state;
+    int v100 = type_idx("V100");
+    size_t nl;
+    const double *lv = eco_clock_levels(v100, &nl);
+    double lo, hi;
+    eco_clock_range(v100, &lo, &hi);
+    struct eco_job_model m;
+    eco_job_model_init_clock(&m, lo, hi, 250, ECO_RLS_LAMBDA_DEFAULT);
+    /* prior: 125 W at lo rising linearly to 250 W at hi (hand-computed) */
+    assert_true(eco_job_model_clock_floor(&m, 100, NULL, 0) == lo); /* 125 W >= 100 W */
+    assert_true(eco_job_model_clock_floor(&m, 125, NULL, 0) == lo); /* exactly at lo */
+    double mid = lo + (hi - lo) / 2;                                /* 187.5 W */
+    assert_true(fabs(eco_job_model_clock_floor(&m, 187.5, NULL, 0) - mid) < 1e-9);
+    assert_true(eco_job_model_clock_floor(&m, 250, NULL, 0) == hi);
+    assert_true(eco_job_model_clock_floor(&m, 260, NULL, 0) == hi); /* never reached */
+    /* on levels: the lowest level at or above the continuous floor, inside the range */
+    double fl = eco_job_model_clock_floor(&m, 187.5, lv, (uint32_t)nl);
+    assert_true(fl >= mid && eco_clock_snap(v100, fl) == fl);
+    size_t i = 0;
+    while (lv[i] < fl)
+        i++;
+    assert_true(i > 0 && lv[i - 1] < mid);
+    assert_true(eco_job_model_clock_floor(&m, 100, lv, (uint32_t)nl) == lo);
+    /* learned, from noiseless samples of the truth over the range */
+    static const struct {
+        const char *type, *workload;
+        int where; /* -1: the floor is the lowest clock, 0: inside the range, 1: the top */
+    } cases[] = {
+        {"V100", "deepspeech2", 0},    /* 87 W at 240 MHz, 191 W at 1380 MHz */
+        {"V100", "bert-sentiment", 0}, /* 93 W .. 221 W */
+        {"A40", "resnet50", -1},       /* 114 W at the 210 MHz floor: above the 100 W minimum */
+        {"A40", "ncf", 1},             /* 22-87 W: never reaches 100 W */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int t = type_idx(cases[c].type);
+        size_t w = (size_t)eco_workload_find(cases[c].workload), n;
+        const double *l = eco_clock_levels(t, &n);
+        const struct eco_gpu_type *gt = eco_catalog_get((size_t)t);
+        eco_clock_range(t, &lo, &hi);
+        eco_job_model_init_clock(&m, lo, hi, gt->max_limit_w, ECO_RLS_LAMBDA_DEFAULT);
+        struct eco_rng rng;
+        eco_rng_init(&rng, 11);
+        struct ctruth tr = {t, w};
+        for (int k = 0; k < 200; k++) {
+            double f = eco_clock_snap(t, lo + (hi - lo) * eco_rng_uniform(&rng)), tp, ts;
+            clock_predict(&tr, f, &tp, &ts);
+            eco_job_model_observe(&m, f, tp, ts);
+        }
+        assert_true(eco_job_model_ready(&m));
+        double got = eco_job_model_clock_floor(&m, gt->min_limit_w, NULL, 0);
+        double on_level = eco_job_model_clock_floor(&m, gt->min_limit_w, l, (uint32_t)n);
+        assert_true(on_level >= got - 1e-9 && eco_clock_snap(t, on_level) == on_level);
+        double want = truth_floor(t, w, lo, hi, gt->min_limit_w);
+        print_message("clock floor %s %s: learned %.1f MHz, truth %.1f MHz (range %.0f-%.0f)\n",
+                      cases[c].type, cases[c].workload, got, want, lo, hi);
+        if (cases[c].where < 0)
+            assert_true(got == lo && on_level == lo);
+        else if (cases[c].where > 0)
+            assert_true(got == hi && on_level == hi);
+        else {
+            assert_true(want > lo + 1 && want < hi - 1); /* the case is what it says */
+            /* the quadratic's fit of the power curve near its bottom: 5 % of the range */
+            assert_true(fabs(got - want) < 0.05 * (hi - lo));
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -583,6 +669,7 @@ int main(void)
         cmocka_unit_test(test_alloc_levels_infeasible),
         cmocka_unit_test(test_uniform_levels),
         cmocka_unit_test(test_job_model_clock),
+        cmocka_unit_test(test_clock_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

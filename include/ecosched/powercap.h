@@ -60,6 +60,15 @@ void eco_job_model_init(struct eco_job_model *m, double min_limit_w, double max_
  * max_power_w at max_mhz. */
 void eco_job_model_init_clock(struct eco_job_model *m, double min_mhz, double max_mhz,
                               double max_power_w, double lambda);
+/* Clock knob: the lowest clock of the job's range at which its predicted power per GPU
+ * (eco_job_model_predict: the prior until ready, then the learned curve) reaches min_power_w,
+ * the minimum power limit of its GPUs; the range's bottom if it draws that already there, its
+ * top if it never does (as under the limit knob, where such a job is never capped). Below it
+ * a clock saves less power than the hosts and held GPUs cost (docs/models/clock.md). With
+ * levels (strictly increasing, n_levels > 0) the result is the lowest level at or above it
+ * inside the range, else the range's top. Borrows m and levels for the call only. */
+double eco_job_model_clock_floor(const struct eco_job_model *m, double min_power_w,
+                                 const double *levels, uint32_t n_levels);
 /* A measurement: at limit_w the job drew power_w per GPU and progressed at speed. The limit is
  * clamped to [min, max]; a sample with a non-finite value is ignored. */
 void eco_job_model_observe(struct eco_job_model *m, double limit_w, double power_w, double speed);

@@ -57,6 +57,10 @@ struct powerctl {
     int open, open_settle;
     double open_t, open_j, open_budget, open_demand;
     uint8_t *waited; /* per job: was deferred by admission */
+    /* Per (type, workload): eco_powerctl_min_gpu_w, computed once (on the clock knob it is a
+     * bisection, and admission sums it over every running job for each candidate). */
+    double *min_gpu_w;
+    size_t n_workloads;
 };
 
 int eco_powerctl_check(const char *spec, struct eco_error *err)
@@ -147,6 +151,15 @@ static void truth_range(const struct truth *t, double *lo, double *hi)
     }
 }
 
+/* The mean minimum power limit of the job's GPUs (W per GPU). */
+static double truth_min_limit_w(const struct truth *t)
+{
+    double w = 0;
+    for (uint8_t k = 0; k < t->n; k++)
+        w += eco_catalog_get(t->type[k])->min_limit_w * t->gpus[k] / t->total;
+    return w;
+}
+
 /* The job's setting on the knob in use. */
 static double setting_of(const struct powerctl *pc, const struct eco_job *j)
 {
@@ -191,11 +204,17 @@ int eco_powerctl_init(struct engine *e)
     pc->waited = calloc(nj, 1);
     pc->meas_w = malloc(nj * sizeof *pc->meas_w);
     pc->meas_speed = malloc(nj * sizeof *pc->meas_speed);
+    pc->n_workloads = eco_workload_count();
+    pc->min_gpu_w = calloc(eco_catalog_count() * pc->n_workloads, sizeof *pc->min_gpu_w);
     if (!pc->models || !pc->truth || !pc->pending || !pc->waited || !pc->meas_w ||
-        !pc->meas_speed)
+        !pc->meas_speed || !pc->min_gpu_w)
         return -ENOMEM;
     for (size_t j = 0; j < nj; j++)
         pc->meas_w[j] = pc->meas_speed[j] = NAN;
+    for (size_t t = 0; t < eco_catalog_count(); t++)
+        for (size_t w = 0; w < pc->n_workloads; w++)
+            pc->min_gpu_w[t * pc->n_workloads + w] =
+                eco_powerctl_min_gpu_w((int)t, (uint16_t)w, cfg->power_knob);
     pc->budget_w = cfg->n_budget ? cfg->budget[0].watts : 1e300;
     eco_cap_metrics_init(&pc->met);
     return 0;
@@ -213,6 +232,7 @@ void eco_powerctl_fini(struct engine *e)
     free(pc->meas_w);
     free(pc->meas_speed);
     free(pc->vj);
+    free(pc->min_gpu_w);
     free(pc->lim);
     eco_capper_destroy(pc->capper);
     free(pc);
@@ -236,6 +256,10 @@ double eco_powerctl_min_gpu_w(int type, uint16_t workload, int knob)
                       .gpus = {1},
                       .total = 1};
     knob_range(t.clock, type, &lo, &hi);
+    /* the clock knob's floor: the clock at the minimum limit, as the allocator's (clock.md) */
+    if (t.clock &&
+        eco_clock_equivalent(type, workload, eco_catalog_get((size_t)type)->min_limit_w, &lo))
+        knob_range(t.clock, type, &lo, &hi);
     truth_predict(&t, lo, &p, &speed);
     return p;
 }
@@ -246,7 +270,8 @@ static double min_draw(const struct engine *e, const struct eco_job *j, const st
 {
     double w = 0;
     for (size_t i = 0; i < n; i++)
-        w += eco_powerctl_min_gpu_w(e->c->nodes[a[i].node].type, j->workload, e->cfg->power_knob) *
+        w += e->pc->min_gpu_w[(size_t)e->c->nodes[a[i].node].type * e->pc->n_workloads +
+                              j->workload] *
              a[i].gpus;
     return w;
 }
@@ -369,6 +394,9 @@ static int build_view(struct engine *e, double t, double measured_w, int step,
         /* A job on GPUs of several types has no common level list: its clock is continuous. */
         const double *levels = pc->clock && tr->n == 1 ? eco_clock_levels(tr->type[0], &nl) : NULL;
         truth_range(tr, &lo, &hi);
+        if (pc->clock) /* no clock below where its power reaches the minimum limit (clock.md) */
+            lo = eco_job_model_clock_floor(&pc->models[j], truth_min_limit_w(tr), levels,
+                                           (uint32_t)nl);
         double slack = job->deadline_s >= 0 ? job->deadline_s - t : -1;
         if (job->deadline_s >= 0 && slack < 0)
             slack = 0;

@@ -270,6 +270,11 @@ mfield() {
     "$ECO" power status --json | tr -d ' \n' |
         sed -n "s/.*\"metrics\":{[^}]*\"$1\":\([-0-9.e+]*\).*/\1/p"
 }
+# a loaded machine may not have run four periods yet: wait for them (up to 20 s)
+for _ in $(seq 20); do
+    [ "$(mfield periods)" -gt 3 ] 2>/dev/null && break
+    sleep 1
+done
 mp=$(mfield periods); ms=$(mfield settling_periods); mb=$(mfield binding_periods)
 mo=$(mfield overshoot_pct); mr=$(mfield overshoot_raw_pct); msh=$(mfield above_share)
 check "powerd's status has capping metrics over its periods ($mp periods, $mb binding)" \

@@ -666,6 +666,10 @@ static void bnb_dfs(struct bnb *b, size_t d, double power, double cost)
     const double *pd = b->pw + d * b->g, *cd = b->c + d * b->g;
     for (uint32_t t = 0; t < b->g && b->nodes < BNB_MAX_NODES; t++) {
         uint32_t k = b->order[d][t];
+        /* a point equal to the one before it (grid points on one clock level, a fixed range)
+         * has the same subtree: exploring it again only spends the node budget */
+        if (t > 0 && pd[k] == pd[b->order[d][t - 1]] && cd[k] == cd[b->order[d][t - 1]])
+            continue;
         double p = power + pd[k], cc = cost + cd[k];
         if (cc >= b->best)
             break; /* points come by increasing cost: none further can do better */

@@ -365,3 +365,63 @@ void eco_cap_predict_model(const void *ctx, double limit_w, double *power_w, dou
 {
     eco_job_model_predict(ctx, limit_w, power_w, speed);
 }
+
+/* The smallest x in [0, 1] with c0 + c1 x + c2 x^2 >= t, or 1 if there is none (the curve stays
+ * below t on the whole range). */
+static double first_reach(double c0, double c1, double c2, double t)
+{
+    double a = c0 - t;
+    if (a >= 0.0)
+        return 0.0;
+    double best = 1.0;
+    if (c2 == 0.0) {
+        if (c1 > 0.0)
+            best = fmin(1.0, -a / c1);
+        return best;
+    }
+    double disc = c1 * c1 - 4.0 * c2 * a;
+    if (disc < 0.0)
+        return 1.0;
+    /* numerically stable roots: q = -(c1 + sign(c1) sqrt(disc)) / 2, roots q / c2 and a / q */
+    double q = -0.5 * (c1 + (c1 >= 0.0 ? sqrt(disc) : -sqrt(disc)));
+    double r[2] = {q / c2, q != 0.0 ? a / q : INFINITY};
+    for (int i = 0; i < 2; i++)
+        if (r[i] >= 0.0 && r[i] < best)
+            best = r[i];
+    return best;
+}
+
+double eco_job_model_clock_floor(const struct eco_job_model *m, double min_power_w,
+                                 const double *levels, uint32_t n_levels)
+{
+    double lo = m->min_limit_w, hi = m->max_limit_w, f = lo;
+    if (hi > lo && isfinite(min_power_w)) {
+        double sc = m->power_scale_w, c0, c1, c2 = 0.0;
+        if (eco_job_model_ready(m)) { /* predict_at's ready branch, in W */
+            c0 = m->power.theta[0] * sc;
+            c1 = m->power.theta[1] * sc;
+            c2 = m->power.theta[2] * sc;
+        } else if (sc == hi) { /* the limit knob's prior: power = limit */
+            c0 = lo;
+            c1 = hi - lo;
+        } else { /* the clock prior: linear from prior_static x scale to the scale */
+            c0 = m->prior_static * sc;
+            c1 = (1.0 - m->prior_static) * sc;
+        }
+        /* predictions are clamped to POWER_MAX_FRAC x scale: a higher minimum is never met */
+        double x = min_power_w > POWER_MAX_FRAC * sc ? 1.0 : first_reach(c0, c1, c2, min_power_w);
+        f = x >= 1.0 ? hi : lo + x * (hi - lo);
+    }
+    if (!levels || !n_levels)
+        return f;
+    /* the lowest level >= f (less a rounding slack of 1e-9 MHz) inside [lo, hi] */
+    uint32_t a = 0, b = n_levels;
+    while (a < b) {
+        uint32_t mid = a + (b - a) / 2;
+        if (levels[mid] < f - 1e-9)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a < n_levels && levels[a] <= hi ? levels[a] : hi;
+}
