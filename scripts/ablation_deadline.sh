@@ -14,7 +14,7 @@ BUDGETS=${BUDGETS:-"60 75"}
 SEEDS=${SEEDS:-"1"}
 PERIOD=${PERIOD:-10}
 OLD="miss=0,lost=0,weight=one,plan=0"
-VARIANTS=${VARIANTS:-"proportional|proportional|easy proportional+lsf|proportional|lsf uniform+lsf|uniform|lsf mpc-linear|mpc:$OLD|easy +m|mpc:miss=10,lost=0,weight=one,plan=0|easy +mw|mpc:miss=10,lost=0,weight=size,plan=0|easy +mwl|mpc:miss=10,lost=1,weight=size,plan=0|easy +mwl+lsf|mpc:miss=10,lost=1,weight=size,plan=0|lsf +mwlh+lsf(mpc)|mpc|lsf mpc+admit|mpc:admit=deadline|lsf"}
+VARIANTS=${VARIANTS:-"proportional|proportional|easy proportional+lsf|proportional|lsf uniform+lsf|uniform|lsf mpc-linear|mpc:$OLD|easy +m|mpc:miss=10,lost=0,weight=one,plan=0|easy +mw|mpc:miss=10,lost=0,weight=size,plan=0|easy +mwl|mpc:miss=10,lost=1,weight=size,plan=0|easy +mwl+lsf|mpc:miss=10,lost=1,weight=size,plan=0|lsf mpc|mpc|lsf mpc+plan|mpc:plan=1|lsf mpc+admit|mpc:admit=deadline|lsf"}
 field() { sed -n "s/^ *\"$1\": \\([-0-9.e+]*\\),\\{0,1\\}$/\\1/p" | head -1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

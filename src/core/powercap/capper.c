@@ -17,7 +17,7 @@ extern const struct eco_capper_ops eco_capper_proportional;
 extern const struct eco_capper_ops eco_capper_threshold;
 
 static const struct eco_capper_ops *const cappers[] = {
-    &eco_capper_mpc,          &eco_capper_oracle,   &eco_capper_uniform,
+    &eco_capper_mpc,          &eco_capper_oracle,    &eco_capper_uniform,
     &eco_capper_proportional, &eco_capper_threshold, NULL,
 };
 
@@ -131,7 +131,7 @@ struct key {
     enum key_kind kind;
     unsigned group; /* 0: every capper */
     double lo, hi;
-    size_t off;      /* offset in struct eco_capper */
+    size_t off; /* offset in struct eco_capper */
 };
 
 #define CM(f) offsetof(struct eco_capper, cm.f)
@@ -144,7 +144,8 @@ static const struct key keys[] = {
     {"early", K_U32, 0, 0, 1e6, CM(early)},
     {"admit", K_ADMIT, 0, 0, 0, CM(admit)},
     {"near", K_DOUBLE, 0, 0, 100, CM(near)},
-    {"grid", K_U32, ECO_CAPPER_KEYS_ALLOC, 2, ECO_CAP_GRID_MAX, offsetof(struct eco_capper, cap.grid)},
+    {"grid", K_U32, ECO_CAPPER_KEYS_ALLOC, 2, ECO_CAP_GRID_MAX,
+     offsetof(struct eco_capper, cap.grid)},
     {"penalty", K_DOUBLE, ECO_CAPPER_KEYS_ALLOC, 0, 1e6,
      offsetof(struct eco_capper, cap.deadline_penalty)},
     {"horizon", K_U32, ECO_CAPPER_KEYS_ALLOC, 0, 1e6, offsetof(struct eco_capper, cap.horizon)},
@@ -155,9 +156,12 @@ static const struct key keys[] = {
     {"plan", K_U32, ECO_CAPPER_KEYS_ALLOC, 0, 1, CM(plan)},
     {"rebalance", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0, 1e6,
      offsetof(struct eco_capper, thr.rebalance_s)},
-    {"high", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0.01, 2, offsetof(struct eco_capper, thr.high_frac)},
-    {"low", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0.01, 2, offsetof(struct eco_capper, thr.low_frac)},
-    {"step", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0.001, 1, offsetof(struct eco_capper, thr.step_frac)},
+    {"high", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0.01, 2,
+     offsetof(struct eco_capper, thr.high_frac)},
+    {"low", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0.01, 2,
+     offsetof(struct eco_capper, thr.low_frac)},
+    {"step", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0.001, 1,
+     offsetof(struct eco_capper, thr.step_frac)},
 };
 #undef CM
 
@@ -187,8 +191,8 @@ static int set_key(struct eco_capper *c, const char *item, unsigned groups, stru
         else if (!strcmp(val, "deadline"))
             *(int *)p = ECO_CAPPER_ADMIT_DEADLINE;
         else
-            return eco_error_set(err, "power policy %s: parameter admit: '%s' is not min or deadline",
-                                 name, val);
+            return eco_error_set(
+                err, "power policy %s: parameter admit: '%s' is not min or deadline", name, val);
         return 0;
     }
     if (k->kind == K_WEIGHT) {
@@ -205,9 +209,9 @@ static int set_key(struct eco_capper *c, const char *item, unsigned groups, stru
     double v = strtod(val, &end);
     if (!*val || *end || !isfinite(v) || v < k->lo || v > k->hi ||
         (k->kind == K_U32 && v != floor(v)))
-        return eco_error_set(err, "power policy %s: parameter %s: '%s' is not %s in [%g, %g]",
-                             name, k->name, val, k->kind == K_U32 ? "an integer" : "a number",
-                             k->lo, k->hi);
+        return eco_error_set(err, "power policy %s: parameter %s: '%s' is not %s in [%g, %g]", name,
+                             k->name, val, k->kind == K_U32 ? "an integer" : "a number", k->lo,
+                             k->hi);
     if (k->kind == K_U32)
         *(uint32_t *)p = (uint32_t)v;
     else
@@ -244,6 +248,7 @@ static int parse_params(struct eco_capper *c, const char *params, unsigned group
 
 struct eco_capper *eco_capper_create_common(const struct eco_capper_ops *ops, const char *params,
                                             const struct eco_capper_common *d, unsigned keys_in,
+                                            eco_capper_split_fn split, int use_truth,
                                             struct eco_error *err)
 {
     struct eco_capper *c = calloc(1, sizeof *c);
@@ -253,6 +258,8 @@ struct eco_capper *eco_capper_create_common(const struct eco_capper_ops *ops, co
     }
     c->ops = ops;
     c->cm = *d;
+    c->split = split;
+    c->use_truth = use_truth;
     eco_cap_params_default(&c->cap);
     eco_threshold_init(&c->thr);
     if (parse_params(c, params, keys_in, err)) {
@@ -328,6 +335,12 @@ static void feedback(struct eco_capper *c, const struct eco_capper_view *v)
     }
     if (v->budget_step < 0 && c->integral > -c->cm.guard * v->budget_w)
         c->integral = -c->cm.guard * v->budget_w;
+}
+
+int eco_capper_decide_family(struct eco_capper *c, const struct eco_capper_view *v,
+                             struct eco_rng *rng, double *limits_w)
+{
+    return eco_capper_decide_common(c, v, rng, limits_w, c->split, c->use_truth);
 }
 
 int eco_capper_decide_common(struct eco_capper *c, const struct eco_capper_view *v,

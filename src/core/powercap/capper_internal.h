@@ -15,22 +15,22 @@ enum { ECO_CAPPER_ADMIT_MIN, ECO_CAPPER_ADMIT_DEADLINE };
 #define ECO_CAPPER_KEYS_THRESHOLD 2u /* rebalance, high, low, step: the threshold's */
 
 struct eco_capper_common {
-    double gain;     /* feedback: share of the measured error added to the integral per period */
-    double bound;    /* feedback integral bound, share of the budget */
-    double margin;   /* the feedback aims this share below the budget */
-    double guard;    /* after a budget step down the integral starts this share below it */
-    double dither;   /* early dithering, share of the knob's range (+-) */
-    uint32_t early;  /* samples below which a job is dithered */
-    int admit;       /* ECO_CAPPER_ADMIT_* */
-    double near;     /* admit=deadline: a candidate is urgent at slack <= near x its time */
+    double gain;    /* feedback: share of the measured error added to the integral per period */
+    double bound;   /* feedback integral bound, share of the budget */
+    double margin;  /* the feedback aims this share below the budget */
+    double guard;   /* after a budget step down the integral starts this share below it */
+    double dither;  /* early dithering, share of the knob's range (+-) */
+    uint32_t early; /* samples below which a job is dithered */
+    int admit;      /* ECO_CAPPER_ADMIT_* */
+    double near;    /* admit=deadline: a candidate is urgent at slack <= near x its time */
     /* The deadline-aware allocation (ECO_CAPPER_KEYS_ALLOC; docs/policies/powercap.md,
      * "Deadline-aware cost"): eco_cap_params' miss_cost, miss_sigma and lost_release, the
      * weight rule and whether the receding-horizon plan (eco_cap_plan) decides. */
     double miss;
     double sigma;
     uint32_t lost;
-    int weight;      /* ECO_CAPPER_WEIGHT_* */
-    uint32_t plan;   /* 1: eco_cap_plan over cap.horizon periods, 0: one eco_cap_allocate */
+    int weight;    /* ECO_CAPPER_WEIGHT_* */
+    uint32_t plan; /* 1: eco_cap_plan over cap.horizon periods, 0: one eco_cap_allocate */
 };
 
 /* Weight of a job's completion time in the cost: 1 for every job, or its GPUs over its
@@ -51,9 +51,11 @@ typedef int (*eco_capper_split_fn)(struct eco_capper *c, const struct eco_capper
 struct eco_capper {
     const struct eco_capper_ops *ops;
     struct eco_capper_common cm;
-    struct eco_cap_params cap;     /* ECO_CAPPER_KEYS_ALLOC */
-    struct eco_threshold_ctl thr;  /* ECO_CAPPER_KEYS_THRESHOLD */
-    double integral;               /* feedback correction of the jobs' budget, W */
+    struct eco_cap_params cap;    /* ECO_CAPPER_KEYS_ALLOC */
+    struct eco_threshold_ctl thr; /* ECO_CAPPER_KEYS_THRESHOLD */
+    double integral;              /* feedback correction of the jobs' budget, W */
+    eco_capper_split_fn split;    /* the policy's own part */
+    int use_truth;                /* its jobs' predict is their truth (the oracle) */
     /* Scratch, grown on demand and kept between decides. */
     struct eco_cap_job *cj;
     double *lim, *aux, *scratch;
@@ -61,11 +63,21 @@ struct eco_capper {
 };
 
 /* Creates an instance of ops from "key=value,..." over defaults d (the family's keys plus
- * those in `keys`). NULL with err naming the key on a bad parameter. */
+ * those in `keys`), deciding with split (and the truth when use_truth). NULL with err naming
+ * the key on a bad parameter. */
 struct eco_capper *eco_capper_create_common(const struct eco_capper_ops *ops, const char *params,
                                             const struct eco_capper_common *d, unsigned keys,
+                                            eco_capper_split_fn split, int use_truth,
                                             struct eco_error *err);
+/* An ops table's destroy and decide: every policy's are these (the policy's own part is the
+ * split given to eco_capper_create_common). */
 void eco_capper_destroy_common(struct eco_capper *c);
+int eco_capper_decide_family(struct eco_capper *c, const struct eco_capper_view *v,
+                             struct eco_rng *rng, double *limits_w);
+/* The split of mpc and the oracle: eco_cap_plan (plan=1) or eco_cap_allocate over the jobs'
+ * predict (capper_mpc.c). */
+int eco_capper_split_alloc(struct eco_capper *c, const struct eco_capper_view *v,
+                           const struct eco_cap_job *jobs, double gpu_budget_w, double *limits_w);
 /* The family's decide around split: feedback on v->measured_w (when finite), the jobs'
  * budget (budget - fixed + integral), split, anti-windup, early dithering (draws from rng
  * only when dither > 0), settings clamped and put on levels. use_truth: jobs' predict is

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Capper "threshold": Slurm power/cray-style steps when measured power leaves a band (docs/policies/powercap.md, "Capper family"). */
+/* Capper "threshold": Slurm power/cray-style steps when measured power leaves a band
+ * (docs/policies/powercap.md, "Capper family"). */
 #include <math.h>
 #include "capper_internal.h"
 
@@ -21,25 +22,15 @@ static int split(struct eco_capper *c, const struct eco_capper_view *v,
 
 static struct eco_capper *create(const char *params, struct eco_error *err);
 
-static void destroy(struct eco_capper *c)
-{
-    eco_capper_destroy_common(c);
-}
-
-static int decide(struct eco_capper *c, const struct eco_capper_view *v, struct eco_rng *rng,
-                  double *limits_w)
-{
-    return eco_capper_decide_common(c, v, rng, limits_w, split, 0);
-}
-
 const struct eco_capper_ops eco_capper_threshold = {
     .name = "threshold",
     .summary = "Slurm power/cray-style steps when measured power leaves a band",
-    .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near, rebalance, high, low, step",
+    .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near, "
+                   "rebalance, high, low, step",
     .start_at_max = 1,
     .create = create,
-    .destroy = destroy,
-    .decide = decide,
+    .destroy = eco_capper_destroy_common,
+    .decide = eco_capper_decide_family,
 };
 
 static struct eco_capper *create(const char *params, struct eco_error *err)
@@ -48,5 +39,6 @@ static struct eco_capper *create(const char *params, struct eco_error *err)
     eco_capper_common_default(&d);
     d.gain = 0;   /* it is a feedback controller on measured power itself */
     d.dither = 0; /* it reads no model */
-    return eco_capper_create_common(&eco_capper_threshold, params, &d, ECO_CAPPER_KEYS_THRESHOLD, err);
+    return eco_capper_create_common(&eco_capper_threshold, params, &d, ECO_CAPPER_KEYS_THRESHOLD,
+                                    split, 0, err);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Capper "uniform": the same share for every GPU (clock knob: the same fraction of every range) (docs/policies/powercap.md, "Capper family"). */
+/* Capper "uniform": the same share for every GPU (clock knob: the same fraction of every range)
+ * (docs/policies/powercap.md, "Capper family"). */
 #include <math.h>
 #include "capper_internal.h"
 
@@ -19,30 +20,19 @@ static int split(struct eco_capper *c, const struct eco_capper_view *v,
 
 static struct eco_capper *create(const char *params, struct eco_error *err);
 
-static void destroy(struct eco_capper *c)
-{
-    eco_capper_destroy_common(c);
-}
-
-static int decide(struct eco_capper *c, const struct eco_capper_view *v, struct eco_rng *rng,
-                  double *limits_w)
-{
-    return eco_capper_decide_common(c, v, rng, limits_w, split, 0);
-}
-
 const struct eco_capper_ops eco_capper_uniform = {
     .name = "uniform",
     .summary = "the same share for every GPU (clock knob: the same fraction of every range)",
     .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near",
     .start_at_max = 0,
     .create = create,
-    .destroy = destroy,
-    .decide = decide,
+    .destroy = eco_capper_destroy_common,
+    .decide = eco_capper_decide_family,
 };
 
 static struct eco_capper *create(const char *params, struct eco_error *err)
 {
     struct eco_capper_common d;
     eco_capper_common_default(&d);
-    return eco_capper_create_common(&eco_capper_uniform, params, &d, 0, err);
+    return eco_capper_create_common(&eco_capper_uniform, params, &d, 0, split, 0, err);
 }
