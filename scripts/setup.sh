@@ -8,10 +8,10 @@ set -eu
 # (libcurl: the CLI's and the SPANK plugin's HTTP client; libmicrohttpd: ecoschedd's server.)
 DEMO_PKGS="gcc libc6-dev make cmake pkg-config zlib1g-dev libjansson-dev libsqlite3-dev
 libmicrohttpd-dev libcurl4-openssl-dev libglpk-dev"
-# Test only: cmocka (unit tests), curl and socat (daemon tests), chromium (report and live-page
+# Test only: cmocka (unit tests), curl, socat and jq (daemon tests), chromium (report and live-page
 # tests), libslurm-dev (the SPANK plugin and the Slurm test), man-db (`man -l` of the man pages
 # in the install test). The Slurm test installs munge and the Slurm daemons itself.
-TEST_PKGS="libcmocka-dev curl socat chromium libslurm-dev man-db"
+TEST_PKGS="libcmocka-dev curl socat jq chromium libslurm-dev man-db"
 # promtool (tests/daemon/metrics.sh) is taken from this package, unpacked, never installed.
 PROMTOOL_DEB=prometheus
 
