@@ -337,6 +337,14 @@ static void feedback(struct eco_capper *c, const struct eco_capper_view *v)
         c->integral = -c->cm.guard * v->budget_w;
 }
 
+int eco_capper_binds(const struct eco_cap_job *jobs, size_t n, const double *limits_w)
+{
+    for (size_t i = 0; i < n; i++)
+        if (limits_w[i] < jobs[i].max_limit_w)
+            return 1;
+    return 0;
+}
+
 int eco_capper_decide_family(struct eco_capper *c, const struct eco_capper_view *v,
                              struct eco_rng *rng, double *limits_w)
 {

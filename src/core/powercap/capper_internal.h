@@ -74,6 +74,8 @@ struct eco_capper *eco_capper_create_common(const struct eco_capper_ops *ops, co
 void eco_capper_destroy_common(struct eco_capper *c);
 int eco_capper_decide_family(struct eco_capper *c, const struct eco_capper_view *v,
                              struct eco_rng *rng, double *limits_w);
+/* A split's answer for a rule without a price: 1 (binds) when some job is below its maximum. */
+int eco_capper_binds(const struct eco_cap_job *jobs, size_t n, const double *limits_w);
 /* The split of mpc and the oracle: eco_cap_plan (plan=1) or eco_cap_allocate over the jobs'
  * predict (capper_mpc.c). */
 int eco_capper_split_alloc(struct eco_capper *c, const struct eco_capper_view *v,

@@ -19,10 +19,7 @@ static int split(struct eco_capper *c, const struct eco_capper_view *v,
     int rc = eco_cap_proportional_demand(jobs, v->n, c->aux, gpu_budget_w, limits_w);
     if (rc)
         return rc;
-    for (size_t i = 0; i < v->n; i++)
-        if (limits_w[i] < jobs[i].max_limit_w)
-            return 1;
-    return 0;
+    return eco_capper_binds(jobs, v->n, limits_w);
 }
 
 static struct eco_capper *create(const char *params, struct eco_error *err);
