@@ -242,25 +242,30 @@ static void test_horizon_forecast(void **state)
     assert_double_equal(first[1], 100, 1e-9);
 }
 
-/* Admission: a running job needs 240 W (the first of 26 grid limits over 100..300 with
- * 200 / (L / 300) <= 250) to meet its deadline; 300 W are left for GPUs. A non-urgent
- * candidate with a 100 W minimum would push it below (100 + 240 > 300): not now. An urgent one
- * (slack under 1.5 x its time at full speed) fits at its minimum: yes. Without the running job's
- * deadline the minimum draws fit: yes. */
+/* Admission (the family's admit=deadline, with near=1.5): a running job needs 240 W (the
+ * first of 26 grid limits over 100..300 with 200 / (L / 300) <= 250) to meet its deadline; 300 W
+ * are left for GPUs. A non-urgent candidate with a 100 W minimum would push it below (100 + 240 >
+ * 300): not now. An urgent one (deadline within 1.5 x its time at full speed) fits at its
+ * minimum: yes. Without the running job's deadline the minimum draws fit: yes. */
 static void test_admit_deadline(void **state)
 {
     (void)state;
+    struct eco_error err = {0};
+    struct eco_capper *c = eco_capper_create("mpc:admit=deadline,near=1.5", &err);
+    assert_non_null(c);
     struct eco_capper_job run = {.cap = lin_job(200, 250)};
     struct eco_capper_view v = {.budget_w = 400, .fixed_w = 100, .jobs = &run, .n = 1};
-    struct eco_capper_candidate calm = {.cap = lin_job(100, 1000), .min_w = 100};
-    struct eco_capper_candidate urgent = {.cap = lin_job(100, 120), .min_w = 100};
-    assert_int_equal(eco_cap_admit_deadline(&v, 100, &calm), 0);
-    assert_int_equal(eco_cap_admit_deadline(&v, 100, &urgent), 1);
+    struct eco_capper_candidate calm = {
+        .cap = lin_job(100, 1000), .min_w = 100, .deadline_s = 1000};
+    struct eco_capper_candidate urgent = {
+        .cap = lin_job(100, 120), .min_w = 100, .deadline_s = 120};
+    assert_int_equal(eco_capper_admit(c, &v, 100, &calm), 0);
+    assert_int_equal(eco_capper_admit(c, &v, 100, &urgent), 1);
     run.cap.slack_s = -1;
-    assert_int_equal(eco_cap_admit_deadline(&v, 100, &calm), 1);
+    assert_int_equal(eco_capper_admit(c, &v, 100, &calm), 1);
     /* never over the minimum draws */
-    assert_int_equal(eco_cap_admit_deadline(&v, 260, &urgent), 0);
-    assert_true(eco_cap_admit_deadline(NULL, 0, &calm) < 0);
+    assert_int_equal(eco_capper_admit(c, &v, 260, &urgent), 0);
+    eco_capper_destroy(c);
 }
 
 int main(void)

@@ -434,17 +434,4 @@ int eco_cap_metrics_add(struct eco_cap_metrics *m, double dt_s, double power_w, 
 /* The figures of m into *r (caller-owned). */
 void eco_cap_metrics_report(const struct eco_cap_metrics *m, struct eco_cap_metrics_report *r);
 
-/* Deadline-aware admission (docs/policies/powercap.md, "Admission"): the candidate must fit
- * at its minimum draw (as eco_capper_admit_default), and starting it must not turn a running
- * job that can still meet its deadline into a predicted miss: with the candidate holding its
- * minimum draw, the power left (budget - fixed - candidate) must still cover, for every
- * running job with a deadline that it can meet at its maximum, the power at the lowest grid
- * limit that meets it (others at their minimum draw). An urgent candidate (slack below
- * ECO_CAP_URGENT_SLACK x its remaining time at full speed) is admitted whenever it fits at
- * its minimum, so the rule never starves jobs whose deadline is near. v->jobs[i].cap is read
- * (predict, remaining_s, slack_s); 1 yes, 0 not now, -EINVAL. */
-#define ECO_CAP_URGENT_SLACK 1.5
-int eco_cap_admit_deadline(const struct eco_capper_view *v, double committed_min_w,
-                           const struct eco_capper_candidate *cand);
-
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The decomposed form of the allocator (per-job local choices coordinated by a price
- * bisection, as powerd can run across nodes), the receding-horizon planner and the
- * deadline-aware admission rule (docs/policies/powercap.md). */
+ * bisection, as powerd can run across nodes) and the receding-horizon planner
+ * (docs/policies/powercap.md). Deadline-aware admission is the capper family's admit=deadline
+ * (capper.c). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,9 +17,6 @@
 /* Rollouts of eco_cap_plan: the second re-prices period 0 with the plan's speeds; more move
  * the limits of random 20-job instances by under one grid step (tests/test_powercap_deadline.c). */
 #define PLAN_ITERS_DEFAULT 2
-/* Limits tried per running job by the admission rule: the allocator's default grid (26, steps
- * of 4 % of the range). */
-#define ADMIT_GRID 26
 
 static const struct eco_cap_params *params_or_default(const struct eco_cap_params *p,
                                                       struct eco_cap_params *def)
@@ -241,63 +239,4 @@ out:
     free(plan);
     free(scratch);
     return price;
-}
-
-/* ---- deadline-aware admission ------------------------------------------------------------ */
-
-/* Lowest total power (all GPUs) at which job j still meets its deadline at constant speed:
- * the first grid limit whose finish time fits its slack; its maximum when none does. *meets
- * says whether one does. */
-static double power_to_meet(const struct eco_cap_job *j, uint32_t g, int *meets)
-{
-    double pw = 0.0, sp = 0.0;
-    for (uint32_t k = 0; k < g; k++) {
-        double L = eco_cap_grid_limit(j->min_limit_w, j->max_limit_w, g, k);
-        pw = L;
-        sp = 0.0;
-        j->predict(j->ctx, L, &pw, &sp);
-        pw = (pw >= 0.0 && isfinite(pw) ? pw : L) * j->gpus;
-        if (sp > 0.0 && j->remaining_s / sp <= j->slack_s) {
-            *meets = 1;
-            return pw;
-        }
-    }
-    *meets = 0;
-    return pw;
-}
-
-int eco_cap_admit_deadline(const struct eco_capper_view *v, double committed_min_w,
-                           const struct eco_capper_candidate *cand)
-{
-    if (!v || !cand || (v->n > 0 && !v->jobs))
-        return -EINVAL;
-    double room = v->budget_w - v->fixed_w - cand->min_w;
-    if (committed_min_w > room)
-        return 0; /* not even the minimum draws fit */
-    /* urgent: its slack is short next to its remaining time at full speed */
-    const struct eco_cap_job *cj = &cand->cap;
-    if (cj->predict && cj->slack_s >= 0.0) {
-        double pw = 0.0, sp = 0.0;
-        cj->predict(cj->ctx, cj->max_limit_w, &pw, &sp);
-        if (sp > 0.0 && cj->slack_s < ECO_CAP_URGENT_SLACK * cj->remaining_s / sp)
-            return 1;
-    }
-    /* running jobs that can still make their deadline keep the power they need for it; the
-     * others are counted at their minimum draw (their share of committed_min_w) */
-    double need = committed_min_w;
-    for (size_t i = 0; i < v->n; i++) {
-        const struct eco_cap_job *j = &v->jobs[i].cap;
-        if (!j->predict || j->slack_s < 0.0 || j->gpus == 0)
-            continue;
-        int meets = 0;
-        double lo = 0.0, sp = 0.0;
-        j->predict(j->ctx, j->min_limit_w, &lo, &sp);
-        lo = (lo >= 0.0 && isfinite(lo) ? lo : j->min_limit_w) * j->gpus;
-        double pw = power_to_meet(j, ADMIT_GRID, &meets);
-        if (meets && pw > lo)
-            need += pw - lo;
-        if (need > room)
-            return 0;
-    }
-    return 1;
 }
