@@ -13,14 +13,7 @@
 #include "ecosched/power.h"
 #include "ecosched/powercap.h"
 #include "ecosched/rng.h"
-
-#define assert_double_equal(a, b, eps) assert_near((a), (b), (eps), #a, __LINE__)
-static void assert_near(double a, double b, double eps, const char *what, int line)
-{
-    if (!(fabs(a - b) <= eps))
-        print_error("line %d: %s = %.17g, want %.17g\n", line, what, a, b);
-    assert_true(fabs(a - b) <= eps);
-}
+#include "test_util.h"
 
 /* A hand-computable job: power = limit, speed = limit / 300 on [100, 300] W. */
 static void linear_predict(const void *ctx, double limit_w, double *power_w, double *speed)
@@ -70,13 +63,13 @@ static void test_right_split(void **state)
     struct eco_cap_params p = deadline_params();
     double lim[2];
     assert_true(eco_cap_allocate(jobs, 2, 500.001, &p, lim, NULL) >= 0);
-    assert_double_equal(lim[0], 300, 1e-9);
-    assert_double_equal(lim[1], 200, 1e-9);
+    assert_near(lim[0], 300, 1e-9);
+    assert_near(lim[1], 200, 1e-9);
     /* the same jobs without deadlines: the completion-time optimum is the other split */
     jobs[0].slack_s = jobs[1].slack_s = -1;
     assert_true(eco_cap_allocate(jobs, 2, 500.001, &p, lim, NULL) >= 0);
-    assert_double_equal(lim[0], 200, 1e-9);
-    assert_double_equal(lim[1], 300, 1e-9);
+    assert_near(lim[0], 200, 1e-9);
+    assert_near(lim[1], 300, 1e-9);
 }
 
 /* C: 400 s of work, deadline in 100 s: lost even at 300 W. D: 100 s of work, deadline in
@@ -93,14 +86,14 @@ static void test_lost_cause(void **state)
     lin.horizon = 0;
     double lim[2];
     assert_true(eco_cap_allocate(jobs, 2, 400.001, &lin, lim, NULL) >= 0);
-    assert_double_equal(lim[0], 300, 1e-9);
-    assert_double_equal(lim[1], 100, 1e-9);
+    assert_near(lim[0], 300, 1e-9);
+    assert_near(lim[1], 100, 1e-9);
     struct eco_cap_params p = deadline_params();
     assert_true(eco_cap_allocate(jobs, 2, 400.001, &p, lim, NULL) >= 0);
-    assert_double_equal(lim[0], 200, 1e-9);
-    assert_double_equal(lim[1], 200, 1e-9);
+    assert_near(lim[0], 200, 1e-9);
+    assert_near(lim[1], 200, 1e-9);
     /* a lost cause is priced by its completion time alone */
-    assert_double_equal(eco_cap_job_cost(&jobs[0], &p, 200), 600, 1e-9);
+    assert_near(eco_cap_job_cost(&jobs[0], &p, 200), 600, 1e-9);
     /* an on-time job at a limit that misses pays the (smoothed) miss penalty: 10 x 100 s */
     assert_true(eco_cap_job_cost(&jobs[1], &p, 100) > 300 + 0.99 * 1000);
     assert_true(eco_cap_job_cost(&jobs[1], &p, 200) < 150 + 1e-6 * 1000);
@@ -202,12 +195,12 @@ static void test_local_choice(void **state)
     struct eco_cap_params p = deadline_params();
     double lim = 0, pw = 0;
     eco_cap_local_choice(&d, &p, 1.0, &lim, &pw);
-    assert_double_equal(lim, 200, 1e-9);
-    assert_double_equal(pw, 200, 1e-9);
+    assert_near(lim, 200, 1e-9);
+    assert_near(pw, 200, 1e-9);
     eco_cap_local_choice(&d, &p, 0.01, &lim, &pw);
-    assert_double_equal(lim, 300, 1e-9);
+    assert_near(lim, 300, 1e-9);
     eco_cap_local_choice(&d, &p, INFINITY, &lim, &pw);
-    assert_double_equal(lim, 100, 1e-9);
+    assert_near(lim, 100, 1e-9);
 }
 
 /* Horizon forecast: A has 2.5 s of work, B 100 s, budget 400 W, no deadlines, horizon 6 of
@@ -232,14 +225,14 @@ static void test_horizon_forecast(void **state)
                                           {100, 300}, {100, 300}, {100, 300}};
     for (int k = 0; k < 6; k++)
         for (int i = 0; i < 2; i++) {
-            assert_double_equal(rem[k * 2 + i], want_rem[k][i], 1e-9);
-            assert_double_equal(lim[k * 2 + i], want_lim[k][i], 1e-9);
+            assert_near(rem[k * 2 + i], want_rem[k][i], 1e-9);
+            assert_near(lim[k * 2 + i], want_lim[k][i], 1e-9);
             /* a finished job draws nothing: its power went to the other */
-            assert_double_equal(pw[k * 2 + i], want_rem[k][i] > 0 ? want_lim[k][i] : 0, 1e-9);
+            assert_near(pw[k * 2 + i], want_rem[k][i] > 0 ? want_lim[k][i] : 0, 1e-9);
         }
     /* the limits applied are period 0's */
-    assert_double_equal(first[0], 300, 1e-9);
-    assert_double_equal(first[1], 100, 1e-9);
+    assert_near(first[0], 300, 1e-9);
+    assert_near(first[1], 100, 1e-9);
 }
 
 /* Admission (the family's admit=deadline, with near=1.5): a running job needs 240 W (the

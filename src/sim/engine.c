@@ -583,8 +583,10 @@ static int resolve_workloads(struct eco_jobset *set, const struct eco_sim_config
                     strncat(known, k ? ", " : "", sizeof known - strlen(known) - 1);
                     strncat(known, eco_workload_name(k), sizeof known - strlen(known) - 1);
                 }
-                return eco_error_set(err, "line %u: column 'workload': unknown workload '%s' "
-                                          "(known: %s)", job->line, name, known);
+                return eco_errorf(err, -EINVAL,
+                                  "line %u: column 'workload': unknown workload '%s' "
+                                  "(known: %s)",
+                                  job->line, name, known);
             }
             job->workload = (uint16_t)w;
         } else if (have_mix) {
@@ -863,29 +865,32 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     memset(res, 0, sizeof *res);
     eco_heap_init(&e.heap);
     if (!cfg->policy || !cfg->placement) {
-        rc = eco_error_set(err, "no policy or placement given");
+        rc = eco_errorf(err, -EINVAL, "no policy or placement given");
         goto done;
     }
     if (c->n_nodes == 0) {
-        rc = eco_error_set(err, "the cluster has no nodes");
+        rc = eco_errorf(err, -EINVAL, "the cluster has no nodes");
         goto done;
     }
     if (set->n > UINT32_MAX - 1) {
-        rc = eco_error_set(err, "too many jobs (%zu)", set->n);
+        rc = eco_errorf(err, -EINVAL, "too many jobs (%zu)", set->n);
         goto done;
     }
     if ((rc = eco_powerctl_check(cfg->power_policy, err)))
         goto done;
     if (cfg->power_policy && strcmp(cfg->power_policy, "none") && !cfg->n_budget) {
-        rc = eco_error_set(err, "--power-policy %s needs a power budget (--power-budget or "
-                                "--power-budget-file)", cfg->power_policy);
+        rc = eco_errorf(err, -EINVAL,
+                        "--power-policy %s needs a power budget (--power-budget or "
+                        "--power-budget-file)",
+                        cfg->power_policy);
         goto done;
     }
     if (cfg->power_knob == ECO_POWER_KNOB_CLOCK && cfg->power_policy &&
         !strncmp(cfg->power_policy, "proportional", 12) &&
         (!cfg->power_policy[12] || cfg->power_policy[12] == ':')) { /* with or without PARAMS */
-        rc = eco_error_set(err, "--power-policy proportional splits power limits; with "
-                                "--power-knob clock use mpc, oracle, uniform or threshold");
+        rc = eco_errorf(err, -EINVAL,
+                        "--power-policy proportional splits power limits; with "
+                        "--power-knob clock use mpc, oracle, uniform or threshold");
         goto done;
     }
     if ((rc = resolve_workloads(set, cfg, err)))

@@ -28,7 +28,7 @@ static struct eco_policy *easy_create(const struct eco_cluster *c, const char *p
 {
     (void)c;
     if (params && *params) {
-        eco_error_set(err, "easy takes no parameters (got '%s')", params);
+        eco_errorf(err, -EINVAL, "easy takes no parameters (got '%s')", params);
         return NULL;
     }
     return (struct eco_policy *)calloc(1, sizeof(struct easy));

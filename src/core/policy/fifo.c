@@ -25,7 +25,7 @@ static struct eco_policy *create_stateless(const struct eco_cluster *c, const ch
     static char token;
     (void)c;
     if (params && *params) {
-        eco_error_set(err, "this policy takes no parameters (got '%s')", params);
+        eco_errorf(err, -EINVAL, "this policy takes no parameters (got '%s')", params);
         return NULL;
     }
     return (struct eco_policy *)&token;

@@ -62,19 +62,21 @@ static int parse_thresholds(struct las *l, const char *params, struct eco_error 
         char *end;
         double v = strtod(p, &end);
         if (end == p || !(v > 0) || v > 1e15 || (*end && *end != ','))
-            return eco_error_set(err, "las thresholds: '%s' is not a comma-separated list of "
-                                      "positive GPU-seconds", params);
+            return eco_errorf(err, -EINVAL,
+                              "las thresholds: '%s' is not a comma-separated list of "
+                              "positive GPU-seconds",
+                              params);
         if (l->n_thr && v <= l->thr[l->n_thr - 1])
-            return eco_error_set(err, "las thresholds: '%s' must increase", params);
+            return eco_errorf(err, -EINVAL, "las thresholds: '%s' must increase", params);
         if (l->n_thr == LAS_MAX_QUEUES)
-            return eco_error_set(err, "las thresholds: at most %d", LAS_MAX_QUEUES);
+            return eco_errorf(err, -EINVAL, "las thresholds: at most %d", LAS_MAX_QUEUES);
         l->thr[l->n_thr++] = v;
         p = *end ? end + 1 : end;
         if (*end == ',' && !*p)
-            return eco_error_set(err, "las thresholds: '%s' ends with a comma", params);
+            return eco_errorf(err, -EINVAL, "las thresholds: '%s' ends with a comma", params);
     }
     if (!l->n_thr)
-        return eco_error_set(err, "las thresholds: empty list");
+        return eco_errorf(err, -EINVAL, "las thresholds: empty list");
     return 0;
 }
 
