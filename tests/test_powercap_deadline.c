@@ -99,6 +99,70 @@ static void test_lost_cause(void **state)
     assert_true(eco_cap_job_cost(&jobs[1], &p, 200) < 150 + 1e-6 * 1000);
 }
 
+/* The per-miss cost leaves out deadline terms under half an ulp of the completion-time term
+ * and takes the probability as exactly 1 far past the deadline (cost_row); the cost must be
+ * the full formula's, bit for bit, wherever the finish falls against the deadline: here z
+ * runs from -1000 to +40 over a single-point row and a 26-point row. */
+static void test_miss_cost_exact(void **state)
+{
+    (void)state;
+    struct eco_cap_params p = deadline_params();
+    p.lost_release = 0;
+    const double sigs[] = {0.01, 0.05, 0.3};
+    size_t checked = 0, far = 0;
+    for (size_t q = 0; q < sizeof sigs / sizeof sigs[0]; q++) {
+        p.miss_sigma = sigs[q];
+        for (int a = 0; a <= 400; a++) {
+            /* slack from 0.01 x to 40 x the finish time at full speed (200 s), geometric */
+            double slack = 2.0 * pow(10.0, -2.0 + 3.6 * a / 400.0) * 200.0;
+            struct eco_cap_job j = lin_job(200, slack);
+            j.miss_ref_s = a % 3 ? 0 : 5000; /* the penalty from remaining_s, or 25x it */
+            for (int k = 0; k <= 20; k++) {
+                double L = 100 + 10 * k, s = L / 300.0, t = 200 / s;
+                double pen = 10 * (j.miss_ref_s > 0 ? j.miss_ref_s : 200);
+                double z = (t - slack) / (sigs[q] * t);
+                double want = t + pen * (0.5 * erfc(-z * 0.70710678118654752440));
+                double got = eco_cap_job_cost(&j, &p, L);
+                if (got != want)
+                    print_error("sigma %g slack %.17g limit %g: z %g cost %.17g, want %.17g\n",
+                                sigs[q], slack, L, z, got, want);
+                assert_true(got == want);
+                checked++;
+                far += z < -8.5 || z > 8.5;
+            }
+        }
+    }
+    assert_true(far > checked / 4); /* the skipped ranges were reached */
+    /* the same costs from the allocator's grid rows: every point it picks is priced alike,
+     * so a budget sweep gives the same limits as the exhaustive choice over 26 points */
+    p.grid = 26;
+    p.miss_sigma = 0.05;
+    struct eco_cap_job jobs[3] = {lin_job(200, 210), lin_job(300, 2000), lin_job(100, 120)};
+    for (int b = 0; b <= 10; b++) {
+        double budget = 300 + 60 * b + 0.5, lim[3], best = INFINITY, bl[3] = {0};
+        assert_true(eco_cap_allocate(jobs, 3, budget, &p, lim, NULL) >= 0);
+        for (int x = 0; x < 26; x++)
+            for (int y = 0; y < 26; y++)
+                for (int w = 0; w < 26; w++) {
+                    double l[3] = {eco_cap_grid_limit(100, 300, 26, (uint32_t)x),
+                                   eco_cap_grid_limit(100, 300, 26, (uint32_t)y),
+                                   eco_cap_grid_limit(100, 300, 26, (uint32_t)w)};
+                    if (l[0] + l[1] + l[2] > budget)
+                        continue;
+                    double c = 0;
+                    for (int i = 0; i < 3; i++)
+                        c += eco_cap_job_cost(&jobs[i], &p, l[i]);
+                    if (c < best)
+                        best = c, bl[0] = l[0], bl[1] = l[1], bl[2] = l[2];
+                }
+        double c = 0;
+        for (int i = 0; i < 3; i++)
+            c += eco_cap_job_cost(&jobs[i], &p, lim[i]);
+        assert_double_equal(c, best, 1e-9 * best);
+        (void)bl;
+    }
+}
+
 /* Jobs on the measured curves (V100 / A40, several workloads), with and without deadlines. */
 static void truth_jobs(struct eco_cap_job *jobs, struct eco_cap_truth *tr, size_t n,
                        struct eco_rng *r)
@@ -267,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_right_split),      cmocka_unit_test(test_lost_cause),
         cmocka_unit_test(test_dual_agrees),      cmocka_unit_test(test_local_choice),
         cmocka_unit_test(test_horizon_forecast), cmocka_unit_test(test_admit_deadline),
+        cmocka_unit_test(test_miss_cost_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
