@@ -219,9 +219,9 @@ static int resolve(const char *list, const struct eco_consol_ops **pol, size_t *
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         const struct eco_consol_ops *p = eco_consol_find(tok);
         if (!p) {
-            eco_cli_err("sim: --consolidation: unknown policy '%s' (known: none, thr-mmt, "
-                        "mad-mmt, iqr-mmt, lr-mmt, dual-pabfd, dgddep)",
-                        tok);
+            struct eco_cli_list l;
+            eco_cli_err("sim: --consolidation: unknown policy '%s' (known: %s)", tok,
+                        eco_cli_names(ECO_CLI_CONSOLIDATION, &l));
             return ECO_EXIT_USAGE;
         }
         if (*n == MAX_POLICIES) {

@@ -32,7 +32,7 @@ static void usage(FILE *f)
             "are, or ecosched's placement CSV (docs/formats/placement.md).\n\n"
             "  --nodes FILE        nodes: CPU, memory, GPUs, GPU model\n"
             "  --items FILE        items: CPU, memory, GPUs (count or share), allowed models\n"
-            "  --algo NAME         ffd, bfd, dot-product, fgd, pso, pso-basic, ilp\n"
+            "  --algo NAME         %s\n"
             "  --objective O       hosts (default), frag, energy, balance (pso; ilp: hosts)\n"
             "  --seed S            random seed (pso, pso-basic, --inflate); default 1\n"
             "  --time-limit SEC    stop pso or ilp after SEC seconds with the best so far;\n"
@@ -49,7 +49,8 @@ static void usage(FILE *f)
             "                      branch-and-bound nodes, best so far, wall time); default:\n"
             "                      only when stderr is a terminal\n"
             "  --no-progress       no progress line, even on a terminal\n\n"
-            "Exit status: 0 done, 1 run failure, 2 bad usage or input.\n");
+            "Exit status: 0 done, 1 run failure, 2 bad usage or input.\n",
+            eco_cli_names(ECO_CLI_PLACE_ALGOS, &(struct eco_cli_list){{0}}));
 }
 
 static int parse_num(const char *opt, const char *s, double lo, double hi, double *out)
@@ -125,8 +126,9 @@ static int parse_args(int argc, char **argv, struct place_args *a)
         case O_OBJ:
             a->objective = eco_pl_objective_parse(optarg);
             if (a->objective < 0) {
-                eco_cli_err("place: --objective: unknown '%s' (known: hosts, frag, energy, "
-                            "balance)", optarg);
+                struct eco_cli_list l;
+                eco_cli_err("place: --objective: unknown '%s' (known: %s)", optarg,
+                            eco_cli_names(ECO_CLI_OBJECTIVES, &l));
                 return ECO_EXIT_USAGE;
             }
             break;
@@ -318,8 +320,9 @@ int eco_cmd_place(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     const struct eco_pl_algo *algo = eco_pl_find_any(a.algo);
     if (!algo) {
-        eco_cli_err("place: --algo: unknown '%s' (known: ffd, bfd, dot-product, fgd, pso, "
-                    "pso-basic, ilp)", a.algo);
+        struct eco_cli_list l;
+        eco_cli_err("place: --algo: unknown '%s' (known: %s)", a.algo,
+                    eco_cli_names(ECO_CLI_PLACE_ALGOS, &l));
         return ECO_EXIT_USAGE;
     }
     struct eco_pl_instance in = {0};

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `ecosched sim`: replay a job trace on a modelled cluster under one or more policies. */
 #define _XOPEN_SOURCE 700 /* nftw (XSI) */
+#include <ctype.h>
 #include <errno.h>
 #include <ftw.h>
 #include <getopt.h>
@@ -65,30 +66,31 @@ struct sim_args {
     unsigned long long seed;
     unsigned long long max_jobs;
     int progress; /* 0: when stderr is a terminal, 1: --progress, 2: --no-progress */
+    /* resolve_policies: each run's policy parameters (what follows "NAME:", or
+     * --las-thresholds for las; NULL: none), pointing into argv or spec_buf */
+    const char *policy_params[MAX_COMPARE];
+    char spec_buf[512];
 };
 
-/* The queue policies of the registry, ", "-separated (a static buffer). */
-static const char *policy_names(void)
+/* One line per queue policy, placement and power-down policy of the registries: name (as
+ * written on the command line), summary, and the parameters a queue policy takes. */
+static void registry_usage(FILE *f)
 {
-    static char buf[256];
-    size_t n = 0;
-    const struct eco_policy_ops *const *all = eco_policy_all();
-    buf[0] = '\0';
-    for (size_t i = 0; all[i] && n < sizeof buf; i++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? ", " : "", all[i]->name);
-    return buf;
-}
-
-/* "mpc, oracle, ..." from the capper family's registry. */
-static const char *capper_names(void)
-{
-    static char buf[256];
-    size_t n = 0;
-    const struct eco_capper_ops *const *all = eco_capper_all();
-    buf[0] = '\0';
-    for (size_t i = 0; all[i] && n < sizeof buf; i++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? ", " : "", all[i]->name);
-    return buf;
+    char params[256];
+    fprintf(f, "\nQueue policies (--policy NAME[:PARAMS], docs/policies/NAME.md):\n");
+    for (const struct eco_policy_ops *const *p = eco_policy_all(); *p; p++) {
+        eco_cli_help_entry(f, (*p)->name, (*p)->summary);
+        if ((*p)->params_help) {
+            snprintf(params, sizeof params, "params: %s", (*p)->params_help);
+            eco_cli_help_entry(f, "", params);
+        }
+    }
+    fprintf(f, "\nPlacements (--placement NAME, docs/policies/placement.md):\n");
+    for (size_t i = 0; eco_placement_any_at(i); i++)
+        eco_cli_help_entry(f, eco_placement_any_at(i)->name, eco_placement_any_at(i)->summary);
+    fprintf(f, "\nPower-down policies (--power-down P, docs/policies/power-down.md):\n");
+    for (const struct eco_powerdown_ops *const *p = eco_powerdown_all(); *p; p++)
+        eco_cli_help_entry(f, (*p)->usage ? (*p)->usage : (*p)->name, (*p)->summary);
 }
 
 /* One line per capper: name, summary and parameter keys. */
@@ -96,9 +98,12 @@ static void capper_usage(FILE *f)
 {
     const struct eco_capper_ops *const *all = eco_capper_all();
     fprintf(f, "\nPower policies (--power-policy FAMILY[:KEY=VALUE,...], docs/policies/powercap.md):\n");
-    for (size_t i = 0; all[i]; i++)
-        fprintf(f, "  %-13s %s\n                keys: %s\n", all[i]->name, all[i]->summary,
-                all[i]->params_help);
+    char keys[512];
+    for (size_t i = 0; all[i]; i++) {
+        eco_cli_help_entry(f, all[i]->name, all[i]->summary);
+        snprintf(keys, sizeof keys, "keys: %s", all[i]->params_help);
+        eco_cli_help_entry(f, "", keys);
+    }
 }
 
 static void sim_usage(FILE *f)
@@ -111,20 +116,21 @@ static void sim_usage(FILE *f)
             "waiting time and GPU utilisation.\n"
             "\n"
             "  --trace FILE        job trace (CSV, optionally gzip-compressed)\n"
-            "  --format F          auto (default: from the header), canonical, itp, philly, openb\n"
+            "  --format F          trace format: %s\n"
+            "                      (default: auto, from the header)\n"
             "  --cluster SPEC      COUNTxGPUS[:TYPE][,...], e.g. 30x8:V100,4x8:A100-SXM (type\n"
             "                      defaults to V100), a cluster JSON file (docs/formats/cluster.md),\n"
             "                      auto[xGPUS][:TYPE]: sized from the trace for 70%% average\n"
             "                      utilisation, or peak[xGPUS][:TYPE]: for its peak demand\n"
             "                      (docs/formats/cluster.md)\n"
-            "  --policy P          queue policy: %s (default: fifo)\n"
-            "  --placement L       pack (default), pool, spread, first-fit, energy, ffd, bfd,\n"
-            "                      dot-product, fgd, pso, pso-basic, ilp (the last three\n"
-            "                      place the queue of each pass as a batch)\n"
-            "  --compare P1,P2,..  run several policies on the same input, one table\n"
-            "  --las-thresholds L  las queue thresholds in GPU-seconds (default 3600,36000)\n"
-            "  --power-down P      node power-down: none (default), idle:SECONDS (Slurm\n"
-            "                      power_save), forecast (docs/policies/power-down.md)\n"
+            "  --policy P[:PARAMS] queue policy (default: fifo; listed below), parameters\n"
+            "                      after the name, e.g. las:3600,36000\n"
+            "  --placement L       GPU placement (default: pack; listed below)\n"
+            "  --compare P1,P2,..  run several policies on the same input, one table (each\n"
+            "                      P may carry its parameters: fifo,las:1800,18000)\n"
+            "  --las-thresholds L  as --policy las:L: las queue thresholds in GPU-seconds\n"
+            "                      (default 3600,36000)\n"
+            "  --power-down P      node power-down (default: none; listed below)\n"
             "  --workload-mix M    workloads for jobs whose trace names none: 'default' or\n"
             "                      NAME:WEIGHT,... (docs/models/energy.md); else 'generic'\n"
             "  --out DIR           write DIR/jobs.csv, summary.json, rejected.csv, nodes.csv and\n"
@@ -163,7 +169,9 @@ static void sim_usage(FILE *f)
             "\n"
             "Exit status: 0 on success, 2 on bad options or bad input (the message names the\n"
             "file, line and field), 1 on other failures.\n",
-            policy_names(), capper_names());
+            eco_cli_names(ECO_CLI_FORMATS, &(struct eco_cli_list){{0}}),
+            eco_cli_names(ECO_CLI_CAPPERS, &(struct eco_cli_list){{0}}));
+    registry_usage(f);
     capper_usage(f);
 }
 
@@ -529,44 +537,89 @@ static void print_table_row(const struct eco_sim_summary *s, const struct table 
            s->power_cap_max_overshoot_pct);
 }
 
-/* Splits the --compare list into policy tables. */
-static int resolve_policies(const struct sim_args *a, const struct eco_policy_ops **pol, size_t *n)
+/* The end of one "NAME[:PARAMS]" part of a --compare list starting at p: its parameters run to
+ * the first ',' before a part that starts with a letter (policy names do; las thresholds are
+ * numbers), so that "fifo,las:1800,18000,easy" is three policies. */
+static char *spec_end(char *p)
 {
+    char *q = p + strcspn(p, ",:");
+    if (*q != ':')
+        return q;
+    for (q += strcspn(q, ","); *q == ',' && q[1] && !isalpha((unsigned char)q[1]);)
+        q += 1 + strcspn(q + 1, ",");
+    return q;
+}
+
+/* --las-thresholds L: the parameters of las where its name carries none (the older spelling
+ * of --policy las:L). */
+static int apply_las_thresholds(struct sim_args *a, const struct eco_policy_ops **pol, size_t n)
+{
+    const struct eco_policy_ops *las = eco_policy_find("las");
+    int has_las = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pol[i] != las || !a->las_thresholds)
+            continue;
+        if (a->policy_params[i]) {
+            eco_cli_err("sim: --las-thresholds: las already has its thresholds from its name "
+                        "(las:%s); give them once", a->policy_params[i]);
+            return ECO_EXIT_USAGE;
+        }
+        a->policy_params[i] = a->las_thresholds;
+        has_las = 1;
+    }
+    if (a->las_thresholds && !has_las && !a->quiet)
+        eco_cli_err("warning: --las-thresholds applies to the las policy only; ignored");
+    return 0;
+}
+
+/* Resolves --policy NAME[:PARAMS], or the --compare list of them, into policy tables and
+ * their parameters (a->policy_params). */
+static int resolve_policies(struct sim_args *a, const struct eco_policy_ops **pol, size_t *n)
+{
+    struct eco_cli_list names;
     *n = 0;
     if (!a->compare) {
-        pol[0] = eco_policy_find(a->policy);
+        pol[0] = eco_policy_find_spec(a->policy, &a->policy_params[0]);
         if (!pol[0]) {
             eco_cli_err("sim: --policy: unknown policy '%s' (known: %s)", a->policy,
-                        policy_names());
+                        eco_cli_names(ECO_CLI_POLICIES, &names));
             return ECO_EXIT_USAGE;
         }
         *n = 1;
-        return 0;
+        return apply_las_thresholds(a, pol, *n);
     }
-    char buf[512];
-    if (strlen(a->compare) >= sizeof buf) {
+    if (strlen(a->compare) >= sizeof a->spec_buf) {
         eco_cli_err("sim: --compare: list too long");
         return ECO_EXIT_USAGE;
     }
-    strcpy(buf, a->compare);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        const struct eco_policy_ops *p = eco_policy_find(tok);
-        if (!p) {
-            eco_cli_err("sim: --compare: unknown policy '%s' (known: %s)", tok, policy_names());
+    strcpy(a->spec_buf, a->compare);
+    for (char *p = a->spec_buf, *end; *p; p = end + 1) {
+        end = spec_end(p);
+        if (end == p) /* empty parts are skipped */
+            continue;
+        int last = !*end;
+        *end = '\0';
+        const char *params;
+        const struct eco_policy_ops *ops = eco_policy_find_spec(p, &params);
+        if (!ops) {
+            eco_cli_err("sim: --compare: unknown policy '%s' (known: %s)", p,
+                        eco_cli_names(ECO_CLI_POLICIES, &names));
             return ECO_EXIT_USAGE;
         }
         if (*n == MAX_COMPARE) {
             eco_cli_err("sim: --compare: at most %d policies", MAX_COMPARE);
             return ECO_EXIT_USAGE;
         }
-        pol[(*n)++] = p;
+        a->policy_params[*n] = params;
+        pol[(*n)++] = ops;
+        if (last)
+            break;
     }
     if (*n == 0) {
         eco_cli_err("sim: --compare: empty policy list");
         return ECO_EXIT_USAGE;
     }
-    return 0;
+    return apply_las_thresholds(a, pol, *n);
 }
 
 static void report_rejected(const struct eco_jobset *set, size_t rejected, int quiet)
@@ -625,7 +678,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
         const char *pd_params = NULL;
         struct eco_sim_config cfg = {
             .policy = pol[i],
-            .policy_params = !strcmp(pol[i]->name, "las") ? a->las_thresholds : NULL,
+            .policy_params = a->policy_params[i],
             .placement = placement,
             .power_down = eco_powerdown_find(a->power_down, &pd_params),
             .workload_mix = a->workload_mix,
@@ -761,22 +814,24 @@ static int check_params_early(const struct sim_args *a, const struct eco_policy_
 {
     struct eco_cluster *dummy = NULL;
     struct eco_error err = {{0}};
-    int status = 0, has_las = 0;
+    int status = 0;
     if (eco_cluster_parse_spec("1x1", &dummy, &err))
         return ECO_EXIT_FAIL;
-    for (size_t i = 0; i < npol; i++)
-        has_las |= !strcmp(pol[i]->name, "las");
-    if (a->las_thresholds && !has_las && !a->quiet)
-        eco_cli_err("warning: --las-thresholds applies to the las policy only; ignored");
-    if (a->las_thresholds && has_las) {
-        const struct eco_policy_ops *las = eco_policy_find("las");
-        struct eco_policy *p = las->create(dummy, a->las_thresholds, &err);
+    for (size_t i = 0; i < npol; i++) {
+        const char *params = a->policy_params[i];
+        if (!params)
+            continue;
+        struct eco_policy *p = pol[i]->create(dummy, params, &err);
         if (!p) {
-            eco_cli_err("sim: --las-thresholds: %s", err.msg);
+            if (params == a->las_thresholds)
+                eco_cli_err("sim: --las-thresholds: %s", err.msg);
+            else
+                eco_cli_err("sim: %s %s: %s", a->compare ? "--compare" : "--policy",
+                            pol[i]->name, err.msg);
             status = ECO_EXIT_USAGE;
             goto done;
         }
-        las->destroy(p);
+        pol[i]->destroy(p);
     }
     const char *params;
     const struct eco_powerdown_ops *pd = eco_powerdown_find(a->power_down, &params);
@@ -868,6 +923,7 @@ int eco_cmd_sim(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "--server")) /* one-server mode: cmd_sim_server.c */
         return eco_cmd_sim_server(argc - 1, argv + 1);
     struct sim_args a;
+    struct eco_cli_list names;
     int status = parse_args(argc, argv, &a);
     if (status)
         return status < 0 ? 0 : status;
@@ -877,15 +933,14 @@ int eco_cmd_sim(int argc, char **argv)
         return status;
     const struct eco_placement_ops *placement = eco_placement_find_any(a.placement);
     if (!placement) {
-        eco_cli_err("sim: --placement: unknown placement '%s' (known: pack, pool, spread, "
-                    "first-fit, energy, ffd, bfd, dot-product, fgd, pso, pso-basic, ilp)",
-                    a.placement);
+        eco_cli_err("sim: --placement: unknown placement '%s' (known: %s)", a.placement,
+                    eco_cli_names(ECO_CLI_PLACEMENTS, &names));
         return ECO_EXIT_USAGE;
     }
     const char *pd_params;
     if (!eco_powerdown_find(a.power_down, &pd_params)) {
-        eco_cli_err("sim: --power-down: unknown policy '%s' (known: none, idle:SECONDS, forecast)",
-                    a.power_down);
+        eco_cli_err("sim: --power-down: unknown policy '%s' (known: %s)", a.power_down,
+                    eco_cli_names(ECO_CLI_POWER_DOWN, &names));
         return ECO_EXIT_USAGE;
     }
     if ((status = check_params_early(&a, pol, npol)))
@@ -894,8 +949,8 @@ int eco_cmd_sim(int argc, char **argv)
         eco_cli_err("warning: --sample-s applies to timeline.csv, written only with --out");
     int fmt = eco_trace_format_parse(a.format);
     if (fmt < 0) {
-        eco_cli_err("sim: --format: unknown format '%s' (known: auto, canonical, itp, philly, "
-                    "openb)", a.format);
+        eco_cli_err("sim: --format: unknown format '%s' (known: %s)", a.format,
+                    eco_cli_names(ECO_CLI_FORMATS, &names));
         return ECO_EXIT_USAGE;
     }
     struct eco_error err = {{0}};
@@ -928,7 +983,7 @@ int eco_cmd_sim(int argc, char **argv)
     int have_policy = a.power_policy && strcmp(a.power_policy, "none");
     if (n_budget && !have_policy) {
         eco_cli_err("sim: a power budget needs a power policy other than none (%s)",
-                    capper_names());
+                    eco_cli_names(ECO_CLI_CAPPERS, &names));
         free(budget);
         return ECO_EXIT_USAGE;
     }
