@@ -154,7 +154,7 @@ const struct eco_opt *eco_opt_find_mode(const struct eco_opt_cmd *cmd, int argc,
         goto done;
     memcpy(copy, argv, ((size_t)argc + 1) * sizeof *copy); /* getopt permutes its argv */
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0, not 1: glibc then forgets the state of an earlier scan */
     int c;
     while (!found && (c = getopt_long(argc, copy, shortopts, longopts, NULL)) != -1) {
         const struct eco_opt *o = entry_of(cmd, c == ':' ? optopt : c);
@@ -176,7 +176,7 @@ const struct eco_opt *eco_opt_find_mode(const struct eco_opt_cmd *cmd, int argc,
     }
 done:
     free(copy);
-    optind = 1;
+    optind = 0; /* 0, not 1: glibc then forgets the state of an earlier scan */
     return found;
 }
 
@@ -188,7 +188,7 @@ int eco_opt_parse(const struct eco_opt_cmd *cmd, int argc, char **argv, void *ar
     if (brc)
         return brc;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0, not 1: glibc then forgets the state of an earlier scan */
     int c;
     while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         const struct eco_opt *o = entry_of(cmd, c);
@@ -205,7 +205,9 @@ int eco_opt_parse(const struct eco_opt_cmd *cmd, int argc, char **argv, void *ar
             return -1;
         }
         if (o->kind == ECO_OPT_MODE) { /* eco_opt_find_mode hands these over first */
-            eco_cli_err(cmd->unknown, argv[optind - 1]);
+            char name[80];
+            snprintf(name, sizeof name, "--%s", o->name);
+            eco_cli_err(cmd->unknown, name);
             return ECO_EXIT_USAGE;
         }
         int rc = store(cmd, o, optarg, args);
