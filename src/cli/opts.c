@@ -3,7 +3,6 @@
  * style, and the --help lines, all from one table per command. */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
