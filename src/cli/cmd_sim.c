@@ -152,10 +152,11 @@ static int run_server(int argc, char **argv, int at)
 #define NO_MAX_W_S 1e15
 /* --sample-s: a sample every 1e12 s is already one row for any trace. */
 #define NO_MAX_SAMPLE_S 1e12
+/* --seed, --max-jobs: any unsigned 64-bit value (ULLONG_MAX as a double). */
 #define NO_MAX_ULL 18446744073709551615.0
 
-/* `sim`'s options, in --help order. --server and --consolidation are subcommands (sim_modes);
- * --consolidation is listed here for --help and for its checks of the order of the options. */
+/* `sim`'s options, in --help order. --server and --consolidation are subcommand entries
+ * (ECO_OPT_MODE): eco_cmd_sim hands the command line to their run wherever they stand. */
 static const struct eco_opt sim_opts[] = {
     {.name = "trace",
      .kind = ECO_OPT_STR,
