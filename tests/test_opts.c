@@ -61,7 +61,7 @@ static const struct eco_opt t_opts[] = {
      .help = "a ratio\nin 0..1"},
     {.name = "budget", .kind = ECO_OPT_NUM, .lo = 0, .hi = 1e15,
      .flags = ECO_OPT_LO_OPEN | ECO_OPT_NO_MAX, .offset = A(budget), .arg = "W",
-     .help = "watts", .noun = "number of watts"},
+     .help = "watts", .noun = "a number of watts"},
     {.name = "count", .kind = ECO_OPT_WHOLE, .lo = 1, .hi = 10000000, .offset = A(count),
      .arg = "N", .help = "a count", .check = check_even},
     {.name = "slots", .kind = ECO_OPT_WHOLE32, .lo = 0, .hi = 64, .offset = A(slots), .arg = "N"},

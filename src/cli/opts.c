@@ -34,19 +34,21 @@ static void bound(char *buf, size_t size, double v, int whole)
 static int bad_number(const struct eco_opt_cmd *cmd, const struct eco_opt *o, const char *value,
                       int whole)
 {
-    char lo[32], hi[32];
+    char lo[32], hi[32], range[80], opt[96];
     bound(lo, sizeof lo, o->lo, whole);
     bound(hi, sizeof hi, o->hi, whole);
-    const char *noun = o->noun ? o->noun : whole ? "whole number" : "number";
+    const char *noun = o->noun ? o->noun : whole ? "a whole number" : "a number";
     if (o->flags & ECO_OPT_NO_MAX)
-        eco_cli_err("%s: --%s: '%s' is not a %s %s %s", cmd->prefix, o->name, value, noun,
-                    o->flags & ECO_OPT_LO_OPEN ? ">" : ">=", lo);
+        snprintf(range, sizeof range, "%s %s", o->flags & ECO_OPT_LO_OPEN ? ">" : ">=", lo);
     else if (o->flags & ECO_OPT_LO_OPEN)
-        eco_cli_err("%s: --%s: '%s' is not a %s > %s and <= %s", cmd->prefix, o->name, value,
-                    noun, lo, hi);
+        snprintf(range, sizeof range, "> %s and <= %s", lo, hi);
     else
-        eco_cli_err("%s: --%s: '%s' is not a %s in %s..%s", cmd->prefix, o->name, value, noun,
-                    lo, hi);
+        snprintf(range, sizeof range, "in %s..%s", lo, hi);
+    if (cmd->prefix)
+        snprintf(opt, sizeof opt, "%s: --%s", cmd->prefix, o->name);
+    else
+        snprintf(opt, sizeof opt, "--%s", o->name);
+    eco_cli_err("%s: '%s' is not %s %s", opt, value, noun, range);
     return -1;
 }
 
@@ -74,8 +76,7 @@ static int number(const struct eco_opt_cmd *cmd, const struct eco_opt *o, const 
     return 0;
 }
 
-/* Parses and stores one option's value; 0 or an exit status (message printed). */
-static int store(const struct eco_opt_cmd *cmd, const struct eco_opt *o, const char *value,
+int eco_opt_value(const struct eco_opt_cmd *cmd, const struct eco_opt *o, const char *value,
                  void *args)
 {
     char *field = (char *)args + o->offset;
@@ -209,7 +210,7 @@ int eco_opt_parse(const struct eco_opt_cmd *cmd, int argc, char **argv, void *ar
             eco_cli_err(cmd->unknown, name);
             return ECO_EXIT_USAGE;
         }
-        int rc = store(cmd, o, optarg, args);
+        int rc = eco_opt_value(cmd, o, optarg, args);
         if (rc)
             return rc;
     }

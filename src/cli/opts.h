@@ -37,8 +37,8 @@ struct eco_opt {
     /* Optional: after the kind's parse and store, checks the value or (ECO_OPT_CUSTOM) parses
      * it; 0, or an exit status with the message printed. */
     int (*check)(const struct eco_opt *o, const char *value, void *args);
-    /* What a bad value is in messages ("number of seconds"); NULL: "number" or, for whole
-     * kinds, "whole number". */
+    /* What a bad value is in messages, with its article ("a number of seconds", "an
+     * integer"); NULL: "a number" or, for whole kinds, "a whole number". */
     const char *noun;
     /* ECO_OPT_MODE: runs the subcommand on the whole command line; `at` is the index of the
      * mode's option in argv. Returns the exit status. */
@@ -46,7 +46,7 @@ struct eco_opt {
 };
 
 struct eco_opt_cmd {
-    const char *prefix; /* messages start "PREFIX: --NAME: " ("sim", "place") */
+    const char *prefix; /* messages start "PREFIX: --NAME: " ("sim", "place"); NULL: "--NAME: " */
     const struct eco_opt *opts;
     int help_col; /* the column where --help's text starts */
     /* Messages (one %s: the option as given) for a missing value and an unknown option. */
@@ -57,6 +57,11 @@ struct eco_opt_cmd {
 /* Parses argv[1..] into args by cmd's table (getopt_long; optind is left at the first operand).
  * 0: parsed; -1: --help printed; else an exit status with the message printed. */
 int eco_opt_parse(const struct eco_opt_cmd *cmd, int argc, char **argv, void *args);
+/* Parses value by o's kind and range and stores it in o's field of args, then runs o->check,
+ * as eco_opt_parse does for each option (for commands that walk their own argv, as the daemon
+ * client's do). 0, or an exit status with the message printed. */
+int eco_opt_value(const struct eco_opt_cmd *cmd, const struct eco_opt *o, const char *value,
+                  void *args);
 /* The subcommand (ECO_OPT_MODE entry) named anywhere on the command line, read with the same
  * getopt table as eco_opt_parse (so that an option's value is never taken for a mode, and
  * options of the subcommand alone are passed over); NULL when none. *at: its index in argv. */
