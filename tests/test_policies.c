@@ -273,6 +273,77 @@ static void test_bad_las_params(void **state)
     eco_cluster_destroy(c);
 }
 
+/* --policy NAME[:PARAMS]: the name before the first ':' (any case), the rest as parameters. */
+static void test_find_spec(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value, *name, *params; /* name NULL: unknown */
+    } cases[] = {
+        {"las", "las", NULL},
+        {"las:3600,36000", "las", "3600,36000"},
+        {"LAS:1", "las", "1"},
+        {"fifo:", "fifo", ""},
+        {"edf", "edf", NULL},
+        {"la", NULL, NULL},
+        {"lass:1", NULL, NULL},
+        {"", NULL, NULL},
+        {":1", NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *params = "unset";
+        const struct eco_policy_ops *p = eco_policy_find_spec(cases[i].value, &params);
+        if (!cases[i].name) {
+            assert_null(p);
+            continue;
+        }
+        assert_non_null(p);
+        assert_string_equal(p->name, cases[i].name);
+        if (cases[i].params)
+            assert_string_equal(params, cases[i].params);
+        else
+            assert_null(params);
+    }
+}
+
+/* Capability flags: the registry's policies say what they need, and the daemon's set (neither
+ * durations nor preemption) is fifo, greedy and edf; only a policy with params_help takes
+ * parameters, and each has a summary. */
+static void test_caps(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        unsigned caps;
+    } want[] = {
+        {"fifo", 0},
+        {"greedy", 0},
+        {"easy", ECO_POLICY_NEEDS_DURATION},
+        {"sjf", ECO_POLICY_NEEDS_DURATION},
+        {"las", ECO_POLICY_PREEMPTS},
+        {"edf", ECO_POLICY_NEEDS_DEADLINE},
+        {"lsf", ECO_POLICY_NEEDS_DURATION | ECO_POLICY_NEEDS_DEADLINE},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const struct eco_policy_ops *p = eco_policy_find(want[i].name);
+        assert_non_null(p);
+        if (p->caps != want[i].caps)
+            fail_msg("%s: caps %#x, want %#x", p->name, p->caps, want[i].caps);
+    }
+    struct eco_cluster *c = NULL;
+    struct eco_error err;
+    assert_int_equal(eco_cluster_parse_spec("1x4", &c, &err), 0);
+    size_t n = 0;
+    for (const struct eco_policy_ops *const *p = eco_policy_all(); *p; p++, n++) {
+        assert_non_null((*p)->summary);
+        if (!(*p)->params_help) { /* refuses parameters */
+            assert_null((*p)->create(c, "1", &err));
+        }
+    }
+    assert_int_equal(n, sizeof want / sizeof want[0]);
+    eco_cluster_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +361,8 @@ int main(void)
         cmocka_unit_test(test_reject_too_large),
         cmocka_unit_test(test_summary_metrics),
         cmocka_unit_test(test_bad_las_params),
+        cmocka_unit_test(test_find_spec),
+        cmocka_unit_test(test_caps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

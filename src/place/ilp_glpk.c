@@ -484,3 +484,12 @@ const struct eco_pl_algo *eco_pl_find_any(const char *name)
         return &eco_pl_algo_ilp;
     return eco_pl_algo_find(name);
 }
+
+const struct eco_pl_algo *eco_pl_algo_any_at(size_t i)
+{
+    const struct eco_pl_algo *const *all = eco_pl_algo_all();
+    size_t n = 0;
+    while (all[n])
+        n++;
+    return i < n ? all[i] : i == n ? &eco_pl_algo_ilp : NULL;
+}

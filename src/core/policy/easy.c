@@ -159,6 +159,7 @@ static int easy_decide(struct eco_policy *p, const struct eco_sched_view *v,
 const struct eco_policy_ops eco_policy_easy = {
     .name = "easy",
     .summary = "EASY backfilling: a reservation for the first blocked job, backfill around it",
+    .caps = ECO_POLICY_NEEDS_DURATION,
     .order_key = key_submit,
     .create = easy_create,
     .destroy = easy_destroy,

@@ -14,7 +14,8 @@
 
 /* Default thresholds, GPU-seconds: one GPU-hour and ten GPU-hours. The bundled ITP traces'
  * shortest jobs run 600 s, so a one-GPU job of median length (~10,500 s) is demoted once and a
- * multi-GPU job of the same length twice. Configurable with --las-thresholds. */
+ * multi-GPU job of the same length twice. Configurable with --policy las:T1,T2,... (or
+ * --las-thresholds T1,T2,...). */
 static const double default_thresholds[] = {3600.0, 36000.0};
 
 struct cand {
@@ -253,6 +254,9 @@ static double las_next_wakeup(struct eco_policy *p, const struct eco_sched_view 
 const struct eco_policy_ops eco_policy_las = {
     .name = "las",
     .summary = "Tiresias-style 2D least-attained-service with preemption",
+    .params_help = "THRESHOLD,...: queue thresholds in attained GPU-seconds (default "
+                   "3600,36000)",
+    .caps = ECO_POLICY_PREEMPTS,
     .order_key = key_submit,
     .create = las_create,
     .destroy = las_destroy,

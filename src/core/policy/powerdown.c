@@ -307,6 +307,7 @@ static double idle_next_wakeup(struct eco_powerdown *p, const struct eco_pd_view
 static const struct eco_powerdown_ops idle_ops = {
     .name = "idle",
     .summary = "Slurm power_save: a node idle for SECONDS shuts down; queued jobs wake nodes",
+    .usage = "idle:SECONDS",
     .create = idle_create,
     .destroy = idle_destroy,
     .decide = idle_decide,
