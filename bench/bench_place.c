@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "ecosched/place_io.h"
+#include "place/place_io.h"
 
 static double now_s(void)
 {

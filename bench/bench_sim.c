@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include "ecosched/sim.h"
-#include "ecosched/trace.h"
+#include "sim/sim.h"
+#include "sim/trace.h"
 
 #define RUNS 5
 

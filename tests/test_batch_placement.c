@@ -9,9 +9,9 @@
 #include <errno.h>
 #include <string.h>
 #include "ecosched/freemap.h"
-#include "ecosched/place_io.h"
+#include "place/place_io.h"
 #include "ecosched/policy.h"
-#include "ecosched/sim.h"
+#include "sim/sim.h"
 #include "test_jobs.h"
 
 /* Two idle 3-GPU nodes and the queue 1, 1, 2, 2 GPUs. One job at a time, first fit and best

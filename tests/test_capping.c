@@ -14,7 +14,7 @@
 #include <string.h>
 #include "ecosched/catalog.h"
 #include "ecosched/power.h"
-#include "ecosched/sim.h"
+#include "sim/sim.h"
 #include "test_jobs.h"
 
 struct jspec {

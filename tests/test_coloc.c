@@ -14,7 +14,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "ecosched/coloc.h"
-#include "ecosched/csv.h"
+#include "util/csv.h"
 #include "test_util.h"
 
 #define DATA ECO_SOURCE_DIR "/data/gpu_colocation/"

@@ -16,10 +16,10 @@
 #include "ecosched/catalog.h"
 #include "ecosched/coloc.h"
 #include "ecosched/consol.h"
-#include "ecosched/consol_sim.h"
+#include "sim/consol_sim.h"
 #include "ecosched/power.h"
 #include "ecosched/rng.h"
-#include "ecosched/trace.h"
+#include "sim/trace.h"
 #include "test_util.h"
 
 /* ---- thresholds --------------------------------------------------------------------------- */

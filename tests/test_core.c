@@ -12,7 +12,7 @@
 #include "ecosched/catalog.h"
 #include "ecosched/heap.h"
 #include "ecosched/rng.h"
-#include "ecosched/sim.h"
+#include "sim/sim.h"
 
 static void test_catalog(void **state)
 {

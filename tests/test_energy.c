@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ecosched/catalog.h"
-#include "ecosched/sim.h"
+#include "sim/sim.h"
 #include "test_util.h"
-#include "ecosched/trace.h"
+#include "sim/trace.h"
 
 #define assert_rel(a, b, tol) assert_rel_at((a), (b), (tol), #a, __LINE__)
 static void assert_rel_at(double a, double b, double tol, const char *what, int line)

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ecosched/cluster.h"
-#include "ecosched/csv.h"
+#include "util/csv.h"
 #include "ecosched/error.h"
-#include "ecosched/report.h"
-#include "ecosched/sim.h"
+#include "sim/report.h"
+#include "sim/sim.h"
 
 #define DATA ECO_SOURCE_DIR "/tests/data/"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "ecosched/freemap.h"
-#include "ecosched/place_io.h"
+#include "place/place_io.h"
 #include "ecosched/policy.h"
 #include "test_util.h"
 

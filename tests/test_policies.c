@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <math.h>
 #include <string.h>
-#include "ecosched/sim.h"
+#include "sim/sim.h"
 #include "test_util.h"
 
 struct expect {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ecosched/catalog.h"
-#include "ecosched/csv.h"
+#include "util/csv.h"
 #include "ecosched/power.h"
 #include "ecosched/rng.h"
 #include "../src/core/power/zeus_tables.h"

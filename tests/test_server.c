@@ -14,7 +14,7 @@
 #include "ecosched/cluster.h"
 #include "ecosched/coloc.h"
 #include "ecosched/power.h"
-#include "ecosched/server.h"
+#include "sim/server.h"
 
 #define near(a, b, eps) assert_true(fabs((a) - (b)) <= (eps))
 

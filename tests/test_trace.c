@@ -13,8 +13,8 @@
 #include <cmocka.h>
 #include <zlib.h>
 #include "ecosched/catalog.h"
-#include "ecosched/csv.h"
-#include "ecosched/trace.h"
+#include "util/csv.h"
+#include "sim/trace.h"
 
 #define DATA ECO_SOURCE_DIR "/tests/data/trace/"
 #define SHARED "/work/shared/data/"
@@ -614,7 +614,7 @@ static const struct bad_case {
     {OPENB_H OPENB_OK "p1,1000,1024,2,500,,LS,Running,5,100,6\n", "column 'gpu_milli'", "'500'"},
     {OPENB_H OPENB_OK "p1,1000,1024,1,1000,,LS,Running,-5,100,6\n", "column 'creation_time'",
      "'-5'"},
-    /* values outside the documented ranges (include/ecosched/trace.h) */
+    /* values outside the documented ranges (src/sim/trace.h) */
     {CANON_H "a,0,10,1,\nb,5,1e308,1,\n", "column 'duration_s'", "'1e308' is outside 0..1e9 s"},
     {CANON_H "a,0,10,1,\nb,5,1000000001,1,\n", "column 'duration_s'", "is outside 0..1e9 s"},
     {CANON_H "a,0,10,1,\nb,9223372036854775808,3600,1,\n", "column 'submit_s'",

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include "cli.h"
 #include "opts.h"
-#include "ecosched/consol_sim.h"
-#include "ecosched/sim.h"
-#include "ecosched/trace.h"
+#include "sim/consol_sim.h"
+#include "sim/sim.h"
+#include "sim/trace.h"
 
 #define MAX_POLICIES 16
 

@@ -12,8 +12,8 @@
 #include <time.h>
 #include "cli.h"
 #include "opts.h"
-#include "ecosched/csv.h"
-#include "ecosched/place_io.h"
+#include "util/csv.h"
+#include "place/place_io.h"
 #include "ecosched/rng.h"
 
 struct place_args {

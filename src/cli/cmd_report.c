@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "opts.h"
-#include "ecosched/report.h"
+#include "sim/report.h"
 
 #ifndef ECO_VERSION
 #define ECO_VERSION "dev"

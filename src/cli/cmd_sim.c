@@ -15,11 +15,11 @@
 #include "cli.h"
 #include "opts.h"
 #include "ecosched/catalog.h"
-#include "ecosched/place_io.h"
+#include "place/place_io.h"
 #include "ecosched/powercap.h"
-#include "ecosched/report.h"
-#include "ecosched/sim.h"
-#include "ecosched/trace.h"
+#include "sim/report.h"
+#include "sim/sim.h"
+#include "sim/trace.h"
 
 #define MAX_COMPARE 16
 /* --sample-s below 1 s shows nothing new: without --sample-s timeline.csv already has a row at

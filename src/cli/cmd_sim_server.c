@@ -14,8 +14,8 @@
 #include "opts.h"
 #include "ecosched/catalog.h"
 #include "ecosched/coloc.h"
-#include "ecosched/csv.h"
-#include "ecosched/server.h"
+#include "util/csv.h"
+#include "sim/server.h"
 
 #define MAX_STRATEGIES 8
 #define DEFAULT_STRATEGIES "static,exclusive,memory-threshold,live"

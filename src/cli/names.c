@@ -4,10 +4,10 @@
 #include <string.h>
 #include "cli.h"
 #include "ecosched/consol.h"
-#include "ecosched/place_io.h"
+#include "place/place_io.h"
 #include "ecosched/policy.h"
 #include "ecosched/powercap.h"
-#include "ecosched/trace.h"
+#include "sim/trace.h"
 
 void eco_cli_list_add(struct eco_cli_list *l, const char *name)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "ecosched/csv.h"
+#include "util/csv.h"
 #include "opts.h"
 
 /* Most options of one command: sim has about thirty. */

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "ecosched/coloc.h"
-#include "ecosched/csv.h"
+#include "util/csv.h"
 
 #define MAX_GPUS 64
 #define STEP_S 0.05 /* progress update period: 1% of a 5 s job */

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ecosched/place_io.h"
+#include "place/place_io.h"
 
 struct cb {
     const struct eco_pl_params *p;

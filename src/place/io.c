@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ecosched/csv.h"
-#include "ecosched/place_io.h"
+#include "util/csv.h"
+#include "place/place_io.h"
 
 #define LINE_MAX_BYTES 4096
 #define MAX_FIELDS 64

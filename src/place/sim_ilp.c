@@ -3,7 +3,7 @@
  * exact ILP (GLPK). It lives at the edge because the core does not link GLPK; the simulator's
  * command finds it through eco_placement_find_any. See docs/policies/placement.md. */
 #include <strings.h>
-#include "ecosched/place_io.h"
+#include "place/place_io.h"
 #include "ecosched/policy.h"
 
 /* GLPK's limit per pass, s. A pass that reaches it keeps the best solution found (at least the

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ecosched/csv.h"
-#include "ecosched/sim.h"
-#include "ecosched/trace.h"
+#include "util/csv.h"
+#include "sim/sim.h"
+#include "sim/trace.h"
 
 /* A budget row is two numbers; 1 KiB is far more than any such line needs. */
 #define LINE_MAX_BYTES 1024

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ecosched/sim.h"
+#include "sim/sim.h"
 
 static int prefix(const char *arg, const char *word)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "ecosched/catalog.h"
-#include "ecosched/sim.h"
+#include "sim/sim.h"
 
 static int is_file_arg(const char *arg)
 {

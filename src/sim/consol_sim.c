@@ -9,9 +9,9 @@
 #include <string.h>
 #include "ecosched/catalog.h"
 #include "ecosched/coloc.h"
-#include "ecosched/consol_sim.h"
+#include "sim/consol_sim.h"
 #include "ecosched/power.h"
-#include "ecosched/sim.h"
+#include "sim/sim.h"
 
 #define NONE UINT32_MAX
 #define HIST ECO_CONSOL_HISTORY

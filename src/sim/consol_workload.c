@@ -8,7 +8,7 @@
 #include <string.h>
 #include "consol_internal.h"
 #include "ecosched/coloc.h"
-#include "ecosched/consol_sim.h"
+#include "sim/consol_sim.h"
 
 /* Slack allowed between a pod's GPU share and its workload's utilisation alone: a pod asking
  * for 0.46 GPU may run a workload that uses up to 0.56 of a GPU alone (openb's shares are set

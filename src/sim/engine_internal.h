@@ -6,7 +6,7 @@
 
 #include "ecosched/heap.h"
 #include "ecosched/rng.h"
-#include "ecosched/sim.h"
+#include "sim/sim.h"
 
 enum { EV_COMPLETE = 1, EV_WAKEUP, EV_NODE_UP, EV_NODE_DOWN, EV_PD_WAKEUP, EV_TICK, EV_BUDGET };
 

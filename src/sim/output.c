@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <string.h>
 #include "ecosched/catalog.h"
-#include "ecosched/sim.h"
+#include "sim/sim.h"
 
 /* Writes a CSV field, quoted when it holds a comma, quote or line break. */
 static void csv_field(FILE *f, const char *s)

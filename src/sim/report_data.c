@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "ecosched/csv.h"
+#include "util/csv.h"
 #include "report_internal.h"
 
 const char *const rpt_part_key[RPT_PARTS] = {"gpu_busy", "gpu_idle", "node_base", "off",

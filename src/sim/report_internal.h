@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
-#include "ecosched/report.h"
+#include "sim/report.h"
 
 /* Width of a time plot's data area in SVG units, and so the number of M4 bins per series:
  * one bin per unit keeps the drawn line exact at the plot's full size (M4, below). */

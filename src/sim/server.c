@@ -3,7 +3,7 @@
  * assignment or a GPU-selection strategy fed with sampled GPU status), allocate memory after
  * their start-up, compute at the co-location model's speed factors and end; utilisation,
  * energy and out-of-memory restarts are accounted (docs/simulator-server.md). */
-#include "ecosched/server.h"
+#include "sim/server.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,7 +14,7 @@
 #include "ecosched/catalog.h"
 #include "ecosched/cluster.h"
 #include "ecosched/coloc.h"
-#include "ecosched/csv.h"
+#include "util/csv.h"
 #include "ecosched/power.h"
 #include "ecosched/rng.h"
 

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ecosched/csv.h"
-#include "ecosched/trace.h"
+#include "util/csv.h"
+#include "sim/trace.h"
 #include "trace_internal.h"
 
 /* Longest line accepted. A CSV trace row is well under a kilobyte; a "line" of 64 MiB means a
@@ -17,8 +17,22 @@
 #define WARN_MAX 1024
 
 static const char *const format_names[] = {
-    [ECO_TRACE_AUTO] = "auto",     [ECO_TRACE_CANONICAL] = "canonical", [ECO_TRACE_ITP] = "itp",
-    [ECO_TRACE_PHILLY] = "philly", [ECO_TRACE_OPENB] = "openb",
+    [ECO_TRACE_AUTO] = "auto",
+#define ECO_TRACE_FORMAT(ID, name) [ECO_TRACE_##ID] = #name,
+#include "trace_formats.def"
+#undef ECO_TRACE_FORMAT
+};
+
+#define ECO_TRACE_FORMAT(ID, name) extern const struct trace_fmt eco_trace_fmt_##name;
+#include "trace_formats.def"
+#undef ECO_TRACE_FORMAT
+
+/* The formats in detection order, NULL-terminated. */
+static const struct trace_fmt *const formats[] = {
+#define ECO_TRACE_FORMAT(ID, name) &eco_trace_fmt_##name,
+#include "trace_formats.def"
+#undef ECO_TRACE_FORMAT
+    NULL,
 };
 #define NFORMATS (sizeof format_names / sizeof format_names[0])
 
@@ -39,9 +53,9 @@ int eco_trace_format_parse(const char *name)
 
 static const struct trace_fmt *fmt_by_id(enum eco_trace_format id)
 {
-    for (size_t i = 0; eco_trace__fmts[i]; i++)
-        if (eco_trace__fmts[i]->id == id)
-            return eco_trace__fmts[i];
+    for (size_t i = 0; formats[i]; i++)
+        if (formats[i]->id == id)
+            return formats[i];
     return NULL;
 }
 
@@ -56,12 +70,12 @@ static int find_col(char *const *cols, int n, const char *name)
 /* The first format whose signature columns all appear in the header, or NULL. */
 static const struct trace_fmt *detect_fields(char *const *cols, int n)
 {
-    for (size_t f = 0; eco_trace__fmts[f]; f++) {
-        const char *const *sig = eco_trace__fmts[f]->signature;
+    for (size_t f = 0; formats[f]; f++) {
+        const char *const *sig = formats[f]->signature;
         while (*sig && find_col(cols, n, *sig) >= 0)
             sig++;
         if (!*sig)
-            return eco_trace__fmts[f];
+            return formats[f];
     }
     return NULL;
 }

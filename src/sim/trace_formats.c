@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ecosched/catalog.h"
-#include "ecosched/csv.h"
+#include "util/csv.h"
 #include "trace_internal.h"
 
 /* ---- typed field readers ---------------------------------------------------------------- */
@@ -32,7 +32,7 @@ static int read_id(struct trace_loader *L, struct eco_job *job)
     return intern(L, s, &job->id_off);
 }
 
-/* The range of a time or size column (include/ecosched/trace.h) and how messages write it. */
+/* The range of a time or size column (src/sim/trace.h) and how messages write it. */
 struct range {
     double max;
     const char *text;
@@ -105,7 +105,7 @@ static int read_milli(struct trace_loader *L, struct eco_job *job)
 /* ---- canonical, ITP, Philly ------------------------------------------------------------- */
 
 /* Id, submit, duration and GPU count: all that ITP and Philly give. */
-static int row_basic(struct trace_loader *L, struct eco_job *job)
+int eco_trace__row_basic(struct trace_loader *L, struct eco_job *job)
 {
     int rc = read_id(L, job);
     if (!rc)
@@ -152,7 +152,7 @@ static int read_opt_string(struct trace_loader *L, enum trace_role role, uint32_
 
 static int row_canonical(struct trace_loader *L, struct eco_job *job)
 {
-    int rc = row_basic(L, job);
+    int rc = eco_trace__row_basic(L, job);
     if (!rc)
         rc = read_gpu_type(L, job);
     if (!rc)
@@ -315,7 +315,7 @@ static const struct trace_col openb_cols[] = {
 };
 static const char *const openb_sig[] = {"name", "num_gpu", "gpu_milli", NULL};
 
-static const struct trace_fmt fmt_canonical = {
+const struct trace_fmt eco_trace_fmt_canonical = {
     .id = ECO_TRACE_CANONICAL,
     .name = "canonical",
     .cols = canonical_cols,
@@ -323,23 +323,23 @@ static const struct trace_fmt fmt_canonical = {
     .signature = canonical_sig,
     .row = row_canonical,
 };
-static const struct trace_fmt fmt_itp = {
+const struct trace_fmt eco_trace_fmt_itp = {
     .id = ECO_TRACE_ITP,
     .name = "itp",
     .cols = itp_cols,
     .ncols = NCOLS(itp_cols),
     .signature = itp_sig,
-    .row = row_basic,
+    .row = eco_trace__row_basic,
 };
-static const struct trace_fmt fmt_philly = {
+const struct trace_fmt eco_trace_fmt_philly = {
     .id = ECO_TRACE_PHILLY,
     .name = "philly",
     .cols = philly_cols,
     .ncols = NCOLS(philly_cols),
     .signature = philly_sig,
-    .row = row_basic,
+    .row = eco_trace__row_basic,
 };
-static const struct trace_fmt fmt_openb = {
+const struct trace_fmt eco_trace_fmt_openb = {
     .id = ECO_TRACE_OPENB,
     .name = "openb",
     .cols = openb_cols,
@@ -348,6 +348,3 @@ static const struct trace_fmt fmt_openb = {
     .row = row_openb,
 };
 
-const struct trace_fmt *const eco_trace__fmts[] = {
-    &fmt_canonical, &fmt_philly, &fmt_itp, &fmt_openb, NULL,
-};

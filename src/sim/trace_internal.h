@@ -6,10 +6,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "ecosched/csv.h"
+#include "util/csv.h"
 #include "ecosched/error.h"
 #include "ecosched/job.h"
-#include "ecosched/trace.h"
+#include "sim/trace.h"
 
 /* What a column means to the reader; one column per role at most. */
 enum trace_role {
@@ -53,8 +53,8 @@ struct trace_fmt {
     trace_row_fn row;
 };
 
-/* The formats in detection order, indexed by position (not by enum value); NULL-terminated. */
-extern const struct trace_fmt *const eco_trace__fmts[];
+/* A format is a `const struct trace_fmt eco_trace_fmt_<name>` listed in trace_formats.def
+ * (trace.c builds the registry from it). */
 
 struct trace_loader {
     const char *path;
@@ -81,5 +81,8 @@ struct trace_loader {
 int eco_trace__field(struct trace_loader *L, enum trace_role role, const char **out);
 int eco_trace__bad(struct trace_loader *L, enum trace_role role, const char *value,
                    const char *what);
+/* The row of a format with an id, submit time, duration and GPU count, as the ITP and Philly
+ * formats read it: a new format with renamed columns needs only its cols table. */
+int eco_trace__row_basic(struct trace_loader *L, struct eco_job *job);
 
 #endif

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
-#include "ecosched/csv.h"
+#include "util/csv.h"
 
 /* Bytes read from zlib at a time; 256 KiB is past the point where larger buffers stop paying
  * off (and zlib's own input buffer is set to the same). */

@@ -4,17 +4,15 @@
 #include <strings.h>
 #include "ecosched/policy.h"
 
-extern const struct eco_policy_ops eco_policy_fifo;
-extern const struct eco_policy_ops eco_policy_greedy;
-extern const struct eco_policy_ops eco_policy_easy;
-extern const struct eco_policy_ops eco_policy_sjf;
-extern const struct eco_policy_ops eco_policy_las;
-extern const struct eco_policy_ops eco_policy_edf;
-extern const struct eco_policy_ops eco_policy_lsf;
+#define ECO_POLICY(name) extern const struct eco_policy_ops eco_policy_##name;
+#include "policies.def"
+#undef ECO_POLICY
 
 static const struct eco_policy_ops *const policies[] = {
-    &eco_policy_fifo, &eco_policy_greedy, &eco_policy_easy, &eco_policy_sjf, &eco_policy_las,
-    &eco_policy_edf,  &eco_policy_lsf,  NULL,
+#define ECO_POLICY(name) &eco_policy_##name,
+#include "policies.def"
+#undef ECO_POLICY
+    NULL,
 };
 
 const struct eco_policy_ops *const *eco_policy_all(void)

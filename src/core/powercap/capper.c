@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The capper family: registry, parameters, and the pieces every capper shares (feedback on
  * measured power, early dithering, level snapping, power admission). docs/policies/powercap.md,
- * "Capper family". A policy is one file (capper_<name>.c) plus one line in `cappers` below. */
+ * "Capper family". A policy is one file (capper_<name>.c) plus one line in cappers.def. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,15 +10,15 @@
 #include "capper_internal.h"
 #include "ecosched/rng.h"
 
-extern const struct eco_capper_ops eco_capper_mpc;
-extern const struct eco_capper_ops eco_capper_oracle;
-extern const struct eco_capper_ops eco_capper_uniform;
-extern const struct eco_capper_ops eco_capper_proportional;
-extern const struct eco_capper_ops eco_capper_threshold;
+#define ECO_CAPPER(name) extern const struct eco_capper_ops eco_capper_##name;
+#include "cappers.def"
+#undef ECO_CAPPER
 
 static const struct eco_capper_ops *const cappers[] = {
-    &eco_capper_mpc,          &eco_capper_oracle,    &eco_capper_uniform,
-    &eco_capper_proportional, &eco_capper_threshold, NULL,
+#define ECO_CAPPER(name) &eco_capper_##name,
+#include "cappers.def"
+#undef ECO_CAPPER
+    NULL,
 };
 
 const struct eco_capper_ops *const *eco_capper_all(void)

@@ -10,10 +10,9 @@
 
 enum eco_trace_format {
     ECO_TRACE_AUTO = 0,
-    ECO_TRACE_CANONICAL,
-    ECO_TRACE_ITP,
-    ECO_TRACE_PHILLY,
-    ECO_TRACE_OPENB,
+#define ECO_TRACE_FORMAT(ID, name) ECO_TRACE_##ID,
+#include "sim/trace_formats.def"
+#undef ECO_TRACE_FORMAT
 };
 
 /* The range of each value a trace row may give; a value outside is a bad row that names file,
