@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "../src/util/clock.h"
 
 static int connect_unix(const char *path)
 {
@@ -93,23 +94,16 @@ static int read_response(int fd, char *buf, size_t cap)
 #define LIST_MAX 1000000L
 #define MAX_LISTERS 64
 
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* One lister: GET /v1/jobs until stopped (SIGKILL) or its bounds; counts answers in *done. */
 static void lister(const char *sock, volatile long *done)
 {
     static const char req[] = "GET /v1/jobs HTTP/1.1\r\nHost: localhost\r\n\r\n";
     char resp[8192];
     int fd = connect_unix(sock);
-    double t0 = mono_s();
+    double t0 = eco_mono_s();
     if (fd < 0)
         _exit(1);
-    for (long i = 0; i < LIST_MAX && mono_s() - t0 < LIST_MAX_S; i++) {
+    for (long i = 0; i < LIST_MAX && eco_mono_s() - t0 < LIST_MAX_S; i++) {
         if (write_all(fd, req, sizeof req - 1) < 0 || read_response(fd, resp, sizeof resp) != 200)
             _exit(1);
         ++*done;

@@ -38,9 +38,9 @@ static int apply_one(struct ecod *d, int64_t id, unsigned g, double cap_w)
         rc = cap_w > 0 ? eco_platform_set_locked_clocks(d->platform, g, mhz, mhz, &err)
                        : eco_platform_reset_locked_clocks(d->platform, g, &err);
     if (rc < 0)
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": GPU %u: SM clock: %s", id, g, err.msg);
+        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": GPU %u: SM clock: %s", id, g, err.msg);
     else if (cap_w > 0)
-        ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 ": GPU %u: SM clock locked at %.0f MHz (cap %.0f W)",
+        ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 ": GPU %u: SM clock locked at %.0f MHz (cap %.0f W)",
                  id, g, mhz, cap_w);
     return rc;
 }
@@ -57,6 +57,6 @@ void ecod_clock_reconcile(struct ecod *d, const double *want, const int64_t *by)
 {
     for (unsigned g = 0; g < d->n_gpus; g++) {
         if (apply_one(d, by[g], g, want[g] > 0 ? want[g] : 0) == 0 && !(want[g] > 0))
-            ECOD_LOG(ECOD_DEBUG, "sched", "GPU %u: SM clock reset (no capped job)", g);
+            ECO_LOG(ECO_LOG_DEBUG, "sched", "GPU %u: SM clock reset (no capped job)", g);
     }
 }

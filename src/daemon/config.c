@@ -63,19 +63,6 @@ static const struct key KEYS[] = {
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 
-int ecod_level_parse(const char *name)
-{
-    static const struct {
-        const char *name;
-        int level;
-    } names[] = {{"error", ECOD_ERR}, {"err", ECOD_ERR},   {"warning", ECOD_WARN},
-                 {"warn", ECOD_WARN}, {"info", ECOD_INFO}, {"debug", ECOD_DEBUG}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcasecmp(name, names[i].name))
-            return names[i].level;
-    return -EINVAL;
-}
-
 /* host:port with a loopback host (127.0.0.0/8, ::1 as [::1], or localhost), port 1..65535.
  * NULL when fine, else what is wrong. */
 static const char *check_loopback(const char *v)
@@ -165,7 +152,7 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
         strcpy(field, v);
         return NULL;
     case K_LEVEL:
-        if ((lvl = ecod_level_parse(v)) < 0)
+        if ((lvl = eco_log_level_parse(v)) < 0)
             return "must be error, warning, info or debug";
         *(int *)(void *)field = lvl;
         return NULL;

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "ecoschedd.h"
+#include "../util/fs.h"
 
 #ifndef ECO_VERSION
 #define ECO_VERSION "dev"
@@ -31,39 +32,6 @@
  * cover 1/6 s to 1 s, so faster sampling adds nothing, and a queued job waits at most this
  * long for a freed GPU. */
 static double tick_s = 1.0;
-
-int ecod_log_level = ECOD_INFO;
-static bool log_syslog;
-
-static const char *const LEVEL_NAMES[8] = {
-    [ECOD_ERR] = "error", [ECOD_WARN] = "warning", [ECOD_INFO] = "info", [ECOD_DEBUG] = "debug"};
-
-void ecod_log_write(int level, const char *tag, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (log_syslog)
-        syslog(level, "%s: %s", tag, msg);
-    else
-        fprintf(stderr, "ecoschedd: %s: %s: %s\n", LEVEL_NAMES[level & 7], tag, msg);
-}
-
-double ecod_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-double ecod_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 struct opts {
     const char *socket;
@@ -121,7 +89,7 @@ static int parse_seconds(const char *opt, const char *v, double *out)
 
 static int parse_level(const char *v)
 {
-    int l = ecod_level_parse(v);
+    int l = eco_log_level_parse(v);
     if (l < 0)
         fprintf(stderr, "ecoschedd: --log-level: '%s' is not error, warning, info or debug\n", v);
     return l;
@@ -156,7 +124,7 @@ static int load_config(int argc, char **argv, struct opts *o)
     o->state_dir = c->state_dir;
     o->platform = c->platform;
     o->nvml_lib = c->nvml_library[0] ? c->nvml_library : NULL;
-    ecod_log_level = c->log_level;
+    eco_log_level = c->log_level;
     eco_gpusel_params_default(&o->sel);
     o->sel.window_s = c->util_window_s;
     o->sel.grace_s = c->grace_s;
@@ -229,7 +197,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         else if (!strcmp(name, "--log-level") && (lvl = parse_level(v)) < 0)
             return 2;
         else if (!strcmp(name, "--log-level"))
-            ecod_log_level = lvl;
+            eco_log_level = lvl;
         else if (!strcmp(name, "--util-window") && parse_seconds(name, v, &o->sel.window_s) < 0)
             return 2;
         else if (!strcmp(name, "--grace") && parse_seconds(name, v, &o->sel.grace_s) < 0)
@@ -342,7 +310,7 @@ static int claim_socket(const char *path, struct eco_error *err)
         eco_error_set(err, "%s: cannot remove the stale socket: %s", path, strerror(errno));
         goto out;
     }
-    ECOD_LOG(ECOD_INFO, "main", "%s: removed a stale socket (no daemon listens on it)", path);
+    ECO_LOG(ECO_LOG_INFO, "main", "%s: removed a stale socket (no daemon listens on it)", path);
 out:
     return rc;
 }
@@ -357,9 +325,8 @@ static int listen_unix(const struct opts *o, struct eco_error *err)
     char dir[sizeof sa.sun_path];
     strcpy(sa.sun_path, o->socket);
     strcpy(dir, o->socket);
-    if (mkdir(dirname(dir), 0755) < 0 && errno != EEXIST) {
-        rc = -errno;
-        eco_error_set(err, "%s: cannot create its directory: %s", o->socket, strerror(errno));
+    if ((rc = eco_mkdir(dirname(dir), 0755)) < 0) {
+        eco_error_set(err, "%s: cannot create its directory: %s", o->socket, strerror(-rc));
         goto out;
     }
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -396,13 +363,13 @@ static int open_platform(const struct opts *o, struct ecod *d, struct eco_error 
     } else {
         rc = eco_platform_open("nvml", o->nvml_lib, &d->platform, err);
         if (rc == -ENOENT || rc == -ENODEV) {
-            ECOD_LOG(ECOD_INFO, "platform", "auto: no NVML (%s); running without GPUs", err->msg);
+            ECO_LOG(ECO_LOG_INFO, "platform", "auto: no NVML (%s); running without GPUs", err->msg);
             rc = eco_platform_open("none", NULL, &d->platform, err);
         }
     }
     if (rc < 0)
         return rc;
-    ECOD_LOG(ECOD_INFO, "platform", "%s: %u GPUs", eco_platform_name(d->platform),
+    ECO_LOG(ECO_LOG_INFO, "platform", "%s: %u GPUs", eco_platform_name(d->platform),
              eco_platform_gpu_count(d->platform));
     return 0;
 }
@@ -500,9 +467,9 @@ static void ready(int fd)
             close(null);
     }
     openlog("ecoschedd", LOG_PID, LOG_DAEMON);
-    log_syslog = true;
+    eco_log_setup("ecoschedd", true);
     if (write(fd, "1", 1) < 0)
-        ECOD_LOG(ECOD_WARN, "main", "readiness pipe: %s", strerror(errno));
+        ECO_LOG(ECO_LOG_WARN, "main", "readiness pipe: %s", strerror(errno));
     close(fd);
 }
 
@@ -525,7 +492,7 @@ static int tighten(const char *path, mode_t mode)
         return -EPERM;
     if (chmod(path, mode) < 0)
         return -errno;
-    ECOD_LOG(ECOD_WARN, "main", "%s: mode %04o was open to other users: now %04o", path,
+    ECO_LOG(ECO_LOG_WARN, "main", "%s: mode %04o was open to other users: now %04o", path,
              (unsigned)(st.st_mode & 07777), (unsigned)mode);
     return 0;
 }
@@ -537,9 +504,8 @@ static int private_state(const struct ecod *d, struct eco_error *err)
     static const char *const SUFFIXES[] = {"", "-wal", "-shm", "-journal"};
     char path[sizeof d->db_path + 16];
     int rc = 0;
-    if (mkdir(d->state_dir, STATE_DIR_MODE) < 0 && errno != EEXIST) {
-        rc = -errno;
-        eco_error_set(err, "%s: cannot create: %s", d->state_dir, strerror(errno));
+    if ((rc = eco_mkdir(d->state_dir, STATE_DIR_MODE)) < 0) {
+        eco_error_set(err, "%s: cannot create: %s", d->state_dir, strerror(-rc));
         goto out;
     }
     if ((rc = tighten(d->state_dir, STATE_DIR_MODE)) < 0) {
@@ -568,7 +534,7 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
     ecod_sched_pass(d);
     while (!stop_signal) {
         MHD_UNSIGNED_LONG_LONG mhd_ms = 0;
-        double wait_s = d->last_tick_mono + tick_s - ecod_mono();
+        double wait_s = d->last_tick_mono + tick_s - eco_mono_s();
         int timeout = wait_s > 0 ? (int)(wait_s * 1000) + 1 : 0;
         if (MHD_get_timeout(m, &mhd_ms) == MHD_YES && mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout)
             timeout = (int)mhd_ms;
@@ -581,7 +547,7 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
                                {.fd = ecod_lister_fd(d->lister), .events = POLLIN},
                                {.fd = epfd_t, .events = POLLIN}};
         if (poll(pf, 4, timeout) < 0 && errno != EINTR) {
-            ECOD_LOG(ECOD_ERR, "main", "poll: %s", strerror(errno));
+            ECO_LOG(ECO_LOG_ERR, "main", "poll: %s", strerror(errno));
             break;
         }
         if (pf[1].revents & POLLIN) {
@@ -594,7 +560,7 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
         MHD_run(m);
         if (mt)
             MHD_run(mt);
-        if (d->want_sched || ecod_mono() >= d->last_tick_mono + tick_s)
+        if (d->want_sched || eco_mono_s() >= d->last_tick_mono + tick_s)
             ecod_sched_pass(d);
     }
 }
@@ -606,6 +572,7 @@ int main(int argc, char **argv)
     struct eco_error err = {{0}};
     struct MHD_Daemon *m = NULL, *mt = NULL;
     struct ecod_listener unix_l = {0}, tcp_l = {0};
+    eco_log_setup("ecoschedd", false);
     struct ecod_tcp_auth tcp_auth = {0};
     char fake_buf[4096];
     int fd = -1, rc = load_config(argc, argv, &o), status = 1;
@@ -622,34 +589,34 @@ int main(int argc, char **argv)
         private_state(&d, &err) < 0 || open_platform(&o, &d, &err) < 0 ||
         ecod_store_open(&d, &err) < 0 || ecod_sched_init(&d, &o.sel, &err) < 0 ||
         ecod_nodecap_init(&d, &err) < 0) {
-        ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
+        ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
         goto out;
     }
     if (!strcmp(eco_platform_name(d.platform), "fake") &&
         !(d.fake_run = fake_run_path(fake_buf, sizeof fake_buf)))
-        ECOD_LOG(ECOD_WARN, "main",
+        ECO_LOG(ECO_LOG_WARN, "main",
                  "ecosched-fake-gpu-run not found: jobs will not load the "
                  "fake GPUs");
     /* jobs exec the wrapper from this descriptor, so their users need not reach its
      * directory (a build tree in a 0700 home) */
     if (d.fake_run && (d.fake_run_fd = open(d.fake_run, O_RDONLY | O_CLOEXEC)) < 0) {
-        ECOD_LOG(ECOD_WARN, "main", "%s: %s: jobs will not load the fake GPUs", d.fake_run,
+        ECO_LOG(ECO_LOG_WARN, "main", "%s: %s: jobs will not load the fake GPUs", d.fake_run,
                  strerror(errno));
         d.fake_run = NULL;
     }
     ecod_sched_recover(&d);
     ecod_sched_reconcile_limits(&d);
     if (ecod_queue_create(&d, o.queue_policy, &err) < 0 || ecod_sched_load_queue(&d, &err) < 0) {
-        ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
+        ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
         goto out;
     }
     /* GET /v1/jobs off the loop; without the worker (a store it cannot open read-only) the
      * loop builds the pages itself, as before */
     if (ecod_lister_create(d.db_path, d.logs_dir, ECOD_LIST_QUEUE, &d.lister, &err) < 0)
-        ECOD_LOG(ECOD_WARN, "main", "%s: listings are served on the event loop", err.msg);
+        ECO_LOG(ECO_LOG_WARN, "main", "%s: listings are served on the event loop", err.msg);
     unix_l.d = tcp_l.d = &d;
     if ((fd = listen_unix(&o, &err)) < 0 || !(m = ecod_api_start(&unix_l, fd, &err))) {
-        ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
+        ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
         goto out;
     }
     fd = -1; /* libmicrohttpd closes it */
@@ -657,25 +624,25 @@ int main(int argc, char **argv)
         tcp_l.tcp = &tcp_auth;
         if ((fd = ecod_tcp_listen(o.cfg.tcp_listen, o.cfg.tcp_token_file, &tcp_auth, &err)) < 0 ||
             !(mt = ecod_api_start(&tcp_l, fd, &err))) {
-            ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
+            ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
             goto out;
         }
         fd = -1;
-        ECOD_LOG(ECOD_INFO, "main", "also serving on tcp %s (bearer token of %s, acting as uid %u)",
+        ECO_LOG(ECO_LOG_INFO, "main", "also serving on tcp %s (bearer token of %s, acting as uid %u)",
                  o.cfg.tcp_listen, o.cfg.tcp_token_file, (unsigned)tcp_auth.uid);
         if (tcp_auth.uid == 0)
-            ECOD_LOG(ECOD_WARN, "main",
+            ECO_LOG(ECO_LOG_WARN, "main",
                      "tcp_token_file %s is owned by root: TCP clients act as root (they may "
                      "cancel any job and run jobs as root); chown it to the account they should "
                      "act as",
                      o.cfg.tcp_token_file);
     }
-    ECOD_LOG(ECOD_INFO, "main", "ecoschedd %s serving on %s, state in %s", ECO_VERSION, o.socket,
+    ECO_LOG(ECO_LOG_INFO, "main", "ecoschedd %s serving on %s, state in %s", ECO_VERSION, o.socket,
              o.state_dir);
     ready(ready_fd);
     ready_fd = -1;
     loop(&d, m, mt);
-    ECOD_LOG(ECOD_INFO, "main", "stopping (signal %d); %zu running jobs left running",
+    ECO_LOG(ECO_LOG_INFO, "main", "stopping (signal %d); %zu running jobs left running",
              (int)stop_signal, d.n_runs);
     /* the worker answers the listings it holds and resumes their connections; one more run
      * of each server queues those answers (libmicrohttpd must not stop with a connection

@@ -14,19 +14,8 @@
 #include "ecosched/policy.h"
 #include "ecosched/powercap.h"
 #include "ecosched/store.h"
-
-/* Log levels, syslog's order (lower is more severe). */
-enum ecod_level { ECOD_ERR = 3, ECOD_WARN = 4, ECOD_INFO = 6, ECOD_DEBUG = 7 };
-
-extern int ecod_log_level;
-void ecod_log_write(int level, const char *tag, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* The one way the daemon logs: level-checked, with a subsystem tag ("api", "sched", ...). */
-#define ECOD_LOG(level, tag, ...)                                                                  \
-    do {                                                                                           \
-        if ((level) <= ecod_log_level)                                                             \
-            ecod_log_write((level), (tag), __VA_ARGS__);                                           \
-    } while (0)
+#include "../util/clock.h"
+#include "../util/log.h"
 
 /* Largest request body accepted (HTTP 413 beyond): a submit with a big environment is a few
  * KiB; 64 KiB leaves room for long command lines while bounding what one client can pin. */
@@ -133,10 +122,6 @@ void ecod_queue_remove(struct ecod *d, int64_t id);
  * all of them have left the queue. 0 or < 0 and err. */
 int ecod_queue_pass(struct ecod *d, double mono, struct ecod_start **starts, size_t *n_starts,
                     struct eco_error *err);
-
-/* Clocks: wall time (stored times) and monotonic time (selector samples, timers), in s. */
-double ecod_now(void);
-double ecod_mono(void);
 
 /* sched.c */
 /* Opens d->db_path into d->store after checking the state directory: a missing or empty
@@ -279,8 +264,6 @@ int ecod_config_load(const char *path, struct ecod_config *c);
 /* Sets one key from a command-line value, validated like the file's; 0, or -EINVAL with the
  * problem written to stderr. */
 int ecod_config_set(struct ecod_config *c, const char *key, const char *value);
-/* Log level from its name (error, warning, info, debug; err, warn); -EINVAL when unknown. */
-int ecod_level_parse(const char *name);
 
 /* sched.c: the slowdown bound of power_cap "auto" (fraction of the time at the maximum
  * limit), and the start-up reconciliation of the GPUs' limits with the store (after

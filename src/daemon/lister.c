@@ -42,7 +42,7 @@ static void *worker(void *arg)
 {
     struct ecod_lister *l = arg;
     if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE) < 0)
-        ECOD_LOG(ECOD_WARN, "list", "cannot lower the listing thread's priority: %s",
+        ECO_LOG(ECO_LOG_WARN, "list", "cannot lower the listing thread's priority: %s",
                  strerror(errno));
     pthread_mutex_lock(&l->mu);
     for (;;) {

@@ -109,7 +109,7 @@ static void restore_gpu(struct ecod *d, uint32_t g)
     if (rc == 0)
         rc = eco_platform_set_power_limit(d->platform, g, w, &err);
     if (rc < 0)
-        ECOD_LOG(ECOD_WARN, "power", "GPU %u: power limit: %s", g, err.msg);
+        ECO_LOG(ECO_LOG_WARN, "power", "GPU %u: power limit: %s", g, err.msg);
 }
 
 static struct njob *njob_of(struct ecod_nodecap *n, int64_t id, double lo, double hi)
@@ -255,7 +255,7 @@ void ecod_nodecap_tick(struct ecod *d, double mono)
     lim = calloc(d->n_runs + 1, sizeof *lim);
     map = calloc(d->n_runs + 1, sizeof *map);
     if (!vj || !lim || !map) {
-        ECOD_LOG(ECOD_WARN, "power", "out of memory for the node budget's decide");
+        ECO_LOG(ECO_LOG_WARN, "power", "out of memory for the node budget's decide");
         goto out;
     }
     size_t m = build_view(d, n, gr, vj, map);
@@ -277,7 +277,7 @@ void ecod_nodecap_tick(struct ecod *d, double mono)
                                 .n = m};
     int rc = m ? eco_capper_decide(n->capper, &v, &n->rng, lim) : 0;
     if (rc < 0) {
-        ECOD_LOG(ECOD_WARN, "power", "capper %s: decide failed: %s", n->policy, strerror(-rc));
+        ECO_LOG(ECO_LOG_WARN, "power", "capper %s: decide failed: %s", n->policy, strerror(-rc));
         goto out;
     }
     for (size_t q = 0; q < m; q++) {
@@ -287,10 +287,10 @@ void ecod_nodecap_tick(struct ecod *d, double mono)
             struct eco_error err = {{0}};
             if (fabs(gr[g].limit_w - lim[q]) >= 0.5 &&
                 eco_platform_set_power_limit(d->platform, g, lim[q], &err) < 0)
-                ECOD_LOG(ECOD_WARN, "power", "job %" PRId64 ": GPU %u: power limit: %s", r->id,
+                ECO_LOG(ECO_LOG_WARN, "power", "job %" PRId64 ": GPU %u: power limit: %s", r->id,
                          g, err.msg);
         }
-        ECOD_LOG(ECOD_DEBUG, "power", "job %" PRId64 ": limit %.1f W per GPU", r->id, lim[q]);
+        ECO_LOG(ECO_LOG_DEBUG, "power", "job %" PRId64 ": limit %.1f W per GPU", r->id, lim[q]);
     }
     n->measured_w = measured;
     n->demand_w = measured - managed + full;

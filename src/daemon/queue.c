@@ -299,7 +299,7 @@ int ecod_queue_pass(struct ecod *d, double mono, struct ecod_start **starts, siz
     qu->n_memo = 0;
     qu->n_never = 0;
     pass_ctx = qu;
-    struct eco_sched_view v = {.now_s = ecod_now(),
+    struct eco_sched_view v = {.now_s = eco_wall_s(),
                                .cluster = qu->model,
                                .jobs = qu->jobs,
                                .queue = qu->order,

@@ -20,6 +20,7 @@
 #include "ecosched/power.h"
 #include "ecosched/runner.h"
 #include "ecoschedd.h"
+#include "../util/fs.h"
 
 /* Time between a cancel's SIGTERM and the SIGKILL that follows when the job is still there:
  * long enough for a training script to write a checkpoint's last bytes, short enough that a
@@ -61,12 +62,11 @@ static void run_file(const struct ecod *d, int64_t id, char *buf, size_t cap)
     snprintf(buf, cap, "%s/%" PRId64, d->run_dir, id);
 }
 
-static int mkdir_p1(const char *path, mode_t mode, struct eco_error *err)
+static int make_dir(const char *path, mode_t mode, struct eco_error *err)
 {
-    if (mkdir(path, mode) == 0 || errno == EEXIST)
-        return 0;
-    int rc = -errno;
-    eco_error_set(err, "%s: cannot create: %s", path, strerror(errno));
+    int rc = eco_mkdir(path, mode);
+    if (rc < 0)
+        eco_error_set(err, "%s: cannot create: %s", path, strerror(-rc));
     return rc;
 }
 
@@ -143,11 +143,11 @@ int ecod_sched_init(struct ecod *d, struct eco_gpusel_params *params, struct eco
     int rc = 0;
     state_dirs(d);
     /* logs: 0700 as the state directory; users read their 0600 outputs through the daemon */
-    if ((rc = mkdir_p1(d->logs_dir, 0700, err)) < 0 || (rc = mkdir_p1(d->run_dir, 0700, err)) < 0)
+    if ((rc = make_dir(d->logs_dir, 0700, err)) < 0 || (rc = make_dir(d->run_dir, 0700, err)) < 0)
         goto out;
     d->n_gpus = eco_platform_gpu_count(d->platform);
     if (d->n_gpus > ECO_GPUSEL_MAX_GPUS) {
-        ECOD_LOG(ECOD_WARN, "sched", "%u GPUs: using the first %d", d->n_gpus, ECO_GPUSEL_MAX_GPUS);
+        ECO_LOG(ECO_LOG_WARN, "sched", "%u GPUs: using the first %d", d->n_gpus, ECO_GPUSEL_MAX_GPUS);
         d->n_gpus = ECO_GPUSEL_MAX_GPUS;
     }
     if (d->n_gpus > 0) {
@@ -170,7 +170,7 @@ void ecod_sched_fini(struct ecod *d)
         struct eco_error err = {{0}};
         const struct ecod_run *r = &d->runs[i];
         if (r->end_unrecorded && record_end(d, r, &err) < 0)
-            ECOD_LOG(ECOD_ERR, "sched",
+            ECO_LOG(ECO_LOG_ERR, "sched",
                      "job %" PRId64 ": %s, exit %d at %.0f not recorded (%s); the next start "
                      "marks it lost",
                      r->id, eco_store_state_name(r->end_state), r->end_code, r->end_s, err.msg);
@@ -260,7 +260,7 @@ static void sample_gpus(struct ecod *d, double mono)
         if (rc == 0)
             rc = eco_gpusel_sample(d->sel, g, &smp);
         if (rc < 0)
-            ECOD_LOG(ECOD_DEBUG, "sched", "GPU %u: no sample: %s", g,
+            ECO_LOG(ECO_LOG_DEBUG, "sched", "GPU %u: no sample: %s", g,
                      err.msg[0] ? err.msg : strerror(-rc));
     }
 }
@@ -347,9 +347,9 @@ static bool settle_gpu(struct ecod *d, int64_t id, uint32_t g, size_t skip, bool
     if (rc == 0)
         rc = eco_platform_set_power_limit(d->platform, g, w, &err);
     if (rc < 0)
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": GPU %u: power limit: %s", id, g, err.msg);
+        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": GPU %u: power limit: %s", id, g, err.msg);
     else
-        ECOD_LOG(ECOD_DEBUG, "sched", "job %" PRId64 ": GPU %u: power limit %.0f W", id, g, w);
+        ECO_LOG(ECO_LOG_DEBUG, "sched", "job %" PRId64 ": GPU %u: power limit %.0f W", id, g, w);
     return rc == 0;
 }
 
@@ -476,9 +476,9 @@ static bool store_retryable(int rc)
  * again (store_recovered), not at every retry. */
 static void store_failed(struct ecod *d, int64_t id, const char *what, const char *msg)
 {
-    d->start_retry_mono = ecod_mono() + STORE_RETRY_S;
+    d->start_retry_mono = eco_mono_s() + STORE_RETRY_S;
     if (!d->store_failing)
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s: %s; retried every %.0f s", id, what,
+        ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s: %s; retried every %.0f s", id, what,
                  msg, STORE_RETRY_S);
     d->store_failing = true;
 }
@@ -486,7 +486,7 @@ static void store_failed(struct ecod *d, int64_t id, const char *what, const cha
 static void store_recovered(struct ecod *d)
 {
     if (d->store_failing)
-        ECOD_LOG(ECOD_INFO, "sched", "store writes succeed again");
+        ECO_LOG(ECO_LOG_INFO, "sched", "store writes succeed again");
     d->store_failing = false;
 }
 
@@ -505,10 +505,10 @@ static void forget_run(struct ecod *d, size_t i)
  * STORE_RETRY_S. Logged here once per job (its end happens once); retries are silent. */
 static void keep_unrecorded(struct ecod *d, struct ecod_run *r, const char *msg)
 {
-    ECOD_LOG(ECOD_ERR, "sched",
+    ECO_LOG(ECO_LOG_ERR, "sched",
              "job %" PRId64 ": end not recorded: %s; kept in memory, retried every %.0f s", r->id,
              msg, STORE_RETRY_S);
-    d->end_retry_mono = ecod_mono() + STORE_RETRY_S;
+    d->end_retry_mono = eco_mono_s() + STORE_RETRY_S;
     r->end_unrecorded = true;
     r->pid = 0;
     r->n_gpus = 0; /* released: no energy accrues */
@@ -525,7 +525,7 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
 {
     struct ecod_run *r = &d->runs[i];
     struct eco_error err = {{0}};
-    account_all(d, ecod_mono());
+    account_all(d, eco_mono_s());
     /* each GPU back to the lowest cap of the jobs still on it, or the default; a Slurm job's
      * GPUs always (the power controller may have lowered them), not only when it was capped */
     if (r->cap_w > 0 || r->slurm_job > 0)
@@ -537,11 +537,11 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
     if (have_status)
         code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     r->end_code = code;
-    r->end_s = ecod_now();
+    r->end_s = eco_wall_s();
     r->end_state = r->cancelled ? ECO_STORE_CANCELLED
                    : code > 0   ? ECO_STORE_FAILED
                                 : ECO_STORE_DONE;
-    ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 " ended: %s%d, %.1f J", r->id,
+    ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " ended: %s%d, %.1f J", r->id,
              have_status ? "exit " : "adopted, status unknown ", code, r->energy_j);
     int rc = record_end(d, r, &err);
     if (store_retryable(rc)) {
@@ -549,7 +549,7 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
         return;
     }
     if (rc < 0)
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
+        ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
     else
         store_recovered(d);
     forget_run(d, i);
@@ -573,9 +573,9 @@ static void retry_store(struct ecod *d, double mono)
             continue;
         }
         if (rc < 0)
-            ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
+            ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
         else
-            ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 ": end recorded (%s, exit %d)", r->id,
+            ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 ": end recorded (%s, exit %d)", r->id,
                      eco_store_state_name(r->end_state), r->end_code);
         store_recovered(d);
         forget_run(d, i);
@@ -694,11 +694,11 @@ static int start_failed(struct ecod *d, const struct eco_store_job *j, const cha
     if (fd >= 0) {
         dprintf(fd, "ecoschedd: job %" PRId64 " could not start: %s\n", j->id, msg);
         if (fchown(fd, j->uid, j->gid) < 0 && geteuid() == 0)
-            ECOD_LOG(ECOD_WARN, "sched", "%s: chown: %s", path, strerror(errno));
+            ECO_LOG(ECO_LOG_WARN, "sched", "%s: chown: %s", path, strerror(errno));
         close(fd);
     }
-    ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 " could not start: %s", j->id, msg);
-    double now = ecod_now();
+    ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 " could not start: %s", j->id, msg);
+    double now = eco_wall_s();
     int rc = eco_store_fail_start(d->store, j->id, 127, now, msg, &err);
     run_file(d, j->id, path, sizeof path);
     unlink(path); /* written at the gate when the exec failed after it */
@@ -707,7 +707,7 @@ static int start_failed(struct ecod *d, const struct eco_store_job *j, const cha
         return 0;
     }
     if (!store_retryable(rc)) {
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
+        ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
         return 0;
     }
     struct ecod_run *r = running ? add_run(d) : NULL;
@@ -729,9 +729,9 @@ static void write_run_file(const struct ecod *d, int64_t id, pid_t pid, uint64_t
     run_file(d, id, path, sizeof path);
     FILE *f = fopen(path, "we");
     if (!f || fprintf(f, "%d %" PRIu64 "\n", (int)pid, ticks) < 0)
-        ECOD_LOG(ECOD_ERR, "sched", "%s: %s", path, strerror(errno));
+        ECO_LOG(ECO_LOG_ERR, "sched", "%s: %s", path, strerror(errno));
     if (f && fclose(f) != 0)
-        ECOD_LOG(ECOD_ERR, "sched", "%s: %s", path, strerror(errno));
+        ECO_LOG(ECO_LOG_ERR, "sched", "%s: %s", path, strerror(errno));
 }
 
 /* What the start gate of one launch needs (start_gate). */
@@ -752,7 +752,7 @@ static int start_gate(void *arg, pid_t pid, struct eco_error *err)
     g->r->pid = pid;
     g->r->start_ticks = eco_run_start_ticks(pid);
     write_run_file(g->d, g->j->id, pid, g->r->start_ticks);
-    g->store_rc = eco_store_start(g->d->store, g->j->id, pid, pid, g->gpus, ecod_now(), err);
+    g->store_rc = eco_store_start(g->d->store, g->j->id, pid, pid, g->gpus, eco_wall_s(), err);
     return g->store_rc;
 }
 
@@ -772,7 +772,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     int ret = 0;
     struct ecod_run *r = add_run(d);
     if (!r) {
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
+        ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
         goto out;
     }
     r->id = j->id;
@@ -793,18 +793,18 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
         char why[200];
         /* the first GPU's model for all: a server's GPUs are one model */
         if (auto_cap(d, gpus[0], &cap_w, why, sizeof why) < 0) {
-            ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": power_cap auto: %s; running uncapped",
+            ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": power_cap auto: %s; running uncapped",
                      j->id, why);
             cap_w = ECO_STORE_CAP_NONE;
         } else {
-            ECOD_LOG(ECOD_INFO, "sched",
+            ECO_LOG(ECO_LOG_INFO, "sched",
                      "job %" PRId64 ": power_cap auto: %.0f W (generic workload, slowdown "
                      "<= %.0f%%)",
                      j->id, cap_w, ecod_auto_cap_max_slowdown * 100);
         }
         /* recorded before the job starts, so a restarted daemon adopts it with this limit */
         if (eco_store_set_power_cap(d->store, j->id, cap_w, &err) < 0)
-            ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
+            ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
         err.msg[0] = '\0';
     }
     r->cap_w = cap_w > 0 ? cap_w : 0;
@@ -841,7 +841,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
                 store_failed(d, j->id, "start not recorded", err.msg);
                 ret = -EAGAIN;
             } else { /* the store refused the transition: not ours to run */
-                ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id,
+                ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id,
                          err.msg);
             }
             run_file(d, j->id, path, sizeof path);
@@ -853,9 +853,9 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     }
     store_recovered(d);
     struct eco_gpu_request req = job_request(j);
-    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, ecod_mono(), gpus, n, &req) < 0)
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
-    ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 " started: pid %d, GPUs [%s]", j->id, (int)r->pid,
+    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, eco_mono_s(), gpus, n, &req) < 0)
+        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
+    ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " started: pid %d, GPUs [%s]", j->id, (int)r->pid,
              gl);
 out:
     strv_free(argv);
@@ -868,7 +868,7 @@ out:
 static void requeue(struct ecod *d, const struct eco_store_job *j)
 {
     if (ecod_queue_add(d, j) < 0)
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": queue: out of memory", j->id);
+        ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": queue: out of memory", j->id);
 }
 
 /* Starts the jobs the queue policy picks (docs/daemon/README.md, "Queue order"). */
@@ -885,13 +885,13 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
         return; /* a start could not be stored: the next try waits STORE_RETRY_S */
     d->start_retry_mono = 0;
     if (ecod_queue_pass(d, mono, &st, &n, &err) < 0) {
-        ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
+        ECO_LOG(ECO_LOG_ERR, "sched", "%s", err.msg);
         return;
     }
     for (size_t i = 0; i < n; i++) {
         struct eco_store_job j = {0};
         if (eco_store_get(d->store, st[i].id, &j, &err) < 0) {
-            ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", st[i].id, err.msg);
+            ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s", st[i].id, err.msg);
             err.msg[0] = '\0';
             continue;
         }
@@ -904,14 +904,14 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
             snprintf(why, sizeof why,
                      "can never run here: %u GPUs with %.1f GB each asked, %u GPUs", j.gpus,
                      j.gpu_mem_gb, d->n_gpus);
-            int rc = eco_store_cancel(d->store, j.id, ecod_now(), why, NULL, &err);
+            int rc = eco_store_cancel(d->store, j.id, eco_wall_s(), why, NULL, &err);
             if (rc < 0)
-                ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
+                ECO_LOG(ECO_LOG_ERR, "sched", "%s", err.msg);
             if (store_retryable(rc))
                 requeue(d, &j); /* refused again on a later pass */
         } else {
             if (!accounted)
-                account_all(d, ecod_mono());
+                account_all(d, eco_mono_s());
             accounted = true;
             if (launch(d, &j, st[i].gpus, st[i].n_gpus) == -EAGAIN) {
                 blocked = true;
@@ -947,9 +947,9 @@ static void prune(struct ecod *d, double mono)
         return;
     double every = ecod_keep_finished_s < PRUNE_EVERY_S ? ecod_keep_finished_s : PRUNE_EVERY_S;
     d->prune_mono = mono + every;
-    if (eco_store_prune(d->store, ecod_now() - ecod_keep_finished_s, PRUNE_BATCH, ids, &n,
+    if (eco_store_prune(d->store, eco_wall_s() - ecod_keep_finished_s, PRUNE_BATCH, ids, &n,
                         &err) < 0) {
-        ECOD_LOG(ECOD_WARN, "sched", "pruning: %s", err.msg);
+        ECO_LOG(ECO_LOG_WARN, "sched", "pruning: %s", err.msg);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -961,7 +961,7 @@ static void prune(struct ecod *d, double mono)
     if (n == PRUNE_BATCH)
         d->prune_mono = mono; /* more are due: the next pass goes on */
     if (n > 0)
-        ECOD_LOG(ECOD_INFO, "sched", "pruned %zu jobs that ended over %.0f s ago (ids %" PRId64
+        ECO_LOG(ECO_LOG_INFO, "sched", "pruned %zu jobs that ended over %.0f s ago (ids %" PRId64
                  "..%" PRId64 ")", n, ecod_keep_finished_s, ids[0], ids[n - 1]);
 }
 
@@ -970,7 +970,7 @@ static void prune(struct ecod *d, double mono)
 
 void ecod_sched_pass(struct ecod *d)
 {
-    double mono = ecod_mono();
+    double mono = eco_mono_s();
     d->last_tick_mono = mono;
     d->want_sched = false;
     /* Passes come every tick and after each submit, cancel or child exit; sampling the GPUs
@@ -998,9 +998,9 @@ void ecod_sched_pass(struct ecod *d)
     if (sample)
         ecod_nodecap_tick(d, mono);
     size_t queued = ecod_queue_len(d);
-    double t0 = ecod_mono();
+    double t0 = eco_mono_s();
     start_queued(d, mono, sample);
-    double t1 = ecod_mono(), took = t1 - mono;
+    double t1 = eco_mono_s(), took = t1 - mono;
     d->pass.queue_sum_s += t1 - t0;
     if (t1 - t0 > d->pass.queue_max_s)
         d->pass.queue_max_s = t1 - t0;
@@ -1010,7 +1010,7 @@ void ecod_sched_pass(struct ecod *d)
     if (took > d->pass.max_s)
         d->pass.max_s = took;
     d->pass.last_queue_len = queued;
-    ECOD_LOG(ECOD_DEBUG, "sched", "pass: %zu queued, %.3f ms (queue policy %.3f ms)", queued,
+    ECO_LOG(ECO_LOG_DEBUG, "sched", "pass: %zu queued, %.3f ms (queue policy %.3f ms)", queued,
              took * 1e3, (t1 - t0) * 1e3);
 }
 
@@ -1022,7 +1022,7 @@ void ecod_sched_cancelled(struct ecod *d, int64_t id)
             continue;
         r->cancelled = true;
         if (r->pid > 0 && eco_run_signal(r->pid, SIGTERM) == 0)
-            r->kill_at = ecod_mono() + KILL_WAIT_S;
+            r->kill_at = eco_mono_s() + KILL_WAIT_S;
     }
 }
 
@@ -1063,21 +1063,21 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     else
         why[0] = '\0';
     if (why[0]) {
-        if (eco_store_lose(d->store, j->id, ecod_now(), why, &err) < 0)
-            ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 " lost: %s", j->id, why);
+        if (eco_store_lose(d->store, j->id, eco_wall_s(), why, &err) < 0)
+            ECO_LOG(ECO_LOG_ERR, "sched", "%s", err.msg);
+        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 " lost: %s", j->id, why);
         run_file(d, j->id, path, sizeof path);
         unlink(path);
         return;
     }
     struct ecod_run *r = add_run(d);
     if (!r) {
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
+        ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
         return;
     }
     *r = probe;
     if (parse_gpus(j->assigned_gpus, d->n_gpus, r->gpus, &r->n_gpus) < 0)
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": GPUs '%s' not on this server", j->id,
+        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": GPUs '%s' not on this server", j->id,
                  j->assigned_gpus);
     r->capped = j->power_cap_w > 0 && r->n_gpus > 0;
     r->cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
@@ -1092,9 +1092,9 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     struct eco_gpu_request req = job_request(j);
     req.n_gpus = r->n_gpus;
     if (d->sel && r->n_gpus > 0 &&
-        eco_gpusel_reserve(d->sel, ecod_mono(), r->gpus, r->n_gpus, &req) < 0)
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
-    ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 " adopted: pid %d", j->id, (int)j->pid);
+        eco_gpusel_reserve(d->sel, eco_mono_s(), r->gpus, r->n_gpus, &req) < 0)
+        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
+    ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " adopted: pid %d", j->id, (int)j->pid);
 }
 
 void ecod_sched_recover(struct ecod *d)
@@ -1103,13 +1103,13 @@ void ecod_sched_recover(struct ecod *d)
     size_t n = 0;
     struct eco_error err = {{0}};
     if (eco_store_running(d->store, &jobs, &n, &err) < 0) {
-        ECOD_LOG(ECOD_ERR, "sched", "recovery: %s", err.msg);
+        ECO_LOG(ECO_LOG_ERR, "sched", "recovery: %s", err.msg);
         return;
     }
     for (size_t i = 0; i < n; i++)
         recover_one(d, &jobs[i]);
     eco_store_jobs_free(jobs, n);
-    account_all(d, ecod_mono()); /* the adopted jobs' energy counts from here */
+    account_all(d, eco_mono_s()); /* the adopted jobs' energy counts from here */
 }
 
 void ecod_sched_reconcile_limits(struct ecod *d)
@@ -1134,12 +1134,12 @@ void ecod_sched_reconcile_limits(struct ecod *d)
                        now_w > w - 0.5 && now_w < w + 0.5))
             continue;
         if (eco_platform_set_power_limit(d->platform, g, w, &err) < 0)
-            ECOD_LOG(ECOD_WARN, "sched", "GPU %u: limit %.0f W: %s", g, w, err.msg);
+            ECO_LOG(ECO_LOG_WARN, "sched", "GPU %u: limit %.0f W: %s", g, w, err.msg);
         else if (by[g])
-            ECOD_LOG(ECOD_INFO, "sched", "GPU %u: limit %.0f W -> %.0f W (adopted job %" PRId64 ")",
+            ECO_LOG(ECO_LOG_INFO, "sched", "GPU %u: limit %.0f W -> %.0f W (adopted job %" PRId64 ")",
                      g, now_w, w, by[g]);
         else
-            ECOD_LOG(ECOD_INFO, "sched", "GPU %u: limit %.0f W -> default %.0f W (no capped job)",
+            ECO_LOG(ECO_LOG_INFO, "sched", "GPU %u: limit %.0f W -> default %.0f W (no capped job)",
                      g, now_w, w);
     }
 }
@@ -1147,7 +1147,7 @@ void ecod_sched_reconcile_limits(struct ecod *d)
 int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
                          uint32_t n, double cap_w)
 {
-    account_all(d, ecod_mono()); /* what the GPUs used so far belongs to the jobs before */
+    account_all(d, eco_mono_s()); /* what the GPUs used so far belongs to the jobs before */
     struct ecod_run *r = add_run(d);
     if (!r)
         return -ENOMEM;
@@ -1159,8 +1159,8 @@ int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const ui
     r->n_gpus = n;
     memcpy(r->gpus, gpus, n * sizeof *gpus);
     struct eco_gpu_request req = {.job_id = (uint64_t)id, .n_gpus = n};
-    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, ecod_mono(), gpus, n, &req) < 0)
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": selector reserve failed", id);
+    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, eco_mono_s(), gpus, n, &req) < 0)
+        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": selector reserve failed", id);
     return 0;
 }
 
@@ -1169,7 +1169,7 @@ int ecod_sched_end_slurm(struct ecod *d, int64_t id, double *energy_j)
     for (size_t i = 0; i < d->n_runs; i++) {
         if (d->runs[i].id != id || d->runs[i].slurm_job <= 0)
             continue;
-        account_all(d, ecod_mono());
+        account_all(d, eco_mono_s());
         *energy_j = d->runs[i].energy_j;
         end_run(d, i, true, 0);
         return 0;

@@ -12,7 +12,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <microhttpd.h>
-#include "../daemon/api_reply.h"
+#include "../util/http_server.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -32,6 +32,8 @@
 #include "ecosched/powercap.h"
 #include "ecosched/rng.h"
 #include "slurm_int.h"
+#include "../util/clock.h"
+#include "../util/log.h"
 
 #define MAX_NODES 4096
 #define MAX_GPUS 64
@@ -132,37 +134,19 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
-static void logf_(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logf_(const char *level, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "powerd: %s: ", level);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Output of a command as JSON (squeue/sinfo --json), or NULL. */
 static json_t *run_json(const char *cmd)
 {
     FILE *f = popen(cmd, "r");
     if (!f) {
-        logf_("error", "%s: %s", cmd, strerror(errno));
+        ECO_LOG(ECO_LOG_ERR, NULL, "%s: %s", cmd, strerror(errno));
         return NULL;
     }
     json_error_t e;
     json_t *j = json_loadf(f, 0, &e);
     int st = pclose(f);
     if (!j)
-        logf_("error", "%s: not JSON (exit %d): %s", cmd, st, e.text);
+        ECO_LOG(ECO_LOG_ERR, NULL, "%s: not JSON (exit %d): %s", cmd, st, e.text);
     return j;
 }
 
@@ -269,7 +253,7 @@ static void read_node_power(struct powerd *pd)
         nd->up = o && st == 200;
         if (!nd->up) {
             if (was_up || !nd->seen)
-                logf_("warning",
+                ECO_LOG(ECO_LOG_WARN, NULL,
                       "node %s: no answer from its ecoschedd (%s): its limits stay, "
                       "its maximum draw (%.0f W) is set aside",
                       nd->name, o ? "bad answer" : msg, nd->max_power_w);
@@ -277,7 +261,7 @@ static void read_node_power(struct powerd *pd)
             continue;
         }
         if (!was_up && nd->seen)
-            logf_("info", "node %s: its ecoschedd answers again", nd->name);
+            ECO_LOG(ECO_LOG_INFO, NULL, "node %s: its ecoschedd answers again", nd->name);
         nd->seen = true;
         nd->power_w = json_number_value(json_object_get(o, "power_w"));
         nd->max_power_w = json_number_value(json_object_get(o, "max_power_w"));
@@ -457,7 +441,7 @@ static void send_limit(struct powerd *pd, struct pnode *nd, uint32_t g, double w
     snprintf(body, sizeof body, "{\"power_limit_w\":%.0f}", w);
     json_t *o = eco_http_json(nd->endpoint, path, body, NODE_TIMEOUT_MS, &st, msg, sizeof msg);
     if (!o || st != 200)
-        logf_("warning", "node %s GPU %u: limit %.0f W not set: %s", nd->name, g, w,
+        ECO_LOG(ECO_LOG_WARN, NULL, "node %s GPU %u: limit %.0f W not set: %s", nd->name, g, w,
               o ? json_string_value(json_object_get(o, "error")) : msg);
     json_decref(o);
 }
@@ -578,7 +562,7 @@ static void allocate(struct powerd *pd, double budget, json_t *st)
                                 .n = m};
     int rc = m ? eco_capper_decide(pd->capper, &v, &pd->rng, lim) : 0;
     if (rc) {
-        logf_("error", "allocation failed: %s", strerror(-rc));
+        ECO_LOG(ECO_LOG_ERR, NULL, "allocation failed: %s", strerror(-rc));
         goto out;
     }
     for (size_t q = 0; q < m; q++) {
@@ -622,7 +606,7 @@ static void update_weights(struct powerd *pd)
             if (!fgets(line, sizeof line, f))
                 line[0] = '\0';
             if (pclose(f) != 0)
-                logf_("warning", "node %s: weight %ld: %s", nd->name, w, line);
+                ECO_LOG(ECO_LOG_WARN, NULL, "node %s: weight %ld: %s", nd->name, w, line);
         }
     }
 }
@@ -648,7 +632,7 @@ static void powerdown(struct powerd *pd, double now, json_t *st)
         if (pd->cluster && pd->pd_ops)
             pd->pd = pd->pd_ops->create(pd->cluster, params, &err);
         if (!pd->pd)
-            logf_("error", "power-down policy '%s': %s", pd->forecast, err.msg);
+            ECO_LOG(ECO_LOG_ERR, NULL, "power-down policy '%s': %s", pd->forecast, err.msg);
     }
     size_t n = pd->n_nodes;
     uint8_t *state = calloc(n ? n : 1, 1);
@@ -770,7 +754,7 @@ static void metrics_sample(struct powerd *pd, double now, double budget)
     pd->met_last_t = now;
     pd->met_budget_w = budget;
     if (eco_cap_metrics_add(&pd->met, dt, power, budget, demand, settling) < 0)
-        logf_("warning", "metrics: period skipped (power %g W, demand %g W, %g s)", power, demand,
+        ECO_LOG(ECO_LOG_WARN, NULL, "metrics: period skipped (power %g W, demand %g W, %g s)", power, demand,
               dt);
 }
 
@@ -791,7 +775,7 @@ static void metrics_log(const struct powerd *pd)
 {
     struct eco_cap_metrics_report r;
     eco_cap_metrics_report(&pd->met, &r);
-    logf_("info",
+    ECO_LOG(ECO_LOG_INFO, NULL,
           "metrics: %" PRIu64 " periods (%" PRIu64 " binding, %" PRIu64 " settling): MAE %.3f%% "
           "binding, %.3f%% all; overshoot %.3f%% settled, %.3f%% raw; above budget %.0f s, "
           "%.4f kWh, %.3f of periods",
@@ -801,7 +785,7 @@ static void metrics_log(const struct powerd *pd)
 
 static void period(struct powerd *pd)
 {
-    double now = mono();
+    double now = eco_mono_s();
     pthread_mutex_lock(&pd->lock);
     double budget = pd->budget_w;
     pthread_mutex_unlock(&pd->lock);
@@ -816,7 +800,7 @@ static void period(struct powerd *pd)
             update_weights(pd);
         powerdown(pd, now, st);
     } else {
-        logf_("warning", "Slurm did not answer (squeue/sinfo --json); limits left as they are");
+        ECO_LOG(ECO_LOG_WARN, NULL, "Slurm did not answer (squeue/sinfo --json); limits left as they are");
     }
     json_object_set_new(st, "slurm", json_boolean(slurm_ok));
     json_object_set_new(st, "nodes", nodes_json(pd));
@@ -835,59 +819,56 @@ static void period(struct powerd *pd)
 
 /* ---- API ---------------------------------------------------------------------------------- */
 
-struct req {
-    char body[4096];
-    size_t len;
-    bool too_big;
-};
+/* A budget request is {"budget_w": W}: 4 KiB is far beyond it while bounding what a client
+ * pins; a longer body is answered 400. */
+#define POWERD_MAX_BODY 4095u
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *data,
                                   size_t *size, void **con_cls)
 {
     struct powerd *pd = cls;
-    struct req *rq = *con_cls;
+    struct eco_http_body *rq = *con_cls;
     (void)version;
     if (!rq) {
         if (!(rq = calloc(1, sizeof *rq)))
             return MHD_NO;
+        rq->max = POWERD_MAX_BODY;
         *con_cls = rq;
         return MHD_YES;
     }
     if (*size) {
-        if (rq->len + *size >= sizeof rq->body)
-            rq->too_big = true;
-        else
-            memcpy(rq->body + rq->len, data, *size), rq->len += *size;
+        if (eco_http_body_add(rq, data, *size) < 0)
+            return MHD_NO;
         *size = 0;
         return MHD_YES;
     }
     if (!strcmp(url, "/v1/status")) {
         if (strcmp(method, "GET"))
-            return ecod_fail(c, 405, NULL, "use GET on /v1/status");
+            return eco_http_fail(c, 405, NULL, "use GET on /v1/status");
         pthread_mutex_lock(&pd->lock);
         json_t *o = json_deep_copy(pd->status ? pd->status : json_object());
         json_object_set_new(o, "budget_w", json_real(pd->budget_w));
         json_object_set_new(o, "period_s", json_real(pd->period_s));
         pthread_mutex_unlock(&pd->lock);
-        return ecod_reply(c, 200, o);
+        return eco_http_reply(c, 200, o);
     }
     if (!strcmp(url, "/v1/budget")) {
         if (strcmp(method, "POST"))
-            return ecod_fail(c, 405, NULL, "use POST on /v1/budget");
+            return eco_http_fail(c, 405, NULL, "use POST on /v1/budget");
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         struct ucred cr;
         socklen_t cl = sizeof cr;
         if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 ||
             (cr.uid != 0 && cr.uid != geteuid()))
-            return ecod_fail(c, 403, NULL, "only root may change the power budget");
-        json_t *b = rq->too_big ? NULL : json_loadb(rq->body, rq->len, 0, NULL);
+            return eco_http_fail(c, 403, NULL, "only root may change the power budget");
+        json_t *b = rq->too_big ? NULL : json_loadb(rq->data, rq->len, 0, NULL);
         json_t *w = json_object_get(b, "budget_w");
         double v = json_number_value(w);
         if (!json_is_number(w) || json_object_size(b) != 1 || !isfinite(v) || v <= 0 || v > 1e9) {
             json_decref(b);
-            return ecod_fail(c, 400, "budget_w",
+            return eco_http_fail(c, 400, "budget_w",
                              "the body must be {\"budget_w\": WATTS} with 0 < WATTS <= 1e9");
         }
         json_decref(b);
@@ -895,16 +876,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         double old = pd->budget_w;
         pd->budget_w = v;
         pthread_mutex_unlock(&pd->lock);
-        logf_("info", "budget %.0f W -> %.0f W (uid %u)", old, v, (unsigned)cr.uid);
-        return ecod_reply(c, 200, json_pack("{s:f,s:f}", "budget_w", v, "previous_w", old));
+        ECO_LOG(ECO_LOG_INFO, NULL, "budget %.0f W -> %.0f W (uid %u)", old, v, (unsigned)cr.uid);
+        return eco_http_reply(c, 200, json_pack("{s:f,s:f}", "budget_w", v, "previous_w", old));
     }
-    return ecod_fail(c, 404, NULL, "no such path (GET /v1/status, POST /v1/budget)");
+    return eco_http_fail(c, 404, NULL, "no such path (GET /v1/status, POST /v1/budget)");
 }
 
 static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
                     enum MHD_RequestTerminationCode toe)
 {
     (void)cls, (void)c, (void)toe;
+    if (*con_cls)
+        eco_http_body_fini(*con_cls);
     free(*con_cls);
     *con_cls = NULL;
 }
@@ -969,6 +952,7 @@ static int parse_pos(const char *opt, const char *s, double max, double *out)
 
 int eco_cmd_powerd(int argc, char **argv)
 {
+    eco_log_setup("powerd", false);
     static const struct option longopts[] = {{"budget", required_argument, NULL, 'b'},
                                              {"period", required_argument, NULL, 'p'},
                                              {"nodes", required_argument, NULL, 'n'},
@@ -1065,12 +1049,12 @@ int eco_cmd_powerd(int argc, char **argv)
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    logf_("info", "budget %.0f W, period %g s, capper %s, nodes at %s, API on %s", pd.budget_w,
+    ECO_LOG(ECO_LOG_INFO, NULL, "budget %.0f W, period %g s, capper %s, nodes at %s, API on %s", pd.budget_w,
           pd.period_s, pd.policy, pd.node_pattern, pd.socket);
     while (!stop_flag) {
-        double t0 = mono();
+        double t0 = eco_mono_s();
         period(&pd);
-        double left = pd.period_s - (mono() - t0);
+        double left = pd.period_s - (eco_mono_s() - t0);
         while (left > 0 && !stop_flag) {
             struct timespec ts = {.tv_sec = 0, .tv_nsec = 100000000};
             nanosleep(&ts, NULL);
@@ -1078,7 +1062,7 @@ int eco_cmd_powerd(int argc, char **argv)
         }
     }
     metrics_log(&pd);
-    logf_("info", "stopping");
+    ECO_LOG(ECO_LOG_INFO, NULL, "stopping");
     rc = 0;
 out:
     if (mhd)
