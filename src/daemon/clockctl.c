@@ -11,8 +11,6 @@
 #include "ecosched/power.h"
 #include "ecoschedd.h"
 
-int ecod_power_knob_clock;
-
 /* The clock for cap_w on GPU g, or -errno with err set. */
 static int clock_for(struct ecod *d, unsigned g, double cap_w, double *mhz, struct eco_error *err)
 {

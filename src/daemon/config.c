@@ -175,18 +175,19 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
     return "unknown type";
 }
 
-int ecod_config_set(struct ecod_config *c, const char *key, const char *value)
+int ecod_config_set(struct ecod_config *c, const char *key, const char *value,
+                    struct eco_error *err)
 {
     char msg[160];
     for (size_t k = 0; k < N_KEYS; k++)
         if (!strcmp(KEYS[k].name, key)) {
             const char *why = set_value(&KEYS[k], value, c, msg, sizeof msg);
             if (why)
-                fprintf(stderr, "ecoschedd: %s '%s': %s\n", key, value, why);
+                eco_error_set(err, "%s", why);
             return why ? -EINVAL : 0;
         }
-    fprintf(stderr, "ecoschedd: unknown setting '%s'\n", key);
-    return -EINVAL;
+    eco_error_set(err, "unknown setting '%s'", key);
+    return -ENOENT;
 }
 
 void ecod_config_defaults(struct ecod_config *c)

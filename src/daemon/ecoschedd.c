@@ -28,10 +28,6 @@
 
 #define DEFAULT_SOCKET ECOD_DEFAULT_SOCKET
 #define DEFAULT_STATE ECOD_DEFAULT_STATE
-/* The scheduling pass runs every tick_s (config; default 1 s): NVML's utilisation readings
- * cover 1/6 s to 1 s, so faster sampling adds nothing, and a queued job waits at most this
- * long for a freed GPU. */
-static double tick_s = 1.0;
 
 struct opts {
     const char *socket;
@@ -75,24 +71,28 @@ static void usage(FILE *f)
             "  -h, --help           this text;  -V, --version  the version\n");
 }
 
-static int parse_seconds(const char *opt, const char *v, double *out)
+/* The settings (the config file's, then the options') into o and d. */
+static void apply_config(struct opts *o, struct ecod *d)
 {
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || *end || !(x >= 0) || x > 86400) {
-        fprintf(stderr, "ecoschedd: %s: '%s' is not a number of seconds 0..86400\n", opt, v);
-        return -EINVAL;
-    }
-    *out = x;
-    return 0;
-}
-
-static int parse_level(const char *v)
-{
-    int l = eco_log_level_parse(v);
-    if (l < 0)
-        fprintf(stderr, "ecoschedd: --log-level: '%s' is not error, warning, info or debug\n", v);
-    return l;
+    const struct ecod_config *c = &o->cfg;
+    o->socket = c->socket;
+    o->socket_group = c->socket_group[0] ? c->socket_group : NULL;
+    o->state_dir = c->state_dir;
+    o->platform = c->platform;
+    o->nvml_lib = c->nvml_library[0] ? c->nvml_library : NULL;
+    eco_log_level = c->log_level;
+    eco_gpusel_params_default(&o->sel);
+    o->sel.window_s = c->util_window_s;
+    o->sel.grace_s = c->grace_s;
+    d->tick_s = c->tick_s;
+    o->queue_policy = c->queue_policy;
+    d->gpu_strategy = eco_gpusel_find(c->gpu_strategy)->name;
+    o->sel.memthr_wait_s = c->memthr_wait_s;
+    d->auto_cap_max_slowdown = c->auto_cap_max_slowdown;
+    d->keep_finished_s = c->keep_finished_s;
+    d->power_knob_clock = !strcasecmp(c->power_knob, "clock");
+    d->power_budget_w = c->power_budget_w;
+    d->power_policy = c->power_policy;
 }
 
 /* The config file: --config FILE (which must exist), else ECOD_DEFAULT_CONFIG when it exists.
@@ -119,25 +119,55 @@ static int load_config(int argc, char **argv, struct opts *o)
         path = ECOD_DEFAULT_CONFIG;
     if (path && ecod_config_load(path, c) < 0)
         return 2;
-    o->socket = c->socket;
-    o->socket_group = c->socket_group[0] ? c->socket_group : NULL;
-    o->state_dir = c->state_dir;
-    o->platform = c->platform;
-    o->nvml_lib = c->nvml_library[0] ? c->nvml_library : NULL;
-    eco_log_level = c->log_level;
-    eco_gpusel_params_default(&o->sel);
-    o->sel.window_s = c->util_window_s;
-    o->sel.grace_s = c->grace_s;
-    tick_s = c->tick_s;
-    o->queue_policy = c->queue_policy;
-    ecod_gpu_strategy = eco_gpusel_find(c->gpu_strategy)->name;
-    o->sel.memthr_wait_s = c->memthr_wait_s;
-    ecod_auto_cap_max_slowdown = c->auto_cap_max_slowdown;
-    ecod_keep_finished_s = c->keep_finished_s;
-    ecod_power_knob_clock = !strcasecmp(c->power_knob, "clock");
-    ecod_power_budget_w = c->power_budget_w;
-    ecod_power_policy = c->power_policy;
     return 0;
+}
+
+/* The options: each sets its config key through ecod_config_set, validated like the file's.
+ * A bad value is reported as before the table: by the option's name ("--grace: '-1' is not a
+ * number of seconds 0..86400"), by its key (bad), or with a message of its own (bad_fmt). */
+static const struct flag {
+    const char *name;
+    const char *key;     /* its config key; NULL: --config (read first, by load_config) */
+    const char *bad_fmt; /* NULL, or the message, a format with the value's %s */
+    bool by_key;         /* the message names the key: "tcp_listen 'VALUE': what is wrong" */
+} FLAGS[] = {
+    {"--socket", "socket", NULL, false},
+    {"--socket-group", "socket_group", NULL, false},
+    {"--state-dir", "state_dir", NULL, false},
+    {"--platform", "platform", "unknown '%s' (nvml, fake, none or auto)", false},
+    {"--nvml-library", "nvml_library", NULL, false},
+    {"--log-level", "log_level", "'%s' is not error, warning, info or debug", false},
+    {"--util-window", "util_window_s", NULL, false},
+    {"--grace", "grace_s", NULL, false},
+    {"--config", NULL, NULL, false},
+    {"--queue-policy", "queue_policy", "'%s' is not fifo, greedy or edf", false},
+    {"--tcp-listen", "tcp_listen", NULL, true},
+    {"--tcp-token-file", "tcp_token_file", NULL, true},
+    {"--gpu-strategy", "gpu_strategy", "unknown '%s' (live, exclusive, memory-threshold)", false},
+    {"--memthr-wait", "memthr_wait_s", NULL, false},
+    {"--power-budget", "power_budget_w", NULL, true},
+    {"--power-policy", "power_policy", NULL, true},
+};
+
+/* Option f's value v into o->cfg. 0, or -EINVAL (written to stderr). */
+static int set_flag(struct opts *o, const struct flag *f, const char *v)
+{
+    struct eco_error err = {{0}};
+    if (!f->key || ecod_config_set(&o->cfg, f->key, v, &err) == 0)
+        return 0;
+    if (f->by_key) {
+        fprintf(stderr, "ecoschedd: %s '%s': %s\n", f->key, v, err.msg);
+    } else if (f->bad_fmt) {
+        fprintf(stderr, "ecoschedd: %s: ", f->name);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+        fprintf(stderr, f->bad_fmt, v); /* the table's own formats, one %s each */
+#pragma GCC diagnostic pop
+        fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "ecoschedd: %s: %s\n", f->name, err.msg);
+    }
+    return -EINVAL;
 }
 
 /* 0: run; 1: exit 0 (help, version); 2: bad usage. */
@@ -164,17 +194,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->foreground = true;
             continue;
         }
-        static const char *const with_value[] = {"--socket",      "--socket-group", "--state-dir",
-                                                 "--platform",    "--nvml-library", "--log-level",
-                                                 "--util-window", "--grace",        "--config",
-                                                 "--queue-policy", "--tcp-listen",
-                                                 "--tcp-token-file", "--gpu-strategy",
-                                                 "--memthr-wait",  "--power-budget",
-                                                 "--power-policy", NULL};
         size_t k = 0;
-        while (with_value[k] && strcmp(with_value[k], name))
+        while (k < sizeof FLAGS / sizeof FLAGS[0] && strcmp(FLAGS[k].name, name))
             k++;
-        if (!with_value[k]) {
+        if (k == sizeof FLAGS / sizeof FLAGS[0]) {
             fprintf(stderr, "ecoschedd: unknown option '%s' (try --help)\n", a);
             return 2;
         }
@@ -183,63 +206,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
             fprintf(stderr, "ecoschedd: %s needs a value\n", name);
             return 2;
         }
-        int lvl = 0;
-        if (!strcmp(name, "--socket"))
-            o->socket = v;
-        else if (!strcmp(name, "--socket-group"))
-            o->socket_group = v;
-        else if (!strcmp(name, "--state-dir"))
-            o->state_dir = v;
-        else if (!strcmp(name, "--platform"))
-            o->platform = v;
-        else if (!strcmp(name, "--nvml-library"))
-            o->nvml_lib = v;
-        else if (!strcmp(name, "--log-level") && (lvl = parse_level(v)) < 0)
+        if (set_flag(o, &FLAGS[k], v) < 0)
             return 2;
-        else if (!strcmp(name, "--log-level"))
-            eco_log_level = lvl;
-        else if (!strcmp(name, "--util-window") && parse_seconds(name, v, &o->sel.window_s) < 0)
-            return 2;
-        else if (!strcmp(name, "--grace") && parse_seconds(name, v, &o->sel.grace_s) < 0)
-            return 2;
-        else if (!strcmp(name, "--queue-policy") && !ecod_queue_policy_find(v)) {
-            fprintf(stderr, "ecoschedd: --queue-policy: '%s' is not fifo, greedy or edf\n", v);
-            return 2;
-        } else if (!strcmp(name, "--queue-policy"))
-            o->queue_policy = v;
-        else if (!strcmp(name, "--tcp-listen") && ecod_config_set(&o->cfg, "tcp_listen", v) < 0)
-            return 2;
-        else if (!strcmp(name, "--tcp-token-file") &&
-                 ecod_config_set(&o->cfg, "tcp_token_file", v) < 0)
-            return 2;
-        else if (!strcmp(name, "--memthr-wait") &&
-                 parse_seconds(name, v, &o->sel.memthr_wait_s) < 0)
-            return 2;
-        else if (!strcmp(name, "--power-budget") &&
-                 ecod_config_set(&o->cfg, "power_budget_w", v) < 0)
-            return 2;
-        else if (!strcmp(name, "--power-budget"))
-            ecod_power_budget_w = o->cfg.power_budget_w;
-        else if (!strcmp(name, "--power-policy") &&
-                 ecod_config_set(&o->cfg, "power_policy", v) < 0)
-            return 2;
-        else if (!strcmp(name, "--power-policy"))
-            ecod_power_policy = o->cfg.power_policy;
-        else if (!strcmp(name, "--gpu-strategy") && !eco_gpusel_find(v)) {
-            fprintf(stderr, "ecoschedd: --gpu-strategy: unknown '%s' (live, exclusive, "
-                            "memory-threshold)\n", v);
-            return 2;
-        } else if (!strcmp(name, "--gpu-strategy"))
-            ecod_gpu_strategy = eco_gpusel_find(v)->name;
     }
     if (o->cfg.tcp_listen[0] && !o->cfg.tcp_token_file[0]) {
         fprintf(stderr, "ecoschedd: --tcp-listen needs --tcp-token-file (or the tcp_token_file "
                         "key)\n");
-        return 2;
-    }
-    if (strcasecmp(o->platform, "auto") && !eco_platform_find(o->platform)) {
-        fprintf(stderr, "ecoschedd: --platform: unknown '%s' (nvml, fake, none or auto)\n",
-                o->platform);
         return 2;
     }
     return 0;
@@ -534,7 +506,7 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
     ecod_sched_pass(d);
     while (!stop_signal) {
         MHD_UNSIGNED_LONG_LONG mhd_ms = 0;
-        double wait_s = d->last_tick_mono + tick_s - eco_mono_s();
+        double wait_s = d->last_tick_mono + d->tick_s - eco_mono_s();
         int timeout = wait_s > 0 ? (int)(wait_s * 1000) + 1 : 0;
         if (MHD_get_timeout(m, &mhd_ms) == MHD_YES && mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout)
             timeout = (int)mhd_ms;
@@ -560,7 +532,7 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
         MHD_run(m);
         if (mt)
             MHD_run(mt);
-        if (d->want_sched || eco_mono_s() >= d->last_tick_mono + tick_s)
+        if (d->want_sched || eco_mono_s() >= d->last_tick_mono + d->tick_s)
             ecod_sched_pass(d);
     }
 }
@@ -580,6 +552,7 @@ int main(int argc, char **argv)
         rc = parse_args(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : 2;
+    apply_config(&o, &d);
     int ready_fd = detach(o.foreground);
     d.state_dir = o.state_dir;
     d.fake_run_fd = -1;

@@ -105,6 +105,18 @@ struct ecod {
     double prune_mono; /* the next pruning pass (monotonic s) */
     struct ecod_lister *lister; /* GET /v1/jobs off the loop; NULL: served on it */
     struct ecod_nodecap *nodecap; /* node power budget (nodecap.c); NULL: none ever set */
+    /* Settings from the config and options (ecoschedd.c, apply_config; docs/daemon/README.md):
+     * the scheduling pass runs every tick_s (default 1 s: NVML's utilisation readings cover
+     * 1/6 s to 1 s, so faster sampling adds nothing, and a queued job waits at most this long
+     * for a freed GPU) */
+    double tick_s;
+    const char *gpu_strategy;     /* the GPU-selection strategy (eco_gpusel_find name) */
+    double auto_cap_max_slowdown; /* power_cap "auto": slowdown bound, fraction of the time at
+                                   * the maximum limit */
+    double keep_finished_s;       /* how long finished jobs are kept; 0: forever */
+    bool power_knob_clock;        /* caps as locked SM clocks (power_knob = clock) */
+    double power_budget_w;        /* the node power budget at start (0: none) */
+    const char *power_policy;     /* its capper, "family[:key=value,...]" */
 };
 
 /* queue.c: the in-memory queue in the order of a core queue policy. */
@@ -261,19 +273,15 @@ void ecod_config_defaults(struct ecod_config *c);
  * written to stderr as "PATH:LINE: ..."; returns 0, or -EINVAL (bad content) or -errno (cannot
  * read) after writing them all. */
 int ecod_config_load(const char *path, struct ecod_config *c);
-/* Sets one key from a command-line value, validated like the file's; 0, or -EINVAL with the
- * problem written to stderr. */
-int ecod_config_set(struct ecod_config *c, const char *key, const char *value);
+/* Sets one key from a command-line value, validated like the file's; 0, or -EINVAL (a bad
+ * value: err says what is wrong with it, "'-1' is not a number of seconds 0..86400") or
+ * -ENOENT (no such key). Nothing is printed. */
+int ecod_config_set(struct ecod_config *c, const char *key, const char *value,
+                    struct eco_error *err);
 
-/* sched.c: the slowdown bound of power_cap "auto" (fraction of the time at the maximum
- * limit), and the start-up reconciliation of the GPUs' limits with the store (after
+/* sched.c: the start-up reconciliation of the GPUs' limits with the store (after
  * ecod_sched_recover). */
-extern double ecod_auto_cap_max_slowdown;
 void ecod_sched_reconcile_limits(struct ecod *d);
-/* sched.c: how long finished jobs are kept (config keep_finished_s; 0: forever). */
-extern double ecod_keep_finished_s;
-/* sched.c: the GPU-selection strategy (--gpu-strategy; eco_gpusel_find name), default live. */
-extern const char *ecod_gpu_strategy;
 
 /* sched.c, for Slurm jobs (api_node.c, docs/slurm.md): the SPANK plugin registers a Slurm job's
  * GPUs so that the daemon measures their energy, and ends it from the epilog. The job has a
@@ -304,19 +312,15 @@ int ecod_catalog_type_of(const char *model);
  * ecod_clock_apply locks (cap_w > 0) or resets (0) the listed GPUs' clocks and says whether any
  * GPU took it; ecod_clock_reconcile locks GPU g for want[g] (> 0; adopted job by[g]) or resets
  * it. */
-extern int ecod_power_knob_clock;
 bool ecod_clock_apply(struct ecod *d, int64_t id, const uint32_t *gpus, uint32_t n, double cap_w);
 void ecod_clock_reconcile(struct ecod *d, const double *want, const int64_t *by);
 
 /* nodecap.c: the node power budget (config power_budget_w, power_policy; POST /v1/node/budget;
  * docs/daemon/README.md, "Node power budget"). Every tick with a budget the running jobs'
- * GPUs get their limits from the capper family's shared decide (include/ecosched/powercap.h).
- * Startup values, set from the config before ecod_nodecap_init: */
-extern double ecod_power_budget_w;
-extern const char *ecod_power_policy;
+ * GPUs get their limits from the capper family's shared decide (include/ecosched/powercap.h). */
 /* NULL when `spec` names a capper with good parameters, else the message (in msg). */
 const char *ecod_nodecap_check(const char *spec, char *msg, size_t cap);
-/* Creates d->nodecap with ecod_power_budget_w and ecod_power_policy. 0, or < 0 and err. */
+/* Creates d->nodecap with d->power_budget_w and d->power_policy. 0, or < 0 and err. */
 int ecod_nodecap_init(struct ecod *d, struct eco_error *err);
 void ecod_nodecap_fini(struct ecod *d);
 /* One control period at monotonic time mono (after the GPUs were sampled). */

@@ -19,9 +19,6 @@
 /* Dithering seed: fixed, so that a run is reproducible from its log. */
 #define RNG_SEED 0x6563c0deULL
 
-double ecod_power_budget_w;
-const char *ecod_power_policy = "mpc";
-
 /* One job's online model, kept across ticks while the job runs. */
 struct njob {
     int64_t id;
@@ -67,14 +64,14 @@ int ecod_nodecap_init(struct ecod *d, struct eco_error *err)
         eco_error_set(err, "node power budget: out of memory");
         goto fail;
     }
-    snprintf(n->policy, sizeof n->policy, "%s", ecod_power_policy);
+    snprintf(n->policy, sizeof n->policy, "%s", d->power_policy);
     if (!(n->capper = eco_capper_create(n->policy, err))) {
         rc = -EINVAL;
         goto fail;
     }
     eco_rng_init(&n->rng, RNG_SEED);
     eco_cap_metrics_init(&n->met);
-    n->budget_w = ecod_power_budget_w;
+    n->budget_w = d->power_budget_w;
     n->last_budget_w = n->budget_w;
     n->last_mono = -1;
     n->measured_w = n->demand_w = NAN;
@@ -160,7 +157,7 @@ static size_t build_view(struct ecod *d, struct ecod_nodecap *n, struct gpu_read
     size_t m = 0;
     for (size_t i = 0; i < d->n_runs; i++) {
         const struct ecod_run *r = &d->runs[i];
-        if (!r->n_gpus || r->end_unrecorded || ecod_power_knob_clock)
+        if (!r->n_gpus || r->end_unrecorded || d->power_knob_clock)
             continue;
         double lo = 0, hi = INFINITY, psum = 0, lsum = 0, rsum = 0;
         bool ok = true;

@@ -35,15 +35,12 @@
  * tick. Each retry of a start forks the job's gated process again, so not at every pass a
  * submit asks for. */
 #define STORE_RETRY_S 1.0
-double ecod_auto_cap_max_slowdown = 0.10;
-double ecod_keep_finished_s = 7 * 86400.0; /* config.c says why */
 
 /* Pruning runs every PRUNE_EVERY_S (or every keep_finished_s when shorter), deleting at most
  * PRUNE_BATCH jobs a pass, and goes on at the next pass while batches come back full: 500
  * rows and 1,000 log files are a few ms, so a pass stays short however much is due. */
 #define PRUNE_EVERY_S 60.0
 #define PRUNE_BATCH 500
-const char *ecod_gpu_strategy = "live";
 
 void ecod_log_path_in(const char *logs_dir, int64_t id, const char *ext, char *buf, size_t cap)
 {
@@ -151,7 +148,7 @@ int ecod_sched_init(struct ecod *d, struct eco_gpusel_params *params, struct eco
         d->n_gpus = ECO_GPUSEL_MAX_GPUS;
     }
     if (d->n_gpus > 0) {
-        d->sel = eco_gpusel_create(d->n_gpus, eco_gpusel_find(ecod_gpu_strategy), params);
+        d->sel = eco_gpusel_create(d->n_gpus, eco_gpusel_find(d->gpu_strategy), params);
         if (!d->sel) {
             rc = -errno;
             eco_error_set(err, "GPU selector: %s", strerror(errno));
@@ -299,9 +296,9 @@ static void account_all(struct ecod *d, double mono)
 
 /* Whether run r's cap acts on the SM clock (the daemon's jobs with power_knob = clock) rather
  * than on the power limit (Slurm jobs, whose limit the SPANK plugin sets, and the others). */
-static bool caps_clock(const struct ecod_run *r)
+static bool caps_clock(const struct ecod *d, const struct ecod_run *r)
 {
-    return ecod_power_knob_clock && r->slurm_job <= 0;
+    return d->power_knob_clock && r->slurm_job <= 0;
 }
 
 /* The lowest cap of the watched jobs on GPU g, other than run `skip` (SIZE_MAX: none), whose
@@ -314,7 +311,7 @@ static double lowest_cap(const struct ecod *d, uint32_t g, size_t skip, bool clo
     int64_t id = 0;
     for (size_t i = 0; i < d->n_runs; i++) {
         const struct ecod_run *r = &d->runs[i];
-        if (i == skip || !(r->cap_w > 0) || caps_clock(r) != clock)
+        if (i == skip || !(r->cap_w > 0) || caps_clock(d, r) != clock)
             continue;
         for (uint32_t k = 0; k < r->n_gpus; k++)
             if (r->gpus[k] == g && (w == 0 || r->cap_w < w)) {
@@ -407,7 +404,7 @@ int ecod_catalog_type_of(const char *model)
 /* The limit for power_cap "auto" on GPU g: over the catalog type's limits that the GPU
  * accepts, in AUTO_CAP_STEP_W steps, the one with the least energy per unit of work
  * (power / speed of the generic workload, eco_power_eval) among those whose time is at most
- * (1 + ecod_auto_cap_max_slowdown) times the time at the highest limit; on a tie the higher
+ * (1 + d->auto_cap_max_slowdown) times the time at the highest limit; on a tie the higher
  * limit. 0 and *why unset, or -errno with *why saying why none was chosen. */
 static int auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap)
 {
@@ -443,7 +440,7 @@ static int auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t
         double s = 0, p = 0;
         if (eco_power_eval(type, ECO_WORKLOAD_GENERIC, w, &s, &p) < 0 || !(s > 0))
             continue;
-        if (s_max / s - 1 > ecod_auto_cap_max_slowdown + 1e-9)
+        if (s_max / s - 1 > d->auto_cap_max_slowdown + 1e-9)
             continue;
         if (best < 0 || p / s <= best) {
             best = p / s;
@@ -530,7 +527,7 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
      * GPUs always (the power controller may have lowered them), not only when it was capped */
     if (r->cap_w > 0 || r->slurm_job > 0)
         for (uint32_t k = 0; k < r->n_gpus; k++)
-            settle_gpu(d, r->id, r->gpus[k], i, caps_clock(r));
+            settle_gpu(d, r->id, r->gpus[k], i, caps_clock(d, r));
     if (d->sel && r->n_gpus)
         eco_gpusel_release(d->sel, (uint64_t)r->id);
     int code = -1;
@@ -800,7 +797,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
             ECO_LOG(ECO_LOG_INFO, "sched",
                      "job %" PRId64 ": power_cap auto: %.0f W (generic workload, slowdown "
                      "<= %.0f%%)",
-                     j->id, cap_w, ecod_auto_cap_max_slowdown * 100);
+                     j->id, cap_w, d->auto_cap_max_slowdown * 100);
         }
         /* recorded before the job starts, so a restarted daemon adopts it with this limit */
         if (eco_store_set_power_cap(d->store, j->id, cap_w, &err) < 0)
@@ -809,7 +806,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     }
     r->cap_w = cap_w > 0 ? cap_w : 0;
     for (uint32_t k = 0; r->cap_w > 0 && k < n; k++) /* the lowest cap of the GPU's jobs */
-        r->capped |= settle_gpu(d, j->id, gpus[k], SIZE_MAX, caps_clock(r));
+        r->capped |= settle_gpu(d, j->id, gpus[k], SIZE_MAX, caps_clock(d, r));
     const char *wrap[] = {"ecosched-fake-gpu-run", gl, NULL};
     struct gate_ctx gate = {.d = d, .j = j, .r = r, .gpus = n ? gl : NULL, .store_rc = 1};
     struct eco_run_spec spec = {
@@ -829,7 +826,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     };
     int rc = eco_run_start(&spec, &r->pid, &err);
     if (rc < 0) {
-        bool capped = r->capped, clock = caps_clock(r);
+        bool capped = r->capped, clock = caps_clock(d, r);
         d->n_runs--;
         for (uint32_t k = 0; capped && k < n; k++) /* as it was without this job */
             settle_gpu(d, j->id, gpus[k], SIZE_MAX, clock);
@@ -943,11 +940,11 @@ static void prune(struct ecod *d, double mono)
     struct eco_error err = {{0}};
     char path[4200];
     size_t n = 0;
-    if (ecod_keep_finished_s <= 0 || mono < d->prune_mono)
+    if (d->keep_finished_s <= 0 || mono < d->prune_mono)
         return;
-    double every = ecod_keep_finished_s < PRUNE_EVERY_S ? ecod_keep_finished_s : PRUNE_EVERY_S;
+    double every = d->keep_finished_s < PRUNE_EVERY_S ? d->keep_finished_s : PRUNE_EVERY_S;
     d->prune_mono = mono + every;
-    if (eco_store_prune(d->store, eco_wall_s() - ecod_keep_finished_s, PRUNE_BATCH, ids, &n,
+    if (eco_store_prune(d->store, eco_wall_s() - d->keep_finished_s, PRUNE_BATCH, ids, &n,
                         &err) < 0) {
         ECO_LOG(ECO_LOG_WARN, "sched", "pruning: %s", err.msg);
         return;
@@ -962,7 +959,7 @@ static void prune(struct ecod *d, double mono)
         d->prune_mono = mono; /* more are due: the next pass goes on */
     if (n > 0)
         ECO_LOG(ECO_LOG_INFO, "sched", "pruned %zu jobs that ended over %.0f s ago (ids %" PRId64
-                 "..%" PRId64 ")", n, ecod_keep_finished_s, ids[0], ids[n - 1]);
+                 "..%" PRId64 ")", n, d->keep_finished_s, ids[0], ids[n - 1]);
 }
 
 /* Shortest interval between two samplings of the GPUs (s). */
@@ -1119,8 +1116,8 @@ void ecod_sched_reconcile_limits(struct ecod *d)
     /* the adopted jobs (recovery has run: the store's running jobs are the watched ones); a
      * shared GPU gets the lowest cap of its jobs, as when they started */
     for (unsigned g = 0; g < d->n_gpus && g < ECO_GPUSEL_MAX_GPUS; g++)
-        want[g] = lowest_cap(d, g, SIZE_MAX, ecod_power_knob_clock, &by[g]);
-    if (ecod_power_knob_clock) {
+        want[g] = lowest_cap(d, g, SIZE_MAX, d->power_knob_clock, &by[g]);
+    if (d->power_knob_clock) {
         ecod_clock_reconcile(d, want, by);
         return;
     }
