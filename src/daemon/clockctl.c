@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include "ecosched/catalog.h"
 #include "ecosched/clock.h"
 #include "ecosched/power.h"
 #include "ecoschedd.h"
@@ -18,7 +19,7 @@ static int clock_for(struct ecod *d, unsigned g, double cap_w, double *mhz, stru
     int rc = eco_platform_gpu_name(d->platform, g, model, sizeof model, err);
     if (rc < 0)
         return rc;
-    int type = ecod_catalog_type_of(model);
+    int type = eco_catalog_match(model);
     if (type < 0)
         return eco_platform_fail(err, -ENOENT, "no clock model for GPU model '%s'", model);
     return eco_clock_for_power(type, ECO_WORKLOAD_GENERIC, cap_w, mhz) < 0

@@ -305,8 +305,6 @@ struct MHD_Connection;
 bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
                          const char *method, const char *body, size_t len, uid_t peer_uid,
                          int *mhd_ret);
-/* Catalog type of an NVML model name, or -1 (sched.c). */
-int ecod_catalog_type_of(const char *model);
 
 /* clockctl.c: power caps as locked SM clocks (config power_knob = clock; 0: power limits).
  * ecod_clock_apply locks (cap_w > 0) or resets (0) the listed GPUs' clocks and says whether any

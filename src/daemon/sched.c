@@ -27,10 +27,6 @@
  * cancelled job frees its GPUs soon (Slurm's KillWait defaults to 30 s; jobs here are local). */
 #define KILL_WAIT_S 10.0
 
-/* power_cap "auto": the step of the limits tried, and the default slowdown bound (config key
- * auto_cap_max_slowdown): 10% longer than at the maximum limit. */
-#define AUTO_CAP_STEP_W 5.0
-
 /* Time between retries of store writes that failed (a full disk, an I/O error): the default
  * tick. Each retry of a start forks the job's gated process again, so not at every pass a
  * submit asks for. */
@@ -350,68 +346,14 @@ static bool settle_gpu(struct ecod *d, int64_t id, uint32_t g, size_t skip, bool
     return rc == 0;
 }
 
-/* First case-insensitive occurrence of token in s, or NULL (strcasestr is a GNU extension). */
-static const char *find_nocase(const char *s, const char *token)
-{
-    size_t n = strlen(token);
-    for (; *s; s++)
-        if (!strncasecmp(s, token, n))
-            return s;
-    return NULL;
-}
-
-/* Whether `token` occurs in s (case-insensitive) not followed by a letter or digit ("A40" is
- * not in "RTX A4000"). */
-static bool has_word(const char *s, const char *token)
-{
-    size_t n = strlen(token);
-    for (const char *p = find_nocase(s, token); p; p = find_nocase(p + 1, token))
-        if (!isalnum((unsigned char)p[n]))
-            return true;
-    return false;
-}
-
-/* Catalog type of a platform's model string (NVML names such as "Tesla V100-PCIE-32GB",
- * "NVIDIA A100-SXM4-40GB", "NVIDIA H100 80GB HBM3"), or -1 when the catalog has none. */
-static int catalog_type_of(const char *model)
-{
-    const char *type = NULL;
-    if (has_word(model, "V100"))
-        type = "V100";
-    else if (has_word(model, "P100"))
-        type = "P100";
-    else if (has_word(model, "A40"))
-        type = "A40";
-    else if ((has_word(model, "RTX 6000") || has_word(model, "RTX6000")) &&
-             !find_nocase(model, "Ada"))
-        type = "RTX6000";
-    else if (has_word(model, "A100") && find_nocase(model, "SXM"))
-        type = "A100-SXM";
-    else if (has_word(model, "A100") && find_nocase(model, "PCIE"))
-        type = "A100-PCIE";
-    else if (has_word(model, "H100") && find_nocase(model, "NVL"))
-        type = "H100-NVL";
-    else if (has_word(model, "H100") && (find_nocase(model, "SXM") || find_nocase(model, "HBM3")))
-        type = "H100-SXM";
-    return type ? eco_catalog_find(type) : -1;
-}
-
-int ecod_catalog_type_of(const char *model)
-{
-    return catalog_type_of(model);
-}
-
-/* The limit for power_cap "auto" on GPU g: over the catalog type's limits that the GPU
- * accepts, in AUTO_CAP_STEP_W steps, the one with the least energy per unit of work
- * (power / speed of the generic workload, eco_power_eval) among those whose time is at most
- * (1 + d->auto_cap_max_slowdown) times the time at the highest limit; on a tie the higher
- * limit. 0 and *why unset, or -errno with *why saying why none was chosen. */
+/* The limit for power_cap "auto" on GPU g: eco_power_auto_cap over the catalog type's limits
+ * that the GPU accepts, with the configured slowdown bound. 0 and *why unset, or -errno with
+ * *why saying why none was chosen. */
 static int auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap)
 {
     char model[ECO_PLATFORM_STR_MAX];
     struct eco_error err = {{0}};
     struct eco_power_range pr;
-    double s_max = 0, best = 0;
     int type, rc = eco_platform_gpu_name(d->platform, g, model, sizeof model, &err);
     if (rc == 0)
         rc = eco_platform_power_range(d->platform, g, &pr, &err);
@@ -419,33 +361,15 @@ static int auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t
         snprintf(why, cap, "%.180s", err.msg);
         goto out;
     }
-    if ((type = catalog_type_of(model)) < 0) {
+    if ((type = eco_catalog_match(model)) < 0) {
         rc = -ENOENT;
         snprintf(why, cap, "no power model for GPU model '%s'", model);
         goto out;
     }
-    const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
-    double lo = t->min_limit_w > pr.min_w ? t->min_limit_w : pr.min_w;
-    double hi = t->max_limit_w < pr.max_w ? t->max_limit_w : pr.max_w;
-    if (lo > hi || eco_power_eval(type, ECO_WORKLOAD_GENERIC, hi, &s_max, NULL) < 0 ||
-        !(s_max > 0)) {
-        rc = -ERANGE;
+    if ((rc = eco_power_auto_cap(type, pr.min_w, pr.max_w, d->auto_cap_max_slowdown, cap_w)) < 0) {
+        const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
         snprintf(why, cap, "%s: model range %g..%g W outside the GPU's %g..%g W", t->name,
                  t->min_limit_w, t->max_limit_w, pr.min_w, pr.max_w);
-        goto out;
-    }
-    *cap_w = hi;
-    best = -1;
-    for (double w = lo; w <= hi + 1e-9; w += AUTO_CAP_STEP_W) {
-        double s = 0, p = 0;
-        if (eco_power_eval(type, ECO_WORKLOAD_GENERIC, w, &s, &p) < 0 || !(s > 0))
-            continue;
-        if (s_max / s - 1 > d->auto_cap_max_slowdown + 1e-9)
-            continue;
-        if (best < 0 || p / s <= best) {
-            best = p / s;
-            *cap_w = w;
-        }
     }
 out:
     return rc;
