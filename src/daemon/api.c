@@ -21,7 +21,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include "../util/http_server.h"
-#include "ecoschedd.h"
+#include "api.h"
+#include "ecod.h"
+#include "lister.h"
+#include "metrics.h"
+#include "page.h"
+#include "queue.h"
+#include "sched.h"
+#include "tcp.h"
 
 #ifndef ECO_VERSION
 #define ECO_VERSION "dev"

@@ -14,7 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "../util/http_server.h"
-#include "ecoschedd.h"
+#include "api.h"
+#include "caps.h"
+#include "ecod.h"
+#include "nodecap.h"
+#include "sched.h"
 
 /* The watched run of Slurm job `job`, or NULL. */
 static const struct ecod_run *slurm_run(const struct ecod *d, int64_t job)
@@ -269,7 +273,7 @@ static json_t *gpu_limits_json(const struct ecod *d, const uint32_t *gpus, uint3
 {
     json_t *a = json_array();
     for (uint32_t i = 0; a && i < n; i++) {
-        double w = ecod_sched_gpu_cap(d, gpus[i]);
+        double w = ecod_caps_gpu(d, gpus[i]);
         json_array_append_new(a, w > 0 ? json_real(w) : json_null());
     }
     return a;

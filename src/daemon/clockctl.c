@@ -10,7 +10,8 @@
 #include "ecosched/catalog.h"
 #include "ecosched/clock.h"
 #include "ecosched/power.h"
-#include "ecoschedd.h"
+#include "clockctl.h"
+#include "ecod.h"
 
 /* The clock for cap_w on GPU g, or -errno with err set. */
 static int clock_for(struct ecod *d, unsigned g, double cap_w, double *mhz, struct eco_error *err)

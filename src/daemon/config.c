@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "ecoschedd.h"
+#include "config.h"
+#include "nodecap.h"
+#include "queue.h"
 
 enum key_type { K_STRING, K_PLATFORM, K_LEVEL, K_SECONDS, K_FRACTION, K_LOOPBACK, K_QPOLICY,
                 K_GSTRATEGY, K_KNOB, K_WATTS, K_CAPPER };

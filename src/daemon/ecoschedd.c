@@ -19,7 +19,14 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
-#include "ecoschedd.h"
+#include "api.h"
+#include "config.h"
+#include "ecod.h"
+#include "lister.h"
+#include "nodecap.h"
+#include "queue.h"
+#include "sched.h"
+#include "tcp.h"
 #include "../util/fs.h"
 
 #ifndef ECO_VERSION
@@ -585,7 +592,8 @@ int main(int argc, char **argv)
     }
     /* GET /v1/jobs off the loop; without the worker (a store it cannot open read-only) the
      * loop builds the pages itself, as before */
-    if (ecod_lister_create(d.db_path, d.logs_dir, ECOD_LIST_QUEUE, &d.lister, &err) < 0)
+    if (ecod_lister_create(d.db_path, d.logs_dir, ECOD_LIST_QUEUE, ecod_api_jobs_page, &d.lister,
+                           &err) < 0)
         ECO_LOG(ECO_LOG_WARN, "main", "%s: listings are served on the event loop", err.msg);
     unix_l.d = tcp_l.d = &d;
     if ((fd = listen_unix(&o, &err)) < 0 || !(m = ecod_api_start(&unix_l, fd, &err))) {

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ecoschedd.h"
+#include "nodecap.h"
+#include "caps.h"
+#include "ecod.h"
 #include "ecosched/rng.h"
 
 /* Work left for a job whose time limit the daemon does not know (its jobs have none): an hour,
@@ -99,7 +101,7 @@ static void restore_gpu(struct ecod *d, uint32_t g)
 {
     struct eco_error err = {{0}};
     struct eco_power_range pr;
-    double w = ecod_sched_gpu_cap(d, g);
+    double w = ecod_caps_gpu(d, g);
     int rc = 0;
     if (w <= 0 && (rc = eco_platform_power_range(d->platform, g, &pr, &err)) == 0)
         w = pr.default_w;

@@ -11,7 +11,8 @@
 #include <strings.h>
 #include "ecosched/cluster.h"
 #include "ecosched/freemap.h"
-#include "ecoschedd.h"
+#include "queue.h"
+#include "ecod.h"
 
 /* Queue policies the daemon runs: the ones that need neither run-time estimates (sjf, easy)
  * nor preemption (las). */

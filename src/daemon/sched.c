@@ -19,7 +19,12 @@
 #include "ecosched/catalog.h"
 #include "ecosched/power.h"
 #include "ecosched/runner.h"
-#include "ecoschedd.h"
+#include "sched.h"
+#include "caps.h"
+#include "clockctl.h"
+#include "ecod.h"
+#include "nodecap.h"
+#include "queue.h"
 #include "../util/fs.h"
 
 /* Time between a cancel's SIGTERM and the SIGKILL that follows when the job is still there:
@@ -290,46 +295,11 @@ static void account_all(struct ecod *d, double mono)
         d->runs[i].energy_j = d->runs[i].energy_base_j + d->runs[i].acc_j;
 }
 
-/* Whether run r's cap acts on the SM clock (the daemon's jobs with power_knob = clock) rather
- * than on the power limit (Slurm jobs, whose limit the SPANK plugin sets, and the others). */
-static bool caps_clock(const struct ecod *d, const struct ecod_run *r)
-{
-    return d->power_knob_clock && r->slurm_job <= 0;
-}
-
-/* The lowest cap of the watched jobs on GPU g, other than run `skip` (SIZE_MAX: none), whose
- * caps act on the clock (clock) or on the power limit (!clock); 0 when none is capped. An
- * uncapped job does not raise it: jobs sharing a GPU get the strictest of their caps. *by: the
- * job that sets it (0 for none), when by is not NULL. */
-static double lowest_cap(const struct ecod *d, uint32_t g, size_t skip, bool clock, int64_t *by)
-{
-    double w = 0;
-    int64_t id = 0;
-    for (size_t i = 0; i < d->n_runs; i++) {
-        const struct ecod_run *r = &d->runs[i];
-        if (i == skip || !(r->cap_w > 0) || caps_clock(d, r) != clock)
-            continue;
-        for (uint32_t k = 0; k < r->n_gpus; k++)
-            if (r->gpus[k] == g && (w == 0 || r->cap_w < w)) {
-                w = r->cap_w;
-                id = r->id;
-            }
-    }
-    if (by)
-        *by = id;
-    return w;
-}
-
-double ecod_sched_gpu_cap(const struct ecod *d, uint32_t g)
-{
-    return lowest_cap(d, g, SIZE_MAX, false, NULL);
-}
-
 /* Gives GPU g the limit its jobs other than run `skip` need on the knob (clock or power
  * limit): their lowest cap, or the default when none is capped. id: the job logged. */
 static bool settle_gpu(struct ecod *d, int64_t id, uint32_t g, size_t skip, bool clock)
 {
-    double w = lowest_cap(d, g, skip, clock, NULL);
+    double w = ecod_caps_lowest(d, g, skip, clock, NULL);
     if (clock)
         return ecod_clock_apply(d, id, &g, 1, w);
     struct eco_error err = {{0}};
@@ -451,7 +421,7 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
      * GPUs always (the power controller may have lowered them), not only when it was capped */
     if (r->cap_w > 0 || r->slurm_job > 0)
         for (uint32_t k = 0; k < r->n_gpus; k++)
-            settle_gpu(d, r->id, r->gpus[k], i, caps_clock(d, r));
+            settle_gpu(d, r->id, r->gpus[k], i, ecod_caps_clock(d, r));
     if (d->sel && r->n_gpus)
         eco_gpusel_release(d->sel, (uint64_t)r->id);
     int code = -1;
@@ -730,7 +700,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     }
     r->cap_w = cap_w > 0 ? cap_w : 0;
     for (uint32_t k = 0; r->cap_w > 0 && k < n; k++) /* the lowest cap of the GPU's jobs */
-        r->capped |= settle_gpu(d, j->id, gpus[k], SIZE_MAX, caps_clock(d, r));
+        r->capped |= settle_gpu(d, j->id, gpus[k], SIZE_MAX, ecod_caps_clock(d, r));
     const char *wrap[] = {"ecosched-fake-gpu-run", gl, NULL};
     struct gate_ctx gate = {.d = d, .j = j, .r = r, .gpus = n ? gl : NULL, .store_rc = 1};
     struct eco_run_spec spec = {
@@ -750,7 +720,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     };
     int rc = eco_run_start(&spec, &r->pid, &err);
     if (rc < 0) {
-        bool capped = r->capped, clock = caps_clock(d, r);
+        bool capped = r->capped, clock = ecod_caps_clock(d, r);
         d->n_runs--;
         for (uint32_t k = 0; capped && k < n; k++) /* as it was without this job */
             settle_gpu(d, j->id, gpus[k], SIZE_MAX, clock);
@@ -1040,7 +1010,7 @@ void ecod_sched_reconcile_limits(struct ecod *d)
     /* the adopted jobs (recovery has run: the store's running jobs are the watched ones); a
      * shared GPU gets the lowest cap of its jobs, as when they started */
     for (unsigned g = 0; g < d->n_gpus && g < ECO_GPUSEL_MAX_GPUS; g++)
-        want[g] = lowest_cap(d, g, SIZE_MAX, d->power_knob_clock, &by[g]);
+        want[g] = ecod_caps_lowest(d, g, SIZE_MAX, d->power_knob_clock, &by[g]);
     if (d->power_knob_clock) {
         ecod_clock_reconcile(d, want, by);
         return;
