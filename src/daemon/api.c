@@ -608,7 +608,7 @@ static enum MHD_Result cancel_job(struct ecod *d, struct MHD_Connection *c, cons
         goto out;
     }
     if (prev == ECO_STORE_RUNNING)
-        ecod_sched_cancelled(d, j.id);
+        ecod_sched_cancelled(d, j.id, eco_wall_s(), eco_mono_s());
     else if (prev == ECO_STORE_QUEUED)
         ecod_queue_remove(d, j.id);
     ECO_LOG(ECO_LOG_INFO, "api", "job %" PRId64 " %s", j.id, reason);

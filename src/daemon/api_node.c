@@ -321,7 +321,7 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
             eco_store_cancel(d->store, id, now, "could not record the Slurm job", NULL, NULL);
         return eco_http_fail(c, 500, NULL, "%s", err.msg);
     }
-    if (ecod_sched_add_slurm(d, id, job, gpus, n, cap_w) < 0) {
+    if (ecod_sched_add_slurm(d, id, job, gpus, n, cap_w, now, eco_mono_s()) < 0) {
         eco_store_finish(d->store, id, ECO_STORE_FAILED, -1, now, 0, NULL);
         return eco_http_fail(c, 500, NULL, "out of memory");
     }
@@ -352,8 +352,8 @@ static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const
         start = sj.start_s;
     eco_store_job_fini(&sj);
     /* sets each GPU to the lowest cap of the jobs still on it, or the default */
-    ecod_sched_end_slurm(d, id, &energy);
     double now = eco_wall_s();
+    ecod_sched_end_slurm(d, id, now, eco_mono_s(), &energy);
     ECO_LOG(ECO_LOG_INFO, "slurm", "Slurm job %lld ended: %.1f J", job, energy);
     return eco_http_reply(c, 200,
                  json_pack("{s:I,s:I,s:o,s:f,s:f,s:b}", "job_id", (json_int_t)job, "id",

@@ -68,6 +68,8 @@ struct ecod {
     struct eco_store *store;
     struct ecod_run *runs;
     size_t n_runs, cap_runs;
+    double now_s, mono_s;    /* wall and monotonic clocks of the scheduling call in progress,
+                              * passed in by its caller (sched.h) */
     double last_sample_mono; /* when the GPUs were last sampled (monotonic s) */
     double last_tick_mono;
     bool want_sched; /* a submit or a child's end asks for a pass before the next tick */

@@ -510,7 +510,7 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
     int epfd = MHD_get_daemon_info(m, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd;
     int epfd_t = mt ? MHD_get_daemon_info(mt, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd : -1;
     char drain[64];
-    ecod_sched_pass(d);
+    ecod_sched_pass(d, eco_wall_s(), eco_mono_s());
     while (!stop_signal) {
         MHD_UNSIGNED_LONG_LONG mhd_ms = 0;
         double wait_s = d->last_tick_mono + d->tick_s - eco_mono_s();
@@ -540,7 +540,7 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
         if (mt)
             MHD_run(mt);
         if (d->want_sched || eco_mono_s() >= d->last_tick_mono + d->tick_s)
-            ecod_sched_pass(d);
+            ecod_sched_pass(d, eco_wall_s(), eco_mono_s());
     }
 }
 
@@ -584,7 +584,7 @@ int main(int argc, char **argv)
                  strerror(errno));
         d.fake_run = NULL;
     }
-    ecod_sched_recover(&d);
+    ecod_sched_recover(&d, eco_wall_s(), eco_mono_s());
     ecod_sched_reconcile_limits(&d);
     if (ecod_queue_create(&d, o.queue_policy, &err) < 0 || ecod_sched_load_queue(&d, &err) < 0) {
         ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);

@@ -280,8 +280,8 @@ void ecod_queue_remove(struct ecod *d, int64_t id)
         }
 }
 
-int ecod_queue_pass(struct ecod *d, double mono, struct ecod_start **starts, size_t *n_starts,
-                    struct eco_error *err)
+int ecod_queue_pass(struct ecod *d, double now, double mono, struct ecod_start **starts,
+                    size_t *n_starts, struct eco_error *err)
 {
     struct ecod_queue *qu = d->queue;
     *starts = NULL;
@@ -298,7 +298,7 @@ int ecod_queue_pass(struct ecod *d, double mono, struct ecod_start **starts, siz
     qu->mono = mono;
     qu->n_memo = 0;
     qu->n_never = 0;
-    struct eco_sched_view v = {.now_s = eco_wall_s(),
+    struct eco_sched_view v = {.now_s = now,
                                .cluster = qu->model,
                                .jobs = qu->jobs,
                                .queue = qu->order,

@@ -40,8 +40,9 @@ int ecod_queue_add(struct ecod *d, const struct eco_store_job *j);
 void ecod_queue_remove(struct ecod *d, int64_t id);
 /* Runs the queue policy: *starts (caller frees) lists the jobs to start now with their GPUs
  * (already released from the selector: launch records them) and the ones that can never fit;
- * all of them have left the queue. 0 or < 0 and err. */
-int ecod_queue_pass(struct ecod *d, double mono, struct ecod_start **starts, size_t *n_starts,
-                    struct eco_error *err);
+ * all of them have left the queue. now, mono: the pass's wall and monotonic clocks (s).
+ * 0 or < 0 and err. */
+int ecod_queue_pass(struct ecod *d, double now, double mono, struct ecod_start **starts,
+                    size_t *n_starts, struct eco_error *err);
 
 #endif

@@ -367,7 +367,7 @@ static bool store_retryable(int rc)
  * again (store_recovered), not at every retry. */
 static void store_failed(struct ecod *d, int64_t id, const char *what, const char *msg)
 {
-    d->start_retry_mono = eco_mono_s() + STORE_RETRY_S;
+    d->start_retry_mono = d->mono_s + STORE_RETRY_S;
     if (!d->store_failing)
         ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s: %s; retried every %.0f s", id, what,
                  msg, STORE_RETRY_S);
@@ -399,7 +399,7 @@ static void keep_unrecorded(struct ecod *d, struct ecod_run *r, const char *msg)
     ECO_LOG(ECO_LOG_ERR, "sched",
              "job %" PRId64 ": end not recorded: %s; kept in memory, retried every %.0f s", r->id,
              msg, STORE_RETRY_S);
-    d->end_retry_mono = eco_mono_s() + STORE_RETRY_S;
+    d->end_retry_mono = d->mono_s + STORE_RETRY_S;
     r->end_unrecorded = true;
     r->pid = 0;
     r->n_gpus = 0; /* released: no energy accrues */
@@ -416,7 +416,7 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
 {
     struct ecod_run *r = &d->runs[i];
     struct eco_error err = {{0}};
-    account_all(d, eco_mono_s());
+    account_all(d, d->mono_s);
     /* each GPU back to the lowest cap of the jobs still on it, or the default; a Slurm job's
      * GPUs always (the power controller may have lowered them), not only when it was capped */
     if (r->cap_w > 0 || r->slurm_job > 0)
@@ -428,7 +428,7 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
     if (have_status)
         code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     r->end_code = code;
-    r->end_s = eco_wall_s();
+    r->end_s = d->now_s;
     r->end_state = r->cancelled ? ECO_STORE_CANCELLED
                    : code > 0   ? ECO_STORE_FAILED
                                 : ECO_STORE_DONE;
@@ -589,7 +589,7 @@ static int start_failed(struct ecod *d, const struct eco_store_job *j, const cha
         close(fd);
     }
     ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 " could not start: %s", j->id, msg);
-    double now = eco_wall_s();
+    double now = d->now_s;
     int rc = eco_store_fail_start(d->store, j->id, 127, now, msg, &err);
     run_file(d, j->id, path, sizeof path);
     unlink(path); /* written at the gate when the exec failed after it */
@@ -643,7 +643,7 @@ static int start_gate(void *arg, pid_t pid, struct eco_error *err)
     g->r->pid = pid;
     g->r->start_ticks = eco_run_start_ticks(pid);
     write_run_file(g->d, g->j->id, pid, g->r->start_ticks);
-    g->store_rc = eco_store_start(g->d->store, g->j->id, pid, pid, g->gpus, eco_wall_s(), err);
+    g->store_rc = eco_store_start(g->d->store, g->j->id, pid, pid, g->gpus, g->d->now_s, err);
     return g->store_rc;
 }
 
@@ -744,7 +744,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     }
     store_recovered(d);
     struct eco_gpu_request req = job_request(j);
-    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, eco_mono_s(), gpus, n, &req) < 0)
+    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, d->mono_s, gpus, n, &req) < 0)
         ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
     ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " started: pid %d, GPUs [%s]", j->id, (int)r->pid,
              gl);
@@ -775,7 +775,7 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
     if (d->start_retry_mono > 0 && mono < d->start_retry_mono)
         return; /* a start could not be stored: the next try waits STORE_RETRY_S */
     d->start_retry_mono = 0;
-    if (ecod_queue_pass(d, mono, &st, &n, &err) < 0) {
+    if (ecod_queue_pass(d, d->now_s, mono, &st, &n, &err) < 0) {
         ECO_LOG(ECO_LOG_ERR, "sched", "%s", err.msg);
         return;
     }
@@ -795,14 +795,14 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
             snprintf(why, sizeof why,
                      "can never run here: %u GPUs with %.1f GB each asked, %u GPUs", j.gpus,
                      j.gpu_mem_gb, d->n_gpus);
-            int rc = eco_store_cancel(d->store, j.id, eco_wall_s(), why, NULL, &err);
+            int rc = eco_store_cancel(d->store, j.id, d->now_s, why, NULL, &err);
             if (rc < 0)
                 ECO_LOG(ECO_LOG_ERR, "sched", "%s", err.msg);
             if (store_retryable(rc))
                 requeue(d, &j); /* refused again on a later pass */
         } else {
             if (!accounted)
-                account_all(d, eco_mono_s());
+                account_all(d, d->mono_s);
             accounted = true;
             if (launch(d, &j, st[i].gpus, st[i].n_gpus) == -EAGAIN) {
                 blocked = true;
@@ -838,7 +838,7 @@ static void prune(struct ecod *d, double mono)
         return;
     double every = d->keep_finished_s < PRUNE_EVERY_S ? d->keep_finished_s : PRUNE_EVERY_S;
     d->prune_mono = mono + every;
-    if (eco_store_prune(d->store, eco_wall_s() - d->keep_finished_s, PRUNE_BATCH, ids, &n,
+    if (eco_store_prune(d->store, d->now_s - d->keep_finished_s, PRUNE_BATCH, ids, &n,
                         &err) < 0) {
         ECO_LOG(ECO_LOG_WARN, "sched", "pruning: %s", err.msg);
         return;
@@ -859,9 +859,10 @@ static void prune(struct ecod *d, double mono)
 /* Shortest interval between two samplings of the GPUs (s). */
 #define SAMPLE_MIN_S 0.2
 
-void ecod_sched_pass(struct ecod *d)
+void ecod_sched_pass(struct ecod *d, double now, double mono)
 {
-    double mono = eco_mono_s();
+    d->now_s = now;
+    d->mono_s = mono;
     d->last_tick_mono = mono;
     d->want_sched = false;
     /* Passes come every tick and after each submit, cancel or child exit; sampling the GPUs
@@ -889,7 +890,7 @@ void ecod_sched_pass(struct ecod *d)
     if (sample)
         ecod_nodecap_tick(d, mono);
     size_t queued = ecod_queue_len(d);
-    double t0 = eco_mono_s();
+    double t0 = eco_mono_s(); /* the pass's own duration (status, /metrics): measured */
     start_queued(d, mono, sample);
     double t1 = eco_mono_s(), took = t1 - mono;
     d->pass.queue_sum_s += t1 - t0;
@@ -905,15 +906,17 @@ void ecod_sched_pass(struct ecod *d)
              took * 1e3, (t1 - t0) * 1e3);
 }
 
-void ecod_sched_cancelled(struct ecod *d, int64_t id)
+void ecod_sched_cancelled(struct ecod *d, int64_t id, double now, double mono)
 {
+    d->now_s = now;
+    d->mono_s = mono;
     for (size_t i = 0; i < d->n_runs; i++) {
         struct ecod_run *r = &d->runs[i];
         if (r->id != id)
             continue;
         r->cancelled = true;
         if (r->pid > 0 && eco_run_signal(r->pid, SIGTERM) == 0)
-            r->kill_at = eco_mono_s() + KILL_WAIT_S;
+            r->kill_at = d->mono_s + KILL_WAIT_S;
     }
 }
 
@@ -954,7 +957,7 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     else
         why[0] = '\0';
     if (why[0]) {
-        if (eco_store_lose(d->store, j->id, eco_wall_s(), why, &err) < 0)
+        if (eco_store_lose(d->store, j->id, d->now_s, why, &err) < 0)
             ECO_LOG(ECO_LOG_ERR, "sched", "%s", err.msg);
         ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 " lost: %s", j->id, why);
         run_file(d, j->id, path, sizeof path);
@@ -983,13 +986,15 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     struct eco_gpu_request req = job_request(j);
     req.n_gpus = r->n_gpus;
     if (d->sel && r->n_gpus > 0 &&
-        eco_gpusel_reserve(d->sel, eco_mono_s(), r->gpus, r->n_gpus, &req) < 0)
+        eco_gpusel_reserve(d->sel, d->mono_s, r->gpus, r->n_gpus, &req) < 0)
         ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
     ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " adopted: pid %d", j->id, (int)j->pid);
 }
 
-void ecod_sched_recover(struct ecod *d)
+void ecod_sched_recover(struct ecod *d, double now, double mono)
 {
+    d->now_s = now;
+    d->mono_s = mono;
     struct eco_store_job *jobs = NULL;
     size_t n = 0;
     struct eco_error err = {{0}};
@@ -1000,7 +1005,7 @@ void ecod_sched_recover(struct ecod *d)
     for (size_t i = 0; i < n; i++)
         recover_one(d, &jobs[i]);
     eco_store_jobs_free(jobs, n);
-    account_all(d, eco_mono_s()); /* the adopted jobs' energy counts from here */
+    account_all(d, d->mono_s); /* the adopted jobs' energy counts from here */
 }
 
 void ecod_sched_reconcile_limits(struct ecod *d)
@@ -1036,9 +1041,11 @@ void ecod_sched_reconcile_limits(struct ecod *d)
 }
 
 int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
-                         uint32_t n, double cap_w)
+                         uint32_t n, double cap_w, double now, double mono)
 {
-    account_all(d, eco_mono_s()); /* what the GPUs used so far belongs to the jobs before */
+    d->now_s = now;
+    d->mono_s = mono;
+    account_all(d, d->mono_s); /* what the GPUs used so far belongs to the jobs before */
     struct ecod_run *r = add_run(d);
     if (!r)
         return -ENOMEM;
@@ -1050,17 +1057,19 @@ int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const ui
     r->n_gpus = n;
     memcpy(r->gpus, gpus, n * sizeof *gpus);
     struct eco_gpu_request req = {.job_id = (uint64_t)id, .n_gpus = n};
-    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, eco_mono_s(), gpus, n, &req) < 0)
+    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, d->mono_s, gpus, n, &req) < 0)
         ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": selector reserve failed", id);
     return 0;
 }
 
-int ecod_sched_end_slurm(struct ecod *d, int64_t id, double *energy_j)
+int ecod_sched_end_slurm(struct ecod *d, int64_t id, double now, double mono, double *energy_j)
 {
+    d->now_s = now;
+    d->mono_s = mono;
     for (size_t i = 0; i < d->n_runs; i++) {
         if (d->runs[i].id != id || d->runs[i].slurm_job <= 0)
             continue;
-        account_all(d, eco_mono_s());
+        account_all(d, d->mono_s);
         *energy_j = d->runs[i].energy_j;
         end_run(d, i, true, 0);
         return 0;

@@ -20,11 +20,14 @@ void ecod_sched_fini(struct ecod *d);
 /* Fills the in-memory queue from the store's queued jobs (once, at start). */
 int ecod_sched_load_queue(struct ecod *d, struct eco_error *err);
 /* Adopts or marks lost the jobs the store says are running (once, at start). */
-void ecod_sched_recover(struct ecod *d);
-/* One pass: sample GPUs, account energy, reap ended jobs, start queued ones. */
-void ecod_sched_pass(struct ecod *d);
+void ecod_sched_recover(struct ecod *d, double now, double mono);
+/* One pass at wall time now and monotonic time mono (s; the caller's clocks, read once: the
+ * pass reads none but its own duration's): sample GPUs, account energy, reap ended jobs,
+ * start queued ones. The other entry points below take the clocks the same way; each stores
+ * them in d->now_s and d->mono_s for the functions it calls. */
+void ecod_sched_pass(struct ecod *d, double now, double mono);
 /* A cancelled running job: signal its process group (SIGTERM, SIGKILL 10 s later). */
-void ecod_sched_cancelled(struct ecod *d, int64_t id);
+void ecod_sched_cancelled(struct ecod *d, int64_t id, double now, double mono);
 /* The watched run of job id, NULL when none. Borrowed until the next pass. */
 const struct ecod_run *ecod_sched_find(const struct ecod *d, int64_t id);
 /* Paths of a job's output files (buf of at least 4096 bytes): in d's logs directory, or in
@@ -43,8 +46,8 @@ void ecod_sched_reconcile_limits(struct ecod *d);
  * GPUs' power limit to the lowest cap of the jobs still on it (the default when none), releases
  * the GPUs; -ENOENT when no run has that store id. */
 int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
-                         uint32_t n, double cap_w);
-int ecod_sched_end_slurm(struct ecod *d, int64_t id, double *energy_j);
+                         uint32_t n, double cap_w, double now, double mono);
+int ecod_sched_end_slurm(struct ecod *d, int64_t id, double now, double mono, double *energy_j);
 /* The limit power_cap "auto" chooses on GPU g (see auto_cap in sched.c). */
 int ecod_sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap);
 
