@@ -18,6 +18,7 @@
 #include "../src/daemon/ecod.h"
 #include "../src/daemon/queue.h"
 #include "../src/daemon/sched.h"
+#include "../src/daemon/startup.h"
 
 struct fixture {
     struct ecod d;
@@ -41,7 +42,7 @@ static int setup(void **state)
     snprintf(f->d.db_path, sizeof f->d.db_path, "%s/jobs.db", f->dir);
     eco_gpusel_params_default(&p);
     if (eco_platform_open("none", NULL, &f->d.platform, &err) < 0 ||
-        ecod_store_open(&f->d, &err) < 0 || ecod_sched_init(&f->d, &p, &err) < 0 ||
+        ecod_startup_open_store(&f->d, &err) < 0 || ecod_startup_init(&f->d, &p, &err) < 0 ||
         ecod_queue_create(&f->d, "fifo", &err) < 0) {
         print_error("setup: %s\n", err.msg);
         return -1;

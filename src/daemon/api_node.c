@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include "../util/http_server.h"
 #include "api.h"
-#include "caps.h"
+#include "runs.h"
 #include "ecod.h"
 #include "nodecap.h"
 #include "sched.h"

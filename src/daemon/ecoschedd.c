@@ -26,6 +26,7 @@
 #include "nodecap.h"
 #include "queue.h"
 #include "sched.h"
+#include "startup.h"
 #include "tcp.h"
 #include "../util/fs.h"
 
@@ -567,7 +568,7 @@ int main(int argc, char **argv)
     /* before the store and the GPUs are touched: a daemon already serving there owns them */
     if (claim_socket(o.socket, &err) < 0 || setup_signals(&err) < 0 ||
         private_state(&d, &err) < 0 || open_platform(&o, &d, &err) < 0 ||
-        ecod_store_open(&d, &err) < 0 || ecod_sched_init(&d, &o.sel, &err) < 0 ||
+        ecod_startup_open_store(&d, &err) < 0 || ecod_startup_init(&d, &o.sel, &err) < 0 ||
         ecod_nodecap_init(&d, &err) < 0) {
         ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
         goto out;
@@ -584,8 +585,8 @@ int main(int argc, char **argv)
                  strerror(errno));
         d.fake_run = NULL;
     }
-    ecod_sched_recover(&d, eco_wall_s(), eco_mono_s());
-    ecod_sched_reconcile_limits(&d);
+    ecod_startup_recover(&d, eco_wall_s(), eco_mono_s());
+    ecod_startup_reconcile_limits(&d);
     if (ecod_queue_create(&d, o.queue_policy, &err) < 0 || ecod_sched_load_queue(&d, &err) < 0) {
         ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
         goto out;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nodecap.h"
-#include "caps.h"
+#include "runs.h"
 #include "ecod.h"
 #include "ecosched/rng.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* ecoschedd's scheduling loop: samples every GPU into the live selector, starts queued jobs
- * in submission order on the GPUs it chooses, reaps them, accounts their energy and power
- * limits, and adopts jobs that survived a daemon restart. */
+/* ecoschedd's scheduling pass: samples every GPU into the live selector, starts queued jobs
+ * in the queue policy's order on the GPUs it chooses, reaps them, and accounts their energy and
+ * power limits (the start, adoption after a restart included, is startup.c). */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +20,7 @@
 #include "ecosched/power.h"
 #include "ecosched/runner.h"
 #include "sched.h"
-#include "caps.h"
+#include "runs.h"
 #include "clockctl.h"
 #include "ecod.h"
 #include "nodecap.h"
@@ -55,111 +55,6 @@ void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf,
 
 static int record_end(struct ecod *d, const struct ecod_run *r, struct eco_error *err);
 
-static void run_file(const struct ecod *d, int64_t id, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%s/%" PRId64, d->run_dir, id);
-}
-
-static int make_dir(const char *path, mode_t mode, struct eco_error *err)
-{
-    int rc = eco_mkdir(path, mode);
-    if (rc < 0)
-        eco_error_set(err, "%s: cannot create: %s", path, strerror(-rc));
-    return rc;
-}
-
-/* Highest job id a file of `dir` is named for ("ID", "ID.out", "ID.err"), 0 when none; the
- * file's name goes to example. */
-static int64_t highest_file_id(const char *dir, char *example, size_t cap)
-{
-    int64_t hi = 0;
-    DIR *dp = opendir(dir);
-    struct dirent *e;
-    while (dp && (e = readdir(dp))) {
-        char *end;
-        errno = 0;
-        long long id = strtoll(e->d_name, &end, 10);
-        if (end == e->d_name || errno || id <= 0 || !isdigit((unsigned char)e->d_name[0]) ||
-            (*end && strcmp(end, ".out") && strcmp(end, ".err")))
-            continue;
-        if (id > hi) {
-            hi = id;
-            snprintf(example, cap, "%s/%s", dir, e->d_name);
-        }
-    }
-    if (dp)
-        closedir(dp);
-    return hi;
-}
-
-/* The state directory's logs/ and run/ paths, into d. */
-static void state_dirs(struct ecod *d)
-{
-    snprintf(d->logs_dir, sizeof d->logs_dir, "%s/logs", d->state_dir);
-    snprintf(d->run_dir, sizeof d->run_dir, "%s/run", d->state_dir);
-}
-
-int ecod_store_open(struct ecod *d, struct eco_error *err)
-{
-    char ex[4300] = "", ex2[4300] = "";
-    struct stat st;
-    int rc;
-    state_dirs(d);
-    int64_t hi = highest_file_id(d->logs_dir, ex, sizeof ex),
-            hi2 = highest_file_id(d->run_dir, ex2, sizeof ex2);
-    if (hi2 > hi) {
-        hi = hi2;
-        memcpy(ex, ex2, sizeof ex);
-    }
-    bool missing = stat(d->db_path, &st) < 0;
-    if ((missing || st.st_size == 0) && hi > 0) {
-        eco_error_set(err,
-                      "%s is %s, but %s holds files of past jobs (up to job %" PRId64
-                      ", e.g. %.200s): the job store is lost or damaged, and starting with an "
-                      "empty one would forget those jobs and give their ids again. Restore "
-                      "jobs.db from a backup, or move %s aside to start with an empty store",
-                      d->db_path, missing ? "missing" : "empty (0 bytes)", d->state_dir, hi, ex,
-                      d->state_dir);
-        return -EBADMSG;
-    }
-    /* SQLite creates jobs.db with 0644 less the umask, and its -wal and -shm with the
-     * database's mode: 077 makes all three private to the daemon */
-    mode_t old = umask(077);
-    rc = eco_store_open(d->db_path, &d->store, err);
-    umask(old);
-    if (rc < 0)
-        return rc;
-    if (hi > 0 && (rc = eco_store_reserve_ids(d->store, hi, err)) < 0) {
-        eco_store_close(d->store);
-        d->store = NULL;
-    }
-    return rc;
-}
-
-int ecod_sched_init(struct ecod *d, struct eco_gpusel_params *params, struct eco_error *err)
-{
-    int rc = 0;
-    state_dirs(d);
-    /* logs: 0700 as the state directory; users read their 0600 outputs through the daemon */
-    if ((rc = make_dir(d->logs_dir, 0700, err)) < 0 || (rc = make_dir(d->run_dir, 0700, err)) < 0)
-        goto out;
-    d->n_gpus = eco_platform_gpu_count(d->platform);
-    if (d->n_gpus > ECO_GPUSEL_MAX_GPUS) {
-        ECO_LOG(ECO_LOG_WARN, "sched", "%u GPUs: using the first %d", d->n_gpus, ECO_GPUSEL_MAX_GPUS);
-        d->n_gpus = ECO_GPUSEL_MAX_GPUS;
-    }
-    if (d->n_gpus > 0) {
-        d->sel = eco_gpusel_create(d->n_gpus, eco_gpusel_find(d->gpu_strategy), params);
-        if (!d->sel) {
-            rc = -errno;
-            eco_error_set(err, "GPU selector: %s", strerror(errno));
-            goto out;
-        }
-    }
-out:
-    return rc;
-}
-
 void ecod_sched_fini(struct ecod *d)
 {
     /* ends still unrecorded get one last try; those that fail are marked lost by the next
@@ -188,63 +83,12 @@ const struct ecod_run *ecod_sched_find(const struct ecod *d, int64_t id)
     return NULL;
 }
 
-static struct ecod_run *add_run(struct ecod *d)
-{
-    if (d->n_runs == d->cap_runs) {
-        size_t cap = d->cap_runs ? 2 * d->cap_runs : 16;
-        struct ecod_run *r = realloc(d->runs, cap * sizeof *r);
-        if (!r)
-            return NULL;
-        d->runs = r;
-        d->cap_runs = cap;
-    }
-    struct ecod_run *r = &d->runs[d->n_runs++];
-    memset(r, 0, sizeof *r);
-    return r;
-}
-
-/* The request a job makes of the selector. */
-static struct eco_gpu_request job_request(const struct eco_store_job *j)
-{
-    return (struct eco_gpu_request){
-        .job_id = (uint64_t)j->id,
-        .n_gpus = j->gpus,
-        .mem_b = (uint64_t)(j->gpu_mem_gb * (double)(1ull << 30)),
-        .share = j->share,
-    };
-}
-
-/* "0,2" -> {0, 2}; -EINVAL on anything else or an index past the server's GPUs. */
-static int parse_gpus(const char *s, unsigned n_gpus, uint32_t *out, uint32_t *n)
-{
-    *n = 0;
-    if (!s || !*s)
-        return 0;
-    while (*s) {
-        char *end;
-        errno = 0;
-        unsigned long g = strtoul(s, &end, 10);
-        if (end == s || errno || g >= n_gpus || *n >= ECO_GPUSEL_MAX_GPUS)
-            return -EINVAL;
-        out[(*n)++] = (uint32_t)g;
-        s = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',')
-            return -EINVAL;
-    }
-    return 0;
-}
-
 static void format_gpus(const uint32_t *gpus, uint32_t n, char *buf, size_t cap)
 {
     size_t off = 0;
     buf[0] = '\0';
     for (uint32_t i = 0; i < n && off < cap; i++)
         off += (size_t)snprintf(buf + off, cap - off, "%s%u", i ? "," : "", gpus[i]);
-}
-
-static bool adopted_alive(const struct ecod_run *r)
-{
-    return r->pid > 0 && eco_run_alive(r->pid, r->start_ticks); /* zombies count as gone */
 }
 
 static void sample_gpus(struct ecod *d, double mono)
@@ -267,7 +111,7 @@ static void sample_gpus(struct ecod *d, double mono)
  * accounting, from its energy counter (or, without one, its power times the interval), is
  * split equally among the jobs running on it then, so jobs sharing a GPU share its energy
  * and nothing is counted twice. Called at every sampling and before a job starts or ends. */
-static void account_all(struct ecod *d, double mono)
+void ecod_sched_account(struct ecod *d, double mono)
 {
     double dt = d->acct_mono > 0 ? mono - d->acct_mono : 0;
     d->acct_mono = mono;
@@ -385,7 +229,7 @@ static void store_recovered(struct ecod *d)
 static void forget_run(struct ecod *d, size_t i)
 {
     char path[4200];
-    run_file(d, d->runs[i].id, path, sizeof path);
+    ecod_run_file(d, d->runs[i].id, path, sizeof path);
     unlink(path);
     d->runs[i] = d->runs[--d->n_runs];
     d->want_sched = true;
@@ -416,7 +260,7 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
 {
     struct ecod_run *r = &d->runs[i];
     struct eco_error err = {{0}};
-    account_all(d, d->mono_s);
+    ecod_sched_account(d, d->mono_s);
     /* each GPU back to the lowest cap of the jobs still on it, or the default; a Slurm job's
      * GPUs always (the power controller may have lowered them), not only when it was capped */
     if (r->cap_w > 0 || r->slurm_job > 0)
@@ -491,7 +335,7 @@ static void reap(struct ecod *d, double mono)
         }
         if (rc == 1)
             end_run(d, i, true, status);
-        else if (r->adopted && !adopted_alive(r))
+        else if (r->adopted && !ecod_run_alive(r))
             end_run(d, i, false, 0);
     }
 }
@@ -591,7 +435,7 @@ static int start_failed(struct ecod *d, const struct eco_store_job *j, const cha
     ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 " could not start: %s", j->id, msg);
     double now = d->now_s;
     int rc = eco_store_fail_start(d->store, j->id, 127, now, msg, &err);
-    run_file(d, j->id, path, sizeof path);
+    ecod_run_file(d, j->id, path, sizeof path);
     unlink(path); /* written at the gate when the exec failed after it */
     if (rc == 0) {
         store_recovered(d);
@@ -601,7 +445,7 @@ static int start_failed(struct ecod *d, const struct eco_store_job *j, const cha
         ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
         return 0;
     }
-    struct ecod_run *r = running ? add_run(d) : NULL;
+    struct ecod_run *r = running ? ecod_run_add(d) : NULL;
     if (r) { /* recorded running, not failed: retry_store records the end */
         *r = (struct ecod_run){
             .id = j->id, .end_state = ECO_STORE_FAILED, .end_code = 127, .end_s = now};
@@ -617,7 +461,7 @@ static int start_failed(struct ecod *d, const struct eco_store_job *j, const cha
 static void write_run_file(const struct ecod *d, int64_t id, pid_t pid, uint64_t ticks)
 {
     char path[4200];
-    run_file(d, id, path, sizeof path);
+    ecod_run_file(d, id, path, sizeof path);
     FILE *f = fopen(path, "we");
     if (!f || fprintf(f, "%d %" PRIu64 "\n", (int)pid, ticks) < 0)
         ECO_LOG(ECO_LOG_ERR, "sched", "%s: %s", path, strerror(errno));
@@ -661,7 +505,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     struct eco_error err = {{0}};
     char **argv = NULL, **env = NULL;
     int ret = 0;
-    struct ecod_run *r = add_run(d);
+    struct ecod_run *r = ecod_run_add(d);
     if (!r) {
         ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
         goto out;
@@ -735,7 +579,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
                 ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id,
                          err.msg);
             }
-            run_file(d, j->id, path, sizeof path);
+            ecod_run_file(d, j->id, path, sizeof path);
             unlink(path);
         } else {
             ret = start_failed(d, j, err.msg[0] ? err.msg : strerror(-rc), gate.store_rc == 0);
@@ -743,7 +587,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
         goto out;
     }
     store_recovered(d);
-    struct eco_gpu_request req = job_request(j);
+    struct eco_gpu_request req = ecod_run_request(j);
     if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, d->mono_s, gpus, n, &req) < 0)
         ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
     ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " started: pid %d, GPUs [%s]", j->id, (int)r->pid,
@@ -802,7 +646,7 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
                 requeue(d, &j); /* refused again on a later pass */
         } else {
             if (!accounted)
-                account_all(d, d->mono_s);
+                ecod_sched_account(d, d->mono_s);
             accounted = true;
             if (launch(d, &j, st[i].gpus, st[i].n_gpus) == -EAGAIN) {
                 blocked = true;
@@ -879,7 +723,7 @@ void ecod_sched_pass(struct ecod *d, double now, double mono)
     retry_store(d, mono);
     prune(d, mono);
     if (sample) {
-        account_all(d, mono);
+        ecod_sched_account(d, mono);
         for (size_t i = 0; i < d->n_runs; i++)
             if (!d->runs[i].end_unrecorded &&
                 d->runs[i].energy_j != d->runs[i].stored_j) {
@@ -920,133 +764,13 @@ void ecod_sched_cancelled(struct ecod *d, int64_t id, double now, double mono)
     }
 }
 
-/* Reads "PID TICKS" from job id's run file; -ENOENT when there is none. */
-static int read_run_file(const struct ecod *d, int64_t id, pid_t *pid, uint64_t *ticks)
-{
-    char path[4200];
-    int p = 0, rc = 0;
-    run_file(d, id, path, sizeof path);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -ENOENT;
-    if (fscanf(f, "%d %" SCNu64, &p, ticks) != 2)
-        rc = -EINVAL;
-    fclose(f);
-    *pid = p;
-    return rc;
-}
-
-/* One job the store says is running, found again after a restart: adopt or mark lost. */
-static void recover_one(struct ecod *d, const struct eco_store_job *j)
-{
-    struct eco_error err = {{0}};
-    struct ecod_run probe = {.id = j->id, .adopted = true};
-    char why[128], path[4200];
-    long long slurm_job = 0;
-    int rc = read_run_file(d, j->id, &probe.pid, &probe.start_ticks);
-    if (j->pid == 0 && j->name && sscanf(j->name, "slurm-%lld", &slurm_job) == 1 &&
-        slurm_job > 0) {
-        probe.slurm_job = slurm_job; /* a Slurm job: no process, its epilog ends it */
-        probe.slurm_cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
-        why[0] = '\0';
-    } else if (rc < 0 || probe.pid != j->pid || j->pid <= 0)
-        snprintf(why, sizeof why, "no start record of process %d after a daemon restart",
-                 (int)j->pid);
-    else if (!adopted_alive(&probe))
-        snprintf(why, sizeof why, "process %d gone after a daemon restart", (int)j->pid);
-    else
-        why[0] = '\0';
-    if (why[0]) {
-        if (eco_store_lose(d->store, j->id, d->now_s, why, &err) < 0)
-            ECO_LOG(ECO_LOG_ERR, "sched", "%s", err.msg);
-        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 " lost: %s", j->id, why);
-        run_file(d, j->id, path, sizeof path);
-        unlink(path);
-        return;
-    }
-    struct ecod_run *r = add_run(d);
-    if (!r) {
-        ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
-        return;
-    }
-    *r = probe;
-    if (parse_gpus(j->assigned_gpus, d->n_gpus, r->gpus, &r->n_gpus) < 0)
-        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": GPUs '%s' not on this server", j->id,
-                 j->assigned_gpus);
-    r->capped = j->power_cap_w > 0 && r->n_gpus > 0;
-    r->cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
-    if (j->power_cap_w == ECO_STORE_CAP_AUTO && r->n_gpus > 0) {
-        if (auto_cap(d, r->gpus[0], &r->cap_w, why, sizeof why) < 0)
-            r->cap_w = 0;
-        r->capped = r->cap_w > 0;
-    }
-    r->energy_base_j = j->energy_j;
-    r->energy_j = j->energy_j;
-    r->stored_j = j->energy_j;
-    struct eco_gpu_request req = job_request(j);
-    req.n_gpus = r->n_gpus;
-    if (d->sel && r->n_gpus > 0 &&
-        eco_gpusel_reserve(d->sel, d->mono_s, r->gpus, r->n_gpus, &req) < 0)
-        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
-    ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " adopted: pid %d", j->id, (int)j->pid);
-}
-
-void ecod_sched_recover(struct ecod *d, double now, double mono)
-{
-    d->now_s = now;
-    d->mono_s = mono;
-    struct eco_store_job *jobs = NULL;
-    size_t n = 0;
-    struct eco_error err = {{0}};
-    if (eco_store_running(d->store, &jobs, &n, &err) < 0) {
-        ECO_LOG(ECO_LOG_ERR, "sched", "recovery: %s", err.msg);
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        recover_one(d, &jobs[i]);
-    eco_store_jobs_free(jobs, n);
-    account_all(d, d->mono_s); /* the adopted jobs' energy counts from here */
-}
-
-void ecod_sched_reconcile_limits(struct ecod *d)
-{
-    double want[ECO_GPUSEL_MAX_GPUS] = {0}; /* 0: the default */
-    int64_t by[ECO_GPUSEL_MAX_GPUS] = {0};
-    /* the adopted jobs (recovery has run: the store's running jobs are the watched ones); a
-     * shared GPU gets the lowest cap of its jobs, as when they started */
-    for (unsigned g = 0; g < d->n_gpus && g < ECO_GPUSEL_MAX_GPUS; g++)
-        want[g] = ecod_caps_lowest(d, g, SIZE_MAX, d->power_knob_clock, &by[g]);
-    if (d->power_knob_clock) {
-        ecod_clock_reconcile(d, want, by);
-        return;
-    }
-    for (unsigned g = 0; g < d->n_gpus; g++) {
-        struct eco_error err = {{0}};
-        struct eco_power_range pr;
-        double now_w = -1, w = want[g];
-        if (w <= 0 && eco_platform_power_range(d->platform, g, &pr, NULL) == 0)
-            w = pr.default_w;
-        if (w <= 0 || (eco_platform_power_limit(d->platform, g, &now_w, NULL) == 0 &&
-                       now_w > w - 0.5 && now_w < w + 0.5))
-            continue;
-        if (eco_platform_set_power_limit(d->platform, g, w, &err) < 0)
-            ECO_LOG(ECO_LOG_WARN, "sched", "GPU %u: limit %.0f W: %s", g, w, err.msg);
-        else if (by[g])
-            ECO_LOG(ECO_LOG_INFO, "sched", "GPU %u: limit %.0f W -> %.0f W (adopted job %" PRId64 ")",
-                     g, now_w, w, by[g]);
-        else
-            ECO_LOG(ECO_LOG_INFO, "sched", "GPU %u: limit %.0f W -> default %.0f W (no capped job)",
-                     g, now_w, w);
-    }
-}
-
 int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
                          uint32_t n, double cap_w, double now, double mono)
 {
     d->now_s = now;
     d->mono_s = mono;
-    account_all(d, d->mono_s); /* what the GPUs used so far belongs to the jobs before */
-    struct ecod_run *r = add_run(d);
+    ecod_sched_account(d, d->mono_s); /* what the GPUs used so far belongs to the jobs before */
+    struct ecod_run *r = ecod_run_add(d);
     if (!r)
         return -ENOMEM;
     r->id = id;
@@ -1069,7 +793,7 @@ int ecod_sched_end_slurm(struct ecod *d, int64_t id, double now, double mono, do
     for (size_t i = 0; i < d->n_runs; i++) {
         if (d->runs[i].id != id || d->runs[i].slurm_job <= 0)
             continue;
-        account_all(d, d->mono_s);
+        ecod_sched_account(d, d->mono_s);
         *energy_j = d->runs[i].energy_j;
         end_run(d, i, true, 0);
         return 0;

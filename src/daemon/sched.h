@@ -11,16 +11,12 @@
 #include "ecosched/gpusel.h"
 #include "ecod.h"
 
-/* Opens d->db_path into d->store after checking the state directory: a missing or empty
- * jobs.db while logs/ or run/ hold files of past jobs is refused (-EBADMSG; the message says
- * how to fix it), and ids up to the highest such file's are never given again. */
-int ecod_store_open(struct ecod *d, struct eco_error *err);
-int ecod_sched_init(struct ecod *d, struct eco_gpusel_params *params, struct eco_error *err);
 void ecod_sched_fini(struct ecod *d);
+/* Accounts each GPU's energy since the last accounting to the runs on it, at monotonic time
+ * mono (startup.c after adopting jobs; the pass after sampling). */
+void ecod_sched_account(struct ecod *d, double mono);
 /* Fills the in-memory queue from the store's queued jobs (once, at start). */
 int ecod_sched_load_queue(struct ecod *d, struct eco_error *err);
-/* Adopts or marks lost the jobs the store says are running (once, at start). */
-void ecod_sched_recover(struct ecod *d, double now, double mono);
 /* One pass at wall time now and monotonic time mono (s; the caller's clocks, read once: the
  * pass reads none but its own duration's): sample GPUs, account energy, reap ended jobs,
  * start queued ones. The other entry points below take the clocks the same way; each stores
@@ -35,9 +31,6 @@ const struct ecod_run *ecod_sched_find(const struct ecod *d, int64_t id);
 void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap);
 void ecod_log_path_in(const char *logs_dir, int64_t id, const char *ext, char *buf, size_t cap);
 
-/* sched.c: the start-up reconciliation of the GPUs' limits with the store (after
- * ecod_sched_recover). */
-void ecod_sched_reconcile_limits(struct ecod *d);
 
 /* sched.c, for Slurm jobs (api_node.c, docs/slurm.md): the SPANK plugin registers a Slurm job's
  * GPUs so that the daemon measures their energy, and ends it from the epilog. The job has a
