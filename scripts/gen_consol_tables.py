@@ -3,10 +3,16 @@
 # Writes src/sim/consol_acme.c: the quantile functions of GPU utilisation and GPU memory used in
 # Shanghai AI Lab's Seren cluster (Acme traces, NSDI '24, CC BY 4.0) from
 # data/acme_shlab/utilization_power_cdfs.csv, for the container workload builder
-# (docs/models/container-workloads.md). Run from the repository root.
-import csv, os
+# (docs/models/container-workloads.md). Standard library only. Usage: gen_consol_tables.py
+# [--check] (--check: exit 1 when the committed file differs from what this would write).
+import csv, os, sys
 
-src = os.path.join("data", "acme_shlab", "utilization_power_cdfs.csv")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "src", "sim", "consol_acme.c")
+check = sys.argv[1:] == ["--check"]
+if sys.argv[1:] and not check:
+    sys.exit("usage: gen_consol_tables.py [--check]")
+src = os.path.join(ROOT, "data", "acme_shlab", "utilization_power_cdfs.csv")
 rows = list(csv.DictReader(open(src)))
 cols = ["seren_gpu_util_pct", "seren_gpu_mem_used_pct"]
 out = []
@@ -30,5 +36,12 @@ for name, col in [("eco_acme_util_active_mean", cols[0]), ("eco_acme_mem_active_
     out.append("/* mean of the positive quantiles of %s: the level while active */" % col)
     out.append("const double %s = %r;" % (name, sum(act) / len(act)))
 out.append("/* clang-format on */")
-open(os.path.join("src", "sim", "consol_acme.c"), "w").write("\n".join(out) + "\n")
+text = "\n".join(out) + "\n"
 print("rows", len(rows))
+if check:
+    with open(OUT) as f:
+        if f.read() != text:
+            sys.exit("%s is out of date: run scripts/gen_consol_tables.py" % OUT)
+else:
+    with open(OUT, "w") as f:
+        f.write(text)

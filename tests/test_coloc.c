@@ -15,16 +15,9 @@
 #include <zlib.h>
 #include "ecosched/coloc.h"
 #include "ecosched/csv.h"
+#include "test_util.h"
 
 #define DATA ECO_SOURCE_DIR "/data/gpu_colocation/"
-
-/* |a - b| <= eps in double precision (cmocka's float comparison rounds to float). */
-#define assert_near(a, b, eps) near_at((a), (b), (eps), #a, __LINE__)
-static void near_at(double a, double b, double eps, const char *what, int line)
-{
-    if (!(fabs(a - b) <= eps))
-        fail_msg("line %d: %s = %.17g, expected %.17g (+-%g)", line, what, a, b, eps);
-}
 
 static double num(const char *s)
 {

@@ -20,8 +20,7 @@
 #include "ecosched/power.h"
 #include "ecosched/rng.h"
 #include "ecosched/trace.h"
-
-#define assert_near(a, b, tol) assert_true(fabs((a) - (b)) <= (tol))
+#include "test_util.h"
 
 /* ---- thresholds --------------------------------------------------------------------------- */
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include "ecosched/catalog.h"
 #include "ecosched/sim.h"
-#include "test_jobs.h"
+#include "test_util.h"
 #include "ecosched/trace.h"
 
 #define assert_rel(a, b, tol) assert_rel_at((a), (b), (tol), #a, __LINE__)
@@ -24,20 +24,6 @@ static void assert_rel_at(double a, double b, double tol, const char *what, int 
     if (!(fabs(a - b) <= tol * scale))
         print_error("line %d: %s = %.17g, want %.17g\n", line, what, a, b);
     assert_true(fabs(a - b) <= tol * scale);
-}
-
-struct jspec {
-    double submit_s, duration_s;
-    uint32_t gpus;
-};
-
-static struct eco_jobset *make_jobs(const struct jspec *js, size_t n)
-{
-    struct eco_jobset *set = eco_jobset_create();
-    assert_non_null(set);
-    for (size_t i = 0; i < n; i++)
-        assert_non_null(eco_test_add_job(set, js[i].submit_s, js[i].duration_s, js[i].gpus));
-    return set;
 }
 
 /* Two nodes of 2 V100 GPUs with round power figures. */
@@ -78,8 +64,8 @@ static void test_hand_computed(void **state)
      * down 130..150, is off from 150. j2 (2 GPUs, 50 s) arrives at 200, wakes node 0 (boot
      * 200..250) and runs 250..300. */
     struct eco_cluster *c = two_nodes();
-    static const struct jspec js[] = {{0, 100, 2}, {0, 40, 2}, {200, 50, 2}};
-    struct eco_jobset *set = make_jobs(js, 3);
+    static const struct eco_test_jspec js[] = {{0, 100, 2}, {0, 40, 2}, {200, 50, 2}};
+    struct eco_jobset *set = eco_test_make_jobs(js, 3);
     const char *params;
     struct rows rows = {.n = 0};
     struct eco_sim_config cfg = {
@@ -145,8 +131,8 @@ static void test_none_keeps_nodes_on(void **state)
 {
     (void)state;
     struct eco_cluster *c = two_nodes();
-    static const struct jspec js[] = {{0, 100, 2}, {0, 40, 2}, {200, 50, 2}};
-    struct eco_jobset *set = make_jobs(js, 3);
+    static const struct eco_test_jspec js[] = {{0, 100, 2}, {0, 40, 2}, {200, 50, 2}};
+    struct eco_jobset *set = eco_test_make_jobs(js, 3);
     struct eco_sim_config cfg = {.policy = eco_policy_find("fifo"),
                                  .placement = eco_placement_find("pack"),
                                  .seed = 1};
@@ -394,8 +380,8 @@ static void test_speed_on_faster_gpu(void **state)
     struct eco_cluster *c = NULL;
     struct eco_error err;
     assert_int_equal(eco_cluster_parse_spec("1x8:A100-SXM", &c, &err), 0);
-    static const struct jspec js[] = {{0, 1000, 8}};
-    struct eco_jobset *set = make_jobs(js, 1);
+    static const struct eco_test_jspec js[] = {{0, 1000, 8}};
+    struct eco_jobset *set = eco_test_make_jobs(js, 1);
     struct eco_sim_config cfg = {.policy = eco_policy_find("fifo"),
                                  .placement = eco_placement_find("pack"),
                                  .seed = 1};
@@ -492,8 +478,8 @@ static void test_unknown_workload(void **state)
     struct eco_cluster *c = NULL;
     struct eco_error err;
     assert_int_equal(eco_cluster_parse_spec("1x8", &c, &err), 0);
-    static const struct jspec js[] = {{0, 10, 1}, {1, 10, 1}};
-    struct eco_jobset *set = make_jobs(js, 2);
+    static const struct eco_test_jspec js[] = {{0, 10, 1}, {1, 10, 1}};
+    struct eco_jobset *set = eco_test_make_jobs(js, 2);
     set->jobs[1].workload_off = eco_jobset_intern(set, "resnet5O", 8);
     struct eco_sim_config cfg = {.policy = eco_policy_find("fifo"),
                                  .placement = eco_placement_find("pack"),

@@ -16,14 +16,7 @@
 #include "ecosched/freemap.h"
 #include "ecosched/place_io.h"
 #include "ecosched/policy.h"
-
-#define assert_double_equal(a, b, eps) assert_near((a), (b), (eps), #a, __LINE__)
-static void assert_near(double a, double b, double eps, const char *what, int line)
-{
-    if (!(fabs(a - b) <= eps))
-        print_error("line %d: %s = %.17g, want %.17g\n", line, what, a, b);
-    assert_true(fabs(a - b) <= eps);
-}
+#include "test_util.h"
 
 static void add_node(struct eco_pl_instance *in, int64_t cpu, int64_t mem, uint16_t gpus,
                      const char *model)
@@ -68,15 +61,14 @@ static void test_fgd_frag_by_hand(void **state)
         {.gpus = 2, .gpu_milli = 1000, .share = 0.25},
     };
     struct eco_pl_workload w = {t, 3};
-    assert_double_equal(eco_pl_node_frag(&s, &w, 0, NULL), 0.55, 1e-12);
+    assert_near(eco_pl_node_frag(&s, &w, 0, NULL), 0.55, 1e-12);
     /* a type wanting more CPU than is free cannot run: all 1.3 free GPUs count for it */
     t[1].cpu_milli = 65000;
-    assert_double_equal(eco_pl_node_frag(&s, &w, 0, NULL), 0.5 * 0.3 + 0.25 * 1.3 + 0.25 * 1.3,
-                        1e-12);
+    assert_near(eco_pl_node_frag(&s, &w, 0, NULL), 0.5 * 0.3 + 0.25 * 1.3 + 0.25 * 1.3, 1e-12);
     /* CPU-only tasks leave nothing unusable */
     struct eco_pl_task_type cpu_only = {.share = 1};
     struct eco_pl_workload w2 = {&cpu_only, 1};
-    assert_double_equal(eco_pl_node_frag(&s, &w2, 0, NULL), 0, 0);
+    assert_near(eco_pl_node_frag(&s, &w2, 0, NULL), 0, 0);
     eco_pl_state_fini(&s);
     eco_pl_instance_fini(&in);
 }
@@ -139,13 +131,13 @@ static void test_metrics_by_hand(void **state)
     assert_int_equal(m.placed, 2);
     assert_int_equal(m.first_failed, 2);
     assert_int_equal(m.active_hosts, 1);
-    assert_double_equal(m.gpus_before_fail, 1.5, 1e-12);
-    assert_double_equal(m.cpu_util, 0.5, 1e-12);
-    assert_double_equal(m.mem_util, 0.5, 1e-12);
-    assert_double_equal(m.gpu_util, 0.75, 1e-12);
-    assert_double_equal(m.gpu_alloc_ratio, 1.5 / 4, 1e-12);
-    assert_double_equal(m.power_w, 626.75 + 250 + 137.5, 1e-9);
-    assert_double_equal(m.energy_j, 10 * (626.75 + 250 + 137.5), 1e-6);
+    assert_near(m.gpus_before_fail, 1.5, 1e-12);
+    assert_near(m.cpu_util, 0.5, 1e-12);
+    assert_near(m.mem_util, 0.5, 1e-12);
+    assert_near(m.gpu_util, 0.75, 1e-12);
+    assert_near(m.gpu_alloc_ratio, 1.5 / 4, 1e-12);
+    assert_near(m.power_w, 626.75 + 250 + 137.5, 1e-9);
+    assert_near(m.energy_j, 10 * (626.75 + 250 + 137.5), 1e-6);
     /* a slot over capacity is refused */
     slots[2] = (struct eco_pl_slot){0, 3};
     assert_int_equal(eco_pl_verify(&in, slots, &err), -EINVAL);
@@ -303,7 +295,7 @@ static void test_ilp_brute_force(void **state)
         assert_int_equal(m.placed, b.best_placed);
         assert_int_equal(m.active_hosts, b.best_hosts);
         assert_true(o.optimal);
-        assert_double_equal(o.gap, 0, 1e-12);
+        assert_near(o.gap, 0, 1e-12);
         eco_pl_state_fini(&b.s);
         free(slots);
         eco_pl_instance_fini(&in);
@@ -510,7 +502,7 @@ static void test_read_openb(void **state)
     for (uint32_t i = 0; i < in.n_items; i++)
         req += in.items[i].gpus * in.items[i].gpu_milli / 1000.0;
     assert_int_equal(gpus, 6212);            /* data/alibaba_gpu_v2023_openb/README.md */
-    assert_double_equal(req, 6086.8, 0.05); /* "sum of GPU requests over all pods" */
+    assert_near(req, 6086.8, 0.05);          /* "sum of GPU requests over all pods" */
     assert_int_equal(eco_pl_instance_check(&in, &err), 0);
     eco_pl_instance_fini(&in);
 }

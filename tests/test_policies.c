@@ -8,44 +8,21 @@
 #include <math.h>
 #include <string.h>
 #include "ecosched/sim.h"
-#include "test_jobs.h"
-
-/* cmocka 1.1 has no double assertion: compare with a tolerance and print both values. */
-#define assert_double_equal(a, b, eps) assert_near((a), (b), (eps), #a, __LINE__)
-static void assert_near(double a, double b, double eps, const char *what, int line)
-{
-    if (!(fabs(a - b) <= eps))
-        print_error("line %d: %s = %.17g, want %.17g\n", line, what, a, b);
-    assert_true(fabs(a - b) <= eps);
-}
-
-struct jspec {
-    double submit_s, duration_s;
-    uint32_t gpus;
-};
+#include "test_util.h"
 
 struct expect {
     double start_s, end_s;
     uint32_t preemptions;
 };
 
-static struct eco_jobset *make_jobs(const struct jspec *js, size_t n)
-{
-    struct eco_jobset *set = eco_jobset_create();
-    assert_non_null(set);
-    for (size_t i = 0; i < n; i++)
-        assert_non_null(eco_test_add_job(set, js[i].submit_s, js[i].duration_s, js[i].gpus));
-    return set;
-}
-
 static void run_case(const char *cluster, const char *policy, const char *params,
-                     const char *placement, const struct jspec *js, const struct expect *ex,
-                     size_t n)
+                     const char *placement, const struct eco_test_jspec *js,
+                     const struct expect *ex, size_t n)
 {
     struct eco_cluster *c = NULL;
     struct eco_error err;
     assert_int_equal(eco_cluster_parse_spec(cluster, &c, &err), 0);
-    struct eco_jobset *set = make_jobs(js, n);
+    struct eco_jobset *set = eco_test_make_jobs(js, n);
     struct eco_sim_config cfg = {
         .policy = eco_policy_find(policy),
         .policy_params = params,
@@ -74,7 +51,7 @@ static void run_case(const char *cluster, const char *policy, const char *params
 }
 
 /* One node of 4 GPUs. j0 holds 2 GPUs until 10; j1 wants all 4; j2 is long, j3 short. */
-static const struct jspec mix[] = {
+static const struct eco_test_jspec mix[] = {
     {0, 10, 2},
     {1, 5, 4},
     {2, 20, 1},
@@ -107,10 +84,10 @@ static void test_edf(void **state)
     struct eco_cluster *c = NULL;
     struct eco_error err;
     assert_int_equal(eco_cluster_parse_spec("1x2", &c, &err), 0);
-    static const struct jspec js[] = {{0, 10, 2}, {1, 5, 2}, {2, 5, 2}, {3, 5, 1}};
+    static const struct eco_test_jspec js[] = {{0, 10, 2}, {1, 5, 2}, {2, 5, 2}, {3, 5, 1}};
     static const double deadline[] = {ECO_NO_DEADLINE, 100, 20, ECO_NO_DEADLINE};
     static const double start[] = {0, 15, 10, 20};
-    struct eco_jobset *set = make_jobs(js, 4);
+    struct eco_jobset *set = eco_test_make_jobs(js, 4);
     for (size_t i = 0; i < 4; i++)
         set->jobs[i].deadline_s = deadline[i];
     struct eco_sim_config cfg = {.policy = eco_policy_find("edf"),
@@ -120,8 +97,8 @@ static void test_edf(void **state)
     struct eco_sim_result res;
     assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
     for (size_t i = 0; i < 4; i++) {
-        assert_double_equal(set->jobs[i].start_s, start[i], 0);
-        assert_double_equal(set->jobs[i].end_s, start[i] + js[i].duration_s, 0);
+        assert_near(set->jobs[i].start_s, start[i], 0);
+        assert_near(set->jobs[i].end_s, start[i] + js[i].duration_s, 0);
     }
     eco_sim_result_fini(&res);
     eco_jobset_destroy(set);
@@ -137,10 +114,10 @@ static void test_lsf(void **state)
     struct eco_cluster *c = NULL;
     struct eco_error err;
     assert_int_equal(eco_cluster_parse_spec("1x2", &c, &err), 0);
-    static const struct jspec js[] = {{0, 10, 2}, {1, 5, 2}, {2, 20, 2}, {3, 5, 1}};
+    static const struct eco_test_jspec js[] = {{0, 10, 2}, {1, 5, 2}, {2, 20, 2}, {3, 5, 1}};
     static const double deadline[] = {ECO_NO_DEADLINE, 40, 45, ECO_NO_DEADLINE};
     static const double start[] = {0, 30, 10, 35};
-    struct eco_jobset *set = make_jobs(js, 4);
+    struct eco_jobset *set = eco_test_make_jobs(js, 4);
     for (size_t i = 0; i < 4; i++)
         set->jobs[i].deadline_s = deadline[i];
     struct eco_sim_config cfg = {.policy = eco_policy_find("lsf"),
@@ -150,7 +127,7 @@ static void test_lsf(void **state)
     struct eco_sim_result res;
     assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
     for (size_t i = 0; i < 4; i++)
-        assert_double_equal(set->jobs[i].start_s, start[i], 0);
+        assert_near(set->jobs[i].start_s, start[i], 0);
     eco_sim_result_fini(&res);
     eco_jobset_destroy(set);
     eco_cluster_destroy(c);
@@ -170,7 +147,7 @@ static void test_easy_spare_gpus(void **state)
     /* Two nodes of 4. j0 holds 6 GPUs until 100; j1 wants 4 -> reservation at 100 when 8 are
      * free, leaving 4 spare; j2 (2 GPUs, long) may use spare GPUs and starts at once; j3 (2
      * GPUs, long) finds the spare exhausted and waits for j0 ... then fits beside j1. */
-    static const struct jspec js[] = {{0, 100, 6}, {1, 10, 4}, {2, 500, 2}, {3, 500, 2}};
+    static const struct eco_test_jspec js[] = {{0, 100, 6}, {1, 10, 4}, {2, 500, 2}, {3, 500, 2}};
     /* t=2: free 2 -> j2 backfills on spare (extra 4 -> 2). t=3: free 0 -> j3 waits. t=100: j0
      * frees 6: j1 starts (4), j3 starts (2). */
     static const struct expect ex[] = {{0, 100, 0}, {100, 110, 0}, {2, 502, 0}, {100, 600, 0}};
@@ -191,7 +168,7 @@ static void test_las(void **state)
     /* One node of 2 GPUs, one threshold at 10 GPU-s. j0 reaches 10 GPU-s at t=5 when j1
      * arrives: j1 (level 0) preempts it. j1 reaches level 1 at t=10: both at level 1, j0
      * submitted first resumes (25 s left -> ends 35); j1 resumes at 35 with 5 s left. */
-    static const struct jspec js[] = {{0, 30, 2}, {5, 10, 2}};
+    static const struct eco_test_jspec js[] = {{0, 30, 2}, {5, 10, 2}};
     static const struct expect ex[] = {{0, 35, 1}, {5, 40, 1}};
     run_case("1x2", "las", "10", "pool", js, ex, 2);
 }
@@ -200,7 +177,7 @@ static void test_las_default_no_preemption_when_idle(void **state)
 {
     (void)state;
     /* Enough GPUs for everyone: LAS never preempts. */
-    static const struct jspec js[] = {{0, 30000, 1}, {5, 100, 1}};
+    static const struct eco_test_jspec js[] = {{0, 30000, 1}, {5, 100, 1}};
     static const struct expect ex[] = {{0, 30000, 0}, {5, 105, 0}};
     run_case("1x2", "las", NULL, "pool", js, ex, 2);
 }
@@ -210,7 +187,7 @@ static void test_completion_before_arrival(void **state)
     (void)state;
     /* j0 ends at 10 exactly when j1 arrives: completions go first, so j1 starts at 10.
      * j2 and j3 arrive together: trace order decides. */
-    static const struct jspec js[] = {{0, 10, 4}, {10, 5, 4}, {20, 5, 4}, {20, 1, 4}};
+    static const struct eco_test_jspec js[] = {{0, 10, 4}, {10, 5, 4}, {20, 5, 4}, {20, 1, 4}};
     static const struct expect ex[] = {{0, 10, 0}, {10, 15, 0}, {20, 25, 0}, {25, 26, 0}};
     run_case("1x4", "fifo", NULL, "pack", js, ex, 4);
     run_case("1x4", "sjf", NULL, "pack", js,
@@ -223,7 +200,7 @@ static void test_pack_node_boundaries(void **state)
     /* Two nodes of 4 GPUs. j0 takes 3 GPUs (node 0). j1 wants 2: no node has 2 free besides
      * node 1 -> starts at once on node 1. j2 wants 3: node 0 has 1 free, node 1 has 2: waits
      * although 3 GPUs are free in total (pool would start it). */
-    static const struct jspec js[] = {{0, 10, 3}, {0, 20, 2}, {1, 5, 3}};
+    static const struct eco_test_jspec js[] = {{0, 10, 3}, {0, 20, 2}, {1, 5, 3}};
     static const struct expect pack[] = {{0, 10, 0}, {0, 20, 0}, {10, 15, 0}};
     static const struct expect pool[] = {{0, 10, 0}, {0, 20, 0}, {1, 6, 0}};
     run_case("2x4", "fifo", NULL, "pack", js, pack, 3);
@@ -236,8 +213,8 @@ static void test_reject_too_large(void **state)
     struct eco_cluster *c = NULL;
     struct eco_error err;
     assert_int_equal(eco_cluster_parse_spec("2x4", &c, &err), 0);
-    static const struct jspec js[] = {{0, 10, 9}, {1, 10, 8}};
-    struct eco_jobset *set = make_jobs(js, 2);
+    static const struct eco_test_jspec js[] = {{0, 10, 9}, {1, 10, 8}};
+    struct eco_jobset *set = eco_test_make_jobs(js, 2);
     struct eco_sim_config cfg = {
         .policy = eco_policy_find("fifo"), .placement = eco_placement_find("pack"), .seed = 1};
     struct eco_sim_result res;
@@ -259,21 +236,21 @@ static void test_summary_metrics(void **state)
     struct eco_cluster *c = NULL;
     struct eco_error err;
     assert_int_equal(eco_cluster_parse_spec("1x4", &c, &err), 0);
-    struct eco_jobset *set = make_jobs(mix, 4);
+    struct eco_jobset *set = eco_test_make_jobs(mix, 4);
     struct eco_sim_config cfg = {
         .policy = eco_policy_find("fifo"), .placement = eco_placement_find("pool"), .seed = 1};
     struct eco_sim_result res;
     assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
     const struct eco_sim_summary *s = &res.summary;
     /* JCTs: 10, 14, 33, 16 -> sorted 10 14 16 33. */
-    assert_double_equal(s->avg_jct_s, (10 + 14 + 33 + 16) / 4.0, 1e-12);
-    assert_double_equal(s->p50_jct_s, 15.0, 1e-12);
-    assert_double_equal(s->p95_jct_s, 16 + (33 - 16) * 0.85, 1e-12);
+    assert_near(s->avg_jct_s, (10 + 14 + 33 + 16) / 4.0, 1e-12);
+    assert_near(s->p50_jct_s, 15.0, 1e-12);
+    assert_near(s->p95_jct_s, 16 + (33 - 16) * 0.85, 1e-12);
     /* Waits: 0, 9, 13, 12. */
-    assert_double_equal(s->avg_wait_s, 34 / 4.0, 1e-12);
-    assert_double_equal(s->makespan_s, 35.0, 1e-12);
+    assert_near(s->avg_wait_s, 34 / 4.0, 1e-12);
+    assert_near(s->makespan_s, 35.0, 1e-12);
     /* Busy GPU-s: 2*10 + 4*5 + 1*20 + 1*4 = 64 over 4 GPUs x 35 s. */
-    assert_double_equal(s->gpu_util, 64.0 / 140.0, 1e-12);
+    assert_near(s->gpu_util, 64.0 / 140.0, 1e-12);
     assert_int_equal(s->events, 8);
     eco_sim_result_fini(&res);
     eco_jobset_destroy(set);
@@ -296,6 +273,77 @@ static void test_bad_las_params(void **state)
     eco_cluster_destroy(c);
 }
 
+/* --policy NAME[:PARAMS]: the name before the first ':' (any case), the rest as parameters. */
+static void test_find_spec(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value, *name, *params; /* name NULL: unknown */
+    } cases[] = {
+        {"las", "las", NULL},
+        {"las:3600,36000", "las", "3600,36000"},
+        {"LAS:1", "las", "1"},
+        {"fifo:", "fifo", ""},
+        {"edf", "edf", NULL},
+        {"la", NULL, NULL},
+        {"lass:1", NULL, NULL},
+        {"", NULL, NULL},
+        {":1", NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *params = "unset";
+        const struct eco_policy_ops *p = eco_policy_find_spec(cases[i].value, &params);
+        if (!cases[i].name) {
+            assert_null(p);
+            continue;
+        }
+        assert_non_null(p);
+        assert_string_equal(p->name, cases[i].name);
+        if (cases[i].params)
+            assert_string_equal(params, cases[i].params);
+        else
+            assert_null(params);
+    }
+}
+
+/* Capability flags: the registry's policies say what they need, and the daemon's set (neither
+ * durations nor preemption) is fifo, greedy and edf; only a policy with params_help takes
+ * parameters, and each has a summary. */
+static void test_caps(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        unsigned caps;
+    } want[] = {
+        {"fifo", 0},
+        {"greedy", 0},
+        {"easy", ECO_POLICY_NEEDS_DURATION},
+        {"sjf", ECO_POLICY_NEEDS_DURATION},
+        {"las", ECO_POLICY_PREEMPTS},
+        {"edf", ECO_POLICY_NEEDS_DEADLINE},
+        {"lsf", ECO_POLICY_NEEDS_DURATION | ECO_POLICY_NEEDS_DEADLINE},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const struct eco_policy_ops *p = eco_policy_find(want[i].name);
+        assert_non_null(p);
+        if (p->caps != want[i].caps)
+            fail_msg("%s: caps %#x, want %#x", p->name, p->caps, want[i].caps);
+    }
+    struct eco_cluster *c = NULL;
+    struct eco_error err;
+    assert_int_equal(eco_cluster_parse_spec("1x4", &c, &err), 0);
+    size_t n = 0;
+    for (const struct eco_policy_ops *const *p = eco_policy_all(); *p; p++, n++) {
+        assert_non_null((*p)->summary);
+        if (!(*p)->params_help) { /* refuses parameters */
+            assert_null((*p)->create(c, "1", &err));
+        }
+    }
+    assert_int_equal(n, sizeof want / sizeof want[0]);
+    eco_cluster_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +361,8 @@ int main(void)
         cmocka_unit_test(test_reject_too_large),
         cmocka_unit_test(test_summary_metrics),
         cmocka_unit_test(test_bad_las_params),
+        cmocka_unit_test(test_find_spec),
+        cmocka_unit_test(test_caps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

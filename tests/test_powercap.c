@@ -195,6 +195,76 @@ static void test_model_ready_and_prior(void **state)
     assert_false(eco_job_model_ready(&m));
 }
 
+/* A job model's two estimators share one covariance step while their P agree (rls.c,
+ * update_shared): the model must hold exactly what two separate estimators fed the same
+ * samples hold, through held limits (the eigenvalue cap at work), sweeps, a rejected sample
+ * and a non-finite fit that resets one of them. Also, an allocation over not-ready models
+ * (their prior curves shared per range) gives the limits of per-point predictions. */
+static void predict_model_point(const void *ctx, double limit_w, double *power_w, double *speed)
+{
+    eco_job_model_predict(ctx, limit_w, power_w, speed);
+}
+
+static void test_model_shared_cov(void **state)
+{
+    (void)state;
+    const double lo = 100, hi = 300;
+    struct eco_job_model m;
+    eco_job_model_init(&m, lo, hi, ECO_RLS_LAMBDA_DEFAULT);
+    struct eco_rls pw = m.power, sp = m.speed;
+    struct eco_rng rng;
+    eco_rng_init(&rng, 7);
+    for (int i = 0; i < 600; i++) {
+        double L = i < 200 ? 180 : i < 300 ? lo + (hi - lo) * eco_rng_uniform(&rng) : 250;
+        double ypw = L * (0.8 + 0.01 * gauss(&rng)), ysp = cbrt(L / hi) + 0.01 * gauss(&rng);
+        if (i == 400)
+            ysp = 1e308; /* the speed fit overflows: that estimator resets alone */
+        if (i == 450)
+            ypw = NAN; /* rejected: neither moves */
+        eco_job_model_observe(&m, L, ypw, ysp);
+        if (isfinite(ypw) && isfinite(ysp)) {
+            double x = (L - lo) * (1.0 / (hi - lo));
+            eco_rls_update(&pw, x, ypw / hi);
+            eco_rls_update(&sp, x, ysp);
+        }
+        assert_memory_equal(&m.power, &pw, sizeof pw);
+        assert_memory_equal(&m.speed, &sp, sizeof sp);
+    }
+    /* not-ready models of 6 ranges (more than the allocator's prior slots), beside ready ones */
+    struct eco_job_model models[12];
+    struct eco_cap_job a[12], b[12];
+    for (int i = 0; i < 12; i++) {
+        double mn = 60 + 10 * (i % 6), mx = 250 + 25 * (i % 6);
+        eco_job_model_init(&models[i], mn, mx, ECO_RLS_LAMBDA_DEFAULT);
+        for (int k = 0; k < (i < 6 ? 5 : 4); k++) /* held, or swept over the range */
+            eco_job_model_observe(&models[i], i < 6 ? mx : mn + (mx - mn) * k / 3.0, mx * 0.7, 0.9);
+        a[i] = (struct eco_cap_job){.gpus = 1 + (uint32_t)(i % 3),
+                                    .min_limit_w = mn,
+                                    .max_limit_w = mx,
+                                    .remaining_s = 100 + 37 * i,
+                                    .weight = 1,
+                                    .slack_s = i % 2 ? 300 + 20 * i : -1,
+                                    .predict = eco_cap_predict_model,
+                                    .ctx = &models[i]};
+        b[i] = a[i];
+        b[i].predict = predict_model_point;
+    }
+    assert_false(eco_job_model_ready(&models[0]));
+    assert_true(eco_job_model_ready(&models[6]));
+    struct eco_cap_params p;
+    eco_cap_params_default(&p);
+    for (int q = 0; q < 2; q++) {
+        p.miss_cost = q ? 10 : 0;
+        for (double budget = 1500; budget <= 5000; budget += 500) {
+            double la[12], lb[12];
+            double pa = eco_cap_allocate(a, 12, budget, &p, la, NULL);
+            double pb = eco_cap_allocate(b, 12, budget, &p, lb, NULL);
+            assert_true(pa == pb);
+            assert_memory_equal(la, lb, sizeof la);
+        }
+    }
+}
+
 static void test_model_clamps(void **state)
 {
     (void)state;
@@ -953,6 +1023,7 @@ int main(void)
         cmocka_unit_test(test_rls_not_exciting),
         cmocka_unit_test(test_model_ready_and_prior),
         cmocka_unit_test(test_model_clamps),
+        cmocka_unit_test(test_model_shared_cov),
         cmocka_unit_test(test_model_measured_curves),
         cmocka_unit_test(test_model_tracks_change),
         cmocka_unit_test(test_alloc_vs_bruteforce),

@@ -13,14 +13,7 @@
 #include "ecosched/power.h"
 #include "ecosched/powercap.h"
 #include "ecosched/rng.h"
-
-#define assert_double_equal(a, b, eps) assert_near((a), (b), (eps), #a, __LINE__)
-static void assert_near(double a, double b, double eps, const char *what, int line)
-{
-    if (!(fabs(a - b) <= eps))
-        print_error("line %d: %s = %.17g, want %.17g\n", line, what, a, b);
-    assert_true(fabs(a - b) <= eps);
-}
+#include "test_util.h"
 
 /* A hand-computable job: power = limit, speed = limit / 300 on [100, 300] W. */
 static void linear_predict(const void *ctx, double limit_w, double *power_w, double *speed)
@@ -70,13 +63,13 @@ static void test_right_split(void **state)
     struct eco_cap_params p = deadline_params();
     double lim[2];
     assert_true(eco_cap_allocate(jobs, 2, 500.001, &p, lim, NULL) >= 0);
-    assert_double_equal(lim[0], 300, 1e-9);
-    assert_double_equal(lim[1], 200, 1e-9);
+    assert_near(lim[0], 300, 1e-9);
+    assert_near(lim[1], 200, 1e-9);
     /* the same jobs without deadlines: the completion-time optimum is the other split */
     jobs[0].slack_s = jobs[1].slack_s = -1;
     assert_true(eco_cap_allocate(jobs, 2, 500.001, &p, lim, NULL) >= 0);
-    assert_double_equal(lim[0], 200, 1e-9);
-    assert_double_equal(lim[1], 300, 1e-9);
+    assert_near(lim[0], 200, 1e-9);
+    assert_near(lim[1], 300, 1e-9);
 }
 
 /* C: 400 s of work, deadline in 100 s: lost even at 300 W. D: 100 s of work, deadline in
@@ -93,17 +86,81 @@ static void test_lost_cause(void **state)
     lin.horizon = 0;
     double lim[2];
     assert_true(eco_cap_allocate(jobs, 2, 400.001, &lin, lim, NULL) >= 0);
-    assert_double_equal(lim[0], 300, 1e-9);
-    assert_double_equal(lim[1], 100, 1e-9);
+    assert_near(lim[0], 300, 1e-9);
+    assert_near(lim[1], 100, 1e-9);
     struct eco_cap_params p = deadline_params();
     assert_true(eco_cap_allocate(jobs, 2, 400.001, &p, lim, NULL) >= 0);
-    assert_double_equal(lim[0], 200, 1e-9);
-    assert_double_equal(lim[1], 200, 1e-9);
+    assert_near(lim[0], 200, 1e-9);
+    assert_near(lim[1], 200, 1e-9);
     /* a lost cause is priced by its completion time alone */
-    assert_double_equal(eco_cap_job_cost(&jobs[0], &p, 200), 600, 1e-9);
+    assert_near(eco_cap_job_cost(&jobs[0], &p, 200), 600, 1e-9);
     /* an on-time job at a limit that misses pays the (smoothed) miss penalty: 10 x 100 s */
     assert_true(eco_cap_job_cost(&jobs[1], &p, 100) > 300 + 0.99 * 1000);
     assert_true(eco_cap_job_cost(&jobs[1], &p, 200) < 150 + 1e-6 * 1000);
+}
+
+/* The per-miss cost leaves out deadline terms under half an ulp of the completion-time term
+ * and takes the probability as exactly 1 far past the deadline (cost_row); the cost must be
+ * the full formula's, bit for bit, wherever the finish falls against the deadline: here z
+ * runs from -1000 to +40 over a single-point row and a 26-point row. */
+static void test_miss_cost_exact(void **state)
+{
+    (void)state;
+    struct eco_cap_params p = deadline_params();
+    p.lost_release = 0;
+    const double sigs[] = {0.01, 0.05, 0.3};
+    size_t checked = 0, far = 0;
+    for (size_t q = 0; q < sizeof sigs / sizeof sigs[0]; q++) {
+        p.miss_sigma = sigs[q];
+        for (int a = 0; a <= 400; a++) {
+            /* slack from 0.01 x to 40 x the finish time at full speed (200 s), geometric */
+            double slack = 2.0 * pow(10.0, -2.0 + 3.6 * a / 400.0) * 200.0;
+            struct eco_cap_job j = lin_job(200, slack);
+            j.miss_ref_s = a % 3 ? 0 : 5000; /* the penalty from remaining_s, or 25x it */
+            for (int k = 0; k <= 20; k++) {
+                double L = 100 + 10 * k, s = L / 300.0, t = 200 / s;
+                double pen = 10 * (j.miss_ref_s > 0 ? j.miss_ref_s : 200);
+                double z = (t - slack) / (sigs[q] * t);
+                double want = t + pen * (0.5 * erfc(-z * 0.70710678118654752440));
+                double got = eco_cap_job_cost(&j, &p, L);
+                if (got != want)
+                    print_error("sigma %g slack %.17g limit %g: z %g cost %.17g, want %.17g\n",
+                                sigs[q], slack, L, z, got, want);
+                assert_true(got == want);
+                checked++;
+                far += z < -8.5 || z > 8.5;
+            }
+        }
+    }
+    assert_true(far > checked / 4); /* the skipped ranges were reached */
+    /* the same costs from the allocator's grid rows: every point it picks is priced alike,
+     * so a budget sweep gives the same limits as the exhaustive choice over 26 points */
+    p.grid = 26;
+    p.miss_sigma = 0.05;
+    struct eco_cap_job jobs[3] = {lin_job(200, 210), lin_job(300, 2000), lin_job(100, 120)};
+    for (int b = 0; b <= 10; b++) {
+        double budget = 300 + 60 * b + 0.5, lim[3], best = INFINITY, bl[3] = {0};
+        assert_true(eco_cap_allocate(jobs, 3, budget, &p, lim, NULL) >= 0);
+        for (int x = 0; x < 26; x++)
+            for (int y = 0; y < 26; y++)
+                for (int w = 0; w < 26; w++) {
+                    double l[3] = {eco_cap_grid_limit(100, 300, 26, (uint32_t)x),
+                                   eco_cap_grid_limit(100, 300, 26, (uint32_t)y),
+                                   eco_cap_grid_limit(100, 300, 26, (uint32_t)w)};
+                    if (l[0] + l[1] + l[2] > budget)
+                        continue;
+                    double c = 0;
+                    for (int i = 0; i < 3; i++)
+                        c += eco_cap_job_cost(&jobs[i], &p, l[i]);
+                    if (c < best)
+                        best = c, bl[0] = l[0], bl[1] = l[1], bl[2] = l[2];
+                }
+        double c = 0;
+        for (int i = 0; i < 3; i++)
+            c += eco_cap_job_cost(&jobs[i], &p, lim[i]);
+        assert_near(c, best, 1e-9 * best);
+        (void)bl;
+    }
 }
 
 /* Jobs on the measured curves (V100 / A40, several workloads), with and without deadlines. */
@@ -202,12 +259,12 @@ static void test_local_choice(void **state)
     struct eco_cap_params p = deadline_params();
     double lim = 0, pw = 0;
     eco_cap_local_choice(&d, &p, 1.0, &lim, &pw);
-    assert_double_equal(lim, 200, 1e-9);
-    assert_double_equal(pw, 200, 1e-9);
+    assert_near(lim, 200, 1e-9);
+    assert_near(pw, 200, 1e-9);
     eco_cap_local_choice(&d, &p, 0.01, &lim, &pw);
-    assert_double_equal(lim, 300, 1e-9);
+    assert_near(lim, 300, 1e-9);
     eco_cap_local_choice(&d, &p, INFINITY, &lim, &pw);
-    assert_double_equal(lim, 100, 1e-9);
+    assert_near(lim, 100, 1e-9);
 }
 
 /* Horizon forecast: A has 2.5 s of work, B 100 s, budget 400 W, no deadlines, horizon 6 of
@@ -232,14 +289,14 @@ static void test_horizon_forecast(void **state)
                                           {100, 300}, {100, 300}, {100, 300}};
     for (int k = 0; k < 6; k++)
         for (int i = 0; i < 2; i++) {
-            assert_double_equal(rem[k * 2 + i], want_rem[k][i], 1e-9);
-            assert_double_equal(lim[k * 2 + i], want_lim[k][i], 1e-9);
+            assert_near(rem[k * 2 + i], want_rem[k][i], 1e-9);
+            assert_near(lim[k * 2 + i], want_lim[k][i], 1e-9);
             /* a finished job draws nothing: its power went to the other */
-            assert_double_equal(pw[k * 2 + i], want_rem[k][i] > 0 ? want_lim[k][i] : 0, 1e-9);
+            assert_near(pw[k * 2 + i], want_rem[k][i] > 0 ? want_lim[k][i] : 0, 1e-9);
         }
     /* the limits applied are period 0's */
-    assert_double_equal(first[0], 300, 1e-9);
-    assert_double_equal(first[1], 100, 1e-9);
+    assert_near(first[0], 300, 1e-9);
+    assert_near(first[1], 100, 1e-9);
 }
 
 /* Admission (the family's admit=deadline, with near=1.5): a running job needs 240 W (the
@@ -274,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_right_split),      cmocka_unit_test(test_lost_cause),
         cmocka_unit_test(test_dual_agrees),      cmocka_unit_test(test_local_choice),
         cmocka_unit_test(test_horizon_forecast), cmocka_unit_test(test_admit_deadline),
+        cmocka_unit_test(test_miss_cost_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,11 +20,16 @@ extern const struct eco_pl_algo eco_pl_algo_ilp;
 
 /* Any placement algorithm by name: the core's and ilp. NULL when unknown. */
 const struct eco_pl_algo *eco_pl_find_any(const char *name);
+/* The i-th of all placement algorithms: the core's registry, then ilp; NULL past the last
+ * (for listing them in --help and "known: ..." messages). */
+const struct eco_pl_algo *eco_pl_algo_any_at(size_t i);
 
 /* The simulator placement `ilp` (the queue of each pass placed by eco_pl_algo_ilp), and any
  * simulator placement by name: the core's registry and ilp. NULL when unknown. */
 struct eco_placement_ops;
 extern const struct eco_placement_ops eco_placement_ilp;
 const struct eco_placement_ops *eco_placement_find_any(const char *name);
+/* The i-th of all simulator placements: the core's registry, then ilp; NULL past the last. */
+const struct eco_placement_ops *eco_placement_any_at(size_t i);
 
 #endif

@@ -125,9 +125,21 @@ int eco_decisions_preempt(struct eco_decisions *d, uint32_t job);
 
 struct eco_policy;
 
+/* What a queue policy needs or does (eco_policy_ops.caps), so that a host picks the policies it
+ * can run by capability, not by name: ecoschedd knows no run times and never stops a job. */
+enum eco_policy_caps {
+    ECO_POLICY_NEEDS_DURATION = 1u << 0, /* reads job->duration_s (a run-time estimate) */
+    ECO_POLICY_PREEMPTS = 1u << 1,       /* may stop running jobs (eco_decisions_preempt) */
+    ECO_POLICY_NEEDS_DEADLINE = 1u << 2, /* orders by job->deadline_s (none: submit order) */
+};
+
 struct eco_policy_ops {
     const char *name;
     const char *summary;
+    /* What follows "NAME:" in a --policy value, for --help ("THRESHOLDS: ..."); NULL: the
+     * policy takes no parameters (create refuses any). */
+    const char *params_help;
+    unsigned caps; /* enum eco_policy_caps, or-ed */
     /* Queue order key (lower first; ties by submit time, then trace order). */
     double (*order_key)(const struct eco_job *job);
     /* Creates an instance (scratch memory, parameters); NULL on ENOMEM. `params` may be NULL. */
@@ -143,6 +155,9 @@ struct eco_policy_ops {
 };
 
 const struct eco_policy_ops *eco_policy_find(const char *name);
+/* Finds the policy of a --policy value "NAME[:PARAMS]" (e.g. "las:3600,36000") and returns its
+ * params part in *params (NULL when none; borrowed from value). NULL when the name is unknown. */
+const struct eco_policy_ops *eco_policy_find_spec(const char *value, const char **params);
 const struct eco_policy_ops *const *eco_policy_all(void);
 
 /* ---- node power-down policies ------------------------------------------------------------- */
@@ -192,6 +207,9 @@ struct eco_powerdown;
 struct eco_powerdown_ops {
     const char *name;
     const char *summary;
+    /* How a --power-down value of this policy is written when it needs parameters, for --help
+     * and "known: ..." messages ("idle:SECONDS"); NULL: the bare name. */
+    const char *usage;
     /* `params` is what follows "NAME:" in the --power-down value, or NULL. */
     struct eco_powerdown *(*create)(const struct eco_cluster *c, const char *params,
                                     struct eco_error *err);

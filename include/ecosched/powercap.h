@@ -336,6 +336,9 @@ struct eco_capper_ops {
      * 0: at its minimum, so that the start never raises the total above what admission
      * counted (the next decide then gives it its share). */
     int start_at_max;
+    /* 1: it splits power limits only and cannot drive the clock knob (--power-knob clock
+     * refuses it); 0: it works on either knob. */
+    int limits_only;
     /* params: "key=value,..." (NULL or "" for the defaults; docs list the keys per policy).
      * NULL on bad parameters (err names the key) or ENOMEM. */
     struct eco_capper *(*create)(const char *params, struct eco_error *err);

@@ -4,6 +4,7 @@
 #define ECOSCHED_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* Exit statuses: 0 success, 1 runtime failure (I/O, memory), 2 bad usage or bad input. */
 #define ECO_EXIT_FAIL 1
@@ -54,6 +55,30 @@ void eco_cli_progress_show(struct eco_cli_progress *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Clears the line on a terminal, so that what follows starts on a clean line. */
 void eco_cli_progress_end(struct eco_cli_progress *p);
+
+/* A ", "-separated list of names (names.c); an empty buf starts it. Cut at its size: the
+ * registries' lists are a few dozen short names. */
+struct eco_cli_list {
+    char buf[512];
+};
+void eco_cli_list_add(struct eco_cli_list *l, const char *name);
+/* The names of one registry, in registry order, into l (returns l->buf): queue policies,
+ * simulator placements (with ilp), power-down policies (as written: idle:SECONDS), capper
+ * families, trace formats, `place` algorithms (with ilp) and objectives, consolidation
+ * policies. */
+enum eco_cli_registry {
+    ECO_CLI_POLICIES,
+    ECO_CLI_PLACEMENTS,
+    ECO_CLI_POWER_DOWN,
+    ECO_CLI_CAPPERS,
+    ECO_CLI_FORMATS,
+    ECO_CLI_PLACE_ALGOS,
+    ECO_CLI_OBJECTIVES,
+    ECO_CLI_CONSOLIDATION,
+};
+const char *eco_cli_names(enum eco_cli_registry r, struct eco_cli_list *l);
+/* One "  NAME          text" entry of a --help list, the text wrapped at 78 columns. */
+void eco_cli_help_entry(FILE *f, const char *name, const char *text);
 
 /* Prints "ecosched: " + message to stderr. */
 void eco_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

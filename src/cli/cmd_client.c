@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stddef.h>
 #include <errno.h>
+#include <float.h>
 #include <stdbool.h>
 #include <jansson.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "opts.h"
 #include "../util/http_client.h"
 
 extern char **environ;
@@ -265,15 +267,53 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, bo
     return argv[++*i];
 }
 
-static int number_opt(const char *opt, const char *v, bool integer, json_t **out)
+/* The number options of submit and ls, checked by the option tables' parser (opts.c): one
+ * field per kind, so that one struct takes any of them. */
+struct num_value {
+    unsigned long long whole;
+    double real;
+};
+enum { NUM_GPUS, NUM_GPU_MEM, NUM_POWER_CAP, NUM_LIMIT };
+/* --gpus: a sanity bound of a million (the daemon refuses more GPUs than it has); --limit: the
+ * API's page size bound (docs/http-api.md). */
+static const struct eco_opt client_numbers[] = {
+    [NUM_GPUS] = {.name = "gpus",
+                  .kind = ECO_OPT_WHOLE,
+                  .lo = 0,
+                  .hi = 1e6,
+                  .flags = ECO_OPT_NO_MAX,
+                  .offset = offsetof(struct num_value, whole),
+                  .noun = "an integer"},
+    [NUM_GPU_MEM] = {.name = "gpu-mem",
+                     .kind = ECO_OPT_NUM,
+                     .lo = 0,
+                     .hi = DBL_MAX,
+                     .flags = ECO_OPT_NO_MAX,
+                     .offset = offsetof(struct num_value, real)},
+    [NUM_POWER_CAP] = {.name = "power-cap",
+                       .kind = ECO_OPT_NUM,
+                       .lo = 0,
+                       .hi = DBL_MAX,
+                       .flags = ECO_OPT_NO_MAX,
+                       .offset = offsetof(struct num_value, real)},
+    [NUM_LIMIT] = {.name = "limit",
+                   .kind = ECO_OPT_WHOLE,
+                   .lo = 1,
+                   .hi = 1000,
+                   .offset = offsetof(struct num_value, whole),
+                   .noun = "an integer"},
+};
+static const struct eco_opt_cmd client_cmd = {.prefix = NULL}; /* messages: "--NAME: ..." */
+
+/* One number option's value as JSON into *out (NULL: checked only); 0 or -1 (printed). */
+static int number_opt(int which, const char *v, json_t **out)
 {
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || *end || !isfinite(x) || x < 0 || (integer && (x != floor(x) || x > 1e6))) {
-        eco_cli_err("%s: '%s' is not %s", opt, v, integer ? "an integer >= 0" : "a number >= 0");
+    const struct eco_opt *o = &client_numbers[which];
+    struct num_value n = {0};
+    if (eco_opt_value(&client_cmd, o, v, &n))
         return -1;
-    }
-    *out = integer ? json_integer((json_int_t)x) : json_real(x);
+    if (out)
+        *out = o->kind == ECO_OPT_NUM ? json_real(n.real) : json_integer((json_int_t)n.whole);
     return 0;
 }
 
@@ -340,15 +380,15 @@ static int submit_opts(int argc, char **argv, struct copts *o, json_t *req)
         if (!strcmp(a, "--share")) {
             json_object_set_new(req, "share", json_true());
         } else if ((v = opt_value(argc, argv, &i, "--gpus", &bad))) {
-            if (number_opt("--gpus", v, true, &num) < 0)
+            if (number_opt(NUM_GPUS, v, &num) < 0)
                 return -1;
             json_object_set_new(req, "gpus", num);
         } else if ((v = opt_value(argc, argv, &i, "--gpu-mem", &bad))) {
-            if (number_opt("--gpu-mem", v, false, &num) < 0)
+            if (number_opt(NUM_GPU_MEM, v, &num) < 0)
                 return -1;
             json_object_set_new(req, "gpu_mem_gb", num);
         } else if ((v = opt_value(argc, argv, &i, "--power-cap", &bad))) {
-            if (strcmp(v, "auto") && number_opt("--power-cap", v, false, &num) < 0)
+            if (strcmp(v, "auto") && number_opt(NUM_POWER_CAP, v, &num) < 0)
                 return -1;
             json_object_set_new(req, "power_cap", num ? num : json_string("auto"));
         } else if ((v = opt_value(argc, argv, &i, "--name", &bad))) {
@@ -533,12 +573,8 @@ int eco_cmd_ls(int argc, char **argv)
         if (!strcmp(argv[k], "--all")) {
             every = true;
         } else if ((v = opt_value(argc, argv, &k, "--limit", &bad))) {
-            char *end;
-            long n = strtol(v, &end, 10);
-            if (!*v || *end || n < 1 || n > 1000) {
-                eco_cli_err("--limit: '%s' is not an integer 1..1000", v);
+            if (number_opt(NUM_LIMIT, v, NULL) < 0)
                 return ECO_EXIT_USAGE;
-            }
             limit = v;
         } else if (bad) {
             return ECO_EXIT_USAGE;

@@ -3,11 +3,13 @@
  * consolidation policies, on the same containers (docs/policies/consolidation.md). */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "cli.h"
+#include "opts.h"
 #include "ecosched/consol_sim.h"
 #include "ecosched/sim.h"
 #include "ecosched/trace.h"
@@ -26,97 +28,150 @@ struct consol_args {
     int json, quiet;
 };
 
+static int check_thresholds(const struct eco_opt *o, const char *v, void *args);
+static void usage(FILE *f);
+
+#define A(field) offsetof(struct consol_args, field)
+/* --containers and --seed: at most ten million, the command's bound before the option table
+ * (kept, so that the same values are accepted). */
+#define MAX_WHOLE 10000000.0
+
+/* `sim --consolidation`'s options, in --help order. */
+static const struct eco_opt consol_opts[] = {
+    {.name = "consolidation",
+     .kind = ECO_OPT_STR,
+     .offset = A(policies),
+     .arg = "P",
+     .help = "consolidation policy (listed below); a comma list runs\n"
+             "each, one table"},
+    {.name = "trace",
+     .kind = ECO_OPT_STR,
+     .offset = A(trace),
+     .arg = "PODS",
+     .help = "Alibaba openb pod list (GPU requests of the containers)"},
+    {.name = "cluster",
+     .kind = ECO_OPT_STR,
+     .offset = A(cluster),
+     .arg = "SPEC",
+     .help = "hosts: COUNTxGPUS[:TYPE][,...] or a cluster JSON file"},
+    {.name = "thresholds",
+     .kind = ECO_OPT_CUSTOM,
+     .arg = "L,H,LM,HM",
+     .help = "dual thresholds LO_UTIL,HI_UTIL,LO_MEM,HI_MEM in 0-1\n"
+             "(default 0.3,0.8,0.3,0.8)",
+     .check = check_thresholds},
+    {.name = "containers",
+     .kind = ECO_OPT_WHOLE,
+     .lo = 1,
+     .hi = MAX_WHOLE,
+     .offset = A(containers),
+     .arg = "N",
+     .help = "containers sampled from the pods (default 1000)"},
+    {.name = "hours",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 24 * 366,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(hours),
+     .arg = "H",
+     .help = "simulated time (default 24)"},
+    {.name = "period",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 86400,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(period_s),
+     .arg = "S",
+     .help = "consolidation period in seconds (default 300)"},
+    {.name = "migration-bw",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1e9,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(mig_bw),
+     .arg = "M",
+     .help = "checkpoint/restore bandwidth, MiB/s (default 596: half of\n"
+             "10 Gb/s)"},
+    {.name = "corr-s",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1e9,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(corr_s),
+     .arg = "S",
+     .help = "correlation time of container activity (default 3600)"},
+    {.name = "seed",
+     .kind = ECO_OPT_WHOLE,
+     .lo = 0,
+     .hi = MAX_WHOLE,
+     .offset = A(seed),
+     .arg = "N",
+     .help = "random seed (default 1); same input and seed, same output"},
+    {.name = "out",
+     .kind = ECO_OPT_STR,
+     .offset = A(out),
+     .arg = "DIR",
+     .help = "DIR/summary.json and DIR/timeline.csv (several policies:\n"
+             "DIR/NAME/...)"},
+    {.name = "json",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(json),
+     .help = "print the summaries as JSON"},
+    {.name = "quiet",
+     .short_name = 'q',
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(quiet),
+     .help = "no notes on stderr"},
+    {.name = "help", .short_name = 'h', .kind = ECO_OPT_HELP, .help = "this help"},
+    {0},
+};
+#undef A
+
+static const struct eco_opt_cmd consol_cmd = {
+    .prefix = "sim",
+    .opts = consol_opts,
+    .needs_value = "sim: option '%s' needs a value (try 'ecosched sim --consolidation none "
+                   "--help')",
+    .unknown = "sim: option '%s' is unknown or does not apply with --consolidation "
+               "(try 'ecosched sim --consolidation none --help')",
+    .usage = usage,
+};
+
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: ecosched sim --consolidation NAME[,NAME...] --trace PODS --cluster SPEC "
-            "[OPTIONS]\n"
-            "\n"
-            "Simulates containers whose GPU utilisation and GPU memory change every period on GPU\n"
-            "hosts, under consolidation policies that migrate containers and power hosts down.\n"
-            "Every policy runs on the same containers (docs/policies/consolidation.md).\n"
-            "\n"
-            "  --consolidation P   none, thr-mmt, mad-mmt, iqr-mmt, lr-mmt (CloudSim on GPU\n"
-            "                      utilisation), dual-pabfd, dgddep (dual thresholds); a comma\n"
-            "                      list runs each, one table\n"
-            "  --trace PODS        Alibaba openb pod list (GPU requests of the containers)\n"
-            "  --cluster SPEC      hosts: COUNTxGPUS[:TYPE][,...] or a cluster JSON file\n"
-            "  --thresholds L,H,LM,HM  dual thresholds LO_UTIL,HI_UTIL,LO_MEM,HI_MEM in 0-1\n"
-            "                      (default 0.3,0.8,0.3,0.8)\n"
-            "  --containers N      containers sampled from the pods (default 1000)\n"
-            "  --hours H           simulated time (default 24)\n"
-            "  --period S          consolidation period in seconds (default 300)\n"
-            "  --migration-bw M    checkpoint/restore bandwidth, MiB/s (default 596: half of\n"
-            "                      10 Gb/s)\n"
-            "  --corr-s S          correlation time of container activity (default 3600)\n"
-            "  --seed N            random seed (default 1); same input and seed, same output\n"
-            "  --out DIR           DIR/summary.json and DIR/timeline.csv (several policies:\n"
-            "                      DIR/NAME/...)\n"
-            "  --json              print the summaries as JSON\n"
-            "  -q, --quiet         no notes on stderr\n"
-            "  -h, --help          this help\n"
-            "\n"
-            "Exit status: 0 on success, 2 on bad options or bad input, 1 on other failures.\n");
+    fprintf(f, "usage: ecosched sim --consolidation NAME[,NAME...] --trace PODS --cluster SPEC "
+               "[OPTIONS]\n"
+               "\n"
+               "Simulates containers whose GPU utilisation and GPU memory change every period "
+               "on GPU\n"
+               "hosts, under consolidation policies that migrate containers and power hosts "
+               "down.\n"
+               "Every policy runs on the same containers (docs/policies/consolidation.md).\n"
+               "\n");
+    eco_opt_help(f, &consol_cmd);
+    fprintf(f, "\nConsolidation policies (--consolidation NAME):\n");
+    for (const struct eco_consol_ops *const *p = eco_consol_all(); *p; p++)
+        eco_cli_help_entry(f, (*p)->name, (*p)->summary);
+    fprintf(f, "\nExit status: 0 on success, 2 on bad options or bad input, 1 on other "
+               "failures.\n");
 }
 
-static int num(const char *opt, const char *s, double lo, double hi, double *out)
+static int check_thresholds(const struct eco_opt *o, const char *v, void *args)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v > lo) || v > hi) {
-        eco_cli_err("sim: %s: '%s' is not a number > %g and <= %g", opt, s, lo, hi);
-        return -EINVAL;
+    struct consol_args *a = args;
+    struct eco_error err = {{0}};
+    (void)o;
+    if (eco_consol_thresholds_parse(v, &a->t, &err)) {
+        eco_cli_err("sim: --%s", err.msg);
+        return ECO_EXIT_USAGE;
     }
-    *out = v;
-    return 0;
-}
-
-static int whole(const char *opt, const char *s, unsigned long long lo, unsigned long long *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (!*s || *s == '-' || errno || *end || v < lo || v > 10000000ULL) {
-        eco_cli_err("sim: %s: '%s' is not a whole number in %llu-10000000", opt, s, lo);
-        return -EINVAL;
-    }
-    *out = v;
     return 0;
 }
 
 static int parse(int argc, char **argv, struct consol_args *a)
 {
-    enum {
-        O_CONS = 256,
-        O_TRACE,
-        O_CLUSTER,
-        O_THR,
-        O_CTRS,
-        O_HOURS,
-        O_PERIOD,
-        O_BW,
-        O_CORR,
-        O_SEED,
-        O_OUT,
-        O_JSON
-    };
-    static const struct option opts[] = {
-        {"consolidation", required_argument, NULL, O_CONS},
-        {"trace", required_argument, NULL, O_TRACE},
-        {"cluster", required_argument, NULL, O_CLUSTER},
-        {"thresholds", required_argument, NULL, O_THR},
-        {"containers", required_argument, NULL, O_CTRS},
-        {"hours", required_argument, NULL, O_HOURS},
-        {"period", required_argument, NULL, O_PERIOD},
-        {"migration-bw", required_argument, NULL, O_BW},
-        {"corr-s", required_argument, NULL, O_CORR},
-        {"seed", required_argument, NULL, O_SEED},
-        {"out", required_argument, NULL, O_OUT},
-        {"json", no_argument, NULL, O_JSON},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     *a = (struct consol_args){.containers = 1000,
                               .hours = 24,
                               .period_s = ECO_CONSOL_PERIOD_S,
@@ -124,72 +179,9 @@ static int parse(int argc, char **argv, struct consol_args *a)
                               .corr_s = ECO_CONSOL_CORR_S,
                               .seed = 1};
     eco_consol_thresholds_default(&a->t);
-    opterr = 0;
-    optind = 1;
-    int c;
-    struct eco_error err = {{0}};
-    while ((c = getopt_long(argc, argv, ":hq", opts, NULL)) != -1) {
-        int bad = 0;
-        switch (c) {
-        case O_CONS:
-            a->policies = optarg;
-            break;
-        case O_TRACE:
-            a->trace = optarg;
-            break;
-        case O_CLUSTER:
-            a->cluster = optarg;
-            break;
-        case O_OUT:
-            a->out = optarg;
-            break;
-        case O_JSON:
-            a->json = 1;
-            break;
-        case 'q':
-            a->quiet = 1;
-            break;
-        case O_THR:
-            if (eco_consol_thresholds_parse(optarg, &a->t, &err)) {
-                eco_cli_err("sim: --%s", err.msg);
-                bad = 1;
-            }
-            break;
-        case O_CTRS:
-            bad = whole("--containers", optarg, 1, &a->containers);
-            break;
-        case O_SEED:
-            bad = whole("--seed", optarg, 0, &a->seed);
-            break;
-        case O_HOURS:
-            bad = num("--hours", optarg, 0, 24 * 366, &a->hours);
-            break;
-        case O_PERIOD:
-            bad = num("--period", optarg, 0, 86400, &a->period_s);
-            break;
-        case O_BW:
-            bad = num("--migration-bw", optarg, 0, 1e9, &a->mig_bw);
-            break;
-        case O_CORR:
-            bad = num("--corr-s", optarg, 0, 1e9, &a->corr_s);
-            break;
-        case 'h':
-            usage(stdout);
-            return -1;
-        case ':':
-            eco_cli_err("sim: option '%s' needs a value (try 'ecosched sim --consolidation none "
-                        "--help')",
-                        argv[optind - 1]);
-            return ECO_EXIT_USAGE;
-        default:
-            eco_cli_err("sim: option '%s' is unknown or does not apply with --consolidation "
-                        "(try 'ecosched sim --consolidation none --help')",
-                        argv[optind - 1]);
-            return ECO_EXIT_USAGE;
-        }
-        if (bad)
-            return ECO_EXIT_USAGE;
-    }
+    int rc = eco_opt_parse(&consol_cmd, argc, argv, a);
+    if (rc)
+        return rc;
     if (optind < argc) {
         eco_cli_err("sim: unexpected argument '%s'", argv[optind]);
         return ECO_EXIT_USAGE;
@@ -219,9 +211,9 @@ static int resolve(const char *list, const struct eco_consol_ops **pol, size_t *
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         const struct eco_consol_ops *p = eco_consol_find(tok);
         if (!p) {
-            eco_cli_err("sim: --consolidation: unknown policy '%s' (known: none, thr-mmt, "
-                        "mad-mmt, iqr-mmt, lr-mmt, dual-pabfd, dgddep)",
-                        tok);
+            struct eco_cli_list l;
+            eco_cli_err("sim: --consolidation: unknown policy '%s' (known: %s)", tok,
+                        eco_cli_names(ECO_CLI_CONSOLIDATION, &l));
             return ECO_EXIT_USAGE;
         }
         if (*n == MAX_POLICIES) {

@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include "cli.h"
+#include "opts.h"
 #include "ecosched/csv.h"
 #include "ecosched/place_io.h"
 #include "ecosched/rng.h"
@@ -19,123 +21,154 @@ struct place_args {
     const char *nodes, *items, *algo, *out;
     int json, objective;
     int progress; /* 0: when stderr is a terminal, 1: --progress, 2: --no-progress */
-    uint64_t seed;
+    unsigned long long seed;
     double time_limit_s, hold_s, inflate_pct;
     uint32_t swarm, iterations;
 };
 
+static int check_objective(const struct eco_opt *o, const char *v, void *args);
+static void usage(FILE *f);
+
+#define A(field) offsetof(struct place_args, field)
+/* --seed: at most 2^53, the largest integer a double holds exactly (seeds were read as doubles
+ * before; the same seeds stay accepted). */
+#define MAX_SEED 9007199254740992.0
+
+/* `place`'s options, in --help order. */
+static const struct eco_opt place_opts[] = {
+    {.name = "nodes",
+     .kind = ECO_OPT_STR,
+     .offset = A(nodes),
+     .arg = "FILE",
+     .help = "nodes: CPU, memory, GPUs, GPU model"},
+    {.name = "items",
+     .kind = ECO_OPT_STR,
+     .offset = A(items),
+     .arg = "FILE",
+     .help = "items: CPU, memory, GPUs (count or share), allowed models"},
+    {.name = "algo",
+     .kind = ECO_OPT_STR,
+     .offset = A(algo),
+     .arg = "NAME",
+     .help = "placement algorithm (listed below)"},
+    {.name = "objective",
+     .kind = ECO_OPT_CUSTOM,
+     .arg = "O",
+     .help = "hosts (default), frag, energy, balance (pso; ilp: hosts)",
+     .check = check_objective},
+    {.name = "seed",
+     .kind = ECO_OPT_WHOLE,
+     .lo = 0,
+     .hi = MAX_SEED,
+     .offset = A(seed),
+     .arg = "S",
+     .help = "random seed (pso, pso-basic, --inflate); default 1"},
+    {.name = "time-limit",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1e6,
+     .offset = A(time_limit_s),
+     .arg = "SEC",
+     .help = "stop pso or ilp after SEC seconds with the best so far;\n"
+             "default 10 (0: none); a stopped run depends on the clock"},
+    {.name = "swarm",
+     .kind = ECO_OPT_WHOLE32,
+     .lo = 1,
+     .hi = 10000,
+     .offset = A(swarm),
+     .arg = "N",
+     .help = "particles (pso); default 20"},
+    {.name = "iterations",
+     .kind = ECO_OPT_WHOLE32,
+     .lo = 1,
+     .hi = 1e8,
+     .offset = A(iterations),
+     .arg = "N",
+     .help = "iterations (pso); default 200"},
+    {.name = "inflate",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1000,
+     .offset = A(inflate_pct),
+     .arg = "PCT",
+     .help = "repeat items drawn at random (seeded) from the list after\n"
+             "it until the requested GPUs reach PCT % of the cluster's\n"
+             "GPUs (FGD's saturation workload); default 0: as listed"},
+    {.name = "hold-s",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1e12,
+     .offset = A(hold_s),
+     .arg = "SEC",
+     .help = "energy = power of active hosts x SEC; default 3600"},
+    {.name = "out",
+     .kind = ECO_OPT_STR,
+     .offset = A(out),
+     .arg = "DIR",
+     .help = "write DIR/assignment.csv, DIR/metrics.json, DIR/arrival.csv"},
+    {.name = "json",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(json),
+     .help = "print the metrics as JSON instead of text"},
+    {.name = "progress",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(progress),
+     .help = "a progress line on stderr for pso and ilp (iteration or\n"
+             "branch-and-bound nodes, best so far, wall time); default:\n"
+             "only when stderr is a terminal"},
+    {.name = "no-progress",
+     .kind = ECO_OPT_FLAG,
+     .lo = 2,
+     .offset = A(progress),
+     .help = "no progress line, even on a terminal"},
+    {.name = "help", .short_name = 'h', .kind = ECO_OPT_HELP},
+    {0},
+};
+#undef A
+
+static const struct eco_opt_cmd place_cmd = {
+    .prefix = "place",
+    .opts = place_opts,
+    .needs_value = "place: %s needs a value",
+    .unknown = "place: unknown option '%s'",
+    .usage = usage,
+};
+
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: ecosched place --nodes FILE --items FILE --algo NAME [options]\n\n"
-            "Places items (VMs, containers, pods) onto nodes and reports the assignment and\n"
-            "its metrics. Files are CSV, plain or gzip: openb's node and pod lists as they\n"
-            "are, or ecosched's placement CSV (docs/formats/placement.md).\n\n"
-            "  --nodes FILE        nodes: CPU, memory, GPUs, GPU model\n"
-            "  --items FILE        items: CPU, memory, GPUs (count or share), allowed models\n"
-            "  --algo NAME         ffd, bfd, dot-product, fgd, pso, pso-basic, ilp\n"
-            "  --objective O       hosts (default), frag, energy, balance (pso; ilp: hosts)\n"
-            "  --seed S            random seed (pso, pso-basic, --inflate); default 1\n"
-            "  --time-limit SEC    stop pso or ilp after SEC seconds with the best so far;\n"
-            "                      default 10 (0: none); a stopped run depends on the clock\n"
-            "  --swarm N           particles (pso); default 20\n"
-            "  --iterations N      iterations (pso); default 200\n"
-            "  --inflate PCT       repeat items drawn at random (seeded) from the list after\n"
-            "                      it until the requested GPUs reach PCT %% of the cluster's\n"
-            "                      GPUs (FGD's saturation workload); default 0: as listed\n"
-            "  --hold-s SEC        energy = power of active hosts x SEC; default 3600\n"
-            "  --out DIR           write DIR/assignment.csv, DIR/metrics.json, DIR/arrival.csv\n"
-            "  --json              print the metrics as JSON instead of text\n"
-            "  --progress          a progress line on stderr for pso and ilp (iteration or\n"
-            "                      branch-and-bound nodes, best so far, wall time); default:\n"
-            "                      only when stderr is a terminal\n"
-            "  --no-progress       no progress line, even on a terminal\n\n"
-            "Exit status: 0 done, 1 run failure, 2 bad usage or input.\n");
+    fprintf(f, "usage: ecosched place --nodes FILE --items FILE --algo NAME [options]\n\n"
+               "Places items (VMs, containers, pods) onto nodes and reports the assignment and\n"
+               "its metrics. Files are CSV, plain or gzip: openb's node and pod lists as they\n"
+               "are, or ecosched's placement CSV (docs/formats/placement.md).\n\n");
+    eco_opt_help(f, &place_cmd);
+    fprintf(f, "\nAlgorithms (--algo NAME):\n");
+    for (size_t i = 0; eco_pl_algo_any_at(i); i++)
+        eco_cli_help_entry(f, eco_pl_algo_any_at(i)->name, eco_pl_algo_any_at(i)->summary);
+    fprintf(f, "\nExit status: 0 done, 1 run failure, 2 bad usage or input.\n");
 }
 
-static int parse_num(const char *opt, const char *s, double lo, double hi, double *out)
+static int check_objective(const struct eco_opt *o, const char *v, void *args)
 {
-    double v;
-    if (eco_parse_double(s, &v) || v < lo || v > hi) {
-        eco_cli_err("place: %s: expected a number from %g to %g, got '%s'", opt, lo, hi, s);
-        return -1;
+    struct place_args *a = args;
+    (void)o;
+    a->objective = eco_pl_objective_parse(v);
+    if (a->objective < 0) {
+        struct eco_cli_list l;
+        eco_cli_err("place: --objective: unknown '%s' (known: %s)", v,
+                    eco_cli_names(ECO_CLI_OBJECTIVES, &l));
+        return ECO_EXIT_USAGE;
     }
-    *out = v;
     return 0;
 }
 
 static int parse_args(int argc, char **argv, struct place_args *a)
 {
-    enum { O_NODES = 256, O_ITEMS, O_ALGO, O_OUT, O_JSON, O_SEED, O_TL, O_OBJ, O_SWARM, O_ITERS,
-           O_HOLD, O_INFLATE, O_PROGRESS, O_NO_PROGRESS };
-    static const struct option opts[] = {
-        {"nodes", required_argument, NULL, O_NODES}, {"items", required_argument, NULL, O_ITEMS},
-        {"algo", required_argument, NULL, O_ALGO},   {"out", required_argument, NULL, O_OUT},
-        {"json", no_argument, NULL, O_JSON},         {"seed", required_argument, NULL, O_SEED},
-        {"time-limit", required_argument, NULL, O_TL},
-        {"objective", required_argument, NULL, O_OBJ},
-        {"swarm", required_argument, NULL, O_SWARM},
-        {"iterations", required_argument, NULL, O_ITERS},
-        {"hold-s", required_argument, NULL, O_HOLD},
-        {"inflate", required_argument, NULL, O_INFLATE},
-        {"progress", no_argument, NULL, O_PROGRESS},
-        {"no-progress", no_argument, NULL, O_NO_PROGRESS},
-        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
-    };
     *a = (struct place_args){.seed = 1, .time_limit_s = 10, .hold_s = 3600};
-    opterr = 0;
-    optind = 1;
-    int c;
-    double v;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case O_NODES: a->nodes = optarg; break;
-        case O_ITEMS: a->items = optarg; break;
-        case O_ALGO: a->algo = optarg; break;
-        case O_OUT: a->out = optarg; break;
-        case O_JSON: a->json = 1; break;
-        case O_PROGRESS: a->progress = 1; break;
-        case O_NO_PROGRESS: a->progress = 2; break;
-        case O_SEED:
-            if (parse_num("--seed", optarg, 0, 9007199254740992.0, &v) || v != floor(v))
-                return ECO_EXIT_USAGE;
-            a->seed = (uint64_t)v;
-            break;
-        case O_TL:
-            if (parse_num("--time-limit", optarg, 0, 1e6, &a->time_limit_s))
-                return ECO_EXIT_USAGE;
-            break;
-        case O_HOLD:
-            if (parse_num("--hold-s", optarg, 0, 1e12, &a->hold_s))
-                return ECO_EXIT_USAGE;
-            break;
-        case O_INFLATE:
-            if (parse_num("--inflate", optarg, 0, 1000, &a->inflate_pct))
-                return ECO_EXIT_USAGE;
-            break;
-        case O_SWARM:
-            if (parse_num("--swarm", optarg, 1, 10000, &v) || v != floor(v))
-                return ECO_EXIT_USAGE;
-            a->swarm = (uint32_t)v;
-            break;
-        case O_ITERS:
-            if (parse_num("--iterations", optarg, 1, 1e8, &v) || v != floor(v))
-                return ECO_EXIT_USAGE;
-            a->iterations = (uint32_t)v;
-            break;
-        case O_OBJ:
-            a->objective = eco_pl_objective_parse(optarg);
-            if (a->objective < 0) {
-                eco_cli_err("place: --objective: unknown '%s' (known: hosts, frag, energy, "
-                            "balance)", optarg);
-                return ECO_EXIT_USAGE;
-            }
-            break;
-        case 'h': usage(stdout); return -1;
-        case ':': eco_cli_err("place: %s needs a value", argv[optind - 1]); return ECO_EXIT_USAGE;
-        default: eco_cli_err("place: unknown option '%s'", argv[optind - 1]); return ECO_EXIT_USAGE;
-        }
-    }
+    int rc = eco_opt_parse(&place_cmd, argc, argv, a);
+    if (rc)
+        return rc;
     if (optind < argc) {
         eco_cli_err("place: unexpected argument '%s'", argv[optind]);
         return ECO_EXIT_USAGE;
@@ -312,8 +345,9 @@ int eco_cmd_place(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     const struct eco_pl_algo *algo = eco_pl_find_any(a.algo);
     if (!algo) {
-        eco_cli_err("place: --algo: unknown '%s' (known: ffd, bfd, dot-product, fgd, pso, "
-                    "pso-basic, ilp)", a.algo);
+        struct eco_cli_list l;
+        eco_cli_err("place: --algo: unknown '%s' (known: %s)", a.algo,
+                    eco_cli_names(ECO_CLI_PLACE_ALGOS, &l));
         return ECO_EXIT_USAGE;
     }
     struct eco_pl_instance in = {0};

@@ -2,38 +2,72 @@
 /* `ecosched report`: one self-contained HTML file of the runs in `ecosched sim --out`
  * directories (docs/report.md). */
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "opts.h"
 #include "ecosched/report.h"
 
 #ifndef ECO_VERSION
 #define ECO_VERSION "dev"
 #endif
 
+struct report_args {
+    const char *output, *title;
+};
+
+static void report_usage(FILE *f);
+
+/* `report`'s options, in --help order. */
+static const struct eco_opt report_opts[] = {
+    {.name = "output",
+     .short_name = 'o',
+     .kind = ECO_OPT_STR,
+     .offset = offsetof(struct report_args, output),
+     .arg = "FILE",
+     .help = "the HTML file (default DIR/report.html with one DIR)"},
+    {.name = "title",
+     .kind = ECO_OPT_STR,
+     .offset = offsetof(struct report_args, title),
+     .arg = "TEXT",
+     .help = "page title (default 'ecosched simulation report')"},
+    {.name = "help", .short_name = 'h', .kind = ECO_OPT_HELP, .help = "this help"},
+    {0},
+};
+
+static const struct eco_opt_cmd report_cmd = {
+    .prefix = "report",
+    .opts = report_opts,
+    .needs_value = "report: option '%s' needs a value (try 'ecosched report --help')",
+    .unknown = "report: unknown option '%s' (try 'ecosched report --help')",
+    .usage = report_usage,
+};
+
 static void report_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: ecosched report [-o FILE.html] [--title TEXT] DIR...\n"
-            "\n"
-            "Writes one self-contained HTML file (no script, no network needed to view it) with\n"
-            "SVG plots of simulator runs: energy versus average JCT per run, energy by part,\n"
-            "JCT and waiting-time CDFs, cluster power with the budget, busy GPUs, nodes on and\n"
-            "queued jobs over time, and a table of every summary figure.\n"
-            "\n"
-            "Each DIR is an output directory of `ecosched sim --out DIR`: one run (it holds\n"
-            "summary.json, timeline.csv and jobs.csv) or a --compare run (one subdirectory per\n"
-            "policy). Several DIRs go side by side, e.g. one per power-down policy.\n"
-            "\n"
-            "  -o, --output FILE   the HTML file (default DIR/report.html with one DIR)\n"
-            "  --title TEXT        page title (default 'ecosched simulation report')\n"
-            "  -h, --help          this help\n"
-            "\n"
-            "Prints the path written. Exit status: 0 on success, 2 on bad options or bad input\n"
-            "(the message names the file, line and field), 1 on other failures.\n");
+    fprintf(f, "usage: ecosched report [-o FILE.html] [--title TEXT] DIR...\n"
+               "\n"
+               "Writes one self-contained HTML file (no script, no network needed to view it) "
+               "with\n"
+               "SVG plots of simulator runs: energy versus average JCT per run, energy by part,\n"
+               "JCT and waiting-time CDFs, cluster power with the budget, busy GPUs, nodes on "
+               "and\n"
+               "queued jobs over time, and a table of every summary figure.\n"
+               "\n"
+               "Each DIR is an output directory of `ecosched sim --out DIR`: one run (it holds\n"
+               "summary.json, timeline.csv and jobs.csv) or a --compare run (one subdirectory "
+               "per\n"
+               "policy). Several DIRs go side by side, e.g. one per power-down policy.\n"
+               "\n");
+    eco_opt_help(f, &report_cmd);
+    fprintf(f, "\n"
+               "Prints the path written. Exit status: 0 on success, 2 on bad options or bad "
+               "input\n"
+               "(the message names the file, line and field), 1 on other failures.\n");
 }
 
 /* Drops the directories every label starts with ("out/a/x", "out/b" -> "a/x", "b"). */
@@ -145,31 +179,11 @@ int eco_report_to_file(const struct eco_report_run *runs, size_t n, const char *
 
 int eco_cmd_report(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"title", required_argument, NULL, 'T'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *output = NULL, *title = NULL;
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case 'T': title = optarg; break;
-        case 'h': report_usage(stdout); return 0;
-        case ':':
-            eco_cli_err("report: option '%s' needs a value (try 'ecosched report --help')",
-                        argv[optind - 1]);
-            return ECO_EXIT_USAGE;
-        default:
-            eco_cli_err("report: unknown option '%s' (try 'ecosched report --help')",
-                        argv[optind - 1]);
-            return ECO_EXIT_USAGE;
-        }
-    }
+    struct report_args args = {0};
+    int rc = eco_opt_parse(&report_cmd, argc, argv, &args);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    const char *output = args.output, *title = args.title;
     int ndirs = argc - optind;
     if (ndirs < 1) {
         eco_cli_err("report: give an output directory of `ecosched sim --out DIR` (try "

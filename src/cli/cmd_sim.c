@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* `ecosched sim`: replay a job trace on a modelled cluster under one or more policies. */
 #define _XOPEN_SOURCE 700 /* nftw (XSI) */
+#include <ctype.h>
 #include <errno.h>
 #include <ftw.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "opts.h"
 #include "ecosched/catalog.h"
 #include "ecosched/place_io.h"
 #include "ecosched/powercap.h"
@@ -66,30 +69,33 @@ struct sim_args {
     unsigned long long seed;
     unsigned long long max_jobs;
     int progress; /* 0: when stderr is a terminal, 1: --progress, 2: --no-progress */
+    /* resolve_policies: each run's policy parameters (what follows "NAME:", or
+     * --las-thresholds for las; NULL: none), pointing into argv or spec_buf */
+    const char *policy_params[MAX_COMPARE];
+    char spec_buf[512];
 };
 
-/* The queue policies of the registry, ", "-separated (a static buffer). */
-static const char *policy_names(void)
+/* One line per queue policy, placement and power-down policy of the registries: name (as
+ * written on the command line), summary, and the parameters a queue policy takes. */
+static void registry_usage(FILE *f)
 {
-    static char buf[256];
-    size_t n = 0;
-    const struct eco_policy_ops *const *all = eco_policy_all();
-    buf[0] = '\0';
-    for (size_t i = 0; all[i] && n < sizeof buf; i++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? ", " : "", all[i]->name);
-    return buf;
-}
-
-/* "mpc, oracle, ..." from the capper family's registry. */
-static const char *capper_names(void)
-{
-    static char buf[256];
-    size_t n = 0;
-    const struct eco_capper_ops *const *all = eco_capper_all();
-    buf[0] = '\0';
-    for (size_t i = 0; all[i] && n < sizeof buf; i++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? ", " : "", all[i]->name);
-    return buf;
+    char params[256];
+    fprintf(f, "\nQueue policies (--policy NAME[:PARAMS], docs/policies/NAME.md):\n");
+    for (const struct eco_policy_ops *const *p = eco_policy_all(); *p; p++) {
+        eco_cli_help_entry(f, (*p)->name, (*p)->summary);
+        if ((*p)->params_help) {
+            snprintf(params, sizeof params, "params: %s", (*p)->params_help);
+            eco_cli_help_entry(f, "", params);
+        }
+    }
+    fprintf(f, "\nTrace formats (--format F, docs/formats/traces.md):\n  %s\n",
+            eco_cli_names(ECO_CLI_FORMATS, &(struct eco_cli_list){{0}}));
+    fprintf(f, "\nPlacements (--placement NAME, docs/policies/placement.md):\n");
+    for (size_t i = 0; eco_placement_any_at(i); i++)
+        eco_cli_help_entry(f, eco_placement_any_at(i)->name, eco_placement_any_at(i)->summary);
+    fprintf(f, "\nPower-down policies (--power-down P, docs/policies/power-down.md):\n");
+    for (const struct eco_powerdown_ops *const *p = eco_powerdown_all(); *p; p++)
+        eco_cli_help_entry(f, (*p)->usage ? (*p)->usage : (*p)->name, (*p)->summary);
 }
 
 /* One line per capper: name, summary and parameter keys. */
@@ -97,268 +103,382 @@ static void capper_usage(FILE *f)
 {
     const struct eco_capper_ops *const *all = eco_capper_all();
     fprintf(f, "\nPower policies (--power-policy FAMILY[:KEY=VALUE,...], docs/policies/powercap.md):\n");
-    for (size_t i = 0; all[i]; i++)
-        fprintf(f, "  %-13s %s\n                keys: %s\n", all[i]->name, all[i]->summary,
-                all[i]->params_help);
+    char keys[512];
+    for (size_t i = 0; all[i]; i++) {
+        eco_cli_help_entry(f, all[i]->name, all[i]->summary);
+        snprintf(keys, sizeof keys, "keys: %s", all[i]->params_help);
+        eco_cli_help_entry(f, "", keys);
+    }
 }
+
+static int check_knob(const struct eco_opt *o, const char *v, void *args);
+static int check_period(const struct eco_opt *o, const char *v, void *args);
+static int check_skip(const struct eco_opt *o, const char *v, void *args);
+static int check_noise(const struct eco_opt *o, const char *v, void *args);
+static int check_deadlines(const struct eco_opt *o, const char *v, void *args);
+static int check_sample(const struct eco_opt *o, const char *v, void *args);
+static int check_max_jobs(const struct eco_opt *o, const char *v, void *args);
+static void sim_usage(FILE *f);
+
+/* `sim --consolidation P ...` (cmd_consol.c reads the whole command line, --consolidation
+ * included, wherever it stands). */
+static int run_consolidation(int argc, char **argv, int at)
+{
+    (void)at;
+    return eco_cmd_sim_consolidation(argc, argv);
+}
+
+/* `sim --server ...` (cmd_sim_server.c): its command line is the rest, --server in argv[0]. */
+static int run_server(int argc, char **argv, int at)
+{
+    char **rest = malloc((size_t)argc * sizeof *rest);
+    if (!rest) {
+        eco_cli_err("sim --server: %s", strerror(ENOMEM));
+        return ECO_EXIT_FAIL;
+    }
+    int n = 0;
+    rest[n++] = argv[at];
+    for (int i = 1; i < argc; i++)
+        if (i != at)
+            rest[n++] = argv[i];
+    rest[n] = NULL;
+    int status = eco_cmd_sim_server(n, rest);
+    free(rest);
+    return status;
+}
+
+#define A(field) offsetof(struct sim_args, field)
+/* Sanity bounds of values that have no natural maximum (not named in the messages): a power
+ * budget or period of 1e15 (W, s) is far beyond any cluster or trace, and keeps sums finite. */
+#define NO_MAX_W_S 1e15
+/* --sample-s: a sample every 1e12 s is already one row for any trace. */
+#define NO_MAX_SAMPLE_S 1e12
+/* --seed, --max-jobs: any unsigned 64-bit value (ULLONG_MAX as a double). */
+#define NO_MAX_ULL 18446744073709551615.0
+
+/* `sim`'s options, in --help order. --server and --consolidation are subcommand entries
+ * (ECO_OPT_MODE): eco_cmd_sim hands the command line to their run wherever they stand. */
+static const struct eco_opt sim_opts[] = {
+    {.name = "trace",
+     .kind = ECO_OPT_STR,
+     .offset = A(trace),
+     .arg = "FILE",
+     .help = "job trace (CSV, optionally gzip-compressed)"},
+    {.name = "format",
+     .kind = ECO_OPT_STR,
+     .offset = A(format),
+     .arg = "F",
+     .help = "trace format (default: auto, from the header; listed below)"},
+    {.name = "cluster",
+     .kind = ECO_OPT_STR,
+     .offset = A(cluster),
+     .arg = "SPEC",
+     .help = "COUNTxGPUS[:TYPE][,...], e.g. 30x8:V100,4x8:A100-SXM (type\n"
+             "defaults to V100), a cluster JSON file (docs/formats/cluster.md),\n"
+             "auto[xGPUS][:TYPE]: sized from the trace for 70% average\n"
+             "utilisation, or peak[xGPUS][:TYPE]: for its peak demand\n"
+             "(docs/formats/cluster.md)"},
+    {.name = "policy",
+     .kind = ECO_OPT_STR,
+     .offset = A(policy),
+     .arg = "P[:PARAMS]",
+     .help = "queue policy (default: fifo; listed below), parameters\n"
+             "after the name, e.g. las:3600,36000"},
+    {.name = "placement",
+     .kind = ECO_OPT_STR,
+     .offset = A(placement),
+     .arg = "L",
+     .help = "GPU placement (default: pack; listed below)"},
+    {.name = "compare",
+     .kind = ECO_OPT_STR,
+     .offset = A(compare),
+     .arg = "P1,P2,..",
+     .help = "run several policies on the same input, one table (each\n"
+             "P may carry its parameters: fifo,las:1800,18000)"},
+    {.name = "las-thresholds",
+     .kind = ECO_OPT_STR,
+     .offset = A(las_thresholds),
+     .arg = "L",
+     .help = "as --policy las:L: las queue thresholds in GPU-seconds\n"
+             "(default 3600,36000)"},
+    {.name = "power-down",
+     .kind = ECO_OPT_STR,
+     .offset = A(power_down),
+     .arg = "P",
+     .help = "node power-down (default: none; listed below)"},
+    {.name = "workload-mix",
+     .kind = ECO_OPT_STR,
+     .offset = A(workload_mix),
+     .arg = "M",
+     .help = "workloads for jobs whose trace names none: 'default' or\n"
+             "NAME:WEIGHT,... (docs/models/energy.md); else 'generic'"},
+    {.name = "out",
+     .kind = ECO_OPT_STR,
+     .offset = A(out),
+     .arg = "DIR",
+     .help = "write DIR/jobs.csv, summary.json, rejected.csv, nodes.csv and\n"
+             "timeline.csv (with --compare: DIR/POLICY/...)"},
+    {.name = "sample-s",
+     .kind = ECO_OPT_NUM,
+     .hi = NO_MAX_SAMPLE_S,
+     .flags = ECO_OPT_LO_OPEN | ECO_OPT_NO_MAX,
+     .offset = A(sample_s),
+     .arg = "S",
+     .help = "timeline.csv every S seconds instead of at every change",
+     .check = check_sample,
+     .noun = "a number of seconds"},
+    {.name = "report",
+     .kind = ECO_OPT_STR,
+     .offset = A(report),
+     .arg = "FILE.html",
+     .help = "also write an HTML report of the run(s) (as `ecosched\n"
+             "report`; docs/report.md); without --out DIR the files go to\n"
+             "a temporary directory, removed after"},
+    {.name = "power-policy",
+     .kind = ECO_OPT_STR,
+     .offset = A(power_policy),
+     .arg = "P[:PARAMS]",
+     .help = "GPU power capping under a budget: none (default),\n"
+             "or a capper (listed below); PARAMS key=value,...\n"
+             "(docs/policies/powercap.md)"},
+    {.name = "power-budget",
+     .kind = ECO_OPT_NUM,
+     .hi = NO_MAX_W_S,
+     .flags = ECO_OPT_LO_OPEN | ECO_OPT_NO_MAX,
+     .offset = A(budget_w),
+     .arg = "W",
+     .help = "cluster power budget in watts (power policy: " DEFAULT_POWER_POLICY "\n"
+             "unless --power-policy says otherwise)"},
+    {.name = "power-budget-file",
+     .kind = ECO_OPT_STR,
+     .offset = A(budget_file),
+     .arg = "F",
+     .help = "budget steps over time: CSV 'time_s,watts'"},
+    {.name = "power-knob",
+     .kind = ECO_OPT_CUSTOM,
+     .arg = "K",
+     .help = "what capping actuates: limit (GPU power limits, default) or\n"
+             "clock (locked SM clocks, discrete levels;\n"
+             "docs/models/clock.md)",
+     .check = check_knob},
+    {.name = "control-period",
+     .kind = ECO_OPT_NUM,
+     .hi = NO_MAX_W_S,
+     .flags = ECO_OPT_LO_OPEN | ECO_OPT_NO_MAX,
+     .offset = A(control_period_s),
+     .arg = "S",
+     .help = "power-capping control period (default 1 s)",
+     .check = check_period},
+    {.name = "control-skip",
+     .kind = ECO_OPT_CUSTOM,
+     .arg = "on|off",
+     .help = "skip control periods once the limits have settled\n"
+             "(default on; off: run every period)",
+     .check = check_skip},
+    {.name = "noise",
+     .kind = ECO_OPT_CUSTOM,
+     .arg = "P,S",
+     .help = "relative noise of power and progress measurements\n"
+             "(default 0.02,0.01)",
+     .check = check_noise},
+    {.name = "deadlines",
+     .kind = ECO_OPT_CUSTOM,
+     .arg = "factor:LO-HI",
+     .help = "deadline = submit + U(LO,HI) x duration for jobs\n"
+             "whose trace gives none (seeded)",
+     .check = check_deadlines},
+    {.name = "json",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(json),
+     .help = "print the summary as JSON (an array with --compare)"},
+    {.name = "seed",
+     .kind = ECO_OPT_WHOLE,
+     .hi = NO_MAX_ULL,
+     .flags = ECO_OPT_NO_MAX,
+     .offset = A(seed),
+     .arg = "N",
+     .help = "random seed (default 1); same input and seed, same output"},
+    {.name = "skip-bad-rows",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(skip_bad_rows),
+     .help = "skip malformed trace rows (counted) instead of stopping"},
+    {.name = "max-jobs",
+     .kind = ECO_OPT_WHOLE,
+     .hi = NO_MAX_ULL,
+     .flags = ECO_OPT_NO_MAX,
+     .offset = A(max_jobs),
+     .arg = "N",
+     .help = "read at most N >= 1 jobs from the trace (default: all)",
+     .check = check_max_jobs},
+    {.name = "consolidation",
+     .kind = ECO_OPT_MODE,
+     .arg = "P",
+     .help = "container consolidation instead of trace replay (its own\n"
+             "options: ecosched sim --consolidation none --help)",
+     .run = run_consolidation},
+    {.name = "server", .kind = ECO_OPT_MODE, .run = run_server},
+    {.name = "quiet",
+     .short_name = 'q',
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(quiet),
+     .help = "no warnings on stderr"},
+    {.name = "progress",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(progress),
+     .help = "a progress line on stderr (simulated time, jobs done,\n"
+             "wall time); default: only when stderr is a terminal"},
+    {.name = "no-progress",
+     .kind = ECO_OPT_FLAG,
+     .lo = 2,
+     .offset = A(progress),
+     .help = "no progress line, even on a terminal"},
+    {.name = "help", .short_name = 'h', .kind = ECO_OPT_HELP, .help = "this help"},
+    {0},
+};
+#undef A
+
+static const struct eco_opt_cmd sim_cmd = {
+    .prefix = "sim",
+    .opts = sim_opts,
+    .needs_value = "sim: option '%s' needs a value (try 'ecosched sim --help')",
+    .unknown = "sim: unknown option '%s' (try 'ecosched sim --help')",
+    .usage = sim_usage,
+};
 
 static void sim_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: ecosched sim --trace FILE --cluster SPEC [OPTIONS]\n"
-            "       ecosched sim --server [OPTIONS]   one GPU server, GPU sharing (--server --help)\n"
-            "\n"
-            "Replays a GPU job trace on a modelled cluster and reports job completion time (JCT),\n"
-            "waiting time and GPU utilisation.\n"
-            "\n"
-            "  --trace FILE        job trace (CSV, optionally gzip-compressed)\n"
-            "  --format F          auto (default: from the header), canonical, itp, philly, openb\n"
-            "  --cluster SPEC      COUNTxGPUS[:TYPE][,...], e.g. 30x8:V100,4x8:A100-SXM (type\n"
-            "                      defaults to V100), a cluster JSON file (docs/formats/cluster.md),\n"
-            "                      auto[xGPUS][:TYPE]: sized from the trace for 70%% average\n"
-            "                      utilisation, or peak[xGPUS][:TYPE]: for its peak demand\n"
-            "                      (docs/formats/cluster.md)\n"
-            "  --policy P          queue policy: %s (default: fifo)\n"
-            "  --placement L       pack (default), pool, spread, first-fit, energy, ffd, bfd,\n"
-            "                      dot-product, fgd, pso, pso-basic, ilp (the last three\n"
-            "                      place the queue of each pass as a batch)\n"
-            "  --compare P1,P2,..  run several policies on the same input, one table\n"
-            "  --las-thresholds L  las queue thresholds in GPU-seconds (default 3600,36000)\n"
-            "  --power-down P      node power-down: none (default), idle:SECONDS (Slurm\n"
-            "                      power_save), forecast (docs/policies/power-down.md)\n"
-            "  --workload-mix M    workloads for jobs whose trace names none: 'default' or\n"
-            "                      NAME:WEIGHT,... (docs/models/energy.md); else 'generic'\n"
-            "  --out DIR           write DIR/jobs.csv, summary.json, rejected.csv, nodes.csv and\n"
-            "                      timeline.csv (with --compare: DIR/POLICY/...)\n"
-            "  --sample-s S        timeline.csv every S seconds instead of at every change\n"
-            "  --report FILE.html  also write an HTML report of the run(s) (as `ecosched\n"
-            "                      report`; docs/report.md); without --out DIR the files go to\n"
-            "                      a temporary directory, removed after\n"
-            "  --power-policy P[:PARAMS]  GPU power capping under a budget: none (default),\n"
-            "                      or a capper: %s; PARAMS\n"
-            "                      key=value,... (listed below; docs/policies/powercap.md)\n"
-            "  --power-budget W    cluster power budget in watts (power policy: " DEFAULT_POWER_POLICY "\n"
-            "                      unless --power-policy says otherwise)\n"
-            "  --power-budget-file F  budget steps over time: CSV 'time_s,watts'\n"
-            "  --power-knob K      what capping actuates: limit (GPU power limits, default) or\n"
-            "                      clock (locked SM clocks, discrete levels;\n"
-            "                      docs/models/clock.md)\n"
-            "  --control-period S  power-capping control period (default 1 s)\n"
-            "  --control-skip on|off  skip control periods once the limits have settled\n"
-            "                      (default on; off: run every period)\n"
-            "  --noise P,S         relative noise of power and progress measurements\n"
-            "                      (default 0.02,0.01)\n"
-            "  --deadlines factor:LO-HI  deadline = submit + U(LO,HI) x duration for jobs\n"
-            "                      whose trace gives none (seeded)\n"
-            "  --json              print the summary as JSON (an array with --compare)\n"
-            "  --seed N            random seed (default 1); same input and seed, same output\n"
-            "  --skip-bad-rows     skip malformed trace rows (counted) instead of stopping\n"
-            "  --max-jobs N        read at most N >= 1 jobs from the trace (default: all)\n"
-            "  --consolidation P   container consolidation instead of trace replay (its own\n"
-            "                      options: ecosched sim --consolidation none --help)\n"
-            "  -q, --quiet         no warnings on stderr\n"
-            "  --progress          a progress line on stderr (simulated time, jobs done,\n"
-            "                      wall time); default: only when stderr is a terminal\n"
-            "  --no-progress       no progress line, even on a terminal\n"
-            "  -h, --help          this help\n"
-            "\n"
-            "Exit status: 0 on success, 2 on bad options or bad input (the message names the\n"
-            "file, line and field), 1 on other failures.\n",
-            policy_names(), capper_names());
+    fprintf(f, "usage: ecosched sim --trace FILE --cluster SPEC [OPTIONS]\n"
+               "       ecosched sim --server [OPTIONS]   one GPU server, GPU sharing (--server "
+               "--help)\n"
+               "\n"
+               "Replays a GPU job trace on a modelled cluster and reports job completion time "
+               "(JCT),\n"
+               "waiting time and GPU utilisation.\n"
+               "\n");
+    eco_opt_help(f, &sim_cmd);
+    fprintf(f, "\n"
+               "Exit status: 0 on success, 2 on bad options or bad input (the message names the\n"
+               "file, line and field), 1 on other failures.\n");
+    registry_usage(f);
     capper_usage(f);
 }
 
-static int parse_ull(const char *opt, const char *s, unsigned long long *out)
+static int check_knob(const struct eco_opt *o, const char *v, void *args)
 {
-    char *end;
-    errno = 0;
-    if (!s || !*s || *s == '-')
-        goto bad;
-    *out = strtoull(s, &end, 10);
-    if (errno || *end)
-        goto bad;
+    struct sim_args *a = args;
+    (void)o;
+    if (strcmp(v, "limit") && strcmp(v, "clock")) {
+        eco_cli_err("sim: --power-knob: unknown knob '%s' (known: limit, clock)", v);
+        return ECO_EXIT_USAGE;
+    }
+    a->power_knob = strcmp(v, "clock") ? ECO_POWER_KNOB_LIMIT : ECO_POWER_KNOB_CLOCK;
     return 0;
-bad:
-    eco_cli_err("sim: %s: '%s' is not a whole number >= 0", opt, s ? s : "");
-    return -EINVAL;
 }
 
-static int parse_positive(const char *opt, const char *s, double *out)
+static int check_period(const struct eco_opt *o, const char *v, void *args)
 {
+    (void)o;
+    if (((struct sim_args *)args)->control_period_s < MIN_CONTROL_PERIOD_S) {
+        eco_cli_err("sim: --control-period: '%s' is below the minimum %g s (a GPU "
+                    "cannot follow a faster control loop)", v, MIN_CONTROL_PERIOD_S);
+        return ECO_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int check_skip(const struct eco_opt *o, const char *v, void *args)
+{
+    (void)o;
+    if (strcmp(v, "on") && strcmp(v, "off")) {
+        eco_cli_err("sim: --control-skip: expected on or off (got '%s')", v);
+        return ECO_EXIT_USAGE;
+    }
+    ((struct sim_args *)args)->control_skip_off = !strcmp(v, "off");
+    return 0;
+}
+
+/* One relative noise of --noise: 0 <= x < 1. */
+static int noise_part(const char *s, const char **end, double *x)
+{
+    char *e;
+    *x = strtod(s, &e);
+    *end = e;
+    return e != s && *x >= 0 && *x < 1;
+}
+
+static int check_noise(const struct eco_opt *o, const char *v, void *args)
+{
+    struct sim_args *a = args;
+    const char *end;
+    (void)o;
+    if (!noise_part(v, &end, &a->noise_power) || *end != ',' ||
+        !noise_part(end + 1, &end, &a->noise_speed) || *end) {
+        eco_cli_err("sim: --noise: expected P,S with 0 <= P, S < 1, e.g. 0.02,0.01 "
+                    "(got '%s')", v);
+        return ECO_EXIT_USAGE;
+    }
+    a->noise_set = 1;
+    return 0;
+}
+
+static int check_deadlines(const struct eco_opt *o, const char *v, void *args)
+{
+    struct sim_args *a = args;
     char *end;
-    *out = strtod(s, &end);
-    if (end == s || *end || !(*out > 0) || *out > 1e15) {
-        eco_cli_err("sim: %s: '%s' is not a number > 0", opt, s);
-        return -EINVAL;
+    (void)o;
+    int ok = !strncmp(v, "factor:", 7);
+    if (ok) {
+        a->deadline_lo = strtod(v + 7, &end);
+        ok = end != v + 7 && *end == '-';
+        if (ok) {
+            const char *q = end + 1;
+            a->deadline_hi = strtod(q, &end);
+            ok = end != q && !*end && a->deadline_lo >= 1 && a->deadline_hi >= a->deadline_lo &&
+                 a->deadline_hi < 1e6;
+        }
+    }
+    if (!ok) {
+        eco_cli_err("sim: --deadlines: expected factor:LO-HI with 1 <= LO <= HI, e.g. "
+                    "factor:1.5-3 (got '%s')", v);
+        return ECO_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int check_sample(const struct eco_opt *o, const char *v, void *args)
+{
+    (void)o;
+    if (((struct sim_args *)args)->sample_s < MIN_SAMPLE_S) {
+        eco_cli_err("sim: --sample-s: '%s' is below the minimum %g s (without --sample-s "
+                    "timeline.csv has a row at every change)", v, MIN_SAMPLE_S);
+        return ECO_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int check_max_jobs(const struct eco_opt *o, const char *v, void *args)
+{
+    (void)o;
+    (void)v;
+    if (((struct sim_args *)args)->max_jobs == 0) {
+        eco_cli_err("sim: --max-jobs: 0 would read no job; give N >= 1, or leave the "
+                    "option out to read all");
+        return ECO_EXIT_USAGE;
     }
     return 0;
 }
 
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
-    enum { O_TRACE = 256, O_FORMAT, O_CLUSTER, O_POLICY, O_PLACEMENT, O_COMPARE, O_OUT, O_JSON,
-           O_SEED, O_SKIP, O_MAXJOBS, O_LAS, O_PD, O_MIX, O_SAMPLE, O_PP, O_BUDGET, O_BFILE,
-           O_PERIOD, O_NOISE, O_DEADLINES, O_REPORT, O_KNOB, O_SKIPCTL };
-    enum { O_PROGRESS = 512, O_NO_PROGRESS };
-    static const struct option opts[] = {
-        {"trace", required_argument, NULL, O_TRACE},
-        {"format", required_argument, NULL, O_FORMAT},
-        {"cluster", required_argument, NULL, O_CLUSTER},
-        {"policy", required_argument, NULL, O_POLICY},
-        {"placement", required_argument, NULL, O_PLACEMENT},
-        {"compare", required_argument, NULL, O_COMPARE},
-        {"out", required_argument, NULL, O_OUT},
-        {"report", required_argument, NULL, O_REPORT},
-        {"json", no_argument, NULL, O_JSON},
-        {"seed", required_argument, NULL, O_SEED},
-        {"skip-bad-rows", no_argument, NULL, O_SKIP},
-        {"max-jobs", required_argument, NULL, O_MAXJOBS},
-        {"las-thresholds", required_argument, NULL, O_LAS},
-        {"power-down", required_argument, NULL, O_PD},
-        {"workload-mix", required_argument, NULL, O_MIX},
-        {"sample-s", required_argument, NULL, O_SAMPLE},
-        {"power-policy", required_argument, NULL, O_PP},
-        {"power-budget", required_argument, NULL, O_BUDGET},
-        {"power-budget-file", required_argument, NULL, O_BFILE},
-        {"control-period", required_argument, NULL, O_PERIOD},
-        {"control-skip", required_argument, NULL, O_SKIPCTL},
-        {"noise", required_argument, NULL, O_NOISE},
-        {"power-knob", required_argument, NULL, O_KNOB},
-        {"deadlines", required_argument, NULL, O_DEADLINES},
-        {"quiet", no_argument, NULL, 'q'},
-        {"progress", no_argument, NULL, O_PROGRESS},
-        {"no-progress", no_argument, NULL, O_NO_PROGRESS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     *a = (struct sim_args){
         .policy = "fifo", .placement = "pack", .format = "auto", .power_down = "none", .seed = 1};
-    opterr = 0;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, ":hq", opts, NULL)) != -1) {
-        switch (c) {
-        case O_TRACE: a->trace = optarg; break;
-        case O_FORMAT: a->format = optarg; break;
-        case O_CLUSTER: a->cluster = optarg; break;
-        case O_POLICY: a->policy = optarg; break;
-        case O_PLACEMENT: a->placement = optarg; break;
-        case O_COMPARE: a->compare = optarg; break;
-        case O_OUT: a->out = optarg; break;
-        case O_REPORT: a->report = optarg; break;
-        case O_JSON: a->json = 1; break;
-        case O_SKIP: a->skip_bad_rows = 1; break;
-        case O_LAS: a->las_thresholds = optarg; break;
-        case O_PD: a->power_down = optarg; break;
-        case O_MIX: a->workload_mix = optarg; break;
-        case O_PP: a->power_policy = optarg; break;
-        case O_KNOB:
-            if (strcmp(optarg, "limit") && strcmp(optarg, "clock")) {
-                eco_cli_err("sim: --power-knob: unknown knob '%s' (known: limit, clock)", optarg);
-                return ECO_EXIT_USAGE;
-            }
-            a->power_knob = strcmp(optarg, "clock") ? ECO_POWER_KNOB_LIMIT : ECO_POWER_KNOB_CLOCK;
-            break;
-        case O_BFILE: a->budget_file = optarg; break;
-        case O_BUDGET:
-            if (parse_positive("--power-budget", optarg, &a->budget_w))
-                return ECO_EXIT_USAGE;
-            break;
-        case O_PERIOD:
-            if (parse_positive("--control-period", optarg, &a->control_period_s))
-                return ECO_EXIT_USAGE;
-            if (a->control_period_s < MIN_CONTROL_PERIOD_S) {
-                eco_cli_err("sim: --control-period: '%s' is below the minimum %g s (a GPU "
-                            "cannot follow a faster control loop)", optarg, MIN_CONTROL_PERIOD_S);
-                return ECO_EXIT_USAGE;
-            }
-            break;
-        case O_SKIPCTL:
-            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
-                eco_cli_err("sim: --control-skip: expected on or off (got '%s')", optarg);
-                return ECO_EXIT_USAGE;
-            }
-            a->control_skip_off = !strcmp(optarg, "off");
-            break;
-        case O_NOISE: {
-            char *end;
-            a->noise_power = strtod(optarg, &end);
-            if (end == optarg || *end != ',' || !(a->noise_power >= 0 && a->noise_power < 1)) {
-                eco_cli_err("sim: --noise: expected P,S with 0 <= P, S < 1, e.g. 0.02,0.01 "
-                            "(got '%s')", optarg);
-                return ECO_EXIT_USAGE;
-            }
-            const char *s2 = end + 1;
-            a->noise_speed = strtod(s2, &end);
-            if (end == s2 || *end || !(a->noise_speed >= 0 && a->noise_speed < 1)) {
-                eco_cli_err("sim: --noise: expected P,S with 0 <= P, S < 1, e.g. 0.02,0.01 "
-                            "(got '%s')", optarg);
-                return ECO_EXIT_USAGE;
-            }
-            a->noise_set = 1;
-            break;
-        }
-        case O_DEADLINES: {
-            char *end;
-            const char *p = optarg;
-            int ok = !strncmp(p, "factor:", 7);
-            if (ok) {
-                a->deadline_lo = strtod(p + 7, &end);
-                ok = end != p + 7 && *end == '-';
-                if (ok) {
-                    const char *q = end + 1;
-                    a->deadline_hi = strtod(q, &end);
-                    ok = end != q && !*end && a->deadline_lo >= 1 &&
-                         a->deadline_hi >= a->deadline_lo && a->deadline_hi < 1e6;
-                }
-            }
-            if (!ok) {
-                eco_cli_err("sim: --deadlines: expected factor:LO-HI with 1 <= LO <= HI, e.g. "
-                            "factor:1.5-3 (got '%s')", optarg);
-                return ECO_EXIT_USAGE;
-            }
-            break;
-        }
-        case O_SAMPLE: {
-            char *end;
-            a->sample_s = strtod(optarg, &end);
-            if (end == optarg || *end || !(a->sample_s > 0) || a->sample_s > 1e12) {
-                eco_cli_err("sim: --sample-s: '%s' is not a number of seconds > 0", optarg);
-                return ECO_EXIT_USAGE;
-            }
-            if (a->sample_s < MIN_SAMPLE_S) {
-                eco_cli_err("sim: --sample-s: '%s' is below the minimum %g s (without --sample-s "
-                            "timeline.csv has a row at every change)", optarg, MIN_SAMPLE_S);
-                return ECO_EXIT_USAGE;
-            }
-            break;
-        }
-        case 'q': a->quiet = 1; break;
-        case O_PROGRESS: a->progress = 1; break;
-        case O_NO_PROGRESS: a->progress = 2; break;
-        case O_SEED:
-            if (parse_ull("--seed", optarg, &a->seed))
-                return ECO_EXIT_USAGE;
-            break;
-        case O_MAXJOBS:
-            if (parse_ull("--max-jobs", optarg, &a->max_jobs))
-                return ECO_EXIT_USAGE;
-            if (a->max_jobs == 0) {
-                eco_cli_err("sim: --max-jobs: 0 would read no job; give N >= 1, or leave the "
-                            "option out to read all");
-                return ECO_EXIT_USAGE;
-            }
-            break;
-        case 'h': sim_usage(stdout); return -1;
-        case ':':
-            eco_cli_err("sim: option '%s' needs a value (try 'ecosched sim --help')",
-                        argv[optind - 1]);
-            return ECO_EXIT_USAGE;
-        default:
-            eco_cli_err("sim: unknown option '%s' (try 'ecosched sim --help')", argv[optind - 1]);
-            return ECO_EXIT_USAGE;
-        }
-    }
+    int rc = eco_opt_parse(&sim_cmd, argc, argv, a);
+    if (rc)
+        return rc;
     if (optind < argc) {
         eco_cli_err("sim: unexpected argument '%s' (try 'ecosched sim --help')", argv[optind]);
         return ECO_EXIT_USAGE;
@@ -516,44 +636,89 @@ static void print_table_row(const struct eco_sim_summary *s, const struct table 
            s->power_cap_max_overshoot_pct);
 }
 
-/* Splits the --compare list into policy tables. */
-static int resolve_policies(const struct sim_args *a, const struct eco_policy_ops **pol, size_t *n)
+/* The end of one "NAME[:PARAMS]" part of a --compare list starting at p: its parameters run to
+ * the first ',' before a part that starts with a letter (policy names do; las thresholds are
+ * numbers), so that "fifo,las:1800,18000,easy" is three policies. */
+static char *spec_end(char *p)
 {
+    char *q = p + strcspn(p, ",:");
+    if (*q != ':')
+        return q;
+    for (q += strcspn(q, ","); *q == ',' && q[1] && !isalpha((unsigned char)q[1]);)
+        q += 1 + strcspn(q + 1, ",");
+    return q;
+}
+
+/* --las-thresholds L: the parameters of las where its name carries none (the older spelling
+ * of --policy las:L). */
+static int apply_las_thresholds(struct sim_args *a, const struct eco_policy_ops **pol, size_t n)
+{
+    const struct eco_policy_ops *las = eco_policy_find("las");
+    int has_las = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pol[i] != las || !a->las_thresholds)
+            continue;
+        if (a->policy_params[i]) {
+            eco_cli_err("sim: --las-thresholds: las already has its thresholds from its name "
+                        "(las:%s); give them once", a->policy_params[i]);
+            return ECO_EXIT_USAGE;
+        }
+        a->policy_params[i] = a->las_thresholds;
+        has_las = 1;
+    }
+    if (a->las_thresholds && !has_las && !a->quiet)
+        eco_cli_err("warning: --las-thresholds applies to the las policy only; ignored");
+    return 0;
+}
+
+/* Resolves --policy NAME[:PARAMS], or the --compare list of them, into policy tables and
+ * their parameters (a->policy_params). */
+static int resolve_policies(struct sim_args *a, const struct eco_policy_ops **pol, size_t *n)
+{
+    struct eco_cli_list names;
     *n = 0;
     if (!a->compare) {
-        pol[0] = eco_policy_find(a->policy);
+        pol[0] = eco_policy_find_spec(a->policy, &a->policy_params[0]);
         if (!pol[0]) {
             eco_cli_err("sim: --policy: unknown policy '%s' (known: %s)", a->policy,
-                        policy_names());
+                        eco_cli_names(ECO_CLI_POLICIES, &names));
             return ECO_EXIT_USAGE;
         }
         *n = 1;
-        return 0;
+        return apply_las_thresholds(a, pol, *n);
     }
-    char buf[512];
-    if (strlen(a->compare) >= sizeof buf) {
+    if (strlen(a->compare) >= sizeof a->spec_buf) {
         eco_cli_err("sim: --compare: list too long");
         return ECO_EXIT_USAGE;
     }
-    strcpy(buf, a->compare);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        const struct eco_policy_ops *p = eco_policy_find(tok);
-        if (!p) {
-            eco_cli_err("sim: --compare: unknown policy '%s' (known: %s)", tok, policy_names());
+    strcpy(a->spec_buf, a->compare);
+    for (char *p = a->spec_buf, *end; *p; p = end + 1) {
+        end = spec_end(p);
+        if (end == p) /* empty parts are skipped */
+            continue;
+        int last = !*end;
+        *end = '\0';
+        const char *params;
+        const struct eco_policy_ops *ops = eco_policy_find_spec(p, &params);
+        if (!ops) {
+            eco_cli_err("sim: --compare: unknown policy '%s' (known: %s)", p,
+                        eco_cli_names(ECO_CLI_POLICIES, &names));
             return ECO_EXIT_USAGE;
         }
         if (*n == MAX_COMPARE) {
             eco_cli_err("sim: --compare: at most %d policies", MAX_COMPARE);
             return ECO_EXIT_USAGE;
         }
-        pol[(*n)++] = p;
+        a->policy_params[*n] = params;
+        pol[(*n)++] = ops;
+        if (last)
+            break;
     }
     if (*n == 0) {
         eco_cli_err("sim: --compare: empty policy list");
         return ECO_EXIT_USAGE;
     }
-    return 0;
+    return apply_las_thresholds(a, pol, *n);
 }
 
 static void report_rejected(const struct eco_jobset *set, size_t rejected, int quiet)
@@ -612,7 +777,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
         const char *pd_params = NULL;
         struct eco_sim_config cfg = {
             .policy = pol[i],
-            .policy_params = !strcmp(pol[i]->name, "las") ? a->las_thresholds : NULL,
+            .policy_params = a->policy_params[i],
             .placement = placement,
             .power_down = eco_powerdown_find(a->power_down, &pd_params),
             .workload_mix = a->workload_mix,
@@ -748,22 +913,24 @@ static int check_params_early(const struct sim_args *a, const struct eco_policy_
 {
     struct eco_cluster *dummy = NULL;
     struct eco_error err = {{0}};
-    int status = 0, has_las = 0;
+    int status = 0;
     if (eco_cluster_parse_spec("1x1", &dummy, &err))
         return ECO_EXIT_FAIL;
-    for (size_t i = 0; i < npol; i++)
-        has_las |= !strcmp(pol[i]->name, "las");
-    if (a->las_thresholds && !has_las && !a->quiet)
-        eco_cli_err("warning: --las-thresholds applies to the las policy only; ignored");
-    if (a->las_thresholds && has_las) {
-        const struct eco_policy_ops *las = eco_policy_find("las");
-        struct eco_policy *p = las->create(dummy, a->las_thresholds, &err);
+    for (size_t i = 0; i < npol; i++) {
+        const char *params = a->policy_params[i];
+        if (!params)
+            continue;
+        struct eco_policy *p = pol[i]->create(dummy, params, &err);
         if (!p) {
-            eco_cli_err("sim: --las-thresholds: %s", err.msg);
+            if (params == a->las_thresholds)
+                eco_cli_err("sim: --las-thresholds: %s", err.msg);
+            else
+                eco_cli_err("sim: %s %s: %s", a->compare ? "--compare" : "--policy",
+                            pol[i]->name, err.msg);
             status = ECO_EXIT_USAGE;
             goto done;
         }
-        las->destroy(p);
+        pol[i]->destroy(p);
     }
     const char *params;
     const struct eco_powerdown_ops *pd = eco_powerdown_find(a->power_down, &params);
@@ -849,12 +1016,12 @@ static void remove_tmp_out(const char *dir, int quiet)
 
 int eco_cmd_sim(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) /* container consolidation is its own model (cmd_consol.c) */
-        if (!strncmp(argv[i], "--consolidation", 15) && (!argv[i][15] || argv[i][15] == '='))
-            return eco_cmd_sim_consolidation(argc, argv);
-    if (argc > 1 && !strcmp(argv[1], "--server")) /* one-server mode: cmd_sim_server.c */
-        return eco_cmd_sim_server(argc - 1, argv + 1);
+    int at = 0; /* the subcommands (--consolidation, --server) are entries of sim_opts */
+    const struct eco_opt *mode = eco_opt_find_mode(&sim_cmd, argc, argv, &at);
+    if (mode)
+        return mode->run(argc, argv, at);
     struct sim_args a;
+    struct eco_cli_list names;
     int status = parse_args(argc, argv, &a);
     if (status)
         return status < 0 ? 0 : status;
@@ -864,15 +1031,14 @@ int eco_cmd_sim(int argc, char **argv)
         return status;
     const struct eco_placement_ops *placement = eco_placement_find_any(a.placement);
     if (!placement) {
-        eco_cli_err("sim: --placement: unknown placement '%s' (known: pack, pool, spread, "
-                    "first-fit, energy, ffd, bfd, dot-product, fgd, pso, pso-basic, ilp)",
-                    a.placement);
+        eco_cli_err("sim: --placement: unknown placement '%s' (known: %s)", a.placement,
+                    eco_cli_names(ECO_CLI_PLACEMENTS, &names));
         return ECO_EXIT_USAGE;
     }
     const char *pd_params;
     if (!eco_powerdown_find(a.power_down, &pd_params)) {
-        eco_cli_err("sim: --power-down: unknown policy '%s' (known: none, idle:SECONDS, forecast)",
-                    a.power_down);
+        eco_cli_err("sim: --power-down: unknown policy '%s' (known: %s)", a.power_down,
+                    eco_cli_names(ECO_CLI_POWER_DOWN, &names));
         return ECO_EXIT_USAGE;
     }
     if ((status = check_params_early(&a, pol, npol)))
@@ -881,8 +1047,8 @@ int eco_cmd_sim(int argc, char **argv)
         eco_cli_err("warning: --sample-s applies to timeline.csv, written only with --out");
     int fmt = eco_trace_format_parse(a.format);
     if (fmt < 0) {
-        eco_cli_err("sim: --format: unknown format '%s' (known: auto, canonical, itp, philly, "
-                    "openb)", a.format);
+        eco_cli_err("sim: --format: unknown format '%s' (known: %s)", a.format,
+                    eco_cli_names(ECO_CLI_FORMATS, &names));
         return ECO_EXIT_USAGE;
     }
     struct eco_error err = {{0}};
@@ -915,7 +1081,7 @@ int eco_cmd_sim(int argc, char **argv)
     int have_policy = a.power_policy && strcmp(a.power_policy, "none");
     if (n_budget && !have_policy) {
         eco_cli_err("sim: a power budget needs a power policy other than none (%s)",
-                    capper_names());
+                    eco_cli_names(ECO_CLI_CAPPERS, &names));
         free(budget);
         return ECO_EXIT_USAGE;
     }

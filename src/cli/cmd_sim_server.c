@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "cli.h"
+#include "opts.h"
 #include "ecosched/catalog.h"
 #include "ecosched/coloc.h"
 #include "ecosched/csv.h"
@@ -18,71 +20,215 @@
 #define MAX_STRATEGIES 8
 #define DEFAULT_STRATEGIES "static,exclusive,memory-threshold,live"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: ecosched sim --server [OPTIONS]\n"
-            "\n"
-            "Simulates one multi-GPU server running a series of training jobs of measured\n"
-            "workloads (Lucid, ASPLOS '23): jobs declare GPU memory, show GPU utilisation,\n"
-            "and jobs sharing a GPU slow each other as measured (docs/models/colocation.md).\n"
-            "Compares GPU-choice strategies on the same series: makespan, average JCT, GPU\n"
-            "utilisation, energy (docs/simulator-server.md).\n"
-            "\n"
-            "Server and series:\n"
-            "  --gpus N              GPUs of the server, 1..64 (default 8)\n"
-            "  --gpu-type T          catalog GPU type (default V100; `ecosched catalog`)\n"
-            "  --jobs N              jobs in the drawn series, 1..1024 (default 40)\n"
-            "  --seed S              seed of the series and the sampling noise (default 1)\n"
-            "  --work MIN:MAX        run time alone, s, log-uniform (default 600:3600)\n"
-            "  --two-gpu-frac F      share of 2-GPU jobs, 0..1 (default 0.2)\n"
-            "  --submit-every S      gap between submissions, s (default 0: all at once)\n"
-            "  --series FILE         run this series instead (CSV id,workload,gpus,work_s,\n"
-            "                        submit_s; --write-series writes the format)\n"
-            "  --write-series FILE   write the series used to FILE\n"
-            "Strategies:\n"
-            "  --strategy LIST       comma-separated, of static, exclusive, memory-threshold,\n"
-            "                        live (default: all four)\n"
-            "  --no-share            live: jobs do not share GPUs\n"
-            "  --unknown-workloads   live: the selector does not know the jobs' workloads\n"
-            "                        (shares by utilisation only)\n"
-            "  --share-min-gain G    live: least summed speed factor of a pair (default 1.1)\n"
-            "  --util-window S       utilisation averaging window, s (default 10)\n"
-            "  --grace S             claim of a just-started job, s (default 30)\n"
-            "  --ts-wait S           memory-threshold: wait between starts, s (default 30)\n"
-            "  --ts-slots N          memory-threshold: most running jobs (default: GPUs)\n"
-            "Model:\n"
-            "  --startup S           job start-up before it allocates and computes (default 20)\n"
-            "  --dt S                time step and GPU sampling period, s (default 1)\n"
-            "  --noise F             sampled utilisation noise, 0..1 (default 0.05)\n"
-            "Output:\n"
-            "  --out DIR             write DIR/jobs-STRATEGY.csv (one row per job)\n"
-            "  --json                results as JSON on stdout instead of the table\n"
-            "  -h, --help            this help\n");
-}
-
 struct args {
     struct eco_srv_params p;
     struct eco_srv_series_spec spec;
     const char *strategies, *series, *write_series, *out;
+    unsigned long long seed; /* into p.seed */
     int json;
 };
 
-static int num(const char *opt, const char *s, double lo, double hi, double *out)
+static int check_type(const struct eco_opt *o, const char *v, void *args);
+static int check_work(const struct eco_opt *o, const char *v, void *args);
+static void usage(FILE *f);
+
+#define A(field) offsetof(struct args, field)
+/* --seed: at most 2^53, the largest integer a double holds exactly (seeds were read as doubles
+ * before; the same seeds stay accepted). */
+#define MAX_SEED 9007199254740992.0
+/* Longest --util-window, --grace, --ts-wait, --startup: a day, far beyond any job's start-up. */
+#define MAX_DAY_S 86400
+
+/* `sim --server`'s options, in --help order. */
+static const struct eco_opt server_opts[] = {
+    {.kind = ECO_OPT_HEADING, .help = "Server and series:"},
+    {.name = "gpus",
+     .kind = ECO_OPT_WHOLE32,
+     .lo = 1,
+     .hi = ECO_GPUSEL_MAX_GPUS,
+     .offset = A(p.n_gpus),
+     .arg = "N",
+     .help = "GPUs of the server, 1..64 (default 8)"},
+    {.name = "gpu-type",
+     .kind = ECO_OPT_CUSTOM,
+     .arg = "T",
+     .help = "catalog GPU type (default V100; `ecosched catalog`)",
+     .check = check_type},
+    {.name = "jobs",
+     .kind = ECO_OPT_WHOLE32,
+     .lo = 1,
+     .hi = 1024,
+     .offset = A(spec.n_jobs),
+     .arg = "N",
+     .help = "jobs in the drawn series, 1..1024 (default 40)"},
+    {.name = "seed",
+     .kind = ECO_OPT_WHOLE,
+     .lo = 0,
+     .hi = MAX_SEED,
+     .offset = A(seed),
+     .arg = "S",
+     .help = "seed of the series and the sampling noise (default 1)"},
+    {.name = "work",
+     .kind = ECO_OPT_CUSTOM,
+     .arg = "MIN:MAX",
+     .help = "run time alone, s, log-uniform (default 600:3600)",
+     .check = check_work},
+    {.name = "two-gpu-frac",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1,
+     .offset = A(spec.two_gpu_frac),
+     .arg = "F",
+     .help = "share of 2-GPU jobs, 0..1 (default 0.2)"},
+    {.name = "submit-every",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1e7,
+     .offset = A(spec.submit_every_s),
+     .arg = "S",
+     .help = "gap between submissions, s (default 0: all at once)"},
+    {.name = "series",
+     .kind = ECO_OPT_STR,
+     .offset = A(series),
+     .arg = "FILE",
+     .help = "run this series instead (CSV id,workload,gpus,work_s,\n"
+             "submit_s; --write-series writes the format)"},
+    {.name = "write-series",
+     .kind = ECO_OPT_STR,
+     .offset = A(write_series),
+     .arg = "FILE",
+     .help = "write the series used to FILE"},
+    {.kind = ECO_OPT_HEADING, .help = "Strategies:"},
+    {.name = "strategy",
+     .kind = ECO_OPT_STR,
+     .offset = A(strategies),
+     .arg = "LIST",
+     .help = "comma-separated, of static, exclusive, memory-threshold,\n"
+             "live (default: all four)"},
+    {.name = "no-share",
+     .kind = ECO_OPT_FLAG,
+     .lo = 0,
+     .offset = A(p.share),
+     .help = "live: jobs do not share GPUs"},
+    {.name = "unknown-workloads",
+     .kind = ECO_OPT_FLAG,
+     .lo = 0,
+     .offset = A(p.known_workloads),
+     .help = "live: the selector does not know the jobs' workloads\n"
+             "(shares by utilisation only)"},
+    {.name = "share-min-gain",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 2,
+     .offset = A(p.sel.share_min_gain),
+     .arg = "G",
+     .help = "live: least summed speed factor of a pair (default 1.1)"},
+    {.name = "util-window",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = MAX_DAY_S,
+     .offset = A(p.sel.window_s),
+     .arg = "S",
+     .help = "utilisation averaging window, s (default 10)"},
+    {.name = "grace",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = MAX_DAY_S,
+     .offset = A(p.sel.grace_s),
+     .arg = "S",
+     .help = "claim of a just-started job, s (default 30)"},
+    {.name = "ts-wait",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = MAX_DAY_S,
+     .offset = A(p.sel.memthr_wait_s),
+     .arg = "S",
+     .help = "memory-threshold: wait between starts, s (default 30)"},
+    {.name = "ts-slots",
+     .kind = ECO_OPT_WHOLE32,
+     .lo = 0,
+     .hi = 1024,
+     .offset = A(p.ts_slots),
+     .arg = "N",
+     .help = "memory-threshold: most running jobs (default: GPUs)"},
+    {.kind = ECO_OPT_HEADING, .help = "Model:"},
+    {.name = "startup",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = MAX_DAY_S,
+     .offset = A(p.startup_s),
+     .arg = "S",
+     .help = "job start-up before it allocates and computes (default 20)"},
+    {.name = "dt",
+     .kind = ECO_OPT_NUM,
+     .lo = 0.001,
+     .hi = 3600,
+     .offset = A(p.dt_s),
+     .arg = "S",
+     .help = "time step and GPU sampling period, s (default 1)"},
+    {.name = "noise",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1,
+     .offset = A(p.noise),
+     .arg = "F",
+     .help = "sampled utilisation noise, 0..1 (default 0.05)"},
+    {.kind = ECO_OPT_HEADING, .help = "Output:"},
+    {.name = "out",
+     .kind = ECO_OPT_STR,
+     .offset = A(out),
+     .arg = "DIR",
+     .help = "write DIR/jobs-STRATEGY.csv (one row per job)"},
+    {.name = "json",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(json),
+     .help = "results as JSON on stdout instead of the table"},
+    {.name = "help", .short_name = 'h', .kind = ECO_OPT_HELP, .help = "this help"},
+    {0},
+};
+#undef A
+
+static const struct eco_opt_cmd server_cmd = {
+    .prefix = "sim --server",
+    .opts = server_opts,
+    .help_col = 24,
+    .needs_value = "sim --server: %s needs a value",
+    .unknown = "sim --server: unknown option '%s' (try --server --help)",
+    .usage = usage,
+};
+
+static void usage(FILE *f)
 {
-    double v;
-    if (eco_parse_double(s, &v) || !(v >= lo && v <= hi)) {
-        eco_cli_err("sim --server: %s: '%s' is not a number in %g..%g", opt, s, lo, hi);
-        return -EINVAL;
+    fprintf(f, "usage: ecosched sim --server [OPTIONS]\n"
+               "\n"
+               "Simulates one multi-GPU server running a series of training jobs of measured\n"
+               "workloads (Lucid, ASPLOS '23): jobs declare GPU memory, show GPU utilisation,\n"
+               "and jobs sharing a GPU slow each other as measured (docs/models/colocation.md).\n"
+               "Compares GPU-choice strategies on the same series: makespan, average JCT, GPU\n"
+               "utilisation, energy (docs/simulator-server.md).\n"
+               "\n");
+    eco_opt_help(f, &server_cmd);
+}
+
+static int check_type(const struct eco_opt *o, const char *v, void *args)
+{
+    struct args *a = args;
+    (void)o;
+    a->p.gpu_type = eco_catalog_find(v);
+    if (a->p.gpu_type < 0) {
+        eco_cli_err("sim --server: --gpu-type: unknown '%s' (see `ecosched catalog`)", v);
+        return 2;
     }
-    *out = v;
     return 0;
 }
 
-static int parse_work(const char *s, struct eco_srv_series_spec *spec)
+static int check_work(const struct eco_opt *o, const char *s, void *args)
 {
+    struct eco_srv_series_spec *spec = &((struct args *)args)->spec;
     char buf[64], *colon;
     double lo, hi;
+    (void)o;
     snprintf(buf, sizeof buf, "%s", s);
     colon = strchr(buf, ':');
     if (!colon)
@@ -96,163 +242,22 @@ static int parse_work(const char *s, struct eco_srv_series_spec *spec)
     return 0;
 bad:
     eco_cli_err("sim --server: --work: '%s' is not MIN:MAX seconds with 0 < MIN <= MAX", s);
-    return -EINVAL;
+    return 2;
 }
 
 /* 0: run; -1: help printed; 2: bad usage. */
 static int parse(int argc, char **argv, struct args *a)
 {
-    enum {
-        O_GPUS = 256,
-        O_TYPE,
-        O_JOBS,
-        O_SEED,
-        O_WORK,
-        O_TWO,
-        O_EVERY,
-        O_SERIES,
-        O_WSERIES,
-        O_STRAT,
-        O_NOSHARE,
-        O_UNKNOWN,
-        O_GAIN,
-        O_WINDOW,
-        O_GRACE,
-        O_TSWAIT,
-        O_TSSLOTS,
-        O_STARTUP,
-        O_DT,
-        O_NOISE,
-        O_OUT,
-        O_JSON
-    };
-    static const struct option opts[] = {
-        {"gpus", required_argument, NULL, O_GPUS},
-        {"gpu-type", required_argument, NULL, O_TYPE},
-        {"jobs", required_argument, NULL, O_JOBS},
-        {"seed", required_argument, NULL, O_SEED},
-        {"work", required_argument, NULL, O_WORK},
-        {"two-gpu-frac", required_argument, NULL, O_TWO},
-        {"submit-every", required_argument, NULL, O_EVERY},
-        {"series", required_argument, NULL, O_SERIES},
-        {"write-series", required_argument, NULL, O_WSERIES},
-        {"strategy", required_argument, NULL, O_STRAT},
-        {"no-share", no_argument, NULL, O_NOSHARE},
-        {"unknown-workloads", no_argument, NULL, O_UNKNOWN},
-        {"share-min-gain", required_argument, NULL, O_GAIN},
-        {"util-window", required_argument, NULL, O_WINDOW},
-        {"grace", required_argument, NULL, O_GRACE},
-        {"ts-wait", required_argument, NULL, O_TSWAIT},
-        {"ts-slots", required_argument, NULL, O_TSSLOTS},
-        {"startup", required_argument, NULL, O_STARTUP},
-        {"dt", required_argument, NULL, O_DT},
-        {"noise", required_argument, NULL, O_NOISE},
-        {"out", required_argument, NULL, O_OUT},
-        {"json", no_argument, NULL, O_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    memset(a, 0, sizeof *a);
     eco_srv_params_default(&a->p);
     a->spec = (struct eco_srv_series_spec){
         .n_jobs = 40, .work_min_s = 600, .work_max_s = 3600, .two_gpu_frac = 0.2};
     a->strategies = DEFAULT_STRATEGIES;
-    opterr = 0;
-    optind = 1;
-    int c, rc = 0;
-    double v;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return -1;
-        case O_GPUS:
-            if (!(rc = num("--gpus", optarg, 1, ECO_GPUSEL_MAX_GPUS, &v)))
-                a->p.n_gpus = (uint32_t)v;
-            if (!rc && v != floor(v))
-                rc = num("--gpus", "x", 1, 0, &v);
-            break;
-        case O_TYPE:
-            a->p.gpu_type = eco_catalog_find(optarg);
-            if (a->p.gpu_type < 0) {
-                eco_cli_err("sim --server: --gpu-type: unknown '%s' (see `ecosched catalog`)",
-                            optarg);
-                rc = -EINVAL;
-            }
-            break;
-        case O_JOBS:
-            if (!(rc = num("--jobs", optarg, 1, 1024, &v)))
-                a->spec.n_jobs = (uint32_t)v;
-            break;
-        case O_SEED:
-            if (!(rc = num("--seed", optarg, 0, 9007199254740992.0, &v)))
-                a->p.seed = (uint64_t)v;
-            break;
-        case O_WORK:
-            rc = parse_work(optarg, &a->spec);
-            break;
-        case O_TWO:
-            rc = num("--two-gpu-frac", optarg, 0, 1, &a->spec.two_gpu_frac);
-            break;
-        case O_EVERY:
-            rc = num("--submit-every", optarg, 0, 1e7, &a->spec.submit_every_s);
-            break;
-        case O_SERIES:
-            a->series = optarg;
-            break;
-        case O_WSERIES:
-            a->write_series = optarg;
-            break;
-        case O_STRAT:
-            a->strategies = optarg;
-            break;
-        case O_NOSHARE:
-            a->p.share = 0;
-            break;
-        case O_UNKNOWN:
-            a->p.known_workloads = 0;
-            break;
-        case O_GAIN:
-            rc = num("--share-min-gain", optarg, 0, 2, &a->p.sel.share_min_gain);
-            break;
-        case O_WINDOW:
-            rc = num("--util-window", optarg, 0, 86400, &a->p.sel.window_s);
-            break;
-        case O_GRACE:
-            rc = num("--grace", optarg, 0, 86400, &a->p.sel.grace_s);
-            break;
-        case O_TSWAIT:
-            rc = num("--ts-wait", optarg, 0, 86400, &a->p.sel.memthr_wait_s);
-            break;
-        case O_TSSLOTS:
-            if (!(rc = num("--ts-slots", optarg, 0, 1024, &v)))
-                a->p.ts_slots = (uint32_t)v;
-            break;
-        case O_STARTUP:
-            rc = num("--startup", optarg, 0, 86400, &a->p.startup_s);
-            break;
-        case O_DT:
-            rc = num("--dt", optarg, 0.001, 3600, &a->p.dt_s);
-            break;
-        case O_NOISE:
-            rc = num("--noise", optarg, 0, 1, &a->p.noise);
-            break;
-        case O_OUT:
-            a->out = optarg;
-            break;
-        case O_JSON:
-            a->json = 1;
-            break;
-        case ':':
-            eco_cli_err("sim --server: %s needs a value", argv[optind - 1]);
-            return 2;
-        default:
-            eco_cli_err("sim --server: unknown option '%s' (try --server --help)",
-                        argv[optind - 1]);
-            return 2;
-        }
-    }
+    a->seed = a->p.seed;
+    int rc = eco_opt_parse(&server_cmd, argc, argv, a);
     if (rc)
-        return 2;
+        return rc;
+    a->p.seed = (uint64_t)a->seed;
     if (optind < argc) {
         eco_cli_err("sim --server: unexpected argument '%s'", argv[optind]);
         return 2;
@@ -268,9 +273,10 @@ static int split_strategies(const char *list, char names[][32], size_t *n)
     *n = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!eco_srv_strategy_known(t) || *n == MAX_STRATEGIES) {
-            eco_cli_err("sim --server: --strategy: unknown '%s' (static, exclusive, "
-                        "memory-threshold, live)",
-                        t);
+            struct eco_cli_list known = {"static"}; /* static assignment, then the selectors */
+            for (const struct eco_gpusel_ops *const *g = eco_gpusel_all(); *g; g++)
+                eco_cli_list_add(&known, (*g)->name);
+            eco_cli_err("sim --server: --strategy: unknown '%s' (%s)", t, known.buf);
             return 2;
         }
         snprintf(names[(*n)++], 32, "%s", t);

@@ -64,29 +64,32 @@ int eco_node_group_check(const struct eco_node_group *g, struct eco_error *err)
 {
     const struct eco_gpu_type *t = eco_catalog_get(g->type);
     if (!t)
-        return eco_error_set(err, "unknown GPU type index %u", g->type);
+        return eco_errorf(err, -EINVAL, "unknown GPU type index %u", g->type);
     if (g->count == 0)
-        return eco_error_set(err, "count: node count must be at least 1");
+        return eco_errorf(err, -EINVAL, "count: node count must be at least 1");
     if (g->gpus == 0 || g->gpus > ECO_MAX_GPUS_PER_NODE)
-        return eco_error_set(err, "gpus: GPUs per node must be 1..%d, got %u",
-                             ECO_MAX_GPUS_PER_NODE, g->gpus);
+        return eco_errorf(err, -EINVAL, "gpus: GPUs per node must be 1..%d, got %u",
+                          ECO_MAX_GPUS_PER_NODE, g->gpus);
     if (!finite_nonneg(g->base_w))
-        return eco_error_set(err, "base_w: node base power must be a number >= 0 W, got %g",
-                             g->base_w);
+        return eco_errorf(err, -EINVAL, "base_w: node base power must be a number >= 0 W, got %g",
+                          g->base_w);
     if (!finite_nonneg(g->off_w))
-        return eco_error_set(err, "off_w: power when off must be a number >= 0 W, got %g",
-                             g->off_w);
+        return eco_errorf(err, -EINVAL, "off_w: power when off must be a number >= 0 W, got %g",
+                          g->off_w);
     if (!finite_nonneg(g->boot_s))
-        return eco_error_set(err, "boot_s: boot time must be a number >= 0 s, got %g", g->boot_s);
+        return eco_errorf(err, -EINVAL, "boot_s: boot time must be a number >= 0 s, got %g",
+                          g->boot_s);
     if (!finite_nonneg(g->shutdown_s))
-        return eco_error_set(err, "shutdown_s: shutdown time must be a number >= 0 s, got %g",
-                             g->shutdown_s);
+        return eco_errorf(err, -EINVAL, "shutdown_s: shutdown time must be a number >= 0 s, got %g",
+                          g->shutdown_s);
     if (!finite_nonneg(g->gpu_idle_w) || g->gpu_idle_w > t->max_limit_w)
-        return eco_error_set(err, "gpu_idle_w: idle GPU power must be 0..%g W (the %s maximum "
-                                  "power limit), got %g", t->max_limit_w, t->name, g->gpu_idle_w);
+        return eco_errorf(err, -EINVAL,
+                          "gpu_idle_w: idle GPU power must be 0..%g W (the %s maximum "
+                          "power limit), got %g",
+                          t->max_limit_w, t->name, g->gpu_idle_w);
     if (!(g->limit_w >= t->min_limit_w && g->limit_w <= t->max_limit_w))
-        return eco_error_set(err, "power_limit_w: %g W is outside the %s range %g..%g W",
-                             g->limit_w, t->name, t->min_limit_w, t->max_limit_w);
+        return eco_errorf(err, -EINVAL, "power_limit_w: %g W is outside the %s range %g..%g W",
+                          g->limit_w, t->name, t->min_limit_w, t->max_limit_w);
     return 0;
 }
 
@@ -97,10 +100,11 @@ int eco_cluster_add_group(struct eco_cluster *c, const struct eco_node_group *g,
     if (rc)
         return rc;
     if (c->n_groups == ECO_MAX_NODE_GROUPS)
-        return eco_error_set(err, "count: too many node groups (at most %d)", ECO_MAX_NODE_GROUPS);
+        return eco_errorf(err, -EINVAL, "count: too many node groups (at most %d)",
+                          ECO_MAX_NODE_GROUPS);
     if ((uint64_t)c->n_nodes + g->count > ECO_MAX_NODES)
-        return eco_error_set(err, "count: too many nodes in the cluster (at most %u)",
-                             ECO_MAX_NODES);
+        return eco_errorf(err, -EINVAL, "count: too many nodes in the cluster (at most %u)",
+                          ECO_MAX_NODES);
     if (c->n_nodes + g->count > c->cap_nodes) {
         uint32_t cap = c->cap_nodes ? c->cap_nodes : 16;
         while (cap < c->n_nodes + g->count)
@@ -125,12 +129,12 @@ int eco_cluster_add_nodes(struct eco_cluster *c, uint32_t count, uint32_t gpus, 
                           struct eco_error *err)
 {
     if (count == 0)
-        return eco_error_set(err, "node count must be at least 1");
+        return eco_errorf(err, -EINVAL, "node count must be at least 1");
     if (gpus == 0 || gpus > ECO_MAX_GPUS_PER_NODE)
-        return eco_error_set(err, "GPUs per node must be 1..%d, got %u", ECO_MAX_GPUS_PER_NODE,
-                             gpus);
+        return eco_errorf(err, -EINVAL, "GPUs per node must be 1..%d, got %u",
+                          ECO_MAX_GPUS_PER_NODE, gpus);
     if (type < 0 || (size_t)type >= eco_catalog_count())
-        return eco_error_set(err, "unknown GPU type index %d", type);
+        return eco_errorf(err, -EINVAL, "unknown GPU type index %d", type);
     struct eco_node_group g;
     eco_node_group_defaults(&g, type, gpus);
     g.count = count;
@@ -169,23 +173,25 @@ static int parse_part(struct eco_cluster *c, const char *part, size_t len, struc
 {
     char buf[128];
     if (len >= sizeof buf)
-        return eco_error_set(err, "cluster spec part '%.*s...' is too long", 40, part);
+        return eco_errorf(err, -EINVAL, "cluster spec part '%.*s...' is too long", 40, part);
     memcpy(buf, part, len);
     buf[len] = '\0';
     char *x = strchr(buf, 'x');
     if (!x)
-        return eco_error_set(err,
-                             "cluster spec part '%s': expected COUNTxGPUS[:TYPE], e.g. 4x8:A100-SXM",
-                             buf);
+        return eco_errorf(err, -EINVAL,
+                          "cluster spec part '%s': expected COUNTxGPUS[:TYPE], e.g. 4x8:A100-SXM",
+                          buf);
     char *colon = strchr(x, ':');
     size_t gpus_len = colon ? (size_t)(colon - x - 1) : strlen(x + 1);
     unsigned long count, gpus;
     if (parse_count(buf, (size_t)(x - buf), ECO_MAX_NODES, &count))
-        return eco_error_set(err, "cluster spec part '%s': node count '%.*s' is not a number in 1..%u",
-                             buf, (int)(x - buf), buf, ECO_MAX_NODES);
+        return eco_errorf(err, -EINVAL,
+                          "cluster spec part '%s': node count '%.*s' is not a number in 1..%u", buf,
+                          (int)(x - buf), buf, ECO_MAX_NODES);
     if (parse_count(x + 1, gpus_len, ECO_MAX_GPUS_PER_NODE, &gpus))
-        return eco_error_set(err, "cluster spec part '%s': GPUs per node '%.*s' is not a number in 1..%d",
-                             buf, (int)gpus_len, x + 1, ECO_MAX_GPUS_PER_NODE);
+        return eco_errorf(err, -EINVAL,
+                          "cluster spec part '%s': GPUs per node '%.*s' is not a number in 1..%d",
+                          buf, (int)gpus_len, x + 1, ECO_MAX_GPUS_PER_NODE);
     const char *tname = colon ? colon + 1 : DEFAULT_TYPE;
     int type = eco_catalog_find(tname);
     if (type < 0) {
@@ -194,8 +200,8 @@ static int parse_part(struct eco_cluster *c, const char *part, size_t len, struc
             strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
             strncat(known, eco_catalog_get(i)->name, sizeof known - strlen(known) - 1);
         }
-        return eco_error_set(err, "cluster spec part '%s': unknown GPU type '%s' (known: %s)", buf,
-                             tname, known);
+        return eco_errorf(err, -EINVAL, "cluster spec part '%s': unknown GPU type '%s' (known: %s)",
+                          buf, tname, known);
     }
     return eco_cluster_add_nodes(c, (uint32_t)count, (uint32_t)gpus, type, err);
 }
@@ -206,7 +212,7 @@ int eco_cluster_parse_spec(const char *spec, struct eco_cluster **out, struct ec
     struct eco_cluster *c = NULL;
     *out = NULL;
     if (!spec || !*spec) {
-        rc = eco_error_set(err, "empty cluster spec: expected COUNTxGPUS[:TYPE][,...]");
+        rc = eco_errorf(err, -EINVAL, "empty cluster spec: expected COUNTxGPUS[:TYPE][,...]");
         goto done;
     }
     c = eco_cluster_create();
@@ -218,7 +224,7 @@ int eco_cluster_parse_spec(const char *spec, struct eco_cluster **out, struct ec
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         if (len == 0) {
-            rc = eco_error_set(err, "cluster spec '%s': empty part", spec);
+            rc = eco_errorf(err, -EINVAL, "cluster spec '%s': empty part", spec);
             goto done;
         }
         rc = parse_part(c, p, len, err);

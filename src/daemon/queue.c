@@ -14,16 +14,15 @@
 #include "queue.h"
 #include "ecod.h"
 
-/* Queue policies the daemon runs: the ones that need neither run-time estimates (sjf, easy)
- * nor preemption (las). */
-static const char *const DAEMON_POLICIES[] = {"fifo", "greedy", "edf", NULL};
+/* Queue policies the daemon runs: by the registry's capability flags, those that need neither
+ * run-time estimates (a command has none) nor preemption (a running process is never stopped
+ * to run another): fifo, greedy and edf today. */
+#define DAEMON_POLICY_EXCLUDES (ECO_POLICY_NEEDS_DURATION | ECO_POLICY_PREEMPTS)
 
 const struct eco_policy_ops *ecod_queue_policy_find(const char *name)
 {
-    for (size_t i = 0; DAEMON_POLICIES[i]; i++)
-        if (!strcasecmp(name, DAEMON_POLICIES[i]))
-            return eco_policy_find(DAEMON_POLICIES[i]);
-    return NULL;
+    const struct eco_policy_ops *p = eco_policy_find(name);
+    return p && !(p->caps & DAEMON_POLICY_EXCLUDES) ? p : NULL;
 }
 
 /* Requests that did not fit in this pass: a request at least as large (same sharing) cannot

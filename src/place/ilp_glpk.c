@@ -201,8 +201,10 @@ static int ilp_run(const struct eco_pl_instance *in, const struct eco_pl_params 
     double *start_val = NULL;
     uint32_t ni = in->n_items, nn = in->n_nodes, ng = in->max_gpus ? in->max_gpus : 1;
     if ((double)ni * nn * ng > 2e6)
-        return eco_error_set(err, "ilp: %u items x %u nodes x %u GPUs is too large for the "
-                                  "exact model (at most 2,000,000 variables)", ni, nn, ng);
+        return eco_errorf(err, -EINVAL,
+                          "ilp: %u items x %u nodes x %u GPUs is too large for the "
+                          "exact model (at most 2,000,000 variables)",
+                          ni, nn, ng);
     struct cols c = {.ni = ni, .nn = nn, .ng = ng};
     c.x = calloc((size_t)ni * nn + 1, sizeof *c.x);
     c.y = calloc(nn + 1, sizeof *c.y);
@@ -438,8 +440,8 @@ static int solve_ilp(const struct eco_pl_instance *in, const struct eco_pl_param
                      struct eco_pl_slot *slots, struct eco_pl_outcome *out, struct eco_error *err)
 {
     if (p->objective != ECO_PL_OBJ_HOSTS)
-        return eco_error_set(err, "ilp: only --objective hosts is supported, not '%s'",
-                             eco_pl_objective_name(p->objective));
+        return eco_errorf(err, -EINVAL, "ilp: only --objective hosts is supported, not '%s'",
+                          eco_pl_objective_name(p->objective));
     /* start: the greedy solution with most items placed, then fewest hosts */
     struct eco_pl_slot *start = malloc((in->n_items ? in->n_items : 1) * sizeof *start);
     struct eco_pl_slot *trial = malloc((in->n_items ? in->n_items : 1) * sizeof *trial);
@@ -481,4 +483,13 @@ const struct eco_pl_algo *eco_pl_find_any(const char *name)
     if (!strcmp(name, eco_pl_algo_ilp.name))
         return &eco_pl_algo_ilp;
     return eco_pl_algo_find(name);
+}
+
+const struct eco_pl_algo *eco_pl_algo_any_at(size_t i)
+{
+    const struct eco_pl_algo *const *all = eco_pl_algo_all();
+    size_t n = 0;
+    while (all[n])
+        n++;
+    return i < n ? all[i] : i == n ? &eco_pl_algo_ilp : NULL;
 }

@@ -54,10 +54,10 @@ static int next_line(struct reader *r)
             continue; /* blank lines (a final newline) are skipped */
         r->nf = eco_csv_split(r->buf, r->f, MAX_FIELDS);
         if (r->nf < 0)
-            return eco_error_set(r->err, "%s:%lu: malformed quoted field", r->path, r->line);
+            return eco_errorf(r->err, -EINVAL, "%s:%lu: malformed quoted field", r->path, r->line);
         if (r->nf > MAX_FIELDS)
-            return eco_error_set(r->err, "%s:%lu: more than %d fields", r->path, r->line,
-                                 MAX_FIELDS);
+            return eco_errorf(r->err, -EINVAL, "%s:%lu: more than %d fields", r->path, r->line,
+                              MAX_FIELDS);
         return 1;
     }
 }
@@ -73,7 +73,7 @@ static int open_reader(struct reader *r, const char *path, const char *const col
         return rc;
     rc = next_line(r);
     if (rc <= 0)
-        return rc ? rc : eco_error_set(err, "%s: empty file, expected a header line", path);
+        return rc ? rc : eco_errorf(err, -EINVAL, "%s: empty file, expected a header line", path);
     for (int c = 0; c < C_N; c++)
         r->col[c] = -1;
     for (int k = 0; k < r->nf; k++)
@@ -81,18 +81,18 @@ static int open_reader(struct reader *r, const char *path, const char *const col
             for (int j = 0; cols[c][j]; j++)
                 if (!strcmp(r->f[k], cols[c][j])) {
                     if (r->col[c] >= 0)
-                        return eco_error_set(err, "%s:1: column '%s' given twice", path,
-                                             r->f[k]);
+                        return eco_errorf(err, -EINVAL, "%s:1: column '%s' given twice", path,
+                                          r->f[k]);
                     r->col[c] = k;
                     r->colname[c] = cols[c][j];
                 }
     if (r->col[C_CPU_MILLI] < 0 && r->col[C_CPU_CORES] < 0)
-        return eco_error_set(err, "%s:1: missing column 'cpu_milli' or 'cpu_cores'", path);
+        return eco_errorf(err, -EINVAL, "%s:1: missing column 'cpu_milli' or 'cpu_cores'", path);
     if (r->col[C_MEM_MIB] < 0 && r->col[C_MEM_GIB] < 0)
-        return eco_error_set(err, "%s:1: missing column 'memory_mib' or 'memory_gib'", path);
+        return eco_errorf(err, -EINVAL, "%s:1: missing column 'memory_mib' or 'memory_gib'", path);
     if (r->col[C_GPUS] < 0)
-        return eco_error_set(err, "%s:1: missing column '%s' or '%s'", path, cols[C_GPUS][0],
-                             cols[C_GPUS][1]);
+        return eco_errorf(err, -EINVAL, "%s:1: missing column '%s' or '%s'", path, cols[C_GPUS][0],
+                          cols[C_GPUS][1]);
     return 0;
 }
 
@@ -109,8 +109,8 @@ static const char *field(const struct reader *r, int c)
 
 static int bad(const struct reader *r, int c, const char *why)
 {
-    return eco_error_set(r->err, "%s:%lu: column '%s': '%.40s' %s", r->path, r->line,
-                         r->colname[c], field(r, c), why);
+    return eco_errorf(r->err, -EINVAL, "%s:%lu: column '%s': '%.40s' %s", r->path, r->line,
+                      r->colname[c], field(r, c), why);
 }
 
 /* A number >= 0 scaled by `scale` and rounded to an integer no larger than `max`. */
@@ -150,8 +150,8 @@ static void copy_name(char *dst, const char *src, unsigned long line)
 static int check_fields(const struct reader *r, int header_nf)
 {
     if (r->nf != header_nf)
-        return eco_error_set(r->err, "%s:%lu: %d fields, but the header has %d columns",
-                             r->path, r->line, r->nf, header_nf);
+        return eco_errorf(r->err, -EINVAL, "%s:%lu: %d fields, but the header has %d columns",
+                          r->path, r->line, r->nf, header_nf);
     return 0;
 }
 
@@ -209,16 +209,17 @@ int eco_pl_read_nodes(const char *path, struct eco_pl_instance *in, struct eco_e
         }
         copy_name(nd.name, field(&r, C_NAME), r.line);
         if (grow((void **)&in->nodes, in->n_nodes, &cap, sizeof *in->nodes)) {
-            rc = eco_error_set(err, "%s:%lu: out of memory", path, r.line);
+            rc = eco_errorf(err, -ENOMEM, "%s:%lu: out of memory", path, r.line);
             break;
         }
         in->nodes[in->n_nodes] = nd;
         uint32_t first;
         int dup = eco_csv_names_add(&names, nd.name, in->n_nodes, &first);
         if (dup) {
-            rc = dup < 0 ? eco_error_set(err, "%s:%lu: out of memory", path, r.line)
-                         : bad(&r, C_NAME, "names a node a second time (node names must be "
-                                           "unique)");
+            rc = dup < 0 ? eco_errorf(err, -ENOMEM, "%s:%lu: out of memory", path, r.line)
+                         : bad(&r, C_NAME,
+                               "names a node a second time (node names must be "
+                               "unique)");
             break;
         }
         in->n_nodes++;
@@ -300,7 +301,7 @@ int eco_pl_read_items(const char *path, struct eco_pl_instance *in, struct eco_e
             break;
         copy_name(it.name, field(&r, C_NAME), r.line);
         if (grow((void **)&in->items, in->n_items, &cap, sizeof *in->items)) {
-            rc = eco_error_set(err, "%s:%lu: out of memory", path, r.line);
+            rc = eco_errorf(err, -ENOMEM, "%s:%lu: out of memory", path, r.line);
             break;
         }
         in->items[in->n_items++] = it;

@@ -41,3 +41,12 @@ const struct eco_placement_ops *eco_placement_find_any(const char *name)
         return &eco_placement_ilp;
     return eco_placement_find(name);
 }
+
+const struct eco_placement_ops *eco_placement_any_at(size_t i)
+{
+    const struct eco_placement_ops *const *all = eco_placement_all();
+    size_t n = 0;
+    while (all[n])
+        n++;
+    return i < n ? all[i] : i == n ? &eco_placement_ilp : NULL;
+}

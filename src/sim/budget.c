@@ -33,36 +33,39 @@ int eco_budget_load(const char *path, struct eco_budget_step **steps, size_t *n,
         int nf = eco_csv_split(line, fields, 4);
         if (lineno == 1) {
             if (nf != 2 || strcmp(fields[0], "time_s") || strcmp(fields[1], "watts")) {
-                rc = eco_error_set(err, "%s:1: expected the header 'time_s,watts'", path);
+                rc = eco_errorf(err, -EINVAL, "%s:1: expected the header 'time_s,watts'", path);
                 goto done;
             }
             continue;
         }
         if (nf != 2) {
-            rc = eco_error_set(err, "%s:%zu: expected 2 fields (time_s,watts), got %d", path,
-                               lineno, nf < 0 ? 0 : nf);
+            rc = eco_errorf(err, -EINVAL, "%s:%zu: expected 2 fields (time_s,watts), got %d", path,
+                            lineno, nf < 0 ? 0 : nf);
             goto done;
         }
         double t, w;
         if (eco_parse_double(fields[0], &t) || t < 0 || t > ECO_TRACE_MAX_TIME_S) {
-            rc = eco_error_set(err, "%s:%zu: column 'time_s': '%.64s' is not a number in "
-                                    "0..1e10 s", path, lineno, fields[0]);
+            rc = eco_errorf(err, -EINVAL,
+                            "%s:%zu: column 'time_s': '%.64s' is not a number in "
+                            "0..1e10 s",
+                            path, lineno, fields[0]);
             goto done;
         }
         if (eco_parse_double(fields[1], &w) || !(w > 0)) {
-            rc = eco_error_set(err, "%s:%zu: column 'watts': '%.64s' is not a number > 0", path,
-                               lineno, fields[1]);
+            rc = eco_errorf(err, -EINVAL, "%s:%zu: column 'watts': '%.64s' is not a number > 0",
+                            path, lineno, fields[1]);
             goto done;
         }
         if (w > MAX_WATTS) {
-            rc = eco_error_set(err, "%s:%zu: column 'watts': '%.64s' is outside 0..1e15 W", path,
-                               lineno, fields[1]);
+            rc = eco_errorf(err, -EINVAL, "%s:%zu: column 'watts': '%.64s' is outside 0..1e15 W",
+                            path, lineno, fields[1]);
             goto done;
         }
         if (cnt && t <= s[cnt - 1].t_s) {
-            rc = eco_error_set(err, "%s:%zu: column 'time_s': %s is not after the previous row's "
-                                    "%g (rows must be sorted by time)", path, lineno, fields[0],
-                               s[cnt - 1].t_s);
+            rc = eco_errorf(err, -EINVAL,
+                            "%s:%zu: column 'time_s': %s is not after the previous row's "
+                            "%g (rows must be sorted by time)",
+                            path, lineno, fields[0], s[cnt - 1].t_s);
             goto done;
         }
         if (cnt == cap) {
@@ -80,7 +83,7 @@ int eco_budget_load(const char *path, struct eco_budget_step **steps, size_t *n,
         goto done;
     rc = 0;
     if (cnt == 0) {
-        rc = eco_error_set(err, "%s: no budget rows after the header 'time_s,watts'", path);
+        rc = eco_errorf(err, -EINVAL, "%s: no budget rows after the header 'time_s,watts'", path);
         goto done;
     }
     *steps = s;

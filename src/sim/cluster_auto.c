@@ -66,8 +66,8 @@ int eco_cluster_auto(const char *arg, const struct eco_jobset *set, struct eco_c
         char *end;
         unsigned long v = strtoul(rest + 1, &end, 10);
         if (end == rest + 1 || v < 1 || v > ECO_MAX_GPUS_PER_NODE || (*end && *end != ':'))
-            return eco_error_set(err, "cluster spec '%s': GPUs per node must be 1..%d", arg,
-                                 ECO_MAX_GPUS_PER_NODE);
+            return eco_errorf(err, -EINVAL, "cluster spec '%s': GPUs per node must be 1..%d", arg,
+                              ECO_MAX_GPUS_PER_NODE);
         gpus = (unsigned)v;
         rest = end;
     }
@@ -98,14 +98,15 @@ int eco_cluster_auto(const char *arg, const struct eco_jobset *set, struct eco_c
     if (nodes < 1)
         nodes = 1;
     if (nodes > ECO_MAX_NODES)
-        return eco_error_set(err, "cluster spec '%s': the trace needs %.0f nodes, more than %u",
-                             arg, nodes, ECO_MAX_NODES);
+        return eco_errorf(err, -EINVAL,
+                          "cluster spec '%s': the trace needs %.0f nodes, more than %u", arg, nodes,
+                          ECO_MAX_NODES);
     snprintf(spec, sizeof spec, "%.0fx%u:%s", nodes, gpus, type);
     struct eco_error e2;
     int rc = eco_cluster_parse_spec(spec, out, &e2);
     if (rc == -EINVAL)
-        eco_error_set(err, "cluster spec '%s': %s", arg, strstr(e2.msg, "unknown GPU type")
-                                                            ? strstr(e2.msg, "unknown GPU type")
-                                                            : e2.msg);
+        rc = eco_errorf(err, -EINVAL, "cluster spec '%s': %s", arg,
+                        strstr(e2.msg, "unknown GPU type") ? strstr(e2.msg, "unknown GPU type")
+                                                           : e2.msg);
     return rc;
 }

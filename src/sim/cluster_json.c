@@ -35,10 +35,10 @@ static int get_uint(const char *path, size_t i, json_t *node, const char *key, l
 {
     json_t *v = json_object_get(node, key);
     if (!v)
-        return eco_error_set(err, "%s: nodes[%zu]: missing field '%s'", path, i, key);
+        return eco_errorf(err, -EINVAL, "%s: nodes[%zu]: missing field '%s'", path, i, key);
     if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > max)
-        return eco_error_set(err, "%s: nodes[%zu].%s: expected a whole number in 1..%lld", path, i,
-                             key, max);
+        return eco_errorf(err, -EINVAL, "%s: nodes[%zu].%s: expected a whole number in 1..%lld",
+                          path, i, key, max);
     *out = json_integer_value(v);
     return 0;
 }
@@ -50,15 +50,16 @@ static int load_json(const char *path, struct eco_cluster *c, struct eco_error *
     json_t *root = json_load_file(path, 0, &jerr);
     if (!root) {
         if (jerr.line < 0)
-            rc = eco_error_set(err, "%s: cannot read: %s", path, jerr.text);
+            rc = eco_errorf(err, -EINVAL, "%s: cannot read: %s", path, jerr.text);
         else
-            rc = eco_error_set(err, "%s:%d:%d: invalid JSON: %s", path, jerr.line, jerr.column,
-                               jerr.text);
+            rc = eco_errorf(err, -EINVAL, "%s:%d:%d: invalid JSON: %s", path, jerr.line,
+                            jerr.column, jerr.text);
         goto done;
     }
     json_t *nodes = json_object_get(root, "nodes");
     if (!json_is_object(root) || !json_is_array(nodes) || json_array_size(nodes) == 0) {
-        rc = eco_error_set(err, "%s: expected an object with a non-empty array 'nodes'", path);
+        rc =
+            eco_errorf(err, -EINVAL, "%s: expected an object with a non-empty array 'nodes'", path);
         goto done;
     }
     const char *key;
@@ -66,11 +67,11 @@ static int load_json(const char *path, struct eco_cluster *c, struct eco_error *
     json_object_foreach(root, key, val)
     {
         if (strcmp(key, "nodes") && strcmp(key, "name")) {
-            rc = eco_error_set(err, "%s: unknown field '%s' (known: name, nodes)", path, key);
+            rc = eco_errorf(err, -EINVAL, "%s: unknown field '%s' (known: name, nodes)", path, key);
             goto done;
         }
         if (!strcmp(key, "name") && !json_is_string(val)) {
-            rc = eco_error_set(err, "%s: name: expected a string", path);
+            rc = eco_errorf(err, -EINVAL, "%s: name: expected a string", path);
             goto done;
         }
     }
@@ -80,14 +81,14 @@ static int load_json(const char *path, struct eco_cluster *c, struct eco_error *
     {
         long long count = 0, gpus = 0;
         if (!json_is_object(node)) {
-            rc = eco_error_set(err, "%s: nodes[%zu]: expected an object", path, i);
+            rc = eco_errorf(err, -EINVAL, "%s: nodes[%zu]: expected an object", path, i);
             goto done;
         }
         json_object_foreach(node, key, val)
         {
             if (!is_known_field(key)) {
-                rc = eco_error_set(err, "%s: nodes[%zu]: unknown field '%s' (known: %s)", path, i,
-                                   key, KNOWN_FIELDS);
+                rc = eco_errorf(err, -EINVAL, "%s: nodes[%zu]: unknown field '%s' (known: %s)",
+                                path, i, key, KNOWN_FIELDS);
                 goto done;
             }
         }
@@ -97,15 +98,17 @@ static int load_json(const char *path, struct eco_cluster *c, struct eco_error *
         json_t *t = json_object_get(node, "gpu_type");
         const char *tname = "V100";
         if (t && !json_is_string(t)) {
-            rc = eco_error_set(err, "%s: nodes[%zu].gpu_type: expected a string", path, i);
+            rc = eco_errorf(err, -EINVAL, "%s: nodes[%zu].gpu_type: expected a string", path, i);
             goto done;
         }
         if (t)
             tname = json_string_value(t);
         int type = eco_catalog_find(tname);
         if (type < 0) {
-            rc = eco_error_set(err, "%s: nodes[%zu].gpu_type: unknown GPU type '%s' (see "
-                                    "'ecosched catalog')", path, i, tname);
+            rc = eco_errorf(err, -EINVAL,
+                            "%s: nodes[%zu].gpu_type: unknown GPU type '%s' (see "
+                            "'ecosched catalog')",
+                            path, i, tname);
             goto done;
         }
         struct eco_node_group g;
@@ -124,8 +127,8 @@ static int load_json(const char *path, struct eco_cluster *c, struct eco_error *
             if (!v)
                 continue;
             if (!json_is_number(v)) {
-                rc = eco_error_set(err, "%s: nodes[%zu].%s: expected a number", path, i,
-                                   nums[k].key);
+                rc = eco_errorf(err, -EINVAL, "%s: nodes[%zu].%s: expected a number", path, i,
+                                nums[k].key);
                 goto done;
             }
             *nums[k].dst = json_number_value(v);
@@ -133,7 +136,7 @@ static int load_json(const char *path, struct eco_cluster *c, struct eco_error *
         struct eco_error e2;
         if ((rc = eco_cluster_add_group(c, &g, &e2))) {
             if (rc == -EINVAL)
-                eco_error_set(err, "%s: nodes[%zu].%s", path, i, e2.msg);
+                rc = eco_errorf(err, -EINVAL, "%s: nodes[%zu].%s", path, i, e2.msg);
             goto done;
         }
     }
@@ -147,10 +150,10 @@ int eco_cluster_load(const char *arg, struct eco_cluster **out, struct eco_error
     *out = NULL;
     struct stat st;
     if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
-        return eco_error_set(err,
-                             "%s: is a directory; expected COUNTxGPUS[:TYPE][,...] or a cluster "
-                             "JSON file (docs/formats/cluster.md)",
-                             arg);
+        return eco_errorf(err, -EINVAL,
+                          "%s: is a directory; expected COUNTxGPUS[:TYPE][,...] or a cluster "
+                          "JSON file (docs/formats/cluster.md)",
+                          arg);
     if (!is_file_arg(arg))
         return eco_cluster_parse_spec(arg, out, err);
     struct eco_cluster *c = eco_cluster_create();

@@ -178,12 +178,12 @@ static int setup_hosts(struct csim *s, const struct eco_cluster *c, struct eco_e
         const struct eco_gpu_type *t = eco_catalog_get(n->type);
         double busy_w = 0;
         if (!t || eco_power_eval(n->type, ECO_WORKLOAD_GENERIC, g->limit_w, NULL, &busy_w))
-            return eco_error_set(err, "cluster: node %u has an unknown GPU type", h);
+            return eco_errorf(err, -EINVAL, "cluster: node %u has an unknown GPU type", h);
         if (n->gpus > 64)
-            return eco_error_set(err,
-                                 "cluster: consolidation handles hosts of at most 64 GPUs "
-                                 "(node %u has %u)",
-                                 h, n->gpus);
+            return eco_errorf(err, -EINVAL,
+                              "cluster: consolidation handles hosts of at most 64 GPUs "
+                              "(node %u has %u)",
+                              h, n->gpus);
         s->hosts[h] = (struct eco_consol_host){
             .gpus = n->gpus,
             .on = 0,
@@ -215,10 +215,10 @@ static int initial_placement(struct csim *s, struct eco_error *err)
             if (k->gpus <= s->hosts[h].gpus && req[h] + k->request <= s->hosts[h].gpus + 1e-9)
                 break;
         if (h == s->nh) {
-            rc = eco_error_set(err,
-                               "cluster too small: container %u (pod at line %u, %.2f GPUs) does "
-                               "not fit; the %zu containers request %.1f GPUs in all",
-                               i, k->pod_line, k->request, s->w->n, total);
+            rc = eco_errorf(err, -EINVAL,
+                            "cluster too small: container %u (pod at line %u, %.2f GPUs) does "
+                            "not fit; the %zu containers request %.1f GPUs in all",
+                            i, k->pod_line, k->request, s->w->n, total);
             break;
         }
         req[h] += k->request;
@@ -436,7 +436,7 @@ int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_work
     if (rc)
         return rc;
     if (w->n == 0 || w->n >= UINT32_MAX || c->n_nodes == 0)
-        return eco_error_set(err, "consolidation needs at least one host and one container");
+        return eco_errorf(err, -EINVAL, "consolidation needs at least one host and one container");
     if ((rc = csim_alloc(&s)))
         goto out;
     if ((rc = setup_hosts(&s, c, err)) || (rc = initial_placement(&s, err)))
@@ -486,7 +486,7 @@ int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_work
     rc = finish(&s, &a);
 out:
     if (rc == -ENOMEM)
-        eco_error_set(err, "out of memory");
+        rc = eco_errorf(err, -ENOMEM, "out of memory");
     if (pol)
         cfg->policy->destroy(pol);
     eco_consol_decisions_fini(&d);

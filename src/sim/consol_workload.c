@@ -20,11 +20,11 @@ int eco_consol_workload_build(const struct eco_jobset *pods, size_t n, uint64_t 
 {
     *w = (struct eco_consol_workload){0};
     if (!pods || pods->n == 0)
-        return eco_error_set(err, "containers: the pod list holds no GPU pods");
+        return eco_errorf(err, -EINVAL, "containers: the pod list holds no GPU pods");
     if (n == 0)
-        return eco_error_set(err, "containers: need at least one container");
+        return eco_errorf(err, -EINVAL, "containers: need at least one container");
     if (!(corr_s > 0))
-        return eco_error_set(err, "correlation time must be > 0 s");
+        return eco_errorf(err, -EINVAL, "correlation time must be > 0 s");
     size_t nw = eco_coloc_n_workloads();
     size_t *lucid = malloc(nw * sizeof *lucid), *elig = malloc(nw * sizeof *elig);
     size_t *idx = malloc(pods->n * sizeof *idx);
@@ -44,7 +44,7 @@ int eco_consol_workload_build(const struct eco_jobset *pods, size_t n, uint64_t 
         lucid[nl++] = i;
     }
     if (nl == 0) {
-        rc = eco_error_set(err, "no Lucid workloads in the co-location tables");
+        rc = eco_errorf(err, -EINVAL, "no Lucid workloads in the co-location tables");
         goto out;
     }
     struct eco_rng rng;
@@ -86,7 +86,7 @@ int eco_consol_workload_build(const struct eco_jobset *pods, size_t n, uint64_t 
     c = NULL;
 out:
     if (rc == -ENOMEM)
-        eco_error_set(err, "out of memory");
+        rc = eco_errorf(err, -ENOMEM, "out of memory");
     free(lucid);
     free(elig);
     free(idx);

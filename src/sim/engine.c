@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "ecosched/powercap.h"
 #include "ecosched/rng.h"
 #include "engine_internal.h"
 #include "../util/clock.h"
@@ -584,8 +585,10 @@ static int resolve_workloads(struct eco_jobset *set, const struct eco_sim_config
                     strncat(known, k ? ", " : "", sizeof known - strlen(known) - 1);
                     strncat(known, eco_workload_name(k), sizeof known - strlen(known) - 1);
                 }
-                return eco_error_set(err, "line %u: column 'workload': unknown workload '%s' "
-                                          "(known: %s)", job->line, name, known);
+                return eco_errorf(err, -EINVAL,
+                                  "line %u: column 'workload': unknown workload '%s' "
+                                  "(known: %s)",
+                                  job->line, name, known);
             }
             job->workload = (uint16_t)w;
         } else if (have_mix) {
@@ -797,6 +800,35 @@ done:
     return rc;
 }
 
+/* --power-knob clock with a capper that splits power limits only (its table's limits_only):
+ * the message names the ones that work on the clock knob, from the registry. */
+static int knob_check(const struct eco_sim_config *cfg, struct eco_error *err)
+{
+    if (cfg->power_knob != ECO_POWER_KNOB_CLOCK || !cfg->power_policy)
+        return 0;
+    char family[64], ok[256] = "";
+    snprintf(family, sizeof family, "%.*s", (int)strcspn(cfg->power_policy, ":"),
+             cfg->power_policy); /* with or without PARAMS */
+    const struct eco_capper_ops *ops = eco_capper_find(family);
+    if (!ops || !ops->limits_only)
+        return 0;
+    const struct eco_capper_ops *const *all = eco_capper_all();
+    size_t n = 0, k = 0;
+    for (size_t i = 0; all[i]; i++)
+        n += !all[i]->limits_only;
+    for (size_t i = 0; all[i]; i++) {
+        if (all[i]->limits_only)
+            continue;
+        size_t len = strlen(ok);
+        snprintf(ok + len, sizeof ok - len, "%s%s", k == 0 ? "" : k + 1 == n ? " or " : ", ",
+                 all[i]->name);
+        k++;
+    }
+    return eco_errorf(err, -EINVAL,
+                      "--power-policy %s splits power limits; with --power-knob clock use %s",
+                      ops->name, ok);
+}
+
 /* Fills the energy part of the summary and the per-node figures over [t0, t_end]. */
 static int energy_summary(struct engine *e, struct eco_sim_result *res)
 {
@@ -857,31 +889,28 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     memset(res, 0, sizeof *res);
     eco_heap_init(&e.heap);
     if (!cfg->policy || !cfg->placement) {
-        rc = eco_error_set(err, "no policy or placement given");
+        rc = eco_errorf(err, -EINVAL, "no policy or placement given");
         goto done;
     }
     if (c->n_nodes == 0) {
-        rc = eco_error_set(err, "the cluster has no nodes");
+        rc = eco_errorf(err, -EINVAL, "the cluster has no nodes");
         goto done;
     }
     if (set->n > UINT32_MAX - 1) {
-        rc = eco_error_set(err, "too many jobs (%zu)", set->n);
+        rc = eco_errorf(err, -EINVAL, "too many jobs (%zu)", set->n);
         goto done;
     }
     if ((rc = eco_powerctl_check(cfg->power_policy, err)))
         goto done;
     if (cfg->power_policy && strcmp(cfg->power_policy, "none") && !cfg->n_budget) {
-        rc = eco_error_set(err, "--power-policy %s needs a power budget (--power-budget or "
-                                "--power-budget-file)", cfg->power_policy);
+        rc = eco_errorf(err, -EINVAL,
+                        "--power-policy %s needs a power budget (--power-budget or "
+                        "--power-budget-file)",
+                        cfg->power_policy);
         goto done;
     }
-    if (cfg->power_knob == ECO_POWER_KNOB_CLOCK && cfg->power_policy &&
-        !strncmp(cfg->power_policy, "proportional", 12) &&
-        (!cfg->power_policy[12] || cfg->power_policy[12] == ':')) { /* with or without PARAMS */
-        rc = eco_error_set(err, "--power-policy proportional splits power limits; with "
-                                "--power-knob clock use mpc, oracle, uniform or threshold");
+    if ((rc = knob_check(cfg, err)))
         goto done;
-    }
     if ((rc = resolve_workloads(set, cfg, err)))
         goto done;
     eco_rng_init(&e.deadline_rng, cfg->seed ^ 0xdead11e5ULL);

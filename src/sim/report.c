@@ -1175,7 +1175,8 @@ int eco_report_write(FILE *out, const struct eco_report_run *runs, size_t n,
     char (*keys)[KEY_LEN] = NULL;
     int rc = 0;
     if (n == 0 || n > ECO_REPORT_MAX_RUNS)
-        return eco_error_set(err, "a report holds 1 to %d runs (got %zu)", ECO_REPORT_MAX_RUNS, n);
+        return eco_errorf(err, -EINVAL, "a report holds 1 to %d runs (got %zu)",
+                          ECO_REPORT_MAX_RUNS, n);
     if (!(r = calloc(n, sizeof *r)) || !(keys = calloc(MAX_KEYS, KEY_LEN))) {
         free(r);
         return -ENOMEM;

@@ -24,7 +24,7 @@ static int path_of(char *buf, size_t cap, const char *dir, const char *name,
                    struct eco_error *err)
 {
     if ((size_t)snprintf(buf, cap, "%s/%s", dir, name) >= cap)
-        return eco_error_set(err, "%s: path too long", dir);
+        return eco_errorf(err, -EINVAL, "%s: path too long", dir);
     return 0;
 }
 
@@ -34,7 +34,7 @@ static int num_field(const json_t *o, const char *key, const char *name, const c
 {
     const json_t *v = json_object_get(o, key);
     if (!json_is_number(v) || !isfinite(json_number_value(v)))
-        return eco_error_set(err, "%s: field '%s' is missing or not a number", path, name);
+        return eco_errorf(err, -EINVAL, "%s: field '%s' is missing or not a number", path, name);
     *out = json_number_value(v);
     return 0;
 }
@@ -49,15 +49,17 @@ static int load_summary(struct rpt_run *r, const char *dir, struct eco_error *er
     r->summary = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!r->summary) {
         if (je.line <= 0)
-            return eco_error_set(err, "%s: %s (is %s an output directory of `ecosched sim "
-                                      "--out`?)", path, je.text, dir);
-        return eco_error_set(err, "%s: line %d: %s", path, je.line, je.text);
+            return eco_errorf(err, -EINVAL,
+                              "%s: %s (is %s an output directory of `ecosched sim "
+                              "--out`?)",
+                              path, je.text, dir);
+        return eco_errorf(err, -EINVAL, "%s: line %d: %s", path, je.line, je.text);
     }
     if (!json_is_object(r->summary))
-        return eco_error_set(err, "%s: line 1: not a JSON object", path);
+        return eco_errorf(err, -EINVAL, "%s: line 1: not a JSON object", path);
     const json_t *en = json_object_get(r->summary, "energy_j");
     if (!json_is_object(en))
-        return eco_error_set(err, "%s: field 'energy_j' is missing or not an object", path);
+        return eco_errorf(err, -EINVAL, "%s: field 'energy_j' is missing or not an object", path);
     const json_t *o = r->summary;
     if ((rc = num_field(o, "avg_jct_s", "avg_jct_s", path, &r->avg_jct_s, err)) ||
         (rc = num_field(o, "cluster_gpus", "cluster_gpus", path, &r->gpus, err)) ||
@@ -69,14 +71,14 @@ static int load_summary(struct rpt_run *r, const char *dir, struct eco_error *er
     for (int p = 0; p < RPT_PARTS; p++) {
         const json_t *v = json_object_get(en, rpt_part_key[p]);
         if (v && !json_is_number(v))
-            return eco_error_set(err, "%s: field 'energy_j.%s' is not a number", path,
-                                 rpt_part_key[p]);
+            return eco_errorf(err, -EINVAL, "%s: field 'energy_j.%s' is not a number", path,
+                              rpt_part_key[p]);
         r->part_j[p] = v ? json_number_value(v) : 0;
     }
     if (!r->label) {
         const json_t *pol = json_object_get(r->summary, "policy");
         if (!json_is_string(pol))
-            return eco_error_set(err, "%s: field 'policy' is missing or not a string", path);
+            return eco_errorf(err, -EINVAL, "%s: field 'policy' is missing or not a string", path);
         r->label = json_string_value(pol);
     }
     return 0;
@@ -121,21 +123,21 @@ static FILE *open_csv(const char *dir, const char *name, const char *const *want
         return NULL;
     FILE *in = fopen(path, "r");
     if (!in) {
-        eco_error_set(err, "%s: %s", path, strerror(errno));
+        eco_errorf(err, -EINVAL, "%s: %s", path, strerror(errno));
         return NULL;
     }
     if (getline(line, lcap, in) < 0) {
-        eco_error_set(err, "%s: line 1: empty file, expected a header", path);
+        eco_errorf(err, -EINVAL, "%s: line 1: empty file, expected a header", path);
         goto bad;
     }
     int nf = eco_csv_split(*line, f, MAX_FIELDS);
     if (nf < 0 || nf > MAX_FIELDS) {
-        eco_error_set(err, "%s: line 1: malformed header", path);
+        eco_errorf(err, -EINVAL, "%s: line 1: malformed header", path);
         goto bad;
     }
     for (int i = 0; i < n; i++)
         if ((cols[i] = column(f, nf, want[i])) < 0) {
-            eco_error_set(err, "%s: line 1: no column '%s'", path, want[i]);
+            eco_errorf(err, -EINVAL, "%s: line 1: no column '%s'", path, want[i]);
             goto bad;
         }
     return in;
@@ -152,18 +154,20 @@ static int parse_row(char *line, const int *cols, const char *const *names, int 
     char *f[MAX_FIELDS];
     int nf = eco_csv_split(line, f, MAX_FIELDS);
     if (nf < 0 || nf > MAX_FIELDS)
-        return eco_error_set(err, "%s: line %zu: malformed CSV line", path, ln);
+        return eco_errorf(err, -EINVAL, "%s: line %zu: malformed CSV line", path, ln);
     for (int i = 0; i < n; i++) {
         if (cols[i] >= nf)
-            return eco_error_set(err, "%s: line %zu: field '%s' is missing", path, ln, names[i]);
+            return eco_errorf(err, -EINVAL, "%s: line %zu: field '%s' is missing", path, ln,
+                              names[i]);
         const char *s = f[cols[i]];
         if (!*s && empty_ok) {
             v[i] = NAN;
             continue;
         }
         if (eco_parse_double(s, &v[i]) || v[i] < 0)
-            return eco_error_set(err, "%s: line %zu: field '%s': '%.40s' is not a number >= 0",
-                                 path, ln, names[i], s);
+            return eco_errorf(err, -EINVAL,
+                              "%s: line %zu: field '%s': '%.40s' is not a number >= 0", path, ln,
+                              names[i], s);
     }
     return 0;
 }
@@ -185,9 +189,8 @@ static int load_jobs(struct rpt_run *r, const char *dir, struct eco_error *err)
         if ((rc = parse_row(line, cols, want, 2, v, 1, path, ln, err)))
             goto out;
         if (isnan(v[0]) != isnan(v[1])) {
-            rc = eco_error_set(err, "%s: line %zu: field '%s' is empty but '%s' is not", path,
-                               ln, isnan(v[0]) ? "jct_s" : "wait_s",
-                               isnan(v[0]) ? "wait_s" : "jct_s");
+            rc = eco_errorf(err, -EINVAL, "%s: line %zu: field '%s' is empty but '%s' is not", path,
+                            ln, isnan(v[0]) ? "jct_s" : "wait_s", isnan(v[0]) ? "wait_s" : "jct_s");
             goto out;
         }
         if (isnan(v[0]))
@@ -198,7 +201,7 @@ static int load_jobs(struct rpt_run *r, const char *dir, struct eco_error *err)
         }
     }
     if (ferror(in))
-        rc = eco_error_set(err, "%s: read error", path);
+        rc = eco_errorf(err, -EINVAL, "%s: read error", path);
     qsort(r->jct_s, r->n_done, sizeof *r->jct_s, cmp_double);
     qsort(r->wait_s, r->n_done, sizeof *r->wait_s, cmp_double);
 out:
@@ -257,8 +260,10 @@ int rpt_load_timeline(struct rpt_run *r, const char *dir, double t0, double t1,
         if ((rc = parse_row(line, cols, want, 6, v, 0, path, ln, err)))
             goto out;
         if (r->timeline_rows && v[0] < prev[0]) {
-            rc = eco_error_set(err, "%s: line %zu: field 'time_s': %.15g is before the line "
-                                    "above (%.15g)", path, ln, v[0], prev[0]);
+            rc = eco_errorf(err, -EINVAL,
+                            "%s: line %zu: field 'time_s': %.15g is before the line "
+                            "above (%.15g)",
+                            path, ln, v[0], prev[0]);
             goto out;
         }
         if (r->timeline_rows)
@@ -270,7 +275,7 @@ int rpt_load_timeline(struct rpt_run *r, const char *dir, double t0, double t1,
         r->timeline_rows++;
     }
     if (ferror(in))
-        rc = eco_error_set(err, "%s: read error", path);
+        rc = eco_errorf(err, -EINVAL, "%s: read error", path);
 out:
     free(line);
     fclose(in);
@@ -322,7 +327,7 @@ static int compare_order(struct eco_report_run *runs, size_t n, const char *dir,
     snprintf(path, sizeof path, "%s/%s", dir, ECO_REPORT_ORDER_FILE);
     FILE *f = fopen(path, "r");
     if (!f)
-        return errno == ENOENT ? 0 : eco_error_set(err, "%s: %s", path, strerror(errno));
+        return errno == ENOENT ? 0 : eco_errorf(err, -EINVAL, "%s: %s", path, strerror(errno));
     while (fgets(line, sizeof line, f)) {
         lineno++;
         line[strcspn(line, "\r\n")] = '\0';
@@ -336,7 +341,7 @@ static int compare_order(struct eco_report_run *runs, size_t n, const char *dir,
         }
     }
     if (ferror(f))
-        rc = eco_error_set(err, "%s: line %zu: %s", path, lineno + 1, strerror(errno));
+        rc = eco_errorf(err, -EINVAL, "%s: line %zu: %s", path, lineno + 1, strerror(errno));
     fclose(f);
     return rc;
 }
@@ -346,15 +351,15 @@ int eco_report_save_order(const char *dir, const char *const *names, size_t n,
 {
     char path[4200];
     if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, ECO_REPORT_ORDER_FILE) >= sizeof path)
-        return eco_error_set(err, "%s: path too long", dir);
+        return eco_errorf(err, -EINVAL, "%s: path too long", dir);
     FILE *f = fopen(path, "w");
     if (!f)
-        return eco_error_set(err, "cannot write %s: %s", path, strerror(errno));
+        return eco_errorf(err, -EINVAL, "cannot write %s: %s", path, strerror(errno));
     for (size_t i = 0; i < n; i++)
         fprintf(f, "%s\n", names[i]);
     int bad = ferror(f);
     if (fclose(f) || bad)
-        return eco_error_set(err, "error writing %s", path);
+        return eco_errorf(err, -EINVAL, "error writing %s", path);
     return 0;
 }
 
@@ -396,8 +401,7 @@ int eco_report_find_runs(const char *dir, struct eco_report_run **out, size_t *n
         goto out;
     }
     if (!(d = opendir(dir))) {
-        rc = -errno;
-        eco_error_set(err, "%s: %s", dir, strerror(errno));
+        rc = eco_errorf(err, -errno, "%s: %s", dir, strerror(errno));
         goto out;
     }
     for (struct dirent *e; (e = readdir(d));) {
@@ -407,11 +411,13 @@ int eco_report_find_runs(const char *dir, struct eco_report_run **out, size_t *n
             break;
     }
     if (!rc && *n > ECO_REPORT_MAX_RUNS)
-        rc = eco_error_set(err, "%s: more than %d runs; name the ones to report", dir,
-                           ECO_REPORT_MAX_RUNS);
+        rc = eco_errorf(err, -EINVAL, "%s: more than %d runs; name the ones to report", dir,
+                        ECO_REPORT_MAX_RUNS);
     else if (!rc && *n == 0)
-        rc = eco_error_set(err, "%s: no summary.json in it or its subdirectories (not an "
-                                "output directory of `ecosched sim --out`)", dir);
+        rc = eco_errorf(err, -EINVAL,
+                        "%s: no summary.json in it or its subdirectories (not an "
+                        "output directory of `ecosched sim --out`)",
+                        dir);
     else if (!rc) {
         qsort(runs, *n, sizeof *runs, cmp_run);
         rc = compare_order(runs, *n, dir, err);

@@ -50,23 +50,25 @@ int eco_srv_series(uint64_t seed, const struct eco_srv_series_spec *spec, struct
 {
     uint32_t pool[256], np = 0;
     if (!spec || !out || spec->n_jobs == 0)
-        return eco_error_set(err, "series: no jobs");
+        return eco_errorf(err, -EINVAL, "series: no jobs");
     if (!(spec->work_min_s > 0) || !(spec->work_max_s >= spec->work_min_s) ||
         !isfinite(spec->work_max_s))
-        return eco_error_set(err, "series: work range %g..%g s: need 0 < min <= max",
-                             spec->work_min_s, spec->work_max_s);
+        return eco_errorf(err, -EINVAL, "series: work range %g..%g s: need 0 < min <= max",
+                          spec->work_min_s, spec->work_max_s);
     if (!(spec->two_gpu_frac >= 0 && spec->two_gpu_frac <= 1))
-        return eco_error_set(err, "series: two-GPU share %g: must be in 0..1", spec->two_gpu_frac);
+        return eco_errorf(err, -EINVAL, "series: two-GPU share %g: must be in 0..1",
+                          spec->two_gpu_frac);
     if (!(spec->submit_every_s >= 0) || !isfinite(spec->submit_every_s))
-        return eco_error_set(err, "series: submission gap %g s: must be >= 0",
-                             spec->submit_every_s);
+        return eco_errorf(err, -EINVAL, "series: submission gap %g s: must be >= 0",
+                          spec->submit_every_s);
     for (size_t i = 0; i < eco_coloc_n_workloads() && np < 256; i++) {
         const struct eco_coloc_workload *w = eco_coloc_workload(i);
         if (w->source == ECO_COLOC_LUCID && w->gmem_mb > 0 && w->gmem_mb <= spec->gpu_mem_mb)
             pool[np++] = (uint32_t)i;
     }
     if (np == 0)
-        return eco_error_set(err, "series: no measured workload fits %g MiB", spec->gpu_mem_mb);
+        return eco_errorf(err, -EINVAL, "series: no measured workload fits %g MiB",
+                          spec->gpu_mem_mb);
 
     struct eco_rng r;
     eco_rng_init(&r, seed);
@@ -105,29 +107,30 @@ static int parse_row(const char *path, size_t line, char **f, int nf, uint32_t w
     int64_t id = 0, g = 0;
     double work = 0, sub = 0;
     if (nf < 5)
-        return eco_error_set(err, "%s:%zu: %d fields, need id,workload,gpus,work_s,submit_s", path,
-                             line, nf);
+        return eco_errorf(err, -EINVAL, "%s:%zu: %d fields, need id,workload,gpus,work_s,submit_s",
+                          path, line, nf);
     if (eco_parse_int64(f[0], &id) || id != want_id)
-        return eco_error_set(err, "%s:%zu: id: '%s', expected %u (ids count 1, 2, ...)", path, line,
-                             f[0], want_id);
+        return eco_errorf(err, -EINVAL, "%s:%zu: id: '%s', expected %u (ids count 1, 2, ...)", path,
+                          line, f[0], want_id);
     int wl = eco_coloc_find(f[1], NULL);
     if (wl < 0)
-        return eco_error_set(err,
-                             "%s:%zu: workload: unknown '%s' (names in docs/models/"
-                             "colocation.md)",
-                             path, line, f[1]);
+        return eco_errorf(err, -EINVAL,
+                          "%s:%zu: workload: unknown '%s' (names in docs/models/"
+                          "colocation.md)",
+                          path, line, f[1]);
     if (eco_coloc_workload((size_t)wl)->gmem_mb <= 0)
-        return eco_error_set(err, "%s:%zu: workload: '%s' has no measured memory", path, line,
-                             f[1]);
+        return eco_errorf(err, -EINVAL, "%s:%zu: workload: '%s' has no measured memory", path, line,
+                          f[1]);
     if (eco_parse_int64(f[2], &g) || g < 1 || g > ECO_SRV_MAX_JOB_GPUS)
-        return eco_error_set(err, "%s:%zu: gpus: '%s' is not 1..%d", path, line, f[2],
-                             ECO_SRV_MAX_JOB_GPUS);
+        return eco_errorf(err, -EINVAL, "%s:%zu: gpus: '%s' is not 1..%d", path, line, f[2],
+                          ECO_SRV_MAX_JOB_GPUS);
     if (eco_parse_double(f[3], &work) || !(work > 0))
-        return eco_error_set(err, "%s:%zu: work_s: '%s' is not a positive number of seconds", path,
-                             line, f[3]);
+        return eco_errorf(err, -EINVAL, "%s:%zu: work_s: '%s' is not a positive number of seconds",
+                          path, line, f[3]);
     if (eco_parse_double(f[4], &sub) || !(sub >= prev_submit))
-        return eco_error_set(err, "%s:%zu: submit_s: '%s' is not a time >= the previous row's",
-                             path, line, f[4]);
+        return eco_errorf(err, -EINVAL,
+                          "%s:%zu: submit_s: '%s' is not a time >= the previous row's", path, line,
+                          f[4]);
     *j = (struct eco_srv_job){
         .id = want_id,
         .wl = (uint32_t)wl,
@@ -152,15 +155,15 @@ int eco_srv_series_read(const char *path, struct eco_srv_job **out, size_t *n,
     *n = 0;
     fp = fopen(path, "r");
     if (!fp) {
-        rc = eco_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+        rc = eco_errorf(err, -EINVAL, "%s: cannot open: %s", path, strerror(errno));
         goto out;
     }
     while (fgets(buf, sizeof buf, fp)) {
         line++;
         if (line == 1) {
             if (strncmp(buf, "id,workload,gpus,work_s,submit_s", 32) != 0) {
-                rc = eco_error_set(err, "%s:1: header must start id,workload,gpus,work_s,submit_s",
-                                   path);
+                rc = eco_errorf(err, -EINVAL,
+                                "%s:1: header must start id,workload,gpus,work_s,submit_s", path);
                 goto out;
             }
             continue;
@@ -169,7 +172,7 @@ int eco_srv_series_read(const char *path, struct eco_srv_job **out, size_t *n,
             continue;
         int nf = eco_csv_split(buf, f, 16);
         if (nf < 0) {
-            rc = eco_error_set(err, "%s:%zu: bad CSV quoting", path, line);
+            rc = eco_errorf(err, -EINVAL, "%s:%zu: bad CSV quoting", path, line);
             goto out;
         }
         if (nj == cap) {
@@ -189,7 +192,7 @@ int eco_srv_series_read(const char *path, struct eco_srv_job **out, size_t *n,
         nj++;
     }
     if (nj == 0)
-        rc = eco_error_set(err, "%s: no jobs", path);
+        rc = eco_errorf(err, -EINVAL, "%s: no jobs", path);
 out:
     if (fp)
         fclose(fp);
@@ -362,10 +365,10 @@ static int pass_select(struct run *r, double t, struct eco_error *err)
         if (rc == -EAGAIN)
             return 0;
         if (rc)
-            return eco_error_set(err,
-                                 "job %u (%u GPUs, %.0f MiB each) can never run on this "
-                                 "server",
-                                 job->id, job->n_gpus, job->gpu_mem_mb);
+            return eco_errorf(err, -EINVAL,
+                              "job %u (%u GPUs, %.0f MiB each) can never run on this "
+                              "server",
+                              job->id, job->n_gpus, job->gpu_mem_mb);
         if (eco_gpusel_reserve(r->sel, t, gpus, job->n_gpus, &req) < 0)
             return 0; /* a GPU holds the most jobs the selector records: wait */
         start(r, j, gpus, t);
@@ -484,21 +487,23 @@ static int check(const struct eco_srv_params *p, const char *strategy,
                  const struct eco_srv_job *jobs, size_t n, struct eco_error *err)
 {
     if (!p || !jobs || n == 0 || n > 1024)
-        return eco_error_set(err, "server: 1..1024 jobs");
+        return eco_errorf(err, -EINVAL, "server: 1..1024 jobs");
     if (!eco_srv_strategy_known(strategy))
-        return eco_error_set(err,
-                             "server: unknown strategy '%s' (static, exclusive, "
-                             "memory-threshold, live)",
-                             strategy ? strategy : "(null)");
+        return eco_errorf(err, -EINVAL,
+                          "server: unknown strategy '%s' (static, exclusive, "
+                          "memory-threshold, live)",
+                          strategy ? strategy : "(null)");
     if (p->n_gpus == 0 || p->n_gpus > ECO_GPUSEL_MAX_GPUS)
-        return eco_error_set(err, "server: %u GPUs: need 1..%d", p->n_gpus, ECO_GPUSEL_MAX_GPUS);
+        return eco_errorf(err, -EINVAL, "server: %u GPUs: need 1..%d", p->n_gpus,
+                          ECO_GPUSEL_MAX_GPUS);
     if (p->gpu_type < 0 || (size_t)p->gpu_type >= eco_catalog_count())
-        return eco_error_set(err, "server: unknown GPU type");
+        return eco_errorf(err, -EINVAL, "server: unknown GPU type");
     if (!(p->dt_s > 0) || !isfinite(p->dt_s) || !(p->startup_s >= 0) || !isfinite(p->startup_s))
-        return eco_error_set(err, "server: dt %g s / start-up %g s: need dt > 0, start-up >= 0",
-                             p->dt_s, p->startup_s);
+        return eco_errorf(err, -EINVAL,
+                          "server: dt %g s / start-up %g s: need dt > 0, start-up >= 0", p->dt_s,
+                          p->startup_s);
     if (!(p->noise >= 0 && p->noise <= 1))
-        return eco_error_set(err, "server: noise %g: must be in 0..1", p->noise);
+        return eco_errorf(err, -EINVAL, "server: noise %g: must be in 0..1", p->noise);
     if (eco_gpusel_params_check(&p->sel, err))
         return -EINVAL;
     double sum = 0;
@@ -508,15 +513,15 @@ static int check(const struct eco_srv_params *p, const char *strategy,
             j->n_gpus > p->n_gpus || j->n_gpus > ECO_SRV_MAX_JOB_GPUS || !(j->work_s > 0) ||
             !(j->submit_s >= 0) || (i && j->submit_s < jobs[i - 1].submit_s) ||
             !(j->gpu_mem_mb >= 0))
-            return eco_error_set(err,
-                                 "server: job %zu: bad id, workload, GPU count (this "
-                                 "server has %u), work, submission or memory",
-                                 i + 1, p->n_gpus);
+            return eco_errorf(err, -EINVAL,
+                              "server: job %zu: bad id, workload, GPU count (this "
+                              "server has %u), work, submission or memory",
+                              i + 1, p->n_gpus);
         sum += j->work_s;
     }
     if (sum / p->dt_s > MAX_STEPS)
-        return eco_error_set(err, "server: %g s of work in %g s steps: too many steps", sum,
-                             p->dt_s);
+        return eco_errorf(err, -EINVAL, "server: %g s of work in %g s steps: too many steps", sum,
+                          p->dt_s);
     return 0;
 }
 
@@ -563,8 +568,8 @@ int eco_srv_run(const struct eco_srv_params *p, const char *strategy,
         r.busy_w = type->default_limit_w;
     for (size_t i = 0; i < n; i++)
         if (jobs[i].gpu_mem_mb > r.mem_total_mb) {
-            rc = eco_error_set(err, "job %u needs %.0f MiB per GPU; a %s has %.0f MiB", jobs[i].id,
-                               jobs[i].gpu_mem_mb, type->name, r.mem_total_mb);
+            rc = eco_errorf(err, -EINVAL, "job %u needs %.0f MiB per GPU; a %s has %.0f MiB",
+                            jobs[i].id, jobs[i].gpu_mem_mb, type->name, r.mem_total_mb);
             goto out;
         }
     eco_rng_init(&r.rng, p->seed);

@@ -116,9 +116,9 @@ int eco_trace__field(struct trace_loader *L, enum trace_role role, const char **
     if (i < 0)
         return 0;
     if (i >= L->nfields)
-        return eco_error_set(&L->e,
-                             "%s:%lu: column '%s': missing field (the row has %d of %d fields)",
-                             L->path, L->line, col_name(L, role), L->nfields, L->ncols);
+        return eco_errorf(&L->e, -EINVAL,
+                          "%s:%lu: column '%s': missing field (the row has %d of %d fields)",
+                          L->path, L->line, col_name(L, role), L->nfields, L->ncols);
     *out = L->fields[i];
     return 0;
 }
@@ -127,8 +127,8 @@ int eco_trace__bad(struct trace_loader *L, enum trace_role role, const char *val
                    const char *what)
 {
     /* Values are cut at 64 bytes so that one absurd field cannot crowd out the rest. */
-    return eco_error_set(&L->e, "%s:%lu: column '%s': '%.64s' %s", L->path, L->line,
-                         col_name(L, role), value, what);
+    return eco_errorf(&L->e, -EINVAL, "%s:%lu: column '%s': '%.64s' %s", L->path, L->line,
+                      col_name(L, role), value, what);
 }
 
 static void warn(const struct trace_loader *L, const char *fmt, ...)
@@ -170,13 +170,14 @@ static int check_required(struct trace_loader *L)
             continue;
         if (L->fmt->id == ECO_TRACE_OPENB &&
             (c->role == TRACE_SUBMIT || c->role == TRACE_START || c->role == TRACE_END))
-            return eco_error_set(&L->e,
-                                 "%s: openb pod list has no times (no column '%s'; the "
-                                 "multigpuNN variants are for static packing only) and "
-                                 "cannot be replayed",
-                                 L->path, c->name);
-        return eco_error_set(&L->e, "%s: missing required column '%s' in the header (%s format)",
-                             L->path, c->name, L->fmt->name);
+            return eco_errorf(&L->e, -EINVAL,
+                              "%s: openb pod list has no times (no column '%s'; the "
+                              "multigpuNN variants are for static packing only) and "
+                              "cannot be replayed",
+                              L->path, c->name);
+        return eco_errorf(&L->e, -EINVAL,
+                          "%s: missing required column '%s' in the header (%s format)", L->path,
+                          c->name, L->fmt->name);
     }
     return 0;
 }
@@ -204,8 +205,8 @@ static int map_columns(struct trace_loader *L)
         if (c->role == TRACE_IGNORED)
             continue;
         if (L->idx[c->role] >= 0)
-            return eco_error_set(&L->e, "%s:%lu: column '%s' appears twice in the header", L->path,
-                                 L->line, c->name);
+            return eco_errorf(&L->e, -EINVAL, "%s:%lu: column '%s' appears twice in the header",
+                              L->path, L->line, c->name);
         L->idx[c->role] = i;
     }
     int rc = check_required(L);
@@ -228,33 +229,31 @@ static int read_header(struct trace_loader *L)
     if (rc < 0)
         return rc;
     if (rc == 0)
-        return eco_error_set(&L->e, "%s: empty file, expected a header line", L->path);
+        return eco_errorf(&L->e, -EINVAL, "%s: empty file, expected a header line", L->path);
 
     L->header = strdup(skip_bom(L->buf));
     int max = L->header ? count_fields(L->header) : 0;
     L->hdr = L->header ? malloc((size_t)max * sizeof *L->hdr) : NULL;
     L->fields = L->hdr ? malloc((size_t)max * sizeof *L->fields) : NULL;
-    if (!L->fields) {
-        eco_error_set(&L->e, "%s: out of memory", L->path);
-        return -ENOMEM;
-    }
+    if (!L->fields)
+        return eco_errorf(&L->e, -ENOMEM, "%s: out of memory", L->path);
     L->ncols = eco_csv_split(L->header, L->hdr, max);
     if (L->ncols < 0)
-        return eco_error_set(&L->e, "%s:%lu: malformed quoted field in the header", L->path,
-                             L->line);
+        return eco_errorf(&L->e, -EINVAL, "%s:%lu: malformed quoted field in the header", L->path,
+                          L->line);
 
     if (L->opts->format == ECO_TRACE_AUTO) {
         L->fmt = detect_fields(L->hdr, L->ncols);
         if (!L->fmt)
-            return eco_error_set(&L->e,
-                                 "%s: the header matches no known trace format (canonical needs "
-                                 "job_id,submit_s,duration_s,gpus): '%.80s'",
-                                 L->path, skip_bom(L->buf));
+            return eco_errorf(&L->e, -EINVAL,
+                              "%s: the header matches no known trace format (canonical needs "
+                              "job_id,submit_s,duration_s,gpus): '%.80s'",
+                              L->path, skip_bom(L->buf));
     } else {
         L->fmt = fmt_by_id(L->opts->format);
         if (!L->fmt)
-            return eco_error_set(&L->e, "%s: unknown trace format %d", L->path,
-                                 (int)L->opts->format);
+            return eco_errorf(&L->e, -EINVAL, "%s: unknown trace format %d", L->path,
+                              (int)L->opts->format);
     }
     return map_columns(L);
 }
@@ -273,10 +272,8 @@ static int check_unique(struct trace_loader *L, uint32_t job)
     uint32_t first;
     const char *id = job_id(L->set, job);
     int rc = eco_csv_names_add(&L->ids, id, job, &first);
-    if (rc < 0) {
-        eco_error_set(&L->e, "%s:%lu: out of memory", L->path, L->line);
-        return -ENOMEM;
-    }
+    if (rc < 0)
+        return eco_errorf(&L->e, -ENOMEM, "%s:%lu: out of memory", L->path, L->line);
     if (rc == 0)
         return 0;
     char what[96];
@@ -292,22 +289,20 @@ static int read_row(struct trace_loader *L)
     struct eco_jobset *set = L->set;
     size_t str_mark = set->str_len;
     struct eco_job *job = eco_jobset_add(set);
-    if (!job) {
-        eco_error_set(&L->e, "%s:%lu: out of memory", L->path, L->line);
-        return -ENOMEM;
-    }
+    if (!job)
+        return eco_errorf(&L->e, -ENOMEM, "%s:%lu: out of memory", L->path, L->line);
     job->line = (uint32_t)L->line;
 
     int rc;
     L->nfields = eco_csv_split(L->buf, L->fields, L->ncols);
     if (L->nfields < 0)
-        rc = eco_error_set(&L->e,
-                           "%s:%lu: malformed quoted field (unterminated, or text after "
-                           "the closing quote)",
-                           L->path, L->line);
+        rc = eco_errorf(&L->e, -EINVAL,
+                        "%s:%lu: malformed quoted field (unterminated, or text after "
+                        "the closing quote)",
+                        L->path, L->line);
     else if (L->nfields > L->ncols)
-        rc = eco_error_set(&L->e, "%s:%lu: %d fields, but the header has %d columns", L->path,
-                           L->line, L->nfields, L->ncols);
+        rc = eco_errorf(&L->e, -EINVAL, "%s:%lu: %d fields, but the header has %d columns", L->path,
+                        L->line, L->nfields, L->ncols);
     else
         rc = L->fmt->row(L, job);
     if (!rc)
@@ -351,14 +346,14 @@ static int no_jobs(struct trace_loader *L, const struct eco_jobset *saved, const
     size_t cpu = s->skipped_non_gpu - saved->skipped_non_gpu;
     size_t pending = s->skipped_unfinished - saved->skipped_unfinished;
     if (bad)
-        return eco_error_set(&L->e, "%s: holds no job: all %zu rows were bad; the first: %s",
-                             L->path, bad, first_bad);
+        return eco_errorf(&L->e, -EINVAL, "%s: holds no job: all %zu rows were bad; the first: %s",
+                          L->path, bad, first_bad);
     if (cpu || pending)
-        return eco_error_set(&L->e,
-                             "%s: holds no GPU job: %zu CPU-only and %zu pending pods were "
-                             "skipped",
-                             L->path, cpu, pending);
-    return eco_error_set(&L->e, "%s: holds no job (a header line and no rows)", L->path);
+        return eco_errorf(&L->e, -EINVAL,
+                          "%s: holds no GPU job: %zu CPU-only and %zu pending pods were "
+                          "skipped",
+                          L->path, cpu, pending);
+    return eco_errorf(&L->e, -EINVAL, "%s: holds no job (a header line and no rows)", L->path);
 }
 
 int eco_trace_load(const char *path, const struct eco_trace_opts *opts, struct eco_jobset *set,

@@ -15,10 +15,8 @@ static int intern(struct trace_loader *L, const char *s, uint32_t *off)
 {
     size_t len = strlen(s);
     *off = eco_jobset_intern(L->set, s, len);
-    if (len > 0 && *off == 0) {
-        eco_error_set(&L->e, "%s:%lu: out of memory", L->path, L->line);
-        return -ENOMEM;
-    }
+    if (len > 0 && *off == 0)
+        return eco_errorf(&L->e, -ENOMEM, "%s:%lu: out of memory", L->path, L->line);
     return 0;
 }
 

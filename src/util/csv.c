@@ -35,37 +35,39 @@ int eco_csv_open(const char *path, size_t max_line, struct eco_csv_file **out,
                  struct eco_error *err)
 {
     *out = NULL;
+    int rc, fd = -1;
     struct eco_csv_file *f = calloc(1, sizeof *f);
     if (!f || !(f->chunk = malloc(CHUNK_BYTES))) {
         free(f);
-        eco_error_set(err, "%s: out of memory", path);
-        return -ENOMEM;
+        return eco_errorf(err, -ENOMEM, "%s: out of memory", path);
     }
     f->path = path;
     f->max_line = max_line;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        eco_error_set(err, "%s: cannot open: %s", path, strerror(errno));
-        eco_csv_close(f);
-        return -ENOENT;
+        rc = eco_errorf(err, -ENOENT, "%s: cannot open: %s", path, strerror(errno));
+        goto fail;
     }
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        close(fd);
-        eco_error_set(err, "%s: cannot read: %s (expected a CSV file)", path, strerror(EISDIR));
-        eco_csv_close(f);
-        return -EIO;
+        rc = eco_errorf(err, -EIO, "%s: cannot read: %s (expected a CSV file)", path,
+                        strerror(EISDIR));
+        goto fail;
     }
     f->gz = gzdopen(fd, "rb"); /* reads plain files as they are */
     if (!f->gz) {
-        close(fd);
-        eco_error_set(err, "%s: cannot open: out of memory", path);
-        eco_csv_close(f);
-        return -ENOMEM;
+        rc = eco_errorf(err, -ENOMEM, "%s: cannot open: out of memory", path);
+        goto fail;
     }
+    fd = -1; /* f->gz owns it now */
     gzbuffer(f->gz, CHUNK_BYTES);
     *out = f;
     return 0;
+fail:
+    if (fd >= 0)
+        close(fd);
+    eco_csv_close(f);
+    return rc;
 }
 
 void eco_csv_close(struct eco_csv_file *f)
@@ -109,9 +111,8 @@ static int refill(struct eco_csv_file *f, struct eco_error *err)
     if (n > 0 && why) {
         f->failed = 1;
     } else if (n < 0 || why) {
-        eco_error_set(err, "%s:%lu: read error: %s", f->path, f->line + 1,
-                      why ? why : "unknown zlib error");
-        return -EIO;
+        return eco_errorf(err, -EIO, "%s:%lu: read error: %s", f->path, f->line + 1,
+                          why ? why : "unknown zlib error");
     }
     f->pos = 0;
     f->end = n > 0 ? (size_t)n : 0;
@@ -127,19 +128,16 @@ static int append(struct eco_csv_file *f, size_t *len, const char *p, size_t n,
                   struct eco_error *err)
 {
     if (*len + n > f->max_line) {
-        eco_error_set(err, "%s:%lu: line longer than %zu bytes", f->path, f->line + 1,
-                      f->max_line);
-        return -EINVAL;
+        return eco_errorf(err, -EINVAL, "%s:%lu: line longer than %zu bytes", f->path, f->line + 1,
+                          f->max_line);
     }
     if (*len + n + 1 > f->cap) {
         size_t cap = f->cap ? f->cap : 1024;
         while (cap < *len + n + 1)
             cap *= 2;
         char *b = realloc(f->buf, cap);
-        if (!b) {
-            eco_error_set(err, "%s:%lu: out of memory", f->path, f->line + 1);
-            return -ENOMEM;
-        }
+        if (!b)
+            return eco_errorf(err, -ENOMEM, "%s:%lu: out of memory", f->path, f->line + 1);
         f->buf = b;
         f->cap = cap;
     }
@@ -181,10 +179,10 @@ int eco_csv_next(struct eco_csv_file *f, char **line, size_t *len_out, struct ec
     f->buf[len] = '\0';
     const char *nul = memchr(f->buf, '\0', len);
     if (nul)
-        return eco_error_set(err,
-                             "%s:%lu: NUL byte at column %zu (a text CSV file has none: is it "
-                             "binary, or UTF-16?)",
-                             f->path, f->line, (size_t)(nul - f->buf) + 1);
+        return eco_errorf(err, -EINVAL,
+                          "%s:%lu: NUL byte at column %zu (a text CSV file has none: is it "
+                          "binary, or UTF-16?)",
+                          f->path, f->line, (size_t)(nul - f->buf) + 1);
     *line = f->buf;
     *len_out = len;
     return 1;

@@ -74,7 +74,7 @@ expect 2 "--max-jobs: 0 would read no job" -- sim --trace "$T/good.csv" --cluste
 expect 0 "report: $T/r.html" -- sim --trace "$T/good.csv" --cluster 1x8 --report "$T/r.html"
 n=$((n + 1)); [ -s "$T/r.html" ] || { echo "FAIL: --report without --out wrote no report"; fail=$((fail + 1)); }
 expect 0 "using mpc, the default" -- sim --trace "$T/good.csv" --cluster 1x8 --power-budget 3000
-expect 0 "sjf, las, edf" -- sim --help
+expect 0 "  edf           earliest deadline first" -- sim --help
 expect 2 "(known: fifo, greedy, easy, sjf, las, edf, lsf)" -- sim --trace "$T/good.csv" --cluster 1x8 --policy rr
 expect 2 "(known: fifo, greedy, easy, sjf, las, edf, lsf)" -- sim --trace "$T/good.csv" --cluster 1x8 --compare fifo,rr
 printf '%s,gpu_type\na,0,100,1,A100-SXM\nb,0,100,1,\n' "$H" > "$T/typed.csv"

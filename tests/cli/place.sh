@@ -72,7 +72,10 @@ check ilp-frag $? 2 "$out" "only --objective hosts"
 out=$("$ECO" place --nodes "$T/nodes.csv" --algo ffd 2>&1)
 check no-items $? 2 "$out" "--items and --algo are required"
 out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/items.csv" --algo pso --seed -1 2>&1)
-check bad-seed $? 2 "$out" "--seed: expected a number"
+check bad-seed $? 2 "$out" "--seed: '-1' is not a whole number in 0..9007199254740992"
+# a fraction where a whole number is due is refused with a message (it used to exit 2 silently)
+out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/items.csv" --algo pso --swarm 2.5 2>&1)
+check bad-swarm $? 2 "$out" "--swarm: '2.5' is not a whole number in 1..10000"
 # no "first failed item -1" when every item is placed
 printf 'name,cpu_cores,memory_gib,gpus\nx,1,1,1\n' > "$T/one.csv"
 out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/one.csv" --algo ffd 2>&1)

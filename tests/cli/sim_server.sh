@@ -86,6 +86,11 @@ bad "bad --gpus" "--gpus: '0'" --gpus 0
 bad "bad --work" "--work: '9:3'" --work 9:3
 bad "unknown GPU type" "--gpu-type: unknown 'Z80'" --gpu-type Z80
 bad "unknown option" "unknown option '--fast'" --fast
+bad "fractional --gpus" "--gpus: '2.5' is not a whole number in 1..64" --gpus 2.5
+bad "fractional --jobs" "--jobs: '2.5' is not a whole number in 1..1024" --jobs 2.5
+# --server is a subcommand entry of sim's option table: it may follow the server's options
+"$ECO" sim --gpus 1 --series "$T/two.csv" --startup 0 --noise 0 --json --server > "$T/late.json"
+check "--server after the server's options runs the same" cmp -s "$T/late.json" "$T/o1.json"
 "$ECO" sim --server --help | grep -q -- "--share-min-gain"
 check "--server --help lists the options" [ $? -eq 0 ]
 

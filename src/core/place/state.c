@@ -34,28 +34,28 @@ int eco_pl_instance_check(const struct eco_pl_instance *in, struct eco_error *er
     for (uint32_t n = 0; n < in->n_nodes; n++) {
         const struct eco_pl_node *nd = &in->nodes[n];
         if (nd->cpu_milli < 0 || nd->mem_mib < 0)
-            return eco_error_set(err, "node %u (%s): negative capacity", n, nd->name);
+            return eco_errorf(err, -EINVAL, "node %u (%s): negative capacity", n, nd->name);
         if (nd->gpus > ECO_PL_MAX_GPUS)
-            return eco_error_set(err, "node %u (%s): %u GPUs, at most %d", n, nd->name,
-                                 nd->gpus, ECO_PL_MAX_GPUS);
+            return eco_errorf(err, -EINVAL, "node %u (%s): %u GPUs, at most %d", n, nd->name,
+                              nd->gpus, ECO_PL_MAX_GPUS);
         if (nd->model >= (int)in->n_models)
-            return eco_error_set(err, "node %u (%s): bad model index", n, nd->name);
+            return eco_errorf(err, -EINVAL, "node %u (%s): bad model index", n, nd->name);
     }
     for (uint32_t i = 0; i < in->n_items; i++) {
         const struct eco_pl_item *it = &in->items[i];
         if (it->cpu_milli < 0 || it->mem_mib < 0)
-            return eco_error_set(err, "item %u (%s): negative request", i, it->name);
+            return eco_errorf(err, -EINVAL, "item %u (%s): negative request", i, it->name);
         if (it->gpus > ECO_PL_MAX_GPUS)
-            return eco_error_set(err, "item %u (%s): %u GPUs, at most %d", i, it->name,
-                                 it->gpus, ECO_PL_MAX_GPUS);
+            return eco_errorf(err, -EINVAL, "item %u (%s): %u GPUs, at most %d", i, it->name,
+                              it->gpus, ECO_PL_MAX_GPUS);
         if (it->gpus == 0 && it->gpu_milli != 0)
-            return eco_error_set(err, "item %u (%s): GPU share without GPUs", i, it->name);
+            return eco_errorf(err, -EINVAL, "item %u (%s): GPU share without GPUs", i, it->name);
         if (it->gpus > 0 && (it->gpu_milli == 0 || it->gpu_milli > ECO_PL_GPU_MILLI))
-            return eco_error_set(err, "item %u (%s): GPU share must be 1..1000 milli", i,
-                                 it->name);
+            return eco_errorf(err, -EINVAL, "item %u (%s): GPU share must be 1..1000 milli", i,
+                              it->name);
         if (it->gpus > 1 && it->gpu_milli != ECO_PL_GPU_MILLI)
-            return eco_error_set(err, "item %u (%s): a share below one GPU needs gpus = 1", i,
-                                 it->name);
+            return eco_errorf(err, -EINVAL, "item %u (%s): a share below one GPU needs gpus = 1", i,
+                              it->name);
     }
     return 0;
 }
@@ -206,29 +206,29 @@ int eco_pl_verify(const struct eco_pl_instance *in, const struct eco_pl_slot *sl
         const struct eco_pl_slot *sl = &slots[i];
         if (sl->node < 0) {
             if (sl->gpus)
-                rc = eco_error_set(err, "item %u: GPUs given but no node", i);
+                rc = eco_errorf(err, -EINVAL, "item %u: GPUs given but no node", i);
             continue;
         }
         if ((uint32_t)sl->node >= in->n_nodes) {
-            rc = eco_error_set(err, "item %u: node %d out of range", i, sl->node);
+            rc = eco_errorf(err, -EINVAL, "item %u: node %d out of range", i, sl->node);
             break;
         }
         uint32_t n = (uint32_t)sl->node, ng = in->nodes[n].gpus;
         if (!model_ok(in, it, n))
-            rc = eco_error_set(err, "item %u: GPU model of node %u not allowed", i, n);
+            rc = eco_errorf(err, -EINVAL, "item %u: GPU model of node %u not allowed", i, n);
         else if (__builtin_popcountll(sl->gpus) != it->gpus ||
                  (ng < 64 && (sl->gpus >> ng) != 0))
-            rc = eco_error_set(err, "item %u: %d GPUs given on node %u, %u requested", i,
-                               __builtin_popcountll(sl->gpus), n, it->gpus);
+            rc = eco_errorf(err, -EINVAL, "item %u: %d GPUs given on node %u, %u requested", i,
+                            __builtin_popcountll(sl->gpus), n, it->gpus);
         if (rc)
             break;
         eco_pl_take(&s, i, sl);
         if (s.cpu_free[n] < 0 || s.mem_free[n] < 0)
-            rc = eco_error_set(err, "item %u: node %u over its CPU or memory", i, n);
+            rc = eco_errorf(err, -EINVAL, "item %u: node %u over its CPU or memory", i, n);
         for (uint64_t m = sl->gpus; m && !rc; m &= m - 1)
             if (s.gpu_free[s.gpu_off[n] + __builtin_ctzll(m)] > ECO_PL_GPU_MILLI)
-                rc = eco_error_set(err, "item %u: GPU %d of node %u over its capacity", i,
-                                   __builtin_ctzll(m), n);
+                rc = eco_errorf(err, -EINVAL, "item %u: GPU %d of node %u over its capacity", i,
+                                __builtin_ctzll(m), n);
     }
     eco_pl_state_fini(&s);
     return rc;

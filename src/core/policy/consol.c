@@ -39,13 +39,14 @@ int eco_consol_thresholds_check(const struct eco_consol_thresholds *t, struct ec
     const double v[4] = {t->lo_util, t->hi_util, t->lo_mem, t->hi_mem};
     for (int i = 0; i < 4; i++)
         if (!(v[i] >= 0 && v[i] <= 1))
-            return eco_error_set(err, "thresholds: %s = %g is outside 0-1", thr_names[i], v[i]);
+            return eco_errorf(err, -EINVAL, "thresholds: %s = %g is outside 0-1", thr_names[i],
+                              v[i]);
     if (!(t->lo_util < t->hi_util))
-        return eco_error_set(err, "thresholds: LO_UTIL %g must be below HI_UTIL %g", t->lo_util,
-                             t->hi_util);
+        return eco_errorf(err, -EINVAL, "thresholds: LO_UTIL %g must be below HI_UTIL %g",
+                          t->lo_util, t->hi_util);
     if (!(t->lo_mem < t->hi_mem))
-        return eco_error_set(err, "thresholds: LO_MEM %g must be below HI_MEM %g", t->lo_mem,
-                             t->hi_mem);
+        return eco_errorf(err, -EINVAL, "thresholds: LO_MEM %g must be below HI_MEM %g", t->lo_mem,
+                          t->hi_mem);
     return 0;
 }
 
@@ -59,15 +60,15 @@ int eco_consol_thresholds_parse(const char *s, struct eco_consol_thresholds *t,
     for (int i = 0; i < 4; i++) {
         char *end;
         if (i > 0 && p[-1] != ',')
-            return eco_error_set(err, "thresholds: %s is missing in '%s' (%s)", thr_names[i], s,
-                                 form);
+            return eco_errorf(err, -EINVAL, "thresholds: %s is missing in '%s' (%s)", thr_names[i],
+                              s, form);
         v[i] = strtod(p, &end);
         if (end == p || (*end && *end != ','))
-            return eco_error_set(err, "thresholds: %s is not a number in '%s' (%s)", thr_names[i],
-                                 s ? s : "", form);
+            return eco_errorf(err, -EINVAL, "thresholds: %s is not a number in '%s' (%s)",
+                              thr_names[i], s ? s : "", form);
         if (i == 3 && *end)
-            return eco_error_set(err, "thresholds: unexpected text after HI_MEM in '%s' (%s)", s,
-                                 form);
+            return eco_errorf(err, -EINVAL, "thresholds: unexpected text after HI_MEM in '%s' (%s)",
+                              s, form);
         p = *end ? end + 1 : end;
     }
     struct eco_consol_thresholds n = {v[0], v[1], v[2], v[3]};
@@ -680,7 +681,7 @@ static struct eco_consol *create(enum detector det, enum dest dest,
     }
     struct eco_consol *p = calloc(1, sizeof *p);
     if (!p) {
-        eco_error_set(err, "out of memory");
+        eco_errorf(err, -ENOMEM, "out of memory");
         return NULL;
     }
     p->det = det;

@@ -28,7 +28,7 @@ static struct eco_policy *easy_create(const struct eco_cluster *c, const char *p
 {
     (void)c;
     if (params && *params) {
-        eco_error_set(err, "easy takes no parameters (got '%s')", params);
+        eco_errorf(err, -EINVAL, "easy takes no parameters (got '%s')", params);
         return NULL;
     }
     return (struct eco_policy *)calloc(1, sizeof(struct easy));
@@ -159,6 +159,7 @@ static int easy_decide(struct eco_policy *p, const struct eco_sched_view *v,
 const struct eco_policy_ops eco_policy_easy = {
     .name = "easy",
     .summary = "EASY backfilling: a reservation for the first blocked job, backfill around it",
+    .caps = ECO_POLICY_NEEDS_DURATION,
     .order_key = key_submit,
     .create = easy_create,
     .destroy = easy_destroy,

@@ -25,7 +25,7 @@ static struct eco_policy *create_stateless(const struct eco_cluster *c, const ch
     static char token;
     (void)c;
     if (params && *params) {
-        eco_error_set(err, "this policy takes no parameters (got '%s')", params);
+        eco_errorf(err, -EINVAL, "this policy takes no parameters (got '%s')", params);
         return NULL;
     }
     return (struct eco_policy *)&token;
@@ -65,6 +65,7 @@ const struct eco_policy_ops eco_policy_fifo = {
 const struct eco_policy_ops eco_policy_sjf = {
     .name = "sjf",
     .summary = "shortest duration first, head-of-line blocking, no preemption",
+    .caps = ECO_POLICY_NEEDS_DURATION,
     .order_key = key_duration,
     .create = create_stateless,
     .destroy = destroy_stateless,
@@ -106,6 +107,7 @@ static double key_deadline(const struct eco_job *job)
 const struct eco_policy_ops eco_policy_edf = {
     .name = "edf",
     .summary = "earliest deadline first (then submission order), start every job that fits now",
+    .caps = ECO_POLICY_NEEDS_DEADLINE,
     .order_key = key_deadline,
     .create = create_stateless,
     .destroy = destroy_stateless,
@@ -124,6 +126,7 @@ const struct eco_policy_ops eco_policy_lsf = {
     .name = "lsf",
     .summary = "least slack first (deadline - duration, then submission order), start every job "
                "that fits now",
+    .caps = ECO_POLICY_NEEDS_DURATION | ECO_POLICY_NEEDS_DEADLINE,
     .order_key = key_slack,
     .create = create_stateless,
     .destroy = destroy_stateless,

@@ -65,27 +65,29 @@ static int unit(double x)
 int eco_gpusel_params_check(const struct eco_gpusel_params *p, struct eco_error *err)
 {
     if (!p)
-        return eco_error_set(err, "gpusel: no parameters");
+        return eco_errorf(err, -EINVAL, "gpusel: no parameters");
     if (!isfinite(p->window_s) || p->window_s < 0.0)
-        return eco_error_set(err, "gpusel: window_s %g: must be finite and >= 0", p->window_s);
+        return eco_errorf(err, -EINVAL, "gpusel: window_s %g: must be finite and >= 0",
+                          p->window_s);
     if (!unit(p->util_hi) || !unit(p->util_lo) || p->util_lo > p->util_hi)
-        return eco_error_set(err, "gpusel: util_lo %g / util_hi %g: need 0 <= lo <= hi <= 1",
-                             p->util_lo, p->util_hi);
+        return eco_errorf(err, -EINVAL, "gpusel: util_lo %g / util_hi %g: need 0 <= lo <= hi <= 1",
+                          p->util_lo, p->util_hi);
     if (!unit(p->mem_hi) || !unit(p->mem_lo) || p->mem_lo > p->mem_hi)
-        return eco_error_set(err, "gpusel: mem_lo %g / mem_hi %g: need 0 <= lo <= hi <= 1",
-                             p->mem_lo, p->mem_hi);
+        return eco_errorf(err, -EINVAL, "gpusel: mem_lo %g / mem_hi %g: need 0 <= lo <= hi <= 1",
+                          p->mem_lo, p->mem_hi);
     if (!unit(p->share_util_max))
-        return eco_error_set(err, "gpusel: share_util_max %g: must be in 0..1", p->share_util_max);
+        return eco_errorf(err, -EINVAL, "gpusel: share_util_max %g: must be in 0..1",
+                          p->share_util_max);
     if (!isfinite(p->grace_s) || p->grace_s < 0.0)
-        return eco_error_set(err, "gpusel: grace_s %g: must be finite and >= 0", p->grace_s);
+        return eco_errorf(err, -EINVAL, "gpusel: grace_s %g: must be finite and >= 0", p->grace_s);
     if (!unit(p->memthr_free))
-        return eco_error_set(err, "gpusel: memthr_free %g: must be in 0..1", p->memthr_free);
+        return eco_errorf(err, -EINVAL, "gpusel: memthr_free %g: must be in 0..1", p->memthr_free);
     if (!isfinite(p->memthr_wait_s) || p->memthr_wait_s < 0.0)
-        return eco_error_set(err, "gpusel: memthr_wait_s %g: must be finite and >= 0",
-                             p->memthr_wait_s);
+        return eco_errorf(err, -EINVAL, "gpusel: memthr_wait_s %g: must be finite and >= 0",
+                          p->memthr_wait_s);
     if (!isfinite(p->share_min_gain) || p->share_min_gain < 0.0)
-        return eco_error_set(err, "gpusel: share_min_gain %g: must be finite and >= 0",
-                             p->share_min_gain);
+        return eco_errorf(err, -EINVAL, "gpusel: share_min_gain %g: must be finite and >= 0",
+                          p->share_min_gain);
     return 0;
 }
 

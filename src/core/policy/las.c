@@ -14,7 +14,8 @@
 
 /* Default thresholds, GPU-seconds: one GPU-hour and ten GPU-hours. The bundled ITP traces'
  * shortest jobs run 600 s, so a one-GPU job of median length (~10,500 s) is demoted once and a
- * multi-GPU job of the same length twice. Configurable with --las-thresholds. */
+ * multi-GPU job of the same length twice. Configurable with --policy las:T1,T2,... (or
+ * --las-thresholds T1,T2,...). */
 static const double default_thresholds[] = {3600.0, 36000.0};
 
 struct cand {
@@ -62,19 +63,21 @@ static int parse_thresholds(struct las *l, const char *params, struct eco_error 
         char *end;
         double v = strtod(p, &end);
         if (end == p || !(v > 0) || v > 1e15 || (*end && *end != ','))
-            return eco_error_set(err, "las thresholds: '%s' is not a comma-separated list of "
-                                      "positive GPU-seconds", params);
+            return eco_errorf(err, -EINVAL,
+                              "las thresholds: '%s' is not a comma-separated list of "
+                              "positive GPU-seconds",
+                              params);
         if (l->n_thr && v <= l->thr[l->n_thr - 1])
-            return eco_error_set(err, "las thresholds: '%s' must increase", params);
+            return eco_errorf(err, -EINVAL, "las thresholds: '%s' must increase", params);
         if (l->n_thr == LAS_MAX_QUEUES)
-            return eco_error_set(err, "las thresholds: at most %d", LAS_MAX_QUEUES);
+            return eco_errorf(err, -EINVAL, "las thresholds: at most %d", LAS_MAX_QUEUES);
         l->thr[l->n_thr++] = v;
         p = *end ? end + 1 : end;
         if (*end == ',' && !*p)
-            return eco_error_set(err, "las thresholds: '%s' ends with a comma", params);
+            return eco_errorf(err, -EINVAL, "las thresholds: '%s' ends with a comma", params);
     }
     if (!l->n_thr)
-        return eco_error_set(err, "las thresholds: empty list");
+        return eco_errorf(err, -EINVAL, "las thresholds: empty list");
     return 0;
 }
 
@@ -251,6 +254,9 @@ static double las_next_wakeup(struct eco_policy *p, const struct eco_sched_view 
 const struct eco_policy_ops eco_policy_las = {
     .name = "las",
     .summary = "Tiresias-style 2D least-attained-service with preemption",
+    .params_help = "THRESHOLD,...: queue thresholds in attained GPU-seconds (default "
+                   "3600,36000)",
+    .caps = ECO_POLICY_PREEMPTS,
     .order_key = key_submit,
     .create = las_create,
     .destroy = las_destroy,

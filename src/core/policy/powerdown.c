@@ -187,7 +187,8 @@ static struct eco_powerdown *none_create(const struct eco_cluster *c, const char
     static char token;
     (void)c;
     if (params) {
-        eco_error_set(err, "--power-down: 'none' takes no parameters (got 'none:%s')", params);
+        eco_errorf(err, -EINVAL, "--power-down: 'none' takes no parameters (got 'none:%s')",
+                   params);
         return NULL;
     }
     return (struct eco_powerdown *)&token;
@@ -239,9 +240,10 @@ static struct eco_powerdown *idle_create(const struct eco_cluster *c, const char
     char *end = NULL;
     double t = params ? strtod(params, &end) : -1;
     if (!params || end == params || *end || !(t >= 0) || t > 1e9) {
-        eco_error_set(err, "--power-down: expected idle:SECONDS with SECONDS a number >= 0, "
-                           "e.g. idle:600 (got 'idle%s%s')", params ? ":" : "",
-                      params ? params : "");
+        eco_errorf(err, -EINVAL,
+                   "--power-down: expected idle:SECONDS with SECONDS a number >= 0, "
+                   "e.g. idle:600 (got 'idle%s%s')",
+                   params ? ":" : "", params ? params : "");
         return NULL;
     }
     struct idle *s = calloc(1, sizeof *s);
@@ -305,6 +307,7 @@ static double idle_next_wakeup(struct eco_powerdown *p, const struct eco_pd_view
 static const struct eco_powerdown_ops idle_ops = {
     .name = "idle",
     .summary = "Slurm power_save: a node idle for SECONDS shuts down; queued jobs wake nodes",
+    .usage = "idle:SECONDS",
     .create = idle_create,
     .destroy = idle_destroy,
     .decide = idle_decide,
@@ -379,16 +382,19 @@ static int parse_fc_params(const char *params, double *window_s, double *margin,
             name = "margin";
             p += 7;
         } else {
-            return eco_error_set(err, "--power-down: forecast parameters are window=SECONDS, "
-                                      "margin=X and dwell=SECONDS, got 'forecast:%s'", params);
+            return eco_errorf(err, -EINVAL,
+                              "--power-down: forecast parameters are window=SECONDS, "
+                              "margin=X and dwell=SECONDS, got 'forecast:%s'",
+                              params);
         }
         char *end;
         double v = strtod(p, &end);
         if (end == p || (*end && *end != ',') || !(v >= 0) || v > 1e9 ||
             (dst == window_s && !(v > 0)))
-            return eco_error_set(err, "--power-down: forecast %s must be a number %s, got "
-                                      "'forecast:%s'", name, dst == window_s ? "> 0" : ">= 0",
-                                 params);
+            return eco_errorf(err, -EINVAL,
+                              "--power-down: forecast %s must be a number %s, got "
+                              "'forecast:%s'",
+                              name, dst == window_s ? "> 0" : ">= 0", params);
         *dst = v;
         p = *end ? end + 1 : end;
     }

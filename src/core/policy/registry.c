@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Registry of queue policies by name. */
+#include <string.h>
 #include <strings.h>
 #include "ecosched/policy.h"
 
@@ -25,6 +26,17 @@ const struct eco_policy_ops *eco_policy_find(const char *name)
 {
     for (size_t i = 0; policies[i]; i++)
         if (!strcasecmp(policies[i]->name, name))
+            return policies[i];
+    return NULL;
+}
+
+const struct eco_policy_ops *eco_policy_find_spec(const char *value, const char **params)
+{
+    const char *colon = strchr(value, ':');
+    size_t len = colon ? (size_t)(colon - value) : strlen(value);
+    *params = colon ? colon + 1 : NULL;
+    for (size_t i = 0; policies[i]; i++)
+        if (strlen(policies[i]->name) == len && !strncasecmp(policies[i]->name, value, len))
             return policies[i];
     return NULL;
 }

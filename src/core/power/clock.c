@@ -236,11 +236,11 @@ int eco_gpu_freq_parse(const char *spec, const double *levels, size_t n, struct 
     char buf[256];
     struct eco_gpu_freq r = {0};
     if (!spec || !*spec)
-        return eco_error_set(err, "--gpu-freq: empty value");
+        return eco_errorf(err, -EINVAL, "--gpu-freq: empty value");
     if (!levels || n == 0)
-        return eco_error_set(err, "--gpu-freq: no supported clock levels for this GPU");
+        return eco_errorf(err, -EINVAL, "--gpu-freq: no supported clock levels for this GPU");
     if (strlen(spec) >= sizeof buf)
-        return eco_error_set(err, "--gpu-freq: value longer than %zu bytes", sizeof buf - 1);
+        return eco_errorf(err, -EINVAL, "--gpu-freq: value longer than %zu bytes", sizeof buf - 1);
     strcpy(buf, spec);
     int have_gfx = 0, have_mem = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -257,17 +257,17 @@ int eco_gpu_freq_parse(const char *spec, const double *levels, size_t n, struct 
         }
         int is_mem = !strcmp(kind, "memory");
         if (!is_mem && strcmp(kind, "graphics"))
-            return eco_error_set(err, "--gpu-freq: unknown type '%s' (expected memory or graphics)",
-                                 kind);
+            return eco_errorf(err, -EINVAL,
+                              "--gpu-freq: unknown type '%s' (expected memory or graphics)", kind);
         if (is_mem ? have_mem : have_gfx)
-            return eco_error_set(err, "--gpu-freq: %s given twice", kind);
+            return eco_errorf(err, -EINVAL, "--gpu-freq: %s given twice", kind);
         double mhz;
         int keyword;
         if (freq_value(val, levels, n, &mhz, &keyword) < 0)
-            return eco_error_set(err,
-                                 "--gpu-freq: %s: bad value '%s' (expected low, medium, high, "
-                                 "highm1 or a clock in MHz)",
-                                 kind, val);
+            return eco_errorf(err, -EINVAL,
+                              "--gpu-freq: %s: bad value '%s' (expected low, medium, high, "
+                              "highm1 or a clock in MHz)",
+                              kind, val);
         if (is_mem) {
             have_mem = 1;
             r.memory_mhz = keyword ? 0 : mhz;
@@ -277,7 +277,7 @@ int eco_gpu_freq_parse(const char *spec, const double *levels, size_t n, struct 
         }
     }
     if (!have_gfx && !have_mem)
-        return eco_error_set(err, "--gpu-freq: no frequency given in '%s'", spec);
+        return eco_errorf(err, -EINVAL, "--gpu-freq: no frequency given in '%s'", spec);
     *out = r;
     return 0;
 }

@@ -67,26 +67,28 @@ static int parse_entry(const char *spec, const char *s, size_t n, double *weight
 {
     const char *colon = memchr(s, ':', n);
     if (n == 0)
-        return eco_error_set(err, OPT ": empty entry in '%s' (stray comma?)", spec);
+        return eco_errorf(err, -EINVAL, OPT ": empty entry in '%s' (stray comma?)", spec);
     if (!colon)
-        return eco_error_set(err, OPT ": entry '%.*s' is not NAME:WEIGHT", (int)n, s);
+        return eco_errorf(err, -EINVAL, OPT ": entry '%.*s' is not NAME:WEIGHT", (int)n, s);
     size_t name_len = (size_t)(colon - s);
     int w = find_n(s, name_len);
     if (w < 0) {
         char known[256];
         known_list(known, sizeof known);
-        return eco_error_set(err, OPT ": unknown workload '%.*s' (known: %s)", (int)name_len, s,
-                             known);
+        return eco_errorf(err, -EINVAL, OPT ": unknown workload '%.*s' (known: %s)", (int)name_len,
+                          s, known);
     }
     if (w == ECO_WORKLOAD_GENERIC)
-        return eco_error_set(err, OPT ": 'generic' is not allowed in a mix (it is the workload of "
-                                      "jobs that get no draw from a mix)");
+        return eco_errorf(err, -EINVAL,
+                          OPT ": 'generic' is not allowed in a mix (it is the workload of "
+                              "jobs that get no draw from a mix)");
     if (weights[w] > 0)
-        return eco_error_set(err, OPT ": workload '%s' is given twice", eco_workload_name(w));
+        return eco_errorf(err, -EINVAL, OPT ": workload '%s' is given twice", eco_workload_name(w));
     size_t wlen = n - name_len - 1;
     if (parse_weight(colon + 1, wlen, &weights[w]) < 0)
-        return eco_error_set(err, OPT ": weight of '%s' must be a positive number, got '%.*s'",
-                             eco_workload_name(w), (int)wlen, colon + 1);
+        return eco_errorf(err, -EINVAL,
+                          OPT ": weight of '%s' must be a positive number, got '%.*s'",
+                          eco_workload_name(w), (int)wlen, colon + 1);
     return 0;
 }
 
@@ -95,10 +97,10 @@ int eco_workload_mix_parse(const char *spec, struct eco_workload_mix *mix, struc
     double weights[sizeof mix->cum / sizeof mix->cum[0]] = {0};
     size_t n = eco_workload_count();
     if (!mix)
-        return eco_error_set(err, OPT ": no mix to fill");
+        return eco_errorf(err, -EINVAL, OPT ": no mix to fill");
     if (!spec || !*spec)
-        return eco_error_set(err,
-                             OPT ": empty spec (give 'default' or NAME:WEIGHT[,NAME:WEIGHT...])");
+        return eco_errorf(err, -EINVAL,
+                          OPT ": empty spec (give 'default' or NAME:WEIGHT[,NAME:WEIGHT...])");
     if (same_n(spec, strlen(spec), "default")) {
         /* Equal weights over the measured workloads. */
         for (size_t w = 1; w < n; w++)
@@ -119,8 +121,8 @@ int eco_workload_mix_parse(const char *spec, struct eco_workload_mix *mix, struc
     for (size_t w = 1; w < n; w++)
         total += weights[w];
     if (!isfinite(total))
-        return eco_error_set(err, OPT ": weights in '%s' are too large (their sum overflows)",
-                             spec);
+        return eco_errorf(err, -EINVAL, OPT ": weights in '%s' are too large (their sum overflows)",
+                          spec);
     /* cum[w] = share of workloads 1..w; cum[0] stays 0 (the generic workload is never drawn). */
     double run = 0;
     mix->cum[0] = 0;

@@ -98,6 +98,12 @@ static double finish_time(const struct eco_cap_job *j, double period, double rem
     return t + r / f;
 }
 
+/* 55 ln 2: the exponent of the bound below which a deadline term is under half an ulp of the
+ * cost it is added to, with a factor 4 of margin (cost_row). */
+#define LN2_55 38.123094930796995
+/* z at and above which norm_cdf(z) is exactly 1.0 with glibc's erfc (cost_row). */
+#define CDF_ONE_Z 8.5
+
 /* Standard normal distribution function. */
 static double norm_cdf(double z)
 {
@@ -120,12 +126,35 @@ static void cost_row(const struct eco_cap_job *j, const struct eco_cap_params *p
         const double pen = has_dl && !lost
                                ? p->miss_cost * w * (j->miss_ref_s > 0.0 ? j->miss_ref_s : rem)
                                : 0.0;
+        /* Terms that cannot change the sum are not computed (the same values, bit for bit):
+         * with v = w t > 0, adding d > 0 leaves v unchanged when d < v 2^-54 (under half an
+         * ulp); Phi(z) <= exp(-z^2 / 2) / 2 for z <= 0, so pen Phi(z) < w t_min 2^-56 <= v
+         * 2^-56 once z^2 > 2 (ln(pen / (w t_min)) + 55 ln 2), with t_min the finish time at
+         * the row's top speed (a lower bound of every point's), a factor 4 of margin for
+         * erfc's own rounding. At the other
+         * end glibc's erfc(x) is exactly 2 - tiny = 2 for x <= -6, so Phi(z) = 1 for z >= 6
+         * sqrt(2) (8.4853); 8.5 is used. */
+        double zsq_skip = INFINITY;
+        if (pen > 0.0 && w > 0.0) {
+            double stop = SPEED_FLOOR; /* the row's top speed: its finish time is the least */
+            for (uint32_t k = 0; k < g; k++)
+                stop = c[k] > stop ? c[k] : stop;
+            double tmin = finish_time(j, period, rem, stop);
+            if (tmin > 0.0 && isfinite(tmin))
+                zsq_skip = 2.0 * (log(pen / (w * tmin)) + LN2_55);
+            zsq_skip = zsq_skip > 0.0 ? zsq_skip : 0.0;
+        }
         for (uint32_t k = 0; k < g; k++) {
             double s = c[k] > SPEED_FLOOR ? c[k] : SPEED_FLOOR;
             double t = finish_time(j, period, rem, s);
             double v = w * t;
-            if (pen > 0.0 && t > 0.0)
-                v += pen * norm_cdf((t - slack) / (sig * t));
+            if (pen > 0.0 && t > 0.0) {
+                double z = (t - slack) / (sig * t);
+                if (z >= CDF_ONE_Z)
+                    v += pen;
+                else if (!(z < 0.0 && z * z > zsq_skip))
+                    v += pen * norm_cdf(z);
+            }
             c[k] = v;
         }
         return;
@@ -202,15 +231,44 @@ double eco_cap__grid_at(const struct eco_cap_job *j, uint32_t g, uint32_t k)
 }
 
 /* Job power (all its GPUs) and cost at every grid limit. */
+/* A not-ready model's prior curve from the cache, computed once per range and prior. */
+static void prior_grid(struct eco_cap_prior_cache *cache, const struct eco_job_model *m, uint32_t g,
+                       double *pw, double *sp)
+{
+    uint32_t s = 0;
+    while (s < cache->used &&
+           !(cache->slot[s].min_w == m->min_limit_w && cache->slot[s].max_w == m->max_limit_w &&
+             cache->slot[s].scale_w == m->power_scale_w &&
+             cache->slot[s].prior_static == m->prior_static))
+        s++;
+    if (s == cache->used) {
+        if (s == ECO_CAP_PRIOR_SLOTS) { /* full: more ranges than slots, computed each time */
+            eco_job_model_predict_grid(m, g, pw, sp);
+            return;
+        }
+        cache->slot[s].min_w = m->min_limit_w;
+        cache->slot[s].max_w = m->max_limit_w;
+        cache->slot[s].scale_w = m->power_scale_w;
+        cache->slot[s].prior_static = m->prior_static;
+        eco_job_model_predict_grid(m, g, cache->slot[s].pw, cache->slot[s].sp);
+        cache->used++;
+    }
+    memcpy(pw, cache->slot[s].pw, g * sizeof *pw);
+    memcpy(sp, cache->slot[s].sp, g * sizeof *sp);
+}
+
 void eco_cap__eval_grid(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
-                        double *pw, double *c)
+                        struct eco_cap_prior_cache *cache, double *pw, double *c)
 {
     const uint32_t g = p->grid;
     const struct eco_job_model *m = j->ctx;
     if (j->predict == eco_cap_predict_model && !j->levels && m->min_limit_w == j->min_limit_w &&
         m->max_limit_w == j->max_limit_w) {
         /* a learned model: all points in one call, the same values (speeds go to c first) */
-        eco_job_model_predict_grid(m, g, pw, c);
+        if (cache && !eco_job_model_ready(m))
+            prior_grid(cache, m, g, pw, c);
+        else
+            eco_job_model_predict_grid(m, g, pw, c);
         const double gpus = j->gpus;
         for (uint32_t k = 0; k < g; k++)
             pw[k] *= gpus; /* the model's powers are finite and >= 0 */
@@ -776,6 +834,8 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
     const double room_all = budget_w - (isfinite(budget_w) ? fabs(budget_w) * BUDGET_MARGIN : 0.0);
     double lo_total = 0.0, hi_total = 0.0, price = 0.0;
     uint64_t kmin = UINT64_MAX, kmax = 0;
+    struct eco_cap_prior_cache prior;
+    prior.used = 0;
 
     /* Local problems: every job's grid points, its hull and the hull's slopes; cur[i] = the
      * job's unconstrained best (the hull's last vertex). */
@@ -783,7 +843,7 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
         double *pi = pw + i * g, *ci = c + i * g, *si = slope + i * g, *vi = vidx + i * g;
         uint16_t ord[ECO_CAP_GRID_MAX], hull[ECO_CAP_GRID_MAX];
         int mono;
-        eco_cap__eval_grid(&jobs[i], p, inv_hz, pi, ci);
+        eco_cap__eval_grid(&jobs[i], p, inv_hz, &prior, pi, ci);
         uint32_t h = job_hull(pi, ci, g, ord, hull, si, &mono);
         for (uint32_t v = 0; v < h; v++)
             vi[v] = hull[v];

@@ -12,9 +12,23 @@
 double eco_cap__horizon_inv(const struct eco_cap_params *p);
 /* Grid point k of g of job j (on a level when it has levels). */
 double eco_cap__grid_at(const struct eco_cap_job *j, uint32_t g, uint32_t k);
-/* The job's power (all GPUs) and cost at each of its p->grid points, into pw[] and c[]. */
+/* Prior curves (per-GPU power and speed on the grid) of learned models that are not ready
+ * yet, shared by the jobs of one allocation whose models have the same range and prior: a
+ * held limit never widens a model's sampled span, so most of a binding period's jobs use the
+ * prior, and its cube roots were a third of the allocation's time. Values are the ones
+ * eco_job_model_predict_grid returns, bit for bit. */
+#define ECO_CAP_PRIOR_SLOTS 4
+struct eco_cap_prior_cache {
+    uint32_t used;
+    struct {
+        double min_w, max_w, scale_w, prior_static;
+        double pw[ECO_CAP_GRID_MAX], sp[ECO_CAP_GRID_MAX];
+    } slot[ECO_CAP_PRIOR_SLOTS];
+};
+/* The job's power (all GPUs) and cost at each of its p->grid points, into pw[] and c[];
+ * cache (NULL: none, zeroed before first use) holds prior curves for one grid size. */
 void eco_cap__eval_grid(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
-                        double *pw, double *c);
+                        struct eco_cap_prior_cache *cache, double *pw, double *c);
 /* 0, or -EINVAL when a job has no predict, gpus 0 or a bad range. */
 int eco_cap__check_jobs(const struct eco_cap_job *jobs, size_t n);
 

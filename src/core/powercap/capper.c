@@ -48,7 +48,7 @@ struct eco_capper *eco_capper_create(const char *spec, struct eco_error *err)
     const char *colon = spec ? strchr(spec, ':') : NULL;
     size_t len = spec ? (colon ? (size_t)(colon - spec) : strlen(spec)) : 0;
     if (!spec || len >= sizeof name) {
-        eco_error_set(err, "power policy: unknown policy '%s'", spec ? spec : "(null)");
+        eco_errorf(err, -EINVAL, "power policy: unknown policy '%s'", spec ? spec : "(null)");
         return NULL;
     }
     memcpy(name, spec, len);
@@ -60,7 +60,7 @@ struct eco_capper *eco_capper_create(const char *spec, struct eco_error *err)
             strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
             strncat(known, cappers[i]->name, sizeof known - strlen(known) - 1);
         }
-        eco_error_set(err, "power policy: unknown policy '%s' (known: %s)", name, known);
+        eco_errorf(err, -EINVAL, "power policy: unknown policy '%s' (known: %s)", name, known);
         return NULL;
     }
     return ops->create(colon ? colon + 1 : NULL, err);
@@ -173,7 +173,8 @@ static int set_key(struct eco_capper *c, const char *item, unsigned groups, stru
     const char *name = c->ops->name;
     const char *eq = strchr(item, '=');
     if (!eq)
-        return eco_error_set(err, "power policy %s: parameter '%s' is not key=value", name, item);
+        return eco_errorf(err, -EINVAL, "power policy %s: parameter '%s' is not key=value", name,
+                          item);
     size_t klen = (size_t)(eq - item);
     const struct key *k = NULL;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -181,8 +182,8 @@ static int set_key(struct eco_capper *c, const char *item, unsigned groups, stru
             (!keys[i].group || (keys[i].group & groups)))
             k = &keys[i];
     if (!k)
-        return eco_error_set(err, "power policy %s: unknown parameter '%.*s' (known: %s)", name,
-                             (int)klen, item, c->ops->params_help);
+        return eco_errorf(err, -EINVAL, "power policy %s: unknown parameter '%.*s' (known: %s)",
+                          name, (int)klen, item, c->ops->params_help);
     const char *val = eq + 1;
     char *p = (char *)c + k->off;
     if (k->kind == K_ADMIT) {
@@ -191,8 +192,9 @@ static int set_key(struct eco_capper *c, const char *item, unsigned groups, stru
         else if (!strcmp(val, "deadline"))
             *(int *)p = ECO_CAPPER_ADMIT_DEADLINE;
         else
-            return eco_error_set(
-                err, "power policy %s: parameter admit: '%s' is not min or deadline", name, val);
+            return eco_errorf(err, -EINVAL,
+                              "power policy %s: parameter admit: '%s' is not min or deadline", name,
+                              val);
         return 0;
     }
     if (k->kind == K_WEIGHT) {
@@ -201,17 +203,18 @@ static int set_key(struct eco_capper *c, const char *item, unsigned groups, stru
         else if (!strcmp(val, "size"))
             *(int *)p = ECO_CAPPER_WEIGHT_SIZE;
         else
-            return eco_error_set(err, "power policy %s: parameter weight: '%s' is not one or size",
-                                 name, val);
+            return eco_errorf(err, -EINVAL,
+                              "power policy %s: parameter weight: '%s' is not one or size", name,
+                              val);
         return 0;
     }
     char *end;
     double v = strtod(val, &end);
     if (!*val || *end || !isfinite(v) || v < k->lo || v > k->hi ||
         (k->kind == K_U32 && v != floor(v)))
-        return eco_error_set(err, "power policy %s: parameter %s: '%s' is not %s in [%g, %g]", name,
-                             k->name, val, k->kind == K_U32 ? "an integer" : "a number", k->lo,
-                             k->hi);
+        return eco_errorf(err, -EINVAL, "power policy %s: parameter %s: '%s' is not %s in [%g, %g]",
+                          name, k->name, val, k->kind == K_U32 ? "an integer" : "a number", k->lo,
+                          k->hi);
     if (k->kind == K_U32)
         *(uint32_t *)p = (uint32_t)v;
     else
@@ -228,8 +231,8 @@ static int parse_params(struct eco_capper *c, const char *params, unsigned group
         size_t len = comma ? (size_t)(comma - s) : strlen(s);
         char item[ITEM_MAX];
         if (len == 0 || len >= sizeof item)
-            return eco_error_set(err, "power policy %s: bad parameter list '%s'", c->ops->name,
-                                 params);
+            return eco_errorf(err, -EINVAL, "power policy %s: bad parameter list '%s'",
+                              c->ops->name, params);
         memcpy(item, s, len);
         item[len] = 0;
         int rc = set_key(c, item, groups, err);
@@ -237,12 +240,12 @@ static int parse_params(struct eco_capper *c, const char *params, unsigned group
             return rc;
         s += len + (comma ? 1 : 0);
         if (comma && !*s)
-            return eco_error_set(err, "power policy %s: bad parameter list '%s'", c->ops->name,
-                                 params);
+            return eco_errorf(err, -EINVAL, "power policy %s: bad parameter list '%s'",
+                              c->ops->name, params);
     }
     if (c->thr.low_frac > c->thr.high_frac)
-        return eco_error_set(err, "power policy %s: parameter low (%g) is above high (%g)",
-                             c->ops->name, c->thr.low_frac, c->thr.high_frac);
+        return eco_errorf(err, -EINVAL, "power policy %s: parameter low (%g) is above high (%g)",
+                          c->ops->name, c->thr.low_frac, c->thr.high_frac);
     return 0;
 }
 
@@ -253,7 +256,7 @@ struct eco_capper *eco_capper_create_common(const struct eco_capper_ops *ops, co
 {
     struct eco_capper *c = calloc(1, sizeof *c);
     if (!c) {
-        eco_error_set(err, "power policy %s: %s", ops->name, strerror(ENOMEM));
+        eco_errorf(err, -ENOMEM, "power policy %s: %s", ops->name, strerror(ENOMEM));
         return NULL;
     }
     c->ops = ops;

@@ -29,6 +29,7 @@ const struct eco_capper_ops eco_capper_proportional = {
     .summary = "limits in proportion to each job's measured draw, scaled to its maximum",
     .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near",
     .start_at_max = 0,
+    .limits_only = 1,
     .create = create,
     .destroy = eco_capper_destroy_common,
     .decide = eco_capper_decide_family,

@@ -51,7 +51,7 @@ double eco_cap_local_choice(const struct eco_cap_job *j, const struct eco_cap_pa
         isnan(price))
         return NAN;
     double pw[ECO_CAP_GRID_MAX], c[ECO_CAP_GRID_MAX];
-    eco_cap__eval_grid(j, p, eco_cap__horizon_inv(p), pw, c);
+    eco_cap__eval_grid(j, p, eco_cap__horizon_inv(p), NULL, pw, c);
     uint32_t k = isinf(price) ? 0 : local_best(pw, c, p->grid, price);
     if (limit_w)
         *limit_w = eco_cap__grid_at(j, p->grid, k);

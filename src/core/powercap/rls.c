@@ -2,6 +2,7 @@
 /* Recursive least squares with a forgetting factor on [1, x, x^2], and the per-job models of
  * power and speed versus the normalised power limit built on it (docs/models/rls.md). */
 #include <math.h>
+#include <string.h>
 #include "ecosched/powercap.h"
 
 /* Readiness: a quadratic needs three samples, and samples bunched in a narrow band of limits
@@ -163,44 +164,71 @@ static void guard_cov(struct eco_rls *r)
         }
 }
 
+/* One sample's step for k estimators that share the covariance P (the same lambda, p0 and
+ * inputs so far, as a job model's power and speed estimators do: P depends on the inputs
+ * only): P's update and its guard are computed once for all of them, with the same values,
+ * bit for bit, as k separate eco_rls_update calls. r[0]'s P, lambda and p0 are used. */
+static void update_shared(struct eco_rls *const *r, int k, double x, const double *y)
+{
+    const double phi[ECO_RLS_DIM] = {1.0, x, x * x};
+    struct eco_rls *r0 = r[0];
+    double g[ECO_RLS_DIM]; /* P phi */
+    double den = r0->lambda;
+    for (int i = 0; i < ECO_RLS_DIM; i++) {
+        g[i] = 0.0;
+        for (int j = 0; j < ECO_RLS_DIM; j++)
+            g[i] += r0->P[i][j] * phi[j];
+        den += phi[i] * g[i];
+    }
+    if (!(den > 0.0) || !isfinite(den)) { /* P is no longer positive definite */
+        for (int q = 0; q < k; q++)
+            reset_cov(r[q]);
+        return;
+    }
+    int ok[2];
+    for (int q = 0; q < k; q++) {
+        double pred = 0.0;
+        for (int i = 0; i < ECO_RLS_DIM; i++)
+            pred += phi[i] * r[q]->theta[i];
+        double e = y[q] - pred, theta[ECO_RLS_DIM];
+        for (int i = 0; i < ECO_RLS_DIM; i++)
+            theta[i] = r[q]->theta[i] + g[i] / den * e;
+        ok[q] = isfinite(theta[0]) && isfinite(theta[1]) && isfinite(theta[2]);
+        if (ok[q])
+            for (int i = 0; i < ECO_RLS_DIM; i++)
+                r[q]->theta[i] = theta[i];
+    }
+    /* P = (P - g g^T / den) / lambda, computed on the upper triangle and mirrored so that P
+     * stays exactly symmetric. */
+    struct eco_rls cov = *r0;
+    for (int i = 0; i < ECO_RLS_DIM; i++)
+        for (int j = i; j < ECO_RLS_DIM; j++) {
+            double v = (cov.P[i][j] - g[i] * g[j] / den) / cov.lambda;
+            cov.P[i][j] = v;
+            cov.P[j][i] = v;
+        }
+    guard_cov(&cov);
+    for (int q = 0; q < k; q++) {
+        if (ok[q])
+            memcpy(r[q]->P, cov.P, sizeof cov.P);
+        else
+            reset_cov(r[q]); /* the guard leaves p0 I as it is */
+        if (r[q]->n < UINT32_MAX)
+            r[q]->n++;
+    }
+}
+
 void eco_rls_update(struct eco_rls *r, double x, double y)
 {
     if (!isfinite(x) || !isfinite(y))
         return;
-    const double phi[ECO_RLS_DIM] = {1.0, x, x * x};
-    double g[ECO_RLS_DIM]; /* P phi */
-    double den = r->lambda, pred = 0.0;
-    for (int i = 0; i < ECO_RLS_DIM; i++) {
-        g[i] = 0.0;
-        for (int j = 0; j < ECO_RLS_DIM; j++)
-            g[i] += r->P[i][j] * phi[j];
-        den += phi[i] * g[i];
-        pred += phi[i] * r->theta[i];
-    }
-    if (!(den > 0.0) || !isfinite(den)) { /* P is no longer positive definite */
-        reset_cov(r);
-        return;
-    }
-    double e = y - pred;
-    double theta[ECO_RLS_DIM];
-    for (int i = 0; i < ECO_RLS_DIM; i++)
-        theta[i] = r->theta[i] + g[i] / den * e;
-    /* P = (P - g g^T / den) / lambda, computed on the upper triangle and mirrored so that P
-     * stays exactly symmetric. */
-    for (int i = 0; i < ECO_RLS_DIM; i++)
-        for (int j = i; j < ECO_RLS_DIM; j++) {
-            double v = (r->P[i][j] - g[i] * g[j] / den) / r->lambda;
-            r->P[i][j] = v;
-            r->P[j][i] = v;
-        }
-    if (isfinite(theta[0]) && isfinite(theta[1]) && isfinite(theta[2]))
-        for (int i = 0; i < ECO_RLS_DIM; i++)
-            r->theta[i] = theta[i];
-    else
-        reset_cov(r);
-    guard_cov(r);
-    if (r->n < UINT32_MAX)
-        r->n++;
+    update_shared(&r, 1, x, &y);
+}
+
+/* Whether a and b share their covariance step (update_shared). */
+static int same_cov(const struct eco_rls *a, const struct eco_rls *b)
+{
+    return a->lambda == b->lambda && a->p0 == b->p0 && !memcmp(a->P, b->P, sizeof a->P);
 }
 
 /* ---- per-job models ----------------------------------------------------------------------- */
@@ -264,8 +292,14 @@ void eco_job_model_observe(struct eco_job_model *m, double limit_w, double power
         return;
     double x = norm_x(m, limit_w, inv_range(m)),
            mx = m->power_scale_w > 0.0 ? m->power_scale_w : 1.0;
-    eco_rls_update(&m->power, x, power_w / mx);
-    eco_rls_update(&m->speed, x, speed);
+    struct eco_rls *both[2] = {&m->power, &m->speed};
+    const double y[2] = {power_w / mx, speed};
+    if (same_cov(&m->power, &m->speed)) {
+        update_shared(both, 2, x, y);
+    } else {
+        eco_rls_update(&m->power, x, y[0]);
+        eco_rls_update(&m->speed, x, y[1]);
+    }
     if (x < m->x_seen_lo)
         m->x_seen_lo = x;
     if (x > m->x_seen_hi)
