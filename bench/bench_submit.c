@@ -151,8 +151,7 @@ int main(int argc, char **argv)
                         "POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
                         "application/json\r\nContent-Length: %d\r\n\r\n%s",
                         blen, body);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = eco_mono_s();
     for (long i = 0; i < n; i++) {
         int st;
         if (write_all(fd, req, (size_t)rlen) < 0 || (st = read_response(fd, resp, sizeof resp)) < 0) {
@@ -164,8 +163,7 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    double s = eco_mono_s() - t0;
     if (listers > 0) {
         long lists = 0;
         for (long k = 0; k < listers; k++)
