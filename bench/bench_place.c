@@ -9,13 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "place/place_io.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "util/clock.h"
 
 struct deadline {
     double end_s;
@@ -24,7 +18,7 @@ struct deadline {
 static int past(void *ctx)
 {
     const struct deadline *d = ctx;
-    return d->end_s > 0 && now_s() >= d->end_s;
+    return d->end_s > 0 && eco_mono_s() >= d->end_s;
 }
 
 static int run(const struct eco_pl_instance *in, const char *name, int objective, double limit_s,
@@ -34,7 +28,7 @@ static int run(const struct eco_pl_instance *in, const char *name, int objective
     const struct eco_pl_algo *a = eco_pl_find_any(name);
     struct eco_error err = {{0}};
     struct eco_pl_workload w;
-    double t0 = now_s();
+    double t0 = eco_mono_s();
     struct deadline dl = {limit_s > 0 ? t0 + limit_s : 0};
     struct eco_pl_params p = {.seed = 1, .objective = objective, .time_limit_s = limit_s,
                               .stop = past, .stop_ctx = &dl};
@@ -43,7 +37,7 @@ static int run(const struct eco_pl_instance *in, const char *name, int objective
         fprintf(stderr, "%s: %s\n", name, err.msg);
         return -1;
     }
-    *secs = now_s() - t0;
+    *secs = eco_mono_s() - t0;
     if (eco_pl_verify(in, slots, &err)) {
         fprintf(stderr, "%s: infeasible: %s\n", name, err.msg);
         return -1;

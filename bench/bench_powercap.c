@@ -11,16 +11,10 @@
 #include "ecosched/power.h"
 #include "ecosched/powercap.h"
 #include "ecosched/rng.h"
+#include "util/clock.h"
 
 #define RUNS 20
 #define SAMPLES 30 /* noisy observations per job model before the allocation */
-
-static double clock_s(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static double gauss(struct eco_rng *r)
 {
@@ -79,10 +73,10 @@ static int bench(size_t n, const struct eco_cap_params *p)
     double budget = lo + 0.5 * (hi - lo);
     eco_cap_allocate(jobs, n, budget, p, limits, scratch); /* warm caches and pages */
     for (int r = 0; r < RUNS; r++) {
-        double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+        double t0 = eco_clock_s(CLOCK_MONOTONIC), c0 = eco_clock_s(CLOCK_THREAD_CPUTIME_ID);
         eco_cap_allocate(jobs, n, budget, p, limits, scratch);
-        times[r] = clock_s(CLOCK_MONOTONIC) - t0;
-        cpu[r] = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+        times[r] = eco_clock_s(CLOCK_MONOTONIC) - t0;
+        cpu[r] = eco_clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
     }
     qsort(times, RUNS, sizeof times[0], cmp_double);
     qsort(cpu, RUNS, sizeof cpu[0], cmp_double);

@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "util/clock.h"
 
 static int connect_unix(const char *path)
 {
@@ -93,23 +94,16 @@ static int read_response(int fd, char *buf, size_t cap)
 #define LIST_MAX 1000000L
 #define MAX_LISTERS 64
 
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* One lister: GET /v1/jobs until stopped (SIGKILL) or its bounds; counts answers in *done. */
 static void lister(const char *sock, volatile long *done)
 {
     static const char req[] = "GET /v1/jobs HTTP/1.1\r\nHost: localhost\r\n\r\n";
     char resp[8192];
     int fd = connect_unix(sock);
-    double t0 = mono_s();
+    double t0 = eco_mono_s();
     if (fd < 0)
         _exit(1);
-    for (long i = 0; i < LIST_MAX && mono_s() - t0 < LIST_MAX_S; i++) {
+    for (long i = 0; i < LIST_MAX && eco_mono_s() - t0 < LIST_MAX_S; i++) {
         if (write_all(fd, req, sizeof req - 1) < 0 || read_response(fd, resp, sizeof resp) != 200)
             _exit(1);
         ++*done;
@@ -157,8 +151,7 @@ int main(int argc, char **argv)
                         "POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
                         "application/json\r\nContent-Length: %d\r\n\r\n%s",
                         blen, body);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = eco_mono_s();
     for (long i = 0; i < n; i++) {
         int st;
         if (write_all(fd, req, (size_t)rlen) < 0 || (st = read_response(fd, resp, sizeof resp)) < 0) {
@@ -170,8 +163,7 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    double s = eco_mono_s() - t0;
     if (listers > 0) {
         long lists = 0;
         for (long k = 0; k < listers; k++)

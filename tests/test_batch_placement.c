@@ -128,7 +128,7 @@ static void test_fallback(void **st)
     assert_int_equal(a[0].gpus, 2);
     /* Without the plan (place, the one-job rule) a 1-GPU job goes by best fit: the node with
      * 1 free. */
-    assert_int_equal(pl->place(fm, &jobs[0], a, 4), 1);
+    assert_int_equal(pl->place(NULL, fm, &jobs[0], a, 4), 1);
     assert_int_equal(a[0].node, planned);
     struct eco_plan_stats ps;
     eco_placement_batch_stats(state, &ps);

@@ -17,7 +17,7 @@
 #include "ecosched/power.h"
 #include "ecosched/powercap.h"
 #include "ecosched/rng.h"
-#include "../src/core/power/clock_tables.h"
+#include "core/power/clock_tables.h"
 
 #define N_TYPES 8
 

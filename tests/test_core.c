@@ -160,7 +160,7 @@ static int place(const char *name, const struct eco_freemap *fm, uint32_t gpus,
                  struct eco_alloc *out)
 {
     struct eco_job job = {.gpus = gpus, .gpu_type = -1, .gpu_milli = 1000};
-    return eco_placement_find(name)->place(fm, &job, out, 16);
+    return eco_placement_find(name)->place(NULL, fm, &job, out, 16);
 }
 
 static void expect_alloc(const struct eco_alloc *got, int n, const uint32_t *node,
@@ -215,17 +215,17 @@ static void test_placement_types(void **state)
     struct eco_alloc a[16];
     struct eco_job job = {.gpus = 4, .gpu_type = (int16_t)eco_catalog_find("A100-SXM")};
     /* Best fit among A100 nodes: node 2 (4 free) rather than node 1 (8 free). */
-    int n = eco_placement_find("pack")->place(fm, &job, a, 16);
+    int n = eco_placement_find("pack")->place(NULL, fm, &job, a, 16);
     expect_alloc(a, n, (uint32_t[]){2}, (uint16_t[]){4}, 1);
     job.gpus = 12;
-    n = eco_placement_find("pack")->place(fm, &job, a, 16);
+    n = eco_placement_find("pack")->place(NULL, fm, &job, a, 16);
     expect_alloc(a, n, (uint32_t[]){1, 2}, (uint16_t[]){8, 4}, 2);
     job.gpus = 13;
-    assert_int_equal(eco_placement_find("pack")->place(fm, &job, a, 16), -EAGAIN);
+    assert_int_equal(eco_placement_find("pack")->place(NULL, fm, &job, a, 16), -EAGAIN);
     /* Untyped 4-GPU job: best fit over all nodes, ties to the lowest index: node 0. */
     job.gpus = 4;
     job.gpu_type = -1;
-    n = eco_placement_find("pack")->place(fm, &job, a, 16);
+    n = eco_placement_find("pack")->place(NULL, fm, &job, a, 16);
     expect_alloc(a, n, (uint32_t[]){0}, (uint16_t[]){4}, 1);
     eco_freemap_destroy(fm);
     eco_cluster_destroy(c);

@@ -407,13 +407,13 @@ static void test_energy_placement_prefers_efficient_type(void **state)
     struct eco_freemap *fm = eco_freemap_create(c);
     struct eco_job job = {.gpus = 2, .gpu_type = -1, .workload = 2, .remaining_s = 100};
     struct eco_alloc a[4];
-    assert_int_equal(eco_placement_find("energy")->place(fm, &job, a, 4), 1);
+    assert_int_equal(eco_placement_find("energy")->place(NULL, fm, &job, a, 4), 1);
     assert_int_equal(a[0].node, 1);
-    assert_int_equal(eco_placement_find("pack")->place(fm, &job, a, 4), 1);
+    assert_int_equal(eco_placement_find("pack")->place(NULL, fm, &job, a, 4), 1);
     assert_int_equal(a[0].node, 0);
     /* A partly used node of the efficient type is filled before an idle one. */
     eco_freemap_take(fm, 1, 6);
-    assert_int_equal(eco_placement_find("energy")->place(fm, &job, a, 4), 1);
+    assert_int_equal(eco_placement_find("energy")->place(NULL, fm, &job, a, 4), 1);
     assert_int_equal(a[0].node, 1);
     eco_freemap_destroy(fm);
     eco_cluster_destroy(c);

@@ -308,7 +308,7 @@ static int sim_place(const char *name, const struct eco_freemap *fm, uint32_t gp
                      struct eco_alloc *out)
 {
     struct eco_job job = {.gpus = gpus, .gpu_type = -1, .gpu_milli = 1000};
-    return eco_placement_find(name)->place(fm, &job, out, 16);
+    return eco_placement_find(name)->place(NULL, fm, &job, out, 16);
 }
 
 /* Cluster 2x8,1x4 with 3 GPUs taken on node 0 (5 free), node 1 free (8), 1 taken on node 2

@@ -15,7 +15,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "ecosched/platform.h"
+#include "platform/platform.h"
+#include "util/clock.h"
 
 /* A fresh state file per test, so tests see only their own GPUs and processes. */
 struct fixture {
@@ -66,13 +67,6 @@ static struct eco_platform *open_fake(void)
         print_error("open fake: %s\n", err.msg);
     assert_int_equal(rc, 0);
     return p;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void sleep_s(double s)
@@ -280,13 +274,13 @@ static void test_energy(void **state)
     struct eco_platform *p = open_fake();
     struct eco_error err = {""};
     double e0, e1;
-    double t0 = now_s();
+    double t0 = eco_mono_s();
     assert_int_equal(eco_platform_energy(p, 3, &e0, &err), 0);
-    double t1 = now_s();
+    double t1 = eco_mono_s();
     sleep_s(0.2);
-    double t2 = now_s();
+    double t2 = eco_mono_s();
     assert_int_equal(eco_platform_energy(p, 3, &e1, &err), 0);
-    double t3 = now_s();
+    double t3 = eco_mono_s();
     /* Idle at 23 W between the two readings; the counter has 1 mJ resolution. */
     double lo = 23.0 * (t2 - t1) - 0.002, hi = 23.0 * (t3 - t0) + 0.002;
     if (!(e1 - e0 >= lo && e1 - e0 <= hi))

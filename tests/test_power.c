@@ -15,7 +15,7 @@
 #include "util/csv.h"
 #include "ecosched/power.h"
 #include "ecosched/rng.h"
-#include "../src/core/power/zeus_tables.h"
+#include "core/power/zeus_tables.h"
 
 #define N_WL 6
 #define N_GPU 4

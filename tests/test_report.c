@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../src/sim/report_internal.h"
+#include "sim/report_internal.h"
 
 static char dir[64];
 

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "ecosched/runner.h"
+#include "daemon/runner.h"
 
 /* Generous bound for a shell to start and end on a loaded CI machine. */
 #define WAIT_MS 10000

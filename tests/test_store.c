@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include <sqlite3.h>
-#include "ecosched/store.h"
+#include "daemon/store.h"
 
 struct fixture {
     char dir[64];

@@ -23,5 +23,9 @@ size_t eco_catalog_count(void);
 const struct eco_gpu_type *eco_catalog_get(size_t i);
 /* Index of the type named `name` (case-insensitive, '_' and '-' alike), or -1. */
 int eco_catalog_find(const char *name);
+/* Catalog type of a platform's model string (NVML names such as "Tesla V100-PCIE-32GB",
+ * "NVIDIA A100-SXM4-40GB", "NVIDIA H100 80GB HBM3"; case-insensitive, a type's name only as a
+ * whole word: "A40" is not in "RTX A4000"), or -1 when the catalog has none (or model NULL). */
+int eco_catalog_match(const char *model);
 
 #endif

@@ -24,9 +24,11 @@ struct eco_placement_ops {
     const char *summary;
     /* Chooses GPUs for `job` from the free state `fm` without changing it. Writes up to `cap`
      * entries into `out` and returns how many, -EAGAIN when the job does not fit now, or
-     * -ENOSPC when `cap` is too small. */
-    int (*place)(const struct eco_freemap *fm, const struct eco_job *job, struct eco_alloc *out,
-                 size_t cap);
+     * -ENOSPC when `cap` is too small. ctx: the caller's (eco_decisions.place_ctx; NULL in
+     * the simulator), for a placement outside the core (the daemon's live selector) that
+     * needs its pass's state; the core's placements ignore it. */
+    int (*place)(void *ctx, const struct eco_freemap *fm, const struct eco_job *job,
+                 struct eco_alloc *out, size_t cap);
     /* Optional batch planning (pso, pso-basic, ilp); NULL for the one-job rules. The simulator
      * calls plan once per scheduling pass, before the queue policy decides, with the queue
      * (job indices in queue order; entries not ECO_JOB_QUEUED are skipped) and the free state;
@@ -100,6 +102,8 @@ struct eco_decisions {
      * which then reads as -EAGAIN. */
     int (*admit)(void *ctx, uint32_t job, const struct eco_alloc *a, size_t n);
     void *admit_ctx;
+    /* Passed to placement->place as its ctx (NULL: none). */
+    void *place_ctx;
     /* The placement's batch plan (placement->plan), owned; NULL when it has none. */
     void *plan_state;
 };

@@ -26,6 +26,19 @@ int eco_workload_find(const char *name);
  * power_w may be NULL. */
 int eco_power_eval(int type, size_t w, double limit_w, double *speed, double *power_w);
 
+/* power_cap "auto": the step between the limits tried, in W. 5 W is below what a job's speed
+ * notices (the measured curves move ~1% per 5 W at their steep end) and keeps the search to
+ * ~40 evaluations on the widest range (100..300 W). */
+#define ECO_POWER_AUTO_CAP_STEP_W 5.0
+
+/* The power limit "auto" chooses for an unknown job on catalog type `type`, a GPU accepting
+ * min_w..max_w: over the type's limits within that range, in ECO_POWER_AUTO_CAP_STEP_W steps
+ * from the lowest, the one with the least energy per unit of work (power / speed of the generic
+ * workload) among those whose time is at most (1 + max_slowdown) times the time at the
+ * highest; on a tie the higher limit. 0 with *cap_w set; -EINVAL for an unknown type, -ERANGE
+ * when the type's range and the GPU's do not meet (*cap_w untouched). Pure. */
+int eco_power_auto_cap(int type, double min_w, double max_w, double max_slowdown, double *cap_w);
+
 /* A workload mix: weights over workloads 1..count-1, parsed from "default" or
  * "NAME:WEIGHT[,NAME:WEIGHT...]". */
 struct eco_workload_mix {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* `ecosched submit | ls | show | cancel | wait | logs | gpus`: the client of ecoschedd, HTTP/JSON
- * over its unix socket with libcurl (API in docs/http-api.md). */
+ * over its unix socket with the edges' HTTP client (src/util/http_client.c; API in
+ * docs/http-api.md). */
 #define _XOPEN_SOURCE 700 /* strptime */
-#include <curl/curl.h>
 #include <ctype.h>
 #include <stddef.h>
 #include <errno.h>
@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "opts.h"
+#include "util/http_client.h"
 
 extern char **environ;
 
@@ -41,14 +42,11 @@ struct copts {
 };
 
 /* Where the requests go: the unix socket, or with --url the TCP listener and its token. Sets
- * the URL of `path` on c and adds the Authorization header to *hdr. 0, or -1 (printed). */
-static int target(CURL *c, struct copts *o, const char *path, struct curl_slist **hdr)
+ * r's endpoint and, for the TCP listener, its Authorization header. 0, or -1 (printed). */
+static int target(struct copts *o, struct eco_http_req *r)
 {
-    char url[768];
     if (!o->url) {
-        snprintf(url, sizeof url, "http://localhost%s", path);
-        curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, o->socket);
-        curl_easy_setopt(c, CURLOPT_URL, url);
+        r->endpoint = o->socket;
         return 0;
     }
     if (!o->auth[0]) {
@@ -68,42 +66,25 @@ static int target(CURL *c, struct copts *o, const char *path, struct curl_slist 
         tok[strcspn(tok, "\r\n")] = '\0';
         snprintf(o->auth, sizeof o->auth, "Authorization: Bearer %s", tok);
     }
-    snprintf(url, sizeof url, "%s%s", o->url, path);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    *hdr = curl_slist_append(*hdr, o->auth);
+    r->endpoint = o->url;
+    r->auth = o->auth;
     return 0;
 }
 
-/* The daemon could not be reached: says where it was looked for. */
-static void unreachable(const struct copts *o, CURLcode rc)
+/* The request failed (rc from eco_http_request, why its reason): says where the daemon was
+ * looked for when it could not be reached. */
+static void unreachable(const struct copts *o, int rc, const char *why)
 {
-    if (o->url)
+    if (rc != -EIO)
+        eco_cli_err("%s", why);
+    else if (o->url)
         eco_cli_err("cannot reach ecoschedd at %s: %s (is it running with tcp_listen there? "
                     "--url or ECOSCHED_URL name another)",
-                    o->url, curl_easy_strerror(rc));
+                    o->url, why);
     else
         eco_cli_err("cannot reach ecoschedd at %s: %s (is it running? --socket or "
                     "ECOSCHED_SOCKET name another socket)",
-                    o->socket, curl_easy_strerror(rc));
-}
-
-struct buf {
-    char *data;
-    size_t len;
-};
-
-static size_t on_data(char *p, size_t size, size_t n, void *ud)
-{
-    struct buf *b = ud;
-    size_t add = size * n;
-    char *d = realloc(b->data, b->len + add + 1);
-    if (!d)
-        return 0;
-    memcpy(d + b->len, p, add);
-    b->data = d;
-    b->len += add;
-    b->data[b->len] = '\0';
-    return add;
+                    o->socket, why);
 }
 
 /* One request. *out: the parsed JSON answer (caller's), or NULL when there was no JSON body.
@@ -111,41 +92,23 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
 static long request(struct copts *o, const char *method, const char *path, const char *body,
                     json_t **out)
 {
-    struct buf b = {0};
-    struct curl_slist *hdr = NULL;
+    struct eco_http_req r = {.path = path, .method = method, .body = body};
+    struct eco_http_resp a = {0};
+    char why[256];
     long status = -1;
     *out = NULL;
-    CURL *c = curl_easy_init();
-    if (!c) {
-        eco_cli_err("cannot initialise libcurl");
+    if (target(o, &r) < 0)
+        goto out;
+    int rc = eco_http_request(&r, &a, why, sizeof why);
+    if (rc < 0) {
+        unreachable(o, rc, why);
         goto out;
     }
-    if (target(c, o, path, &hdr) < 0)
-        goto out;
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    if (body) {
-        hdr = curl_slist_append(hdr, "Content-Type: application/json");
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    } else if (!strcmp(method, "POST")) {
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
-    }
-    if (hdr)
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-    CURLcode rc = curl_easy_perform(c);
-    if (rc != CURLE_OK) {
-        unreachable(o, rc);
-        goto out;
-    }
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    if (b.data)
-        *out = json_loadb(b.data, b.len, 0, NULL);
+    status = a.status;
+    if (a.body)
+        *out = json_loadb(a.body, a.len, 0, NULL);
 out:
-    curl_slist_free_all(hdr);
-    curl_easy_cleanup(c);
-    free(b.data);
+    eco_http_resp_fini(&a);
     return status;
 }
 
@@ -852,40 +815,26 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 static int log_chunk(struct copts *o, long long id, const char *stream, long long *offset,
                      size_t *got, bool *ended, char state[16])
 {
-    struct buf b = {0};
     struct log_hdr h = {""};
-    struct curl_slist *hdr = NULL;
-    char url[256];
-    long status = -1;
+    char url[256], why[256];
     int rc = ECO_EXIT_FAIL;
     json_t *ans = NULL;
-    CURL *c = curl_easy_init();
-    if (!c) {
-        eco_cli_err("cannot initialise libcurl");
-        goto out;
-    }
     snprintf(url, sizeof url, "/v1/jobs/%lld/logs?stream=%s&offset=%lld", id, stream, *offset);
-    if (target(c, o, url, &hdr) < 0)
+    struct eco_http_req r = {.path = url, .on_header = on_header, .header_ud = &h};
+    struct eco_http_resp b = {0};
+    if (target(o, &r) < 0)
         goto out;
-    if (hdr)
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, &h);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    CURLcode cc = curl_easy_perform(c);
-    if (cc != CURLE_OK) {
-        unreachable(o, cc);
+    int hr = eco_http_request(&r, &b, why, sizeof why);
+    if (hr < 0) {
+        unreachable(o, hr, why);
         goto out;
     }
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    if (status != 200) {
-        ans = b.data ? json_loadb(b.data, b.len, 0, NULL) : NULL;
-        rc = daemon_error(status, ans);
+    if (b.status != 200) {
+        ans = b.body ? json_loadb(b.body, b.len, 0, NULL) : NULL;
+        rc = daemon_error(b.status, ans);
         goto out;
     }
-    if (b.len && (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0)) {
+    if (b.len && (fwrite(b.body, 1, b.len, stdout) != b.len || fflush(stdout) != 0)) {
         eco_cli_err("cannot write the output: %s", strerror(errno));
         goto out;
     }
@@ -896,9 +845,7 @@ static int log_chunk(struct copts *o, long long id, const char *stream, long lon
     rc = 0;
 out:
     json_decref(ans);
-    curl_slist_free_all(hdr);
-    curl_easy_cleanup(c);
-    free(b.data);
+    eco_http_resp_fini(&b);
     return rc;
 }
 

@@ -15,6 +15,7 @@
 #include "util/csv.h"
 #include "place/place_io.h"
 #include "ecosched/rng.h"
+#include "util/clock.h"
 
 struct place_args {
     const char *nodes, *items, *algo, *out;
@@ -179,13 +180,6 @@ static int parse_args(int argc, char **argv, struct place_args *a)
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 struct deadline {
     double end_s;
 };
@@ -193,7 +187,7 @@ struct deadline {
 static int past_deadline(void *ctx)
 {
     const struct deadline *d = ctx;
-    return d->end_s > 0 && now_s() >= d->end_s;
+    return d->end_s > 0 && eco_mono_s() >= d->end_s;
 }
 
 /* The progress line of pso and ilp: stage, step, best so far, wall time of the limit. */
@@ -384,7 +378,7 @@ int eco_cmd_place(int argc, char **argv)
         eco_cli_err("place: out of memory");
         goto out;
     }
-    double t0 = now_s();
+    double t0 = eco_mono_s();
     struct deadline dl = {.end_s = a.time_limit_s > 0 ? t0 + a.time_limit_s : 0};
     struct eco_pl_params p = {.seed = a.seed, .objective = a.objective, .swarm = a.swarm,
                               .iterations = a.iterations, .time_limit_s = a.time_limit_s,
@@ -399,7 +393,7 @@ int eco_cmd_place(int argc, char **argv)
     }
     rc = algo->solve(&in, &p, slots, &o, &err);
     eco_cli_progress_end(&prog.line);
-    double solve_s = now_s() - t0;
+    double solve_s = eco_mono_s() - t0;
     if (rc) {
         eco_cli_err("place: %s", rc == -ENOMEM ? "out of memory" : err.msg);
         status = rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;

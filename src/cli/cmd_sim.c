@@ -20,6 +20,7 @@
 #include "sim/report.h"
 #include "sim/sim.h"
 #include "sim/trace.h"
+#include "util/fs.h"
 
 #define MAX_COMPARE 16
 /* --sample-s below 1 s shows nothing new: without --sample-s timeline.csv already has a row at
@@ -502,21 +503,7 @@ static void warn_cb(void *ctx, const char *msg)
 
 int eco_cli_mkdir_p(const char *dir)
 {
-    char buf[4096];
-    if (strlen(dir) >= sizeof buf)
-        return -ENAMETOOLONG;
-    strcpy(buf, dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) && errno != EEXIST)
-        return -errno;
-    return 0;
+    return eco_mkdir_p(dir, 0777);
 }
 
 enum out_kind { OUT_TEXT, OUT_JOBS, OUT_REJECTED, OUT_NODES };

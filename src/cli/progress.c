@@ -6,19 +6,13 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "util/clock.h"
 
 /* A terminal line is redrawn at most 4 times a second: the figures stay readable and the
  * redraws cost nothing; a forced line into a file or pipe comes once a second, so that a log
  * of a 20-minute run stays about 1,200 lines. */
 #define TTY_PERIOD_S 0.25
 #define FILE_PERIOD_S 1.0
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int eco_cli_progress_wanted(int flag)
 {
@@ -28,19 +22,19 @@ int eco_cli_progress_wanted(int flag)
 void eco_cli_progress_start(struct eco_cli_progress *p, int on)
 {
     *p = (struct eco_cli_progress){.on = on, .tty = on && isatty(STDERR_FILENO)};
-    p->t0_s = p->last_s = mono_s();
+    p->t0_s = p->last_s = eco_mono_s();
 }
 
 double eco_cli_progress_elapsed(const struct eco_cli_progress *p)
 {
-    return mono_s() - p->t0_s;
+    return eco_mono_s() - p->t0_s;
 }
 
 int eco_cli_progress_due(struct eco_cli_progress *p)
 {
     if (!p->on)
         return 0;
-    double now = mono_s();
+    double now = eco_mono_s();
     if (now - p->last_s < (p->tty ? TTY_PERIOD_S : FILE_PERIOD_S))
         return 0;
     p->last_s = now;

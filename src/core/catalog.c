@@ -3,7 +3,10 @@
  * NVML ranges and idle snapshots) unless the source field says "datasheet" or "assumption";
  * docs/models/catalog.md gives the reasoning for every figure. */
 #include <ctype.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
+#include <strings.h>
 #include "ecosched/catalog.h"
 
 /* Ranges given in the reference table (e.g. idle 15-30 W) enter as their midpoint. */
@@ -76,4 +79,50 @@ int eco_catalog_find(const char *name)
         if (name_eq(name, catalog[i].name))
             return (int)i;
     return -1;
+}
+
+/* First case-insensitive occurrence of token in s, or NULL (strcasestr is a GNU extension). */
+static const char *find_nocase(const char *s, const char *token)
+{
+    size_t n = strlen(token);
+    for (; *s; s++)
+        if (!strncasecmp(s, token, n))
+            return s;
+    return NULL;
+}
+
+/* Whether `token` occurs in s (case-insensitive) not followed by a letter or digit ("A40" is
+ * not in "RTX A4000"). */
+static bool has_word(const char *s, const char *token)
+{
+    size_t n = strlen(token);
+    for (const char *p = find_nocase(s, token); p; p = find_nocase(p + 1, token))
+        if (!isalnum((unsigned char)p[n]))
+            return true;
+    return false;
+}
+
+int eco_catalog_match(const char *model)
+{
+    const char *type = NULL;
+    if (!model)
+        return -1;
+    if (has_word(model, "V100"))
+        type = "V100";
+    else if (has_word(model, "P100"))
+        type = "P100";
+    else if (has_word(model, "A40"))
+        type = "A40";
+    else if ((has_word(model, "RTX 6000") || has_word(model, "RTX6000")) &&
+             !find_nocase(model, "Ada"))
+        type = "RTX6000";
+    else if (has_word(model, "A100") && find_nocase(model, "SXM"))
+        type = "A100-SXM";
+    else if (has_word(model, "A100") && find_nocase(model, "PCIE"))
+        type = "A100-PCIE";
+    else if (has_word(model, "H100") && find_nocase(model, "NVL"))
+        type = "H100-NVL";
+    else if (has_word(model, "H100") && (find_nocase(model, "SXM") || find_nocase(model, "HBM3")))
+        type = "H100-SXM";
+    return type ? eco_catalog_find(type) : -1;
 }

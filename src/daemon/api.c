@@ -20,8 +20,15 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include "api_reply.h"
-#include "ecoschedd.h"
+#include "util/http_server.h"
+#include "api.h"
+#include "ecod.h"
+#include "lister.h"
+#include "metrics.h"
+#include "page.h"
+#include "queue.h"
+#include "sched.h"
+#include "tcp.h"
 
 #ifndef ECO_VERSION
 #define ECO_VERSION "dev"
@@ -43,9 +50,7 @@
 /* One request: its body as it arrives; for GET /v1/jobs handed to the listing worker, the
  * listing (and its answer once the worker resumes the connection). */
 struct req {
-    char *body;
-    size_t len;
-    bool too_big;
+    struct eco_http_body body; /* at most ECOD_MAX_BODY bytes */
     bool listed; /* list holds the answer to queue when the handler runs again */
     struct ecod_list_req list;
 };
@@ -112,7 +117,7 @@ static json_t *job_json(const char *logs_dir, const struct eco_store_job *j, boo
     json_object_set_new(o, "deadline_missed",
                         j->deadline_s <= 0 ? json_null()
                         : j->end_s > 0     ? json_boolean(j->end_s > j->deadline_s)
-                                           : json_boolean(ecod_now() > j->deadline_s));
+                                           : json_boolean(eco_wall_s() > j->deadline_s));
     json_object_set_new(o, "end_s", j->end_s > 0 ? json_real(j->end_s) : json_null());
     json_object_set_new(o, "assigned_gpus", gpus_array(j->assigned_gpus));
     json_object_set_new(o, "pid", j->pid > 0 ? json_integer(j->pid) : json_null());
@@ -192,7 +197,7 @@ static void restore_ids(uid_t fsuid, gid_t fsgid, const gid_t *groups, int n)
     setfsgid(fsgid);
     if (setgroups((size_t)n, groups) < 0 || (uid_t)setfsuid((uid_t)-1) != fsuid ||
         (gid_t)setfsgid((gid_t)-1) != fsgid) {
-        ECOD_LOG(ECOD_ERR, "api", "cannot restore the daemon's credentials: %s", strerror(errno));
+        ECO_LOG(ECO_LOG_ERR, "api", "cannot restore the daemon's credentials: %s", strerror(errno));
         abort();
     }
 }
@@ -301,7 +306,7 @@ static const char *check_gpus(struct ecod *d, const json_t *obj, struct eco_stor
                                   .n_gpus = j->gpus,
                                   .mem_b = (uint64_t)(j->gpu_mem_gb * (double)(1ull << 30)),
                                   .share = j->share};
-    if (d->sel && j->gpus > 0 && eco_gpusel_choose(d->sel, ecod_mono(), &req, out) == -EOVERFLOW) {
+    if (d->sel && j->gpus > 0 && eco_gpusel_choose(d->sel, eco_mono_s(), &req, out) == -EOVERFLOW) {
         snprintf(msg, cap, "no %u GPUs of this server have %g GB of memory each", j->gpus,
                  j->gpu_mem_gb);
         return "gpu_mem_gb";
@@ -366,7 +371,7 @@ static const char *check_submit(struct ecod *d, const json_t *obj, struct submit
          * mistake (e.g. 3600) is refused */
         if (!(t >= 1e9 && t < 1e10)) {
             snprintf(msg, cap, "deadline must be a Unix time in seconds (e.g. %.0f)",
-                     ecod_now() + 3600);
+                     eco_wall_s() + 3600);
             return "deadline";
         }
         s->job.deadline_s = t;
@@ -393,32 +398,32 @@ static enum MHD_Result submit(struct ecod *d, struct MHD_Connection *c, const st
     enum MHD_Result ret;
     int64_t id = 0;
     json_t *obj =
-        rq->len ? json_loadb(rq->body, rq->len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr)
+        rq->body.len ? json_loadb(rq->body.data, rq->body.len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr)
                 : NULL;
     if (!json_is_object(obj)) {
-        ret = ecod_fail(c, 400, "body", "the body must be a JSON object%s%s", obj ? "" : ": ",
-                   obj ? "" : (rq->len ? jerr.text : "empty body"));
+        ret = eco_http_fail(c, 400, "body", "the body must be a JSON object%s%s", obj ? "" : ": ",
+                   obj ? "" : (rq->body.len ? jerr.text : "empty body"));
         goto out;
     }
     const char *bad = check_submit(d, obj, &s, msg, sizeof msg);
     if (bad) {
-        ret = ecod_fail(c, *bad ? 400 : 500, *bad ? bad : NULL, "%s", msg);
+        ret = eco_http_fail(c, *bad ? 400 : 500, *bad ? bad : NULL, "%s", msg);
         goto out;
     }
-    s.job.submit_s = ecod_now();
+    s.job.submit_s = eco_wall_s();
     int rc = eco_store_insert(d->store, &s.job, &id, &err);
     if (rc < 0) {
-        ECOD_LOG(ECOD_ERR, "api", "submit: %s", err.msg);
-        ret = ecod_fail(c, rc == -EINVAL ? 400 : 500, NULL, "%s", err.msg);
+        ECO_LOG(ECO_LOG_ERR, "api", "submit: %s", err.msg);
+        ret = eco_http_fail(c, rc == -EINVAL ? 400 : 500, NULL, "%s", err.msg);
         goto out;
     }
     s.job.id = id;
     s.job.state = ECO_STORE_QUEUED;
     if (ecod_queue_add(d, &s.job) < 0) /* stored: the next daemon start queues it */
-        ECOD_LOG(ECOD_ERR, "api", "job %" PRId64 ": queue: out of memory", id);
-    ECOD_LOG(ECOD_INFO, "api", "job %" PRId64 " submitted by uid %u", id, (unsigned)p->uid);
+        ECO_LOG(ECO_LOG_ERR, "api", "job %" PRId64 ": queue: out of memory", id);
+    ECO_LOG(ECO_LOG_INFO, "api", "job %" PRId64 " submitted by uid %u", id, (unsigned)p->uid);
     d->want_sched = true;
-    ret = ecod_reply(c, 201, json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued"));
+    ret = eco_http_reply(c, 201, json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued"));
 out:
     json_decref(obj);
     free(s.argv_json);
@@ -466,7 +471,7 @@ void ecod_api_jobs_page(struct eco_store *s, const char *logs_dir, struct ecod_l
     size_t n = 0;
     /* one more than the page: whether a next page exists */
     if (eco_store_list_after(s, r->state, r->after, r->limit + 1, &jobs, &n, &err) < 0) {
-        ECOD_LOG(ECOD_ERR, "api", "list jobs: %s", err.msg);
+        ECO_LOG(ECO_LOG_ERR, "api", "list jobs: %s", err.msg);
         r->status = 500;
         page_body(json_pack("{s:s}", "error", err.msg), r);
         goto out;
@@ -516,12 +521,12 @@ static enum MHD_Result list_jobs(struct ecod *d, struct MHD_Connection *c, struc
     enum eco_store_state state;
     long long limit = LIST_DEFAULT, after = 0;
     if (st && eco_store_state_parse(st, &state) < 0)
-        return ecod_fail(c, 400, "state", "unknown state '%.32s'", st);
+        return eco_http_fail(c, 400, "state", "unknown state '%.32s'", st);
     if (!query_int(c, "limit", 1, LIST_MAX, &limit))
-        return ecod_fail(c, 400, "limit", "limit must be an integer 1..%d (default %d; page on "
+        return eco_http_fail(c, 400, "limit", "limit must be an integer 1..%d (default %d; page on "
                          "with after=NEXT)", LIST_MAX, LIST_DEFAULT);
     if (!query_int(c, "after", 0, INT64_MAX, &after))
-        return ecod_fail(c, 400, "after",
+        return eco_http_fail(c, 400, "after",
                          "after must be a job id >= 0 (the previous page's next)");
     rq->list = (struct ecod_list_req){.conn = c,
                                       .state = st ? (int)state : ECO_STORE_ANY,
@@ -532,7 +537,7 @@ static enum MHD_Result list_jobs(struct ecod *d, struct MHD_Connection *c, struc
         return queue_listing(c, rq, NULL);
     }
     if (ecod_lister_submit(d->lister, &rq->list) < 0) {
-        ECOD_LOG(ECOD_DEBUG, "api", "%d listings waiting: GET /v1/jobs answered 503",
+        ECO_LOG(ECO_LOG_DEBUG, "api", "%d listings waiting: GET /v1/jobs answered 503",
                  ECOD_LIST_QUEUE);
         json_t *o = json_pack("{s:s}", "error", "too many listings waiting; retry in "
                               LIST_RETRY_S " s");
@@ -553,13 +558,13 @@ static int fetch(struct ecod *d, struct MHD_Connection *c, const char *ids, stru
     errno = 0;
     long long id = strtoll(ids, &end, 10);
     if (!*ids || *end || errno || id <= 0) {
-        *ret = ecod_fail(c, 404, "id", "no job '%.32s'", ids);
+        *ret = eco_http_fail(c, 404, "id", "no job '%.32s'", ids);
         return -ENOENT;
     }
     int rc = eco_store_get(d->store, id, j, &err);
     if (rc < 0)
-        *ret = rc == -ENOENT ? ecod_fail(c, 404, "id", "no job %lld", id)
-                             : ecod_fail(c, 500, NULL, "%s", err.msg);
+        *ret = rc == -ENOENT ? eco_http_fail(c, 404, "id", "no job %lld", id)
+                             : eco_http_fail(c, 500, NULL, "%s", err.msg);
     return rc;
 }
 
@@ -571,7 +576,7 @@ static enum MHD_Result show_job(struct ecod *d, struct MHD_Connection *c, const 
     if (fetch(d, c, ids, &j, &ret) < 0)
         goto out;
     /* the environment may hold secrets: only its owner and root see it */
-    ret = ecod_reply(c, 200, job_json(d->logs_dir, &j, p->uid == 0 || p->uid == j.uid));
+    ret = eco_http_reply(c, 200, job_json(d->logs_dir, &j, p->uid == 0 || p->uid == j.uid));
 out:
     eco_store_job_fini(&j);
     return ret;
@@ -588,27 +593,27 @@ static enum MHD_Result cancel_job(struct ecod *d, struct MHD_Connection *c, cons
     if (fetch(d, c, ids, &j, &ret) < 0)
         goto out;
     if (p->uid != 0 && p->uid != j.uid) {
-        ret = ecod_fail(c, 403, NULL, "job %" PRId64 " belongs to uid %u; uid %u may not cancel it",
+        ret = eco_http_fail(c, 403, NULL, "job %" PRId64 " belongs to uid %u; uid %u may not cancel it",
                    j.id, (unsigned)j.uid, (unsigned)p->uid);
         goto out;
     }
     snprintf(reason, sizeof reason, "cancelled by uid %u", (unsigned)p->uid);
-    int rc = eco_store_cancel(d->store, j.id, ecod_now(), reason, &prev, &err);
+    int rc = eco_store_cancel(d->store, j.id, eco_wall_s(), reason, &prev, &err);
     if (rc == -ESTALE) {
-        ret = ecod_fail(c, 409, NULL, "job %" PRId64 " has already ended", j.id);
+        ret = eco_http_fail(c, 409, NULL, "job %" PRId64 " has already ended", j.id);
         goto out;
     }
     if (rc < 0) {
-        ret = ecod_fail(c, 500, NULL, "%s", err.msg);
+        ret = eco_http_fail(c, 500, NULL, "%s", err.msg);
         goto out;
     }
     if (prev == ECO_STORE_RUNNING)
-        ecod_sched_cancelled(d, j.id);
+        ecod_sched_cancelled(d, j.id, eco_wall_s(), eco_mono_s());
     else if (prev == ECO_STORE_QUEUED)
         ecod_queue_remove(d, j.id);
-    ECOD_LOG(ECOD_INFO, "api", "job %" PRId64 " %s", j.id, reason);
+    ECO_LOG(ECO_LOG_INFO, "api", "job %" PRId64 " %s", j.id, reason);
     d->want_sched = true;
-    ret = ecod_reply(c, 200,
+    ret = eco_http_reply(c, 200,
                 json_pack("{s:I,s:s,s:s}", "id", (json_int_t)j.id, "state", "cancelled", "previous",
                           eco_store_state_name(prev)));
 out:
@@ -674,27 +679,27 @@ static enum MHD_Result job_logs(struct ecod *d, struct MHD_Connection *c, const 
     unsigned long long offset = 0;
     enum MHD_Result ret;
     if (stream && strcmp(stream, "stdout") && strcmp(stream, "stderr")) {
-        ret = ecod_fail(c, 400, "stream", "stream must be stdout or stderr");
+        ret = eco_http_fail(c, 400, "stream", "stream must be stdout or stderr");
         goto out;
     }
     errno = 0;
     if (offs && (!*offs || *offs == '-' || (offset = strtoull(offs, &end, 10), errno || *end) ||
                  offset > (unsigned long long)INT64_MAX)) {
-        ret = ecod_fail(c, 400, "offset", "offset must be an integer >= 0 (bytes)");
+        ret = eco_http_fail(c, 400, "offset", "offset must be an integer >= 0 (bytes)");
         goto out;
     }
     if (fetch(d, c, ids, &j, &ret) < 0)
         goto out;
     if (p->uid != 0 && p->uid != j.uid) {
-        ret = ecod_fail(c, 403, NULL, "job %" PRId64 " belongs to uid %u; uid %u may not read its logs",
+        ret = eco_http_fail(c, 403, NULL, "job %" PRId64 " belongs to uid %u; uid %u may not read its logs",
                    j.id, (unsigned)j.uid, (unsigned)p->uid);
         goto out;
     }
     ecod_log_path(d, j.id, stream && !strcmp(stream, "stderr") ? "err" : "out", path, sizeof path);
     int rc = read_chunk(path, offset, &data, &len, &size);
     if (rc < 0) {
-        ECOD_LOG(ECOD_WARN, "api", "logs of job %" PRId64 ": %s: %s", j.id, path, strerror(-rc));
-        ret = ecod_fail(c, 500, NULL, "cannot read the output of job %" PRId64 ": %s", j.id,
+        ECO_LOG(ECO_LOG_WARN, "api", "logs of job %" PRId64 ": %s: %s", j.id, path, strerror(-rc));
+        ret = eco_http_fail(c, 500, NULL, "cannot read the output of job %" PRId64 ": %s", j.id,
                    strerror(-rc));
         goto out;
     }
@@ -758,10 +763,10 @@ static json_t *gpu_json(struct ecod *d, unsigned g, double mono)
 static enum MHD_Result list_gpus(struct ecod *d, struct MHD_Connection *c)
 {
     json_t *a = json_array();
-    double mono = ecod_mono();
+    double mono = eco_mono_s();
     for (unsigned g = 0; a && g < d->n_gpus; g++)
         json_array_append_new(a, gpu_json(d, g, mono));
-    return ecod_reply(c, 200,
+    return eco_http_reply(c, 200,
                  json_pack("{s:s,s:o}", "platform", eco_platform_name(d->platform), "gpus", a));
 }
 
@@ -774,7 +779,7 @@ static enum MHD_Result status(struct ecod *d, struct MHD_Connection *c, const st
                              ps->sum_s / n * 1e3, "queue_mean_ms", ps->queue_sum_s / n * 1e3,
                              "queue_max_ms", ps->queue_max_s * 1e3, "last_queued",
                              (json_int_t)ps->last_queue_len);
-    return ecod_reply(c, 200,
+    return eco_http_reply(c, 200,
                  json_pack("{s:s,s:s,s:i,s:i,s:I,s:s,s:I,s:o}", "version", ECO_VERSION,
                            "platform", eco_platform_name(d->platform), "gpus", (int)d->n_gpus,
                            "watched_jobs", (int)d->n_runs, "peer_uid", (json_int_t)p->uid,
@@ -791,8 +796,8 @@ static enum MHD_Result metrics(struct ecod *d, struct MHD_Connection *c)
     struct MHD_Response *r = NULL;
     enum MHD_Result ret = MHD_NO;
     if (ecod_metrics_render(d, &text, &len, &err) < 0) {
-        ECOD_LOG(ECOD_ERR, "api", "%s", err.msg);
-        ret = ecod_fail(c, 500, NULL, "%s", err.msg);
+        ECO_LOG(ECO_LOG_ERR, "api", "%s", err.msg);
+        ret = eco_http_fail(c, 500, NULL, "%s", err.msg);
         goto out;
     }
     if (!(r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE)))
@@ -852,26 +857,26 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
         p.uid = l->tcp->uid;
         p.gid = l->tcp->gid;
     } else if (peer_of(c, &p) < 0) {
-        return ecod_fail(c, 500, NULL, "cannot read the caller's credentials");
+        return eco_http_fail(c, 500, NULL, "cannot read the caller's credentials");
     }
-    if (rq->too_big)
-        return ecod_fail(c, 413, "body", "request body over %u bytes", ECOD_MAX_BODY);
+    if (rq->body.too_big)
+        return eco_http_fail(c, 413, "body", "request body over %u bytes", ECOD_MAX_BODY);
     int node_ret; /* Slurm and power-controller routes: api_node.c */
-    if (ecod_api_node_route(d, c, url, method, rq->body, rq->len, p.uid, &node_ret))
+    if (ecod_api_node_route(d, c, url, method, rq->body.data, rq->body.len, p.uid, &node_ret))
         return (enum MHD_Result)node_ret;
     if (!strcmp(url, "/v1/jobs")) {
         if (post)
             return submit(d, c, &p, rq);
-        return get ? list_jobs(d, c, rq) : ecod_fail(c, 405, NULL, "use GET or POST on %s", url);
+        return get ? list_jobs(d, c, rq) : eco_http_fail(c, 405, NULL, "use GET or POST on %s", url);
     }
     if (!strcmp(url, "/v1/gpus"))
-        return get ? list_gpus(d, c) : ecod_fail(c, 405, NULL, "use GET on %s", url);
+        return get ? list_gpus(d, c) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/"))
-        return get ? (enum MHD_Result)ecod_page(c) : ecod_fail(c, 405, NULL, "use GET on %s", url);
+        return get ? (enum MHD_Result)ecod_page(c) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/metrics"))
-        return get ? metrics(d, c) : ecod_fail(c, 405, NULL, "use GET on %s", url);
+        return get ? metrics(d, c) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/v1/status"))
-        return get ? status(d, c, &p) : ecod_fail(c, 405, NULL, "use GET on %s", url);
+        return get ? status(d, c, &p) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
     if (!strncmp(url, "/v1/jobs/", 9) && strlen(url + 9) < sizeof ids) {
         const char *slash = strchr(url + 9, '/');
         size_t n = slash ? (size_t)(slash - (url + 9)) : strlen(url + 9);
@@ -879,13 +884,13 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
         ids[n] = '\0';
         snprintf(tail, sizeof tail, "%s", slash ? slash : "");
         if (!*tail)
-            return get ? show_job(d, c, &p, ids) : ecod_fail(c, 405, NULL, "use GET on %s", url);
+            return get ? show_job(d, c, &p, ids) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
         if (!strcmp(tail, "/cancel"))
-            return post ? cancel_job(d, c, &p, ids) : ecod_fail(c, 405, NULL, "use POST on %s", url);
+            return post ? cancel_job(d, c, &p, ids) : eco_http_fail(c, 405, NULL, "use POST on %s", url);
         if (!strcmp(tail, "/logs"))
-            return get ? job_logs(d, c, &p, ids) : ecod_fail(c, 405, NULL, "use GET on %s", url);
+            return get ? job_logs(d, c, &p, ids) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
     }
-    return ecod_fail(c, 404, NULL, "no such path: %.200s (API paths start with /v1/)", url);
+    return eco_http_fail(c, 404, NULL, "no such path: %.200s (API paths start with /v1/)", url);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -897,6 +902,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!rq) {
         if (!(rq = calloc(1, sizeof *rq)))
             return MHD_NO;
+        rq->body.max = ECOD_MAX_BODY;
         *con_cls = rq;
         return MHD_YES;
     }
@@ -904,20 +910,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return queue_listing(c, rq, NULL);
     if (*upload_size > 0) {
         /* past the limit the rest is read and dropped, so the client gets its 413 */
-        if (!rq->too_big && rq->len + *upload_size > ECOD_MAX_BODY) {
-            rq->too_big = true;
-            free(rq->body);
-            rq->body = NULL;
-            rq->len = 0;
-        }
-        if (!rq->too_big) {
-            char *b = realloc(rq->body, rq->len + *upload_size);
-            if (!b)
-                return MHD_NO;
-            memcpy(b + rq->len, upload_data, *upload_size);
-            rq->body = b;
-            rq->len += *upload_size;
-        }
+        if (eco_http_body_add(&rq->body, upload_data, *upload_size) < 0)
+            return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
@@ -930,7 +924,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     struct req *rq = *con_cls;
     (void)cls, (void)c, (void)toe;
     if (rq) {
-        free(rq->body);
+        eco_http_body_fini(&rq->body);
         free(rq->list.body);
     }
     free(rq);
@@ -943,7 +937,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     (void)cls;
     vsnprintf(msg, sizeof msg, fmt, ap);
     msg[strcspn(msg, "\n")] = '\0';
-    ECOD_LOG(ECOD_WARN, "http", "%s", msg);
+    ECO_LOG(ECO_LOG_WARN, "http", "%s", msg);
 }
 
 struct MHD_Daemon *ecod_api_start(struct ecod_listener *l, int fd, struct eco_error *err)

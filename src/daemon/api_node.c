@@ -13,8 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "api_reply.h"
-#include "ecoschedd.h"
+#include "util/http_server.h"
+#include "api.h"
+#include "runs.h"
+#include "ecod.h"
+#include "nodecap.h"
+#include "sched.h"
 
 /* The watched run of Slurm job `job`, or NULL. */
 static const struct ecod_run *slurm_run(const struct ecod *d, int64_t job)
@@ -110,7 +114,7 @@ static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
                             max_total, "gpus", gpus, "slurm_jobs", jobs);
     if (out)
         json_object_set_new(out, "power_budget", budget_json(d));
-    return ecod_reply(c, 200, out);
+    return eco_http_reply(c, 200, out);
 }
 
 /* ---- POST /v1/node/budget ------------------------------------------------------------------ */
@@ -123,20 +127,20 @@ static enum MHD_Result set_budget(struct ecod *d, struct MHD_Connection *c, cons
     json_object_foreach((json_t *)b, key, val)
     {
         if (strcmp(key, "budget_w") && strcmp(key, "policy"))
-            return ecod_fail(c, 400, key, "unknown field '%.64s' (budget_w, policy)", key);
+            return eco_http_fail(c, 400, key, "unknown field '%.64s' (budget_w, policy)", key);
     }
     const json_t *w = json_object_get(b, "budget_w"), *p = json_object_get(b, "policy");
     if (!json_is_number(w))
-        return ecod_fail(c, 400, "budget_w", "budget_w must be a number of watts (0: none)");
+        return eco_http_fail(c, 400, "budget_w", "budget_w must be a number of watts (0: none)");
     if (p && !json_is_string(p))
-        return ecod_fail(c, 400, "policy", "policy must be a capper name (FAMILY[:PARAMS])");
+        return eco_http_fail(c, 400, "policy", "policy must be a capper name (FAMILY[:PARAMS])");
     if (ecod_nodecap_set(d, json_number_value(w), p ? json_string_value(p) : NULL, msg,
                          sizeof msg) < 0)
-        return ecod_fail(c, 400, p && !strncmp(msg, "policy", 6) ? "policy" : "budget_w", "%s",
+        return eco_http_fail(c, 400, p && !strncmp(msg, "policy", 6) ? "policy" : "budget_w", "%s",
                          msg);
-    ECOD_LOG(ECOD_INFO, "power", "node power budget %.0f W (%s)", json_number_value(w),
+    ECO_LOG(ECO_LOG_INFO, "power", "node power budget %.0f W (%s)", json_number_value(w),
              p ? json_string_value(p) : "policy kept");
-    return ecod_reply(c, 200, budget_json(d));
+    return eco_http_reply(c, 200, budget_json(d));
 }
 
 /* ---- POST /v1/gpus/N/limit --------------------------------------------------------------- */
@@ -149,26 +153,26 @@ static enum MHD_Result set_limit(struct ecod *d, struct MHD_Connection *c, const
     struct eco_power_range pr;
     struct eco_error err = {{0}};
     if (!*gs || *end || g < 0 || g >= (long)d->n_gpus)
-        return ecod_fail(c, 404, "gpu", "no GPU '%.16s' on this server (0..%d)", gs, (int)d->n_gpus - 1);
+        return eco_http_fail(c, 404, "gpu", "no GPU '%.16s' on this server (0..%d)", gs, (int)d->n_gpus - 1);
     const json_t *v = json_object_get(body, "power_limit_w");
     if (json_object_size(body) != 1 || !v)
-        return ecod_fail(c, 400, "power_limit_w",
+        return eco_http_fail(c, 400, "power_limit_w",
                     "the body must be {\"power_limit_w\": WATTS|\"default\"}");
     if (eco_platform_power_range(d->platform, (unsigned)g, &pr, &err) < 0)
-        return ecod_fail(c, 500, NULL, "%s", err.msg);
+        return eco_http_fail(c, 500, NULL, "%s", err.msg);
     double w = pr.default_w;
     if (!(json_is_string(v) && !strcmp(json_string_value(v), "default"))) {
         w = json_number_value(v);
         if (!json_is_number(v) || !isfinite(w) || w < pr.min_w - 1e-9 || w > pr.max_w + 1e-9)
-            return ecod_fail(c, 400, "power_limit_w", "power_limit_w must be %g..%g W or \"default\"",
+            return eco_http_fail(c, 400, "power_limit_w", "power_limit_w must be %g..%g W or \"default\"",
                         pr.min_w, pr.max_w);
     }
     if (eco_platform_set_power_limit(d->platform, (unsigned)g, w, &err) < 0) {
-        ECOD_LOG(ECOD_WARN, "api", "GPU %ld: limit %.0f W: %s", g, w, err.msg);
-        return ecod_fail(c, 500, NULL, "%s", err.msg);
+        ECO_LOG(ECO_LOG_WARN, "api", "GPU %ld: limit %.0f W: %s", g, w, err.msg);
+        return eco_http_fail(c, 500, NULL, "%s", err.msg);
     }
-    ECOD_LOG(ECOD_DEBUG, "api", "GPU %ld: limit %.0f W", g, w);
-    return ecod_reply(c, 200, json_pack("{s:i,s:f}", "index", (int)g, "power_limit_w", w));
+    ECO_LOG(ECO_LOG_DEBUG, "api", "GPU %ld: limit %.0f W", g, w);
+    return eco_http_reply(c, 200, json_pack("{s:i,s:f}", "index", (int)g, "power_limit_w", w));
 }
 
 /* ---- POST /v1/slurm/jobs ------------------------------------------------------------------ */
@@ -245,7 +249,7 @@ static const char *resolve_cap(struct ecod *d, const json_t *v, const uint32_t *
     if (json_is_string(v)) {
         char why[200];
         if (ecod_sched_auto_cap(d, gpus[0], cap_w, why, sizeof why) < 0) {
-            ECOD_LOG(ECOD_WARN, "slurm", "power_cap auto: %s; no cap", why);
+            ECO_LOG(ECO_LOG_WARN, "slurm", "power_cap auto: %s; no cap", why);
             *cap_w = 0;
         }
         return NULL;
@@ -269,7 +273,7 @@ static json_t *gpu_limits_json(const struct ecod *d, const uint32_t *gpus, uint3
 {
     json_t *a = json_array();
     for (uint32_t i = 0; a && i < n; i++) {
-        double w = ecod_sched_gpu_cap(d, gpus[i]);
+        double w = ecod_caps_gpu(d, gpus[i]);
         json_array_append_new(a, w > 0 ? json_real(w) : json_null());
     }
     return a;
@@ -290,10 +294,10 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
     if (!bad)
         bad = resolve_cap(d, capv, gpus, n, &cap_w, msg, sizeof msg);
     if (bad)
-        return ecod_fail(c, 400, bad, "%s", msg);
+        return eco_http_fail(c, 400, bad, "%s", msg);
     const struct ecod_run *old = slurm_run(d, job);
     if (old) /* the prolog ran again (requeue): the same record */
-        return ecod_reply(c, 200,
+        return eco_http_reply(c, 200,
                      json_pack("{s:I,s:I,s:o,s:o}", "job_id", job, "id", (json_int_t)old->id,
                                "power_cap_w", cap_w > 0 ? json_real(cap_w) : json_null(),
                                "gpu_limits_w", gpu_limits_json(d, old->gpus, old->n_gpus)));
@@ -301,7 +305,7 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
         off += (uint32_t)snprintf(gl + off, sizeof gl - off, "%s%u", i ? "," : "", gpus[i]);
     snprintf(name, sizeof name, "slurm-%" JSON_INTEGER_FORMAT, job);
     snprintf(argv, sizeof argv, "[\"slurm-job\",\"%" JSON_INTEGER_FORMAT "\"]", job);
-    double now = ecod_now();
+    double now = eco_wall_s();
     struct eco_store_job sj = {.uid = uid,
                                .gid = gid,
                                .name = name,
@@ -312,19 +316,19 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
                                .submit_s = now};
     if (eco_store_insert(d->store, &sj, &id, &err) < 0 ||
         eco_store_start(d->store, id, 0, 0, n ? gl : NULL, now, &err) < 0) {
-        ECOD_LOG(ECOD_ERR, "slurm", "job %" JSON_INTEGER_FORMAT ": %s", job, err.msg);
+        ECO_LOG(ECO_LOG_ERR, "slurm", "job %" JSON_INTEGER_FORMAT ": %s", job, err.msg);
         if (id > 0)
             eco_store_cancel(d->store, id, now, "could not record the Slurm job", NULL, NULL);
-        return ecod_fail(c, 500, NULL, "%s", err.msg);
+        return eco_http_fail(c, 500, NULL, "%s", err.msg);
     }
-    if (ecod_sched_add_slurm(d, id, job, gpus, n, cap_w) < 0) {
+    if (ecod_sched_add_slurm(d, id, job, gpus, n, cap_w, now, eco_mono_s()) < 0) {
         eco_store_finish(d->store, id, ECO_STORE_FAILED, -1, now, 0, NULL);
-        return ecod_fail(c, 500, NULL, "out of memory");
+        return eco_http_fail(c, 500, NULL, "out of memory");
     }
-    ECOD_LOG(ECOD_INFO, "slurm",
+    ECO_LOG(ECO_LOG_INFO, "slurm",
              "Slurm job %" JSON_INTEGER_FORMAT " (uid %u): GPUs [%s], job %" PRId64 ", cap %.0f W",
              job, (unsigned)uid, gl, id, cap_w);
-    return ecod_reply(c, 201,
+    return eco_http_reply(c, 201,
                  json_pack("{s:I,s:I,s:o,s:o}", "job_id", job, "id", (json_int_t)id, "power_cap_w",
                            cap_w > 0 ? json_real(cap_w) : json_null(), "gpu_limits_w",
                            gpu_limits_json(d, gpus, n)));
@@ -336,10 +340,10 @@ static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const
     long long job = strtoll(js, &end, 10);
     double energy = 0;
     if (!*js || *end || job <= 0)
-        return ecod_fail(c, 404, "job_id", "no Slurm job '%.32s'", js);
+        return eco_http_fail(c, 404, "job_id", "no Slurm job '%.32s'", js);
     const struct ecod_run *r = slurm_run(d, job);
     if (!r)
-        return ecod_fail(c, 404, "job_id", "Slurm job %lld is not registered here", job);
+        return eco_http_fail(c, 404, "job_id", "Slurm job %lld is not registered here", job);
     int64_t id = r->id;
     json_t *gpus = gpus_json(r->gpus, r->n_gpus);
     struct eco_store_job sj = {0};
@@ -348,10 +352,10 @@ static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const
         start = sj.start_s;
     eco_store_job_fini(&sj);
     /* sets each GPU to the lowest cap of the jobs still on it, or the default */
-    ecod_sched_end_slurm(d, id, &energy);
-    double now = ecod_now();
-    ECOD_LOG(ECOD_INFO, "slurm", "Slurm job %lld ended: %.1f J", job, energy);
-    return ecod_reply(c, 200,
+    double now = eco_wall_s();
+    ecod_sched_end_slurm(d, id, now, eco_mono_s(), &energy);
+    ECO_LOG(ECO_LOG_INFO, "slurm", "Slurm job %lld ended: %.1f J", job, energy);
+    return eco_http_reply(c, 200,
                  json_pack("{s:I,s:I,s:o,s:f,s:f,s:b}", "job_id", (json_int_t)job, "id",
                            (json_int_t)id, "gpus", gpus, "energy_j", energy, "elapsed_s",
                            start > 0 ? now - start : 0.0, "limits_restored", 1));
@@ -368,7 +372,7 @@ bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *u
     const char *tail = NULL;
     enum MHD_Result ret;
     if (!strcmp(url, "/v1/node")) {
-        ret = get ? node(d, c) : ecod_fail(c, 405, NULL, "use GET on %s", url);
+        ret = get ? node(d, c) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
         goto out;
     }
     bool limit =
@@ -378,17 +382,17 @@ bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *u
     if (!limit && !slurm && !budget)
         return false;
     if (!post) {
-        ret = ecod_fail(c, 405, NULL, "use POST on %s", url);
+        ret = eco_http_fail(c, 405, NULL, "use POST on %s", url);
         goto out;
     }
     if (peer_uid != 0) {
-        ret = ecod_fail(c, 403, NULL, "only root may use %s (caller uid %u)", url, (unsigned)peer_uid);
+        ret = eco_http_fail(c, 403, NULL, "only root may use %s (caller uid %u)", url, (unsigned)peer_uid);
         goto out;
     }
     json_error_t jerr;
     b = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : json_object();
     if (!json_is_object(b)) {
-        ret = ecod_fail(c, 400, "body", "the body must be a JSON object%s%s", b ? "" : ": ",
+        ret = eco_http_fail(c, 400, "body", "the body must be a JSON object%s%s", b ? "" : ": ",
                    b ? "" : jerr.text);
         goto out;
     }
@@ -406,7 +410,7 @@ bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *u
         const char *s = url + 14;
         const char *slash = *s == '/' ? strchr(s + 1, '/') : NULL;
         if (!slash || strcmp(slash, "/end") || (size_t)(slash - s - 1) >= sizeof js) {
-            ret = ecod_fail(c, 404, NULL, "no such path: %.200s", url);
+            ret = eco_http_fail(c, 404, NULL, "no such path: %.200s", url);
             goto out;
         }
         snprintf(js, sizeof js, "%.*s", (int)(slash - s - 1), s + 1);

@@ -7,11 +7,11 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include "ecosched/catalog.h"
 #include "ecosched/clock.h"
 #include "ecosched/power.h"
-#include "ecoschedd.h"
-
-int ecod_power_knob_clock;
+#include "clockctl.h"
+#include "ecod.h"
 
 /* The clock for cap_w on GPU g, or -errno with err set. */
 static int clock_for(struct ecod *d, unsigned g, double cap_w, double *mhz, struct eco_error *err)
@@ -20,7 +20,7 @@ static int clock_for(struct ecod *d, unsigned g, double cap_w, double *mhz, stru
     int rc = eco_platform_gpu_name(d->platform, g, model, sizeof model, err);
     if (rc < 0)
         return rc;
-    int type = ecod_catalog_type_of(model);
+    int type = eco_catalog_match(model);
     if (type < 0)
         return eco_platform_fail(err, -ENOENT, "no clock model for GPU model '%s'", model);
     return eco_clock_for_power(type, ECO_WORKLOAD_GENERIC, cap_w, mhz) < 0
@@ -38,9 +38,9 @@ static int apply_one(struct ecod *d, int64_t id, unsigned g, double cap_w)
         rc = cap_w > 0 ? eco_platform_set_locked_clocks(d->platform, g, mhz, mhz, &err)
                        : eco_platform_reset_locked_clocks(d->platform, g, &err);
     if (rc < 0)
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": GPU %u: SM clock: %s", id, g, err.msg);
+        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": GPU %u: SM clock: %s", id, g, err.msg);
     else if (cap_w > 0)
-        ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 ": GPU %u: SM clock locked at %.0f MHz (cap %.0f W)",
+        ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 ": GPU %u: SM clock locked at %.0f MHz (cap %.0f W)",
                  id, g, mhz, cap_w);
     return rc;
 }
@@ -57,6 +57,6 @@ void ecod_clock_reconcile(struct ecod *d, const double *want, const int64_t *by)
 {
     for (unsigned g = 0; g < d->n_gpus; g++) {
         if (apply_one(d, by[g], g, want[g] > 0 ? want[g] : 0) == 0 && !(want[g] > 0))
-            ECOD_LOG(ECOD_DEBUG, "sched", "GPU %u: SM clock reset (no capped job)", g);
+            ECO_LOG(ECO_LOG_DEBUG, "sched", "GPU %u: SM clock reset (no capped job)", g);
     }
 }

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "ecoschedd.h"
+#include "config.h"
+#include "nodecap.h"
+#include "queue.h"
 
 enum key_type { K_STRING, K_PLATFORM, K_LEVEL, K_SECONDS, K_FRACTION, K_LOOPBACK, K_QPOLICY,
                 K_GSTRATEGY, K_KNOB, K_WATTS, K_CAPPER };
@@ -62,19 +64,6 @@ static const struct key KEYS[] = {
      offsetof(struct ecod_config, keep_finished_s)},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
-
-int ecod_level_parse(const char *name)
-{
-    static const struct {
-        const char *name;
-        int level;
-    } names[] = {{"error", ECOD_ERR}, {"err", ECOD_ERR},   {"warning", ECOD_WARN},
-                 {"warn", ECOD_WARN}, {"info", ECOD_INFO}, {"debug", ECOD_DEBUG}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcasecmp(name, names[i].name))
-            return names[i].level;
-    return -EINVAL;
-}
 
 /* host:port with a loopback host (127.0.0.0/8, ::1 as [::1], or localhost), port 1..65535.
  * NULL when fine, else what is wrong. */
@@ -165,7 +154,7 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
         strcpy(field, v);
         return NULL;
     case K_LEVEL:
-        if ((lvl = ecod_level_parse(v)) < 0)
+        if ((lvl = eco_log_level_parse(v)) < 0)
             return "must be error, warning, info or debug";
         *(int *)(void *)field = lvl;
         return NULL;
@@ -188,18 +177,19 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
     return "unknown type";
 }
 
-int ecod_config_set(struct ecod_config *c, const char *key, const char *value)
+int ecod_config_set(struct ecod_config *c, const char *key, const char *value,
+                    struct eco_error *err)
 {
     char msg[160];
     for (size_t k = 0; k < N_KEYS; k++)
         if (!strcmp(KEYS[k].name, key)) {
             const char *why = set_value(&KEYS[k], value, c, msg, sizeof msg);
             if (why)
-                fprintf(stderr, "ecoschedd: %s '%s': %s\n", key, value, why);
+                eco_error_set(err, "%s", why);
             return why ? -EINVAL : 0;
         }
-    fprintf(stderr, "ecoschedd: unknown setting '%s'\n", key);
-    return -EINVAL;
+    eco_error_set(err, "unknown setting '%s'", key);
+    return -ENOENT;
 }
 
 void ecod_config_defaults(struct ecod_config *c)

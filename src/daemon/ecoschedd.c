@@ -19,7 +19,16 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
-#include "ecoschedd.h"
+#include "api.h"
+#include "config.h"
+#include "ecod.h"
+#include "lister.h"
+#include "nodecap.h"
+#include "queue.h"
+#include "sched.h"
+#include "startup.h"
+#include "tcp.h"
+#include "util/fs.h"
 
 #ifndef ECO_VERSION
 #define ECO_VERSION "dev"
@@ -27,43 +36,6 @@
 
 #define DEFAULT_SOCKET ECOD_DEFAULT_SOCKET
 #define DEFAULT_STATE ECOD_DEFAULT_STATE
-/* The scheduling pass runs every tick_s (config; default 1 s): NVML's utilisation readings
- * cover 1/6 s to 1 s, so faster sampling adds nothing, and a queued job waits at most this
- * long for a freed GPU. */
-static double tick_s = 1.0;
-
-int ecod_log_level = ECOD_INFO;
-static bool log_syslog;
-
-static const char *const LEVEL_NAMES[8] = {
-    [ECOD_ERR] = "error", [ECOD_WARN] = "warning", [ECOD_INFO] = "info", [ECOD_DEBUG] = "debug"};
-
-void ecod_log_write(int level, const char *tag, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (log_syslog)
-        syslog(level, "%s: %s", tag, msg);
-    else
-        fprintf(stderr, "ecoschedd: %s: %s: %s\n", LEVEL_NAMES[level & 7], tag, msg);
-}
-
-double ecod_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-double ecod_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 struct opts {
     const char *socket;
@@ -107,24 +79,28 @@ static void usage(FILE *f)
             "  -h, --help           this text;  -V, --version  the version\n");
 }
 
-static int parse_seconds(const char *opt, const char *v, double *out)
+/* The settings (the config file's, then the options') into o and d. */
+static void apply_config(struct opts *o, struct ecod *d)
 {
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || *end || !(x >= 0) || x > 86400) {
-        fprintf(stderr, "ecoschedd: %s: '%s' is not a number of seconds 0..86400\n", opt, v);
-        return -EINVAL;
-    }
-    *out = x;
-    return 0;
-}
-
-static int parse_level(const char *v)
-{
-    int l = ecod_level_parse(v);
-    if (l < 0)
-        fprintf(stderr, "ecoschedd: --log-level: '%s' is not error, warning, info or debug\n", v);
-    return l;
+    const struct ecod_config *c = &o->cfg;
+    o->socket = c->socket;
+    o->socket_group = c->socket_group[0] ? c->socket_group : NULL;
+    o->state_dir = c->state_dir;
+    o->platform = c->platform;
+    o->nvml_lib = c->nvml_library[0] ? c->nvml_library : NULL;
+    eco_log_level = c->log_level;
+    eco_gpusel_params_default(&o->sel);
+    o->sel.window_s = c->util_window_s;
+    o->sel.grace_s = c->grace_s;
+    d->tick_s = c->tick_s;
+    o->queue_policy = c->queue_policy;
+    d->gpu_strategy = eco_gpusel_find(c->gpu_strategy)->name;
+    o->sel.memthr_wait_s = c->memthr_wait_s;
+    d->auto_cap_max_slowdown = c->auto_cap_max_slowdown;
+    d->keep_finished_s = c->keep_finished_s;
+    d->power_knob_clock = !strcasecmp(c->power_knob, "clock");
+    d->power_budget_w = c->power_budget_w;
+    d->power_policy = c->power_policy;
 }
 
 /* The config file: --config FILE (which must exist), else ECOD_DEFAULT_CONFIG when it exists.
@@ -151,25 +127,55 @@ static int load_config(int argc, char **argv, struct opts *o)
         path = ECOD_DEFAULT_CONFIG;
     if (path && ecod_config_load(path, c) < 0)
         return 2;
-    o->socket = c->socket;
-    o->socket_group = c->socket_group[0] ? c->socket_group : NULL;
-    o->state_dir = c->state_dir;
-    o->platform = c->platform;
-    o->nvml_lib = c->nvml_library[0] ? c->nvml_library : NULL;
-    ecod_log_level = c->log_level;
-    eco_gpusel_params_default(&o->sel);
-    o->sel.window_s = c->util_window_s;
-    o->sel.grace_s = c->grace_s;
-    tick_s = c->tick_s;
-    o->queue_policy = c->queue_policy;
-    ecod_gpu_strategy = eco_gpusel_find(c->gpu_strategy)->name;
-    o->sel.memthr_wait_s = c->memthr_wait_s;
-    ecod_auto_cap_max_slowdown = c->auto_cap_max_slowdown;
-    ecod_keep_finished_s = c->keep_finished_s;
-    ecod_power_knob_clock = !strcasecmp(c->power_knob, "clock");
-    ecod_power_budget_w = c->power_budget_w;
-    ecod_power_policy = c->power_policy;
     return 0;
+}
+
+/* The options: each sets its config key through ecod_config_set, validated like the file's.
+ * A bad value is reported as before the table: by the option's name ("--grace: '-1' is not a
+ * number of seconds 0..86400"), by its key (bad), or with a message of its own (bad_fmt). */
+static const struct flag {
+    const char *name;
+    const char *key;     /* its config key; NULL: --config (read first, by load_config) */
+    const char *bad_fmt; /* NULL, or the message, a format with the value's %s */
+    bool by_key;         /* the message names the key: "tcp_listen 'VALUE': what is wrong" */
+} FLAGS[] = {
+    {"--socket", "socket", NULL, false},
+    {"--socket-group", "socket_group", NULL, false},
+    {"--state-dir", "state_dir", NULL, false},
+    {"--platform", "platform", "unknown '%s' (nvml, fake, none or auto)", false},
+    {"--nvml-library", "nvml_library", NULL, false},
+    {"--log-level", "log_level", "'%s' is not error, warning, info or debug", false},
+    {"--util-window", "util_window_s", NULL, false},
+    {"--grace", "grace_s", NULL, false},
+    {"--config", NULL, NULL, false},
+    {"--queue-policy", "queue_policy", "'%s' is not fifo, greedy or edf", false},
+    {"--tcp-listen", "tcp_listen", NULL, true},
+    {"--tcp-token-file", "tcp_token_file", NULL, true},
+    {"--gpu-strategy", "gpu_strategy", "unknown '%s' (live, exclusive, memory-threshold)", false},
+    {"--memthr-wait", "memthr_wait_s", NULL, false},
+    {"--power-budget", "power_budget_w", NULL, true},
+    {"--power-policy", "power_policy", NULL, true},
+};
+
+/* Option f's value v into o->cfg. 0, or -EINVAL (written to stderr). */
+static int set_flag(struct opts *o, const struct flag *f, const char *v)
+{
+    struct eco_error err = {{0}};
+    if (!f->key || ecod_config_set(&o->cfg, f->key, v, &err) == 0)
+        return 0;
+    if (f->by_key) {
+        fprintf(stderr, "ecoschedd: %s '%s': %s\n", f->key, v, err.msg);
+    } else if (f->bad_fmt) {
+        fprintf(stderr, "ecoschedd: %s: ", f->name);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+        fprintf(stderr, f->bad_fmt, v); /* the table's own formats, one %s each */
+#pragma GCC diagnostic pop
+        fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "ecoschedd: %s: %s\n", f->name, err.msg);
+    }
+    return -EINVAL;
 }
 
 /* 0: run; 1: exit 0 (help, version); 2: bad usage. */
@@ -196,17 +202,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->foreground = true;
             continue;
         }
-        static const char *const with_value[] = {"--socket",      "--socket-group", "--state-dir",
-                                                 "--platform",    "--nvml-library", "--log-level",
-                                                 "--util-window", "--grace",        "--config",
-                                                 "--queue-policy", "--tcp-listen",
-                                                 "--tcp-token-file", "--gpu-strategy",
-                                                 "--memthr-wait",  "--power-budget",
-                                                 "--power-policy", NULL};
         size_t k = 0;
-        while (with_value[k] && strcmp(with_value[k], name))
+        while (k < sizeof FLAGS / sizeof FLAGS[0] && strcmp(FLAGS[k].name, name))
             k++;
-        if (!with_value[k]) {
+        if (k == sizeof FLAGS / sizeof FLAGS[0]) {
             fprintf(stderr, "ecoschedd: unknown option '%s' (try --help)\n", a);
             return 2;
         }
@@ -215,63 +214,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
             fprintf(stderr, "ecoschedd: %s needs a value\n", name);
             return 2;
         }
-        int lvl = 0;
-        if (!strcmp(name, "--socket"))
-            o->socket = v;
-        else if (!strcmp(name, "--socket-group"))
-            o->socket_group = v;
-        else if (!strcmp(name, "--state-dir"))
-            o->state_dir = v;
-        else if (!strcmp(name, "--platform"))
-            o->platform = v;
-        else if (!strcmp(name, "--nvml-library"))
-            o->nvml_lib = v;
-        else if (!strcmp(name, "--log-level") && (lvl = parse_level(v)) < 0)
+        if (set_flag(o, &FLAGS[k], v) < 0)
             return 2;
-        else if (!strcmp(name, "--log-level"))
-            ecod_log_level = lvl;
-        else if (!strcmp(name, "--util-window") && parse_seconds(name, v, &o->sel.window_s) < 0)
-            return 2;
-        else if (!strcmp(name, "--grace") && parse_seconds(name, v, &o->sel.grace_s) < 0)
-            return 2;
-        else if (!strcmp(name, "--queue-policy") && !ecod_queue_policy_find(v)) {
-            fprintf(stderr, "ecoschedd: --queue-policy: '%s' is not fifo, greedy or edf\n", v);
-            return 2;
-        } else if (!strcmp(name, "--queue-policy"))
-            o->queue_policy = v;
-        else if (!strcmp(name, "--tcp-listen") && ecod_config_set(&o->cfg, "tcp_listen", v) < 0)
-            return 2;
-        else if (!strcmp(name, "--tcp-token-file") &&
-                 ecod_config_set(&o->cfg, "tcp_token_file", v) < 0)
-            return 2;
-        else if (!strcmp(name, "--memthr-wait") &&
-                 parse_seconds(name, v, &o->sel.memthr_wait_s) < 0)
-            return 2;
-        else if (!strcmp(name, "--power-budget") &&
-                 ecod_config_set(&o->cfg, "power_budget_w", v) < 0)
-            return 2;
-        else if (!strcmp(name, "--power-budget"))
-            ecod_power_budget_w = o->cfg.power_budget_w;
-        else if (!strcmp(name, "--power-policy") &&
-                 ecod_config_set(&o->cfg, "power_policy", v) < 0)
-            return 2;
-        else if (!strcmp(name, "--power-policy"))
-            ecod_power_policy = o->cfg.power_policy;
-        else if (!strcmp(name, "--gpu-strategy") && !eco_gpusel_find(v)) {
-            fprintf(stderr, "ecoschedd: --gpu-strategy: unknown '%s' (live, exclusive, "
-                            "memory-threshold)\n", v);
-            return 2;
-        } else if (!strcmp(name, "--gpu-strategy"))
-            ecod_gpu_strategy = eco_gpusel_find(v)->name;
     }
     if (o->cfg.tcp_listen[0] && !o->cfg.tcp_token_file[0]) {
         fprintf(stderr, "ecoschedd: --tcp-listen needs --tcp-token-file (or the tcp_token_file "
                         "key)\n");
-        return 2;
-    }
-    if (strcasecmp(o->platform, "auto") && !eco_platform_find(o->platform)) {
-        fprintf(stderr, "ecoschedd: --platform: unknown '%s' (nvml, fake, none or auto)\n",
-                o->platform);
         return 2;
     }
     return 0;
@@ -342,7 +290,7 @@ static int claim_socket(const char *path, struct eco_error *err)
         eco_error_set(err, "%s: cannot remove the stale socket: %s", path, strerror(errno));
         goto out;
     }
-    ECOD_LOG(ECOD_INFO, "main", "%s: removed a stale socket (no daemon listens on it)", path);
+    ECO_LOG(ECO_LOG_INFO, "main", "%s: removed a stale socket (no daemon listens on it)", path);
 out:
     return rc;
 }
@@ -357,9 +305,8 @@ static int listen_unix(const struct opts *o, struct eco_error *err)
     char dir[sizeof sa.sun_path];
     strcpy(sa.sun_path, o->socket);
     strcpy(dir, o->socket);
-    if (mkdir(dirname(dir), 0755) < 0 && errno != EEXIST) {
-        rc = -errno;
-        eco_error_set(err, "%s: cannot create its directory: %s", o->socket, strerror(errno));
+    if ((rc = eco_mkdir(dirname(dir), 0755)) < 0) {
+        eco_error_set(err, "%s: cannot create its directory: %s", o->socket, strerror(-rc));
         goto out;
     }
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -396,13 +343,13 @@ static int open_platform(const struct opts *o, struct ecod *d, struct eco_error 
     } else {
         rc = eco_platform_open("nvml", o->nvml_lib, &d->platform, err);
         if (rc == -ENOENT || rc == -ENODEV) {
-            ECOD_LOG(ECOD_INFO, "platform", "auto: no NVML (%s); running without GPUs", err->msg);
+            ECO_LOG(ECO_LOG_INFO, "platform", "auto: no NVML (%s); running without GPUs", err->msg);
             rc = eco_platform_open("none", NULL, &d->platform, err);
         }
     }
     if (rc < 0)
         return rc;
-    ECOD_LOG(ECOD_INFO, "platform", "%s: %u GPUs", eco_platform_name(d->platform),
+    ECO_LOG(ECO_LOG_INFO, "platform", "%s: %u GPUs", eco_platform_name(d->platform),
              eco_platform_gpu_count(d->platform));
     return 0;
 }
@@ -500,9 +447,9 @@ static void ready(int fd)
             close(null);
     }
     openlog("ecoschedd", LOG_PID, LOG_DAEMON);
-    log_syslog = true;
+    eco_log_setup("ecoschedd", true);
     if (write(fd, "1", 1) < 0)
-        ECOD_LOG(ECOD_WARN, "main", "readiness pipe: %s", strerror(errno));
+        ECO_LOG(ECO_LOG_WARN, "main", "readiness pipe: %s", strerror(errno));
     close(fd);
 }
 
@@ -525,7 +472,7 @@ static int tighten(const char *path, mode_t mode)
         return -EPERM;
     if (chmod(path, mode) < 0)
         return -errno;
-    ECOD_LOG(ECOD_WARN, "main", "%s: mode %04o was open to other users: now %04o", path,
+    ECO_LOG(ECO_LOG_WARN, "main", "%s: mode %04o was open to other users: now %04o", path,
              (unsigned)(st.st_mode & 07777), (unsigned)mode);
     return 0;
 }
@@ -537,9 +484,8 @@ static int private_state(const struct ecod *d, struct eco_error *err)
     static const char *const SUFFIXES[] = {"", "-wal", "-shm", "-journal"};
     char path[sizeof d->db_path + 16];
     int rc = 0;
-    if (mkdir(d->state_dir, STATE_DIR_MODE) < 0 && errno != EEXIST) {
-        rc = -errno;
-        eco_error_set(err, "%s: cannot create: %s", d->state_dir, strerror(errno));
+    if ((rc = eco_mkdir(d->state_dir, STATE_DIR_MODE)) < 0) {
+        eco_error_set(err, "%s: cannot create: %s", d->state_dir, strerror(-rc));
         goto out;
     }
     if ((rc = tighten(d->state_dir, STATE_DIR_MODE)) < 0) {
@@ -565,10 +511,10 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
     int epfd = MHD_get_daemon_info(m, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd;
     int epfd_t = mt ? MHD_get_daemon_info(mt, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd : -1;
     char drain[64];
-    ecod_sched_pass(d);
+    ecod_sched_pass(d, eco_wall_s(), eco_mono_s());
     while (!stop_signal) {
         MHD_UNSIGNED_LONG_LONG mhd_ms = 0;
-        double wait_s = d->last_tick_mono + tick_s - ecod_mono();
+        double wait_s = d->last_tick_mono + d->tick_s - eco_mono_s();
         int timeout = wait_s > 0 ? (int)(wait_s * 1000) + 1 : 0;
         if (MHD_get_timeout(m, &mhd_ms) == MHD_YES && mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout)
             timeout = (int)mhd_ms;
@@ -581,7 +527,7 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
                                {.fd = ecod_lister_fd(d->lister), .events = POLLIN},
                                {.fd = epfd_t, .events = POLLIN}};
         if (poll(pf, 4, timeout) < 0 && errno != EINTR) {
-            ECOD_LOG(ECOD_ERR, "main", "poll: %s", strerror(errno));
+            ECO_LOG(ECO_LOG_ERR, "main", "poll: %s", strerror(errno));
             break;
         }
         if (pf[1].revents & POLLIN) {
@@ -594,8 +540,8 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
         MHD_run(m);
         if (mt)
             MHD_run(mt);
-        if (d->want_sched || ecod_mono() >= d->last_tick_mono + tick_s)
-            ecod_sched_pass(d);
+        if (d->want_sched || eco_mono_s() >= d->last_tick_mono + d->tick_s)
+            ecod_sched_pass(d, eco_wall_s(), eco_mono_s());
     }
 }
 
@@ -606,6 +552,7 @@ int main(int argc, char **argv)
     struct eco_error err = {{0}};
     struct MHD_Daemon *m = NULL, *mt = NULL;
     struct ecod_listener unix_l = {0}, tcp_l = {0};
+    eco_log_setup("ecoschedd", false);
     struct ecod_tcp_auth tcp_auth = {0};
     char fake_buf[4096];
     int fd = -1, rc = load_config(argc, argv, &o), status = 1;
@@ -613,6 +560,7 @@ int main(int argc, char **argv)
         rc = parse_args(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : 2;
+    apply_config(&o, &d);
     int ready_fd = detach(o.foreground);
     d.state_dir = o.state_dir;
     d.fake_run_fd = -1;
@@ -620,36 +568,37 @@ int main(int argc, char **argv)
     /* before the store and the GPUs are touched: a daemon already serving there owns them */
     if (claim_socket(o.socket, &err) < 0 || setup_signals(&err) < 0 ||
         private_state(&d, &err) < 0 || open_platform(&o, &d, &err) < 0 ||
-        ecod_store_open(&d, &err) < 0 || ecod_sched_init(&d, &o.sel, &err) < 0 ||
+        ecod_startup_open_store(&d, &err) < 0 || ecod_startup_init(&d, &o.sel, &err) < 0 ||
         ecod_nodecap_init(&d, &err) < 0) {
-        ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
+        ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
         goto out;
     }
     if (!strcmp(eco_platform_name(d.platform), "fake") &&
         !(d.fake_run = fake_run_path(fake_buf, sizeof fake_buf)))
-        ECOD_LOG(ECOD_WARN, "main",
+        ECO_LOG(ECO_LOG_WARN, "main",
                  "ecosched-fake-gpu-run not found: jobs will not load the "
                  "fake GPUs");
     /* jobs exec the wrapper from this descriptor, so their users need not reach its
      * directory (a build tree in a 0700 home) */
     if (d.fake_run && (d.fake_run_fd = open(d.fake_run, O_RDONLY | O_CLOEXEC)) < 0) {
-        ECOD_LOG(ECOD_WARN, "main", "%s: %s: jobs will not load the fake GPUs", d.fake_run,
+        ECO_LOG(ECO_LOG_WARN, "main", "%s: %s: jobs will not load the fake GPUs", d.fake_run,
                  strerror(errno));
         d.fake_run = NULL;
     }
-    ecod_sched_recover(&d);
-    ecod_sched_reconcile_limits(&d);
+    ecod_startup_recover(&d, eco_wall_s(), eco_mono_s());
+    ecod_startup_reconcile_limits(&d);
     if (ecod_queue_create(&d, o.queue_policy, &err) < 0 || ecod_sched_load_queue(&d, &err) < 0) {
-        ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
+        ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
         goto out;
     }
     /* GET /v1/jobs off the loop; without the worker (a store it cannot open read-only) the
      * loop builds the pages itself, as before */
-    if (ecod_lister_create(d.db_path, d.logs_dir, ECOD_LIST_QUEUE, &d.lister, &err) < 0)
-        ECOD_LOG(ECOD_WARN, "main", "%s: listings are served on the event loop", err.msg);
+    if (ecod_lister_create(d.db_path, d.logs_dir, ECOD_LIST_QUEUE, ecod_api_jobs_page, &d.lister,
+                           &err) < 0)
+        ECO_LOG(ECO_LOG_WARN, "main", "%s: listings are served on the event loop", err.msg);
     unix_l.d = tcp_l.d = &d;
     if ((fd = listen_unix(&o, &err)) < 0 || !(m = ecod_api_start(&unix_l, fd, &err))) {
-        ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
+        ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
         goto out;
     }
     fd = -1; /* libmicrohttpd closes it */
@@ -657,25 +606,25 @@ int main(int argc, char **argv)
         tcp_l.tcp = &tcp_auth;
         if ((fd = ecod_tcp_listen(o.cfg.tcp_listen, o.cfg.tcp_token_file, &tcp_auth, &err)) < 0 ||
             !(mt = ecod_api_start(&tcp_l, fd, &err))) {
-            ECOD_LOG(ECOD_ERR, "main", "%s", err.msg);
+            ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
             goto out;
         }
         fd = -1;
-        ECOD_LOG(ECOD_INFO, "main", "also serving on tcp %s (bearer token of %s, acting as uid %u)",
+        ECO_LOG(ECO_LOG_INFO, "main", "also serving on tcp %s (bearer token of %s, acting as uid %u)",
                  o.cfg.tcp_listen, o.cfg.tcp_token_file, (unsigned)tcp_auth.uid);
         if (tcp_auth.uid == 0)
-            ECOD_LOG(ECOD_WARN, "main",
+            ECO_LOG(ECO_LOG_WARN, "main",
                      "tcp_token_file %s is owned by root: TCP clients act as root (they may "
                      "cancel any job and run jobs as root); chown it to the account they should "
                      "act as",
                      o.cfg.tcp_token_file);
     }
-    ECOD_LOG(ECOD_INFO, "main", "ecoschedd %s serving on %s, state in %s", ECO_VERSION, o.socket,
+    ECO_LOG(ECO_LOG_INFO, "main", "ecoschedd %s serving on %s, state in %s", ECO_VERSION, o.socket,
              o.state_dir);
     ready(ready_fd);
     ready_fd = -1;
     loop(&d, m, mt);
-    ECOD_LOG(ECOD_INFO, "main", "stopping (signal %d); %zu running jobs left running",
+    ECO_LOG(ECO_LOG_INFO, "main", "stopping (signal %d); %zu running jobs left running",
              (int)stop_signal, d.n_runs);
     /* the worker answers the listings it holds and resumes their connections; one more run
      * of each server queues those answers (libmicrohttpd must not stop with a connection

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "nvml_api.h"
+#include "platform/nvml_api.h"
 
 #define DEFAULT_PROC_MEM_MB 2048ULL /* a small training job's footprint, as the fake's default */
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "ecosched/coloc.h"
 #include "util/csv.h"
+#include "util/clock.h"
 
 #define MAX_GPUS 64
 #define STEP_S 0.05 /* progress update period: 1% of a 5 s job */
@@ -25,13 +26,6 @@ static void on_signal(int sig)
 {
     (void)sig;
     stop = 1;
-}
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* "0,2" -> mask; 0 when empty or malformed. */
@@ -149,7 +143,7 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
 
-    double t0 = mono(), progress = 0, shared = 0;
+    double t0 = eco_mono_s(), progress = 0, shared = 0;
     int rc = publish(dir, mask, wl, 0);
     if (rc < 0) {
         fprintf(stderr, "ecosched-fake-train: %s: %s\n", dir, strerror(-rc));
@@ -157,10 +151,10 @@ int main(int argc, char **argv)
     }
     nap(startup);
     publish(dir, mask, wl, 1);
-    double last = mono();
+    double last = eco_mono_s();
     while (!stop && progress < work) {
         nap(STEP_S);
-        double now = mono(), f = speed(dir, mask, wl);
+        double now = eco_mono_s(), f = speed(dir, mask, wl);
         progress += (now - last) * f;
         shared += f < 1.0 ? now - last : 0.0;
         last = now;
@@ -169,6 +163,6 @@ int main(int argc, char **argv)
     if (stop)
         return 143;
     printf("fake-train %s: %.2f s of work in %.2f s (%.2f s slowed by neighbours)\n", argv[1], work,
-           mono() - t0, shared);
+           eco_mono_s() - t0, shared);
     return 0;
 }

@@ -15,7 +15,9 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "ecoschedd.h"
+#include "daemon/store.h"
+#include "lister.h"
+#include "util/log.h"
 
 /* The worker's nice value. On a loaded server (2 cores here, with the submitting clients and
  * eight listers all wanting CPU) a listing page costs ~1 ms of CPU and a submit ~0.14 ms;
@@ -30,6 +32,7 @@ struct ecod_lister {
     pthread_t thread;
     bool started, stopping;
     struct eco_store *store; /* the worker's own, read-only */
+    ecod_list_build_fn build; /* fills a listing's answer from store */
     char logs_dir[4096];     /* a copy: the worker reads nothing of struct ecod */
     int wake_fd;             /* eventfd: an answer is ready (MHD's own wake-up does not reach
                               * the loop's poll of its epoll fd: measured, a listing waited
@@ -42,7 +45,7 @@ static void *worker(void *arg)
 {
     struct ecod_lister *l = arg;
     if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE) < 0)
-        ECOD_LOG(ECOD_WARN, "list", "cannot lower the listing thread's priority: %s",
+        ECO_LOG(ECO_LOG_WARN, "list", "cannot lower the listing thread's priority: %s",
                  strerror(errno));
     pthread_mutex_lock(&l->mu);
     for (;;) {
@@ -54,7 +57,7 @@ static void *worker(void *arg)
         l->head = (l->head + 1) % l->cap;
         l->n--;
         pthread_mutex_unlock(&l->mu);
-        ecod_api_jobs_page(l->store, l->logs_dir, r);
+        l->build(l->store, l->logs_dir, r);
         /* r belongs to the connection again from here; MHD's resume takes its own lock,
          * which orders the answer's writes before the loop reads them */
         MHD_resume_connection(r->conn);
@@ -68,7 +71,7 @@ static void *worker(void *arg)
 }
 
 int ecod_lister_create(const char *db_path, const char *logs_dir, size_t queue_cap,
-                       struct ecod_lister **out, struct eco_error *err)
+                       ecod_list_build_fn build, struct ecod_lister **out, struct eco_error *err)
 {
     struct ecod_lister *l = NULL;
     sigset_t all, old;
@@ -82,6 +85,7 @@ int ecod_lister_create(const char *db_path, const char *logs_dir, size_t queue_c
         goto out;
     }
     l->cap = queue_cap;
+    l->build = build;
     snprintf(l->logs_dir, sizeof l->logs_dir, "%s", logs_dir);
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ecoschedd.h"
+#include "metrics.h"
+#include "ecod.h"
+#include "nodecap.h"
 
 /* Per-job series kept: the newest jobs only, so a server that has run a million jobs does not
  * hand Prometheus a million series (each costs a few KiB there). 100 covers every job a

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ecoschedd.h"
+#include "nodecap.h"
+#include "runs.h"
+#include "ecod.h"
 #include "ecosched/rng.h"
 
 /* Work left for a job whose time limit the daemon does not know (its jobs have none): an hour,
@@ -18,9 +20,6 @@
 #define DEFAULT_REMAINING_S 3600.0
 /* Dithering seed: fixed, so that a run is reproducible from its log. */
 #define RNG_SEED 0x6563c0deULL
-
-double ecod_power_budget_w;
-const char *ecod_power_policy = "mpc";
 
 /* One job's online model, kept across ticks while the job runs. */
 struct njob {
@@ -67,14 +66,14 @@ int ecod_nodecap_init(struct ecod *d, struct eco_error *err)
         eco_error_set(err, "node power budget: out of memory");
         goto fail;
     }
-    snprintf(n->policy, sizeof n->policy, "%s", ecod_power_policy);
+    snprintf(n->policy, sizeof n->policy, "%s", d->power_policy);
     if (!(n->capper = eco_capper_create(n->policy, err))) {
         rc = -EINVAL;
         goto fail;
     }
     eco_rng_init(&n->rng, RNG_SEED);
     eco_cap_metrics_init(&n->met);
-    n->budget_w = ecod_power_budget_w;
+    n->budget_w = d->power_budget_w;
     n->last_budget_w = n->budget_w;
     n->last_mono = -1;
     n->measured_w = n->demand_w = NAN;
@@ -102,14 +101,14 @@ static void restore_gpu(struct ecod *d, uint32_t g)
 {
     struct eco_error err = {{0}};
     struct eco_power_range pr;
-    double w = ecod_sched_gpu_cap(d, g);
+    double w = ecod_caps_gpu(d, g);
     int rc = 0;
     if (w <= 0 && (rc = eco_platform_power_range(d->platform, g, &pr, &err)) == 0)
         w = pr.default_w;
     if (rc == 0)
         rc = eco_platform_set_power_limit(d->platform, g, w, &err);
     if (rc < 0)
-        ECOD_LOG(ECOD_WARN, "power", "GPU %u: power limit: %s", g, err.msg);
+        ECO_LOG(ECO_LOG_WARN, "power", "GPU %u: power limit: %s", g, err.msg);
 }
 
 static struct njob *njob_of(struct ecod_nodecap *n, int64_t id, double lo, double hi)
@@ -160,7 +159,7 @@ static size_t build_view(struct ecod *d, struct ecod_nodecap *n, struct gpu_read
     size_t m = 0;
     for (size_t i = 0; i < d->n_runs; i++) {
         const struct ecod_run *r = &d->runs[i];
-        if (!r->n_gpus || r->end_unrecorded || ecod_power_knob_clock)
+        if (!r->n_gpus || r->end_unrecorded || d->power_knob_clock)
             continue;
         double lo = 0, hi = INFINITY, psum = 0, lsum = 0, rsum = 0;
         bool ok = true;
@@ -255,7 +254,7 @@ void ecod_nodecap_tick(struct ecod *d, double mono)
     lim = calloc(d->n_runs + 1, sizeof *lim);
     map = calloc(d->n_runs + 1, sizeof *map);
     if (!vj || !lim || !map) {
-        ECOD_LOG(ECOD_WARN, "power", "out of memory for the node budget's decide");
+        ECO_LOG(ECO_LOG_WARN, "power", "out of memory for the node budget's decide");
         goto out;
     }
     size_t m = build_view(d, n, gr, vj, map);
@@ -277,7 +276,7 @@ void ecod_nodecap_tick(struct ecod *d, double mono)
                                 .n = m};
     int rc = m ? eco_capper_decide(n->capper, &v, &n->rng, lim) : 0;
     if (rc < 0) {
-        ECOD_LOG(ECOD_WARN, "power", "capper %s: decide failed: %s", n->policy, strerror(-rc));
+        ECO_LOG(ECO_LOG_WARN, "power", "capper %s: decide failed: %s", n->policy, strerror(-rc));
         goto out;
     }
     for (size_t q = 0; q < m; q++) {
@@ -287,10 +286,10 @@ void ecod_nodecap_tick(struct ecod *d, double mono)
             struct eco_error err = {{0}};
             if (fabs(gr[g].limit_w - lim[q]) >= 0.5 &&
                 eco_platform_set_power_limit(d->platform, g, lim[q], &err) < 0)
-                ECOD_LOG(ECOD_WARN, "power", "job %" PRId64 ": GPU %u: power limit: %s", r->id,
+                ECO_LOG(ECO_LOG_WARN, "power", "job %" PRId64 ": GPU %u: power limit: %s", r->id,
                          g, err.msg);
         }
-        ECOD_LOG(ECOD_DEBUG, "power", "job %" PRId64 ": limit %.1f W per GPU", r->id, lim[q]);
+        ECO_LOG(ECO_LOG_DEBUG, "power", "job %" PRId64 ": limit %.1f W per GPU", r->id, lim[q]);
     }
     n->measured_w = measured;
     n->demand_w = measured - managed + full;

@@ -2,7 +2,7 @@
 /* GET /: ecoschedd's live page (src/daemon/page.html, compiled in by cmake/embed.cmake). It
  * holds no data: its script reads the JSON API, so it is served like any static file. */
 #include <microhttpd.h>
-#include "ecoschedd.h"
+#include "page.h"
 
 extern const unsigned char ecod_page_html[];
 extern const size_t ecod_page_html_len;

@@ -11,7 +11,8 @@
 #include <strings.h>
 #include "ecosched/cluster.h"
 #include "ecosched/freemap.h"
-#include "ecoschedd.h"
+#include "queue.h"
+#include "ecod.h"
 
 /* Queue policies the daemon runs: by the registry's capability flags, those that need neither
  * run-time estimates (a command has none) nor preemption (a running process is never stopped
@@ -103,15 +104,13 @@ static bool covered_by_memo(const struct ecod_queue *qu, const struct eco_gpu_re
     return false;
 }
 
-static struct ecod_queue *pass_ctx; /* the queue of the pass in progress (one thread) */
-
 /* The placement the daemon's decision list uses: the live selector chooses the GPUs (kept
  * for launch), and the one-node model only counts whole GPUs taken by jobs that do not share
  * (a shared job takes none of them). */
-static int place_live(const struct eco_freemap *fm, const struct eco_job *job,
+static int place_live(void *ctx, const struct eco_freemap *fm, const struct eco_job *job,
                       struct eco_alloc *out, size_t cap)
 {
-    struct ecod_queue *qu = pass_ctx;
+    struct ecod_queue *qu = ctx; /* eco_decisions.place_ctx: the queue of this pass */
     size_t i = (size_t)(job - qu->jobs);
     const struct ecod_qjob *qj = &qu->q[i];
     (void)fm;
@@ -182,6 +181,7 @@ int ecod_queue_create(struct ecod *d, const char *policy, struct eco_error *err)
         goto fail;
     qu->dec.admit = admit_live;
     qu->dec.admit_ctx = qu;
+    qu->dec.place_ctx = qu;
     if (!(qu->policy = qu->ops->create(qu->model, NULL, err))) {
         rc = -EINVAL;
         goto fail;
@@ -279,8 +279,8 @@ void ecod_queue_remove(struct ecod *d, int64_t id)
         }
 }
 
-int ecod_queue_pass(struct ecod *d, double mono, struct ecod_start **starts, size_t *n_starts,
-                    struct eco_error *err)
+int ecod_queue_pass(struct ecod *d, double now, double mono, struct ecod_start **starts,
+                    size_t *n_starts, struct eco_error *err)
 {
     struct ecod_queue *qu = d->queue;
     *starts = NULL;
@@ -297,14 +297,12 @@ int ecod_queue_pass(struct ecod *d, double mono, struct ecod_start **starts, siz
     qu->mono = mono;
     qu->n_memo = 0;
     qu->n_never = 0;
-    pass_ctx = qu;
-    struct eco_sched_view v = {.now_s = ecod_now(),
+    struct eco_sched_view v = {.now_s = now,
                                .cluster = qu->model,
                                .jobs = qu->jobs,
                                .queue = qu->order,
                                .queue_len = qu->n};
     int rc = qu->ops->decide(qu->policy, &v, &qu->dec);
-    pass_ctx = NULL;
     if (rc < 0)
         return eco_error_set(err, "queue policy %s: %s", qu->ops->name, strerror(-rc)), rc;
     size_t n_out = qu->dec.n_starts + qu->n_never;

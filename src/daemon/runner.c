@@ -5,7 +5,7 @@
 /* _GNU_SOURCE for pipe2, setgroups, close_range and execveat (none is in POSIX); this file
  * only. */
 #define _GNU_SOURCE
-#include "ecosched/runner.h"
+#include "daemon/runner.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* ecoschedd's scheduling loop: samples every GPU into the live selector, starts queued jobs
- * in submission order on the GPUs it chooses, reaps them, accounts their energy and power
- * limits, and adopts jobs that survived a daemon restart. */
+/* ecoschedd's scheduling pass: samples every GPU into the live selector, starts queued jobs
+ * in the queue policy's order on the GPUs it chooses, reaps them, and accounts their energy and
+ * power limits (the start, adoption after a restart included, is startup.c). */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -18,31 +18,30 @@
 #include <unistd.h>
 #include "ecosched/catalog.h"
 #include "ecosched/power.h"
-#include "ecosched/runner.h"
-#include "ecoschedd.h"
+#include "daemon/runner.h"
+#include "sched.h"
+#include "runs.h"
+#include "clockctl.h"
+#include "ecod.h"
+#include "nodecap.h"
+#include "queue.h"
+#include "util/fs.h"
 
 /* Time between a cancel's SIGTERM and the SIGKILL that follows when the job is still there:
  * long enough for a training script to write a checkpoint's last bytes, short enough that a
  * cancelled job frees its GPUs soon (Slurm's KillWait defaults to 30 s; jobs here are local). */
 #define KILL_WAIT_S 10.0
 
-/* power_cap "auto": the step of the limits tried, and the default slowdown bound (config key
- * auto_cap_max_slowdown): 10% longer than at the maximum limit. */
-#define AUTO_CAP_STEP_W 5.0
-
 /* Time between retries of store writes that failed (a full disk, an I/O error): the default
  * tick. Each retry of a start forks the job's gated process again, so not at every pass a
  * submit asks for. */
 #define STORE_RETRY_S 1.0
-double ecod_auto_cap_max_slowdown = 0.10;
-double ecod_keep_finished_s = 7 * 86400.0; /* config.c says why */
 
 /* Pruning runs every PRUNE_EVERY_S (or every keep_finished_s when shorter), deleting at most
  * PRUNE_BATCH jobs a pass, and goes on at the next pass while batches come back full: 500
  * rows and 1,000 log files are a few ms, so a pass stays short however much is due. */
 #define PRUNE_EVERY_S 60.0
 #define PRUNE_BATCH 500
-const char *ecod_gpu_strategy = "live";
 
 void ecod_log_path_in(const char *logs_dir, int64_t id, const char *ext, char *buf, size_t cap)
 {
@@ -56,112 +55,6 @@ void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf,
 
 static int record_end(struct ecod *d, const struct ecod_run *r, struct eco_error *err);
 
-static void run_file(const struct ecod *d, int64_t id, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%s/%" PRId64, d->run_dir, id);
-}
-
-static int mkdir_p1(const char *path, mode_t mode, struct eco_error *err)
-{
-    if (mkdir(path, mode) == 0 || errno == EEXIST)
-        return 0;
-    int rc = -errno;
-    eco_error_set(err, "%s: cannot create: %s", path, strerror(errno));
-    return rc;
-}
-
-/* Highest job id a file of `dir` is named for ("ID", "ID.out", "ID.err"), 0 when none; the
- * file's name goes to example. */
-static int64_t highest_file_id(const char *dir, char *example, size_t cap)
-{
-    int64_t hi = 0;
-    DIR *dp = opendir(dir);
-    struct dirent *e;
-    while (dp && (e = readdir(dp))) {
-        char *end;
-        errno = 0;
-        long long id = strtoll(e->d_name, &end, 10);
-        if (end == e->d_name || errno || id <= 0 || !isdigit((unsigned char)e->d_name[0]) ||
-            (*end && strcmp(end, ".out") && strcmp(end, ".err")))
-            continue;
-        if (id > hi) {
-            hi = id;
-            snprintf(example, cap, "%s/%s", dir, e->d_name);
-        }
-    }
-    if (dp)
-        closedir(dp);
-    return hi;
-}
-
-/* The state directory's logs/ and run/ paths, into d. */
-static void state_dirs(struct ecod *d)
-{
-    snprintf(d->logs_dir, sizeof d->logs_dir, "%s/logs", d->state_dir);
-    snprintf(d->run_dir, sizeof d->run_dir, "%s/run", d->state_dir);
-}
-
-int ecod_store_open(struct ecod *d, struct eco_error *err)
-{
-    char ex[4300] = "", ex2[4300] = "";
-    struct stat st;
-    int rc;
-    state_dirs(d);
-    int64_t hi = highest_file_id(d->logs_dir, ex, sizeof ex),
-            hi2 = highest_file_id(d->run_dir, ex2, sizeof ex2);
-    if (hi2 > hi) {
-        hi = hi2;
-        memcpy(ex, ex2, sizeof ex);
-    }
-    bool missing = stat(d->db_path, &st) < 0;
-    if ((missing || st.st_size == 0) && hi > 0) {
-        eco_error_set(err,
-                      "%s is %s, but %s holds files of past jobs (up to job %" PRId64
-                      ", e.g. %.200s): the job store is lost or damaged, and starting with an "
-                      "empty one would forget those jobs and give their ids again. Restore "
-                      "jobs.db from a backup, or move %s aside to start with an empty store",
-                      d->db_path, missing ? "missing" : "empty (0 bytes)", d->state_dir, hi, ex,
-                      d->state_dir);
-        return -EBADMSG;
-    }
-    /* SQLite creates jobs.db with 0644 less the umask, and its -wal and -shm with the
-     * database's mode: 077 makes all three private to the daemon */
-    mode_t old = umask(077);
-    rc = eco_store_open(d->db_path, &d->store, err);
-    umask(old);
-    if (rc < 0)
-        return rc;
-    if (hi > 0 && (rc = eco_store_reserve_ids(d->store, hi, err)) < 0) {
-        eco_store_close(d->store);
-        d->store = NULL;
-    }
-    return rc;
-}
-
-int ecod_sched_init(struct ecod *d, struct eco_gpusel_params *params, struct eco_error *err)
-{
-    int rc = 0;
-    state_dirs(d);
-    /* logs: 0700 as the state directory; users read their 0600 outputs through the daemon */
-    if ((rc = mkdir_p1(d->logs_dir, 0700, err)) < 0 || (rc = mkdir_p1(d->run_dir, 0700, err)) < 0)
-        goto out;
-    d->n_gpus = eco_platform_gpu_count(d->platform);
-    if (d->n_gpus > ECO_GPUSEL_MAX_GPUS) {
-        ECOD_LOG(ECOD_WARN, "sched", "%u GPUs: using the first %d", d->n_gpus, ECO_GPUSEL_MAX_GPUS);
-        d->n_gpus = ECO_GPUSEL_MAX_GPUS;
-    }
-    if (d->n_gpus > 0) {
-        d->sel = eco_gpusel_create(d->n_gpus, eco_gpusel_find(ecod_gpu_strategy), params);
-        if (!d->sel) {
-            rc = -errno;
-            eco_error_set(err, "GPU selector: %s", strerror(errno));
-            goto out;
-        }
-    }
-out:
-    return rc;
-}
-
 void ecod_sched_fini(struct ecod *d)
 {
     /* ends still unrecorded get one last try; those that fail are marked lost by the next
@@ -170,7 +63,7 @@ void ecod_sched_fini(struct ecod *d)
         struct eco_error err = {{0}};
         const struct ecod_run *r = &d->runs[i];
         if (r->end_unrecorded && record_end(d, r, &err) < 0)
-            ECOD_LOG(ECOD_ERR, "sched",
+            ECO_LOG(ECO_LOG_ERR, "sched",
                      "job %" PRId64 ": %s, exit %d at %.0f not recorded (%s); the next start "
                      "marks it lost",
                      r->id, eco_store_state_name(r->end_state), r->end_code, r->end_s, err.msg);
@@ -190,63 +83,12 @@ const struct ecod_run *ecod_sched_find(const struct ecod *d, int64_t id)
     return NULL;
 }
 
-static struct ecod_run *add_run(struct ecod *d)
-{
-    if (d->n_runs == d->cap_runs) {
-        size_t cap = d->cap_runs ? 2 * d->cap_runs : 16;
-        struct ecod_run *r = realloc(d->runs, cap * sizeof *r);
-        if (!r)
-            return NULL;
-        d->runs = r;
-        d->cap_runs = cap;
-    }
-    struct ecod_run *r = &d->runs[d->n_runs++];
-    memset(r, 0, sizeof *r);
-    return r;
-}
-
-/* The request a job makes of the selector. */
-static struct eco_gpu_request job_request(const struct eco_store_job *j)
-{
-    return (struct eco_gpu_request){
-        .job_id = (uint64_t)j->id,
-        .n_gpus = j->gpus,
-        .mem_b = (uint64_t)(j->gpu_mem_gb * (double)(1ull << 30)),
-        .share = j->share,
-    };
-}
-
-/* "0,2" -> {0, 2}; -EINVAL on anything else or an index past the server's GPUs. */
-static int parse_gpus(const char *s, unsigned n_gpus, uint32_t *out, uint32_t *n)
-{
-    *n = 0;
-    if (!s || !*s)
-        return 0;
-    while (*s) {
-        char *end;
-        errno = 0;
-        unsigned long g = strtoul(s, &end, 10);
-        if (end == s || errno || g >= n_gpus || *n >= ECO_GPUSEL_MAX_GPUS)
-            return -EINVAL;
-        out[(*n)++] = (uint32_t)g;
-        s = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',')
-            return -EINVAL;
-    }
-    return 0;
-}
-
 static void format_gpus(const uint32_t *gpus, uint32_t n, char *buf, size_t cap)
 {
     size_t off = 0;
     buf[0] = '\0';
     for (uint32_t i = 0; i < n && off < cap; i++)
         off += (size_t)snprintf(buf + off, cap - off, "%s%u", i ? "," : "", gpus[i]);
-}
-
-static bool adopted_alive(const struct ecod_run *r)
-{
-    return r->pid > 0 && eco_run_alive(r->pid, r->start_ticks); /* zombies count as gone */
 }
 
 static void sample_gpus(struct ecod *d, double mono)
@@ -260,7 +102,7 @@ static void sample_gpus(struct ecod *d, double mono)
         if (rc == 0)
             rc = eco_gpusel_sample(d->sel, g, &smp);
         if (rc < 0)
-            ECOD_LOG(ECOD_DEBUG, "sched", "GPU %u: no sample: %s", g,
+            ECO_LOG(ECO_LOG_DEBUG, "sched", "GPU %u: no sample: %s", g,
                      err.msg[0] ? err.msg : strerror(-rc));
     }
 }
@@ -269,7 +111,7 @@ static void sample_gpus(struct ecod *d, double mono)
  * accounting, from its energy counter (or, without one, its power times the interval), is
  * split equally among the jobs running on it then, so jobs sharing a GPU share its energy
  * and nothing is counted twice. Called at every sampling and before a job starts or ends. */
-static void account_all(struct ecod *d, double mono)
+void ecod_sched_account(struct ecod *d, double mono)
 {
     double dt = d->acct_mono > 0 ? mono - d->acct_mono : 0;
     d->acct_mono = mono;
@@ -297,46 +139,11 @@ static void account_all(struct ecod *d, double mono)
         d->runs[i].energy_j = d->runs[i].energy_base_j + d->runs[i].acc_j;
 }
 
-/* Whether run r's cap acts on the SM clock (the daemon's jobs with power_knob = clock) rather
- * than on the power limit (Slurm jobs, whose limit the SPANK plugin sets, and the others). */
-static bool caps_clock(const struct ecod_run *r)
-{
-    return ecod_power_knob_clock && r->slurm_job <= 0;
-}
-
-/* The lowest cap of the watched jobs on GPU g, other than run `skip` (SIZE_MAX: none), whose
- * caps act on the clock (clock) or on the power limit (!clock); 0 when none is capped. An
- * uncapped job does not raise it: jobs sharing a GPU get the strictest of their caps. *by: the
- * job that sets it (0 for none), when by is not NULL. */
-static double lowest_cap(const struct ecod *d, uint32_t g, size_t skip, bool clock, int64_t *by)
-{
-    double w = 0;
-    int64_t id = 0;
-    for (size_t i = 0; i < d->n_runs; i++) {
-        const struct ecod_run *r = &d->runs[i];
-        if (i == skip || !(r->cap_w > 0) || caps_clock(r) != clock)
-            continue;
-        for (uint32_t k = 0; k < r->n_gpus; k++)
-            if (r->gpus[k] == g && (w == 0 || r->cap_w < w)) {
-                w = r->cap_w;
-                id = r->id;
-            }
-    }
-    if (by)
-        *by = id;
-    return w;
-}
-
-double ecod_sched_gpu_cap(const struct ecod *d, uint32_t g)
-{
-    return lowest_cap(d, g, SIZE_MAX, false, NULL);
-}
-
 /* Gives GPU g the limit its jobs other than run `skip` need on the knob (clock or power
  * limit): their lowest cap, or the default when none is capped. id: the job logged. */
 static bool settle_gpu(struct ecod *d, int64_t id, uint32_t g, size_t skip, bool clock)
 {
-    double w = lowest_cap(d, g, skip, clock, NULL);
+    double w = ecod_caps_lowest(d, g, skip, clock, NULL);
     if (clock)
         return ecod_clock_apply(d, id, &g, 1, w);
     struct eco_error err = {{0}};
@@ -347,74 +154,20 @@ static bool settle_gpu(struct ecod *d, int64_t id, uint32_t g, size_t skip, bool
     if (rc == 0)
         rc = eco_platform_set_power_limit(d->platform, g, w, &err);
     if (rc < 0)
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": GPU %u: power limit: %s", id, g, err.msg);
+        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": GPU %u: power limit: %s", id, g, err.msg);
     else
-        ECOD_LOG(ECOD_DEBUG, "sched", "job %" PRId64 ": GPU %u: power limit %.0f W", id, g, w);
+        ECO_LOG(ECO_LOG_DEBUG, "sched", "job %" PRId64 ": GPU %u: power limit %.0f W", id, g, w);
     return rc == 0;
 }
 
-/* First case-insensitive occurrence of token in s, or NULL (strcasestr is a GNU extension). */
-static const char *find_nocase(const char *s, const char *token)
-{
-    size_t n = strlen(token);
-    for (; *s; s++)
-        if (!strncasecmp(s, token, n))
-            return s;
-    return NULL;
-}
-
-/* Whether `token` occurs in s (case-insensitive) not followed by a letter or digit ("A40" is
- * not in "RTX A4000"). */
-static bool has_word(const char *s, const char *token)
-{
-    size_t n = strlen(token);
-    for (const char *p = find_nocase(s, token); p; p = find_nocase(p + 1, token))
-        if (!isalnum((unsigned char)p[n]))
-            return true;
-    return false;
-}
-
-/* Catalog type of a platform's model string (NVML names such as "Tesla V100-PCIE-32GB",
- * "NVIDIA A100-SXM4-40GB", "NVIDIA H100 80GB HBM3"), or -1 when the catalog has none. */
-static int catalog_type_of(const char *model)
-{
-    const char *type = NULL;
-    if (has_word(model, "V100"))
-        type = "V100";
-    else if (has_word(model, "P100"))
-        type = "P100";
-    else if (has_word(model, "A40"))
-        type = "A40";
-    else if ((has_word(model, "RTX 6000") || has_word(model, "RTX6000")) &&
-             !find_nocase(model, "Ada"))
-        type = "RTX6000";
-    else if (has_word(model, "A100") && find_nocase(model, "SXM"))
-        type = "A100-SXM";
-    else if (has_word(model, "A100") && find_nocase(model, "PCIE"))
-        type = "A100-PCIE";
-    else if (has_word(model, "H100") && find_nocase(model, "NVL"))
-        type = "H100-NVL";
-    else if (has_word(model, "H100") && (find_nocase(model, "SXM") || find_nocase(model, "HBM3")))
-        type = "H100-SXM";
-    return type ? eco_catalog_find(type) : -1;
-}
-
-int ecod_catalog_type_of(const char *model)
-{
-    return catalog_type_of(model);
-}
-
-/* The limit for power_cap "auto" on GPU g: over the catalog type's limits that the GPU
- * accepts, in AUTO_CAP_STEP_W steps, the one with the least energy per unit of work
- * (power / speed of the generic workload, eco_power_eval) among those whose time is at most
- * (1 + ecod_auto_cap_max_slowdown) times the time at the highest limit; on a tie the higher
- * limit. 0 and *why unset, or -errno with *why saying why none was chosen. */
+/* The limit for power_cap "auto" on GPU g: eco_power_auto_cap over the catalog type's limits
+ * that the GPU accepts, with the configured slowdown bound. 0 and *why unset, or -errno with
+ * *why saying why none was chosen. */
 static int auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap)
 {
     char model[ECO_PLATFORM_STR_MAX];
     struct eco_error err = {{0}};
     struct eco_power_range pr;
-    double s_max = 0, best = 0;
     int type, rc = eco_platform_gpu_name(d->platform, g, model, sizeof model, &err);
     if (rc == 0)
         rc = eco_platform_power_range(d->platform, g, &pr, &err);
@@ -422,33 +175,15 @@ static int auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t
         snprintf(why, cap, "%.180s", err.msg);
         goto out;
     }
-    if ((type = catalog_type_of(model)) < 0) {
+    if ((type = eco_catalog_match(model)) < 0) {
         rc = -ENOENT;
         snprintf(why, cap, "no power model for GPU model '%s'", model);
         goto out;
     }
-    const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
-    double lo = t->min_limit_w > pr.min_w ? t->min_limit_w : pr.min_w;
-    double hi = t->max_limit_w < pr.max_w ? t->max_limit_w : pr.max_w;
-    if (lo > hi || eco_power_eval(type, ECO_WORKLOAD_GENERIC, hi, &s_max, NULL) < 0 ||
-        !(s_max > 0)) {
-        rc = -ERANGE;
+    if ((rc = eco_power_auto_cap(type, pr.min_w, pr.max_w, d->auto_cap_max_slowdown, cap_w)) < 0) {
+        const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
         snprintf(why, cap, "%s: model range %g..%g W outside the GPU's %g..%g W", t->name,
                  t->min_limit_w, t->max_limit_w, pr.min_w, pr.max_w);
-        goto out;
-    }
-    *cap_w = hi;
-    best = -1;
-    for (double w = lo; w <= hi + 1e-9; w += AUTO_CAP_STEP_W) {
-        double s = 0, p = 0;
-        if (eco_power_eval(type, ECO_WORKLOAD_GENERIC, w, &s, &p) < 0 || !(s > 0))
-            continue;
-        if (s_max / s - 1 > ecod_auto_cap_max_slowdown + 1e-9)
-            continue;
-        if (best < 0 || p / s <= best) {
-            best = p / s;
-            *cap_w = w;
-        }
     }
 out:
     return rc;
@@ -476,9 +211,9 @@ static bool store_retryable(int rc)
  * again (store_recovered), not at every retry. */
 static void store_failed(struct ecod *d, int64_t id, const char *what, const char *msg)
 {
-    d->start_retry_mono = ecod_mono() + STORE_RETRY_S;
+    d->start_retry_mono = d->mono_s + STORE_RETRY_S;
     if (!d->store_failing)
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s: %s; retried every %.0f s", id, what,
+        ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s: %s; retried every %.0f s", id, what,
                  msg, STORE_RETRY_S);
     d->store_failing = true;
 }
@@ -486,7 +221,7 @@ static void store_failed(struct ecod *d, int64_t id, const char *what, const cha
 static void store_recovered(struct ecod *d)
 {
     if (d->store_failing)
-        ECOD_LOG(ECOD_INFO, "sched", "store writes succeed again");
+        ECO_LOG(ECO_LOG_INFO, "sched", "store writes succeed again");
     d->store_failing = false;
 }
 
@@ -494,7 +229,7 @@ static void store_recovered(struct ecod *d)
 static void forget_run(struct ecod *d, size_t i)
 {
     char path[4200];
-    run_file(d, d->runs[i].id, path, sizeof path);
+    ecod_run_file(d, d->runs[i].id, path, sizeof path);
     unlink(path);
     d->runs[i] = d->runs[--d->n_runs];
     d->want_sched = true;
@@ -505,10 +240,10 @@ static void forget_run(struct ecod *d, size_t i)
  * STORE_RETRY_S. Logged here once per job (its end happens once); retries are silent. */
 static void keep_unrecorded(struct ecod *d, struct ecod_run *r, const char *msg)
 {
-    ECOD_LOG(ECOD_ERR, "sched",
+    ECO_LOG(ECO_LOG_ERR, "sched",
              "job %" PRId64 ": end not recorded: %s; kept in memory, retried every %.0f s", r->id,
              msg, STORE_RETRY_S);
-    d->end_retry_mono = ecod_mono() + STORE_RETRY_S;
+    d->end_retry_mono = d->mono_s + STORE_RETRY_S;
     r->end_unrecorded = true;
     r->pid = 0;
     r->n_gpus = 0; /* released: no energy accrues */
@@ -525,23 +260,23 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
 {
     struct ecod_run *r = &d->runs[i];
     struct eco_error err = {{0}};
-    account_all(d, ecod_mono());
+    ecod_sched_account(d, d->mono_s);
     /* each GPU back to the lowest cap of the jobs still on it, or the default; a Slurm job's
      * GPUs always (the power controller may have lowered them), not only when it was capped */
     if (r->cap_w > 0 || r->slurm_job > 0)
         for (uint32_t k = 0; k < r->n_gpus; k++)
-            settle_gpu(d, r->id, r->gpus[k], i, caps_clock(r));
+            settle_gpu(d, r->id, r->gpus[k], i, ecod_caps_clock(d, r));
     if (d->sel && r->n_gpus)
         eco_gpusel_release(d->sel, (uint64_t)r->id);
     int code = -1;
     if (have_status)
         code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     r->end_code = code;
-    r->end_s = ecod_now();
+    r->end_s = d->now_s;
     r->end_state = r->cancelled ? ECO_STORE_CANCELLED
                    : code > 0   ? ECO_STORE_FAILED
                                 : ECO_STORE_DONE;
-    ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 " ended: %s%d, %.1f J", r->id,
+    ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " ended: %s%d, %.1f J", r->id,
              have_status ? "exit " : "adopted, status unknown ", code, r->energy_j);
     int rc = record_end(d, r, &err);
     if (store_retryable(rc)) {
@@ -549,7 +284,7 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
         return;
     }
     if (rc < 0)
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
+        ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
     else
         store_recovered(d);
     forget_run(d, i);
@@ -573,9 +308,9 @@ static void retry_store(struct ecod *d, double mono)
             continue;
         }
         if (rc < 0)
-            ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
+            ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
         else
-            ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 ": end recorded (%s, exit %d)", r->id,
+            ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 ": end recorded (%s, exit %d)", r->id,
                      eco_store_state_name(r->end_state), r->end_code);
         store_recovered(d);
         forget_run(d, i);
@@ -600,7 +335,7 @@ static void reap(struct ecod *d, double mono)
         }
         if (rc == 1)
             end_run(d, i, true, status);
-        else if (r->adopted && !adopted_alive(r))
+        else if (r->adopted && !ecod_run_alive(r))
             end_run(d, i, false, 0);
     }
 }
@@ -694,23 +429,23 @@ static int start_failed(struct ecod *d, const struct eco_store_job *j, const cha
     if (fd >= 0) {
         dprintf(fd, "ecoschedd: job %" PRId64 " could not start: %s\n", j->id, msg);
         if (fchown(fd, j->uid, j->gid) < 0 && geteuid() == 0)
-            ECOD_LOG(ECOD_WARN, "sched", "%s: chown: %s", path, strerror(errno));
+            ECO_LOG(ECO_LOG_WARN, "sched", "%s: chown: %s", path, strerror(errno));
         close(fd);
     }
-    ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 " could not start: %s", j->id, msg);
-    double now = ecod_now();
+    ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 " could not start: %s", j->id, msg);
+    double now = d->now_s;
     int rc = eco_store_fail_start(d->store, j->id, 127, now, msg, &err);
-    run_file(d, j->id, path, sizeof path);
+    ecod_run_file(d, j->id, path, sizeof path);
     unlink(path); /* written at the gate when the exec failed after it */
     if (rc == 0) {
         store_recovered(d);
         return 0;
     }
     if (!store_retryable(rc)) {
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
+        ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
         return 0;
     }
-    struct ecod_run *r = running ? add_run(d) : NULL;
+    struct ecod_run *r = running ? ecod_run_add(d) : NULL;
     if (r) { /* recorded running, not failed: retry_store records the end */
         *r = (struct ecod_run){
             .id = j->id, .end_state = ECO_STORE_FAILED, .end_code = 127, .end_s = now};
@@ -726,12 +461,12 @@ static int start_failed(struct ecod *d, const struct eco_store_job *j, const cha
 static void write_run_file(const struct ecod *d, int64_t id, pid_t pid, uint64_t ticks)
 {
     char path[4200];
-    run_file(d, id, path, sizeof path);
+    ecod_run_file(d, id, path, sizeof path);
     FILE *f = fopen(path, "we");
     if (!f || fprintf(f, "%d %" PRIu64 "\n", (int)pid, ticks) < 0)
-        ECOD_LOG(ECOD_ERR, "sched", "%s: %s", path, strerror(errno));
+        ECO_LOG(ECO_LOG_ERR, "sched", "%s: %s", path, strerror(errno));
     if (f && fclose(f) != 0)
-        ECOD_LOG(ECOD_ERR, "sched", "%s: %s", path, strerror(errno));
+        ECO_LOG(ECO_LOG_ERR, "sched", "%s: %s", path, strerror(errno));
 }
 
 /* What the start gate of one launch needs (start_gate). */
@@ -752,7 +487,7 @@ static int start_gate(void *arg, pid_t pid, struct eco_error *err)
     g->r->pid = pid;
     g->r->start_ticks = eco_run_start_ticks(pid);
     write_run_file(g->d, g->j->id, pid, g->r->start_ticks);
-    g->store_rc = eco_store_start(g->d->store, g->j->id, pid, pid, g->gpus, ecod_now(), err);
+    g->store_rc = eco_store_start(g->d->store, g->j->id, pid, pid, g->gpus, g->d->now_s, err);
     return g->store_rc;
 }
 
@@ -770,9 +505,9 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     struct eco_error err = {{0}};
     char **argv = NULL, **env = NULL;
     int ret = 0;
-    struct ecod_run *r = add_run(d);
+    struct ecod_run *r = ecod_run_add(d);
     if (!r) {
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
+        ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
         goto out;
     }
     r->id = j->id;
@@ -793,23 +528,23 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
         char why[200];
         /* the first GPU's model for all: a server's GPUs are one model */
         if (auto_cap(d, gpus[0], &cap_w, why, sizeof why) < 0) {
-            ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": power_cap auto: %s; running uncapped",
+            ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": power_cap auto: %s; running uncapped",
                      j->id, why);
             cap_w = ECO_STORE_CAP_NONE;
         } else {
-            ECOD_LOG(ECOD_INFO, "sched",
+            ECO_LOG(ECO_LOG_INFO, "sched",
                      "job %" PRId64 ": power_cap auto: %.0f W (generic workload, slowdown "
                      "<= %.0f%%)",
-                     j->id, cap_w, ecod_auto_cap_max_slowdown * 100);
+                     j->id, cap_w, d->auto_cap_max_slowdown * 100);
         }
         /* recorded before the job starts, so a restarted daemon adopts it with this limit */
         if (eco_store_set_power_cap(d->store, j->id, cap_w, &err) < 0)
-            ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
+            ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
         err.msg[0] = '\0';
     }
     r->cap_w = cap_w > 0 ? cap_w : 0;
     for (uint32_t k = 0; r->cap_w > 0 && k < n; k++) /* the lowest cap of the GPU's jobs */
-        r->capped |= settle_gpu(d, j->id, gpus[k], SIZE_MAX, caps_clock(r));
+        r->capped |= settle_gpu(d, j->id, gpus[k], SIZE_MAX, ecod_caps_clock(d, r));
     const char *wrap[] = {"ecosched-fake-gpu-run", gl, NULL};
     struct gate_ctx gate = {.d = d, .j = j, .r = r, .gpus = n ? gl : NULL, .store_rc = 1};
     struct eco_run_spec spec = {
@@ -829,7 +564,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     };
     int rc = eco_run_start(&spec, &r->pid, &err);
     if (rc < 0) {
-        bool capped = r->capped, clock = caps_clock(r);
+        bool capped = r->capped, clock = ecod_caps_clock(d, r);
         d->n_runs--;
         for (uint32_t k = 0; capped && k < n; k++) /* as it was without this job */
             settle_gpu(d, j->id, gpus[k], SIZE_MAX, clock);
@@ -841,10 +576,10 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
                 store_failed(d, j->id, "start not recorded", err.msg);
                 ret = -EAGAIN;
             } else { /* the store refused the transition: not ours to run */
-                ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id,
+                ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id,
                          err.msg);
             }
-            run_file(d, j->id, path, sizeof path);
+            ecod_run_file(d, j->id, path, sizeof path);
             unlink(path);
         } else {
             ret = start_failed(d, j, err.msg[0] ? err.msg : strerror(-rc), gate.store_rc == 0);
@@ -852,10 +587,10 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
         goto out;
     }
     store_recovered(d);
-    struct eco_gpu_request req = job_request(j);
-    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, ecod_mono(), gpus, n, &req) < 0)
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
-    ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 " started: pid %d, GPUs [%s]", j->id, (int)r->pid,
+    struct eco_gpu_request req = ecod_run_request(j);
+    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, d->mono_s, gpus, n, &req) < 0)
+        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
+    ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " started: pid %d, GPUs [%s]", j->id, (int)r->pid,
              gl);
 out:
     strv_free(argv);
@@ -868,7 +603,7 @@ out:
 static void requeue(struct ecod *d, const struct eco_store_job *j)
 {
     if (ecod_queue_add(d, j) < 0)
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": queue: out of memory", j->id);
+        ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": queue: out of memory", j->id);
 }
 
 /* Starts the jobs the queue policy picks (docs/daemon/README.md, "Queue order"). */
@@ -884,14 +619,14 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
     if (d->start_retry_mono > 0 && mono < d->start_retry_mono)
         return; /* a start could not be stored: the next try waits STORE_RETRY_S */
     d->start_retry_mono = 0;
-    if (ecod_queue_pass(d, mono, &st, &n, &err) < 0) {
-        ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
+    if (ecod_queue_pass(d, d->now_s, mono, &st, &n, &err) < 0) {
+        ECO_LOG(ECO_LOG_ERR, "sched", "%s", err.msg);
         return;
     }
     for (size_t i = 0; i < n; i++) {
         struct eco_store_job j = {0};
         if (eco_store_get(d->store, st[i].id, &j, &err) < 0) {
-            ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": %s", st[i].id, err.msg);
+            ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s", st[i].id, err.msg);
             err.msg[0] = '\0';
             continue;
         }
@@ -904,14 +639,14 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
             snprintf(why, sizeof why,
                      "can never run here: %u GPUs with %.1f GB each asked, %u GPUs", j.gpus,
                      j.gpu_mem_gb, d->n_gpus);
-            int rc = eco_store_cancel(d->store, j.id, ecod_now(), why, NULL, &err);
+            int rc = eco_store_cancel(d->store, j.id, d->now_s, why, NULL, &err);
             if (rc < 0)
-                ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
+                ECO_LOG(ECO_LOG_ERR, "sched", "%s", err.msg);
             if (store_retryable(rc))
                 requeue(d, &j); /* refused again on a later pass */
         } else {
             if (!accounted)
-                account_all(d, ecod_mono());
+                ecod_sched_account(d, d->mono_s);
             accounted = true;
             if (launch(d, &j, st[i].gpus, st[i].n_gpus) == -EAGAIN) {
                 blocked = true;
@@ -943,13 +678,13 @@ static void prune(struct ecod *d, double mono)
     struct eco_error err = {{0}};
     char path[4200];
     size_t n = 0;
-    if (ecod_keep_finished_s <= 0 || mono < d->prune_mono)
+    if (d->keep_finished_s <= 0 || mono < d->prune_mono)
         return;
-    double every = ecod_keep_finished_s < PRUNE_EVERY_S ? ecod_keep_finished_s : PRUNE_EVERY_S;
+    double every = d->keep_finished_s < PRUNE_EVERY_S ? d->keep_finished_s : PRUNE_EVERY_S;
     d->prune_mono = mono + every;
-    if (eco_store_prune(d->store, ecod_now() - ecod_keep_finished_s, PRUNE_BATCH, ids, &n,
+    if (eco_store_prune(d->store, d->now_s - d->keep_finished_s, PRUNE_BATCH, ids, &n,
                         &err) < 0) {
-        ECOD_LOG(ECOD_WARN, "sched", "pruning: %s", err.msg);
+        ECO_LOG(ECO_LOG_WARN, "sched", "pruning: %s", err.msg);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -961,16 +696,17 @@ static void prune(struct ecod *d, double mono)
     if (n == PRUNE_BATCH)
         d->prune_mono = mono; /* more are due: the next pass goes on */
     if (n > 0)
-        ECOD_LOG(ECOD_INFO, "sched", "pruned %zu jobs that ended over %.0f s ago (ids %" PRId64
-                 "..%" PRId64 ")", n, ecod_keep_finished_s, ids[0], ids[n - 1]);
+        ECO_LOG(ECO_LOG_INFO, "sched", "pruned %zu jobs that ended over %.0f s ago (ids %" PRId64
+                 "..%" PRId64 ")", n, d->keep_finished_s, ids[0], ids[n - 1]);
 }
 
 /* Shortest interval between two samplings of the GPUs (s). */
 #define SAMPLE_MIN_S 0.2
 
-void ecod_sched_pass(struct ecod *d)
+void ecod_sched_pass(struct ecod *d, double now, double mono)
 {
-    double mono = ecod_mono();
+    d->now_s = now;
+    d->mono_s = mono;
     d->last_tick_mono = mono;
     d->want_sched = false;
     /* Passes come every tick and after each submit, cancel or child exit; sampling the GPUs
@@ -987,7 +723,7 @@ void ecod_sched_pass(struct ecod *d)
     retry_store(d, mono);
     prune(d, mono);
     if (sample) {
-        account_all(d, mono);
+        ecod_sched_account(d, mono);
         for (size_t i = 0; i < d->n_runs; i++)
             if (!d->runs[i].end_unrecorded &&
                 d->runs[i].energy_j != d->runs[i].stored_j) {
@@ -998,9 +734,9 @@ void ecod_sched_pass(struct ecod *d)
     if (sample)
         ecod_nodecap_tick(d, mono);
     size_t queued = ecod_queue_len(d);
-    double t0 = ecod_mono();
+    double t0 = eco_mono_s(); /* the pass's own duration (status, /metrics): measured */
     start_queued(d, mono, sample);
-    double t1 = ecod_mono(), took = t1 - mono;
+    double t1 = eco_mono_s(), took = t1 - mono;
     d->pass.queue_sum_s += t1 - t0;
     if (t1 - t0 > d->pass.queue_max_s)
         d->pass.queue_max_s = t1 - t0;
@@ -1010,145 +746,31 @@ void ecod_sched_pass(struct ecod *d)
     if (took > d->pass.max_s)
         d->pass.max_s = took;
     d->pass.last_queue_len = queued;
-    ECOD_LOG(ECOD_DEBUG, "sched", "pass: %zu queued, %.3f ms (queue policy %.3f ms)", queued,
+    ECO_LOG(ECO_LOG_DEBUG, "sched", "pass: %zu queued, %.3f ms (queue policy %.3f ms)", queued,
              took * 1e3, (t1 - t0) * 1e3);
 }
 
-void ecod_sched_cancelled(struct ecod *d, int64_t id)
+void ecod_sched_cancelled(struct ecod *d, int64_t id, double now, double mono)
 {
+    d->now_s = now;
+    d->mono_s = mono;
     for (size_t i = 0; i < d->n_runs; i++) {
         struct ecod_run *r = &d->runs[i];
         if (r->id != id)
             continue;
         r->cancelled = true;
         if (r->pid > 0 && eco_run_signal(r->pid, SIGTERM) == 0)
-            r->kill_at = ecod_mono() + KILL_WAIT_S;
-    }
-}
-
-/* Reads "PID TICKS" from job id's run file; -ENOENT when there is none. */
-static int read_run_file(const struct ecod *d, int64_t id, pid_t *pid, uint64_t *ticks)
-{
-    char path[4200];
-    int p = 0, rc = 0;
-    run_file(d, id, path, sizeof path);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -ENOENT;
-    if (fscanf(f, "%d %" SCNu64, &p, ticks) != 2)
-        rc = -EINVAL;
-    fclose(f);
-    *pid = p;
-    return rc;
-}
-
-/* One job the store says is running, found again after a restart: adopt or mark lost. */
-static void recover_one(struct ecod *d, const struct eco_store_job *j)
-{
-    struct eco_error err = {{0}};
-    struct ecod_run probe = {.id = j->id, .adopted = true};
-    char why[128], path[4200];
-    long long slurm_job = 0;
-    int rc = read_run_file(d, j->id, &probe.pid, &probe.start_ticks);
-    if (j->pid == 0 && j->name && sscanf(j->name, "slurm-%lld", &slurm_job) == 1 &&
-        slurm_job > 0) {
-        probe.slurm_job = slurm_job; /* a Slurm job: no process, its epilog ends it */
-        probe.slurm_cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
-        why[0] = '\0';
-    } else if (rc < 0 || probe.pid != j->pid || j->pid <= 0)
-        snprintf(why, sizeof why, "no start record of process %d after a daemon restart",
-                 (int)j->pid);
-    else if (!adopted_alive(&probe))
-        snprintf(why, sizeof why, "process %d gone after a daemon restart", (int)j->pid);
-    else
-        why[0] = '\0';
-    if (why[0]) {
-        if (eco_store_lose(d->store, j->id, ecod_now(), why, &err) < 0)
-            ECOD_LOG(ECOD_ERR, "sched", "%s", err.msg);
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 " lost: %s", j->id, why);
-        run_file(d, j->id, path, sizeof path);
-        unlink(path);
-        return;
-    }
-    struct ecod_run *r = add_run(d);
-    if (!r) {
-        ECOD_LOG(ECOD_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
-        return;
-    }
-    *r = probe;
-    if (parse_gpus(j->assigned_gpus, d->n_gpus, r->gpus, &r->n_gpus) < 0)
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": GPUs '%s' not on this server", j->id,
-                 j->assigned_gpus);
-    r->capped = j->power_cap_w > 0 && r->n_gpus > 0;
-    r->cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
-    if (j->power_cap_w == ECO_STORE_CAP_AUTO && r->n_gpus > 0) {
-        if (auto_cap(d, r->gpus[0], &r->cap_w, why, sizeof why) < 0)
-            r->cap_w = 0;
-        r->capped = r->cap_w > 0;
-    }
-    r->energy_base_j = j->energy_j;
-    r->energy_j = j->energy_j;
-    r->stored_j = j->energy_j;
-    struct eco_gpu_request req = job_request(j);
-    req.n_gpus = r->n_gpus;
-    if (d->sel && r->n_gpus > 0 &&
-        eco_gpusel_reserve(d->sel, ecod_mono(), r->gpus, r->n_gpus, &req) < 0)
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
-    ECOD_LOG(ECOD_INFO, "sched", "job %" PRId64 " adopted: pid %d", j->id, (int)j->pid);
-}
-
-void ecod_sched_recover(struct ecod *d)
-{
-    struct eco_store_job *jobs = NULL;
-    size_t n = 0;
-    struct eco_error err = {{0}};
-    if (eco_store_running(d->store, &jobs, &n, &err) < 0) {
-        ECOD_LOG(ECOD_ERR, "sched", "recovery: %s", err.msg);
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        recover_one(d, &jobs[i]);
-    eco_store_jobs_free(jobs, n);
-    account_all(d, ecod_mono()); /* the adopted jobs' energy counts from here */
-}
-
-void ecod_sched_reconcile_limits(struct ecod *d)
-{
-    double want[ECO_GPUSEL_MAX_GPUS] = {0}; /* 0: the default */
-    int64_t by[ECO_GPUSEL_MAX_GPUS] = {0};
-    /* the adopted jobs (recovery has run: the store's running jobs are the watched ones); a
-     * shared GPU gets the lowest cap of its jobs, as when they started */
-    for (unsigned g = 0; g < d->n_gpus && g < ECO_GPUSEL_MAX_GPUS; g++)
-        want[g] = lowest_cap(d, g, SIZE_MAX, ecod_power_knob_clock, &by[g]);
-    if (ecod_power_knob_clock) {
-        ecod_clock_reconcile(d, want, by);
-        return;
-    }
-    for (unsigned g = 0; g < d->n_gpus; g++) {
-        struct eco_error err = {{0}};
-        struct eco_power_range pr;
-        double now_w = -1, w = want[g];
-        if (w <= 0 && eco_platform_power_range(d->platform, g, &pr, NULL) == 0)
-            w = pr.default_w;
-        if (w <= 0 || (eco_platform_power_limit(d->platform, g, &now_w, NULL) == 0 &&
-                       now_w > w - 0.5 && now_w < w + 0.5))
-            continue;
-        if (eco_platform_set_power_limit(d->platform, g, w, &err) < 0)
-            ECOD_LOG(ECOD_WARN, "sched", "GPU %u: limit %.0f W: %s", g, w, err.msg);
-        else if (by[g])
-            ECOD_LOG(ECOD_INFO, "sched", "GPU %u: limit %.0f W -> %.0f W (adopted job %" PRId64 ")",
-                     g, now_w, w, by[g]);
-        else
-            ECOD_LOG(ECOD_INFO, "sched", "GPU %u: limit %.0f W -> default %.0f W (no capped job)",
-                     g, now_w, w);
+            r->kill_at = d->mono_s + KILL_WAIT_S;
     }
 }
 
 int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
-                         uint32_t n, double cap_w)
+                         uint32_t n, double cap_w, double now, double mono)
 {
-    account_all(d, ecod_mono()); /* what the GPUs used so far belongs to the jobs before */
-    struct ecod_run *r = add_run(d);
+    d->now_s = now;
+    d->mono_s = mono;
+    ecod_sched_account(d, d->mono_s); /* what the GPUs used so far belongs to the jobs before */
+    struct ecod_run *r = ecod_run_add(d);
     if (!r)
         return -ENOMEM;
     r->id = id;
@@ -1159,17 +781,19 @@ int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const ui
     r->n_gpus = n;
     memcpy(r->gpus, gpus, n * sizeof *gpus);
     struct eco_gpu_request req = {.job_id = (uint64_t)id, .n_gpus = n};
-    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, ecod_mono(), gpus, n, &req) < 0)
-        ECOD_LOG(ECOD_WARN, "sched", "job %" PRId64 ": selector reserve failed", id);
+    if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, d->mono_s, gpus, n, &req) < 0)
+        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": selector reserve failed", id);
     return 0;
 }
 
-int ecod_sched_end_slurm(struct ecod *d, int64_t id, double *energy_j)
+int ecod_sched_end_slurm(struct ecod *d, int64_t id, double now, double mono, double *energy_j)
 {
+    d->now_s = now;
+    d->mono_s = mono;
     for (size_t i = 0; i < d->n_runs; i++) {
         if (d->runs[i].id != id || d->runs[i].slurm_job <= 0)
             continue;
-        account_all(d, ecod_mono());
+        ecod_sched_account(d, d->mono_s);
         *energy_j = d->runs[i].energy_j;
         end_run(d, i, true, 0);
         return 0;

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sqlite3.h>
-#include "ecosched/store.h"
+#include "daemon/store.h"
 
 /* How long a statement waits for another connection's lock before failing with -EBUSY. The
  * daemon is the only writer; other handles (tests, an operator's sqlite3 shell, a checkpoint

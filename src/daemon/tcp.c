@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "ecoschedd.h"
+#include "tcp.h"
 
 /* Shortest token accepted: 16 characters of a random hex or base64 string are 64+ bits. */
 #define MIN_TOKEN 16

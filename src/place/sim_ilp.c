@@ -18,10 +18,11 @@ static int plan_ilp(void **state, const struct eco_freemap *fm, const struct eco
                                     ILP_STEP_LIMIT_S);
 }
 
-static int place_best_fit(const struct eco_freemap *fm, const struct eco_job *job,
+static int place_best_fit(void *ctx, const struct eco_freemap *fm, const struct eco_job *job,
                           struct eco_alloc *out, size_t cap)
 {
-    return eco_placement_find("pack")->place(fm, job, out, cap);
+    (void)ctx;
+    return eco_placement_find("pack")->place(ctx, fm, job, out, cap);
 }
 
 const struct eco_placement_ops eco_placement_ilp = {

@@ -11,6 +11,7 @@
 #include "ecosched/powercap.h"
 #include "ecosched/rng.h"
 #include "engine_internal.h"
+#include "util/clock.h"
 
 /* Control-period skipping (docs/policies/powercap.md, "Skipping settled periods"): after
  * SKIP_QUIET_TICKS ticks in a row in which no job started or ended, the budget and the
@@ -828,13 +829,6 @@ static int knob_check(const struct eco_sim_config *cfg, struct eco_error *err)
                       ops->name, ok);
 }
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Fills the energy part of the summary and the per-node figures over [t0, t_end]. */
 static int energy_summary(struct engine *e, struct eco_sim_result *res)
 {
@@ -920,7 +914,7 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     if ((rc = resolve_workloads(set, cfg, err)))
         goto done;
     eco_rng_init(&e.deadline_rng, cfg->seed ^ 0xdead11e5ULL);
-    double t0 = wall_now();
+    double t0 = eco_mono_s();
     e.pol = cfg->policy->create(c, cfg->policy_params, err);
     if (!e.pol) {
         rc = -EINVAL;
@@ -978,7 +972,7 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     s->admission_waits = e.admission_waits;
     s->overshoot_s = e.overshoot_s;
     eco_powerctl_summary(&e, s);
-    s->sim_wall_s = wall_now() - t0;
+    s->sim_wall_s = eco_mono_s() - t0;
     res->alloc_pool = e.pool;
     res->n_alloc = e.npool;
     e.pool = NULL;

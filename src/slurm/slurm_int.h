@@ -10,12 +10,8 @@
 /* Default API socket of `ecosched powerd`. */
 #define ECO_POWERD_SOCKET "/run/ecosched/powerd.sock"
 
-/* One request to `endpoint`: a unix socket path (starting with '/') or an http:// URL base.
- * body NULL: GET, else POST with that JSON text. Returns the parsed JSON answer (caller's,
- * json_decref) with *status the HTTP status, or NULL with *status 0 (not reached, message in
- * msg) or the status of an answer that was not JSON. */
-json_t *eco_http_json(const char *endpoint, const char *path, const char *body, long timeout_ms,
-                      long *status, char *msg, size_t cap);
+/* JSON over HTTP to a unix socket or a URL: eco_http_json, the edges' one client. */
+#include "util/http_client.h"
 
 /* Expands a Slurm hostlist ("n[1-3,7],gpu01", zero padding kept: "a[08-10]") into names.
  * On success *names (each string and the array: free with eco_hostlist_free) holds *n names;

@@ -21,7 +21,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "ecosched/platform.h"
+#include "platform/platform.h"
 #include "slurm_int.h"
 
 SPANK_PLUGIN(ecosched, 1);

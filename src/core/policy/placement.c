@@ -160,29 +160,33 @@ static int place_nodes(const struct eco_freemap *fm, const struct eco_job *job,
     return place_multi(fm, job, order, n_order, &rp, out, cap);
 }
 
-static int place_pack(const struct eco_freemap *fm, const struct eco_job *job,
+static int place_pack(void *ctx, const struct eco_freemap *fm, const struct eco_job *job,
                       struct eco_alloc *out, size_t cap)
 {
+    (void)ctx;
     return place_nodes(fm, job, out, cap, FIT_BEST);
 }
 
-static int place_spread(const struct eco_freemap *fm, const struct eco_job *job,
+static int place_spread(void *ctx, const struct eco_freemap *fm, const struct eco_job *job,
                         struct eco_alloc *out, size_t cap)
 {
+    (void)ctx;
     return place_nodes(fm, job, out, cap, FIT_WORST);
 }
 
-static int place_first_fit(const struct eco_freemap *fm, const struct eco_job *job,
+static int place_first_fit(void *ctx, const struct eco_freemap *fm, const struct eco_job *job,
                            struct eco_alloc *out, size_t cap)
 {
+    (void)ctx;
     return place_nodes(fm, job, out, cap, FIT_FIRST);
 }
 
 /* pool: every GPU of the cluster in one pool; GPUs are drawn from nodes with free GPUs, node
  * class by node class (largest first), lowest index first, only for bookkeeping. */
-static int place_pool(const struct eco_freemap *fm, const struct eco_job *job,
+static int place_pool(void *ctx, const struct eco_freemap *fm, const struct eco_job *job,
                       struct eco_alloc *out, size_t cap)
 {
+    (void)ctx;
     uint32_t rem = job->gpus;
     if (eco_freemap_total_free(fm, job->gpu_type) < rem)
         return -EAGAIN;
@@ -308,9 +312,10 @@ static int64_t pick_energy(const struct rest_picker *rp, uint16_t g,
     return energy_node(rp->fm, rp->job, rp->order, rp->n_order, g, taken, n_taken);
 }
 
-static int place_energy(const struct eco_freemap *fm, const struct eco_job *job,
+static int place_energy(void *ctx, const struct eco_freemap *fm, const struct eco_job *job,
                         struct eco_alloc *out, size_t cap)
 {
+    (void)ctx;
     size_t order[MAX_CLASSES];
     size_t ncls = energy_order(fm, job, order);
     uint32_t g = job->gpus;
@@ -426,15 +431,17 @@ static int place_scored(const struct eco_freemap *fm, const struct eco_job *job,
     return place_multi(fm, job, order, n_order, &sp.rp, out, cap);
 }
 
-static int place_fgd(const struct eco_freemap *fm, const struct eco_job *job,
+static int place_fgd(void *ctx, const struct eco_freemap *fm, const struct eco_job *job,
                      struct eco_alloc *out, size_t cap)
 {
+    (void)ctx;
     return place_scored(fm, job, out, cap, score_fgd);
 }
 
-static int place_dot(const struct eco_freemap *fm, const struct eco_job *job,
+static int place_dot(void *ctx, const struct eco_freemap *fm, const struct eco_job *job,
                      struct eco_alloc *out, size_t cap)
 {
+    (void)ctx;
     return place_scored(fm, job, out, cap, score_dot);
 }
 

@@ -186,7 +186,7 @@ int eco_placement_batch_place(const void *state, const struct eco_freemap *fm,
         }
         break;
     }
-    return pl->fallback->place(fm, j, out, cap);
+    return pl->fallback->place(NULL, fm, j, out, cap);
 }
 
 void eco_placement_batch_stats(const void *state, struct eco_plan_stats *st)

@@ -1,74 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* JSON over HTTP with libcurl, to a unix socket (node daemons, powerd) or a URL, and Slurm
- * hostlist expansion: the small client pieces of the Slurm integration. */
-#include <curl/curl.h>
+/* Slurm hostlist expansion ("n[1-3,7],gpu01"), for powerd's --nodes and `ecosched power`.
+ * (The HTTP client it sat beside is src/util/http_client.c.) */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "slurm_int.h"
-
-struct buf {
-    char *data;
-    size_t len;
-};
-
-static size_t on_data(char *p, size_t size, size_t n, void *ud)
-{
-    struct buf *b = ud;
-    char *d = realloc(b->data, b->len + size * n + 1);
-    if (!d)
-        return 0;
-    memcpy(d + b->len, p, size * n);
-    b->data = d;
-    b->len += size * n;
-    d[b->len] = '\0';
-    return size * n;
-}
-
-json_t *eco_http_json(const char *endpoint, const char *path, const char *body, long timeout_ms,
-                      long *status, char *msg, size_t cap)
-{
-    struct buf b = {0};
-    struct curl_slist *hdr = NULL;
-    json_t *out = NULL;
-    char url[1024];
-    CURL *h = curl_easy_init();
-    *status = 0;
-    if (!h) {
-        snprintf(msg, cap, "cannot initialise libcurl");
-        goto done;
-    }
-    if (endpoint[0] == '/') {
-        snprintf(url, sizeof url, "http://localhost%s", path);
-        curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, endpoint);
-    } else {
-        snprintf(url, sizeof url, "%s%s", endpoint, path);
-    }
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    if (body) {
-        hdr = curl_slist_append(hdr, "Content-Type: application/json");
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    }
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    CURLcode rc = curl_easy_perform(h);
-    if (rc != CURLE_OK) {
-        snprintf(msg, cap, "%s: %s", endpoint, curl_easy_strerror(rc));
-        goto done;
-    }
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-    if (!(out = b.data ? json_loads(b.data, 0, NULL) : NULL))
-        snprintf(msg, cap, "%s%s: HTTP %ld without a JSON answer", endpoint, path, *status);
-done:
-    curl_easy_cleanup(h);
-    curl_slist_free_all(hdr);
-    free(b.data);
-    return out;
-}
 
 #define HOSTLIST_MAX 100000
 

@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
-#include "ecosched/platform.h"
+#include "platform/platform.h"
 
 static const struct eco_platform_ops *const platforms[] = {
-    &eco_platform_nvml,
-    &eco_platform_fake,
-    &eco_platform_none,
+#define ECO_PLATFORM(name) &eco_platform_##name,
+#include "platforms.def"
+#undef ECO_PLATFORM
     NULL,
 };
 

@@ -65,9 +65,9 @@ struct eco_platform_ops {
 
 /* The backends: NVML from libnvidia-ml.so.1; the same code loading the project's fake NVML
  * library; no GPUs at all. */
-extern const struct eco_platform_ops eco_platform_nvml;
-extern const struct eco_platform_ops eco_platform_fake;
-extern const struct eco_platform_ops eco_platform_none;
+#define ECO_PLATFORM(name) extern const struct eco_platform_ops eco_platform_##name;
+#include "platform/platforms.def"
+#undef ECO_PLATFORM
 
 /* Backend by name ("nvml", "fake", "none"; case-insensitive), NULL when unknown. */
 const struct eco_platform_ops *eco_platform_find(const char *name);

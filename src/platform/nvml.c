@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "ecosched/platform.h"
+#include "platform/platform.h"
 #include "nvml_api.h"
 
 #define NVML_DEFAULT_LIB "libnvidia-ml.so.1"

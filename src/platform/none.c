@@ -2,7 +2,7 @@
 /* The "none" platform: a machine without GPUs. Jobs still run; every per-GPU call says the GPU
  * does not exist. */
 #include <errno.h>
-#include "ecosched/platform.h"
+#include "platform/platform.h"
 
 static int none_create(const char *lib_path, void **state, struct eco_error *err)
 {

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* config.c: ecoschedd's settings, from its config file and options. */
+#ifndef ECOD_CONFIG_H
+#define ECOD_CONFIG_H
+
+#include <stddef.h>
+#include "ecosched/error.h"
+
+#define ECOD_DEFAULT_SOCKET "/run/ecosched/ecoschedd.sock"
+#define ECOD_DEFAULT_STATE "/var/lib/ecosched"
+#define ECOD_DEFAULT_CONFIG "/etc/ecosched/ecoschedd.conf"
+
+/* The settings of the config file (docs/daemon/README.md, "Configuration"); empty strings
+ * are unset. Filled with the defaults by ecod_config_defaults. */
+struct ecod_config {
+    char socket[108]; /* sun_path's size */
+    char socket_group[256];
+    char state_dir[4000];
+    char platform[16];
+    char nvml_library[4096];
+    int log_level;
+    double util_window_s, grace_s, tick_s;
+    char tcp_listen[300];
+    char tcp_token_file[4096];
+    double auto_cap_max_slowdown;
+    char queue_policy[16];
+    char gpu_strategy[32];
+    double memthr_wait_s;
+    char power_knob[8]; /* "limit" or "clock" */
+    double keep_finished_s;
+    double power_budget_w; /* 0: none */
+    char power_policy[128]; /* capper "family[:key=value,...]" */
+};
+
+void ecod_config_defaults(struct ecod_config *c);
+/* Reads and validates the whole of `path` into *c (left unchanged on error). Each problem is
+ * written to stderr as "PATH:LINE: ..."; returns 0, or -EINVAL (bad content) or -errno (cannot
+ * read) after writing them all. */
+int ecod_config_load(const char *path, struct ecod_config *c);
+/* Sets one key from a command-line value, validated like the file's; 0, or -EINVAL (a bad
+ * value: err says what is wrong with it, "'-1' is not a number of seconds 0..86400") or
+ * -ENOENT (no such key). Nothing is printed. */
+int ecod_config_set(struct ecod_config *c, const char *key, const char *value,
+                    struct eco_error *err);
+
+#endif

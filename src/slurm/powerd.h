@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals of `ecosched powerd` (docs/slurm.md) shared by its files: the loop and options
+ * (powerd.c), Slurm and the node daemons (powerd_nodes.c), the allocation step
+ * (powerd_alloc.c) and the API (powerd_api.c). */
+#ifndef ECO_POWERD_H
+#define ECO_POWERD_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "ecosched/cluster.h"
+#include "ecosched/policy.h"
+#include "ecosched/powercap.h"
+#include "ecosched/rng.h"
+
+#define MAX_NODES 4096
+#define MAX_GPUS 64
+#define MAX_JOBS 8192
+/* A node daemon answers /v1/node in milliseconds; 1 s bounds one period's wait on a dead one. */
+#define NODE_TIMEOUT_MS 1000
+/* Remaining time of a job without a time limit, for the allocator's cost: an hour, the order
+ * of a training job's remaining time; only the ratios between jobs matter. */
+#define DEFAULT_REMAINING_S 3600.0
+/* The capper --policy uses when not given: the one the simulator evaluates by default. */
+#define DEFAULT_CAPPER "mpc"
+/* Weight of the newest progress reference (busy SM cycles per second at the job's maximum
+ * limit) in its running mean: a few periods at the maximum settle it. */
+#define REF_ALPHA 0.2
+/* Weight classes (Slurm prefers the lowest weight): nodes already running jobs (pack), idle
+ * nodes that are on, then nodes powered down or not answering. Within a class the idle draw
+ * per GPU in watts orders nodes by efficiency. */
+#define WEIGHT_BUSY 1000
+#define WEIGHT_IDLE 2000
+#define WEIGHT_COLD 3000
+/* The capping metrics go to the log every 600 s of periods (and at exit): ten minutes is the
+ * scale of a budget's effect on the jobs, and keeps a 1 s period's log to 144 lines a day. */
+#define METRICS_LOG_S 600.0
+
+struct pgpu {
+    double power_w, limit_w, min_w, max_w, default_w;
+    double util;   /* SM utilisation 0..1 from the node daemon, NaN when it has none */
+    double sm_mhz; /* SM clock, NaN when the node daemon has none */
+    double job_cap_w; /* the job's --gpu-power-cap (0: none): a ceiling for its limit */
+};
+
+struct pnode {
+    char name[128];
+    char endpoint[600];
+    unsigned gres_gpus, used_gpus; /* from sinfo */
+    bool up;                       /* its ecoschedd answered this period */
+    bool seen;                     /* it answered once */
+    bool powered_down;             /* Slurm says powered down (power save) */
+    bool slurm_idle;               /* Slurm says idle */
+    double idle_since;             /* monotonic s, -1 when not idle */
+    double max_power_w;            /* sum of its GPUs' maximum limits (last answer) */
+    double power_w;
+    double idle_w_per_gpu;
+    unsigned n_gpus;
+    struct pgpu gpu[MAX_GPUS];
+    long weight; /* Slurm's */
+};
+
+struct pjob {
+    int64_t id;
+    bool running, managed, seen_now;
+    unsigned n; /* GPUs */
+    uint32_t node[MAX_GPUS], gpu[MAX_GPUS];
+    double remaining_s, limit_w;
+    double deadline_s; /* epoch seconds (squeue's deadline, sbatch --deadline), -1 none */
+    /* Progress proxy: util x SM clock (busy SM cycles per second) over its value at the job's
+     * maximum limit (ref_rate, 0 until the job has run there). */
+    double ref_rate, speed;
+    struct eco_job_model model;
+    bool model_init;
+    bool metered; /* its start has been counted by the metrics (settling) */
+    bool decided; /* limit_w is this period's decision (eco_powerd_allocate) */
+};
+
+struct powerd {
+    /* options */
+    const char *socket, *node_pattern, *forecast;
+    double period_s;
+    bool weights;
+    /* shared with the API thread, under lock */
+    pthread_mutex_t lock;
+    double budget_w;
+    json_t *status; /* last period's status */
+    /* controller state (main thread only) */
+    struct pnode *nodes;
+    size_t n_nodes;
+    struct pjob *jobs;
+    size_t n_jobs;
+    int64_t max_seen_id; /* highest job id seen (arrivals are ids above it) */
+    uint64_t arrivals;
+    double arrived_gpus;
+    /* capping metrics (docs/policies/powercap.md, "Metrics"): the sums, the last sample's
+     * monotonic time (< 0 before the first), the budget it saw, the last log */
+    struct eco_cap_metrics met;
+    double met_last_t, met_budget_w, met_logged_t;
+    struct eco_capper *capper; /* --policy */
+    const char *policy;
+    double last_budget_w;      /* budget of the last decide (its step sign) */
+    struct eco_rng rng;        /* the family's dithering */
+    struct eco_cluster *cluster;
+    struct eco_powerdown *pd;
+    const struct eco_powerdown_ops *pd_ops;
+};
+
+/* powerd_nodes.c: one period's reading of Slurm (sinfo, squeue --json) and of each node's
+ * ecoschedd (/v1/node), and what is sent back (limits, Slurm node weights). 0 or < 0 (Slurm
+ * did not answer; logged). */
+int eco_powerd_read_nodes(struct powerd *pd, double now);
+void eco_powerd_read_node_power(struct powerd *pd);
+int eco_powerd_read_jobs(struct powerd *pd);
+/* Sends each decided job's limit to its GPUs where it differs, then gives GPUs that no running
+ * job holds their default limit back. */
+void eco_powerd_send_limits(struct powerd *pd);
+/* Slurm's Weight per node: class by warmth, then idle draw per GPU (watts). */
+void eco_powerd_update_weights(struct powerd *pd);
+
+/* powerd_alloc.c: the allocation step at wall time now (epoch s): jobs whose GPUs all answered
+ * share what `budget` leaves after the other GPUs' measured power and the maximum draw of the
+ * nodes that did not answer, through the capper family's decide (the same one `ecosched sim`
+ * evaluates). Sets limit_w and decided of those jobs (nothing is sent) and the allocation's
+ * figures in st. 0, or < 0 (out of memory, the capper failed: logged; no job decided). */
+int eco_powerd_allocate(struct powerd *pd, double budget, double now, json_t *st);
+
+/* powerd_api.c: listens on pd->socket and serves GET /v1/status and POST /v1/budget on a
+ * thread of libmicrohttpd's; NULL on failure (printed). */
+struct MHD_Daemon;
+struct MHD_Daemon *eco_powerd_api_start(struct powerd *pd);
+
+#endif

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/* `ecosched powerd`'s API on a unix socket: GET /v1/status (the last period), POST /v1/budget
+ * (root or powerd's own user; docs/slurm.md). */
+#define _GNU_SOURCE /* SO_PEERCRED */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <microhttpd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include "cli/cli.h"
+#include "powerd.h"
+#include "util/http_server.h"
+#include "util/log.h"
+
+/* A budget request is {"budget_w": W}: 4 KiB is far beyond it while bounding what a client
+ * pins; a longer body is answered 400. */
+#define POWERD_MAX_BODY 4095u
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *data,
+                                  size_t *size, void **con_cls)
+{
+    struct powerd *pd = cls;
+    struct eco_http_body *rq = *con_cls;
+    (void)version;
+    if (!rq) {
+        if (!(rq = calloc(1, sizeof *rq)))
+            return MHD_NO;
+        rq->max = POWERD_MAX_BODY;
+        *con_cls = rq;
+        return MHD_YES;
+    }
+    if (*size) {
+        if (eco_http_body_add(rq, data, *size) < 0)
+            return MHD_NO;
+        *size = 0;
+        return MHD_YES;
+    }
+    if (!strcmp(url, "/v1/status")) {
+        if (strcmp(method, "GET"))
+            return eco_http_fail(c, 405, NULL, "use GET on /v1/status");
+        pthread_mutex_lock(&pd->lock);
+        json_t *o = json_deep_copy(pd->status ? pd->status : json_object());
+        json_object_set_new(o, "budget_w", json_real(pd->budget_w));
+        json_object_set_new(o, "period_s", json_real(pd->period_s));
+        pthread_mutex_unlock(&pd->lock);
+        return eco_http_reply(c, 200, o);
+    }
+    if (!strcmp(url, "/v1/budget")) {
+        if (strcmp(method, "POST"))
+            return eco_http_fail(c, 405, NULL, "use POST on /v1/budget");
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct ucred cr;
+        socklen_t cl = sizeof cr;
+        if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 ||
+            (cr.uid != 0 && cr.uid != geteuid()))
+            return eco_http_fail(c, 403, NULL, "only root may change the power budget");
+        json_t *b = rq->too_big ? NULL : json_loadb(rq->data, rq->len, 0, NULL);
+        json_t *w = json_object_get(b, "budget_w");
+        double v = json_number_value(w);
+        if (!json_is_number(w) || json_object_size(b) != 1 || !isfinite(v) || v <= 0 || v > 1e9) {
+            json_decref(b);
+            return eco_http_fail(c, 400, "budget_w",
+                             "the body must be {\"budget_w\": WATTS} with 0 < WATTS <= 1e9");
+        }
+        json_decref(b);
+        pthread_mutex_lock(&pd->lock);
+        double old = pd->budget_w;
+        pd->budget_w = v;
+        pthread_mutex_unlock(&pd->lock);
+        ECO_LOG(ECO_LOG_INFO, NULL, "budget %.0f W -> %.0f W (uid %u)", old, v, (unsigned)cr.uid);
+        return eco_http_reply(c, 200, json_pack("{s:f,s:f}", "budget_w", v, "previous_w", old));
+    }
+    return eco_http_fail(c, 404, NULL, "no such path (GET /v1/status, POST /v1/budget)");
+}
+
+static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
+                    enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)c, (void)toe;
+    if (*con_cls)
+        eco_http_body_fini(*con_cls);
+    free(*con_cls);
+    *con_cls = NULL;
+}
+
+static int listen_unix(const char *path)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof a.sun_path) {
+        eco_cli_err("powerd: --socket %s: path too long", path);
+        return -1;
+    }
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    unlink(path);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0) {
+        eco_cli_err("powerd: --socket %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    chmod(path, 0666); /* anyone may read the status; POST /v1/budget checks the caller */
+    return fd;
+}
+
+struct MHD_Daemon *eco_powerd_api_start(struct powerd *pd)
+{
+    int fd = listen_unix(pd->socket);
+    if (fd < 0)
+        return NULL;
+    struct MHD_Daemon *mhd =
+        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, pd,
+                         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_NOTIFY_COMPLETED,
+                         on_done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                         MHD_OPTION_END);
+    if (!mhd) {
+        eco_cli_err("powerd: libmicrohttpd would not start on %s", pd->socket);
+        close(fd);
+    }
+    return mhd;
+}

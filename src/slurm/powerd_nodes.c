@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/* `ecosched powerd`: Slurm (sinfo, squeue --json, scontrol) and the node daemons (/v1/node,
+ * /v1/gpus/N/limit) once a period: what the allocation step reads and what it decided. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "powerd.h"
+#include "slurm_int.h"
+#include "util/log.h"
+
+/* Output of a command as JSON (squeue/sinfo --json), or NULL. */
+static json_t *run_json(const char *cmd)
+{
+    FILE *f = popen(cmd, "r");
+    if (!f) {
+        ECO_LOG(ECO_LOG_ERR, NULL, "%s: %s", cmd, strerror(errno));
+        return NULL;
+    }
+    json_error_t e;
+    json_t *j = json_loadf(f, 0, &e);
+    int st = pclose(f);
+    if (!j)
+        ECO_LOG(ECO_LOG_ERR, NULL, "%s: not JSON (exit %d): %s", cmd, st, e.text);
+    return j;
+}
+
+static void expand_pattern(char *dst, size_t cap, const char *pat, const char *node)
+{
+    size_t n = 0;
+    for (; *pat && n + 1 < cap; pat++) {
+        if (pat[0] == '%' && pat[1] == 'n') {
+            n += (size_t)snprintf(dst + n, cap - n, "%s", node);
+            if (n >= cap)
+                n = cap - 1;
+            pat++;
+        } else {
+            dst[n++] = *pat;
+        }
+    }
+    dst[n] = '\0';
+}
+
+/* "gpu:2" / "gpu:v100:2(S:0)" -> 2. */
+static unsigned gres_gpus(const char *g)
+{
+    const char *p = g ? strstr(g, "gpu") : NULL;
+    if (!p)
+        return 0;
+    const char *paren = strchr(p, '(');
+    const char *colon = NULL;
+    for (const char *q = p; *q && (!paren || q < paren) && *q != ','; q++)
+        if (*q == ':')
+            colon = q;
+    return colon ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
+}
+
+static struct pnode *node_by_name(struct powerd *pd, const char *name, size_t *idx)
+{
+    for (size_t i = 0; i < pd->n_nodes; i++)
+        if (!strcmp(pd->nodes[i].name, name)) {
+            if (idx)
+                *idx = i;
+            return &pd->nodes[i];
+        }
+    return NULL;
+}
+
+/* Nodes from `sinfo --json`: names, GPUs, state, weight. New nodes are appended. */
+int eco_powerd_read_nodes(struct powerd *pd, double now)
+{
+    json_t *j = run_json("sinfo --json 2>/dev/null");
+    json_t *a = json_object_get(j, "nodes"), *o;
+    size_t i;
+    if (!json_is_array(a)) {
+        json_decref(j);
+        return -EIO;
+    }
+    json_array_foreach(a, i, o)
+    {
+        const char *name = json_string_value(json_object_get(o, "name"));
+        if (!name)
+            continue;
+        struct pnode *nd = node_by_name(pd, name, NULL);
+        if (!nd) {
+            if (pd->n_nodes >= MAX_NODES)
+                continue;
+            nd = &pd->nodes[pd->n_nodes++];
+            memset(nd, 0, sizeof *nd);
+            snprintf(nd->name, sizeof nd->name, "%s", name);
+            expand_pattern(nd->endpoint, sizeof nd->endpoint, pd->node_pattern, name);
+            nd->idle_since = -1;
+        }
+        nd->gres_gpus = gres_gpus(json_string_value(json_object_get(o, "gres")));
+        nd->used_gpus = gres_gpus(json_string_value(json_object_get(o, "gres_used")));
+        const char *state = json_string_value(json_object_get(o, "state"));
+        nd->powered_down = false;
+        json_t *fl = json_object_get(o, "state_flags"), *f;
+        size_t k;
+        json_array_foreach(fl, k, f)
+        {
+            const char *s = json_string_value(f);
+            if (s && (!strcmp(s, "POWERED_DOWN") || !strcmp(s, "POWERING_DOWN")))
+                nd->powered_down = true;
+        }
+        bool idle = state && !strcmp(state, "idle") && !nd->powered_down;
+        if (idle && nd->idle_since < 0)
+            nd->idle_since = now;
+        else if (!idle)
+            nd->idle_since = -1;
+        nd->slurm_idle = idle;
+        nd->weight = (long)json_integer_value(json_object_get(o, "weight"));
+    }
+    json_decref(j);
+    return 0;
+}
+
+/* GET /v1/node of every node daemon. */
+void eco_powerd_read_node_power(struct powerd *pd)
+{
+    for (size_t i = 0; i < pd->n_nodes; i++) {
+        struct pnode *nd = &pd->nodes[i];
+        char msg[700];
+        long st;
+        json_t *o =
+            eco_http_json(nd->endpoint, "/v1/node", NULL, NODE_TIMEOUT_MS, &st, msg, sizeof msg);
+        bool was_up = nd->up;
+        nd->up = o && st == 200;
+        if (!nd->up) {
+            if (was_up || !nd->seen)
+                ECO_LOG(ECO_LOG_WARN, NULL,
+                      "node %s: no answer from its ecoschedd (%s): its limits stay, "
+                      "its maximum draw (%.0f W) is set aside",
+                      nd->name, o ? "bad answer" : msg, nd->max_power_w);
+            json_decref(o);
+            continue;
+        }
+        if (!was_up && nd->seen)
+            ECO_LOG(ECO_LOG_INFO, NULL, "node %s: its ecoschedd answers again", nd->name);
+        nd->seen = true;
+        nd->power_w = json_number_value(json_object_get(o, "power_w"));
+        nd->max_power_w = json_number_value(json_object_get(o, "max_power_w"));
+        json_t *gs = json_object_get(o, "gpus"), *g;
+        size_t k;
+        double idle_sum = 0;
+        unsigned idle_n = 0;
+        nd->n_gpus = 0;
+        json_array_foreach(gs, k, g)
+        {
+            if (k >= MAX_GPUS)
+                break;
+            struct pgpu *pg = &nd->gpu[k];
+            pg->power_w = json_number_value(json_object_get(g, "power_w"));
+            pg->limit_w = json_number_value(json_object_get(g, "power_limit_w"));
+            pg->min_w = json_number_value(json_object_get(g, "power_min_w"));
+            pg->max_w = json_number_value(json_object_get(g, "power_max_w"));
+            pg->default_w = json_number_value(json_object_get(g, "power_default_w"));
+            pg->job_cap_w = json_number_value(json_object_get(g, "job_cap_w"));
+            json_t *u = json_object_get(g, "util"), *mhz = json_object_get(g, "sm_clock_mhz");
+            pg->util = json_is_number(u) ? json_number_value(u) : NAN;
+            pg->sm_mhz = json_is_number(mhz) ? json_number_value(mhz) : NAN;
+            if (json_is_null(json_object_get(g, "slurm_job"))) {
+                idle_sum += pg->power_w;
+                idle_n++;
+            }
+            nd->n_gpus = (unsigned)k + 1;
+        }
+        if (idle_n)
+            nd->idle_w_per_gpu = idle_sum / idle_n;
+        json_decref(o);
+    }
+}
+
+static struct pjob *job_get(struct powerd *pd, int64_t id)
+{
+    for (size_t i = 0; i < pd->n_jobs; i++)
+        if (pd->jobs[i].id == id)
+            return &pd->jobs[i];
+    if (pd->n_jobs >= MAX_JOBS)
+        return NULL;
+    struct pjob *j = &pd->jobs[pd->n_jobs++];
+    memset(j, 0, sizeof *j);
+    j->id = id;
+    return j;
+}
+
+/* Whether job id is new: Slurm gives increasing ids, so an id above every one seen so far is
+ * an arrival (no list of past ids to keep). */
+static bool seen_before(struct powerd *pd, int64_t id)
+{
+    if (id <= pd->max_seen_id)
+        return true;
+    pd->max_seen_id = id;
+    return false;
+}
+
+/* "gpu:2(IDX:0-1,3)" -> indices. */
+static unsigned gres_idx(const char *s, uint32_t *out, unsigned cap)
+{
+    const char *p = s ? strstr(s, "IDX:") : NULL;
+    unsigned n = 0;
+    if (!p)
+        return 0;
+    p += 4;
+    while (*p && *p != ')' && n < cap) {
+        char *e;
+        long a = strtol(p, &e, 10), b = a;
+        if (e == p)
+            break;
+        if (*e == '-')
+            b = strtol(e + 1, &e, 10);
+        for (long k = a; k <= b && n < cap; k++)
+            out[n++] = (uint32_t)k;
+        p = *e == ',' ? e + 1 : e;
+    }
+    return n;
+}
+
+/* A number of squeue --json: a plain integer (older Slurm) or {"set", "infinite", "number"}
+ * (Slurm 23.02 and later). 1 with *out when set and finite, else 0. */
+static int slurm_number(const json_t *v, double *out)
+{
+    if (json_is_integer(v)) {
+        *out = (double)json_integer_value(v);
+        return 1;
+    }
+    if (json_is_object(v) && json_is_true(json_object_get(v, "set")) &&
+        !json_is_true(json_object_get(v, "infinite")) &&
+        json_is_number(json_object_get(v, "number"))) {
+        *out = json_number_value(json_object_get(v, "number"));
+        return 1;
+    }
+    return 0;
+}
+
+/* Jobs from `squeue --json`: arrivals (new ids, with their GPUs) and the running jobs' GPUs. */
+int eco_powerd_read_jobs(struct powerd *pd)
+{
+    json_t *j = run_json("squeue --json 2>/dev/null");
+    json_t *a = json_object_get(j, "jobs"), *o;
+    size_t i;
+    time_t now = time(NULL);
+    if (!json_is_array(a)) {
+        json_decref(j);
+        return -EIO;
+    }
+    for (size_t k = 0; k < pd->n_jobs; k++)
+        pd->jobs[k].seen_now = false;
+    json_array_foreach(a, i, o)
+    {
+        int64_t id = json_integer_value(json_object_get(o, "job_id"));
+        const char *state = json_string_value(json_object_get(o, "job_state"));
+        if (id <= 0 || !state)
+            continue;
+        if (!seen_before(pd, id)) {
+            json_int_t nn = json_integer_value(json_object_get(o, "node_count"));
+            unsigned per = gres_gpus(json_string_value(json_object_get(o, "tres_per_node")));
+            pd->arrivals++;
+            pd->arrived_gpus += (double)per * (double)(nn > 0 ? nn : 1);
+        }
+        if (strcmp(state, "RUNNING"))
+            continue;
+        struct pjob *pj = job_get(pd, id);
+        if (!pj)
+            continue;
+        pj->seen_now = pj->running = true;
+        pj->n = 0;
+        json_t *alloc = json_object_get(json_object_get(o, "job_resources"), "allocated_nodes");
+        json_t *gd = json_object_get(o, "gres_detail"), *an;
+        size_t k;
+        json_array_foreach(alloc, k, an)
+        {
+            size_t ni;
+            const char *nn = json_string_value(json_object_get(an, "nodename"));
+            uint32_t idx[MAX_GPUS];
+            unsigned m = gres_idx(json_string_value(json_array_get(gd, k)), idx, MAX_GPUS);
+            if (!nn || !node_by_name(pd, nn, &ni))
+                continue;
+            for (unsigned g = 0; g < m && pj->n < MAX_GPUS; g++) {
+                pj->node[pj->n] = (uint32_t)ni;
+                pj->gpu[pj->n++] = idx[g];
+            }
+        }
+        double tl = 0, start = (double)now, dl = 0;
+        slurm_number(json_object_get(o, "start_time"), &start);
+        pj->remaining_s = DEFAULT_REMAINING_S;
+        if (slurm_number(json_object_get(o, "time_limit"), &tl) && tl > 0)
+            pj->remaining_s = fmax(60.0, tl * 60 - ((double)now - start));
+        /* sbatch --deadline: absolute, epoch seconds; 0 or unset means none */
+        pj->deadline_s = slurm_number(json_object_get(o, "deadline"), &dl) && dl > 0 ? dl : -1;
+    }
+    /* forget jobs that left the running set */
+    size_t kept = 0;
+    for (size_t k = 0; k < pd->n_jobs; k++)
+        if (pd->jobs[k].seen_now)
+            pd->jobs[kept++] = pd->jobs[k];
+    pd->n_jobs = kept;
+    json_decref(j);
+    return 0;
+}
+
+static void send_limit(struct powerd *pd, struct pnode *nd, uint32_t g, double w)
+{
+    char path[64], body[64], msg[700];
+    long st;
+    (void)pd;
+    snprintf(path, sizeof path, "/v1/gpus/%u/limit", g);
+    snprintf(body, sizeof body, "{\"power_limit_w\":%.0f}", w);
+    json_t *o = eco_http_json(nd->endpoint, path, body, NODE_TIMEOUT_MS, &st, msg, sizeof msg);
+    if (!o || st != 200)
+        ECO_LOG(ECO_LOG_WARN, NULL, "node %s GPU %u: limit %.0f W not set: %s", nd->name, g, w,
+              o ? json_string_value(json_object_get(o, "error")) : msg);
+    json_decref(o);
+}
+
+/* GPUs of answering nodes that no running job holds go back to their default limit (a limit
+ * sent for a job that ended in the meantime, after its epilog restored it). */
+static void restore_free_gpus(struct powerd *pd)
+{
+    for (size_t i = 0; i < pd->n_nodes; i++) {
+        struct pnode *nd = &pd->nodes[i];
+        for (unsigned g = 0; nd->up && g < nd->n_gpus; g++) {
+            bool held = false;
+            for (size_t k = 0; !held && k < pd->n_jobs; k++)
+                for (unsigned q = 0; !held && q < pd->jobs[k].n; q++)
+                    held = pd->jobs[k].node[q] == i && pd->jobs[k].gpu[q] == g;
+            if (!held && nd->gpu[g].default_w > 0 &&
+                fabs(nd->gpu[g].limit_w - nd->gpu[g].default_w) >= 1.0)
+                send_limit(pd, nd, g, nd->gpu[g].default_w);
+        }
+    }
+}
+
+void eco_powerd_send_limits(struct powerd *pd)
+{
+    for (size_t k = 0; k < pd->n_jobs; k++) {
+        struct pjob *j = &pd->jobs[k];
+        for (unsigned g = 0; j->decided && g < j->n; g++) {
+            struct pnode *nd = &pd->nodes[j->node[g]];
+            if (fabs(nd->gpu[j->gpu[g]].limit_w - j->limit_w) >= 1.0)
+                send_limit(pd, nd, j->gpu[g], j->limit_w);
+        }
+    }
+    restore_free_gpus(pd);
+}
+
+/* Slurm's Weight per node: class by warmth, then idle draw per GPU (watts). */
+void eco_powerd_update_weights(struct powerd *pd)
+{
+    for (size_t i = 0; i < pd->n_nodes; i++) {
+        struct pnode *nd = &pd->nodes[i];
+        long w = nd->powered_down || !nd->up ? WEIGHT_COLD
+                 : nd->used_gpus > 0         ? WEIGHT_BUSY
+                                             : WEIGHT_IDLE;
+        w += lround(fmin(999, fmax(0, nd->idle_w_per_gpu)));
+        if (w == nd->weight)
+            continue;
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "scontrol update nodename=%s weight=%ld 2>&1", nd->name, w);
+        FILE *f = popen(cmd, "r");
+        char line[256] = "";
+        if (f) {
+            if (!fgets(line, sizeof line, f))
+                line[0] = '\0';
+            if (pclose(f) != 0)
+                ECO_LOG(ECO_LOG_WARN, NULL, "node %s: weight %ld: %s", nd->name, w, line);
+        }
+    }
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/* The edges' one HTTP client: libcurl easy requests to a unix socket or a URL. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "http_client.h"
+
+static size_t on_data(char *p, size_t size, size_t n, void *ud)
+{
+    struct eco_http_resp *b = ud;
+    size_t add = size * n;
+    char *d = realloc(b->body, b->len + add + 1);
+    if (!d)
+        return 0;
+    memcpy(d + b->len, p, add);
+    b->body = d;
+    b->len += add;
+    d[b->len] = '\0';
+    return add;
+}
+
+int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, char *msg,
+                     size_t cap)
+{
+    struct curl_slist *hdr = NULL;
+    /* A base URL or "http://localhost" and a request path: paths are short ("/v1/jobs/ID/logs
+     * ?stream=..."), node endpoints a host and port. */
+    char url[1024];
+    int rc = 0;
+    *out = (struct eco_http_resp){0};
+    CURL *c = curl_easy_init();
+    if (!c) {
+        snprintf(msg, cap, "cannot initialise libcurl");
+        rc = -ENOMEM;
+        goto out;
+    }
+    if (r->endpoint[0] == '/') {
+        snprintf(url, sizeof url, "http://localhost%s", r->path);
+        curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, r->endpoint);
+    } else {
+        snprintf(url, sizeof url, "%s%s", r->endpoint, r->path);
+    }
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    if (r->auth)
+        hdr = curl_slist_append(hdr, r->auth);
+    if (r->method)
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
+    if (r->body) {
+        hdr = curl_slist_append(hdr, "Content-Type: application/json");
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body);
+    } else if (r->method && !strcmp(r->method, "POST")) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+    }
+    if (hdr)
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+    if (r->on_header) {
+        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, r->on_header);
+        curl_easy_setopt(c, CURLOPT_HEADERDATA, r->header_ud);
+    }
+    if (r->timeout_ms > 0)
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, r->timeout_ms);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    CURLcode cc = curl_easy_perform(c);
+    if (cc != CURLE_OK) {
+        snprintf(msg, cap, "%s", curl_easy_strerror(cc));
+        rc = -EIO;
+        goto out;
+    }
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
+out:
+    curl_slist_free_all(hdr);
+    curl_easy_cleanup(c);
+    return rc;
+}
+
+void eco_http_resp_fini(struct eco_http_resp *out)
+{
+    free(out->body);
+    *out = (struct eco_http_resp){0};
+}
+
+json_t *eco_http_json(const char *endpoint, const char *path, const char *body, long timeout_ms,
+                      long *status, char *msg, size_t cap)
+{
+    struct eco_http_req r = {
+        .endpoint = endpoint, .path = path, .body = body, .timeout_ms = timeout_ms};
+    struct eco_http_resp a;
+    json_t *out = NULL;
+    char why[256];
+    *status = 0;
+    int rc = eco_http_request(&r, &a, why, sizeof why);
+    if (rc == -EIO)
+        snprintf(msg, cap, "%s: %s", endpoint, why);
+    else if (rc < 0)
+        snprintf(msg, cap, "%s", why);
+    if (rc < 0)
+        goto out;
+    *status = a.status;
+    if (!(out = a.body ? json_loads(a.body, 0, NULL) : NULL))
+        snprintf(msg, cap, "%s%s: HTTP %ld without a JSON answer", endpoint, path, *status);
+out:
+    eco_http_resp_fini(&a);
+    return out;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* The edges' one HTTP client (libcurl): requests to a daemon's unix socket or to an http://
+ * URL, used by the CLI's job commands (src/cli/cmd_client.c), `ecosched power` and powerd
+ * (node daemons) and the SPANK plugin. */
+#ifndef ECO_UTIL_HTTP_CLIENT_H
+#define ECO_UTIL_HTTP_CLIENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct eco_http_req {
+    const char *endpoint; /* a unix socket path (starting with '/') or an http:// URL base */
+    const char *path;     /* the request path, "/v1/..." */
+    const char *method;   /* NULL: GET, or POST when body is set */
+    const char *body;     /* JSON text (sent as application/json), or NULL */
+    const char *auth;     /* a whole header line ("Authorization: Bearer ..."), or NULL */
+    long timeout_ms;      /* 0: none */
+    /* Optional: called with each header line of the answer (libcurl's header callback,
+     * which must return size * n). */
+    size_t (*on_header)(char *line, size_t size, size_t n, void *ud);
+    void *header_ud;
+};
+
+/* An answer: HTTP status and body (malloc'd, NUL-terminated, len bytes; NULL when empty). */
+struct eco_http_resp {
+    long status;
+    char *body;
+    size_t len;
+};
+
+/* Sends r and fills *out (eco_http_resp_fini frees it, also on failure). 0; -EIO when the
+ * server was not reached, msg then libcurl's reason ("Couldn't connect to server"); -ENOMEM
+ * when libcurl cannot start (msg says so). */
+int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, char *msg,
+                     size_t cap);
+void eco_http_resp_fini(struct eco_http_resp *out);
+
+/* One JSON request to `endpoint`: body NULL: GET, else POST with that JSON text. Returns the
+ * parsed JSON answer (caller's, json_decref) with *status the HTTP status, or NULL with
+ * *status 0 (not reached, message in msg) or the status of an answer that was not JSON. */
+json_t *eco_http_json(const char *endpoint, const char *path, const char *body, long timeout_ms,
+                      long *status, char *msg, size_t cap);
+
+#endif

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/* ecoschedd's settings (src/daemon/config.c) alone: the defaults, one key set from an option
+ * (ecod_config_set: every ecoschedd option goes through it) as a table of values and the
+ * message each bad one gets, and whole files read all-or-nothing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "daemon/config.h"
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    struct ecod_config c;
+    ecod_config_defaults(&c);
+    assert_string_equal(c.socket, ECOD_DEFAULT_SOCKET);
+    assert_string_equal(c.state_dir, ECOD_DEFAULT_STATE);
+    assert_string_equal(c.platform, "auto");
+    assert_string_equal(c.queue_policy, "fifo");
+    assert_string_equal(c.gpu_strategy, "live");
+    assert_string_equal(c.power_knob, "limit");
+    assert_string_equal(c.power_policy, "mpc");
+    assert_true(c.tick_s == 1 && c.grace_s == 30 && c.util_window_s == 10);
+    assert_true(c.auto_cap_max_slowdown == 0.10);
+    assert_true(c.keep_finished_s == 604800 && c.power_budget_w == 0);
+    assert_int_equal(c.socket_group[0], '\0');
+    assert_int_equal(c.tcp_listen[0], '\0');
+}
+
+static void test_set_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *key, *value;
+        int rc;
+        const char *msg; /* the message (a part of it) for a refused value */
+    } cases[] = {
+        {"grace_s", "5", 0, NULL},
+        {"grace_s", "-1", -EINVAL, "'-1' is not a number of seconds 0..86400"},
+        {"grace_s", "abc", -EINVAL, "'abc' is not a number of seconds 0..86400"},
+        {"tick_s", "0.05", -EINVAL, "is not a number of seconds 0.1..60"},
+        {"tick_s", "0.5", 0, NULL},
+        {"auto_cap_max_slowdown", "1.5", -EINVAL, "is not a fraction 0..1"},
+        {"power_budget_w", "200000", -EINVAL, "is not a power in watts 0..100000"},
+        {"power_budget_w", "1500", 0, NULL},
+        {"queue_policy", "edf", 0, NULL},
+        {"queue_policy", "sjf", -EINVAL, "must be fifo, greedy or edf"},
+        {"gpu_strategy", "random", -EINVAL, "must be live, exclusive or memory-threshold"},
+        {"platform", "cuda", -EINVAL, "must be nvml, fake, none or auto"},
+        {"platform", "FAKE", 0, NULL},
+        {"log_level", "loud", -EINVAL, "must be error, warning, info or debug"},
+        {"log_level", "warn", 0, NULL},
+        {"power_knob", "clock", 0, NULL},
+        {"power_knob", "fan", -EINVAL, "must be limit or clock"},
+        {"tcp_listen", "10.0.0.1:80", -EINVAL, "only loopback addresses"},
+        {"tcp_listen", "127.0.0.1:0", -EINVAL, "port must be 1..65535"},
+        {"tcp_listen", "[::1]:8080", 0, NULL},
+        {"power_policy", "nope", -EINVAL, "unknown policy 'nope'"},
+        {"power_policy", "uniform", 0, NULL},
+        {"socket", "", -EINVAL, "needs a value"},
+        {"no_such_key", "1", -ENOENT, "unknown setting 'no_such_key'"},
+    };
+    struct ecod_config c;
+    ecod_config_defaults(&c);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct eco_error err = {{0}};
+        int rc = ecod_config_set(&c, cases[i].key, cases[i].value, &err);
+        if (rc != cases[i].rc)
+            fail_msg("%s '%s': %d, want %d (%s)", cases[i].key, cases[i].value, rc, cases[i].rc,
+                     err.msg);
+        if (cases[i].msg && !strstr(err.msg, cases[i].msg))
+            fail_msg("%s '%s': '%s' does not say '%s'", cases[i].key, cases[i].value, err.msg,
+                     cases[i].msg);
+    }
+    assert_true(c.grace_s == 5 && c.tick_s == 0.5 && c.power_budget_w == 1500);
+    assert_string_equal(c.queue_policy, "edf");
+    assert_string_equal(c.platform, "FAKE");
+    assert_string_equal(c.power_knob, "clock");
+    assert_string_equal(c.tcp_listen, "[::1]:8080");
+    assert_string_equal(c.power_policy, "uniform");
+    assert_int_equal(c.log_level, 4);
+    /* a value longer than its field is refused, not cut */
+    char longv[200];
+    memset(longv, 'a', sizeof longv - 1);
+    longv[sizeof longv - 1] = '\0';
+    struct eco_error err = {{0}};
+    assert_int_equal(ecod_config_set(&c, "socket", longv, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "longer than 107 bytes"));
+    assert_string_equal(c.socket, ECOD_DEFAULT_SOCKET);
+}
+
+static char *write_file(const char *text)
+{
+    char *path = strdup("/tmp/ecosched-config-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static void test_load(void **state)
+{
+    (void)state;
+    struct ecod_config c;
+    ecod_config_defaults(&c);
+    char *p = write_file("# comment\n\ngrace_s = 7\n  queue_policy=greedy  \n");
+    assert_int_equal(ecod_config_load(p, &c), 0);
+    assert_true(c.grace_s == 7);
+    assert_string_equal(c.queue_policy, "greedy");
+    unlink(p);
+    free(p);
+    /* one bad line: nothing of the file is applied, the good lines included */
+    struct ecod_config before = c;
+    p = write_file("grace_s = 9\nbogus = 1\n");
+    assert_int_equal(ecod_config_load(p, &c), -EINVAL);
+    assert_memory_equal(&c, &before, sizeof c);
+    unlink(p);
+    free(p);
+    p = write_file("grace_s = 1\ngrace_s = 2\n"); /* repeated key */
+    assert_int_equal(ecod_config_load(p, &c), -EINVAL);
+    unlink(p);
+    free(p);
+    p = write_file("tcp_listen = 127.0.0.1:8080\n"); /* needs tcp_token_file */
+    assert_int_equal(ecod_config_load(p, &c), -EINVAL);
+    unlink(p);
+    free(p);
+    assert_int_equal(ecod_config_load("/nonexistent/ecoschedd.conf", &c), -ENOENT);
+    assert_memory_equal(&c, &before, sizeof c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_set_table),
+        cmocka_unit_test(test_load),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* ecoschedd's scheduling pass (src/daemon/sched.c) driven directly with injected clocks: a
+ * server without GPUs (platform "none"), a store in a temporary state directory and real
+ * child processes. The times the store records are the clocks the caller passed in (the pass
+ * reads none itself), a job's exit status reaches the store, and a cancel's SIGKILL deadline
+ * counts from the monotonic time given to it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "daemon/ecod.h"
+#include "daemon/queue.h"
+#include "daemon/sched.h"
+#include "daemon/startup.h"
+
+struct fixture {
+    struct ecod d;
+    char dir[64];
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    struct eco_error err = {{0}};
+    struct eco_gpusel_params p;
+    if (!f)
+        return -1;
+    snprintf(f->dir, sizeof f->dir, "/tmp/ecosched-sched-XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    f->d.state_dir = f->dir;
+    f->d.fake_run_fd = -1;
+    f->d.gpu_strategy = "live";
+    f->d.tick_s = 1;
+    snprintf(f->d.db_path, sizeof f->d.db_path, "%s/jobs.db", f->dir);
+    eco_gpusel_params_default(&p);
+    if (eco_platform_open("none", NULL, &f->d.platform, &err) < 0 ||
+        ecod_startup_open_store(&f->d, &err) < 0 || ecod_startup_init(&f->d, &p, &err) < 0 ||
+        ecod_queue_create(&f->d, "fifo", &err) < 0) {
+        print_error("setup: %s\n", err.msg);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    char cmd[128];
+    ecod_queue_destroy(&f->d);
+    ecod_sched_fini(&f->d);
+    eco_store_close(f->d.store);
+    eco_platform_close(f->d.platform);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+    if (system(cmd) != 0)
+        print_error("could not remove %s\n", f->dir);
+    free(f);
+    return 0;
+}
+
+/* Queues `argv_json` (no GPUs) as the caller; its id. */
+static int64_t submit(struct fixture *f, const char *argv_json, double now)
+{
+    struct eco_error err = {{0}};
+    int64_t id = 0;
+    struct eco_store_job j = {.uid = getuid(), .gid = getgid(), .cwd = "/", .argv_json = argv_json,
+                              .power_cap_w = ECO_STORE_CAP_NONE, .submit_s = now};
+    if (eco_store_insert(f->d.store, &j, &id, &err) < 0)
+        fail_msg("insert: %s", err.msg);
+    j.id = id;
+    assert_int_equal(ecod_queue_add(&f->d, &j), 0);
+    return id;
+}
+
+static struct eco_store_job get(struct fixture *f, int64_t id)
+{
+    struct eco_store_job j = {0};
+    struct eco_error err = {{0}};
+    if (eco_store_get(f->d.store, id, &j, &err) < 0)
+        fail_msg("get %lld: %s", (long long)id, err.msg);
+    return j;
+}
+
+static void nap(void)
+{
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Passes at wall 2000 + k, monotonic 10 + k until job id has left state `while_in` (at most
+ * 10 s of real time); the k of the pass that saw it leave. */
+static int pass_until(struct fixture *f, int64_t id, enum eco_store_state while_in)
+{
+    for (int k = 0; k < 500; k++) {
+        ecod_sched_pass(&f->d, 2000.0 + k, 10.0 + k);
+        struct eco_store_job j = get(f, id);
+        enum eco_store_state s = j.state;
+        eco_store_job_fini(&j);
+        if (s != while_in)
+            return k;
+        nap();
+    }
+    fail_msg("job %lld still in state %d", (long long)id, (int)while_in);
+    return -1;
+}
+
+static void test_times_are_the_callers(void **state)
+{
+    struct fixture *f = *state;
+    int64_t id = submit(f, "[\"/bin/sh\",\"-c\",\"exit 3\"]", 900.0);
+    ecod_sched_pass(&f->d, 1000.0, 5.0);
+    assert_int_equal(ecod_queue_len(&f->d), 0);
+    struct eco_store_job j = get(f, id);
+    assert_true(j.state == ECO_STORE_RUNNING || j.state == ECO_STORE_FAILED);
+    assert_true(j.start_s == 1000.0); /* the pass's wall clock, not the machine's */
+    eco_store_job_fini(&j);
+    assert_true(f->d.last_tick_mono == 5.0);
+    int k = pass_until(f, id, ECO_STORE_RUNNING);
+    j = get(f, id);
+    assert_int_equal(j.state, ECO_STORE_FAILED);
+    assert_int_equal(j.exit_status, 3);
+    assert_true(j.end_s == 2000.0 + k); /* the reaping pass's wall clock */
+    eco_store_job_fini(&j);
+    assert_null(ecod_sched_find(&f->d, id));
+    assert_true(f->d.pass.passes >= 2);
+}
+
+static void test_cancel_reaped(void **state)
+{
+    struct fixture *f = *state;
+    struct eco_error err = {{0}};
+    int64_t id = submit(f, "[\"/bin/sleep\",\"30\"]", 900.0);
+    ecod_sched_pass(&f->d, 1000.0, 5.0);
+    assert_int_equal(eco_store_cancel(f->d.store, id, 1001.0, "test", NULL, &err), 0);
+    ecod_sched_cancelled(&f->d, id, 1001.0, 7.0);
+    const struct ecod_run *r = ecod_sched_find(&f->d, id);
+    assert_non_null(r);
+    assert_true(r->pid > 0);
+    assert_true(r->kill_at == 7.0 + 10.0); /* SIGKILL 10 s after the given monotonic time */
+    for (int k = 0; k < 500 && ecod_sched_find(&f->d, id); k++) {
+        ecod_sched_pass(&f->d, 2000.0 + k, 8.0 + k * 0.01);
+        nap();
+    }
+    assert_null(ecod_sched_find(&f->d, id)); /* SIGTERM ended it before any SIGKILL */
+    struct eco_store_job j = get(f, id);
+    assert_int_equal(j.state, ECO_STORE_CANCELLED);
+    assert_true(j.end_s == 1001.0);
+    eco_store_job_fini(&j);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_times_are_the_callers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_reaped, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
