@@ -3,6 +3,9 @@
 #ifndef ECOSCHED_CLI_H
 #define ECOSCHED_CLI_H
 
+/* Default API socket of `ecosched powerd` (src/slurm/powerd.c) and its client `ecosched power`. */
+#define ECO_POWERD_SOCKET "/run/ecosched/powerd.sock"
+
 #include <stddef.h>
 #include <stdio.h>
 

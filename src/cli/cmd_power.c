@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include "slurm/slurm_int.h"
+#include "util/hostlist.h"
+#include "util/http_client.h"
 #include "cli.h"
 
 /* powerd answers from memory; 5 s covers a loaded controller host. */

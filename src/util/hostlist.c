@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Slurm hostlist expansion ("n[1-3,7],gpu01"), for powerd's --nodes and `ecosched power`.
- * (The HTTP client it sat beside is src/util/http_client.c.) */
+/* Slurm hostlist expansion ("n[1-3,7],gpu01"), for powerd's --nodes and `ecosched power`. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "slurm_int.h"
+#include "util/hostlist.h"
 
 #define HOSTLIST_MAX 100000
 
