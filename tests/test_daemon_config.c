@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* ecoschedd's settings (src/daemon/config.c) alone: the defaults, one key set from an option
- * (ecod_config_set: every ecoschedd option goes through it) as a table of values and the
+ * (ecod__config_set: every ecoschedd option goes through it) as a table of values and the
  * message each bad one gets, and whole files read all-or-nothing. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,7 +18,7 @@ static void test_defaults(void **state)
 {
     (void)state;
     struct ecod_config c;
-    ecod_config_defaults(&c);
+    ecod__config_defaults(&c);
     assert_string_equal(c.socket, ECOD_DEFAULT_SOCKET);
     assert_string_equal(c.state_dir, ECOD_DEFAULT_STATE);
     assert_string_equal(c.platform, "auto");
@@ -67,10 +67,10 @@ static void test_set_table(void **state)
         {"no_such_key", "1", -ENOENT, "unknown setting 'no_such_key'"},
     };
     struct ecod_config c;
-    ecod_config_defaults(&c);
+    ecod__config_defaults(&c);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct eco_error err = {{0}};
-        int rc = ecod_config_set(&c, cases[i].key, cases[i].value, &err);
+        int rc = ecod__config_set(&c, cases[i].key, cases[i].value, &err);
         if (rc != cases[i].rc)
             fail_msg("%s '%s': %d, want %d (%s)", cases[i].key, cases[i].value, rc, cases[i].rc,
                      err.msg);
@@ -90,7 +90,7 @@ static void test_set_table(void **state)
     memset(longv, 'a', sizeof longv - 1);
     longv[sizeof longv - 1] = '\0';
     struct eco_error err = {{0}};
-    assert_int_equal(ecod_config_set(&c, "socket", longv, &err), -EINVAL);
+    assert_int_equal(ecod__config_set(&c, "socket", longv, &err), -EINVAL);
     assert_non_null(strstr(err.msg, "longer than 107 bytes"));
     assert_string_equal(c.socket, ECOD_DEFAULT_SOCKET);
 }
@@ -109,9 +109,9 @@ static void test_load(void **state)
 {
     (void)state;
     struct ecod_config c;
-    ecod_config_defaults(&c);
+    ecod__config_defaults(&c);
     char *p = write_file("# comment\n\ngrace_s = 7\n  queue_policy=greedy  \n");
-    assert_int_equal(ecod_config_load(p, &c), 0);
+    assert_int_equal(ecod__config_load(p, &c), 0);
     assert_true(c.grace_s == 7);
     assert_string_equal(c.queue_policy, "greedy");
     unlink(p);
@@ -119,19 +119,19 @@ static void test_load(void **state)
     /* one bad line: nothing of the file is applied, the good lines included */
     struct ecod_config before = c;
     p = write_file("grace_s = 9\nbogus = 1\n");
-    assert_int_equal(ecod_config_load(p, &c), -EINVAL);
+    assert_int_equal(ecod__config_load(p, &c), -EINVAL);
     assert_memory_equal(&c, &before, sizeof c);
     unlink(p);
     free(p);
     p = write_file("grace_s = 1\ngrace_s = 2\n"); /* repeated key */
-    assert_int_equal(ecod_config_load(p, &c), -EINVAL);
+    assert_int_equal(ecod__config_load(p, &c), -EINVAL);
     unlink(p);
     free(p);
     p = write_file("tcp_listen = 127.0.0.1:8080\n"); /* needs tcp_token_file */
-    assert_int_equal(ecod_config_load(p, &c), -EINVAL);
+    assert_int_equal(ecod__config_load(p, &c), -EINVAL);
     unlink(p);
     free(p);
-    assert_int_equal(ecod_config_load("/nonexistent/ecoschedd.conf", &c), -ENOENT);
+    assert_int_equal(ecod__config_load("/nonexistent/ecoschedd.conf", &c), -ENOENT);
     assert_memory_equal(&c, &before, sizeof c);
 }
 

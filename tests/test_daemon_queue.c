@@ -37,14 +37,14 @@ static struct fixture *make(const char *policy)
                                        .mem_total_b = 16 * GB};
             assert_int_equal(eco_gpusel_sample(f->d.sel, g, &s), 0);
         }
-    if (ecod_queue_create(&f->d, policy, &err) < 0)
+    if (ecod__queue_create(&f->d, policy, &err) < 0)
         fail_msg("queue %s: %s", policy, err.msg);
     return f;
 }
 
 static void destroy(struct fixture *f)
 {
-    ecod_queue_destroy(&f->d);
+    ecod__queue_destroy(&f->d);
     eco_gpusel_destroy(f->d.sel);
     free(f);
 }
@@ -53,7 +53,7 @@ static void add(struct fixture *f, int64_t id, unsigned gpus, double deadline_s)
 {
     struct eco_store_job j = {.id = id, .gpus = gpus, .deadline_s = deadline_s,
                               .submit_s = (double)id};
-    assert_int_equal(ecod_queue_add(&f->d, &j), 0);
+    assert_int_equal(ecod__queue_add(&f->d, &j), 0);
 }
 
 /* Runs one pass at t = 2 s; the ids it starts (never: refused) go to ids[], their count back. */
@@ -62,7 +62,7 @@ static size_t pass(struct fixture *f, int64_t *ids, bool *never, size_t cap)
     struct ecod_start *st = NULL;
     size_t n = 0;
     struct eco_error err = {{0}};
-    if (ecod_queue_pass(&f->d, 1000.0, 2.0, &st, &n, &err) < 0)
+    if (ecod__queue_pass(&f->d, 1000.0, 2.0, &st, &n, &err) < 0)
         fail_msg("pass: %s", err.msg);
     assert_true(n <= cap);
     for (size_t i = 0; i < n; i++) {
@@ -90,10 +90,10 @@ static void test_fifo_head_of_line(void **state)
     take_one_gpu(f);
     add(f, 1, 2, 0);
     add(f, 2, 1, 0);
-    assert_int_equal(ecod_queue_len(&f->d), 2);
+    assert_int_equal(ecod__queue_len(&f->d), 2);
     assert_int_equal(pass(f, ids, never, 4), 0); /* job 1 waits, and job 2 behind it */
-    assert_int_equal(ecod_queue_len(&f->d), 2);
-    assert_string_equal(ecod_queue_policy_name(&f->d), "fifo");
+    assert_int_equal(ecod__queue_len(&f->d), 2);
+    assert_string_equal(ecod__queue_policy_name(&f->d), "fifo");
     destroy(f);
 }
 
@@ -109,7 +109,7 @@ static void test_greedy_fills(void **state)
     assert_int_equal(pass(f, ids, never, 4), 1);
     assert_int_equal(ids[0], 2);
     assert_false(never[0]);
-    assert_int_equal(ecod_queue_len(&f->d), 1); /* job 1 still queued */
+    assert_int_equal(ecod__queue_len(&f->d), 1); /* job 1 still queued */
     destroy(f);
 }
 
@@ -124,7 +124,7 @@ static void test_fifo_starts_in_order(void **state)
     add(f, 3, 1, 0);
     add(f, 1, 1, 0);
     add(f, 2, 1, 0);
-    assert_int_equal(ecod_queue_pass(&f->d, 1000.0, 2.0, &st, &n, &err), 0);
+    assert_int_equal(ecod__queue_pass(&f->d, 1000.0, 2.0, &st, &n, &err), 0);
     assert_int_equal(n, 2);
     assert_int_equal(st[0].id, 1); /* submission order (the ids), not the order added */
     assert_int_equal(st[1].id, 2);
@@ -132,7 +132,7 @@ static void test_fifo_starts_in_order(void **state)
     assert_int_equal(st[1].n_gpus, 1);
     assert_true(st[0].gpus[0] != st[1].gpus[0]);
     free(st);
-    assert_int_equal(ecod_queue_len(&f->d), 1);
+    assert_int_equal(ecod__queue_len(&f->d), 1);
     destroy(f);
 }
 
@@ -165,11 +165,11 @@ static void test_never_fits(void **state)
     assert_int_equal(pass(f, ids, never, 4), 1);
     assert_int_equal(ids[0], 1);
     assert_true(never[0]);
-    assert_int_equal(ecod_queue_len(&f->d), 1);
+    assert_int_equal(ecod__queue_len(&f->d), 1);
     assert_int_equal(pass(f, ids, never, 4), 1);
     assert_int_equal(ids[0], 2);
     assert_false(never[0]);
-    assert_int_equal(ecod_queue_len(&f->d), 0);
+    assert_int_equal(ecod__queue_len(&f->d), 0);
     destroy(f);
 }
 
@@ -182,16 +182,16 @@ static void test_remove_and_policies(void **state)
     bool never[4];
     add(f, 1, 1, 0);
     add(f, 2, 1, 0);
-    ecod_queue_remove(&f->d, 1);
-    ecod_queue_remove(&f->d, 42); /* not queued: nothing happens */
-    assert_int_equal(ecod_queue_len(&f->d), 1);
+    ecod__queue_remove(&f->d, 1);
+    ecod__queue_remove(&f->d, 42); /* not queued: nothing happens */
+    assert_int_equal(ecod__queue_len(&f->d), 1);
     assert_int_equal(pass(f, ids, never, 4), 1);
     assert_int_equal(ids[0], 2);
     destroy(f);
-    assert_non_null(ecod_queue_policy_find("FIFO"));
-    assert_null(ecod_queue_policy_find("sjf")); /* needs durations the daemon does not know */
+    assert_non_null(ecod__queue_policy_find("FIFO"));
+    assert_null(ecod__queue_policy_find("sjf")); /* needs durations the daemon does not know */
     struct ecod d = {0};
-    assert_true(ecod_queue_create(&d, "sjf", &err) < 0);
+    assert_true(ecod__queue_create(&d, "sjf", &err) < 0);
     assert_non_null(strstr(err.msg, "sjf"));
     assert_null(d.queue);
 }

@@ -42,8 +42,8 @@ static int setup(void **state)
     snprintf(f->d.db_path, sizeof f->d.db_path, "%s/jobs.db", f->dir);
     eco_gpusel_params_default(&p);
     if (eco_platform_open("none", NULL, &f->d.platform, &err) < 0 ||
-        ecod_startup_open_store(&f->d, &err) < 0 || ecod_startup_init(&f->d, &p, &err) < 0 ||
-        ecod_queue_create(&f->d, "fifo", &err) < 0) {
+        ecod__startup_open_store(&f->d, &err) < 0 || ecod__startup_init(&f->d, &p, &err) < 0 ||
+        ecod__queue_create(&f->d, "fifo", &err) < 0) {
         print_error("setup: %s\n", err.msg);
         return -1;
     }
@@ -55,8 +55,8 @@ static int teardown(void **state)
 {
     struct fixture *f = *state;
     char cmd[128];
-    ecod_queue_destroy(&f->d);
-    ecod_sched_fini(&f->d);
+    ecod__queue_destroy(&f->d);
+    ecod__sched_fini(&f->d);
     eco_store_close(f->d.store);
     eco_platform_close(f->d.platform);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
@@ -76,7 +76,7 @@ static int64_t submit(struct fixture *f, const char *argv_json, double now)
     if (eco_store_insert(f->d.store, &j, &id, &err) < 0)
         fail_msg("insert: %s", err.msg);
     j.id = id;
-    assert_int_equal(ecod_queue_add(&f->d, &j), 0);
+    assert_int_equal(ecod__queue_add(&f->d, &j), 0);
     return id;
 }
 
@@ -100,7 +100,7 @@ static void nap(void)
 static int pass_until(struct fixture *f, int64_t id, enum eco_store_state while_in)
 {
     for (int k = 0; k < 500; k++) {
-        ecod_sched_pass(&f->d, 2000.0 + k, 10.0 + k);
+        ecod__sched_pass(&f->d, 2000.0 + k, 10.0 + k);
         struct eco_store_job j = get(f, id);
         enum eco_store_state s = j.state;
         eco_store_job_fini(&j);
@@ -116,8 +116,8 @@ static void test_times_are_the_callers(void **state)
 {
     struct fixture *f = *state;
     int64_t id = submit(f, "[\"/bin/sh\",\"-c\",\"exit 3\"]", 900.0);
-    ecod_sched_pass(&f->d, 1000.0, 5.0);
-    assert_int_equal(ecod_queue_len(&f->d), 0);
+    ecod__sched_pass(&f->d, 1000.0, 5.0);
+    assert_int_equal(ecod__queue_len(&f->d), 0);
     struct eco_store_job j = get(f, id);
     assert_true(j.state == ECO_STORE_RUNNING || j.state == ECO_STORE_FAILED);
     assert_true(j.start_s == 1000.0); /* the pass's wall clock, not the machine's */
@@ -129,7 +129,7 @@ static void test_times_are_the_callers(void **state)
     assert_int_equal(j.exit_status, 3);
     assert_true(j.end_s == 2000.0 + k); /* the reaping pass's wall clock */
     eco_store_job_fini(&j);
-    assert_null(ecod_sched_find(&f->d, id));
+    assert_null(ecod__sched_find(&f->d, id));
     assert_true(f->d.pass.passes >= 2);
 }
 
@@ -138,18 +138,18 @@ static void test_cancel_reaped(void **state)
     struct fixture *f = *state;
     struct eco_error err = {{0}};
     int64_t id = submit(f, "[\"/bin/sleep\",\"30\"]", 900.0);
-    ecod_sched_pass(&f->d, 1000.0, 5.0);
+    ecod__sched_pass(&f->d, 1000.0, 5.0);
     assert_int_equal(eco_store_cancel(f->d.store, id, 1001.0, "test", NULL, &err), 0);
-    ecod_sched_cancelled(&f->d, id, 1001.0, 7.0);
-    const struct ecod_run *r = ecod_sched_find(&f->d, id);
+    ecod__sched_cancelled(&f->d, id, 1001.0, 7.0);
+    const struct ecod_run *r = ecod__sched_find(&f->d, id);
     assert_non_null(r);
     assert_true(r->pid > 0);
     assert_true(r->kill_at == 7.0 + 10.0); /* SIGKILL 10 s after the given monotonic time */
-    for (int k = 0; k < 500 && ecod_sched_find(&f->d, id); k++) {
-        ecod_sched_pass(&f->d, 2000.0 + k, 8.0 + k * 0.01);
+    for (int k = 0; k < 500 && ecod__sched_find(&f->d, id); k++) {
+        ecod__sched_pass(&f->d, 2000.0 + k, 8.0 + k * 0.01);
         nap();
     }
-    assert_null(ecod_sched_find(&f->d, id)); /* SIGTERM ended it before any SIGKILL */
+    assert_null(ecod__sched_find(&f->d, id)); /* SIGTERM ended it before any SIGKILL */
     struct eco_store_job j = get(f, id);
     assert_int_equal(j.state, ECO_STORE_CANCELLED);
     assert_true(j.end_s == 1001.0);

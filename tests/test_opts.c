@@ -14,7 +14,7 @@
 
 /* The CLI's message printer (main.c), here keeping the last message. */
 static char last_msg[512];
-void eco_cli_err(const char *fmt, ...)
+void eco_cli__err(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -35,7 +35,7 @@ static int check_even(const struct eco_opt *o, const char *v, void *args)
     (void)o;
     struct targs *a = args;
     if (a->count % 2) {
-        eco_cli_err("t: --count: '%s' is odd", v);
+        eco_cli__err("t: --count: '%s' is odd", v);
         return 2;
     }
     a->checked = 1;
@@ -123,7 +123,7 @@ static void test_values(void **state)
         FILE *devnull = fopen("/dev/null", "w");
         FILE *saved = stdout;
         stdout = devnull; /* -h prints the usage */
-        int rc = eco_opt_parse(&t_cmd, argc, argv, &a);
+        int rc = eco_cli__opt_parse(&t_cmd, argc, argv, &a);
         stdout = saved;
         fclose(devnull);
         if (rc != cases[i].rc)
@@ -166,7 +166,7 @@ static void test_mode(void **state)
             argv[argc++] = t;
         argv[argc] = NULL;
         memcpy(orig, argv, sizeof orig);
-        const struct eco_opt *m = eco_opt_find_mode(&t_cmd, argc, argv, &at);
+        const struct eco_opt *m = eco_cli__opt_find_mode(&t_cmd, argc, argv, &at);
         if (!!m != cases[i].found || (m && at != cases[i].at))
             fail_msg("'%s': found %d at %d, want %d at %d", cases[i].args, !!m, at,
                      cases[i].found, cases[i].at);
@@ -182,7 +182,7 @@ static void test_help(void **state)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    eco_opt_help(f, &t_cmd);
+    eco_cli__opt_help(f, &t_cmd);
     fclose(f);
     assert_string_equal(text, "Heading:\n"
                               "  --name N            a name\n"

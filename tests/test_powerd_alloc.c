@@ -85,7 +85,7 @@ static void test_all_answer(void **state)
 {
     struct fixture *f = *state;
     json_t *st = json_object();
-    assert_int_equal(eco_powerd_allocate(&f->pd, 650, 1e9, st), 0);
+    assert_int_equal(eco_powerd__allocate(&f->pd, 650, 1e9, st), 0);
     assert_true(f->jobs[0].decided && f->jobs[1].decided);
     assert_true(f->jobs[0].managed && f->jobs[1].managed);
     assert_true(fabs(f->jobs[0].limit_w - 200) < EPS);
@@ -106,12 +106,12 @@ static void test_silent_node(void **state)
 {
     struct fixture *f = *state;
     json_t *st = json_object();
-    assert_int_equal(eco_powerd_allocate(&f->pd, 650, 1e9, st), 0);
+    assert_int_equal(eco_powerd__allocate(&f->pd, 650, 1e9, st), 0);
     assert_true(f->jobs[1].decided);
     json_decref(st);
     f->nodes[1].up = false;
     st = json_object();
-    assert_int_equal(eco_powerd_allocate(&f->pd, 900, 1e9, st), 0);
+    assert_int_equal(eco_powerd__allocate(&f->pd, 900, 1e9, st), 0);
     assert_true(f->jobs[0].decided);
     assert_false(f->jobs[1].decided); /* decided last period, not this one */
     assert_false(f->jobs[1].managed);
@@ -130,7 +130,7 @@ static void test_job_cap(void **state)
     json_t *st = json_object();
     f->nodes[0].gpu[1].job_cap_w = 150;
     f->nodes[1].gpu[0].job_cap_w = 60;
-    assert_int_equal(eco_powerd_allocate(&f->pd, 5000, 1e9, st), 0);
+    assert_int_equal(eco_powerd__allocate(&f->pd, 5000, 1e9, st), 0);
     assert_true(fabs(f->jobs[0].limit_w - 150) < EPS);
     assert_true(fabs(f->jobs[1].limit_w - 100) < EPS);
     json_decref(st);
@@ -141,7 +141,7 @@ static void test_tight_budget(void **state)
 {
     struct fixture *f = *state;
     json_t *st = json_object();
-    assert_int_equal(eco_powerd_allocate(&f->pd, 100, 1e9, st), 0);
+    assert_int_equal(eco_powerd__allocate(&f->pd, 100, 1e9, st), 0);
     assert_true(fabs(f->jobs[0].limit_w - 100) < EPS);
     assert_true(fabs(f->jobs[1].limit_w - 100) < EPS);
     json_decref(st);
@@ -154,13 +154,13 @@ static void test_nothing_to_decide(void **state)
     json_t *st = json_object();
     f->jobs[1].gpu[0] = 7;
     f->pd.n_jobs = 2;
-    assert_int_equal(eco_powerd_allocate(&f->pd, 650, 1e9, st), 0);
+    assert_int_equal(eco_powerd__allocate(&f->pd, 650, 1e9, st), 0);
     assert_false(f->jobs[1].decided);
     assert_true(f->jobs[0].decided);
     json_decref(st);
     st = json_object();
     f->pd.n_jobs = 0;
-    assert_int_equal(eco_powerd_allocate(&f->pd, 650, 1e9, st), 0);
+    assert_int_equal(eco_powerd__allocate(&f->pd, 650, 1e9, st), 0);
     assert_string_equal(json_string_value(json_object_get(st, "capper")), "uniform");
     json_decref(st);
 }

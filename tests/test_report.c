@@ -82,16 +82,16 @@ static void test_m4_bins(void **state)
     snprintf(d, sizeof d, "%s/r", dir);
     struct eco_report_run in = {d, NULL};
     struct eco_error err = {{0}};
-    static struct rpt_run r;
-    assert_int_equal(rpt_load(&r, &in, &err), 0);
+    static struct eco_report_data r;
+    assert_int_equal(eco_report__load(&r, &in, &err), 0);
     assert_string_equal(r.label, "fifo");
     assert_true(r.energy_j == 7.2e6 && r.avg_jct_s == 5.0 && r.gpus == 16 && r.nodes == 2);
     assert_int_equal(r.n_done, 2); /* b never completed */
     assert_true(r.jct_s[0] == 2 && r.jct_s[1] == 9);
     assert_true(r.wait_s[0] == 0 && r.wait_s[1] == 1);
-    assert_int_equal(rpt_load_timeline(&r, d, 0, 800, &err), 0);
+    assert_int_equal(eco_report__load_timeline(&r, d, 0, 800, &err), 0);
     assert_int_equal(r.timeline_rows, 5);
-    const struct rpt_bin *b = r.ts[TS_POWER];
+    const struct eco_report_bin *b = r.ts[TS_POWER];
     /* bin 0: first 100, lowest 50 at 0.75, highest 300 at 0.5, last 50 */
     assert_true(b[0].used && b[0].first == 100 && b[0].lo == 50 && b[0].hi == 300 &&
                 b[0].last == 50);
@@ -101,7 +101,7 @@ static void test_m4_bins(void **state)
     assert_false(b[4].used); /* nothing after the last row */
     assert_true(r.ts_max[TS_POWER] == 300 && r.ts_max[TS_QUEUED] == 4 && r.ts_max[TS_BUSY] == 3);
     assert_true(r.ts[TS_QUEUED][0].hi == 1 && r.ts[TS_QUEUED][2].first == 4);
-    rpt_fini(&r);
+    eco_report__fini(&r);
 }
 
 /* noinline: inlined, GCC 12 takes the memstream buffer for the local `buf` (a false

@@ -14,31 +14,31 @@
 #define ECO_EXIT_USAGE 2
 
 /* mkdir -p DIR (mode 0777 before the umask): 0 or -errno (cmd_sim.c). */
-int eco_cli_mkdir_p(const char *dir);
+int eco_cli__mkdir_p(const char *dir);
 
-int eco_cmd_sim(int argc, char **argv);
+int eco_cli__cmd_sim(int argc, char **argv);
 /* `sim --consolidation`: container consolidation (cmd_consol.c). */
-int eco_cmd_sim_consolidation(int argc, char **argv);
+int eco_cli__cmd_sim_consolidation(int argc, char **argv);
 /* `ecosched sim --server ...` (cmd_sim_server.c); argv[0] is "--server". */
-int eco_cmd_sim_server(int argc, char **argv);
-int eco_cmd_catalog(int argc, char **argv);
-int eco_cmd_place(int argc, char **argv);
+int eco_cli__cmd_sim_server(int argc, char **argv);
+int eco_cli__cmd_catalog(int argc, char **argv);
+int eco_cli__cmd_place(int argc, char **argv);
 /* Client of ecoschedd (cmd_client.c). */
-int eco_cmd_submit(int argc, char **argv);
-int eco_cmd_ls(int argc, char **argv);
-int eco_cmd_show(int argc, char **argv);
-int eco_cmd_cancel(int argc, char **argv);
-int eco_cmd_wait(int argc, char **argv);
-int eco_cmd_logs(int argc, char **argv);
-int eco_cmd_gpus(int argc, char **argv);
+int eco_cli__cmd_submit(int argc, char **argv);
+int eco_cli__cmd_ls(int argc, char **argv);
+int eco_cli__cmd_show(int argc, char **argv);
+int eco_cli__cmd_cancel(int argc, char **argv);
+int eco_cli__cmd_wait(int argc, char **argv);
+int eco_cli__cmd_logs(int argc, char **argv);
+int eco_cli__cmd_gpus(int argc, char **argv);
 /* Slurm integration: the power controller (src/slurm/powerd.c) and its client (cmd_power.c). */
-int eco_cmd_powerd(int argc, char **argv);
-int eco_cmd_power(int argc, char **argv);
+int eco_cli__cmd_powerd(int argc, char **argv);
+int eco_cli__cmd_power(int argc, char **argv);
 /* `ecosched report` (cmd_report.c), and its writer for `sim --report`. */
 struct eco_report_run;
-int eco_cmd_report(int argc, char **argv);
+int eco_cli__cmd_report(int argc, char **argv);
 /* Writes the HTML report of `runs` to `path`; returns 0 or an exit status (message printed). */
-int eco_report_to_file(const struct eco_report_run *runs, size_t n, const char *title,
+int eco_cli__report_to_file(const struct eco_report_run *runs, size_t n, const char *title,
                        const char *path);
 
 /* The progress line of long runs on stderr (progress.c): sim, place --algo pso|ilp. */
@@ -47,24 +47,24 @@ struct eco_cli_progress {
     double t0_s, last_s; /* monotonic clock: start, last line drawn */
 };
 /* --progress (flag 1), --no-progress (0), neither (-1): on when stderr is a terminal. */
-int eco_cli_progress_wanted(int flag);
-void eco_cli_progress_start(struct eco_cli_progress *p, int on);
+int eco_cli__progress_wanted(int flag);
+void eco_cli__progress_start(struct eco_cli_progress *p, int on);
 /* Wall seconds since start. */
-double eco_cli_progress_elapsed(const struct eco_cli_progress *p);
+double eco_cli__progress_elapsed(const struct eco_cli_progress *p);
 /* 1 when it is on and a line is due (at most 4 a second on a terminal, one per 2 s else). */
-int eco_cli_progress_due(struct eco_cli_progress *p);
+int eco_cli__progress_due(struct eco_cli_progress *p);
 /* Draws the line (printf format), over the last one on a terminal. */
-void eco_cli_progress_show(struct eco_cli_progress *p, const char *fmt, ...)
+void eco_cli__progress_show(struct eco_cli_progress *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Clears the line on a terminal, so that what follows starts on a clean line. */
-void eco_cli_progress_end(struct eco_cli_progress *p);
+void eco_cli__progress_end(struct eco_cli_progress *p);
 
 /* A ", "-separated list of names (names.c); an empty buf starts it. Cut at its size: the
  * registries' lists are a few dozen short names. */
 struct eco_cli_list {
     char buf[512];
 };
-void eco_cli_list_add(struct eco_cli_list *l, const char *name);
+void eco_cli__list_add(struct eco_cli_list *l, const char *name);
 /* The names of one registry, in registry order, into l (returns l->buf): queue policies,
  * simulator placements (with ilp), power-down policies (as written: idle:SECONDS), capper
  * families, trace formats, `place` algorithms (with ilp) and objectives, consolidation
@@ -79,11 +79,11 @@ enum eco_cli_registry {
     ECO_CLI_OBJECTIVES,
     ECO_CLI_CONSOLIDATION,
 };
-const char *eco_cli_names(enum eco_cli_registry r, struct eco_cli_list *l);
+const char *eco_cli__names(enum eco_cli_registry r, struct eco_cli_list *l);
 /* One "  NAME          text" entry of a --help list, the text wrapped at 78 columns. */
-void eco_cli_help_entry(FILE *f, const char *name, const char *text);
+void eco_cli__help_entry(FILE *f, const char *name, const char *text);
 
 /* Prints "ecosched: " + message to stderr. */
-void eco_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void eco_cli__err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -5,7 +5,7 @@
 #include "cli.h"
 #include "ecosched/catalog.h"
 
-int eco_cmd_catalog(int argc, char **argv)
+int eco_cli__cmd_catalog(int argc, char **argv)
 {
     int verbose = 0;
     for (int i = 1; i < argc; i++) {
@@ -19,7 +19,7 @@ int eco_cmd_catalog(int argc, char **argv)
             verbose = 1;
             continue;
         }
-        eco_cli_err("catalog: unknown option '%s' (try 'ecosched catalog --help')", argv[i]);
+        eco_cli__err("catalog: unknown option '%s' (try 'ecosched catalog --help')", argv[i]);
         return ECO_EXIT_USAGE;
     }
     printf("%-10s %-24s %7s %7s %9s %9s %9s\n", "type", "model", "mem_gb", "idle_w", "min_lim_w",

@@ -54,7 +54,7 @@ static int target(struct copts *o, struct eco_http_req *r)
         size_t n = 0;
         FILE *f = o->token_file ? fopen(o->token_file, "re") : NULL;
         if (!f) {
-            eco_cli_err("--url needs the daemon's bearer token: --token-file PATH or "
+            eco_cli__err("--url needs the daemon's bearer token: --token-file PATH or "
                         "ECOSCHED_TOKEN_FILE%s%s%s",
                         o->token_file ? " (" : "", o->token_file ? strerror(errno) : "",
                         o->token_file ? ")" : "");
@@ -76,13 +76,13 @@ static int target(struct copts *o, struct eco_http_req *r)
 static void unreachable(const struct copts *o, int rc, const char *why)
 {
     if (rc != -EIO)
-        eco_cli_err("%s", why);
+        eco_cli__err("%s", why);
     else if (o->url)
-        eco_cli_err("cannot reach ecoschedd at %s: %s (is it running with tcp_listen there? "
+        eco_cli__err("cannot reach ecoschedd at %s: %s (is it running with tcp_listen there? "
                     "--url or ECOSCHED_URL name another)",
                     o->url, why);
     else
-        eco_cli_err("cannot reach ecoschedd at %s: %s (is it running? --socket or "
+        eco_cli__err("cannot reach ecoschedd at %s: %s (is it running? --socket or "
                     "ECOSCHED_SOCKET name another socket)",
                     o->socket, why);
 }
@@ -118,9 +118,9 @@ static int daemon_error(long status, const json_t *ans)
     const char *msg = json_string_value(json_object_get(ans, "error"));
     const char *field = json_string_value(json_object_get(ans, "field"));
     if (field && *field)
-        eco_cli_err("%s (field '%s')", msg ? msg : "request refused", field);
+        eco_cli__err("%s (field '%s')", msg ? msg : "request refused", field);
     else
-        eco_cli_err("%s (HTTP %ld)", msg ? msg : "request refused", status);
+        eco_cli__err("%s (HTTP %ld)", msg ? msg : "request refused", status);
     return status == 400 || status == 413 ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
 }
 
@@ -170,7 +170,7 @@ static int common_opt(int argc, char **argv, int *i, struct copts *o, bool json_
         }
         if (!strcmp(a, vals[k].name)) {
             if (*i + 1 >= argc) {
-                eco_cli_err("%s needs a value", vals[k].name);
+                eco_cli__err("%s needs a value", vals[k].name);
                 return -1;
             }
             *field = argv[++*i];
@@ -183,7 +183,7 @@ static int common_opt(int argc, char **argv, int *i, struct copts *o, bool json_
     }
     if (!strcmp(a, "--socket")) {
         if (*i + 1 >= argc) {
-            eco_cli_err("--socket needs a value");
+            eco_cli__err("--socket needs a value");
             return -1;
         }
         o->socket = argv[++*i];
@@ -222,7 +222,7 @@ static long long job_id(const char *s)
     errno = 0;
     long long id = strtoll(s, &end, 10);
     if (!*s || *end || errno || id <= 0) {
-        eco_cli_err("'%s' is not a job id", s);
+        eco_cli__err("'%s' is not a job id", s);
         return 0;
     }
     return id;
@@ -260,7 +260,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, bo
     if (argv[*i][n])
         return NULL;
     if (*i + 1 >= argc) {
-        eco_cli_err("%s needs a value", name);
+        eco_cli__err("%s needs a value", name);
         *bad = true;
         return NULL;
     }
@@ -310,7 +310,7 @@ static int number_opt(int which, const char *v, json_t **out)
 {
     const struct eco_opt *o = &client_numbers[which];
     struct num_value n = {0};
-    if (eco_opt_value(&client_cmd, o, v, &n))
+    if (eco_cli__opt_value(&client_cmd, o, v, &n))
         return -1;
     if (out)
         *out = o->kind == ECO_OPT_NUM ? json_real(n.real) : json_integer((json_int_t)n.whole);
@@ -354,7 +354,7 @@ static int parse_deadline(const char *v, double *out)
                 return 0;
             }
     }
-    eco_cli_err("--deadline: '%s' is not a future time (+30m, 2h, 2026-12-01T08:00, "
+    eco_cli__err("--deadline: '%s' is not a future time (+30m, 2h, 2026-12-01T08:00, "
                 "@UNIX_TIME)",
                 v);
     return -1;
@@ -401,7 +401,7 @@ static int submit_opts(int argc, char **argv, struct copts *o, json_t *req)
         } else if (bad) {
             return -1;
         } else if (a[0] == '-') {
-            eco_cli_err("unknown option '%s' (try 'ecosched submit --help')", a);
+            eco_cli__err("unknown option '%s' (try 'ecosched submit --help')", a);
             return -1;
         } else {
             break; /* the command, without "--" */
@@ -410,13 +410,13 @@ static int submit_opts(int argc, char **argv, struct copts *o, json_t *req)
             return -1;
     }
     if (i >= argc) {
-        eco_cli_err("no command to run (ecosched submit [OPTIONS] -- CMD [ARGS...])");
+        eco_cli__err("no command to run (ecosched submit [OPTIONS] -- CMD [ARGS...])");
         return -1;
     }
     return i;
 }
 
-int eco_cmd_submit(int argc, char **argv)
+int eco_cli__cmd_submit(int argc, char **argv)
 {
     struct copts o;
     json_t *req = json_object(), *ans = NULL, *args = json_array(), *env = json_object();
@@ -433,7 +433,7 @@ int eco_cmd_submit(int argc, char **argv)
         goto out;
     rc = ECO_EXIT_FAIL;
     if (!getcwd(cwd, sizeof cwd)) {
-        eco_cli_err("cannot read the working directory: %s", strerror(errno));
+        eco_cli__err("cannot read the working directory: %s", strerror(errno));
         goto out;
     }
     for (int i = first; i < argc; i++)
@@ -518,7 +518,7 @@ static int simple_opts(int argc, char **argv, struct copts *o, bool json_ok, con
             return -1;
         }
         if (argv[i][0] == '-' || *pos) {
-            eco_cli_err("%s '%s' (usage: ecosched %s)",
+            eco_cli__err("%s '%s' (usage: ecosched %s)",
                         argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i],
                         usage);
             return ECO_EXIT_USAGE;
@@ -546,7 +546,7 @@ static void ls_row(const json_t *j)
 
 /* `ls [--all] [--limit N] [STATE]`: one page of the daemon's listing (its default size, or N
  * jobs), or with --all every page in turn (--json: all of them in one "jobs" array). */
-int eco_cmd_ls(int argc, char **argv)
+int eco_cli__cmd_ls(int argc, char **argv)
 {
     static const char usage[] = "ls [--json] [--socket PATH] [--all] [--limit N] [STATE]";
     struct copts o;
@@ -579,7 +579,7 @@ int eco_cmd_ls(int argc, char **argv)
         } else if (bad) {
             return ECO_EXIT_USAGE;
         } else if (argv[k][0] == '-' || pos) {
-            eco_cli_err("%s '%s' (usage: ecosched %s)",
+            eco_cli__err("%s '%s' (usage: ecosched %s)",
                         argv[k][0] == '-' ? "unknown option" : "unexpected argument", argv[k],
                         usage);
             return ECO_EXIT_USAGE;
@@ -659,7 +659,7 @@ static void show_time(const char *key, const json_t *v)
     printf("%-14s %s\n", key, buf);
 }
 
-int eco_cmd_show(int argc, char **argv)
+int eco_cli__cmd_show(int argc, char **argv)
 {
     struct copts o;
     const char *pos;
@@ -671,7 +671,7 @@ int eco_cmd_show(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (!pos || !(id = job_id(pos))) {
         if (!pos)
-            eco_cli_err("show needs a job id");
+            eco_cli__err("show needs a job id");
         return ECO_EXIT_USAGE;
     }
     snprintf(path, sizeof path, "/v1/jobs/%lld", id);
@@ -719,7 +719,7 @@ int eco_cmd_show(int argc, char **argv)
 
 /* ---- cancel, wait ------------------------------------------------------------------------ */
 
-int eco_cmd_cancel(int argc, char **argv)
+int eco_cli__cmd_cancel(int argc, char **argv)
 {
     struct copts o;
     const char *pos;
@@ -731,7 +731,7 @@ int eco_cmd_cancel(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (!pos || !(id = job_id(pos))) {
         if (!pos)
-            eco_cli_err("cancel needs a job id");
+            eco_cli__err("cancel needs a job id");
         return ECO_EXIT_USAGE;
     }
     snprintf(path, sizeof path, "/v1/jobs/%lld/cancel", id);
@@ -743,7 +743,7 @@ int eco_cmd_cancel(int argc, char **argv)
     return 0;
 }
 
-int eco_cmd_wait(int argc, char **argv)
+int eco_cli__cmd_wait(int argc, char **argv)
 {
     struct copts o;
     const char *pos;
@@ -756,7 +756,7 @@ int eco_cmd_wait(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (!pos || !(id = job_id(pos))) {
         if (!pos)
-            eco_cli_err("wait needs a job id");
+            eco_cli__err("wait needs a job id");
         return ECO_EXIT_USAGE;
     }
     snprintf(path, sizeof path, "/v1/jobs/%lld", id);
@@ -769,11 +769,11 @@ int eco_cmd_wait(int argc, char **argv)
         if (st && (!strcmp(st, "done") || !strcmp(st, "failed"))) {
             rc = json_is_integer(ex) ? (int)json_integer_value(ex) : 0;
             if (!json_is_integer(ex))
-                eco_cli_err("job %lld %s: %s", id, st, why ? why : "exit status unknown");
+                eco_cli__err("job %lld %s: %s", id, st, why ? why : "exit status unknown");
             break;
         }
         if (st && (!strcmp(st, "cancelled") || !strcmp(st, "lost"))) {
-            eco_cli_err("job %lld %s%s%s", id, st, why ? ": " : "", why ? why : "");
+            eco_cli__err("job %lld %s%s%s", id, st, why ? ": " : "", why ? why : "");
             rc = ECO_EXIT_FAIL;
             break;
         }
@@ -835,7 +835,7 @@ static int log_chunk(struct copts *o, long long id, const char *stream, long lon
         goto out;
     }
     if (b.len && (fwrite(b.body, 1, b.len, stdout) != b.len || fflush(stdout) != 0)) {
-        eco_cli_err("cannot write the output: %s", strerror(errno));
+        eco_cli__err("cannot write the output: %s", strerror(errno));
         goto out;
     }
     *offset += (long long)b.len;
@@ -868,12 +868,12 @@ static void explain_end(struct copts *o, long long id, const char *state)
                  strsignal(code - 128));
     else if (code >= 0)
         snprintf(how, sizeof how, "exit status %d", code);
-    eco_cli_err("job %lld %s%s%s%s%s", id, state, *how ? ": " : "", how,
+    eco_cli__err("job %lld %s%s%s%s%s", id, state, *how ? ": " : "", how,
                 why ? (*how ? "; " : ": ") : "", why ? why : "");
     json_decref(ans);
 }
 
-int eco_cmd_logs(int argc, char **argv)
+int eco_cli__cmd_logs(int argc, char **argv)
 {
     static const char usage[] = "logs [-f|--follow] [--stderr] [--socket PATH] ID";
     struct copts o;
@@ -902,7 +902,7 @@ int eco_cmd_logs(int argc, char **argv)
         } else if (!strcmp(argv[i], "--stderr")) {
             stream = "stderr";
         } else if (argv[i][0] == '-' || pos) {
-            eco_cli_err("%s '%s' (usage: ecosched %s)",
+            eco_cli__err("%s '%s' (usage: ecosched %s)",
                         argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i],
                         usage);
             return ECO_EXIT_USAGE;
@@ -912,7 +912,7 @@ int eco_cmd_logs(int argc, char **argv)
     }
     if (!pos || !(id = job_id(pos))) {
         if (!pos)
-            eco_cli_err("logs needs a job id");
+            eco_cli__err("logs needs a job id");
         return ECO_EXIT_USAGE;
     }
     /* Without -f: until a chunk comes back empty. With -f: until the daemon, having seen the
@@ -935,7 +935,7 @@ int eco_cmd_logs(int argc, char **argv)
 
 /* ---- gpus -------------------------------------------------------------------------------- */
 
-int eco_cmd_gpus(int argc, char **argv)
+int eco_cli__cmd_gpus(int argc, char **argv)
 {
     struct copts o;
     const char *pos;
@@ -946,7 +946,7 @@ int eco_cmd_gpus(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     if (pos) {
-        eco_cli_err("unexpected argument '%s' (usage: ecosched gpus [--json])", pos);
+        eco_cli__err("unexpected argument '%s' (usage: ecosched gpus [--json])", pos);
         return ECO_EXIT_USAGE;
     }
     if ((rc = call(&o, "GET", "/v1/gpus", NULL, &ans)) != 0)

@@ -150,10 +150,10 @@ static void usage(FILE *f)
                "down.\n"
                "Every policy runs on the same containers (docs/policies/consolidation.md).\n"
                "\n");
-    eco_opt_help(f, &consol_cmd);
+    eco_cli__opt_help(f, &consol_cmd);
     fprintf(f, "\nConsolidation policies (--consolidation NAME):\n");
     for (const struct eco_consol_ops *const *p = eco_consol_all(); *p; p++)
-        eco_cli_help_entry(f, (*p)->name, (*p)->summary);
+        eco_cli__help_entry(f, (*p)->name, (*p)->summary);
     fprintf(f, "\nExit status: 0 on success, 2 on bad options or bad input, 1 on other "
                "failures.\n");
 }
@@ -164,7 +164,7 @@ static int check_thresholds(const struct eco_opt *o, const char *v, void *args)
     struct eco_error err = {{0}};
     (void)o;
     if (eco_consol_thresholds_parse(v, &a->t, &err)) {
-        eco_cli_err("sim: --%s", err.msg);
+        eco_cli__err("sim: --%s", err.msg);
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -179,20 +179,20 @@ static int parse(int argc, char **argv, struct consol_args *a)
                               .corr_s = ECO_CONSOL_CORR_S,
                               .seed = 1};
     eco_consol_thresholds_default(&a->t);
-    int rc = eco_opt_parse(&consol_cmd, argc, argv, a);
+    int rc = eco_cli__opt_parse(&consol_cmd, argc, argv, a);
     if (rc)
         return rc;
     if (optind < argc) {
-        eco_cli_err("sim: unexpected argument '%s'", argv[optind]);
+        eco_cli__err("sim: unexpected argument '%s'", argv[optind]);
         return ECO_EXIT_USAGE;
     }
     if (!a->trace || !a->cluster) {
-        eco_cli_err("sim: --consolidation needs --trace PODS (an openb pod list) and --cluster "
+        eco_cli__err("sim: --consolidation needs --trace PODS (an openb pod list) and --cluster "
                     "SPEC");
         return ECO_EXIT_USAGE;
     }
     if (a->hours * 3600 < a->period_s) {
-        eco_cli_err("sim: --hours %g is shorter than one --period of %g s", a->hours, a->period_s);
+        eco_cli__err("sim: --hours %g is shorter than one --period of %g s", a->hours, a->period_s);
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -203,7 +203,7 @@ static int resolve(const char *list, const struct eco_consol_ops **pol, size_t *
     char buf[512];
     *n = 0;
     if (strlen(list) >= sizeof buf) {
-        eco_cli_err("sim: --consolidation: list too long");
+        eco_cli__err("sim: --consolidation: list too long");
         return ECO_EXIT_USAGE;
     }
     strcpy(buf, list);
@@ -212,18 +212,18 @@ static int resolve(const char *list, const struct eco_consol_ops **pol, size_t *
         const struct eco_consol_ops *p = eco_consol_find(tok);
         if (!p) {
             struct eco_cli_list l;
-            eco_cli_err("sim: --consolidation: unknown policy '%s' (known: %s)", tok,
-                        eco_cli_names(ECO_CLI_CONSOLIDATION, &l));
+            eco_cli__err("sim: --consolidation: unknown policy '%s' (known: %s)", tok,
+                        eco_cli__names(ECO_CLI_CONSOLIDATION, &l));
             return ECO_EXIT_USAGE;
         }
         if (*n == MAX_POLICIES) {
-            eco_cli_err("sim: --consolidation: at most %d policies", MAX_POLICIES);
+            eco_cli__err("sim: --consolidation: at most %d policies", MAX_POLICIES);
             return ECO_EXIT_USAGE;
         }
         pol[(*n)++] = p;
     }
     if (!*n) {
-        eco_cli_err("sim: --consolidation: empty policy list");
+        eco_cli__err("sim: --consolidation: empty policy list");
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -236,15 +236,15 @@ static FILE *open_out(const char *dir, const char *name, const char *file)
         snprintf(path, sizeof path, "%s/%s", dir, name);
     else
         snprintf(path, sizeof path, "%s", dir);
-    if (eco_cli_mkdir_p(path)) {
-        eco_cli_err("sim: cannot create %s: %s", path, strerror(errno));
+    if (eco_cli__mkdir_p(path)) {
+        eco_cli__err("sim: cannot create %s: %s", path, strerror(errno));
         return NULL;
     }
     size_t l = strlen(path);
     snprintf(path + l, sizeof path - l, "/%s", file);
     FILE *f = fopen(path, "w");
     if (!f)
-        eco_cli_err("sim: cannot write %s: %s", path, strerror(errno));
+        eco_cli__err("sim: cannot write %s: %s", path, strerror(errno));
     return f;
 }
 
@@ -285,13 +285,13 @@ static int run_one(const struct consol_args *a, const struct eco_consol_ops *p, 
     struct eco_error err = {{0}};
     int rc = status ? 0 : eco_consol_sim_run(c, w, &cfg, &s, &err);
     if (tl && fclose(tl) && !status) {
-        eco_cli_err("sim: error writing timeline.csv");
+        eco_cli__err("sim: error writing timeline.csv");
         status = ECO_EXIT_FAIL;
     }
     if (status)
         return status;
     if (rc) {
-        eco_cli_err("sim: %s", err.msg);
+        eco_cli__err("sim: %s", err.msg);
         return rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
     }
     char *js = eco_consol_summary_json(&s);
@@ -300,7 +300,7 @@ static int run_one(const struct consol_args *a, const struct eco_consol_ops *p, 
     if (a->out) {
         FILE *f = open_out(a->out, npol > 1 ? p->name : NULL, "summary.json");
         if (!f || fprintf(f, "%s\n", js) < 0 || fclose(f)) {
-            eco_cli_err("sim: error writing summary.json");
+            eco_cli__err("sim: error writing summary.json");
             free(js);
             return ECO_EXIT_FAIL;
         }
@@ -316,7 +316,7 @@ static int run_one(const struct consol_args *a, const struct eco_consol_ops *p, 
     return 0;
 }
 
-int eco_cmd_sim_consolidation(int argc, char **argv)
+int eco_cli__cmd_sim_consolidation(int argc, char **argv)
 {
     struct consol_args a;
     int status = parse(argc, argv, &a);
@@ -334,7 +334,7 @@ int eco_cmd_sim_consolidation(int argc, char **argv)
         return ECO_EXIT_FAIL;
     int rc = eco_cluster_load(a.cluster, &c, &err);
     if (rc) {
-        eco_cli_err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+        eco_cli__err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         goto done;
     }
@@ -343,7 +343,7 @@ int eco_cmd_sim_consolidation(int argc, char **argv)
     if (!rc)
         rc = eco_consol_workload_build(pods, (size_t)a.containers, a.seed, a.corr_s, &w, &err);
     if (rc) {
-        eco_cli_err("sim: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+        eco_cli__err("sim: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         goto done;
     }

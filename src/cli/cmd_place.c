@@ -142,10 +142,10 @@ static void usage(FILE *f)
                "Places items (VMs, containers, pods) onto nodes and reports the assignment and\n"
                "its metrics. Files are CSV, plain or gzip: openb's node and pod lists as they\n"
                "are, or ecosched's placement CSV (docs/formats/placement.md).\n\n");
-    eco_opt_help(f, &place_cmd);
+    eco_cli__opt_help(f, &place_cmd);
     fprintf(f, "\nAlgorithms (--algo NAME):\n");
     for (size_t i = 0; eco_pl_algo_any_at(i); i++)
-        eco_cli_help_entry(f, eco_pl_algo_any_at(i)->name, eco_pl_algo_any_at(i)->summary);
+        eco_cli__help_entry(f, eco_pl_algo_any_at(i)->name, eco_pl_algo_any_at(i)->summary);
     fprintf(f, "\nExit status: 0 done, 1 run failure, 2 bad usage or input.\n");
 }
 
@@ -156,8 +156,8 @@ static int check_objective(const struct eco_opt *o, const char *v, void *args)
     a->objective = eco_pl_objective_parse(v);
     if (a->objective < 0) {
         struct eco_cli_list l;
-        eco_cli_err("place: --objective: unknown '%s' (known: %s)", v,
-                    eco_cli_names(ECO_CLI_OBJECTIVES, &l));
+        eco_cli__err("place: --objective: unknown '%s' (known: %s)", v,
+                    eco_cli__names(ECO_CLI_OBJECTIVES, &l));
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -166,15 +166,15 @@ static int check_objective(const struct eco_opt *o, const char *v, void *args)
 static int parse_args(int argc, char **argv, struct place_args *a)
 {
     *a = (struct place_args){.seed = 1, .time_limit_s = 10, .hold_s = 3600};
-    int rc = eco_opt_parse(&place_cmd, argc, argv, a);
+    int rc = eco_cli__opt_parse(&place_cmd, argc, argv, a);
     if (rc)
         return rc;
     if (optind < argc) {
-        eco_cli_err("place: unexpected argument '%s'", argv[optind]);
+        eco_cli__err("place: unexpected argument '%s'", argv[optind]);
         return ECO_EXIT_USAGE;
     }
     if (!a->nodes || !a->items || !a->algo) {
-        eco_cli_err("place: --nodes, --items and --algo are required (see --help)");
+        eco_cli__err("place: --nodes, --items and --algo are required (see --help)");
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -201,7 +201,7 @@ static void place_progress(void *ctx, const struct eco_pl_progress *pr)
 {
     struct place_progress *pp = ctx;
     char step[64], best[96] = "", bound[64] = "", limit[32] = "";
-    if (!eco_cli_progress_due(&pp->line))
+    if (!eco_cli__progress_due(&pp->line))
         return;
     if (pr->steps)
         snprintf(step, sizeof step, "%llu/%llu", (unsigned long long)pr->step,
@@ -216,8 +216,8 @@ static void place_progress(void *ctx, const struct eco_pl_progress *pr)
         snprintf(bound, sizeof bound, ", bound %.6g hosts", pr->bound);
     if (pp->limit_s > 0)
         snprintf(limit, sizeof limit, " of %g s", pp->limit_s);
-    eco_cli_progress_show(&pp->line, "place %s: %s %s%s%s, %.1f s%s", pp->algo, pr->stage, step,
-                          best, bound, eco_cli_progress_elapsed(&pp->line), limit);
+    eco_cli__progress_show(&pp->line, "place %s: %s %s%s%s, %.1f s%s", pp->algo, pr->stage, step,
+                          best, bound, eco_cli__progress_elapsed(&pp->line), limit);
 }
 
 static void print_metrics(FILE *f, const struct place_args *a, const struct eco_pl_metrics *m,
@@ -296,7 +296,7 @@ static int write_outputs(const struct place_args *a, const struct eco_pl_instanc
                          const struct eco_pl_outcome *o, double solve_s)
 {
     if (mkdir(a->out, 0777) && errno != EEXIST) {
-        eco_cli_err("place: --out %s: %s", a->out, strerror(errno));
+        eco_cli__err("place: --out %s: %s", a->out, strerror(errno));
         return ECO_EXIT_FAIL;
     }
     char path[4096];
@@ -333,11 +333,11 @@ static int write_outputs(const struct place_args *a, const struct eco_pl_instanc
         goto fail;
     return 0;
 fail:
-    eco_cli_err("place: %s: %s", path, strerror(errno));
+    eco_cli__err("place: %s: %s", path, strerror(errno));
     return ECO_EXIT_FAIL;
 }
 
-int eco_cmd_place(int argc, char **argv)
+int eco_cli__cmd_place(int argc, char **argv)
 {
     struct place_args a;
     int rc = parse_args(argc, argv, &a);
@@ -346,8 +346,8 @@ int eco_cmd_place(int argc, char **argv)
     const struct eco_pl_algo *algo = eco_pl_find_any(a.algo);
     if (!algo) {
         struct eco_cli_list l;
-        eco_cli_err("place: --algo: unknown '%s' (known: %s)", a.algo,
-                    eco_cli_names(ECO_CLI_PLACE_ALGOS, &l));
+        eco_cli__err("place: --algo: unknown '%s' (known: %s)", a.algo,
+                    eco_cli__names(ECO_CLI_PLACE_ALGOS, &l));
         return ECO_EXIT_USAGE;
     }
     struct eco_pl_instance in = {0};
@@ -356,26 +356,26 @@ int eco_cmd_place(int argc, char **argv)
     struct eco_error err = {{0}};
     int status = ECO_EXIT_USAGE;
     if (eco_pl_read_nodes(a.nodes, &in, &err) || eco_pl_read_items(a.items, &in, &err)) {
-        eco_cli_err("place: %s", err.msg);
+        eco_cli__err("place: %s", err.msg);
         goto out;
     }
     if (in.n_nodes == 0) {
-        eco_cli_err("place: %s: no nodes", a.nodes);
+        eco_cli__err("place: %s: no nodes", a.nodes);
         goto out;
     }
     status = ECO_EXIT_FAIL;
     if (a.inflate_pct > 0 && eco_pl_inflate(&in, a.inflate_pct, a.seed)) {
-        eco_cli_err("place: out of memory");
+        eco_cli__err("place: out of memory");
         goto out;
     }
     if (eco_pl_instance_check(&in, &err)) {
-        eco_cli_err("place: %s", err.msg);
+        eco_cli__err("place: %s", err.msg);
         status = ECO_EXIT_USAGE;
         goto out;
     }
     slots = calloc(in.n_items ? in.n_items : 1, sizeof *slots);
     if (!slots || eco_pl_workload_from_items(&in, &w)) {
-        eco_cli_err("place: out of memory");
+        eco_cli__err("place: out of memory");
         goto out;
     }
     double t0 = eco_mono_s();
@@ -385,27 +385,27 @@ int eco_cmd_place(int argc, char **argv)
                               .stop = past_deadline, .stop_ctx = &dl};
     struct eco_pl_outcome o = {.bound = NAN};
     struct place_progress prog = {.algo = a.algo, .limit_s = a.time_limit_s};
-    eco_cli_progress_start(&prog.line,
-                           eco_cli_progress_wanted(a.progress ? a.progress == 1 : -1));
+    eco_cli__progress_start(&prog.line,
+                           eco_cli__progress_wanted(a.progress ? a.progress == 1 : -1));
     if (prog.line.on) {
         p.progress = place_progress;
         p.progress_ctx = &prog;
     }
     rc = algo->solve(&in, &p, slots, &o, &err);
-    eco_cli_progress_end(&prog.line);
+    eco_cli__progress_end(&prog.line);
     double solve_s = eco_mono_s() - t0;
     if (rc) {
-        eco_cli_err("place: %s", rc == -ENOMEM ? "out of memory" : err.msg);
+        eco_cli__err("place: %s", rc == -ENOMEM ? "out of memory" : err.msg);
         status = rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
         goto out;
     }
     if (eco_pl_verify(&in, slots, &err)) {
-        eco_cli_err("place: internal error, infeasible assignment: %s", err.msg);
+        eco_cli__err("place: internal error, infeasible assignment: %s", err.msg);
         goto out;
     }
     struct eco_pl_metrics m;
     if (eco_pl_metrics_compute(&in, &w, slots, a.hold_s, &m)) {
-        eco_cli_err("place: out of memory");
+        eco_cli__err("place: out of memory");
         goto out;
     }
     print_metrics(stdout, &a, &m, &o, &in, solve_s, a.json);

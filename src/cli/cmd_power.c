@@ -41,9 +41,9 @@ static json_t *call(const char *sock, const char *path, const char *body, long *
     char msg[700];
     json_t *o = eco_http_json(sock, path, body, POWERD_TIMEOUT_MS, st, msg, sizeof msg);
     if (!o)
-        eco_cli_err("powerd: %s", msg);
+        eco_cli__err("powerd: %s", msg);
     else if (*st >= 300)
-        eco_cli_err("powerd: %s", json_string_value(json_object_get(o, "error")));
+        eco_cli__err("powerd: %s", json_string_value(json_object_get(o, "error")));
     return o;
 }
 
@@ -53,7 +53,7 @@ static int budget(const char *sock, const char *arg)
     long st;
     double w = strtod(arg, &end);
     if (!*arg || *end || !isfinite(w) || w <= 0 || w > 1e9) {
-        eco_cli_err("power budget: WATTS must be a number > 0 and <= 1e9, got '%s'", arg);
+        eco_cli__err("power budget: WATTS must be a number > 0 and <= 1e9, got '%s'", arg);
         return ECO_EXIT_USAGE;
     }
     snprintf(body, sizeof body, "{\"budget_w\":%.17g}", w);
@@ -158,14 +158,14 @@ static int power_nodes(const char *sock, const char *list, const char *cmd, bool
     json_t *pdown = NULL, *o = NULL;
     int rc = 0;
     if (eco_hostlist_expand(list, &names, &n) < 0) {
-        eco_cli_err("power %s: bad hostlist '%s'", off ? "suspend" : "resume", list);
+        eco_cli__err("power %s: bad hostlist '%s'", off ? "suspend" : "resume", list);
         return ECO_EXIT_USAGE;
     }
     if (off) {
         o = call(sock, "/v1/status", NULL, &st);
         pdown = st == 200 ? json_object_get(o, "powerdown") : NULL;
         if (!pdown)
-            eco_cli_err("power suspend: no forecast from powerd; powering off every node listed");
+            eco_cli__err("power suspend: no forecast from powerd; powering off every node listed");
     }
     for (size_t i = 0; i < n; i++) {
         if (off && pdown && listed(json_object_get(pdown, "idle"), names[i]) &&
@@ -184,7 +184,7 @@ static int power_nodes(const char *sock, const char *list, const char *cmd, bool
     return rc;
 }
 
-int eco_cmd_power(int argc, char **argv)
+int eco_cli__cmd_power(int argc, char **argv)
 {
     static const struct option longopts[] = {{"socket", required_argument, NULL, 's'},
                                              {"command", required_argument, NULL, 'c'},
@@ -235,6 +235,6 @@ int eco_cmd_power(int argc, char **argv)
         return power_nodes(sock, arg, cmd ? cmd : getenv("ECOSCHED_POWER_OFF_CMD"), true);
     if (!strcmp(sub, "resume"))
         return power_nodes(sock, arg, cmd ? cmd : getenv("ECOSCHED_POWER_ON_CMD"), false);
-    eco_cli_err("power: unknown command '%s' (budget, status, suspend, resume)", sub);
+    eco_cli__err("power: unknown command '%s' (budget, status, suspend, resume)", sub);
     return ECO_EXIT_USAGE;
 }

@@ -63,7 +63,7 @@ static void report_usage(FILE *f)
                "per\n"
                "policy). Several DIRs go side by side, e.g. one per power-down policy.\n"
                "\n");
-    eco_opt_help(f, &report_cmd);
+    eco_cli__opt_help(f, &report_cmd);
     fprintf(f, "\n"
                "Prints the path written. Exit status: 0 on success, 2 on bad options or bad "
                "input\n"
@@ -106,13 +106,13 @@ static int gather(char **dirs, int ndirs, struct eco_report_run **all, size_t *n
         size_t k = 0;
         int rc = eco_report_find_runs(dirs[d], &runs, &k, &err);
         if (rc) {
-            eco_cli_err("report: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            eco_cli__err("report: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
             status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
             break;
         }
         for (size_t i = 0; i < k && !status; i++) {
             if (*n == ECO_REPORT_MAX_RUNS) {
-                eco_cli_err("report: more than %d runs in all", ECO_REPORT_MAX_RUNS);
+                eco_cli__err("report: more than %d runs in all", ECO_REPORT_MAX_RUNS);
                 status = ECO_EXIT_USAGE;
                 break;
             }
@@ -146,19 +146,19 @@ static int gather(char **dirs, int ndirs, struct eco_report_run **all, size_t *n
 
 /* Writes the report of `runs` to `path` (through a temporary file renamed over it, so that a
  * failure leaves no half-written report). */
-int eco_report_to_file(const struct eco_report_run *runs, size_t n, const char *title,
+int eco_cli__report_to_file(const struct eco_report_run *runs, size_t n, const char *title,
                        const char *path)
 {
     char tmp[4200];
     struct eco_error err = {{0}};
     struct eco_report_opts opts = {.title = title, .generator = "ecosched " ECO_VERSION};
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= sizeof tmp) {
-        eco_cli_err("report: path too long: %s", path);
+        eco_cli__err("report: path too long: %s", path);
         return ECO_EXIT_USAGE;
     }
     FILE *f = fopen(tmp, "w");
     if (!f) {
-        eco_cli_err("report: cannot write %s: %s", path, strerror(errno));
+        eco_cli__err("report: cannot write %s: %s", path, strerror(errno));
         return ECO_EXIT_FAIL;
     }
     int rc = eco_report_write(f, runs, n, &opts, &err);
@@ -169,35 +169,35 @@ int eco_report_to_file(const struct eco_report_run *runs, size_t n, const char *
     if (rc) {
         unlink(tmp);
         if (rc == -EINVAL)
-            eco_cli_err("report: %s", err.msg);
+            eco_cli__err("report: %s", err.msg);
         else
-            eco_cli_err("report: cannot write %s: %s", path, strerror(-rc));
+            eco_cli__err("report: cannot write %s: %s", path, strerror(-rc));
         return rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
     }
     return 0;
 }
 
-int eco_cmd_report(int argc, char **argv)
+int eco_cli__cmd_report(int argc, char **argv)
 {
     struct report_args args = {0};
-    int rc = eco_opt_parse(&report_cmd, argc, argv, &args);
+    int rc = eco_cli__opt_parse(&report_cmd, argc, argv, &args);
     if (rc)
         return rc < 0 ? 0 : rc;
     const char *output = args.output, *title = args.title;
     int ndirs = argc - optind;
     if (ndirs < 1) {
-        eco_cli_err("report: give an output directory of `ecosched sim --out DIR` (try "
+        eco_cli__err("report: give an output directory of `ecosched sim --out DIR` (try "
                     "'ecosched report --help')");
         return ECO_EXIT_USAGE;
     }
     if (ndirs > 1 && !output) {
-        eco_cli_err("report: with several directories, say where to write: -o FILE.html");
+        eco_cli__err("report: with several directories, say where to write: -o FILE.html");
         return ECO_EXIT_USAGE;
     }
     char def[4200];
     if (!output) {
         if ((size_t)snprintf(def, sizeof def, "%s/report.html", argv[optind]) >= sizeof def) {
-            eco_cli_err("report: path too long: %s", argv[optind]);
+            eco_cli__err("report: path too long: %s", argv[optind]);
             return ECO_EXIT_USAGE;
         }
         output = def;
@@ -206,7 +206,7 @@ int eco_cmd_report(int argc, char **argv)
     size_t n = 0;
     int status = gather(argv + optind, ndirs, &runs, &n);
     if (!status)
-        status = eco_report_to_file(runs, n, title, output);
+        status = eco_cli__report_to_file(runs, n, title, output);
     if (!status)
         printf("report: %s\n", output);
     eco_report_runs_free(runs, n);

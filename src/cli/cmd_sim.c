@@ -82,20 +82,20 @@ static void registry_usage(FILE *f)
     char params[256];
     fprintf(f, "\nQueue policies (--policy NAME[:PARAMS], docs/policies/NAME.md):\n");
     for (const struct eco_policy_ops *const *p = eco_policy_all(); *p; p++) {
-        eco_cli_help_entry(f, (*p)->name, (*p)->summary);
+        eco_cli__help_entry(f, (*p)->name, (*p)->summary);
         if ((*p)->params_help) {
             snprintf(params, sizeof params, "params: %s", (*p)->params_help);
-            eco_cli_help_entry(f, "", params);
+            eco_cli__help_entry(f, "", params);
         }
     }
     fprintf(f, "\nTrace formats (--format F, docs/formats/traces.md):\n  %s\n",
-            eco_cli_names(ECO_CLI_FORMATS, &(struct eco_cli_list){{0}}));
+            eco_cli__names(ECO_CLI_FORMATS, &(struct eco_cli_list){{0}}));
     fprintf(f, "\nPlacements (--placement NAME, docs/policies/placement.md):\n");
     for (size_t i = 0; eco_placement_any_at(i); i++)
-        eco_cli_help_entry(f, eco_placement_any_at(i)->name, eco_placement_any_at(i)->summary);
+        eco_cli__help_entry(f, eco_placement_any_at(i)->name, eco_placement_any_at(i)->summary);
     fprintf(f, "\nPower-down policies (--power-down P, docs/policies/power-down.md):\n");
     for (const struct eco_powerdown_ops *const *p = eco_powerdown_all(); *p; p++)
-        eco_cli_help_entry(f, (*p)->usage ? (*p)->usage : (*p)->name, (*p)->summary);
+        eco_cli__help_entry(f, (*p)->usage ? (*p)->usage : (*p)->name, (*p)->summary);
 }
 
 /* One line per capper: name, summary and parameter keys. */
@@ -105,9 +105,9 @@ static void capper_usage(FILE *f)
     fprintf(f, "\nPower policies (--power-policy FAMILY[:KEY=VALUE,...], docs/policies/powercap.md):\n");
     char keys[512];
     for (size_t i = 0; all[i]; i++) {
-        eco_cli_help_entry(f, all[i]->name, all[i]->summary);
+        eco_cli__help_entry(f, all[i]->name, all[i]->summary);
         snprintf(keys, sizeof keys, "keys: %s", all[i]->params_help);
-        eco_cli_help_entry(f, "", keys);
+        eco_cli__help_entry(f, "", keys);
     }
 }
 
@@ -125,7 +125,7 @@ static void sim_usage(FILE *f);
 static int run_consolidation(int argc, char **argv, int at)
 {
     (void)at;
-    return eco_cmd_sim_consolidation(argc, argv);
+    return eco_cli__cmd_sim_consolidation(argc, argv);
 }
 
 /* `sim --server ...` (cmd_sim_server.c): its command line is the rest, --server in argv[0]. */
@@ -133,7 +133,7 @@ static int run_server(int argc, char **argv, int at)
 {
     char **rest = malloc((size_t)argc * sizeof *rest);
     if (!rest) {
-        eco_cli_err("sim --server: %s", strerror(ENOMEM));
+        eco_cli__err("sim --server: %s", strerror(ENOMEM));
         return ECO_EXIT_FAIL;
     }
     int n = 0;
@@ -142,7 +142,7 @@ static int run_server(int argc, char **argv, int at)
         if (i != at)
             rest[n++] = argv[i];
     rest[n] = NULL;
-    int status = eco_cmd_sim_server(n, rest);
+    int status = eco_cli__cmd_sim_server(n, rest);
     free(rest);
     return status;
 }
@@ -157,7 +157,7 @@ static int run_server(int argc, char **argv, int at)
 #define NO_MAX_ULL 18446744073709551615.0
 
 /* `sim`'s options, in --help order. --server and --consolidation are subcommand entries
- * (ECO_OPT_MODE): eco_cmd_sim hands the command line to their run wherever they stand. */
+ * (ECO_OPT_MODE): eco_cli__cmd_sim hands the command line to their run wherever they stand. */
 static const struct eco_opt sim_opts[] = {
     {.name = "trace",
      .kind = ECO_OPT_STR,
@@ -359,7 +359,7 @@ static void sim_usage(FILE *f)
                "(JCT),\n"
                "waiting time and GPU utilisation.\n"
                "\n");
-    eco_opt_help(f, &sim_cmd);
+    eco_cli__opt_help(f, &sim_cmd);
     fprintf(f, "\n"
                "Exit status: 0 on success, 2 on bad options or bad input (the message names the\n"
                "file, line and field), 1 on other failures.\n");
@@ -372,7 +372,7 @@ static int check_knob(const struct eco_opt *o, const char *v, void *args)
     struct sim_args *a = args;
     (void)o;
     if (strcmp(v, "limit") && strcmp(v, "clock")) {
-        eco_cli_err("sim: --power-knob: unknown knob '%s' (known: limit, clock)", v);
+        eco_cli__err("sim: --power-knob: unknown knob '%s' (known: limit, clock)", v);
         return ECO_EXIT_USAGE;
     }
     a->power_knob = strcmp(v, "clock") ? ECO_POWER_KNOB_LIMIT : ECO_POWER_KNOB_CLOCK;
@@ -383,7 +383,7 @@ static int check_period(const struct eco_opt *o, const char *v, void *args)
 {
     (void)o;
     if (((struct sim_args *)args)->control_period_s < MIN_CONTROL_PERIOD_S) {
-        eco_cli_err("sim: --control-period: '%s' is below the minimum %g s (a GPU "
+        eco_cli__err("sim: --control-period: '%s' is below the minimum %g s (a GPU "
                     "cannot follow a faster control loop)", v, MIN_CONTROL_PERIOD_S);
         return ECO_EXIT_USAGE;
     }
@@ -394,7 +394,7 @@ static int check_skip(const struct eco_opt *o, const char *v, void *args)
 {
     (void)o;
     if (strcmp(v, "on") && strcmp(v, "off")) {
-        eco_cli_err("sim: --control-skip: expected on or off (got '%s')", v);
+        eco_cli__err("sim: --control-skip: expected on or off (got '%s')", v);
         return ECO_EXIT_USAGE;
     }
     ((struct sim_args *)args)->control_skip_off = !strcmp(v, "off");
@@ -417,7 +417,7 @@ static int check_noise(const struct eco_opt *o, const char *v, void *args)
     (void)o;
     if (!noise_part(v, &end, &a->noise_power) || *end != ',' ||
         !noise_part(end + 1, &end, &a->noise_speed) || *end) {
-        eco_cli_err("sim: --noise: expected P,S with 0 <= P, S < 1, e.g. 0.02,0.01 "
+        eco_cli__err("sim: --noise: expected P,S with 0 <= P, S < 1, e.g. 0.02,0.01 "
                     "(got '%s')", v);
         return ECO_EXIT_USAGE;
     }
@@ -442,7 +442,7 @@ static int check_deadlines(const struct eco_opt *o, const char *v, void *args)
         }
     }
     if (!ok) {
-        eco_cli_err("sim: --deadlines: expected factor:LO-HI with 1 <= LO <= HI, e.g. "
+        eco_cli__err("sim: --deadlines: expected factor:LO-HI with 1 <= LO <= HI, e.g. "
                     "factor:1.5-3 (got '%s')", v);
         return ECO_EXIT_USAGE;
     }
@@ -453,7 +453,7 @@ static int check_sample(const struct eco_opt *o, const char *v, void *args)
 {
     (void)o;
     if (((struct sim_args *)args)->sample_s < MIN_SAMPLE_S) {
-        eco_cli_err("sim: --sample-s: '%s' is below the minimum %g s (without --sample-s "
+        eco_cli__err("sim: --sample-s: '%s' is below the minimum %g s (without --sample-s "
                     "timeline.csv has a row at every change)", v, MIN_SAMPLE_S);
         return ECO_EXIT_USAGE;
     }
@@ -465,7 +465,7 @@ static int check_max_jobs(const struct eco_opt *o, const char *v, void *args)
     (void)o;
     (void)v;
     if (((struct sim_args *)args)->max_jobs == 0) {
-        eco_cli_err("sim: --max-jobs: 0 would read no job; give N >= 1, or leave the "
+        eco_cli__err("sim: --max-jobs: 0 would read no job; give N >= 1, or leave the "
                     "option out to read all");
         return ECO_EXIT_USAGE;
     }
@@ -476,19 +476,19 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 {
     *a = (struct sim_args){
         .policy = "fifo", .placement = "pack", .format = "auto", .power_down = "none", .seed = 1};
-    int rc = eco_opt_parse(&sim_cmd, argc, argv, a);
+    int rc = eco_cli__opt_parse(&sim_cmd, argc, argv, a);
     if (rc)
         return rc;
     if (optind < argc) {
-        eco_cli_err("sim: unexpected argument '%s' (try 'ecosched sim --help')", argv[optind]);
+        eco_cli__err("sim: unexpected argument '%s' (try 'ecosched sim --help')", argv[optind]);
         return ECO_EXIT_USAGE;
     }
     if (!a->trace) {
-        eco_cli_err("sim: --trace FILE is required (try 'ecosched sim --help')");
+        eco_cli__err("sim: --trace FILE is required (try 'ecosched sim --help')");
         return ECO_EXIT_USAGE;
     }
     if (!a->cluster) {
-        eco_cli_err("sim: --cluster SPEC is required, e.g. --cluster 30x8:V100 "
+        eco_cli__err("sim: --cluster SPEC is required, e.g. --cluster 30x8:V100 "
                     "(try 'ecosched sim --help')");
         return ECO_EXIT_USAGE;
     }
@@ -498,10 +498,10 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
 static void warn_cb(void *ctx, const char *msg)
 {
     if (!*(int *)ctx)
-        eco_cli_err("warning: %s", msg);
+        eco_cli__err("warning: %s", msg);
 }
 
-int eco_cli_mkdir_p(const char *dir)
+int eco_cli__mkdir_p(const char *dir)
 {
     return eco_mkdir_p(dir, 0777);
 }
@@ -511,7 +511,7 @@ enum out_kind { OUT_TEXT, OUT_JOBS, OUT_REJECTED, OUT_NODES };
 static int out_path(char *path, size_t size, const char *dir, const char *name)
 {
     if (snprintf(path, size, "%s/%s", dir, name) >= (int)size) {
-        eco_cli_err("sim: output path too long: %s", dir);
+        eco_cli__err("sim: output path too long: %s", dir);
         return ECO_EXIT_FAIL;
     }
     return 0;
@@ -526,7 +526,7 @@ static int close_output(FILE *f, const char *path, int rc)
         e = errno ? errno : EIO;
     if (!e)
         return 0;
-    eco_cli_err("sim: cannot write %s: %s", path, strerror(e));
+    eco_cli__err("sim: cannot write %s: %s", path, strerror(e));
     return ECO_EXIT_FAIL;
 }
 
@@ -539,7 +539,7 @@ static int write_file(const char *dir, const char *name, enum out_kind kind,
         return ECO_EXIT_FAIL;
     FILE *f = fopen(path, "w");
     if (!f) {
-        eco_cli_err("sim: cannot write %s: %s", path, strerror(errno));
+        eco_cli__err("sim: cannot write %s: %s", path, strerror(errno));
         return ECO_EXIT_FAIL;
     }
     int rc = 0;
@@ -558,7 +558,7 @@ static int write_outputs(const char *dir, const struct eco_jobset *set,
 {
     char *summary = eco_sim_summary_json(&r->summary, 0);
     if (!summary) {
-        eco_cli_err("sim: cannot write %s/summary.json: the summary could not be encoded as "
+        eco_cli__err("sim: cannot write %s/summary.json: the summary could not be encoded as "
                     "JSON (a value not finite, or out of memory)", dir);
         return ECO_EXIT_FAIL;
     }
@@ -659,7 +659,7 @@ static int apply_las_thresholds(struct sim_args *a, const struct eco_policy_ops 
         if (pol[i] != las || !a->las_thresholds)
             continue;
         if (a->policy_params[i]) {
-            eco_cli_err("sim: --las-thresholds: las already has its thresholds from its name "
+            eco_cli__err("sim: --las-thresholds: las already has its thresholds from its name "
                         "(las:%s); give them once", a->policy_params[i]);
             return ECO_EXIT_USAGE;
         }
@@ -667,7 +667,7 @@ static int apply_las_thresholds(struct sim_args *a, const struct eco_policy_ops 
         has_las = 1;
     }
     if (a->las_thresholds && !has_las && !a->quiet)
-        eco_cli_err("warning: --las-thresholds applies to the las policy only; ignored");
+        eco_cli__err("warning: --las-thresholds applies to the las policy only; ignored");
     return 0;
 }
 
@@ -680,15 +680,15 @@ static int resolve_policies(struct sim_args *a, const struct eco_policy_ops **po
     if (!a->compare) {
         pol[0] = eco_policy_find_spec(a->policy, &a->policy_params[0]);
         if (!pol[0]) {
-            eco_cli_err("sim: --policy: unknown policy '%s' (known: %s)", a->policy,
-                        eco_cli_names(ECO_CLI_POLICIES, &names));
+            eco_cli__err("sim: --policy: unknown policy '%s' (known: %s)", a->policy,
+                        eco_cli__names(ECO_CLI_POLICIES, &names));
             return ECO_EXIT_USAGE;
         }
         *n = 1;
         return apply_las_thresholds(a, pol, *n);
     }
     if (strlen(a->compare) >= sizeof a->spec_buf) {
-        eco_cli_err("sim: --compare: list too long");
+        eco_cli__err("sim: --compare: list too long");
         return ECO_EXIT_USAGE;
     }
     strcpy(a->spec_buf, a->compare);
@@ -701,12 +701,12 @@ static int resolve_policies(struct sim_args *a, const struct eco_policy_ops **po
         const char *params;
         const struct eco_policy_ops *ops = eco_policy_find_spec(p, &params);
         if (!ops) {
-            eco_cli_err("sim: --compare: unknown policy '%s' (known: %s)", p,
-                        eco_cli_names(ECO_CLI_POLICIES, &names));
+            eco_cli__err("sim: --compare: unknown policy '%s' (known: %s)", p,
+                        eco_cli__names(ECO_CLI_POLICIES, &names));
             return ECO_EXIT_USAGE;
         }
         if (*n == MAX_COMPARE) {
-            eco_cli_err("sim: --compare: at most %d policies", MAX_COMPARE);
+            eco_cli__err("sim: --compare: at most %d policies", MAX_COMPARE);
             return ECO_EXIT_USAGE;
         }
         a->policy_params[*n] = params;
@@ -715,7 +715,7 @@ static int resolve_policies(struct sim_args *a, const struct eco_policy_ops **po
             break;
     }
     if (*n == 0) {
-        eco_cli_err("sim: --compare: empty policy list");
+        eco_cli__err("sim: --compare: empty policy list");
         return ECO_EXIT_USAGE;
     }
     return apply_las_thresholds(a, pol, *n);
@@ -725,14 +725,14 @@ static void report_rejected(const struct eco_jobset *set, size_t rejected, int q
 {
     if (!rejected || quiet)
         return;
-    eco_cli_err("warning: %zu job(s) rejected: they can never run on this cluster (listed in "
+    eco_cli__err("warning: %zu job(s) rejected: they can never run on this cluster (listed in "
                 "rejected.csv with --out)", rejected);
     size_t shown = 0;
     for (size_t i = 0; i < set->n && shown < 5; i++) {
         const struct eco_job *j = &set->jobs[i];
         if (j->state != ECO_JOB_REJECTED)
             continue;
-        eco_cli_err("  rejected: job %s (line %u, %u GPUs%s%s): %s",
+        eco_cli__err("  rejected: job %s (line %u, %u GPUs%s%s): %s",
                     eco_jobset_str(set, j->id_off), j->line, j->gpus, j->gpu_type >= 0 ? " " : "",
                     j->gpu_type >= 0 ? eco_catalog_get((size_t)j->gpu_type)->name : "",
                     eco_sim_reject_reason(j->reject_reason));
@@ -751,14 +751,14 @@ struct sim_progress {
 static void sim_progress(void *ctx, const struct eco_sim_progress *p)
 {
     struct sim_progress *sp = ctx;
-    if (p->finished || !eco_cli_progress_due(&sp->line))
+    if (p->finished || !eco_cli__progress_due(&sp->line))
         return;
-    eco_cli_progress_show(&sp->line,
+    eco_cli__progress_show(&sp->line,
                           "sim %s (%zu/%zu): simulated %.2f d, %zu/%zu jobs done (%.0f%%), "
                           "%.1f s wall",
                           sp->policy, sp->run, sp->runs, (p->t_s - p->start_s) / 86400, p->done,
                           p->total, p->total ? 100.0 * (double)p->done / (double)p->total : 100,
-                          eco_cli_progress_elapsed(&sp->line));
+                          eco_cli__progress_elapsed(&sp->line));
 }
 
 static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct eco_jobset *set,
@@ -796,8 +796,8 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
         };
         cfg.power_down_params = pd_params;
         struct sim_progress prog = {.policy = pol[i]->name, .run = i + 1, .runs = npol};
-        eco_cli_progress_start(&prog.line,
-                               eco_cli_progress_wanted(a->progress ? a->progress == 1 : -1));
+        eco_cli__progress_start(&prog.line,
+                               eco_cli__progress_wanted(a->progress ? a->progress == 1 : -1));
         if (prog.line.on) {
             cfg.progress = sim_progress;
             cfg.progress_ctx = &prog;
@@ -809,18 +809,18 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             int len = npol > 1 ? snprintf(dir, sizeof dir, "%s/%s", a->out, pol[i]->name)
                                : snprintf(dir, sizeof dir, "%s", a->out);
             if (len >= (int)sizeof dir) {
-                eco_cli_err("sim: --out: path too long");
+                eco_cli__err("sim: --out: path too long");
                 return ECO_EXIT_USAGE;
             }
-            int rc = eco_cli_mkdir_p(dir);
+            int rc = eco_cli__mkdir_p(dir);
             if (rc) {
-                eco_cli_err("sim: cannot create output directory %s: %s", dir, strerror(-rc));
+                eco_cli__err("sim: cannot create output directory %s: %s", dir, strerror(-rc));
                 return ECO_EXIT_FAIL;
             }
             if (out_path(path, sizeof path, dir, "timeline.csv"))
                 return ECO_EXIT_FAIL;
             if (!(tl = fopen(path, "w"))) {
-                eco_cli_err("sim: cannot write %s: %s", path, strerror(errno));
+                eco_cli__err("sim: cannot write %s: %s", path, strerror(errno));
                 return ECO_EXIT_FAIL;
             }
             errno = 0;
@@ -831,7 +831,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
         struct eco_sim_result res;
         struct eco_error err = {{0}};
         int rc = eco_sim_run(c, set, &cfg, &res, &err);
-        eco_cli_progress_end(&prog.line);
+        eco_cli__progress_end(&prog.line);
         if (tl) {
             int werr = rc ? 0 : eco_timeline_writer_finish(&tw, res.summary.window_end_s);
             if (close_output(tl, path, werr)) {
@@ -842,15 +842,15 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
         }
         if (rc) {
             if (rc == -EINVAL && !strncmp(err.msg, "line ", 5))
-                eco_cli_err("%s:%s", a->trace, err.msg + 5);
+                eco_cli__err("%s:%s", a->trace, err.msg + 5);
             else
-                eco_cli_err("sim: %s", rc == -EINVAL ? err.msg : strerror(-rc));
+                eco_cli__err("sim: %s", rc == -EINVAL ? err.msg : strerror(-rc));
             return rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
         }
         if (i == 0)
             report_rejected(set, res.summary.rejected, a->quiet);
         if (res.summary.unfinished && !a->quiet)
-            eco_cli_err("warning: %s: %zu job(s) never finished (they could never be placed); "
+            eco_cli__err("warning: %s: %zu job(s) never finished (they could never be placed); "
                         "see jobs.csv with --out", pol[i]->name, res.summary.unfinished);
         if (a->out)
             status = write_outputs(dir, set, c, &res);
@@ -859,7 +859,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             if (text) {
                 printf("%s%s\n", text, (npol > 1 && i + 1 < npol) ? "," : "");
             } else {
-                eco_cli_err("sim: --json: the summary could not be encoded as JSON (a value not "
+                eco_cli__err("sim: --json: the summary could not be encoded as JSON (a value not "
                             "finite, or out of memory)");
                 status = ECO_EXIT_FAIL;
             }
@@ -884,7 +884,7 @@ static int write_compare_order(const struct sim_args *a, const struct eco_policy
     for (size_t i = 0; i < npol; i++)
         names[i] = pol[i]->name;
     if (eco_report_save_order(a->out, names, npol, &err) < 0) {
-        eco_cli_err("sim: %s", err.msg);
+        eco_cli__err("sim: %s", err.msg);
         return ECO_EXIT_FAIL;
     }
     return 0;
@@ -900,9 +900,9 @@ static int write_report(const struct sim_args *a, const struct eco_policy_ops **
                  npol > 1 ? pol[i]->name : "");
         runs[i] = (struct eco_report_run){dirs[i], npol > 1 ? pol[i]->name : NULL};
     }
-    int status = eco_report_to_file(runs, npol, NULL, a->report);
+    int status = eco_cli__report_to_file(runs, npol, NULL, a->report);
     if (!status && !a->quiet)
-        eco_cli_err("report: %s", a->report);
+        eco_cli__err("report: %s", a->report);
     return status;
 }
 
@@ -923,9 +923,9 @@ static int check_params_early(const struct sim_args *a, const struct eco_policy_
         struct eco_policy *p = pol[i]->create(dummy, params, &err);
         if (!p) {
             if (params == a->las_thresholds)
-                eco_cli_err("sim: --las-thresholds: %s", err.msg);
+                eco_cli__err("sim: --las-thresholds: %s", err.msg);
             else
-                eco_cli_err("sim: %s %s: %s", a->compare ? "--compare" : "--policy",
+                eco_cli__err("sim: %s %s: %s", a->compare ? "--compare" : "--policy",
                             pol[i]->name, err.msg);
             status = ECO_EXIT_USAGE;
             goto done;
@@ -936,7 +936,7 @@ static int check_params_early(const struct sim_args *a, const struct eco_policy_
     const struct eco_powerdown_ops *pd = eco_powerdown_find(a->power_down, &params);
     struct eco_powerdown *pdi = pd->create(dummy, params, &err);
     if (!pdi) {
-        eco_cli_err("sim: %s", err.msg);
+        eco_cli__err("sim: %s", err.msg);
         status = ECO_EXIT_USAGE;
         goto done;
     }
@@ -944,7 +944,7 @@ static int check_params_early(const struct sim_args *a, const struct eco_policy_
     if (a->workload_mix) {
         struct eco_workload_mix mix;
         if (eco_workload_mix_parse(a->workload_mix, &mix, &err)) {
-            eco_cli_err("sim: %s", err.msg);
+            eco_cli__err("sim: %s", err.msg);
             status = ECO_EXIT_USAGE;
             goto done;
         }
@@ -953,7 +953,7 @@ static int check_params_early(const struct sim_args *a, const struct eco_policy_
         struct eco_jobset empty = {0};
         struct eco_cluster *c = NULL;
         if (eco_cluster_auto(a->cluster, &empty, &c, &err)) {
-            eco_cli_err("sim: --cluster: %s", err.msg);
+            eco_cli__err("sim: --cluster: %s", err.msg);
             status = ECO_EXIT_USAGE;
         }
         eco_cluster_destroy(c);
@@ -984,14 +984,14 @@ static int check_periods(const struct sim_args *a, const struct eco_jobset *set,
 {
     double span = trace_span(set);
     if (a->out && a->sample_s > 0 && span / a->sample_s > MAX_SAMPLES) {
-        eco_cli_err("sim: --sample-s %g: the trace spans at least %.0f s, %.3g timeline samples; "
+        eco_cli__err("sim: --sample-s %g: the trace spans at least %.0f s, %.3g timeline samples; "
                     "at most %.0f: give --sample-s %.0f or more", a->sample_s, span,
                     span / a->sample_s, MAX_SAMPLES, ceil(span / MAX_SAMPLES));
         return ECO_EXIT_USAGE;
     }
     double period = a->control_period_s > 0 ? a->control_period_s : 1;
     if (capping && span / period > MAX_CONTROL_STEPS) {
-        eco_cli_err("sim: --control-period %g: the trace spans at least %.0f s, %.3g control "
+        eco_cli__err("sim: --control-period %g: the trace spans at least %.0f s, %.3g control "
                     "periods; at most %.0f: give --control-period %.0f or more", period, span,
                     span / period, MAX_CONTROL_STEPS, ceil(span / MAX_CONTROL_STEPS));
         return ECO_EXIT_USAGE;
@@ -1011,13 +1011,13 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 static void remove_tmp_out(const char *dir, int quiet)
 {
     if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && !quiet)
-        eco_cli_err("warning: cannot remove the temporary directory %s: %s", dir, strerror(errno));
+        eco_cli__err("warning: cannot remove the temporary directory %s: %s", dir, strerror(errno));
 }
 
-int eco_cmd_sim(int argc, char **argv)
+int eco_cli__cmd_sim(int argc, char **argv)
 {
     int at = 0; /* the subcommands (--consolidation, --server) are entries of sim_opts */
-    const struct eco_opt *mode = eco_opt_find_mode(&sim_cmd, argc, argv, &at);
+    const struct eco_opt *mode = eco_cli__opt_find_mode(&sim_cmd, argc, argv, &at);
     if (mode)
         return mode->run(argc, argv, at);
     struct sim_args a;
@@ -1031,24 +1031,24 @@ int eco_cmd_sim(int argc, char **argv)
         return status;
     const struct eco_placement_ops *placement = eco_placement_find_any(a.placement);
     if (!placement) {
-        eco_cli_err("sim: --placement: unknown placement '%s' (known: %s)", a.placement,
-                    eco_cli_names(ECO_CLI_PLACEMENTS, &names));
+        eco_cli__err("sim: --placement: unknown placement '%s' (known: %s)", a.placement,
+                    eco_cli__names(ECO_CLI_PLACEMENTS, &names));
         return ECO_EXIT_USAGE;
     }
     const char *pd_params;
     if (!eco_powerdown_find(a.power_down, &pd_params)) {
-        eco_cli_err("sim: --power-down: unknown policy '%s' (known: %s)", a.power_down,
-                    eco_cli_names(ECO_CLI_POWER_DOWN, &names));
+        eco_cli__err("sim: --power-down: unknown policy '%s' (known: %s)", a.power_down,
+                    eco_cli__names(ECO_CLI_POWER_DOWN, &names));
         return ECO_EXIT_USAGE;
     }
     if ((status = check_params_early(&a, pol, npol)))
         return status;
     if (a.sample_s > 0 && !a.out && !a.report && !a.quiet)
-        eco_cli_err("warning: --sample-s applies to timeline.csv, written only with --out");
+        eco_cli__err("warning: --sample-s applies to timeline.csv, written only with --out");
     int fmt = eco_trace_format_parse(a.format);
     if (fmt < 0) {
-        eco_cli_err("sim: --format: unknown format '%s' (known: %s)", a.format,
-                    eco_cli_names(ECO_CLI_FORMATS, &names));
+        eco_cli__err("sim: --format: unknown format '%s' (known: %s)", a.format,
+                    eco_cli__names(ECO_CLI_FORMATS, &names));
         return ECO_EXIT_USAGE;
     }
     struct eco_error err = {{0}};
@@ -1058,13 +1058,13 @@ int eco_cmd_sim(int argc, char **argv)
     char tmp_out[4096] = "";
     size_t n_budget = 0;
     if (a.budget_w > 0 && a.budget_file) {
-        eco_cli_err("sim: give --power-budget or --power-budget-file, not both");
+        eco_cli__err("sim: give --power-budget or --power-budget-file, not both");
         return ECO_EXIT_USAGE;
     }
     if (a.budget_file) {
         int brc = eco_budget_load(a.budget_file, &budget, &n_budget, &err);
         if (brc) {
-            eco_cli_err("sim: --power-budget-file: %s", brc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            eco_cli__err("sim: --power-budget-file: %s", brc == -ENOMEM ? strerror(ENOMEM) : err.msg);
             return brc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         }
     } else if (a.budget_w > 0) {
@@ -1075,34 +1075,34 @@ int eco_cmd_sim(int argc, char **argv)
     if (n_budget && !a.power_policy) {
         a.power_policy = DEFAULT_POWER_POLICY;
         if (!a.quiet)
-            eco_cli_err("note: power budget without --power-policy: using %s, the default "
+            eco_cli__err("note: power budget without --power-policy: using %s, the default "
                         "(docs/policies/powercap.md)", DEFAULT_POWER_POLICY);
     }
     int have_policy = a.power_policy && strcmp(a.power_policy, "none");
     if (n_budget && !have_policy) {
-        eco_cli_err("sim: a power budget needs a power policy other than none (%s)",
-                    eco_cli_names(ECO_CLI_CAPPERS, &names));
+        eco_cli__err("sim: a power budget needs a power policy other than none (%s)",
+                    eco_cli__names(ECO_CLI_CAPPERS, &names));
         free(budget);
         return ECO_EXIT_USAGE;
     }
     if (have_policy) { /* the family and its parameters, before the trace is read */
         struct eco_capper *cp = eco_capper_create(a.power_policy, &err);
         if (!cp) {
-            eco_cli_err("sim: --power-policy: %s", err.msg);
+            eco_cli__err("sim: --power-policy: %s", err.msg);
             free(budget);
             return ECO_EXIT_USAGE;
         }
         eco_capper_destroy(cp);
     }
     if (have_policy && !n_budget) {
-        eco_cli_err("sim: --power-policy %s needs --power-budget W or --power-budget-file F",
+        eco_cli__err("sim: --power-policy %s needs --power-budget W or --power-budget-file F",
                     a.power_policy);
         free(budget);
         return ECO_EXIT_USAGE;
     }
     int rc = eco_cluster_is_auto(a.cluster) ? 0 : eco_cluster_load(a.cluster, &c, &err);
     if (rc) {
-        eco_cli_err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+        eco_cli__err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         goto done;
     }
@@ -1120,31 +1120,31 @@ int eco_cmd_sim(int argc, char **argv)
     };
     rc = eco_trace_load(a.trace, &topts, set, &err);
     if (rc) {
-        eco_cli_err("%s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+        eco_cli__err("%s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         goto done;
     }
     if ((set->skipped_non_gpu || set->skipped_unfinished) && !a.quiet)
-        eco_cli_err("note: %s: skipped %zu CPU-only and %zu pending pods (no GPU job to replay)",
+        eco_cli__err("note: %s: skipped %zu CPU-only and %zu pending pods (no GPU job to replay)",
                     a.trace, set->skipped_non_gpu, set->skipped_unfinished);
     if ((status = check_periods(&a, set, have_policy)))
         goto done;
     if (!c) {
         rc = eco_cluster_auto(a.cluster, set, &c, &err);
         if (rc) {
-            eco_cli_err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            eco_cli__err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
             status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
             goto done;
         }
         if (!a.quiet)
-            eco_cli_err("note: --cluster %s: %u nodes x %u GPUs (%llu GPUs)", a.cluster,
+            eco_cli__err("note: --cluster %s: %u nodes x %u GPUs (%llu GPUs)", a.cluster,
                         c->n_nodes, c->nodes[0].gpus, (unsigned long long)c->total_gpus);
     }
     if (a.report && !a.out) { /* --report alone: the run's files go to a temporary dir */
         const char *tmp = getenv("TMPDIR");
         snprintf(tmp_out, sizeof tmp_out, "%s/ecosched-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
         if (!mkdtemp(tmp_out)) {
-            eco_cli_err("sim: --report: cannot create a temporary directory %s: %s", tmp_out,
+            eco_cli__err("sim: --report: cannot create a temporary directory %s: %s", tmp_out,
                         strerror(errno));
             status = ECO_EXIT_FAIL;
             tmp_out[0] = '\0';
@@ -1158,7 +1158,7 @@ int eco_cmd_sim(int argc, char **argv)
     if (!status && a.report)
         status = write_report(&a, pol, npol);
     if (!status && (fflush(stdout) || ferror(stdout))) {
-        eco_cli_err("sim: cannot write the summary to standard output: %s",
+        eco_cli__err("sim: cannot write the summary to standard output: %s",
                     strerror(errno ? errno : EIO));
         status = ECO_EXIT_FAIL;
     }

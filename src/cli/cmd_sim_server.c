@@ -208,7 +208,7 @@ static void usage(FILE *f)
                "Compares GPU-choice strategies on the same series: makespan, average JCT, GPU\n"
                "utilisation, energy (docs/simulator-server.md).\n"
                "\n");
-    eco_opt_help(f, &server_cmd);
+    eco_cli__opt_help(f, &server_cmd);
 }
 
 static int check_type(const struct eco_opt *o, const char *v, void *args)
@@ -217,7 +217,7 @@ static int check_type(const struct eco_opt *o, const char *v, void *args)
     (void)o;
     a->p.gpu_type = eco_catalog_find(v);
     if (a->p.gpu_type < 0) {
-        eco_cli_err("sim --server: --gpu-type: unknown '%s' (see `ecosched catalog`)", v);
+        eco_cli__err("sim --server: --gpu-type: unknown '%s' (see `ecosched catalog`)", v);
         return 2;
     }
     return 0;
@@ -241,7 +241,7 @@ static int check_work(const struct eco_opt *o, const char *s, void *args)
     spec->work_max_s = hi;
     return 0;
 bad:
-    eco_cli_err("sim --server: --work: '%s' is not MIN:MAX seconds with 0 < MIN <= MAX", s);
+    eco_cli__err("sim --server: --work: '%s' is not MIN:MAX seconds with 0 < MIN <= MAX", s);
     return 2;
 }
 
@@ -254,12 +254,12 @@ static int parse(int argc, char **argv, struct args *a)
         .n_jobs = 40, .work_min_s = 600, .work_max_s = 3600, .two_gpu_frac = 0.2};
     a->strategies = DEFAULT_STRATEGIES;
     a->seed = a->p.seed;
-    int rc = eco_opt_parse(&server_cmd, argc, argv, a);
+    int rc = eco_cli__opt_parse(&server_cmd, argc, argv, a);
     if (rc)
         return rc;
     a->p.seed = (uint64_t)a->seed;
     if (optind < argc) {
-        eco_cli_err("sim --server: unexpected argument '%s'", argv[optind]);
+        eco_cli__err("sim --server: unexpected argument '%s'", argv[optind]);
         return 2;
     }
     a->spec.gpu_mem_mb = eco_catalog_get((size_t)a->p.gpu_type)->mem_gb * 1024.0;
@@ -275,14 +275,14 @@ static int split_strategies(const char *list, char names[][32], size_t *n)
         if (!eco_srv_strategy_known(t) || *n == MAX_STRATEGIES) {
             struct eco_cli_list known = {"static"}; /* static assignment, then the selectors */
             for (const struct eco_gpusel_ops *const *g = eco_gpusel_all(); *g; g++)
-                eco_cli_list_add(&known, (*g)->name);
-            eco_cli_err("sim --server: --strategy: unknown '%s' (%s)", t, known.buf);
+                eco_cli__list_add(&known, (*g)->name);
+            eco_cli__err("sim --server: --strategy: unknown '%s' (%s)", t, known.buf);
             return 2;
         }
         snprintf(names[(*n)++], 32, "%s", t);
     }
     if (*n == 0) {
-        eco_cli_err("sim --server: --strategy: empty list");
+        eco_cli__err("sim --server: --strategy: empty list");
         return 2;
     }
     return 0;
@@ -295,7 +295,7 @@ static int write_jobs(const char *dir, const char *strategy, const struct eco_sr
     snprintf(path, sizeof path, "%s/jobs-%s.csv", dir, strategy);
     FILE *f = fopen(path, "w");
     if (!f) {
-        eco_cli_err("sim --server: %s: %s", path, strerror(errno));
+        eco_cli__err("sim --server: %s: %s", path, strerror(errno));
         return ECO_EXIT_FAIL;
     }
     fprintf(f, "id,workload,gpus,work_s,submit_s,start_s,end_s,jct_s,gpu_ids,restarts,shared_s\n");
@@ -311,7 +311,7 @@ static int write_jobs(const char *dir, const char *strategy, const struct eco_sr
                 o[i].restarts, o[i].shared_s);
     }
     if (fclose(f)) {
-        eco_cli_err("sim --server: %s: %s", path, strerror(errno));
+        eco_cli__err("sim --server: %s: %s", path, strerror(errno));
         return ECO_EXIT_FAIL;
     }
     return 0;
@@ -332,7 +332,7 @@ static void print_result(const struct args *a, const char *name, const struct ec
            r->gpu_util, r->energy_j / 3.6e6, r->oom_restarts, r->shared_gpu_s / 3600.0);
 }
 
-int eco_cmd_sim_server(int argc, char **argv)
+int eco_cli__cmd_sim_server(int argc, char **argv)
 {
     struct args a = {0};
     struct eco_srv_job *jobs = NULL;
@@ -349,14 +349,14 @@ int eco_cmd_sim_server(int argc, char **argv)
     if (a.series) {
         int rc = eco_srv_series_read(a.series, &jobs, &n, &err);
         if (rc) {
-            eco_cli_err("sim --server: --series: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            eco_cli__err("sim --server: --series: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
             return rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         }
     } else {
         n = a.spec.n_jobs;
         jobs = calloc(n, sizeof *jobs);
         if (!jobs || eco_srv_series(a.p.seed, &a.spec, jobs, &err)) {
-            eco_cli_err("sim --server: %s", jobs ? err.msg : strerror(ENOMEM));
+            eco_cli__err("sim --server: %s", jobs ? err.msg : strerror(ENOMEM));
             status = jobs ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
             goto out;
         }
@@ -364,13 +364,13 @@ int eco_cmd_sim_server(int argc, char **argv)
     if (a.write_series) {
         FILE *f = fopen(a.write_series, "w");
         if (!f || eco_srv_series_write(f, jobs, n) || fclose(f)) {
-            eco_cli_err("sim --server: --write-series: %s: %s", a.write_series, strerror(errno));
+            eco_cli__err("sim --server: --write-series: %s: %s", a.write_series, strerror(errno));
             status = ECO_EXIT_FAIL;
             goto out;
         }
     }
     if (a.out && mkdir(a.out, 0755) < 0 && errno != EEXIST) {
-        eco_cli_err("sim --server: --out: %s: %s", a.out, strerror(errno));
+        eco_cli__err("sim --server: --out: %s: %s", a.out, strerror(errno));
         status = ECO_EXIT_FAIL;
         goto out;
     }
@@ -392,7 +392,7 @@ int eco_cmd_sim_server(int argc, char **argv)
         struct eco_srv_result r;
         int rc = eco_srv_run(&a.p, names[s], jobs, n, outs, &r, &err);
         if (rc) {
-            eco_cli_err("sim --server: %s: %s", names[s],
+            eco_cli__err("sim --server: %s: %s", names[s],
                         rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
             status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
             goto out;

@@ -16,24 +16,24 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
-    {"sim", "replay a job trace on a modelled GPU cluster under a scheduling policy", eco_cmd_sim},
+    {"sim", "replay a job trace on a modelled GPU cluster under a scheduling policy", eco_cli__cmd_sim},
     {"place", "place VMs, containers or pods on nodes (ffd, bfd, fgd, pso, ilp, ...)",
-     eco_cmd_place},
-    {"report", "write an HTML report (SVG plots) of `sim --out` directories", eco_cmd_report},
-    {"catalog", "list the built-in GPU types and their power figures", eco_cmd_catalog},
-    {"submit", "queue a command on the ecoschedd GPU server daemon", eco_cmd_submit},
-    {"ls", "list the daemon's jobs", eco_cmd_ls},
-    {"show", "show one job of the daemon", eco_cmd_show},
-    {"cancel", "cancel a queued or running job", eco_cmd_cancel},
-    {"wait", "wait for a job to end; exit with its exit status", eco_cmd_wait},
-    {"logs", "print a job's stdout or stderr (-f: follow it)", eco_cmd_logs},
-    {"gpus", "show the daemon's GPUs: utilisation, memory, power, limit, jobs", eco_cmd_gpus},
+     eco_cli__cmd_place},
+    {"report", "write an HTML report (SVG plots) of `sim --out` directories", eco_cli__cmd_report},
+    {"catalog", "list the built-in GPU types and their power figures", eco_cli__cmd_catalog},
+    {"submit", "queue a command on the ecoschedd GPU server daemon", eco_cli__cmd_submit},
+    {"ls", "list the daemon's jobs", eco_cli__cmd_ls},
+    {"show", "show one job of the daemon", eco_cli__cmd_show},
+    {"cancel", "cancel a queued or running job", eco_cli__cmd_cancel},
+    {"wait", "wait for a job to end; exit with its exit status", eco_cli__cmd_wait},
+    {"logs", "print a job's stdout or stderr (-f: follow it)", eco_cli__cmd_logs},
+    {"gpus", "show the daemon's GPUs: utilisation, memory, power, limit, jobs", eco_cli__cmd_gpus},
     {"powerd", "cluster GPU power controller beside Slurm (budget, limits, weights)",
-     eco_cmd_powerd},
-    {"power", "client of powerd: budget, status; Slurm suspend/resume programs", eco_cmd_power},
+     eco_cli__cmd_powerd},
+    {"power", "client of powerd: budget, status; Slurm suspend/resume programs", eco_cli__cmd_power},
 };
 
-void eco_cli_err(const char *fmt, ...)
+void eco_cli__err(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -71,6 +71,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
         if (!strcmp(cmd, subcommands[i].name))
             return subcommands[i].run(argc - 1, argv + 1);
-    eco_cli_err("unknown command '%s' (try 'ecosched --help')", cmd);
+    eco_cli__err("unknown command '%s' (try 'ecosched --help')", cmd);
     return ECO_EXIT_USAGE;
 }

@@ -48,7 +48,7 @@ static int bad_number(const struct eco_opt_cmd *cmd, const struct eco_opt *o, co
         snprintf(opt, sizeof opt, "%s: --%s", cmd->prefix, o->name);
     else
         snprintf(opt, sizeof opt, "--%s", o->name);
-    eco_cli_err("%s: '%s' is not %s %s", opt, value, noun, range);
+    eco_cli__err("%s: '%s' is not %s %s", opt, value, noun, range);
     return -1;
 }
 
@@ -76,7 +76,7 @@ static int number(const struct eco_opt_cmd *cmd, const struct eco_opt *o, const 
     return 0;
 }
 
-int eco_opt_value(const struct eco_opt_cmd *cmd, const struct eco_opt *o, const char *value,
+int eco_cli__opt_value(const struct eco_opt_cmd *cmd, const struct eco_opt *o, const char *value,
                  void *args)
 {
     char *field = (char *)args + o->offset;
@@ -109,7 +109,7 @@ static int build(const struct eco_opt_cmd *cmd, struct option *longopts, char *s
 {
     size_t n = count(cmd->opts), k = 0, s = 1;
     if (n > MAX_OPTS) {
-        eco_cli_err("%s: %zu options, more than the parser's %d", cmd->prefix, n, MAX_OPTS);
+        eco_cli__err("%s: %zu options, more than the parser's %d", cmd->prefix, n, MAX_OPTS);
         return ECO_EXIT_FAIL;
     }
     shortopts[0] = ':';
@@ -143,7 +143,7 @@ static const struct eco_opt *entry_of(const struct eco_opt_cmd *cmd, int c)
     return NULL;
 }
 
-const struct eco_opt *eco_opt_find_mode(const struct eco_opt_cmd *cmd, int argc, char **argv,
+const struct eco_opt *eco_cli__opt_find_mode(const struct eco_opt_cmd *cmd, int argc, char **argv,
                                         int *at)
 {
     struct option longopts[MAX_OPTS + 1];
@@ -180,7 +180,7 @@ done:
     return found;
 }
 
-int eco_opt_parse(const struct eco_opt_cmd *cmd, int argc, char **argv, void *args)
+int eco_cli__opt_parse(const struct eco_opt_cmd *cmd, int argc, char **argv, void *args)
 {
     struct option longopts[MAX_OPTS + 1];
     char shortopts[2 * MAX_OPTS + 2];
@@ -193,31 +193,31 @@ int eco_opt_parse(const struct eco_opt_cmd *cmd, int argc, char **argv, void *ar
     while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         const struct eco_opt *o = entry_of(cmd, c);
         if (c == ':') {
-            eco_cli_err(cmd->needs_value, argv[optind - 1]);
+            eco_cli__err(cmd->needs_value, argv[optind - 1]);
             return ECO_EXIT_USAGE;
         }
         if (!o) {
-            eco_cli_err(cmd->unknown, argv[optind - 1]);
+            eco_cli__err(cmd->unknown, argv[optind - 1]);
             return ECO_EXIT_USAGE;
         }
         if (o->kind == ECO_OPT_HELP) {
             cmd->usage(stdout);
             return -1;
         }
-        if (o->kind == ECO_OPT_MODE) { /* eco_opt_find_mode hands these over first */
+        if (o->kind == ECO_OPT_MODE) { /* eco_cli__opt_find_mode hands these over first */
             char name[80];
             snprintf(name, sizeof name, "--%s", o->name);
-            eco_cli_err(cmd->unknown, name);
+            eco_cli__err(cmd->unknown, name);
             return ECO_EXIT_USAGE;
         }
-        int rc = eco_opt_value(cmd, o, optarg, args);
+        int rc = eco_cli__opt_value(cmd, o, optarg, args);
         if (rc)
             return rc;
     }
     return 0;
 }
 
-void eco_opt_help(FILE *f, const struct eco_opt_cmd *cmd)
+void eco_cli__opt_help(FILE *f, const struct eco_opt_cmd *cmd)
 {
     int col = cmd->help_col ? cmd->help_col : DEFAULT_HELP_COL;
     for (const struct eco_opt *o = cmd->opts; o->kind != ECO_OPT_END; o++) {

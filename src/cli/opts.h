@@ -56,18 +56,18 @@ struct eco_opt_cmd {
 
 /* Parses argv[1..] into args by cmd's table (getopt_long; optind is left at the first operand).
  * 0: parsed; -1: --help printed; else an exit status with the message printed. */
-int eco_opt_parse(const struct eco_opt_cmd *cmd, int argc, char **argv, void *args);
+int eco_cli__opt_parse(const struct eco_opt_cmd *cmd, int argc, char **argv, void *args);
 /* Parses value by o's kind and range and stores it in o's field of args, then runs o->check,
- * as eco_opt_parse does for each option (for commands that walk their own argv, as the daemon
+ * as eco_cli__opt_parse does for each option (for commands that walk their own argv, as the daemon
  * client's do). 0, or an exit status with the message printed. */
-int eco_opt_value(const struct eco_opt_cmd *cmd, const struct eco_opt *o, const char *value,
+int eco_cli__opt_value(const struct eco_opt_cmd *cmd, const struct eco_opt *o, const char *value,
                   void *args);
 /* The subcommand (ECO_OPT_MODE entry) named anywhere on the command line, read with the same
- * getopt table as eco_opt_parse (so that an option's value is never taken for a mode, and
+ * getopt table as eco_cli__opt_parse (so that an option's value is never taken for a mode, and
  * options of the subcommand alone are passed over); NULL when none. *at: its index in argv. */
-const struct eco_opt *eco_opt_find_mode(const struct eco_opt_cmd *cmd, int argc, char **argv,
+const struct eco_opt *eco_cli__opt_find_mode(const struct eco_opt_cmd *cmd, int argc, char **argv,
                                         int *at);
 /* The --help lines of cmd's table. */
-void eco_opt_help(FILE *f, const struct eco_opt_cmd *cmd);
+void eco_cli__opt_help(FILE *f, const struct eco_opt_cmd *cmd);
 
 #endif

@@ -14,23 +14,23 @@
 #define TTY_PERIOD_S 0.25
 #define FILE_PERIOD_S 1.0
 
-int eco_cli_progress_wanted(int flag)
+int eco_cli__progress_wanted(int flag)
 {
     return flag >= 0 ? flag : isatty(STDERR_FILENO);
 }
 
-void eco_cli_progress_start(struct eco_cli_progress *p, int on)
+void eco_cli__progress_start(struct eco_cli_progress *p, int on)
 {
     *p = (struct eco_cli_progress){.on = on, .tty = on && isatty(STDERR_FILENO)};
     p->t0_s = p->last_s = eco_mono_s();
 }
 
-double eco_cli_progress_elapsed(const struct eco_cli_progress *p)
+double eco_cli__progress_elapsed(const struct eco_cli_progress *p)
 {
     return eco_mono_s() - p->t0_s;
 }
 
-int eco_cli_progress_due(struct eco_cli_progress *p)
+int eco_cli__progress_due(struct eco_cli_progress *p)
 {
     if (!p->on)
         return 0;
@@ -41,7 +41,7 @@ int eco_cli_progress_due(struct eco_cli_progress *p)
     return 1;
 }
 
-void eco_cli_progress_show(struct eco_cli_progress *p, const char *fmt, ...)
+void eco_cli__progress_show(struct eco_cli_progress *p, const char *fmt, ...)
 {
     va_list ap;
     if (!p->on)
@@ -56,7 +56,7 @@ void eco_cli_progress_show(struct eco_cli_progress *p, const char *fmt, ...)
     p->shown = 1;
 }
 
-void eco_cli_progress_end(struct eco_cli_progress *p)
+void eco_cli__progress_end(struct eco_cli_progress *p)
 {
     if (p->on && p->tty && p->shown) {
         fputs("\r\033[K", stderr);

@@ -96,8 +96,8 @@ static json_t *job_json(const char *logs_dir, const struct eco_store_job *j, boo
     const char *reason = j->reason;
     if (!reason && j->state == ECO_STORE_DONE && j->exit_status < 0)
         reason = "adopted; exit status unknown"; /* the store has no reason on finish */
-    ecod_log_path_in(logs_dir, j->id, "out", out, sizeof out);
-    ecod_log_path_in(logs_dir, j->id, "err", err, sizeof err);
+    ecod__log_path_in(logs_dir, j->id, "out", out, sizeof out);
+    ecod__log_path_in(logs_dir, j->id, "err", err, sizeof err);
     json_t *o =
         json_pack("{s:I,s:s,s:I,s:I,s:o,s:s,s:i,s:f,s:b,s:f,s:f,s:s,s:s}", "id", (json_int_t)j->id,
                   "state", eco_store_state_name(j->state), "uid", (json_int_t)j->uid, "gid",
@@ -419,7 +419,7 @@ static enum MHD_Result submit(struct ecod *d, struct MHD_Connection *c, const st
     }
     s.job.id = id;
     s.job.state = ECO_STORE_QUEUED;
-    if (ecod_queue_add(d, &s.job) < 0) /* stored: the next daemon start queues it */
+    if (ecod__queue_add(d, &s.job) < 0) /* stored: the next daemon start queues it */
         ECO_LOG(ECO_LOG_ERR, "api", "job %" PRId64 ": queue: out of memory", id);
     ECO_LOG(ECO_LOG_INFO, "api", "job %" PRId64 " submitted by uid %u", id, (unsigned)p->uid);
     d->want_sched = true;
@@ -453,7 +453,7 @@ static bool query_int(struct MHD_Connection *c, const char *name, long long lo, 
  * long drained by then. */
 #define LIST_RETRY_S "1"
 
-/* The body of obj (consumed) as ecod_reply sends it: compact JSON and a newline. */
+/* The body of obj (consumed) as ecod__reply sends it: compact JSON and a newline. */
 static void page_body(json_t *obj, struct ecod_list_req *r)
 {
     char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
@@ -464,7 +464,7 @@ static void page_body(json_t *obj, struct ecod_list_req *r)
         text[r->len - 1] = '\n'; /* replaces the NUL */
 }
 
-void ecod_api_jobs_page(struct eco_store *s, const char *logs_dir, struct ecod_list_req *r)
+void ecod__api_jobs_page(struct eco_store *s, const char *logs_dir, struct ecod_list_req *r)
 {
     struct eco_store_job *jobs = NULL;
     struct eco_error err = {{0}};
@@ -489,7 +489,7 @@ out:
     eco_store_jobs_free(jobs, n);
 }
 
-/* Queues the answer ecod_api_jobs_page (or the 503 below) left in rq->list (the body handed
+/* Queues the answer ecod__api_jobs_page (or the 503 below) left in rq->list (the body handed
  * to MHD), with a Retry-After header when retry_after is not NULL. */
 static enum MHD_Result queue_listing(struct MHD_Connection *c, struct req *rq,
                                      const char *retry_after)
@@ -533,10 +533,10 @@ static enum MHD_Result list_jobs(struct ecod *d, struct MHD_Connection *c, struc
                                       .after = after,
                                       .limit = (size_t)limit};
     if (!d->lister) {
-        ecod_api_jobs_page(d->store, d->logs_dir, &rq->list);
+        ecod__api_jobs_page(d->store, d->logs_dir, &rq->list);
         return queue_listing(c, rq, NULL);
     }
-    if (ecod_lister_submit(d->lister, &rq->list) < 0) {
+    if (ecod__lister_submit(d->lister, &rq->list) < 0) {
         ECO_LOG(ECO_LOG_DEBUG, "api", "%d listings waiting: GET /v1/jobs answered 503",
                  ECOD_LIST_QUEUE);
         json_t *o = json_pack("{s:s}", "error", "too many listings waiting; retry in "
@@ -608,9 +608,9 @@ static enum MHD_Result cancel_job(struct ecod *d, struct MHD_Connection *c, cons
         goto out;
     }
     if (prev == ECO_STORE_RUNNING)
-        ecod_sched_cancelled(d, j.id, eco_wall_s(), eco_mono_s());
+        ecod__sched_cancelled(d, j.id, eco_wall_s(), eco_mono_s());
     else if (prev == ECO_STORE_QUEUED)
-        ecod_queue_remove(d, j.id);
+        ecod__queue_remove(d, j.id);
     ECO_LOG(ECO_LOG_INFO, "api", "job %" PRId64 " %s", j.id, reason);
     d->want_sched = true;
     ret = eco_http_reply(c, 200,
@@ -695,7 +695,7 @@ static enum MHD_Result job_logs(struct ecod *d, struct MHD_Connection *c, const 
                    j.id, (unsigned)j.uid, (unsigned)p->uid);
         goto out;
     }
-    ecod_log_path(d, j.id, stream && !strcmp(stream, "stderr") ? "err" : "out", path, sizeof path);
+    ecod__log_path(d, j.id, stream && !strcmp(stream, "stderr") ? "err" : "out", path, sizeof path);
     int rc = read_chunk(path, offset, &data, &len, &size);
     if (rc < 0) {
         ECO_LOG(ECO_LOG_WARN, "api", "logs of job %" PRId64 ": %s: %s", j.id, path, strerror(-rc));
@@ -783,8 +783,8 @@ static enum MHD_Result status(struct ecod *d, struct MHD_Connection *c, const st
                  json_pack("{s:s,s:s,s:i,s:i,s:I,s:s,s:I,s:o}", "version", ECO_VERSION,
                            "platform", eco_platform_name(d->platform), "gpus", (int)d->n_gpus,
                            "watched_jobs", (int)d->n_runs, "peer_uid", (json_int_t)p->uid,
-                           "queue_policy", ecod_queue_policy_name(d), "queued",
-                           (json_int_t)ecod_queue_len(d), "pass", pass));
+                           "queue_policy", ecod__queue_policy_name(d), "queued",
+                           (json_int_t)ecod__queue_len(d), "pass", pass));
 }
 
 /* GET /metrics: Prometheus text, format 0.0.4. */
@@ -795,7 +795,7 @@ static enum MHD_Result metrics(struct ecod *d, struct MHD_Connection *c)
     size_t len = 0;
     struct MHD_Response *r = NULL;
     enum MHD_Result ret = MHD_NO;
-    if (ecod_metrics_render(d, &text, &len, &err) < 0) {
+    if (ecod__metrics_render(d, &text, &len, &err) < 0) {
         ECO_LOG(ECO_LOG_ERR, "api", "%s", err.msg);
         ret = eco_http_fail(c, 500, NULL, "%s", err.msg);
         goto out;
@@ -848,11 +848,11 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
     /* the page holds no data (its script asks the API, with the token of its #token=...),
      * so a browser may load it over TCP without the token */
     if (!strcmp(url, "/") && get && l->tcp)
-        return (enum MHD_Result)ecod_page(c);
+        return (enum MHD_Result)ecod__page(c);
     if (l->tcp) {
         const char *auth =
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-        if (!ecod_tcp_token_ok(l->tcp, auth))
+        if (!ecod__tcp_token_ok(l->tcp, auth))
             return unauthorized(c);
         p.uid = l->tcp->uid;
         p.gid = l->tcp->gid;
@@ -862,7 +862,7 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
     if (rq->body.too_big)
         return eco_http_fail(c, 413, "body", "request body over %u bytes", ECOD_MAX_BODY);
     int node_ret; /* Slurm and power-controller routes: api_node.c */
-    if (ecod_api_node_route(d, c, url, method, rq->body.data, rq->body.len, p.uid, &node_ret))
+    if (ecod__api_node_route(d, c, url, method, rq->body.data, rq->body.len, p.uid, &node_ret))
         return (enum MHD_Result)node_ret;
     if (!strcmp(url, "/v1/jobs")) {
         if (post)
@@ -872,7 +872,7 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
     if (!strcmp(url, "/v1/gpus"))
         return get ? list_gpus(d, c) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/"))
-        return get ? (enum MHD_Result)ecod_page(c) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
+        return get ? (enum MHD_Result)ecod__page(c) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/metrics"))
         return get ? metrics(d, c) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/v1/status"))
@@ -940,7 +940,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     ECO_LOG(ECO_LOG_WARN, "http", "%s", msg);
 }
 
-struct MHD_Daemon *ecod_api_start(struct ecod_listener *l, int fd, struct eco_error *err)
+struct MHD_Daemon *ecod__api_start(struct ecod_listener *l, int fd, struct eco_error *err)
 {
     /* Connection limits: a few hundred clients at once is far beyond one server's users;
      * 30 s idle timeout drops clients that connect and send nothing. */

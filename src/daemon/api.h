@@ -27,16 +27,16 @@ struct ecod_listener {
 /* api.c: starts the HTTP server on the listening socket `fd` (taken over). `l` must outlive
  * the server. */
 struct MHD_Daemon;
-struct MHD_Daemon *ecod_api_start(struct ecod_listener *l, int fd, struct eco_error *err);
+struct MHD_Daemon *ecod__api_start(struct ecod_listener *l, int fd, struct eco_error *err);
 
 /* api.c: builds the answer of listing r from store s (any thread; reads only s, logs_dir
  * and r). */
-void ecod_api_jobs_page(struct eco_store *s, const char *logs_dir, struct ecod_list_req *r);
+void ecod__api_jobs_page(struct eco_store *s, const char *logs_dir, struct ecod_list_req *r);
 
 /* api_node.c: the routes /v1/node, /v1/gpus/N/limit and /v1/slurm/... (docs/http-api.md,
  * "Slurm and the cluster power controller"). Returns true when it queued a response. */
 struct MHD_Connection;
-bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
+bool ecod__api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
                          const char *method, const char *body, size_t len, uid_t peer_uid,
                          int *mhd_ret);
 

@@ -134,7 +134,7 @@ static enum MHD_Result set_budget(struct ecod *d, struct MHD_Connection *c, cons
         return eco_http_fail(c, 400, "budget_w", "budget_w must be a number of watts (0: none)");
     if (p && !json_is_string(p))
         return eco_http_fail(c, 400, "policy", "policy must be a capper name (FAMILY[:PARAMS])");
-    if (ecod_nodecap_set(d, json_number_value(w), p ? json_string_value(p) : NULL, msg,
+    if (ecod__nodecap_set(d, json_number_value(w), p ? json_string_value(p) : NULL, msg,
                          sizeof msg) < 0)
         return eco_http_fail(c, 400, p && !strncmp(msg, "policy", 6) ? "policy" : "budget_w", "%s",
                          msg);
@@ -248,7 +248,7 @@ static const char *resolve_cap(struct ecod *d, const json_t *v, const uint32_t *
         return NULL;
     if (json_is_string(v)) {
         char why[200];
-        if (ecod_sched_auto_cap(d, gpus[0], cap_w, why, sizeof why) < 0) {
+        if (ecod__sched_auto_cap(d, gpus[0], cap_w, why, sizeof why) < 0) {
             ECO_LOG(ECO_LOG_WARN, "slurm", "power_cap auto: %s; no cap", why);
             *cap_w = 0;
         }
@@ -273,7 +273,7 @@ static json_t *gpu_limits_json(const struct ecod *d, const uint32_t *gpus, uint3
 {
     json_t *a = json_array();
     for (uint32_t i = 0; a && i < n; i++) {
-        double w = ecod_caps_gpu(d, gpus[i]);
+        double w = ecod__caps_gpu(d, gpus[i]);
         json_array_append_new(a, w > 0 ? json_real(w) : json_null());
     }
     return a;
@@ -321,7 +321,7 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
             eco_store_cancel(d->store, id, now, "could not record the Slurm job", NULL, NULL);
         return eco_http_fail(c, 500, NULL, "%s", err.msg);
     }
-    if (ecod_sched_add_slurm(d, id, job, gpus, n, cap_w, now, eco_mono_s()) < 0) {
+    if (ecod__sched_add_slurm(d, id, job, gpus, n, cap_w, now, eco_mono_s()) < 0) {
         eco_store_finish(d->store, id, ECO_STORE_FAILED, -1, now, 0, NULL);
         return eco_http_fail(c, 500, NULL, "out of memory");
     }
@@ -353,7 +353,7 @@ static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const
     eco_store_job_fini(&sj);
     /* sets each GPU to the lowest cap of the jobs still on it, or the default */
     double now = eco_wall_s();
-    ecod_sched_end_slurm(d, id, now, eco_mono_s(), &energy);
+    ecod__sched_end_slurm(d, id, now, eco_mono_s(), &energy);
     ECO_LOG(ECO_LOG_INFO, "slurm", "Slurm job %lld ended: %.1f J", job, energy);
     return eco_http_reply(c, 200,
                  json_pack("{s:I,s:I,s:o,s:f,s:f,s:b}", "job_id", (json_int_t)job, "id",
@@ -363,7 +363,7 @@ static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const
 
 /* ---- routing ----------------------------------------------------------------------------- */
 
-bool ecod_api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
+bool ecod__api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
                          const char *method, const char *body, size_t len, uid_t peer_uid,
                          int *mhd_ret)
 {

@@ -45,7 +45,7 @@ static int apply_one(struct ecod *d, int64_t id, unsigned g, double cap_w)
     return rc;
 }
 
-bool ecod_clock_apply(struct ecod *d, int64_t id, const uint32_t *gpus, uint32_t n, double cap_w)
+bool ecod__clock_apply(struct ecod *d, int64_t id, const uint32_t *gpus, uint32_t n, double cap_w)
 {
     bool any = false;
     for (uint32_t i = 0; i < n; i++)
@@ -53,7 +53,7 @@ bool ecod_clock_apply(struct ecod *d, int64_t id, const uint32_t *gpus, uint32_t
     return any;
 }
 
-void ecod_clock_reconcile(struct ecod *d, const double *want, const int64_t *by)
+void ecod__clock_reconcile(struct ecod *d, const double *want, const int64_t *by)
 {
     for (unsigned g = 0; g < d->n_gpus; g++) {
         if (apply_one(d, by[g], g, want[g] > 0 ? want[g] : 0) == 0 && !(want[g] > 0))

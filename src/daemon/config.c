@@ -130,7 +130,7 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
         snprintf(field, sizeof((struct ecod_config *)0)->gpu_strategy, "%s", v);
         return NULL;
     case K_QPOLICY:
-        if (!ecod_queue_policy_find(v))
+        if (!ecod__queue_policy_find(v))
             return "must be fifo, greedy or edf";
         snprintf(field, sizeof((struct ecod_config *)0)->queue_policy, "%s", v);
         return NULL;
@@ -149,7 +149,7 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
             snprintf(msg, cap, "longer than %.0f bytes", k->max);
             return msg;
         }
-        if ((why = ecod_nodecap_check(v, msg, cap)))
+        if ((why = ecod__nodecap_check(v, msg, cap)))
             return why;
         strcpy(field, v);
         return NULL;
@@ -177,7 +177,7 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
     return "unknown type";
 }
 
-int ecod_config_set(struct ecod_config *c, const char *key, const char *value,
+int ecod__config_set(struct ecod_config *c, const char *key, const char *value,
                     struct eco_error *err)
 {
     char msg[160];
@@ -192,7 +192,7 @@ int ecod_config_set(struct ecod_config *c, const char *key, const char *value,
     return -ENOENT;
 }
 
-void ecod_config_defaults(struct ecod_config *c)
+void ecod__config_defaults(struct ecod_config *c)
 {
     char msg[128];
     memset(c, 0, sizeof *c);
@@ -211,7 +211,7 @@ static char *trim(char *s)
     return s;
 }
 
-int ecod_config_load(const char *path, struct ecod_config *out)
+int ecod__config_load(const char *path, struct ecod_config *out)
 {
     struct ecod_config c = *out;
     unsigned set_on[N_KEYS] = {0};

@@ -11,7 +11,7 @@
 #define ECOD_DEFAULT_CONFIG "/etc/ecosched/ecoschedd.conf"
 
 /* The settings of the config file (docs/daemon/README.md, "Configuration"); empty strings
- * are unset. Filled with the defaults by ecod_config_defaults. */
+ * are unset. Filled with the defaults by ecod__config_defaults. */
 struct ecod_config {
     char socket[108]; /* sun_path's size */
     char socket_group[256];
@@ -32,15 +32,15 @@ struct ecod_config {
     char power_policy[128]; /* capper "family[:key=value,...]" */
 };
 
-void ecod_config_defaults(struct ecod_config *c);
+void ecod__config_defaults(struct ecod_config *c);
 /* Reads and validates the whole of `path` into *c (left unchanged on error). Each problem is
  * written to stderr as "PATH:LINE: ..."; returns 0, or -EINVAL (bad content) or -errno (cannot
  * read) after writing them all. */
-int ecod_config_load(const char *path, struct ecod_config *c);
+int ecod__config_load(const char *path, struct ecod_config *c);
 /* Sets one key from a command-line value, validated like the file's; 0, or -EINVAL (a bad
  * value: err says what is wrong with it, "'-1' is not a number of seconds 0..86400") or
  * -ENOENT (no such key). Nothing is printed. */
-int ecod_config_set(struct ecod_config *c, const char *key, const char *value,
+int ecod__config_set(struct ecod_config *c, const char *key, const char *value,
                     struct eco_error *err);
 
 #endif

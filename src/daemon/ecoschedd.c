@@ -110,7 +110,7 @@ static int load_config(int argc, char **argv, struct opts *o)
 {
     const char *path = NULL;
     struct ecod_config *c = &o->cfg;
-    ecod_config_defaults(c);
+    ecod__config_defaults(c);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--"))
             break;
@@ -125,12 +125,12 @@ static int load_config(int argc, char **argv, struct opts *o)
     }
     if (!path && access(ECOD_DEFAULT_CONFIG, F_OK) == 0)
         path = ECOD_DEFAULT_CONFIG;
-    if (path && ecod_config_load(path, c) < 0)
+    if (path && ecod__config_load(path, c) < 0)
         return 2;
     return 0;
 }
 
-/* The options: each sets its config key through ecod_config_set, validated like the file's.
+/* The options: each sets its config key through ecod__config_set, validated like the file's.
  * A bad value is reported as before the table: by the option's name ("--grace: '-1' is not a
  * number of seconds 0..86400"), by its key (bad), or with a message of its own (bad_fmt). */
 static const struct flag {
@@ -161,7 +161,7 @@ static const struct flag {
 static int set_flag(struct opts *o, const struct flag *f, const char *v)
 {
     struct eco_error err = {{0}};
-    if (!f->key || ecod_config_set(&o->cfg, f->key, v, &err) == 0)
+    if (!f->key || ecod__config_set(&o->cfg, f->key, v, &err) == 0)
         return 0;
     if (f->by_key) {
         fprintf(stderr, "ecoschedd: %s '%s': %s\n", f->key, v, err.msg);
@@ -478,7 +478,7 @@ static int tighten(const char *path, mode_t mode)
 }
 
 /* The state directory (created 0700, tightened to it when looser) and the store's existing
- * files, tightened to 0600 (new ones are created so by ecod_store_open). 0 or -errno. */
+ * files, tightened to 0600 (new ones are created so by ecod__store_open). 0 or -errno. */
 static int private_state(const struct ecod *d, struct eco_error *err)
 {
     static const char *const SUFFIXES[] = {"", "-wal", "-shm", "-journal"};
@@ -511,7 +511,7 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
     int epfd = MHD_get_daemon_info(m, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd;
     int epfd_t = mt ? MHD_get_daemon_info(mt, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd : -1;
     char drain[64];
-    ecod_sched_pass(d, eco_wall_s(), eco_mono_s());
+    ecod__sched_pass(d, eco_wall_s(), eco_mono_s());
     while (!stop_signal) {
         MHD_UNSIGNED_LONG_LONG mhd_ms = 0;
         double wait_s = d->last_tick_mono + d->tick_s - eco_mono_s();
@@ -524,7 +524,7 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
         /* fds < 0 (no listing worker, no TCP listener) are ignored by poll */
         struct pollfd pf[4] = {{.fd = epfd, .events = POLLIN},
                                {.fd = wake_pipe[0], .events = POLLIN},
-                               {.fd = ecod_lister_fd(d->lister), .events = POLLIN},
+                               {.fd = ecod__lister_fd(d->lister), .events = POLLIN},
                                {.fd = epfd_t, .events = POLLIN}};
         if (poll(pf, 4, timeout) < 0 && errno != EINTR) {
             ECO_LOG(ECO_LOG_ERR, "main", "poll: %s", strerror(errno));
@@ -536,12 +536,12 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
             d->want_sched = true; /* a child ended, or a stop signal */
         }
         if (pf[2].revents & POLLIN)
-            ecod_lister_woken(d->lister); /* listings answered: MHD_run sends them */
+            ecod__lister_woken(d->lister); /* listings answered: MHD_run sends them */
         MHD_run(m);
         if (mt)
             MHD_run(mt);
         if (d->want_sched || eco_mono_s() >= d->last_tick_mono + d->tick_s)
-            ecod_sched_pass(d, eco_wall_s(), eco_mono_s());
+            ecod__sched_pass(d, eco_wall_s(), eco_mono_s());
     }
 }
 
@@ -568,8 +568,8 @@ int main(int argc, char **argv)
     /* before the store and the GPUs are touched: a daemon already serving there owns them */
     if (claim_socket(o.socket, &err) < 0 || setup_signals(&err) < 0 ||
         private_state(&d, &err) < 0 || open_platform(&o, &d, &err) < 0 ||
-        ecod_startup_open_store(&d, &err) < 0 || ecod_startup_init(&d, &o.sel, &err) < 0 ||
-        ecod_nodecap_init(&d, &err) < 0) {
+        ecod__startup_open_store(&d, &err) < 0 || ecod__startup_init(&d, &o.sel, &err) < 0 ||
+        ecod__nodecap_init(&d, &err) < 0) {
         ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
         goto out;
     }
@@ -585,27 +585,27 @@ int main(int argc, char **argv)
                  strerror(errno));
         d.fake_run = NULL;
     }
-    ecod_startup_recover(&d, eco_wall_s(), eco_mono_s());
-    ecod_startup_reconcile_limits(&d);
-    if (ecod_queue_create(&d, o.queue_policy, &err) < 0 || ecod_sched_load_queue(&d, &err) < 0) {
+    ecod__startup_recover(&d, eco_wall_s(), eco_mono_s());
+    ecod__startup_reconcile_limits(&d);
+    if (ecod__queue_create(&d, o.queue_policy, &err) < 0 || ecod__sched_load_queue(&d, &err) < 0) {
         ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
         goto out;
     }
     /* GET /v1/jobs off the loop; without the worker (a store it cannot open read-only) the
      * loop builds the pages itself, as before */
-    if (ecod_lister_create(d.db_path, d.logs_dir, ECOD_LIST_QUEUE, ecod_api_jobs_page, &d.lister,
+    if (ecod__lister_create(d.db_path, d.logs_dir, ECOD_LIST_QUEUE, ecod__api_jobs_page, &d.lister,
                            &err) < 0)
         ECO_LOG(ECO_LOG_WARN, "main", "%s: listings are served on the event loop", err.msg);
     unix_l.d = tcp_l.d = &d;
-    if ((fd = listen_unix(&o, &err)) < 0 || !(m = ecod_api_start(&unix_l, fd, &err))) {
+    if ((fd = listen_unix(&o, &err)) < 0 || !(m = ecod__api_start(&unix_l, fd, &err))) {
         ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
         goto out;
     }
     fd = -1; /* libmicrohttpd closes it */
     if (o.cfg.tcp_listen[0]) {
         tcp_l.tcp = &tcp_auth;
-        if ((fd = ecod_tcp_listen(o.cfg.tcp_listen, o.cfg.tcp_token_file, &tcp_auth, &err)) < 0 ||
-            !(mt = ecod_api_start(&tcp_l, fd, &err))) {
+        if ((fd = ecod__tcp_listen(o.cfg.tcp_listen, o.cfg.tcp_token_file, &tcp_auth, &err)) < 0 ||
+            !(mt = ecod__api_start(&tcp_l, fd, &err))) {
             ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
             goto out;
         }
@@ -629,7 +629,7 @@ int main(int argc, char **argv)
     /* the worker answers the listings it holds and resumes their connections; one more run
      * of each server queues those answers (libmicrohttpd must not stop with a connection
      * suspended) */
-    ecod_lister_destroy(d.lister);
+    ecod__lister_destroy(d.lister);
     d.lister = NULL;
     MHD_run(m);
     if (mt)
@@ -637,16 +637,16 @@ int main(int argc, char **argv)
     unlink(o.socket);
     status = 0;
 out:
-    ecod_lister_destroy(d.lister); /* before the servers: none of their connections waits */
+    ecod__lister_destroy(d.lister); /* before the servers: none of their connections waits */
     if (mt)
         MHD_stop_daemon(mt);
     if (m)
         MHD_stop_daemon(m);
-    ecod_queue_destroy(&d);
+    ecod__queue_destroy(&d);
     if (fd >= 0)
         close(fd);
-    ecod_nodecap_fini(&d);
-    ecod_sched_fini(&d);
+    ecod__nodecap_fini(&d);
+    ecod__sched_fini(&d);
     if (d.fake_run_fd >= 0)
         close(d.fake_run_fd);
     eco_store_close(d.store);

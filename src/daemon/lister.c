@@ -70,7 +70,7 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int ecod_lister_create(const char *db_path, const char *logs_dir, size_t queue_cap,
+int ecod__lister_create(const char *db_path, const char *logs_dir, size_t queue_cap,
                        ecod_list_build_fn build, struct ecod_lister **out, struct eco_error *err)
 {
     struct ecod_lister *l = NULL;
@@ -108,26 +108,26 @@ int ecod_lister_create(const char *db_path, const char *logs_dir, size_t queue_c
     l->started = true;
 out:
     if (ret < 0) {
-        ecod_lister_destroy(l);
+        ecod__lister_destroy(l);
         return ret;
     }
     *out = l;
     return 0;
 }
 
-int ecod_lister_fd(const struct ecod_lister *l)
+int ecod__lister_fd(const struct ecod_lister *l)
 {
     return l ? l->wake_fd : -1;
 }
 
-void ecod_lister_woken(struct ecod_lister *l)
+void ecod__lister_woken(struct ecod_lister *l)
 {
     uint64_t n;
     if (l && read(l->wake_fd, &n, sizeof n) < 0) /* EAGAIN: nothing was pending */
         (void)0;
 }
 
-int ecod_lister_submit(struct ecod_lister *l, struct ecod_list_req *r)
+int ecod__lister_submit(struct ecod_lister *l, struct ecod_list_req *r)
 {
     int ret = 0;
     pthread_mutex_lock(&l->mu);
@@ -146,7 +146,7 @@ out:
     return ret;
 }
 
-void ecod_lister_destroy(struct ecod_lister *l)
+void ecod__lister_destroy(struct ecod_lister *l)
 {
     if (!l)
         return;

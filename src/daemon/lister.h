@@ -17,7 +17,7 @@ struct ecod_list_req {
     int state;                   /* ECO_STORE_ANY or an eco_store_state */
     int64_t after;               /* the page's cursor */
     size_t limit;                /* jobs in the page, 1..1000 */
-    /* the answer, set by ecod_api_jobs_page: HTTP status and JSON body (malloc'd, len bytes,
+    /* the answer, set by ecod__api_jobs_page: HTTP status and JSON body (malloc'd, len bytes,
      * NULL when out of memory); the connection's to free */
     unsigned status;
     char *body;
@@ -32,26 +32,26 @@ struct ecod_list_req {
 struct ecod_lister;
 struct eco_store;
 /* Builds the answer of listing r from store s on the worker (any thread; reads only s,
- * logs_dir and r): the API's ecod_api_jobs_page, passed in so that the worker knows nothing
+ * logs_dir and r): the API's ecod__api_jobs_page, passed in so that the worker knows nothing
  * of the API. */
 typedef void (*ecod_list_build_fn)(struct eco_store *s, const char *logs_dir,
                                    struct ecod_list_req *r);
 /* Opens a read-only store connection to db_path (the writer's open must come first) and
  * starts the worker with a queue of queue_cap pending listings, answered by build. *out is
- * the caller's, freed with ecod_lister_destroy. 0, or < 0 and err. */
-int ecod_lister_create(const char *db_path, const char *logs_dir, size_t queue_cap,
+ * the caller's, freed with ecod__lister_destroy. 0, or < 0 and err. */
+int ecod__lister_create(const char *db_path, const char *logs_dir, size_t queue_cap,
                        ecod_list_build_fn build, struct ecod_lister **out, struct eco_error *err);
 /* A descriptor the event loop polls for reading: readable when the worker has resumed a
- * connection, so the loop runs libmicrohttpd to send the answer; ecod_lister_woken clears
+ * connection, so the loop runs libmicrohttpd to send the answer; ecod__lister_woken clears
  * it. -1 for NULL. */
-int ecod_lister_fd(const struct ecod_lister *l);
-void ecod_lister_woken(struct ecod_lister *l);
+int ecod__lister_fd(const struct ecod_lister *l);
+void ecod__lister_woken(struct ecod_lister *l);
 /* From the event loop: suspends r->conn and queues r (borrowed until the worker resumes the
  * connection, by which time r holds the answer). -EAGAIN when queue_cap listings are pending
  * (nothing suspended then). */
-int ecod_lister_submit(struct ecod_lister *l, struct ecod_list_req *r);
+int ecod__lister_submit(struct ecod_lister *l, struct ecod_list_req *r);
 /* Answers every pending listing, stops and joins the worker, closes its store. Call it
  * before stopping the HTTP servers (then run them once so the answers go out). Accepts NULL. */
-void ecod_lister_destroy(struct ecod_lister *l);
+void ecod__lister_destroy(struct ecod_lister *l);
 
 #endif

@@ -203,7 +203,7 @@ static void budget_metrics(struct ecod *d, FILE *f)
     }
 }
 
-int ecod_metrics_render(struct ecod *d, char **text, size_t *len, struct eco_error *err)
+int ecod__metrics_render(struct ecod *d, char **text, size_t *len, struct eco_error *err)
 {
     char *buf = NULL;
     size_t size = 0;

@@ -10,6 +10,6 @@
 /* metrics.c (added for GET /metrics): the Prometheus text (format 0.0.4) of the GPUs and
  * jobs. On success *text (*len bytes, NUL-terminated) is the caller's, freed with free();
  * on failure it is NULL and err says why. */
-int ecod_metrics_render(struct ecod *d, char **text, size_t *len, struct eco_error *err);
+int ecod__metrics_render(struct ecod *d, char **text, size_t *len, struct eco_error *err);
 
 #endif

@@ -46,7 +46,7 @@ struct ecod_nodecap {
     struct eco_cap_metrics met;
 };
 
-const char *ecod_nodecap_check(const char *spec, char *msg, size_t cap)
+const char *ecod__nodecap_check(const char *spec, char *msg, size_t cap)
 {
     struct eco_error err = {{0}};
     struct eco_capper *c = eco_capper_create(spec, &err);
@@ -58,7 +58,7 @@ const char *ecod_nodecap_check(const char *spec, char *msg, size_t cap)
     return msg;
 }
 
-int ecod_nodecap_init(struct ecod *d, struct eco_error *err)
+int ecod__nodecap_init(struct ecod *d, struct eco_error *err)
 {
     struct ecod_nodecap *n = calloc(1, sizeof *n);
     int rc = -ENOMEM;
@@ -86,7 +86,7 @@ fail:
     return rc;
 }
 
-void ecod_nodecap_fini(struct ecod *d)
+void ecod__nodecap_fini(struct ecod *d)
 {
     if (!d->nodecap)
         return;
@@ -101,7 +101,7 @@ static void restore_gpu(struct ecod *d, uint32_t g)
 {
     struct eco_error err = {{0}};
     struct eco_power_range pr;
-    double w = ecod_caps_gpu(d, g);
+    double w = ecod__caps_gpu(d, g);
     int rc = 0;
     if (w <= 0 && (rc = eco_platform_power_range(d->platform, g, &pr, &err)) == 0)
         w = pr.default_w;
@@ -225,7 +225,7 @@ static void drop_unseen(struct ecod_nodecap *n)
     n->n_jobs = kept;
 }
 
-void ecod_nodecap_tick(struct ecod *d, double mono)
+void ecod__nodecap_tick(struct ecod *d, double mono)
 {
     struct ecod_nodecap *n = d->nodecap;
     struct gpu_read gr[ECO_GPUSEL_MAX_GPUS] = {{0}};
@@ -303,7 +303,7 @@ out:
     free(map);
 }
 
-int ecod_nodecap_set(struct ecod *d, double budget_w, const char *policy, char *msg, size_t cap)
+int ecod__nodecap_set(struct ecod *d, double budget_w, const char *policy, char *msg, size_t cap)
 {
     struct ecod_nodecap *n = d->nodecap;
     struct eco_error err = {{0}};

@@ -14,15 +14,15 @@
  * docs/daemon/README.md, "Node power budget"). Every tick with a budget the running jobs'
  * GPUs get their limits from the capper family's shared decide (include/ecosched/powercap.h). */
 /* NULL when `spec` names a capper with good parameters, else the message (in msg). */
-const char *ecod_nodecap_check(const char *spec, char *msg, size_t cap);
+const char *ecod__nodecap_check(const char *spec, char *msg, size_t cap);
 /* Creates d->nodecap with d->power_budget_w and d->power_policy. 0, or < 0 and err. */
-int ecod_nodecap_init(struct ecod *d, struct eco_error *err);
-void ecod_nodecap_fini(struct ecod *d);
+int ecod__nodecap_init(struct ecod *d, struct eco_error *err);
+void ecod__nodecap_fini(struct ecod *d);
 /* One control period at monotonic time mono (after the GPUs were sampled). */
-void ecod_nodecap_tick(struct ecod *d, double mono);
+void ecod__nodecap_tick(struct ecod *d, double mono);
 /* A new budget (0: none; the GPUs go back to their jobs' caps or the default) and optionally a
  * new policy (NULL: keep). 0, or -EINVAL with msg saying which field is wrong. */
-int ecod_nodecap_set(struct ecod *d, double budget_w, const char *policy, char *msg, size_t cap);
+int ecod__nodecap_set(struct ecod *d, double budget_w, const char *policy, char *msg, size_t cap);
 /* The budget's state, borrowed from d. */
 struct ecod_nodecap_status {
     double budget_w;        /* 0: none */

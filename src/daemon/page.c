@@ -4,8 +4,8 @@
 #include <microhttpd.h>
 #include "page.h"
 
-extern const unsigned char ecod_page_html[];
-extern const size_t ecod_page_html_len;
+extern const unsigned char ecod__page_html[];
+extern const size_t ecod__page_html_len;
 
 /* The page's script and style are inline; it may only talk to this server (the API) and load
  * nothing from anywhere else. */
@@ -14,10 +14,10 @@ extern const size_t ecod_page_html_len;
     "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "            \
     "frame-ancestors 'none'"
 
-int ecod_page(struct MHD_Connection *c)
+int ecod__page(struct MHD_Connection *c)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(
-        ecod_page_html_len, (void *)ecod_page_html, MHD_RESPMEM_PERSISTENT);
+        ecod__page_html_len, (void *)ecod__page_html, MHD_RESPMEM_PERSISTENT);
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");

@@ -6,6 +6,6 @@
 
 /* page.c: queues the live page (GET /) on connection c; an enum MHD_Result. */
 struct MHD_Connection;
-int ecod_page(struct MHD_Connection *c);
+int ecod__page(struct MHD_Connection *c);
 
 #endif

@@ -19,7 +19,7 @@
  * to run another): fifo, greedy and edf today. */
 #define DAEMON_POLICY_EXCLUDES (ECO_POLICY_NEEDS_DURATION | ECO_POLICY_PREEMPTS)
 
-const struct eco_policy_ops *ecod_queue_policy_find(const char *name)
+const struct eco_policy_ops *ecod__queue_policy_find(const char *name)
 {
     const struct eco_policy_ops *p = eco_policy_find(name);
     return p && !(p->caps & DAEMON_POLICY_EXCLUDES) ? p : NULL;
@@ -161,13 +161,13 @@ static int admit_live(void *ctx, uint32_t job, const struct eco_alloc *a, size_t
     return 1;
 }
 
-int ecod_queue_create(struct ecod *d, const char *policy, struct eco_error *err)
+int ecod__queue_create(struct ecod *d, const char *policy, struct eco_error *err)
 {
     struct ecod_queue *qu = calloc(1, sizeof *qu);
     int rc = -ENOMEM;
     if (!qu)
         return eco_error_set(err, "out of memory"), -ENOMEM;
-    qu->ops = ecod_queue_policy_find(policy ? policy : "fifo");
+    qu->ops = ecod__queue_policy_find(policy ? policy : "fifo");
     if (!qu->ops) {
         rc = eco_error_set(err, "queue policy '%s': the daemon runs fifo, greedy or edf", policy);
         goto fail;
@@ -193,11 +193,11 @@ fail:
     if (rc == -ENOMEM && !err->msg[0])
         eco_error_set(err, "queue: out of memory");
     d->queue = qu;
-    ecod_queue_destroy(d);
+    ecod__queue_destroy(d);
     return rc;
 }
 
-void ecod_queue_destroy(struct ecod *d)
+void ecod__queue_destroy(struct ecod *d)
 {
     struct ecod_queue *qu = d->queue;
     if (!qu)
@@ -214,17 +214,17 @@ void ecod_queue_destroy(struct ecod *d)
     d->queue = NULL;
 }
 
-const char *ecod_queue_policy_name(const struct ecod *d)
+const char *ecod__queue_policy_name(const struct ecod *d)
 {
     return d->queue ? d->queue->ops->name : "fifo";
 }
 
-size_t ecod_queue_len(const struct ecod *d)
+size_t ecod__queue_len(const struct ecod *d)
 {
     return d->queue ? d->queue->n : 0;
 }
 
-int ecod_queue_add(struct ecod *d, const struct eco_store_job *j)
+int ecod__queue_add(struct ecod *d, const struct eco_store_job *j)
 {
     struct ecod_queue *qu = d->queue;
     if (qu->n == qu->cap) {
@@ -265,7 +265,7 @@ int ecod_queue_add(struct ecod *d, const struct eco_store_job *j)
     return 0;
 }
 
-void ecod_queue_remove(struct ecod *d, int64_t id)
+void ecod__queue_remove(struct ecod *d, int64_t id)
 {
     struct ecod_queue *qu = d->queue;
     for (size_t i = 0; qu && i < qu->n; i++)
@@ -279,7 +279,7 @@ void ecod_queue_remove(struct ecod *d, int64_t id)
         }
 }
 
-int ecod_queue_pass(struct ecod *d, double now, double mono, struct ecod_start **starts,
+int ecod__queue_pass(struct ecod *d, double now, double mono, struct ecod_start **starts,
                     size_t *n_starts, struct eco_error *err)
 {
     struct ecod_queue *qu = d->queue;

@@ -30,19 +30,19 @@ struct ecod_start {
 };
 
 /* The daemon's queue policies: fifo, greedy, edf (NULL for other names). */
-const struct eco_policy_ops *ecod_queue_policy_find(const char *name);
-int ecod_queue_create(struct ecod *d, const char *policy, struct eco_error *err);
-void ecod_queue_destroy(struct ecod *d);
-const char *ecod_queue_policy_name(const struct ecod *d);
-size_t ecod_queue_len(const struct ecod *d);
+const struct eco_policy_ops *ecod__queue_policy_find(const char *name);
+int ecod__queue_create(struct ecod *d, const char *policy, struct eco_error *err);
+void ecod__queue_destroy(struct ecod *d);
+const char *ecod__queue_policy_name(const struct ecod *d);
+size_t ecod__queue_len(const struct ecod *d);
 /* Adds a queued job (borrowed fields copied). 0 or -ENOMEM. */
-int ecod_queue_add(struct ecod *d, const struct eco_store_job *j);
-void ecod_queue_remove(struct ecod *d, int64_t id);
+int ecod__queue_add(struct ecod *d, const struct eco_store_job *j);
+void ecod__queue_remove(struct ecod *d, int64_t id);
 /* Runs the queue policy: *starts (caller frees) lists the jobs to start now with their GPUs
  * (already released from the selector: launch records them) and the ones that can never fit;
  * all of them have left the queue. now, mono: the pass's wall and monotonic clocks (s).
  * 0 or < 0 and err. */
-int ecod_queue_pass(struct ecod *d, double now, double mono, struct ecod_start **starts,
+int ecod__queue_pass(struct ecod *d, double now, double mono, struct ecod_start **starts,
                     size_t *n_starts, struct eco_error *err);
 
 #endif

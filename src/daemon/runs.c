@@ -14,7 +14,7 @@
 
 /* Whether run r's cap acts on the SM clock (the daemon's jobs with power_knob = clock) rather
  * than on the power limit (Slurm jobs, whose limit the SPANK plugin sets, and the others). */
-bool ecod_caps_clock(const struct ecod *d, const struct ecod_run *r)
+bool ecod__caps_clock(const struct ecod *d, const struct ecod_run *r)
 {
     return d->power_knob_clock && r->slurm_job <= 0;
 }
@@ -23,13 +23,13 @@ bool ecod_caps_clock(const struct ecod *d, const struct ecod_run *r)
  * caps act on the clock (clock) or on the power limit (!clock); 0 when none is capped. An
  * uncapped job does not raise it: jobs sharing a GPU get the strictest of their caps. *by: the
  * job that sets it (0 for none), when by is not NULL. */
-double ecod_caps_lowest(const struct ecod *d, uint32_t g, size_t skip, bool clock, int64_t *by)
+double ecod__caps_lowest(const struct ecod *d, uint32_t g, size_t skip, bool clock, int64_t *by)
 {
     double w = 0;
     int64_t id = 0;
     for (size_t i = 0; i < d->n_runs; i++) {
         const struct ecod_run *r = &d->runs[i];
-        if (i == skip || !(r->cap_w > 0) || ecod_caps_clock(d, r) != clock)
+        if (i == skip || !(r->cap_w > 0) || ecod__caps_clock(d, r) != clock)
             continue;
         for (uint32_t k = 0; k < r->n_gpus; k++)
             if (r->gpus[k] == g && (w == 0 || r->cap_w < w)) {
@@ -42,17 +42,17 @@ double ecod_caps_lowest(const struct ecod *d, uint32_t g, size_t skip, bool cloc
     return w;
 }
 
-double ecod_caps_gpu(const struct ecod *d, uint32_t g)
+double ecod__caps_gpu(const struct ecod *d, uint32_t g)
 {
-    return ecod_caps_lowest(d, g, SIZE_MAX, false, NULL);
+    return ecod__caps_lowest(d, g, SIZE_MAX, false, NULL);
 }
 
-void ecod_run_file(const struct ecod *d, int64_t id, char *buf, size_t cap)
+void ecod__run_file(const struct ecod *d, int64_t id, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s/%" PRId64, d->run_dir, id);
 }
 
-struct ecod_run *ecod_run_add(struct ecod *d)
+struct ecod_run *ecod__run_add(struct ecod *d)
 {
     if (d->n_runs == d->cap_runs) {
         size_t cap = d->cap_runs ? 2 * d->cap_runs : 16;
@@ -68,7 +68,7 @@ struct ecod_run *ecod_run_add(struct ecod *d)
 }
 
 /* The request a job makes of the selector. */
-struct eco_gpu_request ecod_run_request(const struct eco_store_job *j)
+struct eco_gpu_request ecod__run_request(const struct eco_store_job *j)
 {
     return (struct eco_gpu_request){
         .job_id = (uint64_t)j->id,
@@ -79,7 +79,7 @@ struct eco_gpu_request ecod_run_request(const struct eco_store_job *j)
 }
 
 /* "0,2" -> {0, 2}; -EINVAL on anything else or an index past the server's GPUs. */
-int ecod_run_parse_gpus(const char *s, unsigned n_gpus, uint32_t *out, uint32_t *n)
+int ecod__run_parse_gpus(const char *s, unsigned n_gpus, uint32_t *out, uint32_t *n)
 {
     *n = 0;
     if (!s || !*s)
@@ -98,7 +98,7 @@ int ecod_run_parse_gpus(const char *s, unsigned n_gpus, uint32_t *out, uint32_t 
     return 0;
 }
 
-bool ecod_run_alive(const struct ecod_run *r)
+bool ecod__run_alive(const struct ecod_run *r)
 {
     return r->pid > 0 && eco_run_alive(r->pid, r->start_ticks); /* zombies count as gone */
 }

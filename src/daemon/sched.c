@@ -43,19 +43,19 @@
 #define PRUNE_EVERY_S 60.0
 #define PRUNE_BATCH 500
 
-void ecod_log_path_in(const char *logs_dir, int64_t id, const char *ext, char *buf, size_t cap)
+void ecod__log_path_in(const char *logs_dir, int64_t id, const char *ext, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s/%" PRId64 ".%s", logs_dir, id, ext);
 }
 
-void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap)
+void ecod__log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap)
 {
-    ecod_log_path_in(d->logs_dir, id, ext, buf, cap);
+    ecod__log_path_in(d->logs_dir, id, ext, buf, cap);
 }
 
 static int record_end(struct ecod *d, const struct ecod_run *r, struct eco_error *err);
 
-void ecod_sched_fini(struct ecod *d)
+void ecod__sched_fini(struct ecod *d)
 {
     /* ends still unrecorded get one last try; those that fail are marked lost by the next
      * daemon (their process is gone), so say so with what the store should have said */
@@ -75,7 +75,7 @@ void ecod_sched_fini(struct ecod *d)
     d->n_runs = d->cap_runs = 0;
 }
 
-const struct ecod_run *ecod_sched_find(const struct ecod *d, int64_t id)
+const struct ecod_run *ecod__sched_find(const struct ecod *d, int64_t id)
 {
     for (size_t i = 0; i < d->n_runs; i++)
         if (d->runs[i].id == id)
@@ -111,7 +111,7 @@ static void sample_gpus(struct ecod *d, double mono)
  * accounting, from its energy counter (or, without one, its power times the interval), is
  * split equally among the jobs running on it then, so jobs sharing a GPU share its energy
  * and nothing is counted twice. Called at every sampling and before a job starts or ends. */
-void ecod_sched_account(struct ecod *d, double mono)
+void ecod__sched_account(struct ecod *d, double mono)
 {
     double dt = d->acct_mono > 0 ? mono - d->acct_mono : 0;
     d->acct_mono = mono;
@@ -143,9 +143,9 @@ void ecod_sched_account(struct ecod *d, double mono)
  * limit): their lowest cap, or the default when none is capped. id: the job logged. */
 static bool settle_gpu(struct ecod *d, int64_t id, uint32_t g, size_t skip, bool clock)
 {
-    double w = ecod_caps_lowest(d, g, skip, clock, NULL);
+    double w = ecod__caps_lowest(d, g, skip, clock, NULL);
     if (clock)
-        return ecod_clock_apply(d, id, &g, 1, w);
+        return ecod__clock_apply(d, id, &g, 1, w);
     struct eco_error err = {{0}};
     struct eco_power_range pr;
     int rc = 0;
@@ -229,7 +229,7 @@ static void store_recovered(struct ecod *d)
 static void forget_run(struct ecod *d, size_t i)
 {
     char path[4200];
-    ecod_run_file(d, d->runs[i].id, path, sizeof path);
+    ecod__run_file(d, d->runs[i].id, path, sizeof path);
     unlink(path);
     d->runs[i] = d->runs[--d->n_runs];
     d->want_sched = true;
@@ -260,12 +260,12 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
 {
     struct ecod_run *r = &d->runs[i];
     struct eco_error err = {{0}};
-    ecod_sched_account(d, d->mono_s);
+    ecod__sched_account(d, d->mono_s);
     /* each GPU back to the lowest cap of the jobs still on it, or the default; a Slurm job's
      * GPUs always (the power controller may have lowered them), not only when it was capped */
     if (r->cap_w > 0 || r->slurm_job > 0)
         for (uint32_t k = 0; k < r->n_gpus; k++)
-            settle_gpu(d, r->id, r->gpus[k], i, ecod_caps_clock(d, r));
+            settle_gpu(d, r->id, r->gpus[k], i, ecod__caps_clock(d, r));
     if (d->sel && r->n_gpus)
         eco_gpusel_release(d->sel, (uint64_t)r->id);
     int code = -1;
@@ -323,7 +323,7 @@ static void reap(struct ecod *d, double mono)
         struct ecod_run *r = &d->runs[i];
         int status = 0, rc = 0;
         if (r->slurm_job > 0 || r->end_unrecorded)
-            continue; /* ended by the SPANK plugin's epilog (ecod_sched_end_slurm), or ended */
+            continue; /* ended by the SPANK plugin's epilog (ecod__sched_end_slurm), or ended */
         if (r->kill_at > 0 && mono >= r->kill_at) {
             eco_run_signal(r->pid, SIGKILL);
             r->kill_at = 0;
@@ -335,7 +335,7 @@ static void reap(struct ecod *d, double mono)
         }
         if (rc == 1)
             end_run(d, i, true, status);
-        else if (r->adopted && !ecod_run_alive(r))
+        else if (r->adopted && !ecod__run_alive(r))
             end_run(d, i, false, 0);
     }
 }
@@ -423,7 +423,7 @@ static int start_failed(struct ecod *d, const struct eco_store_job *j, const cha
 {
     char path[4200];
     struct eco_error err = {{0}};
-    ecod_log_path(d, j->id, "err", path, sizeof path);
+    ecod__log_path(d, j->id, "err", path, sizeof path);
     /* O_NOFOLLOW as the runner's outputs; 0600: the job's user only (docs/daemon/README.md) */
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd >= 0) {
@@ -435,7 +435,7 @@ static int start_failed(struct ecod *d, const struct eco_store_job *j, const cha
     ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 " could not start: %s", j->id, msg);
     double now = d->now_s;
     int rc = eco_store_fail_start(d->store, j->id, 127, now, msg, &err);
-    ecod_run_file(d, j->id, path, sizeof path);
+    ecod__run_file(d, j->id, path, sizeof path);
     unlink(path); /* written at the gate when the exec failed after it */
     if (rc == 0) {
         store_recovered(d);
@@ -445,7 +445,7 @@ static int start_failed(struct ecod *d, const struct eco_store_job *j, const cha
         ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s", j->id, err.msg);
         return 0;
     }
-    struct ecod_run *r = running ? ecod_run_add(d) : NULL;
+    struct ecod_run *r = running ? ecod__run_add(d) : NULL;
     if (r) { /* recorded running, not failed: retry_store records the end */
         *r = (struct ecod_run){
             .id = j->id, .end_state = ECO_STORE_FAILED, .end_code = 127, .end_s = now};
@@ -461,7 +461,7 @@ static int start_failed(struct ecod *d, const struct eco_store_job *j, const cha
 static void write_run_file(const struct ecod *d, int64_t id, pid_t pid, uint64_t ticks)
 {
     char path[4200];
-    ecod_run_file(d, id, path, sizeof path);
+    ecod__run_file(d, id, path, sizeof path);
     FILE *f = fopen(path, "we");
     if (!f || fprintf(f, "%d %" PRIu64 "\n", (int)pid, ticks) < 0)
         ECO_LOG(ECO_LOG_ERR, "sched", "%s: %s", path, strerror(errno));
@@ -505,7 +505,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     struct eco_error err = {{0}};
     char **argv = NULL, **env = NULL;
     int ret = 0;
-    struct ecod_run *r = ecod_run_add(d);
+    struct ecod_run *r = ecod__run_add(d);
     if (!r) {
         ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
         goto out;
@@ -516,8 +516,8 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     format_gpus(gpus, n, gl, sizeof gl);
     argv = job_argv(j);
     env = job_env(d, j);
-    ecod_log_path(d, j->id, "out", out, sizeof out);
-    ecod_log_path(d, j->id, "err", errp, sizeof errp);
+    ecod__log_path(d, j->id, "out", out, sizeof out);
+    ecod__log_path(d, j->id, "err", errp, sizeof errp);
     if (!argv || !env) {
         d->n_runs--;
         ret = start_failed(d, j, "stored argv or env unreadable", false);
@@ -544,7 +544,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     }
     r->cap_w = cap_w > 0 ? cap_w : 0;
     for (uint32_t k = 0; r->cap_w > 0 && k < n; k++) /* the lowest cap of the GPU's jobs */
-        r->capped |= settle_gpu(d, j->id, gpus[k], SIZE_MAX, ecod_caps_clock(d, r));
+        r->capped |= settle_gpu(d, j->id, gpus[k], SIZE_MAX, ecod__caps_clock(d, r));
     const char *wrap[] = {"ecosched-fake-gpu-run", gl, NULL};
     struct gate_ctx gate = {.d = d, .j = j, .r = r, .gpus = n ? gl : NULL, .store_rc = 1};
     struct eco_run_spec spec = {
@@ -564,7 +564,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     };
     int rc = eco_run_start(&spec, &r->pid, &err);
     if (rc < 0) {
-        bool capped = r->capped, clock = ecod_caps_clock(d, r);
+        bool capped = r->capped, clock = ecod__caps_clock(d, r);
         d->n_runs--;
         for (uint32_t k = 0; capped && k < n; k++) /* as it was without this job */
             settle_gpu(d, j->id, gpus[k], SIZE_MAX, clock);
@@ -579,7 +579,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
                 ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id,
                          err.msg);
             }
-            ecod_run_file(d, j->id, path, sizeof path);
+            ecod__run_file(d, j->id, path, sizeof path);
             unlink(path);
         } else {
             ret = start_failed(d, j, err.msg[0] ? err.msg : strerror(-rc), gate.store_rc == 0);
@@ -587,7 +587,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
         goto out;
     }
     store_recovered(d);
-    struct eco_gpu_request req = ecod_run_request(j);
+    struct eco_gpu_request req = ecod__run_request(j);
     if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, d->mono_s, gpus, n, &req) < 0)
         ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
     ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " started: pid %d, GPUs [%s]", j->id, (int)r->pid,
@@ -602,7 +602,7 @@ out:
  * place again (policy order, then id), ahead of every job submitted after it. */
 static void requeue(struct ecod *d, const struct eco_store_job *j)
 {
-    if (ecod_queue_add(d, j) < 0)
+    if (ecod__queue_add(d, j) < 0)
         ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": queue: out of memory", j->id);
 }
 
@@ -619,7 +619,7 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
     if (d->start_retry_mono > 0 && mono < d->start_retry_mono)
         return; /* a start could not be stored: the next try waits STORE_RETRY_S */
     d->start_retry_mono = 0;
-    if (ecod_queue_pass(d, d->now_s, mono, &st, &n, &err) < 0) {
+    if (ecod__queue_pass(d, d->now_s, mono, &st, &n, &err) < 0) {
         ECO_LOG(ECO_LOG_ERR, "sched", "%s", err.msg);
         return;
     }
@@ -646,7 +646,7 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
                 requeue(d, &j); /* refused again on a later pass */
         } else {
             if (!accounted)
-                ecod_sched_account(d, d->mono_s);
+                ecod__sched_account(d, d->mono_s);
             accounted = true;
             if (launch(d, &j, st[i].gpus, st[i].n_gpus) == -EAGAIN) {
                 blocked = true;
@@ -659,13 +659,13 @@ static void start_queued(struct ecod *d, double mono, bool accounted)
 }
 
 /* Puts every queued job of the store into the in-memory queue (once, at start). */
-int ecod_sched_load_queue(struct ecod *d, struct eco_error *err)
+int ecod__sched_load_queue(struct ecod *d, struct eco_error *err)
 {
     struct eco_store_job *jobs = NULL;
     size_t n = 0;
     int rc = eco_store_list(d->store, ECO_STORE_QUEUED, 0, 0, &jobs, &n, err);
     for (size_t i = 0; rc == 0 && i < n; i++)
-        if (ecod_queue_add(d, &jobs[i]) < 0)
+        if (ecod__queue_add(d, &jobs[i]) < 0)
             rc = (eco_error_set(err, "queue: out of memory"), -ENOMEM);
     eco_store_jobs_free(jobs, n);
     return rc;
@@ -688,9 +688,9 @@ static void prune(struct ecod *d, double mono)
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        ecod_log_path(d, ids[i], "out", path, sizeof path);
+        ecod__log_path(d, ids[i], "out", path, sizeof path);
         unlink(path);
-        ecod_log_path(d, ids[i], "err", path, sizeof path);
+        ecod__log_path(d, ids[i], "err", path, sizeof path);
         unlink(path);
     }
     if (n == PRUNE_BATCH)
@@ -703,7 +703,7 @@ static void prune(struct ecod *d, double mono)
 /* Shortest interval between two samplings of the GPUs (s). */
 #define SAMPLE_MIN_S 0.2
 
-void ecod_sched_pass(struct ecod *d, double now, double mono)
+void ecod__sched_pass(struct ecod *d, double now, double mono)
 {
     d->now_s = now;
     d->mono_s = mono;
@@ -723,7 +723,7 @@ void ecod_sched_pass(struct ecod *d, double now, double mono)
     retry_store(d, mono);
     prune(d, mono);
     if (sample) {
-        ecod_sched_account(d, mono);
+        ecod__sched_account(d, mono);
         for (size_t i = 0; i < d->n_runs; i++)
             if (!d->runs[i].end_unrecorded &&
                 d->runs[i].energy_j != d->runs[i].stored_j) {
@@ -732,8 +732,8 @@ void ecod_sched_pass(struct ecod *d, double now, double mono)
             }
     }
     if (sample)
-        ecod_nodecap_tick(d, mono);
-    size_t queued = ecod_queue_len(d);
+        ecod__nodecap_tick(d, mono);
+    size_t queued = ecod__queue_len(d);
     double t0 = eco_mono_s(); /* the pass's own duration (status, /metrics): measured */
     start_queued(d, mono, sample);
     double t1 = eco_mono_s(), took = t1 - mono;
@@ -750,7 +750,7 @@ void ecod_sched_pass(struct ecod *d, double now, double mono)
              took * 1e3, (t1 - t0) * 1e3);
 }
 
-void ecod_sched_cancelled(struct ecod *d, int64_t id, double now, double mono)
+void ecod__sched_cancelled(struct ecod *d, int64_t id, double now, double mono)
 {
     d->now_s = now;
     d->mono_s = mono;
@@ -764,13 +764,13 @@ void ecod_sched_cancelled(struct ecod *d, int64_t id, double now, double mono)
     }
 }
 
-int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
+int ecod__sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
                          uint32_t n, double cap_w, double now, double mono)
 {
     d->now_s = now;
     d->mono_s = mono;
-    ecod_sched_account(d, d->mono_s); /* what the GPUs used so far belongs to the jobs before */
-    struct ecod_run *r = ecod_run_add(d);
+    ecod__sched_account(d, d->mono_s); /* what the GPUs used so far belongs to the jobs before */
+    struct ecod_run *r = ecod__run_add(d);
     if (!r)
         return -ENOMEM;
     r->id = id;
@@ -786,14 +786,14 @@ int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const ui
     return 0;
 }
 
-int ecod_sched_end_slurm(struct ecod *d, int64_t id, double now, double mono, double *energy_j)
+int ecod__sched_end_slurm(struct ecod *d, int64_t id, double now, double mono, double *energy_j)
 {
     d->now_s = now;
     d->mono_s = mono;
     for (size_t i = 0; i < d->n_runs; i++) {
         if (d->runs[i].id != id || d->runs[i].slurm_job <= 0)
             continue;
-        ecod_sched_account(d, d->mono_s);
+        ecod__sched_account(d, d->mono_s);
         *energy_j = d->runs[i].energy_j;
         end_run(d, i, true, 0);
         return 0;
@@ -801,7 +801,7 @@ int ecod_sched_end_slurm(struct ecod *d, int64_t id, double now, double mono, do
     return -ENOENT;
 }
 
-int ecod_sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap)
+int ecod__sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap)
 {
     return auto_cap(d, g, cap_w, why, cap);
 }

@@ -11,25 +11,25 @@
 #include "ecosched/gpusel.h"
 #include "ecod.h"
 
-void ecod_sched_fini(struct ecod *d);
+void ecod__sched_fini(struct ecod *d);
 /* Accounts each GPU's energy since the last accounting to the runs on it, at monotonic time
  * mono (startup.c after adopting jobs; the pass after sampling). */
-void ecod_sched_account(struct ecod *d, double mono);
+void ecod__sched_account(struct ecod *d, double mono);
 /* Fills the in-memory queue from the store's queued jobs (once, at start). */
-int ecod_sched_load_queue(struct ecod *d, struct eco_error *err);
+int ecod__sched_load_queue(struct ecod *d, struct eco_error *err);
 /* One pass at wall time now and monotonic time mono (s; the caller's clocks, read once: the
  * pass reads none but its own duration's): sample GPUs, account energy, reap ended jobs,
  * start queued ones. The other entry points below take the clocks the same way; each stores
  * them in d->now_s and d->mono_s for the functions it calls. */
-void ecod_sched_pass(struct ecod *d, double now, double mono);
+void ecod__sched_pass(struct ecod *d, double now, double mono);
 /* A cancelled running job: signal its process group (SIGTERM, SIGKILL 10 s later). */
-void ecod_sched_cancelled(struct ecod *d, int64_t id, double now, double mono);
+void ecod__sched_cancelled(struct ecod *d, int64_t id, double now, double mono);
 /* The watched run of job id, NULL when none. Borrowed until the next pass. */
-const struct ecod_run *ecod_sched_find(const struct ecod *d, int64_t id);
+const struct ecod_run *ecod__sched_find(const struct ecod *d, int64_t id);
 /* Paths of a job's output files (buf of at least 4096 bytes): in d's logs directory, or in
  * logs_dir (the listing worker's copy of it). */
-void ecod_log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap);
-void ecod_log_path_in(const char *logs_dir, int64_t id, const char *ext, char *buf, size_t cap);
+void ecod__log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap);
+void ecod__log_path_in(const char *logs_dir, int64_t id, const char *ext, char *buf, size_t cap);
 
 
 /* sched.c, for Slurm jobs (api_node.c, docs/slurm.md): the SPANK plugin registers a Slurm job's
@@ -38,10 +38,10 @@ void ecod_log_path_in(const char *logs_dir, int64_t id, const char *ext, char *b
  * selector. add: 0 or -ENOMEM. end: accounts, records done with the energy, sets each of its
  * GPUs' power limit to the lowest cap of the jobs still on it (the default when none), releases
  * the GPUs; -ENOENT when no run has that store id. */
-int ecod_sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
+int ecod__sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
                          uint32_t n, double cap_w, double now, double mono);
-int ecod_sched_end_slurm(struct ecod *d, int64_t id, double now, double mono, double *energy_j);
+int ecod__sched_end_slurm(struct ecod *d, int64_t id, double now, double mono, double *energy_j);
 /* The limit power_cap "auto" chooses on GPU g (see auto_cap in sched.c). */
-int ecod_sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap);
+int ecod__sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap);
 
 #endif

@@ -57,7 +57,7 @@ static void state_dirs(struct ecod *d)
     snprintf(d->run_dir, sizeof d->run_dir, "%s/run", d->state_dir);
 }
 
-int ecod_startup_open_store(struct ecod *d, struct eco_error *err)
+int ecod__startup_open_store(struct ecod *d, struct eco_error *err)
 {
     char ex[4300] = "", ex2[4300] = "";
     struct stat st;
@@ -94,7 +94,7 @@ int ecod_startup_open_store(struct ecod *d, struct eco_error *err)
     return rc;
 }
 
-int ecod_startup_init(struct ecod *d, struct eco_gpusel_params *params, struct eco_error *err)
+int ecod__startup_init(struct ecod *d, struct eco_gpusel_params *params, struct eco_error *err)
 {
     int rc = 0;
     state_dirs(d);
@@ -123,7 +123,7 @@ static int read_run_file(const struct ecod *d, int64_t id, pid_t *pid, uint64_t 
 {
     char path[4200];
     int p = 0, rc = 0;
-    ecod_run_file(d, id, path, sizeof path);
+    ecod__run_file(d, id, path, sizeof path);
     FILE *f = fopen(path, "re");
     if (!f)
         return -ENOENT;
@@ -150,7 +150,7 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     } else if (rc < 0 || probe.pid != j->pid || j->pid <= 0)
         snprintf(why, sizeof why, "no start record of process %d after a daemon restart",
                  (int)j->pid);
-    else if (!ecod_run_alive(&probe))
+    else if (!ecod__run_alive(&probe))
         snprintf(why, sizeof why, "process %d gone after a daemon restart", (int)j->pid);
     else
         why[0] = '\0';
@@ -158,30 +158,30 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
         if (eco_store_lose(d->store, j->id, d->now_s, why, &err) < 0)
             ECO_LOG(ECO_LOG_ERR, "sched", "%s", err.msg);
         ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 " lost: %s", j->id, why);
-        ecod_run_file(d, j->id, path, sizeof path);
+        ecod__run_file(d, j->id, path, sizeof path);
         unlink(path);
         return;
     }
-    struct ecod_run *r = ecod_run_add(d);
+    struct ecod_run *r = ecod__run_add(d);
     if (!r) {
         ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": out of memory", j->id);
         return;
     }
     *r = probe;
-    if (ecod_run_parse_gpus(j->assigned_gpus, d->n_gpus, r->gpus, &r->n_gpus) < 0)
+    if (ecod__run_parse_gpus(j->assigned_gpus, d->n_gpus, r->gpus, &r->n_gpus) < 0)
         ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": GPUs '%s' not on this server", j->id,
                  j->assigned_gpus);
     r->capped = j->power_cap_w > 0 && r->n_gpus > 0;
     r->cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
     if (j->power_cap_w == ECO_STORE_CAP_AUTO && r->n_gpus > 0) {
-        if (ecod_sched_auto_cap(d, r->gpus[0], &r->cap_w, why, sizeof why) < 0)
+        if (ecod__sched_auto_cap(d, r->gpus[0], &r->cap_w, why, sizeof why) < 0)
             r->cap_w = 0;
         r->capped = r->cap_w > 0;
     }
     r->energy_base_j = j->energy_j;
     r->energy_j = j->energy_j;
     r->stored_j = j->energy_j;
-    struct eco_gpu_request req = ecod_run_request(j);
+    struct eco_gpu_request req = ecod__run_request(j);
     req.n_gpus = r->n_gpus;
     if (d->sel && r->n_gpus > 0 &&
         eco_gpusel_reserve(d->sel, d->mono_s, r->gpus, r->n_gpus, &req) < 0)
@@ -189,7 +189,7 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " adopted: pid %d", j->id, (int)j->pid);
 }
 
-void ecod_startup_recover(struct ecod *d, double now, double mono)
+void ecod__startup_recover(struct ecod *d, double now, double mono)
 {
     d->now_s = now;
     d->mono_s = mono;
@@ -203,19 +203,19 @@ void ecod_startup_recover(struct ecod *d, double now, double mono)
     for (size_t i = 0; i < n; i++)
         recover_one(d, &jobs[i]);
     eco_store_jobs_free(jobs, n);
-    ecod_sched_account(d, d->mono_s); /* the adopted jobs' energy counts from here */
+    ecod__sched_account(d, d->mono_s); /* the adopted jobs' energy counts from here */
 }
 
-void ecod_startup_reconcile_limits(struct ecod *d)
+void ecod__startup_reconcile_limits(struct ecod *d)
 {
     double want[ECO_GPUSEL_MAX_GPUS] = {0}; /* 0: the default */
     int64_t by[ECO_GPUSEL_MAX_GPUS] = {0};
     /* the adopted jobs (recovery has run: the store's running jobs are the watched ones); a
      * shared GPU gets the lowest cap of its jobs, as when they started */
     for (unsigned g = 0; g < d->n_gpus && g < ECO_GPUSEL_MAX_GPUS; g++)
-        want[g] = ecod_caps_lowest(d, g, SIZE_MAX, d->power_knob_clock, &by[g]);
+        want[g] = ecod__caps_lowest(d, g, SIZE_MAX, d->power_knob_clock, &by[g]);
     if (d->power_knob_clock) {
-        ecod_clock_reconcile(d, want, by);
+        ecod__clock_reconcile(d, want, by);
         return;
     }
     for (unsigned g = 0; g < d->n_gpus; g++) {

@@ -101,7 +101,7 @@ static bool is_loopback(const struct sockaddr *sa)
     return false;
 }
 
-int ecod_tcp_listen(const char *hostport, const char *token_file, struct ecod_tcp_auth *auth,
+int ecod__tcp_listen(const char *hostport, const char *token_file, struct ecod_tcp_auth *auth,
                     struct eco_error *err)
 {
     char host[300];
@@ -143,7 +143,7 @@ int ecod_tcp_listen(const char *hostport, const char *token_file, struct ecod_tc
     return rc;
 }
 
-bool ecod_tcp_token_ok(const struct ecod_tcp_auth *a, const char *header)
+bool ecod__tcp_token_ok(const struct ecod_tcp_auth *a, const char *header)
 {
     static const char scheme[] = "Bearer ";
     if (!header || strncasecmp(header, scheme, sizeof scheme - 1))

@@ -22,9 +22,9 @@ struct ecod_tcp_auth {
 /* Binds and listens on tcp_listen (a loopback HOST:PORT) after reading the token file (it
  * must be a regular file readable by its owner only; a FIFO or device is refused without
  * blocking). The fd, or < 0 and err. */
-int ecod_tcp_listen(const char *hostport, const char *token_file, struct ecod_tcp_auth *auth,
+int ecod__tcp_listen(const char *hostport, const char *token_file, struct ecod_tcp_auth *auth,
                     struct eco_error *err);
 /* Whether an Authorization header value is "Bearer TOKEN" with the right token. */
-bool ecod_tcp_token_ok(const struct ecod_tcp_auth *a, const char *header);
+bool ecod__tcp_token_ok(const struct ecod_tcp_auth *a, const char *header);
 
 #endif

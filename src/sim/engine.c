@@ -150,7 +150,7 @@ static void nodes_busy(struct engine *e, const struct eco_job *job, double sign,
         if (job->uniform_gpus)
             pw = job->power_w / job->gpus;
         else
-            eco_nodes_job_power(e, job, a->node, &speed, &pw);
+            eco_nodes__job_power(e, job, a->node, &speed, &pw);
         e->busy_w[a->node] += sign * pw * a->gpus;
         if (sign < 0 && e->busy_w[a->node] < 1e-9)
             e->busy_w[a->node] = 0; /* no rounding residue on an empty node */
@@ -159,7 +159,7 @@ static void nodes_busy(struct engine *e, const struct eco_job *job, double sign,
             eco_freemap_set_busy_until(e->fm, a->node, end_s);
         else if (sign < 0 && eco_freemap_free(e->fm, a->node) == e->c->nodes[a->node].gpus)
             eco_freemap_set_busy_until(e->fm, a->node, 0);
-        eco_nodes_refresh(e, a->node, t);
+        eco_nodes__refresh(e, a->node, t);
     }
 }
 
@@ -172,7 +172,7 @@ static void complete(struct engine *e, uint32_t j, double t)
     job->end_s = t;
     run_remove(e, j);
     if (e->pc) {
-        e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl_job_min_w(e, j) : 0;
+        e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl__job_min_w(e, j) : 0;
         e->changed = 1;
     }
     e->n_done++;
@@ -198,7 +198,7 @@ static void set_rate(const struct engine *e, struct eco_job *job)
             if (i > 0)
                 job->uniform_gpus = 0;
             group = e->c->nodes[node].group;
-            eco_nodes_job_power(e, job, node, &speed, &pw);
+            eco_nodes__job_power(e, job, node, &speed, &pw);
         }
         if (i == 0 || speed < job->speed)
             job->speed = speed;
@@ -214,7 +214,7 @@ static int set_limit(struct engine *e, uint32_t j, double limit_w, double t);
  * submission) after t; a tick scheduled before for later becomes stale. */
 static int arm_tick(struct engine *e, double t)
 {
-    double period = eco_powerctl_period(e);
+    double period = eco_powerctl__period(e);
     double next = e->t0 + (floor((t - e->t0) / period) + 1) * period;
     e->tick_pending = 1;
     e->tick_at = next;
@@ -225,24 +225,24 @@ static int arm_tick(struct engine *e, double t)
  * metrics_close): the controller runs and the next tick is scheduled, further on when it has settled. */
 static int control_tick(struct engine *e, double t)
 {
-    double period = eco_powerctl_period(e);
+    double period = eco_powerctl__period(e);
     e->tick_pending = 0;
     if (!e->nrun) {
         e->tick_last_s = -1;
         return 0;
     }
-    int rc = eco_powerctl_tick(e, t, set_limit);
+    int rc = eco_powerctl__tick(e, t, set_limit);
     if (rc)
         return rc;
     e->tick_last_s = t;
     double step = 1;
-    if (!e->cfg->control_skip_off && eco_powerctl_settled(e, SKIP_TOL, 0)) {
+    if (!e->cfg->control_skip_off && eco_powerctl__settled(e, SKIP_TOL, 0)) {
         if (++e->tick_quiet >= SKIP_QUIET_TICKS) {
             e->tick_skip = e->tick_skip > 0 ? 2 * e->tick_skip : SKIP_FIRST;
             if (e->tick_skip > SKIP_MAX)
                 e->tick_skip = SKIP_MAX;
             step = e->tick_skip;
-            eco_powerctl_settled(e, SKIP_TOL, 1); /* hold the limits over the skip */
+            eco_powerctl__settled(e, SKIP_TOL, 1); /* hold the limits over the skip */
         }
     } else {
         e->tick_quiet = 0;
@@ -262,7 +262,7 @@ static int control_changed(struct engine *e, double t)
     e->changed = 0;
     e->tick_quiet = 0;
     e->tick_skip = 0;
-    double period = eco_powerctl_period(e);
+    double period = eco_powerctl__period(e);
     if (e->tick_pending && e->tick_at > t + period * (1 + 1e-9))
         return arm_tick(e, t);
     return 0;
@@ -291,7 +291,7 @@ static int apply_start(struct engine *e, size_t k, double t)
     job->alloc_off = (uint32_t)e->npool;
     job->alloc_n = (uint32_t)cnt;
     e->npool += cnt;
-    job->limit_w = e->pc ? eco_powerctl_start_limit(e, j) : 0;
+    job->limit_w = e->pc ? eco_powerctl__start_limit(e, j) : 0;
     set_rate(e, job);
     job->state = ECO_JOB_RUNNING;
     if (job->start_s < 0)
@@ -304,7 +304,7 @@ static int apply_start(struct engine *e, size_t k, double t)
     run_add(e, j);
     nodes_busy(e, job, +1, t);
     if (e->pc) {
-        e->committed_min_w += eco_powerctl_job_min_w(e, j);
+        e->committed_min_w += eco_powerctl__job_min_w(e, j);
         e->changed = 1;
     }
     if (e->pc && !e->tick_pending) {
@@ -323,7 +323,7 @@ static int set_limit(struct engine *e, uint32_t j, double limit_w, double t)
     account_segment(e, job, t);
     job->last_start_s = t;
     nodes_busy(e, job, -1, t);
-    eco_powerctl_apply(e, job, limit_w);
+    eco_powerctl__apply(e, job, limit_w);
     set_rate(e, job);
     nodes_busy(e, job, +1, t);
     job->gen++;
@@ -343,7 +343,7 @@ static int apply_preempt(struct engine *e, uint32_t j, double t)
     e->busy_gpus -= job->gpus;
     run_remove(e, j);
     if (e->pc) {
-        e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl_job_min_w(e, j) : 0;
+        e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl__job_min_w(e, j) : 0;
         e->changed = 1;
     }
     nodes_busy(e, job, -1, t); /* the decision list already returned its GPUs */
@@ -354,7 +354,7 @@ static int pass(struct engine *e, double t)
 {
     q_tidy(e);
     if (e->pc)
-        eco_powerctl_pass(e, t); /* admission's clock */
+        eco_powerctl__pass(e, t); /* admission's clock */
     struct eco_sched_view v = {
         .now_s = t,
         .cluster = e->c,
@@ -386,7 +386,7 @@ static int pass(struct engine *e, double t)
     for (size_t k = 0; k < e->dec.n_starts; k++)
         if ((rc = apply_start(e, k, t)))
             return rc;
-    if (e->pc && e->dec.n_starts && (rc = eco_powerctl_started(e, t, set_limit)))
+    if (e->pc && e->dec.n_starts && (rc = eco_powerctl__started(e, t, set_limit)))
         return rc;
     if (e->cfg->policy->next_wakeup) {
         q_tidy(e);
@@ -423,8 +423,8 @@ static void emit_timeline(struct engine *e, double t)
         return;
     struct eco_timeline_row row = {
         .t_s = t,
-        .power_w = eco_nodes_power_w(e),
-        .budget_w = e->pc ? eco_powerctl_budget(e) : 0,
+        .power_w = eco_nodes__power_w(e),
+        .budget_w = e->pc ? eco_powerctl__budget(e) : 0,
         .busy_gpus = e->busy_gpus,
         .nodes_on = e->nodes_powered,
         .queued = e->n_queued,
@@ -470,12 +470,12 @@ static int pop_instant(struct engine *e, double t, uint64_t *ticks)
                 e->events++;
                 (*ticks)++;
             } else {
-                eco_powerctl_idle(e, t);
+                eco_powerctl__idle(e, t);
             }
             break;
         }
         case EV_BUDGET: {
-            int rc = eco_powerctl_budget_step(e, t);
+            int rc = eco_powerctl__budget_step(e, t);
             if (rc)
                 return rc;
             e->changed = 1;
@@ -483,7 +483,7 @@ static int pop_instant(struct engine *e, double t, uint64_t *ticks)
             break;
         }
         default:
-            eco_nodes_event(e, ev.kind, ev.job, t);
+            eco_nodes__event(e, ev.kind, ev.job, t);
             e->changed = 1;
             e->events++;
             break;
@@ -524,7 +524,7 @@ static int loop(struct engine *e)
         } else {
             t = top->t_s;
         }
-        eco_nodes_advance(e, t);
+        eco_nodes__advance(e, t);
         uint64_t events_before = e->events, ticks = 0;
         if ((rc = pop_instant(e, t, &ticks)))
             return rc;
@@ -546,7 +546,7 @@ static int loop(struct engine *e)
                 return rc;
             uint32_t powered = e->nodes_powered;
             double fixed = e->p.idle + e->p.base + e->p.off + e->p.trans;
-            if (e->n_done < e->n_arrivals && (rc = eco_nodes_powerdown_pass(e, t)))
+            if (e->n_done < e->n_arrivals && (rc = eco_nodes__powerdown_pass(e, t)))
                 return rc;
             if (powered != e->nodes_powered || fixed != e->p.idle + e->p.base + e->p.off + e->p.trans)
                 e->changed = 1;
@@ -556,7 +556,7 @@ static int loop(struct engine *e)
         emit_timeline(e, t);
         progress(e, t, 0);
     }
-    eco_powerctl_idle(e, t); /* the run ends: so does the control period in progress */
+    eco_powerctl__idle(e, t); /* the run ends: so does the control period in progress */
     progress(e, t, 1);
     return 0;
 }
@@ -611,7 +611,7 @@ static double alone_draw(const struct engine *e, const struct eco_job *job)
         idle += grp->count * (grp->base_w + grp->gpus * grp->gpu_idle_w);
         if (job->gpu_type >= 0 && grp->type != job->gpu_type)
             continue;
-        double p = eco_powerctl_min_gpu_w(grp->type, job->workload, e->cfg->power_knob);
+        double p = eco_powerctl__min_gpu_w(grp->type, job->workload, e->cfg->power_knob);
         double extra = job->gpus * (p - grp->gpu_idle_w);
         if (best < 0 || extra < best)
             best = extra;
@@ -865,7 +865,7 @@ static int energy_summary(struct engine *e, struct eco_sim_result *res)
 
 static int admit_cb(void *ctx, uint32_t job, const struct eco_alloc *a, size_t n)
 {
-    return eco_powerctl_admit(ctx, job, a, n);
+    return eco_powerctl__admit(ctx, job, a, n);
 }
 
 /* First submit time of the jobs that will run (the start of the energy window). */
@@ -900,7 +900,7 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
         rc = eco_errorf(err, -EINVAL, "too many jobs (%zu)", set->n);
         goto done;
     }
-    if ((rc = eco_powerctl_check(cfg->power_policy, err)))
+    if ((rc = eco_powerctl__check(cfg->power_policy, err)))
         goto done;
     if (cfg->power_policy && strcmp(cfg->power_policy, "none") && !cfg->n_budget) {
         rc = eco_errorf(err, -EINVAL,
@@ -941,7 +941,7 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     if ((rc = prepare(&e, &s->rejected)))
         goto done;
     nodes_ready = 1;
-    if ((rc = eco_nodes_init(&e, first_submit(&e))) || (rc = eco_powerctl_init(&e)))
+    if ((rc = eco_nodes__init(&e, first_submit(&e))) || (rc = eco_powerctl__init(&e)))
         goto done;
     if (e.pc) {
         e.dec.admit = admit_cb;
@@ -971,7 +971,7 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     s->power_policy = e.pc ? cfg->power_policy : "none";
     s->admission_waits = e.admission_waits;
     s->overshoot_s = e.overshoot_s;
-    eco_powerctl_summary(&e, s);
+    eco_powerctl__summary(&e, s);
     s->sim_wall_s = eco_mono_s() - t0;
     res->alloc_pool = e.pool;
     res->n_alloc = e.npool;
@@ -983,9 +983,9 @@ done:
         cfg->policy->destroy(e.pol);
     if (e.pd)
         cfg->power_down->destroy(e.pd);
-    eco_powerctl_fini(&e);
+    eco_powerctl__fini(&e);
     if (nodes_ready)
-        eco_nodes_fini(&e);
+        eco_nodes__fini(&e);
     eco_pd_decisions_fini(&e.pdd);
     eco_decisions_fini(&e.dec);
     eco_freemap_destroy(e.fm);

@@ -85,56 +85,56 @@ struct engine {
     double t0, t_prev, peak_w;
 };
 
-int eco_nodes_init(struct engine *e, double t0);
-void eco_nodes_fini(struct engine *e);
+int eco_nodes__init(struct engine *e, double t0);
+void eco_nodes__fini(struct engine *e);
 /* Brings the cluster's energy up to time t (power was constant since the last call). */
-void eco_nodes_advance(struct engine *e, double t);
+void eco_nodes__advance(struct engine *e, double t);
 /* Re-reads node n's state (free GPUs, jobs' power, power state) after a change at time t. */
-void eco_nodes_refresh(struct engine *e, uint32_t n, double t);
+void eco_nodes__refresh(struct engine *e, uint32_t n, double t);
 /* GPU power and speed of job j on node n's GPUs. */
-void eco_nodes_job_power(const struct engine *e, const struct eco_job *j, uint32_t n,
+void eco_nodes__job_power(const struct engine *e, const struct eco_job *j, uint32_t n,
                          double *speed, double *power_per_gpu_w);
 /* Power-down pass at time t, after the queue policy's pass. */
-int eco_nodes_powerdown_pass(struct engine *e, double t);
+int eco_nodes__powerdown_pass(struct engine *e, double t);
 /* A node event (EV_NODE_UP / EV_NODE_DOWN) at time t. */
-void eco_nodes_event(struct engine *e, uint32_t kind, uint32_t n, double t);
-double eco_nodes_power_w(const struct engine *e);
+void eco_nodes__event(struct engine *e, uint32_t kind, uint32_t n, double t);
+double eco_nodes__power_w(const struct engine *e);
 
 /* Power capping (powerctl.c). */
 /* 0 when spec ("none", or "family[:PARAMS]" of the capper family) is valid, else -EINVAL
  * with err naming the unknown family or the bad parameter. */
-int eco_powerctl_check(const char *spec, struct eco_error *err);
+int eco_powerctl__check(const char *spec, struct eco_error *err);
 /* A scheduling pass at time t starts (the clock admission sees). */
-void eco_powerctl_pass(struct engine *e, double t);
-int eco_powerctl_init(struct engine *e);
-void eco_powerctl_fini(struct engine *e);
-double eco_powerctl_budget(const struct engine *e);
+void eco_powerctl__pass(struct engine *e, double t);
+int eco_powerctl__init(struct engine *e);
+void eco_powerctl__fini(struct engine *e);
+double eco_powerctl__budget(const struct engine *e);
 /* Power of one GPU of catalog type `type` running `workload` at the type's minimum limit. */
-double eco_powerctl_min_gpu_w(int type, uint16_t workload, int knob);
+double eco_powerctl__min_gpu_w(int type, uint16_t workload, int knob);
 /* Sets a running job's setting on the knob in use (its limit or its clock). */
-void eco_powerctl_apply(struct engine *e, struct eco_job *job, double setting);
-double eco_powerctl_period(const struct engine *e);
+void eco_powerctl__apply(struct engine *e, struct eco_job *job, double setting);
+double eco_powerctl__period(const struct engine *e);
 /* 1 when job may start on allocation a[0..n) without the budget being exceeded even at
  * minimum limits. */
-int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n);
+int eco_powerctl__admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n);
 /* The limit a starting job gets (and its model is reset). */
-double eco_powerctl_start_limit(struct engine *e, uint32_t job);
+double eco_powerctl__start_limit(struct engine *e, uint32_t job);
 /* A control period at t: applies last period's limits through set_limit, measures, and
  * decides the next ones. */
-int eco_powerctl_tick(struct engine *e, double t,
+int eco_powerctl__tick(struct engine *e, double t,
                       int (*set_limit)(struct engine *, uint32_t, double, double));
-int eco_powerctl_budget_step(struct engine *e, double t);
+int eco_powerctl__budget_step(struct engine *e, double t);
 /* Jobs started at t: a decide at once; lowered limits are applied now through set_limit. */
-int eco_powerctl_started(struct engine *e, double t,
+int eco_powerctl__started(struct engine *e, double t,
                          int (*set_limit)(struct engine *, uint32_t, double, double));
 /* A control tick at t with no job running: the metrics close the period in progress. */
-void eco_powerctl_idle(struct engine *e, double t);
+void eco_powerctl__idle(struct engine *e, double t);
 /* Minimum draw of running job `job` on its allocation (each GPU at its type's minimum). */
-double eco_powerctl_job_min_w(const struct engine *e, uint32_t job);
+double eco_powerctl__job_min_w(const struct engine *e, uint32_t job);
 /* 1 when every running job's model is past its dithering and the jobs' next limits are on
  * average (weighted by GPUs) within tol of their ranges from their current ones; with hold,
  * the current limits are then kept. */
-int eco_powerctl_settled(struct engine *e, double tol, int hold);
-void eco_powerctl_summary(const struct engine *e, struct eco_sim_summary *s);
+int eco_powerctl__settled(struct engine *e, double tol, int hold);
+void eco_powerctl__summary(const struct engine *e, struct eco_sim_summary *s);
 
 #endif

@@ -13,7 +13,7 @@ static const struct eco_node_group *group_of(const struct engine *e, uint32_t n)
     return &e->c->groups[e->c->nodes[n].group];
 }
 
-void eco_nodes_job_power(const struct engine *e, const struct eco_job *j, uint32_t n,
+void eco_nodes__job_power(const struct engine *e, const struct eco_job *j, uint32_t n,
                          double *speed, double *power_per_gpu_w)
 {
     const struct eco_node_group *g = group_of(e, n);
@@ -62,12 +62,12 @@ static double sum(const struct contrib *c)
     return c->busy + c->idle + c->base + c->off + c->trans;
 }
 
-double eco_nodes_power_w(const struct engine *e)
+double eco_nodes__power_w(const struct engine *e)
 {
     return sum(&e->p);
 }
 
-void eco_nodes_advance(struct engine *e, double t)
+void eco_nodes__advance(struct engine *e, double t)
 {
     double dt = t - e->t_prev;
     if (dt <= 0)
@@ -75,7 +75,7 @@ void eco_nodes_advance(struct engine *e, double t)
     double p = sum(&e->p);
     if (p > e->peak_w)
         e->peak_w = p;
-    if (e->pc && p > eco_powerctl_budget(e))
+    if (e->pc && p > eco_powerctl__budget(e))
         e->overshoot_s += dt;
     e->en.busy += e->p.busy * dt;
     e->en.idle += e->p.idle * dt;
@@ -118,7 +118,7 @@ static void idle_push(struct engine *e, uint32_t n, double t)
     e->idle_n++;
 }
 
-void eco_nodes_refresh(struct engine *e, uint32_t n, double t)
+void eco_nodes__refresh(struct engine *e, uint32_t n, double t)
 {
     struct contrib old = e->cur[n];
     e->node_e[n] += sum(&old) * (t - e->node_t[n]);
@@ -140,7 +140,7 @@ void eco_nodes_refresh(struct engine *e, uint32_t n, double t)
     }
 }
 
-int eco_nodes_init(struct engine *e, double t0)
+int eco_nodes__init(struct engine *e, double t0)
 {
     uint32_t nn = e->c->n_nodes;
     e->state = calloc(nn, sizeof *e->state);
@@ -161,13 +161,13 @@ int eco_nodes_init(struct engine *e, double t0)
         e->state[n] = ECO_NODE_ON;
         e->idle_since[n] = -1;
         e->node_t[n] = t0;
-        eco_nodes_refresh(e, n, t0);
+        eco_nodes__refresh(e, n, t0);
     }
     e->nodes_powered = nn;
     return 0;
 }
 
-void eco_nodes_fini(struct engine *e)
+void eco_nodes__fini(struct engine *e)
 {
     free(e->state);
     free(e->idle_since);
@@ -188,7 +188,7 @@ static int shutdown_node(struct engine *e, uint32_t n, double t)
     e->state[n] = ECO_NODE_SHUTTING_DOWN;
     eco_freemap_take(e->fm, n, g);
     e->node_shutdowns++;
-    eco_nodes_refresh(e, n, t);
+    eco_nodes__refresh(e, n, t);
     return eco_heap_push(&e->heap, t + group_of(e, n)->shutdown_s, EV_NODE_DOWN, n, 0);
 }
 
@@ -201,21 +201,21 @@ static int boot_node(struct engine *e, uint32_t n, double t)
     e->boots[n]++;
     e->node_boots++;
     e->nodes_powered++;
-    eco_nodes_refresh(e, n, t);
+    eco_nodes__refresh(e, n, t);
     return eco_heap_push(&e->heap, t + group_of(e, n)->boot_s, EV_NODE_UP, n, 0);
 }
 
-void eco_nodes_event(struct engine *e, uint32_t kind, uint32_t n, double t)
+void eco_nodes__event(struct engine *e, uint32_t kind, uint32_t n, double t)
 {
     if (kind == EV_NODE_DOWN && e->state[n] == ECO_NODE_SHUTTING_DOWN) {
         e->state[n] = ECO_NODE_OFF;
         e->nodes_powered--;
-        eco_nodes_refresh(e, n, t);
+        eco_nodes__refresh(e, n, t);
     } else if (kind == EV_NODE_UP && e->state[n] == ECO_NODE_BOOTING) {
         e->state[n] = ECO_NODE_ON;
         e->booting_gpus -= e->c->nodes[n].gpus;
         eco_freemap_give(e->fm, n, e->c->nodes[n].gpus);
-        eco_nodes_refresh(e, n, t);
+        eco_nodes__refresh(e, n, t);
     }
 }
 
@@ -248,7 +248,7 @@ static void pd_view(struct engine *e, double t, struct eco_pd_view *v)
     };
 }
 
-int eco_nodes_powerdown_pass(struct engine *e, double t)
+int eco_nodes__powerdown_pass(struct engine *e, double t)
 {
     const struct eco_powerdown_ops *ops = e->cfg->power_down;
     if (!ops || !e->pd)

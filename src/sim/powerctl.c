@@ -21,7 +21,7 @@
 /* Forgetting factor of the per-job models: a window of about 1 / (1 - 0.98) = 50 samples. */
 #define MODEL_LAMBDA 0.98
 
-/* Distinct GPU types one job can span: the whole catalog (checked in eco_powerctl_init). */
+/* Distinct GPU types one job can span: the whole catalog (checked in eco_powerctl__init). */
 #define TRUTH_TYPES 8
 
 /* A job's true curves: its GPUs grouped by the type of the node each is on. */
@@ -57,13 +57,13 @@ struct powerctl {
     int open, open_settle;
     double open_t, open_j, open_budget, open_demand;
     uint8_t *waited; /* per job: was deferred by admission */
-    /* Per (type, workload): eco_powerctl_min_gpu_w, computed once (on the clock knob it is a
+    /* Per (type, workload): eco_powerctl__min_gpu_w, computed once (on the clock knob it is a
      * bisection, and admission sums it over every running job for each candidate). */
     double *min_gpu_w;
     size_t n_workloads;
 };
 
-int eco_powerctl_check(const char *spec, struct eco_error *err)
+int eco_powerctl__check(const char *spec, struct eco_error *err)
 {
     if (!spec || !strcmp(spec, "none"))
         return 0;
@@ -166,7 +166,7 @@ static double setting_of(const struct powerctl *pc, const struct eco_job *j)
     return pc->clock ? j->clock_mhz : j->limit_w;
 }
 
-void eco_powerctl_apply(struct engine *e, struct eco_job *job, double setting)
+void eco_powerctl__apply(struct engine *e, struct eco_job *job, double setting)
 {
     if (e->pc && e->pc->clock)
         job->clock_mhz = setting;
@@ -174,12 +174,12 @@ void eco_powerctl_apply(struct engine *e, struct eco_job *job, double setting)
         job->limit_w = setting;
 }
 
-double eco_powerctl_budget(const struct engine *e)
+double eco_powerctl__budget(const struct engine *e)
 {
     return e->pc ? e->pc->budget_w : 0;
 }
 
-int eco_powerctl_init(struct engine *e)
+int eco_powerctl__init(struct engine *e)
 {
     const struct eco_sim_config *cfg = e->cfg;
     if (!cfg->power_policy || !strcmp(cfg->power_policy, "none"))
@@ -214,13 +214,13 @@ int eco_powerctl_init(struct engine *e)
     for (size_t t = 0; t < eco_catalog_count(); t++)
         for (size_t w = 0; w < pc->n_workloads; w++)
             pc->min_gpu_w[t * pc->n_workloads + w] =
-                eco_powerctl_min_gpu_w((int)t, (uint16_t)w, cfg->power_knob);
+                eco_powerctl__min_gpu_w((int)t, (uint16_t)w, cfg->power_knob);
     pc->budget_w = cfg->n_budget ? cfg->budget[0].watts : 1e300;
     eco_cap_metrics_init(&pc->met);
     return 0;
 }
 
-void eco_powerctl_fini(struct engine *e)
+void eco_powerctl__fini(struct engine *e)
 {
     struct powerctl *pc = e->pc;
     if (!pc)
@@ -246,7 +246,7 @@ static double fixed_power(const struct engine *e)
 }
 
 /* The job's minimum draw per GPU (at the knob's lowest setting), for admission. */
-double eco_powerctl_min_gpu_w(int type, uint16_t workload, int knob)
+double eco_powerctl__min_gpu_w(int type, uint16_t workload, int knob)
 {
     double lo, hi, speed, p;
     struct truth t = {.workload = workload,
@@ -279,13 +279,13 @@ static double min_draw(const struct engine *e, const struct eco_job *j, const st
 static int build_view(struct engine *e, double t, double measured_w, int step,
                       struct eco_capper_view *v);
 
-double eco_powerctl_job_min_w(const struct engine *e, uint32_t job)
+double eco_powerctl__job_min_w(const struct engine *e, uint32_t job)
 {
     const struct eco_job *j = &e->jobs[job];
     return min_draw(e, j, &e->pool[j->alloc_off], j->alloc_n);
 }
 
-int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n)
+int eco_powerctl__admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n)
 {
     struct powerctl *pc = e->pc;
     if (!pc || !n)
@@ -332,7 +332,7 @@ int eco_powerctl_admit(struct engine *e, uint32_t job, const struct eco_alloc *a
 
 /* A job starts: its model starts empty, its GPUs at the minimum limit until the next
  * allocation. */
-double eco_powerctl_start_limit(struct engine *e, uint32_t job)
+double eco_powerctl__start_limit(struct engine *e, uint32_t job)
 {
     struct powerctl *pc = e->pc;
     struct eco_job *j = &e->jobs[job];
@@ -510,7 +510,7 @@ static void metrics_open(struct engine *e, double t, int settle)
     pc->open_demand = full_demand(e);
 }
 
-int eco_powerctl_tick(struct engine *e, double t, int (*set_limit)(struct engine *, uint32_t,
+int eco_powerctl__tick(struct engine *e, double t, int (*set_limit)(struct engine *, uint32_t,
                                                                     double, double))
 {
     struct powerctl *pc = e->pc;
@@ -544,7 +544,7 @@ int eco_powerctl_tick(struct engine *e, double t, int (*set_limit)(struct engine
 }
 
 /* The budget changes: the allocation reacts at once (limits take effect at the next tick). */
-int eco_powerctl_budget_step(struct engine *e, double t)
+int eco_powerctl__budget_step(struct engine *e, double t)
 {
     struct powerctl *pc = e->pc;
     while (pc->bi + 1 < e->cfg->n_budget && e->cfg->budget[pc->bi + 1].t_s <= t)
@@ -564,7 +564,7 @@ int eco_powerctl_budget_step(struct engine *e, double t)
 /* Jobs started at t: the capper decides at once, and the limits it lowers take effect now,
  * with the start (the node daemon lowers the others before the new job's GPUs draw), so a
  * start does not overshoot for a period; raised limits wait for the next tick as usual. */
-int eco_powerctl_started(struct engine *e, double t,
+int eco_powerctl__started(struct engine *e, double t,
                          int (*set_limit)(struct engine *, uint32_t, double, double))
 {
     /* The rest of the period in progress (or, on an idle cluster, the time until the first
@@ -585,13 +585,13 @@ int eco_powerctl_started(struct engine *e, double t,
     return rc;
 }
 
-void eco_powerctl_pass(struct engine *e, double t)
+void eco_powerctl__pass(struct engine *e, double t)
 {
     e->pc->pass_s = t;
 }
 
 /* A tick finds no job running: the period in progress ends, none opens. */
-void eco_powerctl_idle(struct engine *e, double t)
+void eco_powerctl__idle(struct engine *e, double t)
 {
     if (e->pc)
         metrics_close(e, t);
@@ -601,7 +601,7 @@ void eco_powerctl_idle(struct engine *e, double t)
  * dithering span (its parameter early, default 10). */
 #define SETTLE_SAMPLES 10
 
-int eco_powerctl_settled(struct engine *e, double tol, int hold)
+int eco_powerctl__settled(struct engine *e, double tol, int hold)
 {
     struct powerctl *pc = e->pc;
     double moved = 0, gpus = 0;
@@ -623,12 +623,12 @@ int eco_powerctl_settled(struct engine *e, double tol, int hold)
     return 1;
 }
 
-double eco_powerctl_period(const struct engine *e)
+double eco_powerctl__period(const struct engine *e)
 {
     return e->pc->period_s;
 }
 
-void eco_powerctl_summary(const struct engine *e, struct eco_sim_summary *s)
+void eco_powerctl__summary(const struct engine *e, struct eco_sim_summary *s)
 {
     const struct powerctl *pc = e->pc;
     if (!pc)

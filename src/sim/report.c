@@ -15,7 +15,7 @@ static const char *const run_colour[] = {"#0072B2", "#D55E00", "#009E73", "#CC79
                                          "#E69F00", "#56B4E9", "#000000"};
 static const char *const run_dash[] = {"", "7 3", "2 2"};
 #define N_COLOURS (sizeof run_colour / sizeof run_colour[0])
-/* Energy parts, in rpt_part_key order. */
+/* Energy parts, in eco_report__part_key order. */
 static const char *const part_colour[RPT_PARTS] = {"#0072B2", "#56B4E9", "#E69F00", "#999999",
                                                    "#D55E00"};
 
@@ -266,7 +266,7 @@ static double legend_width(const char *label)
 }
 
 /* Rows a legend of the runs' names takes from x0 to x1 (they wrap). */
-static int legend_rows(const struct rpt_run *r, size_t n, double x0, double x1)
+static int legend_rows(const struct eco_report_data *r, size_t n, double x0, double x1)
 {
     int rows = 1;
     double x = x0;
@@ -334,7 +334,7 @@ static void pen_break(struct pen *p)
 
 /* The step series of M4 bins as a path: per bin its first value at the left edge, its
  * extremes in time order, its last value at the right edge. */
-static void bins_path(FILE *o, const struct rpt_bin *b, const struct frame *f, double div,
+static void bins_path(FILE *o, const struct eco_report_bin *b, const struct frame *f, double div,
                       const char *attrs)
 {
     struct pen p = {.o = o};
@@ -407,14 +407,14 @@ static const struct {
 #define N_MEASURES (sizeof measures / sizeof measures[0])
 
 /* What a measure is drawn against: all GPUs or all nodes of run r, 0 for none. */
-static double capacity(const struct rpt_run *r, int series)
+static double capacity(const struct eco_report_data *r, int series)
 {
     return series == TS_BUSY ? r->gpus : series == TS_NODES ? r->nodes : 0;
 }
 
 /* Legend of a time figure: the runs, then the budget and capacity entries when drawn. With
  * o NULL only measures; returns the rows it takes from x0 to x1 (entries wrap). */
-static int time_legend(FILE *o, const struct rpt_run *r, size_t n, double y, const char *budget,
+static int time_legend(FILE *o, const struct eco_report_data *r, size_t n, double y, const char *budget,
                        const char *cap, const char *cap_colour)
 {
     double x = LEFT, x1 = SVG_W - 10;
@@ -440,7 +440,7 @@ static int time_legend(FILE *o, const struct rpt_run *r, size_t n, double y, con
 /* One measure over time for every run on one time axis: a line per run (its colour and dash),
  * the power budget of each run that has one (dashed, thinner), the capacity (dotted: grey when
  * every run has the same, else in each run's colour). */
-static void timeline_figure(FILE *o, const struct rpt_run *r, size_t n, size_t m,
+static void timeline_figure(FILE *o, const struct eco_report_data *r, size_t n, size_t m,
                             const struct span *sp, const double *ymax)
 {
     int s = measures[m].series;
@@ -524,7 +524,7 @@ static void timeline_figure(FILE *o, const struct rpt_run *r, size_t n, size_t m
 }
 
 /* CDF of JCT (which = 0) or wait (1) over every run, log time axis. */
-static void cdf_figure(FILE *o, const struct rpt_run *r, size_t n, int which)
+static void cdf_figure(FILE *o, const struct eco_report_data *r, size_t n, int which)
 {
     double lo = INFINITY, hi = 0;
     for (size_t i = 0; i < n; i++) {
@@ -619,7 +619,7 @@ static struct spot label_spot(double x, double y, double w, const struct box *ta
 }
 
 /* Energy versus average JCT, one point per run, with the Pareto front. */
-static void scatter_figure(FILE *o, const struct rpt_run *r, size_t n)
+static void scatter_figure(FILE *o, const struct eco_report_data *r, size_t n)
 {
     double xmin = INFINITY, xmax = 0, ymin = INFINITY, ymax = 0;
     for (size_t i = 0; i < n; i++) {
@@ -699,7 +699,7 @@ static void scatter_figure(FILE *o, const struct rpt_run *r, size_t n)
 }
 
 /* Stacked horizontal bars of each run's energy by part. */
-static void energy_figure(FILE *o, const struct rpt_run *r, size_t n)
+static void energy_figure(FILE *o, const struct eco_report_data *r, size_t n)
 {
     double max = 0;
     size_t lw = 4;
@@ -721,7 +721,7 @@ static void energy_figure(FILE *o, const struct rpt_run *r, size_t n)
     axis_x(o, &f, step, eu.div, xl, 1);
     double lx = left;
     for (int p = 0; p < RPT_PARTS; p++)
-        legend_item(o, &lx, 18, part_colour[p], "", 1, rpt_part_label[p]);
+        legend_item(o, &lx, 18, part_colour[p], "", 1, eco_report__part_label[p]);
     for (size_t i = 0; i < n; i++) {
         double y = f.y + row * (double)i + 5, x = f.x;
         fprintf(o, "<g class=\"bar\" data-run=\"");
@@ -735,7 +735,7 @@ static void energy_figure(FILE *o, const struct rpt_run *r, size_t n)
                 continue;
             fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"20\" fill=\"%s\" "
                        "data-part=\"%s\"><title>%s: %.4g %s</title></rect>", x, y, w,
-                    part_colour[p], rpt_part_key[p], rpt_part_label[p], r[i].part_j[p] / eu.div,
+                    part_colour[p], eco_report__part_key[p], eco_report__part_label[p], r[i].part_j[p] / eu.div,
                     eu.name);
             x += w;
         }
@@ -755,7 +755,7 @@ static void energy_figure(FILE *o, const struct rpt_run *r, size_t n)
 
 /* Collects the scalar keys of every run's summary, nested ones as "parent.child", in order of
  * first appearance. */
-static size_t collect_keys(const struct rpt_run *r, size_t n, char (*keys)[KEY_LEN])
+static size_t collect_keys(const struct eco_report_data *r, size_t n, char (*keys)[KEY_LEN])
 {
     size_t nk = 0;
     for (size_t i = 0; i < n; i++) {
@@ -940,7 +940,7 @@ static const struct {
 
 /* The largest magnitude of figure `key` over the runs (0 when none is a number); *lo the
  * smallest non-zero one (0 when none). */
-static double key_max(const struct rpt_run *r, size_t n, const char *key, double *lo)
+static double key_max(const struct eco_report_data *r, size_t n, const char *key, double *lo)
 {
     double m = 0, l = INFINITY;
     for (size_t i = 0; i < n; i++) {
@@ -955,14 +955,14 @@ static double key_max(const struct rpt_run *r, size_t n, const char *key, double
     return m;
 }
 
-static struct shown shown_of(const struct rpt_run *r, size_t n, const char *key)
+static struct shown shown_of(const struct eco_report_data *r, size_t n, const char *key)
 {
     double lo, max = key_max(r, n, key, &lo);
     return shown_for(key, max, lo);
 }
 
 /* The best value of figure `key` over the runs, and whether they differ (for the bold face). */
-static int best_of(const struct rpt_run *r, size_t n, const char *key, double *best)
+static int best_of(const struct eco_report_data *r, size_t n, const char *key, double *best)
 {
     int dir = n > 1 ? better(key) : 0, varied = 0;
     *best = NAN;
@@ -989,7 +989,7 @@ static void number_cell(FILE *o, const json_t *v, struct shown sh, int bold)
 
 /* The headline figures: one row per run (in the order given), one column per figure, one unit
  * per column (in its header). */
-static void headline_table(FILE *o, const struct rpt_run *r, size_t n)
+static void headline_table(FILE *o, const struct eco_report_data *r, size_t n)
 {
     int show[N_HEADLINE] = {0};
     struct shown sh[N_HEADLINE];
@@ -1048,7 +1048,7 @@ static void headline_first(char (*keys)[KEY_LEN], size_t nk)
 }
 
 /* keys: MAX_KEYS slots of scratch space. */
-static void summary_table(FILE *o, const struct rpt_run *r, size_t n, char (*keys)[KEY_LEN])
+static void summary_table(FILE *o, const struct eco_report_data *r, size_t n, char (*keys)[KEY_LEN])
 {
     size_t nk = collect_keys(r, n, keys);
     headline_first(keys, nk);
@@ -1093,7 +1093,7 @@ static void summary_table(FILE *o, const struct rpt_run *r, size_t n, char (*key
 /* ---- the page --------------------------------------------------------------------------- */
 
 /* "placement pack" when every run has the same value of `key`, else "". */
-static void common_value(FILE *o, const struct rpt_run *r, size_t n, const char *key,
+static void common_value(FILE *o, const struct eco_report_data *r, size_t n, const char *key,
                          const char *name)
 {
     const json_t *v0 = json_object_get(r[0].summary, key);
@@ -1109,7 +1109,7 @@ static void common_value(FILE *o, const struct rpt_run *r, size_t n, const char 
     }
 }
 
-static void header(FILE *o, const struct rpt_run *r, size_t n, const struct eco_report_opts *op)
+static void header(FILE *o, const struct eco_report_data *r, size_t n, const struct eco_report_opts *op)
 {
     const char *title = op && op->title ? op->title : "ecosched simulation report";
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -1143,7 +1143,7 @@ static void header(FILE *o, const struct rpt_run *r, size_t n, const struct eco_
           "</nav></header>\n", o);
 }
 
-static void body(FILE *o, const struct rpt_run *r, size_t n, const struct span *sp,
+static void body(FILE *o, const struct eco_report_data *r, size_t n, const struct span *sp,
                  const double *ymax, char (*keys)[KEY_LEN])
 {
     fputs("<section id=\"headline\"><h2>Headline figures</h2>\n", o);
@@ -1171,7 +1171,7 @@ static void body(FILE *o, const struct rpt_run *r, size_t n, const struct span *
 int eco_report_write(FILE *out, const struct eco_report_run *runs, size_t n,
                      const struct eco_report_opts *opts, struct eco_error *err)
 {
-    struct rpt_run *r = NULL;
+    struct eco_report_data *r = NULL;
     char (*keys)[KEY_LEN] = NULL;
     int rc = 0;
     if (n == 0 || n > ECO_REPORT_MAX_RUNS)
@@ -1183,7 +1183,7 @@ int eco_report_write(FILE *out, const struct eco_report_run *runs, size_t n,
     }
     struct span sp = {INFINITY, -INFINITY, {1, ""}};
     for (size_t i = 0; i < n && !rc; i++)
-        if (!(rc = rpt_load(&r[i], &runs[i], err))) {
+        if (!(rc = eco_report__load(&r[i], &runs[i], err))) {
             sp.t0 = fmin(sp.t0, r[i].win0_s);
             sp.t1 = fmax(sp.t1, r[i].win1_s);
         }
@@ -1192,7 +1192,7 @@ int eco_report_write(FILE *out, const struct eco_report_run *runs, size_t n,
     sp.u = time_unit(sp.t1 - sp.t0);
     double ymax[TS_N] = {0};
     for (size_t i = 0; i < n && !rc; i++) {
-        rc = rpt_load_timeline(&r[i], runs[i].dir, sp.t0, sp.t1, err);
+        rc = eco_report__load_timeline(&r[i], runs[i].dir, sp.t0, sp.t1, err);
         for (int s = 0; s < TS_N; s++)
             ymax[s] = fmax(ymax[s], r[i].ts_max[s]);
         ymax[TS_POWER] = fmax(ymax[TS_POWER], r[i].ts_max[TS_BUDGET]);
@@ -1223,7 +1223,7 @@ int eco_report_write(FILE *out, const struct eco_report_run *runs, size_t n,
         rc = -EIO;
 out:
     for (size_t i = 0; i < n; i++)
-        rpt_fini(&r[i]);
+        eco_report__fini(&r[i]);
     free(r);
     free(keys);
     return rc;

@@ -12,9 +12,9 @@
 #include "util/csv.h"
 #include "report_internal.h"
 
-const char *const rpt_part_key[RPT_PARTS] = {"gpu_busy", "gpu_idle", "node_base", "off",
+const char *const eco_report__part_key[RPT_PARTS] = {"gpu_busy", "gpu_idle", "node_base", "off",
                                              "transitions"};
-const char *const rpt_part_label[RPT_PARTS] = {"GPUs busy", "GPUs idle", "hosts (node base)",
+const char *const eco_report__part_label[RPT_PARTS] = {"GPUs busy", "GPUs idle", "hosts (node base)",
                                                "nodes off", "boots and shutdowns"};
 
 /* Most fields a jobs.csv or timeline.csv line may have; more is an error. */
@@ -39,7 +39,7 @@ static int num_field(const json_t *o, const char *key, const char *name, const c
     return 0;
 }
 
-static int load_summary(struct rpt_run *r, const char *dir, struct eco_error *err)
+static int load_summary(struct eco_report_data *r, const char *dir, struct eco_error *err)
 {
     char path[4200];
     json_error_t je;
@@ -69,10 +69,10 @@ static int load_summary(struct rpt_run *r, const char *dir, struct eco_error *er
         (rc = num_field(en, "total", "energy_j.total", path, &r->energy_j, err)))
         return rc;
     for (int p = 0; p < RPT_PARTS; p++) {
-        const json_t *v = json_object_get(en, rpt_part_key[p]);
+        const json_t *v = json_object_get(en, eco_report__part_key[p]);
         if (v && !json_is_number(v))
             return eco_errorf(err, -EINVAL, "%s: field 'energy_j.%s' is not a number", path,
-                              rpt_part_key[p]);
+                              eco_report__part_key[p]);
         r->part_j[p] = v ? json_number_value(v) : 0;
     }
     if (!r->label) {
@@ -172,7 +172,7 @@ static int parse_row(char *line, const int *cols, const char *const *names, int 
     return 0;
 }
 
-static int load_jobs(struct rpt_run *r, const char *dir, struct eco_error *err)
+static int load_jobs(struct eco_report_data *r, const char *dir, struct eco_error *err)
 {
     static const char *const want[] = {"jct_s", "wait_s"};
     char path[4200], *line = NULL;
@@ -210,7 +210,7 @@ out:
     return rc;
 }
 
-int rpt_load(struct rpt_run *r, const struct eco_report_run *in, struct eco_error *err)
+int eco_report__load(struct eco_report_data *r, const struct eco_report_run *in, struct eco_error *err)
 {
     memset(r, 0, sizeof *r);
     r->label = in->label;
@@ -219,17 +219,17 @@ int rpt_load(struct rpt_run *r, const struct eco_report_run *in, struct eco_erro
 }
 
 /* Adds the value v held over bins [x0, x1) (positions in bins) to the M4 bins of one series. */
-static void m4_add(struct rpt_bin *b, double x0, double x1, double v)
+static void m4_add(struct eco_report_bin *b, double x0, double x1, double v)
 {
     if (!(x1 > x0) || x1 <= 0 || x0 >= RPT_COLS)
         return;
     int b0 = x0 < 0 ? 0 : (int)x0;
     int b1 = x1 >= RPT_COLS ? RPT_COLS - 1 : (int)ceil(x1) - 1;
     for (int i = b0; i <= b1; i++) {
-        struct rpt_bin *k = &b[i];
+        struct eco_report_bin *k = &b[i];
         double at = i == b0 ? (x0 > i ? x0 : i) : i;
         if (!k->used) {
-            *k = (struct rpt_bin){v, v, v, v, at, at, 1};
+            *k = (struct eco_report_bin){v, v, v, v, at, at, 1};
             continue;
         }
         if (v < k->lo)
@@ -240,7 +240,7 @@ static void m4_add(struct rpt_bin *b, double x0, double x1, double v)
     }
 }
 
-int rpt_load_timeline(struct rpt_run *r, const char *dir, double t0, double t1,
+int eco_report__load_timeline(struct eco_report_data *r, const char *dir, double t0, double t1,
                       struct eco_error *err)
 {
     static const char *const want[] = {"time_s", "power_w", "budget_w", "busy_gpus", "nodes_on",
@@ -282,7 +282,7 @@ out:
     return rc;
 }
 
-void rpt_fini(struct rpt_run *r)
+void eco_report__fini(struct eco_report_data *r)
 {
     json_decref(r->summary);
     free(r->jct_s);

@@ -23,13 +23,13 @@ static const char *const format_names[] = {
 #undef ECO_TRACE_FORMAT
 };
 
-#define ECO_TRACE_FORMAT(ID, name) extern const struct trace_fmt eco_trace_fmt_##name;
+#define ECO_TRACE_FORMAT(ID, name) extern const struct trace_fmt eco_trace__fmt_##name;
 #include "trace_formats.def"
 #undef ECO_TRACE_FORMAT
 
 /* The formats in detection order, NULL-terminated. */
 static const struct trace_fmt *const formats[] = {
-#define ECO_TRACE_FORMAT(ID, name) &eco_trace_fmt_##name,
+#define ECO_TRACE_FORMAT(ID, name) &eco_trace__fmt_##name,
 #include "trace_formats.def"
 #undef ECO_TRACE_FORMAT
     NULL,

@@ -315,7 +315,7 @@ static const struct trace_col openb_cols[] = {
 };
 static const char *const openb_sig[] = {"name", "num_gpu", "gpu_milli", NULL};
 
-const struct trace_fmt eco_trace_fmt_canonical = {
+const struct trace_fmt eco_trace__fmt_canonical = {
     .id = ECO_TRACE_CANONICAL,
     .name = "canonical",
     .cols = canonical_cols,
@@ -323,7 +323,7 @@ const struct trace_fmt eco_trace_fmt_canonical = {
     .signature = canonical_sig,
     .row = row_canonical,
 };
-const struct trace_fmt eco_trace_fmt_itp = {
+const struct trace_fmt eco_trace__fmt_itp = {
     .id = ECO_TRACE_ITP,
     .name = "itp",
     .cols = itp_cols,
@@ -331,7 +331,7 @@ const struct trace_fmt eco_trace_fmt_itp = {
     .signature = itp_sig,
     .row = eco_trace__row_basic,
 };
-const struct trace_fmt eco_trace_fmt_philly = {
+const struct trace_fmt eco_trace__fmt_philly = {
     .id = ECO_TRACE_PHILLY,
     .name = "philly",
     .cols = philly_cols,
@@ -339,7 +339,7 @@ const struct trace_fmt eco_trace_fmt_philly = {
     .signature = philly_sig,
     .row = eco_trace__row_basic,
 };
-const struct trace_fmt eco_trace_fmt_openb = {
+const struct trace_fmt eco_trace__fmt_openb = {
     .id = ECO_TRACE_OPENB,
     .name = "openb",
     .cols = openb_cols,

@@ -53,7 +53,7 @@ struct trace_fmt {
     trace_row_fn row;
 };
 
-/* A format is a `const struct trace_fmt eco_trace_fmt_<name>` listed in trace_formats.def
+/* A format is a `const struct trace_fmt eco_trace__fmt_<name>` listed in trace_formats.def
  * (trace.c builds the registry from it). */
 
 struct trace_loader {

@@ -218,15 +218,15 @@ static void period(struct powerd *pd)
     double budget = pd->budget_w;
     pthread_mutex_unlock(&pd->lock);
     json_t *st = json_object();
-    bool slurm_ok = eco_powerd_read_nodes(pd, now) == 0;
-    eco_powerd_read_node_power(pd);
-    slurm_ok = slurm_ok && eco_powerd_read_jobs(pd) == 0;
+    bool slurm_ok = eco_powerd__read_nodes(pd, now) == 0;
+    eco_powerd__read_node_power(pd);
+    slurm_ok = slurm_ok && eco_powerd__read_jobs(pd) == 0;
     if (slurm_ok) {
         metrics_sample(pd, now, budget);
-        if (eco_powerd_allocate(pd, budget, (double)time(NULL), st) == 0)
-            eco_powerd_send_limits(pd);
+        if (eco_powerd__allocate(pd, budget, (double)time(NULL), st) == 0)
+            eco_powerd__send_limits(pd);
         if (pd->weights)
-            eco_powerd_update_weights(pd);
+            eco_powerd__update_weights(pd);
         powerdown(pd, now, st);
     } else {
         ECO_LOG(ECO_LOG_WARN, NULL, "Slurm did not answer (squeue/sinfo --json); limits left as they are");
@@ -277,14 +277,14 @@ static int parse_pos(const char *opt, const char *s, double max, double *out)
     char *end;
     double v = strtod(s, &end);
     if (!*s || *end || !isfinite(v) || v <= 0 || v > max) {
-        eco_cli_err("powerd: %s must be a number > 0 and <= %g, got '%s'", opt, max, s);
+        eco_cli__err("powerd: %s must be a number > 0 and <= %g, got '%s'", opt, max, s);
         return -1;
     }
     *out = v;
     return 0;
 }
 
-int eco_cmd_powerd(int argc, char **argv)
+int eco_cli__cmd_powerd(int argc, char **argv)
 {
     eco_log_setup("powerd", false);
     static const struct option longopts[] = {{"budget", required_argument, NULL, 'b'},
@@ -340,28 +340,28 @@ int eco_cmd_powerd(int argc, char **argv)
         }
     }
     if (optind < argc) {
-        eco_cli_err("powerd: unexpected argument '%s'", argv[optind]);
+        eco_cli__err("powerd: unexpected argument '%s'", argv[optind]);
         return ECO_EXIT_USAGE;
     }
     if (pd.budget_w <= 0) {
-        eco_cli_err("powerd: --budget WATTS is required");
+        eco_cli__err("powerd: --budget WATTS is required");
         return ECO_EXIT_USAGE;
     }
     const char *params;
     if (!eco_powerdown_find(pd.forecast, &params)) {
-        eco_cli_err("powerd: --power-down: unknown policy '%s'", pd.forecast);
+        eco_cli__err("powerd: --power-down: unknown policy '%s'", pd.forecast);
         return ECO_EXIT_USAGE;
     }
     struct eco_error perr = {{0}};
     if (!(pd.capper = eco_capper_create(pd.policy, &perr))) {
-        eco_cli_err("powerd: --policy: %s", perr.msg);
+        eco_cli__err("powerd: --policy: %s", perr.msg);
         return ECO_EXIT_USAGE;
     }
     eco_rng_init(&pd.rng, (uint64_t)time(NULL));
     pd.last_budget_w = pd.budget_w;
     if (!strstr(pd.node_pattern, "%n")) {
         eco_capper_destroy(pd.capper);
-        eco_cli_err("powerd: --nodes must contain %%n (the node name), got '%s'", pd.node_pattern);
+        eco_cli__err("powerd: --nodes must contain %%n (the node name), got '%s'", pd.node_pattern);
         return ECO_EXIT_USAGE;
     }
     pthread_mutex_init(&pd.lock, NULL);
@@ -369,7 +369,7 @@ int eco_cmd_powerd(int argc, char **argv)
     pd.jobs = calloc(MAX_JOBS, sizeof *pd.jobs);
     if (!pd.nodes || !pd.jobs)
         goto out;
-    if (!(mhd = eco_powerd_api_start(&pd)))
+    if (!(mhd = eco_powerd__api_start(&pd)))
         goto out;
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);

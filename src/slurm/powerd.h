@@ -75,7 +75,7 @@ struct pjob {
     struct eco_job_model model;
     bool model_init;
     bool metered; /* its start has been counted by the metrics (settling) */
-    bool decided; /* limit_w is this period's decision (eco_powerd_allocate) */
+    bool decided; /* limit_w is this period's decision (eco_powerd__allocate) */
 };
 
 struct powerd {
@@ -111,25 +111,25 @@ struct powerd {
 /* powerd_nodes.c: one period's reading of Slurm (sinfo, squeue --json) and of each node's
  * ecoschedd (/v1/node), and what is sent back (limits, Slurm node weights). 0 or < 0 (Slurm
  * did not answer; logged). */
-int eco_powerd_read_nodes(struct powerd *pd, double now);
-void eco_powerd_read_node_power(struct powerd *pd);
-int eco_powerd_read_jobs(struct powerd *pd);
+int eco_powerd__read_nodes(struct powerd *pd, double now);
+void eco_powerd__read_node_power(struct powerd *pd);
+int eco_powerd__read_jobs(struct powerd *pd);
 /* Sends each decided job's limit to its GPUs where it differs, then gives GPUs that no running
  * job holds their default limit back. */
-void eco_powerd_send_limits(struct powerd *pd);
+void eco_powerd__send_limits(struct powerd *pd);
 /* Slurm's Weight per node: class by warmth, then idle draw per GPU (watts). */
-void eco_powerd_update_weights(struct powerd *pd);
+void eco_powerd__update_weights(struct powerd *pd);
 
 /* powerd_alloc.c: the allocation step at wall time now (epoch s): jobs whose GPUs all answered
  * share what `budget` leaves after the other GPUs' measured power and the maximum draw of the
  * nodes that did not answer, through the capper family's decide (the same one `ecosched sim`
  * evaluates). Sets limit_w and decided of those jobs (nothing is sent) and the allocation's
  * figures in st. 0, or < 0 (out of memory, the capper failed: logged; no job decided). */
-int eco_powerd_allocate(struct powerd *pd, double budget, double now, json_t *st);
+int eco_powerd__allocate(struct powerd *pd, double budget, double now, json_t *st);
 
 /* powerd_api.c: listens on pd->socket and serves GET /v1/status and POST /v1/budget on a
  * thread of libmicrohttpd's; NULL on failure (printed). */
 struct MHD_Daemon;
-struct MHD_Daemon *eco_powerd_api_start(struct powerd *pd);
+struct MHD_Daemon *eco_powerd__api_start(struct powerd *pd);
 
 #endif

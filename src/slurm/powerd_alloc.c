@@ -40,7 +40,7 @@ static double progress(struct powerd *pd, struct pjob *j, double cur, double hi)
     return j->ref_rate > 0 ? rate / j->ref_rate : NAN;
 }
 
-int eco_powerd_allocate(struct powerd *pd, double budget, double now, json_t *st)
+int eco_powerd__allocate(struct powerd *pd, double budget, double now, json_t *st)
 {
     double cold = 0, measured = 0;
     int rc = 0;

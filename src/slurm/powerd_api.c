@@ -98,14 +98,14 @@ static int listen_unix(const char *path)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof a.sun_path) {
-        eco_cli_err("powerd: --socket %s: path too long", path);
+        eco_cli__err("powerd: --socket %s: path too long", path);
         return -1;
     }
     snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     unlink(path);
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0) {
-        eco_cli_err("powerd: --socket %s: %s", path, strerror(errno));
+        eco_cli__err("powerd: --socket %s: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
@@ -114,7 +114,7 @@ static int listen_unix(const char *path)
     return fd;
 }
 
-struct MHD_Daemon *eco_powerd_api_start(struct powerd *pd)
+struct MHD_Daemon *eco_powerd__api_start(struct powerd *pd)
 {
     int fd = listen_unix(pd->socket);
     if (fd < 0)
@@ -125,7 +125,7 @@ struct MHD_Daemon *eco_powerd_api_start(struct powerd *pd)
                          on_done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
                          MHD_OPTION_END);
     if (!mhd) {
-        eco_cli_err("powerd: libmicrohttpd would not start on %s", pd->socket);
+        eco_cli__err("powerd: libmicrohttpd would not start on %s", pd->socket);
         close(fd);
     }
     return mhd;

@@ -74,7 +74,7 @@ static struct pnode *node_by_name(struct powerd *pd, const char *name, size_t *i
 }
 
 /* Nodes from `sinfo --json`: names, GPUs, state, weight. New nodes are appended. */
-int eco_powerd_read_nodes(struct powerd *pd, double now)
+int eco_powerd__read_nodes(struct powerd *pd, double now)
 {
     json_t *j = run_json("sinfo --json 2>/dev/null");
     json_t *a = json_object_get(j, "nodes"), *o;
@@ -123,7 +123,7 @@ int eco_powerd_read_nodes(struct powerd *pd, double now)
 }
 
 /* GET /v1/node of every node daemon. */
-void eco_powerd_read_node_power(struct powerd *pd)
+void eco_powerd__read_node_power(struct powerd *pd)
 {
     for (size_t i = 0; i < pd->n_nodes; i++) {
         struct pnode *nd = &pd->nodes[i];
@@ -241,7 +241,7 @@ static int slurm_number(const json_t *v, double *out)
 }
 
 /* Jobs from `squeue --json`: arrivals (new ids, with their GPUs) and the running jobs' GPUs. */
-int eco_powerd_read_jobs(struct powerd *pd)
+int eco_powerd__read_jobs(struct powerd *pd)
 {
     json_t *j = run_json("squeue --json 2>/dev/null");
     json_t *a = json_object_get(j, "jobs"), *o;
@@ -338,7 +338,7 @@ static void restore_free_gpus(struct powerd *pd)
     }
 }
 
-void eco_powerd_send_limits(struct powerd *pd)
+void eco_powerd__send_limits(struct powerd *pd)
 {
     for (size_t k = 0; k < pd->n_jobs; k++) {
         struct pjob *j = &pd->jobs[k];
@@ -352,7 +352,7 @@ void eco_powerd_send_limits(struct powerd *pd)
 }
 
 /* Slurm's Weight per node: class by warmth, then idle draw per GPU (watts). */
-void eco_powerd_update_weights(struct powerd *pd)
+void eco_powerd__update_weights(struct powerd *pd)
 {
     for (size_t i = 0; i < pd->n_nodes; i++) {
         struct pnode *nd = &pd->nodes[i];

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Every ecoschedd option sets its config key through the config table (ecod_config_set): a bad
+# Every ecoschedd option sets its config key through the config table (ecod__config_set): a bad
 # value is refused with exit 2 before anything is touched, with the message it always had,
 # and the bounds of the config file's keys hold on the command line too (a --socket longer
 # than sun_path, a --state-dir longer than the state_dir key).

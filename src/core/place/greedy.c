@@ -120,7 +120,7 @@ static double fgd_delta(const struct eco_pl_state *s, const struct eco_pl_worklo
     double best = 0;
     uint64_t best_mask = 0;
     if (it->gpus == 0) {
-        best = eco_pl_frag_raw(s->in, w, n, cpu, mem, f) - before;
+        best = eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before;
     } else if (it->gpu_milli < ECO_PL_GPU_MILLI) {
         int have = 0;
         for (uint32_t g = 0; g < ng; g++) {
@@ -132,7 +132,7 @@ static double fgd_delta(const struct eco_pl_state *s, const struct eco_pl_worklo
             if (seen)
                 continue;
             f[g] -= it->gpu_milli;
-            double d = eco_pl_frag_raw(s->in, w, n, cpu, mem, f) - before;
+            double d = eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before;
             f[g] += it->gpu_milli;
             /* ties: the GPU with less free share (best fit) */
             if (!have || d < best - 1e-9 ||
@@ -146,13 +146,13 @@ static double fgd_delta(const struct eco_pl_state *s, const struct eco_pl_worklo
         best_mask = eco_pl_pick_gpus(s, item, n, -1);
         for (uint64_t m = best_mask; m; m &= m - 1)
             f[__builtin_ctzll(m)] = 0;
-        best = eco_pl_frag_raw(s->in, w, n, cpu, mem, f) - before;
+        best = eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before;
     }
     *gpus_out = best_mask;
     return best;
 }
 
-int64_t eco_pl_pick_cached(const struct eco_pl_state *s, const struct eco_pl_workload *w,
+int64_t eco_place__pick_cached(const struct eco_pl_state *s, const struct eco_pl_workload *w,
                            int rule, uint32_t item, const double *frag_now, uint64_t *gpus_out)
 {
     const struct eco_pl_instance *in = s->in;
@@ -195,10 +195,10 @@ int64_t eco_pl_pick_cached(const struct eco_pl_state *s, const struct eco_pl_wor
 int64_t eco_pl_greedy_pick(const struct eco_pl_state *s, const struct eco_pl_workload *w,
                            int rule, uint32_t item, uint64_t *gpus_out)
 {
-    return eco_pl_pick_cached(s, w, rule, item, NULL, gpus_out);
+    return eco_place__pick_cached(s, w, rule, item, NULL, gpus_out);
 }
 
-int eco_pl_greedy_run(const struct eco_pl_instance *in, int rule, int decreasing,
+int eco_place__greedy_run(const struct eco_pl_instance *in, int rule, int decreasing,
                       struct eco_pl_slot *slots)
 {
     struct eco_pl_state s;
@@ -223,7 +223,7 @@ int eco_pl_greedy_run(const struct eco_pl_instance *in, int rule, int decreasing
     for (uint32_t k = 0; k < in->n_items; k++) {
         uint32_t i = order[k];
         uint64_t gpus = 0;
-        int64_t n = eco_pl_pick_cached(&s, &w, rule, i, frag, &gpus);
+        int64_t n = eco_place__pick_cached(&s, &w, rule, i, frag, &gpus);
         slots[i] = (struct eco_pl_slot){.node = (int32_t)n, .gpus = n >= 0 ? gpus : 0};
         if (n < 0)
             continue;
@@ -244,28 +244,28 @@ static int solve_ffd(const struct eco_pl_instance *in, const struct eco_pl_param
                      struct eco_pl_slot *slots, struct eco_pl_outcome *out, struct eco_error *err)
 {
     (void)p, (void)out, (void)err;
-    return eco_pl_greedy_run(in, ECO_PL_RULE_FIRST, 1, slots);
+    return eco_place__greedy_run(in, ECO_PL_RULE_FIRST, 1, slots);
 }
 
 static int solve_bfd(const struct eco_pl_instance *in, const struct eco_pl_params *p,
                      struct eco_pl_slot *slots, struct eco_pl_outcome *out, struct eco_error *err)
 {
     (void)p, (void)out, (void)err;
-    return eco_pl_greedy_run(in, ECO_PL_RULE_BEST, 1, slots);
+    return eco_place__greedy_run(in, ECO_PL_RULE_BEST, 1, slots);
 }
 
 static int solve_dot(const struct eco_pl_instance *in, const struct eco_pl_params *p,
                      struct eco_pl_slot *slots, struct eco_pl_outcome *out, struct eco_error *err)
 {
     (void)p, (void)out, (void)err;
-    return eco_pl_greedy_run(in, ECO_PL_RULE_DOT, 0, slots);
+    return eco_place__greedy_run(in, ECO_PL_RULE_DOT, 0, slots);
 }
 
 static int solve_fgd(const struct eco_pl_instance *in, const struct eco_pl_params *p,
                      struct eco_pl_slot *slots, struct eco_pl_outcome *out, struct eco_error *err)
 {
     (void)p, (void)out, (void)err;
-    return eco_pl_greedy_run(in, ECO_PL_RULE_FGD, 0, slots);
+    return eco_place__greedy_run(in, ECO_PL_RULE_FGD, 0, slots);
 }
 
 static const struct eco_pl_algo ffd_algo = {

@@ -91,11 +91,11 @@ void eco_pl_workload_fini(struct eco_pl_workload *w)
 double eco_pl_node_frag(const struct eco_pl_state *s, const struct eco_pl_workload *w,
                         uint32_t node, const uint16_t *gpu_free)
 {
-    return eco_pl_frag_raw(s->in, w, node, s->cpu_free[node], s->mem_free[node],
+    return eco_place__frag_raw(s->in, w, node, s->cpu_free[node], s->mem_free[node],
                            gpu_free ? gpu_free : s->gpu_free + s->gpu_off[node]);
 }
 
-double eco_pl_frag_raw(const struct eco_pl_instance *in, const struct eco_pl_workload *w,
+double eco_place__frag_raw(const struct eco_pl_instance *in, const struct eco_pl_workload *w,
                        uint32_t node, int64_t cpu_free, int64_t mem_free, const uint16_t *f)
 {
     const struct eco_pl_node *nd = &in->nodes[node];

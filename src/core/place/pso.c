@@ -488,7 +488,7 @@ static void settle(struct swarm *sw, struct particle *q, int improved)
 
 static void seed_greedy(struct swarm *sw, struct particle *q, int rule, int decreasing)
 {
-    if (eco_pl_greedy_run(sw->in, rule, decreasing, sw->slots)) {
+    if (eco_place__greedy_run(sw->in, rule, decreasing, sw->slots)) {
         for (uint32_t i = 0; i < sw->in->n_items; i++)
             q->x[i] = random_node(sw, i), q->gx[i] = -1;
         return;

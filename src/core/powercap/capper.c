@@ -90,7 +90,7 @@ double eco_capper_feedback_w(const struct eco_capper *c)
 
 /* ---- parameters ---------------------------------------------------------------------------- */
 
-void eco_capper_common_default(struct eco_capper_common *d)
+void eco_capper__common_default(struct eco_capper_common *d)
 {
     *d = (struct eco_capper_common){
         /* 0.3 of the measured error per period: the simulator's tuned gain (ITP subsets,
@@ -249,7 +249,7 @@ static int parse_params(struct eco_capper *c, const char *params, unsigned group
     return 0;
 }
 
-struct eco_capper *eco_capper_create_common(const struct eco_capper_ops *ops, const char *params,
+struct eco_capper *eco_capper__create_common(const struct eco_capper_ops *ops, const char *params,
                                             const struct eco_capper_common *d, unsigned keys_in,
                                             eco_capper_split_fn split, int use_truth,
                                             struct eco_error *err)
@@ -272,7 +272,7 @@ struct eco_capper *eco_capper_create_common(const struct eco_capper_ops *ops, co
     return c;
 }
 
-void eco_capper_destroy_common(struct eco_capper *c)
+void eco_capper__destroy_common(struct eco_capper *c)
 {
     if (!c)
         return;
@@ -340,7 +340,7 @@ static void feedback(struct eco_capper *c, const struct eco_capper_view *v)
         c->integral = -c->cm.guard * v->budget_w;
 }
 
-int eco_capper_binds(const struct eco_cap_job *jobs, size_t n, const double *limits_w)
+int eco_capper__binds(const struct eco_cap_job *jobs, size_t n, const double *limits_w)
 {
     for (size_t i = 0; i < n; i++)
         if (limits_w[i] < jobs[i].max_limit_w)
@@ -348,13 +348,13 @@ int eco_capper_binds(const struct eco_cap_job *jobs, size_t n, const double *lim
     return 0;
 }
 
-int eco_capper_decide_family(struct eco_capper *c, const struct eco_capper_view *v,
+int eco_capper__decide_family(struct eco_capper *c, const struct eco_capper_view *v,
                              struct eco_rng *rng, double *limits_w)
 {
-    return eco_capper_decide_common(c, v, rng, limits_w, c->split, c->use_truth);
+    return eco_capper__decide_common(c, v, rng, limits_w, c->split, c->use_truth);
 }
 
-int eco_capper_decide_common(struct eco_capper *c, const struct eco_capper_view *v,
+int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view *v,
                              struct eco_rng *rng, double *limits_w, eco_capper_split_fn split,
                              int use_truth)
 {

@@ -4,7 +4,7 @@
 #include <math.h>
 #include "capper_internal.h"
 
-int eco_capper_split_alloc(struct eco_capper *c, const struct eco_capper_view *v,
+int eco_capper__split_alloc(struct eco_capper *c, const struct eco_capper_view *v,
                            const struct eco_cap_job *jobs, double gpu_budget_w, double *limits_w)
 {
     double price = c->cm.plan
@@ -24,14 +24,14 @@ const struct eco_capper_ops eco_capper_mpc = {
                    "penalty, horizon, miss, sigma, lost, weight=one|size, plan",
     .start_at_max = 0,
     .create = create,
-    .destroy = eco_capper_destroy_common,
-    .decide = eco_capper_decide_family,
+    .destroy = eco_capper__destroy_common,
+    .decide = eco_capper__decide_family,
 };
 
 static struct eco_capper *create(const char *params, struct eco_error *err)
 {
     struct eco_capper_common d;
-    eco_capper_common_default(&d);
-    return eco_capper_create_common(&eco_capper_mpc, params, &d, ECO_CAPPER_KEYS_ALLOC,
-                                    eco_capper_split_alloc, 0, err);
+    eco_capper__common_default(&d);
+    return eco_capper__create_common(&eco_capper_mpc, params, &d, ECO_CAPPER_KEYS_ALLOC,
+                                    eco_capper__split_alloc, 0, err);
 }

@@ -13,16 +13,16 @@ const struct eco_capper_ops eco_capper_oracle = {
                    "penalty, horizon, miss, sigma, lost, weight=one|size, plan",
     .start_at_max = 0,
     .create = create,
-    .destroy = eco_capper_destroy_common,
-    .decide = eco_capper_decide_family,
+    .destroy = eco_capper__destroy_common,
+    .decide = eco_capper__decide_family,
 };
 
 static struct eco_capper *create(const char *params, struct eco_error *err)
 {
     struct eco_capper_common d;
-    eco_capper_common_default(&d);
+    eco_capper__common_default(&d);
     d.dither = 0; /* it reads the truth: nothing to explore */
     d.gain = 0;   /* nor a model bias to correct: the integral would chase noise */
-    return eco_capper_create_common(&eco_capper_oracle, params, &d, ECO_CAPPER_KEYS_ALLOC,
-                                    eco_capper_split_alloc, 1, err);
+    return eco_capper__create_common(&eco_capper_oracle, params, &d, ECO_CAPPER_KEYS_ALLOC,
+                                    eco_capper__split_alloc, 1, err);
 }

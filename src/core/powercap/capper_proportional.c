@@ -19,7 +19,7 @@ static int split(struct eco_capper *c, const struct eco_capper_view *v,
     int rc = eco_cap_proportional_demand(jobs, v->n, c->aux, gpu_budget_w, limits_w);
     if (rc)
         return rc;
-    return eco_capper_binds(jobs, v->n, limits_w);
+    return eco_capper__binds(jobs, v->n, limits_w);
 }
 
 static struct eco_capper *create(const char *params, struct eco_error *err);
@@ -31,13 +31,13 @@ const struct eco_capper_ops eco_capper_proportional = {
     .start_at_max = 0,
     .limits_only = 1,
     .create = create,
-    .destroy = eco_capper_destroy_common,
-    .decide = eco_capper_decide_family,
+    .destroy = eco_capper__destroy_common,
+    .decide = eco_capper__decide_family,
 };
 
 static struct eco_capper *create(const char *params, struct eco_error *err)
 {
     struct eco_capper_common d;
-    eco_capper_common_default(&d);
-    return eco_capper_create_common(&eco_capper_proportional, params, &d, 0, split, 0, err);
+    eco_capper__common_default(&d);
+    return eco_capper__create_common(&eco_capper_proportional, params, &d, 0, split, 0, err);
 }

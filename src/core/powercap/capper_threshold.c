@@ -14,7 +14,7 @@ static int split(struct eco_capper *c, const struct eco_capper_view *v,
         if (rc < -1)
             return rc;
     }
-    return eco_capper_binds(jobs, v->n, limits_w);
+    return eco_capper__binds(jobs, v->n, limits_w);
 }
 
 static struct eco_capper *create(const char *params, struct eco_error *err);
@@ -26,16 +26,16 @@ const struct eco_capper_ops eco_capper_threshold = {
                    "rebalance, high, low, step",
     .start_at_max = 1,
     .create = create,
-    .destroy = eco_capper_destroy_common,
-    .decide = eco_capper_decide_family,
+    .destroy = eco_capper__destroy_common,
+    .decide = eco_capper__decide_family,
 };
 
 static struct eco_capper *create(const char *params, struct eco_error *err)
 {
     struct eco_capper_common d;
-    eco_capper_common_default(&d);
+    eco_capper__common_default(&d);
     d.gain = 0;   /* it is a feedback controller on measured power itself */
     d.dither = 0; /* it reads no model */
-    return eco_capper_create_common(&eco_capper_threshold, params, &d, ECO_CAPPER_KEYS_THRESHOLD,
+    return eco_capper__create_common(&eco_capper_threshold, params, &d, ECO_CAPPER_KEYS_THRESHOLD,
                                     split, 0, err);
 }
