@@ -12,7 +12,7 @@ libmicrohttpd-dev libcurl4-openssl-dev libglpk-dev"
 # tests), libslurm-dev (the SPANK plugin and the Slurm test), man-db (`man -l` of the man pages
 # in the install test), python3 (the table generators' --check tests). The Slurm test installs
 # munge and the Slurm daemons itself.
-TEST_PKGS="libcmocka-dev curl socat jq chromium libslurm-dev man-db python3"
+TEST_PKGS="libcmocka-dev curl socat jq chromium libslurm-dev man-db python3 clang-format"
 # promtool (tests/daemon/metrics.sh) is taken from this package, unpacked, never installed.
 PROMTOOL_DEB=prometheus
 
