@@ -10,7 +10,8 @@ DEMO_PKGS="gcc libc6-dev make cmake pkg-config zlib1g-dev libjansson-dev libsqli
 libmicrohttpd-dev libcurl4-openssl-dev libglpk-dev"
 # Test only: cmocka (unit tests), curl, socat and jq (daemon tests), chromium (report and live-page
 # tests), libslurm-dev (the SPANK plugin and the Slurm test), man-db (`man -l` of the man pages
-# in the install test), python3 (the table generators' --check tests). The Slurm test installs
+# in the install test), python3 (the table generators' --check tests), clang-format (the
+# format check). The Slurm test installs
 # munge and the Slurm daemons itself.
 TEST_PKGS="libcmocka-dev curl socat jq chromium libslurm-dev man-db python3 clang-format"
 # promtool (tests/daemon/metrics.sh) is taken from this package, unpacked, never installed.
