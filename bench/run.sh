@@ -52,7 +52,8 @@ tmp=$(mktemp)
     echo "1 s control period, deadlines factor:1.5-3) on the whole trace with settled control"
     echo "periods skipped (the default; target: at most 5 s on one core), and the skipping against"
     echo "the 1 s loop (--control-skip off) on the first 300 jobs (bench/capped_section.sh). The"
-    echo "1 s loop on the whole trace took about 23 minutes before issue 16."
+    echo "1 s loop on the whole trace took about 23 minutes before issue 16 and 222 s of CPU after"
+    echo "the allocator's bit-exact shortcuts (2026-12-02; docs/policies/powercap.md, \"Complexity\")."
     echo
     sh bench/capped_section.sh "$BUILD"
     echo
