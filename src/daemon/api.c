@@ -950,6 +950,6 @@ struct MHD_Daemon *ecod__api_start(struct ecod_listener *l, int fd, struct eco_e
         on_completed, NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
     if (!m)
-        eco_error_set(err, "libmicrohttpd would not start on the socket");
+        eco_errorf(err, -EIO, "libmicrohttpd would not start on the socket");
     return m;
 }

@@ -130,8 +130,11 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
         snprintf(field, sizeof((struct ecod_config *)0)->gpu_strategy, "%s", v);
         return NULL;
     case K_QPOLICY:
-        if (!ecod__queue_policy_find(v))
-            return "must be fifo, greedy or edf";
+        if (!ecod__queue_policy_find(v)) {
+            char names[ECOD_QUEUE_POLICY_NAMES];
+            snprintf(msg, cap, "must be %s", ecod__queue_policy_names(names, sizeof names));
+            return msg;
+        }
         snprintf(field, sizeof((struct ecod_config *)0)->queue_policy, "%s", v);
         return NULL;
     case K_PLATFORM:
@@ -184,12 +187,9 @@ int ecod__config_set(struct ecod_config *c, const char *key, const char *value,
     for (size_t k = 0; k < N_KEYS; k++)
         if (!strcmp(KEYS[k].name, key)) {
             const char *why = set_value(&KEYS[k], value, c, msg, sizeof msg);
-            if (why)
-                eco_error_set(err, "%s", why);
-            return why ? -EINVAL : 0;
+            return why ? eco_errorf(err, -EINVAL, "%s", why) : 0;
         }
-    eco_error_set(err, "unknown setting '%s'", key);
-    return -ENOENT;
+    return eco_errorf(err, -ENOENT, "unknown setting '%s'", key);
 }
 
 void ecod__config_defaults(struct ecod_config *c)

@@ -63,7 +63,7 @@ int ecod__nodecap_init(struct ecod *d, struct eco_error *err)
     struct ecod_nodecap *n = calloc(1, sizeof *n);
     int rc = -ENOMEM;
     if (!n) {
-        eco_error_set(err, "node power budget: out of memory");
+        eco_errorf(err, rc, "node power budget: out of memory");
         goto fail;
     }
     snprintf(n->policy, sizeof n->policy, "%s", d->power_policy);

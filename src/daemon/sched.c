@@ -666,7 +666,7 @@ int ecod__sched_load_queue(struct ecod *d, struct eco_error *err)
     int rc = eco_store_list(d->store, ECO_STORE_QUEUED, 0, 0, &jobs, &n, err);
     for (size_t i = 0; rc == 0 && i < n; i++)
         if (ecod__queue_add(d, &jobs[i]) < 0)
-            rc = (eco_error_set(err, "queue: out of memory"), -ENOMEM);
+            rc = eco_errorf(err, -ENOMEM, "queue: out of memory");
     eco_store_jobs_free(jobs, n);
     return rc;
 }
