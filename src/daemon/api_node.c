@@ -123,7 +123,7 @@ static enum MHD_Result set_budget(struct ecod *d, struct MHD_Connection *c, cons
 {
     const char *key;
     json_t *val;
-    char msg[200];
+    struct eco_error err = {{0}};
     json_object_foreach((json_t *)b, key, val)
     {
         if (strcmp(key, "budget_w") && strcmp(key, "policy"))
@@ -134,10 +134,10 @@ static enum MHD_Result set_budget(struct ecod *d, struct MHD_Connection *c, cons
         return eco_http_fail(c, 400, "budget_w", "budget_w must be a number of watts (0: none)");
     if (p && !json_is_string(p))
         return eco_http_fail(c, 400, "policy", "policy must be a capper name (FAMILY[:PARAMS])");
-    if (ecod__nodecap_set(d, json_number_value(w), p ? json_string_value(p) : NULL, msg,
-                         sizeof msg) < 0)
-        return eco_http_fail(c, 400, p && !strncmp(msg, "policy", 6) ? "policy" : "budget_w", "%s",
-                         msg);
+    /* the message as the reply always had it: at most 199 bytes */
+    if (ecod__nodecap_set(d, json_number_value(w), p ? json_string_value(p) : NULL, &err) < 0)
+        return eco_http_fail(c, 400, p && !strncmp(err.msg, "policy", 6) ? "policy" : "budget_w",
+                             "%.199s", err.msg);
     ECO_LOG(ECO_LOG_INFO, "power", "node power budget %.0f W (%s)", json_number_value(w),
              p ? json_string_value(p) : "policy kept");
     return eco_http_reply(c, 200, budget_json(d));
@@ -247,9 +247,9 @@ static const char *resolve_cap(struct ecod *d, const json_t *v, const uint32_t *
     if (!v || json_is_null(v) || n == 0)
         return NULL;
     if (json_is_string(v)) {
-        char why[200];
-        if (ecod__sched_auto_cap(d, gpus[0], cap_w, why, sizeof why) < 0) {
-            ECO_LOG(ECO_LOG_WARN, "slurm", "power_cap auto: %s; no cap", why);
+        struct eco_error why = {{0}};
+        if (ecod__sched_auto_cap(d, gpus[0], cap_w, &why) < 0) {
+            ECO_LOG(ECO_LOG_WARN, "slurm", "power_cap auto: %s; no cap", why.msg);
             *cap_w = 0;
         }
         return NULL;

@@ -173,7 +173,7 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     r->capped = j->power_cap_w > 0 && r->n_gpus > 0;
     r->cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
     if (j->power_cap_w == ECO_STORE_CAP_AUTO && r->n_gpus > 0) {
-        if (ecod__sched_auto_cap(d, r->gpus[0], &r->cap_w, why, sizeof why) < 0)
+        if (ecod__sched_auto_cap(d, r->gpus[0], &r->cap_w, NULL) < 0)
             r->cap_w = 0;
         r->capped = r->cap_w > 0;
     }
