@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "daemon/config.h"
+#include "daemon/nodecap.h"
 
 static void test_defaults(void **state)
 {
@@ -135,12 +136,36 @@ static void test_load(void **state)
     assert_memory_equal(&c, &before, sizeof c);
 }
 
+/* One error style: the capper check fills a struct eco_error and returns its code (it wrote
+ * into a char buffer before), and a bad value's message stays cut at 159 bytes as it always
+ * was, however long the value. */
+static void test_error_style(void **state)
+{
+    (void)state;
+    struct eco_error err = {{0}};
+    assert_int_equal(ecod__nodecap_check("uniform", &err), 0);
+    assert_string_equal(err.msg, "");
+    assert_int_equal(ecod__nodecap_check("nope", &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "unknown policy 'nope'"));
+    assert_int_equal(ecod__nodecap_check("nope", NULL), -EINVAL); /* err is optional */
+    struct ecod_config c;
+    ecod__config_defaults(&c);
+    char longv[300];
+    memset(longv, '9', sizeof longv - 1);
+    longv[sizeof longv - 1] = '\0';
+    longv[0] = 'x';
+    assert_int_equal(ecod__config_set(&c, "grace_s", longv, &err), -EINVAL);
+    assert_int_equal(strlen(err.msg), 159);
+    assert_int_equal(strncmp(err.msg, "'x999", 5), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_set_table),
         cmocka_unit_test(test_load),
+        cmocka_unit_test(test_error_style),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

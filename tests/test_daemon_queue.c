@@ -196,12 +196,48 @@ static void test_remove_and_policies(void **state)
     assert_null(d.queue);
 }
 
+/* The daemon's policy names come from the registry's capability flags: every registry policy
+ * that needs neither durations nor preemption is named, in registry order, and none other; the
+ * text of today's set is the one the messages always had. The queue sorts by qsort_r with its
+ * own context (no static), so two queues of different policies sort independently. */
+static void test_policy_names(void **state)
+{
+    (void)state;
+    char names[ECOD_QUEUE_POLICY_NAMES], tiny[8];
+    assert_string_equal(ecod__queue_policy_names(names, sizeof names), "fifo, greedy or edf");
+    for (const struct eco_policy_ops *const *p = eco_policy_all(); *p; p++) {
+        bool named = strstr(names, (*p)->name) != NULL;
+        bool runs = ecod__queue_policy_find((*p)->name) != NULL;
+        assert_true(runs == !((*p)->caps & (ECO_POLICY_NEEDS_DURATION | ECO_POLICY_PREEMPTS)));
+        if (runs != named)
+            fail_msg("%s: runs %d, named %d", (*p)->name, runs, named);
+    }
+    assert_string_equal(ecod__queue_policy_names(tiny, sizeof tiny), "fifo, g"); /* cut short */
+    struct ecod d = {0};
+    struct eco_error err = {{0}};
+    assert_int_equal(ecod__queue_create(&d, "las", &err), -EINVAL);
+    assert_string_equal(err.msg, "queue policy 'las': the daemon runs fifo, greedy or edf");
+    /* two queues, opposite orders: edf by deadline, fifo by submission */
+    struct fixture *fe = make("edf"), *ff = make("fifo");
+    int64_t ids[2];
+    bool never[2];
+    add(fe, 1, 1, 500), add(fe, 2, 1, 100);
+    add(ff, 1, 1, 500), add(ff, 2, 1, 100);
+    assert_int_equal(pass(fe, ids, never, 2), 2);
+    assert_int_equal(ids[0], 2);
+    assert_int_equal(pass(ff, ids, never, 2), 2);
+    assert_int_equal(ids[0], 1);
+    destroy(fe);
+    destroy(ff);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fifo_head_of_line),  cmocka_unit_test(test_greedy_fills),
         cmocka_unit_test(test_fifo_starts_in_order), cmocka_unit_test(test_edf_order),
         cmocka_unit_test(test_never_fits),         cmocka_unit_test(test_remove_and_policies),
+        cmocka_unit_test(test_policy_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -401,8 +401,8 @@ static int probe_gate(void *arg, pid_t pid, struct eco_error *err)
     g->pid = pid;
     g->marker_seen = access(g->marker, F_OK) == 0;
     if (g->ret)
-        eco_error_set(err, "gate refused");
-    return g->ret;
+        return eco_errorf(err, g->ret, "gate refused");
+    return 0;
 }
 
 static void test_gate(void **state)

@@ -19,9 +19,4 @@ struct eco_error {
 int eco_errorf(struct eco_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Deprecated: eco_errorf(err, -EINVAL, fmt, ...). Kept only until src/daemon/ and src/slurm/
- * (and tests/test_runner.c) are converted; new code calls eco_errorf. */
-int eco_error_set(struct eco_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
 #endif

@@ -19,12 +19,3 @@ int eco_errorf(struct eco_error *err, int code, const char *fmt, ...)
     va_end(ap);
     return code;
 }
-
-int eco_error_set(struct eco_error *err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    set_msg(err, fmt, ap);
-    va_end(ap);
-    return -EINVAL;
-}

@@ -144,38 +144,38 @@ static bool plain_string(const json_t *v)
     return json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v);
 }
 
-static const char *check_argv(const json_t *v, char *msg, size_t cap)
+static const char *check_argv(const json_t *v, struct eco_error *err)
 {
     size_t n = json_array_size(v);
     if (!json_is_array(v) || n == 0 || n > MAX_ARGS) {
-        snprintf(msg, cap, "argv must be an array of 1 to %d strings", MAX_ARGS);
+        eco_errorf(err, -EINVAL, "argv must be an array of 1 to %d strings", MAX_ARGS);
         return "argv";
     }
     for (size_t i = 0; i < n; i++)
         if (!plain_string(json_array_get(v, i))) {
-            snprintf(msg, cap, "argv[%zu] is not a string (or holds a NUL)", i);
+            eco_errorf(err, -EINVAL, "argv[%zu] is not a string (or holds a NUL)", i);
             return "argv";
         }
     if (!*json_string_value(json_array_get(v, 0))) {
-        snprintf(msg, cap, "argv[0] is empty");
+        eco_errorf(err, -EINVAL, "argv[0] is empty");
         return "argv";
     }
     return NULL;
 }
 
-static const char *check_env(const json_t *v, char *msg, size_t cap)
+static const char *check_env(const json_t *v, struct eco_error *err)
 {
     const char *key;
     size_t klen;
     json_t *val;
     if (!json_is_object(v)) {
-        snprintf(msg, cap, "env must be an object of strings");
+        eco_errorf(err, -EINVAL, "env must be an object of strings");
         return "env";
     }
     json_object_keylen_foreach((json_t *)v, key, klen, val)
     {
         if (!*key || strlen(key) != klen || strchr(key, '=') || !plain_string(val)) {
-            snprintf(msg, cap,
+            eco_errorf(err, -EINVAL,
                      "env entry '%.64s': the name must be non-empty without '=' and "
                      "the value a string without NUL",
                      key);
@@ -226,17 +226,18 @@ static int stat_as(const char *path, uid_t uid, gid_t gid, struct stat *st)
 
 /* cwd: an absolute path that is a directory for the submitting user (looked up as him). One
  * answer for every failure, so that nothing is said of a path the user cannot reach. */
-static const char *check_cwd(const json_t *v, uid_t uid, gid_t gid, char *msg, size_t cap)
+static const char *check_cwd(const json_t *v, uid_t uid, gid_t gid, struct eco_error *err)
 {
     struct stat st;
     const char *s = json_string_value(v);
     if (!plain_string(v) || s[0] != '/' || strlen(s) >= PATH_MAX) {
-        snprintf(msg, cap, "cwd must be an absolute path");
+        eco_errorf(err, -EINVAL, "cwd must be an absolute path");
         return "cwd";
     }
     if (stat_as(s, uid, gid, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(msg, cap, "cwd '%.200s' is not a directory uid %u can reach on this server", s,
-                 (unsigned)uid);
+        eco_errorf(err, -EINVAL,
+                   "cwd '%.200s' is not a directory uid %u can reach on this server", s,
+                   (unsigned)uid);
         return "cwd";
     }
     return NULL;
@@ -244,7 +245,7 @@ static const char *check_cwd(const json_t *v, uid_t uid, gid_t gid, char *msg, s
 
 /* Power cap: a number of watts within every GPU's range, "auto", or null (none). */
 static const char *check_cap(struct ecod *d, const json_t *v, unsigned gpus, double *cap_w,
-                             char *msg, size_t cap)
+                             struct eco_error *err)
 {
     double lo = 0, hi = INFINITY;
     *cap_w = ECO_STORE_CAP_NONE;
@@ -262,42 +263,42 @@ static const char *check_cap(struct ecod *d, const json_t *v, unsigned gpus, dou
             }
         }
         if (!isfinite(*cap_w) || *cap_w <= 0 || *cap_w < lo || *cap_w > hi) {
-            snprintf(msg, cap, "power_cap %g W is outside the GPUs' range %g..%g W", *cap_w, lo,
-                     hi);
+            eco_errorf(err, -EINVAL, "power_cap %g W is outside the GPUs' range %g..%g W",
+                       *cap_w, lo, hi);
             return "power_cap";
         }
     } else {
-        snprintf(msg, cap, "power_cap must be a number of watts or \"auto\"");
+        eco_errorf(err, -EINVAL, "power_cap must be a number of watts or \"auto\"");
         return "power_cap";
     }
     if (gpus == 0) {
-        snprintf(msg, cap, "power_cap needs a job with GPUs");
+        eco_errorf(err, -EINVAL, "power_cap needs a job with GPUs");
         return "power_cap";
     }
     return NULL;
 }
 
-static const char *check_gpus(struct ecod *d, const json_t *obj, struct eco_store_job *j, char *msg,
-                              size_t cap)
+static const char *check_gpus(struct ecod *d, const json_t *obj, struct eco_store_job *j,
+                              struct eco_error *err)
 {
     const json_t *g = json_object_get(obj, "gpus"), *m = json_object_get(obj, "gpu_mem_gb");
     const json_t *s = json_object_get(obj, "share");
     j->gpus = d->n_gpus > 0 ? 1 : 0; /* default: one GPU where there are GPUs */
     if (g && (!json_is_integer(g) || json_integer_value(g) < 0 ||
               json_integer_value(g) > (json_int_t)d->n_gpus)) {
-        snprintf(msg, cap, "gpus must be an integer 0..%u (GPUs of this server)", d->n_gpus);
+        eco_errorf(err, -EINVAL, "gpus must be an integer 0..%u (GPUs of this server)", d->n_gpus);
         return "gpus";
     }
     if (g)
         j->gpus = (unsigned)json_integer_value(g);
     if (s && !json_is_boolean(s)) {
-        snprintf(msg, cap, "share must be true or false");
+        eco_errorf(err, -EINVAL, "share must be true or false");
         return "share";
     }
     j->share = s && json_is_true(s);
     if (m && (!json_is_number(m) || !isfinite(json_number_value(m)) || json_number_value(m) < 0 ||
               json_number_value(m) > 1e6)) {
-        snprintf(msg, cap, "gpu_mem_gb must be a number of GB >= 0");
+        eco_errorf(err, -EINVAL, "gpu_mem_gb must be a number of GB >= 0");
         return "gpu_mem_gb";
     }
     j->gpu_mem_gb = m ? json_number_value(m) : 0;
@@ -307,16 +308,16 @@ static const char *check_gpus(struct ecod *d, const json_t *obj, struct eco_stor
                                   .mem_b = (uint64_t)(j->gpu_mem_gb * (double)(1ull << 30)),
                                   .share = j->share};
     if (d->sel && j->gpus > 0 && eco_gpusel_choose(d->sel, eco_mono_s(), &req, out) == -EOVERFLOW) {
-        snprintf(msg, cap, "no %u GPUs of this server have %g GB of memory each", j->gpus,
+        eco_errorf(err, -EINVAL, "no %u GPUs of this server have %g GB of memory each", j->gpus,
                  j->gpu_mem_gb);
         return "gpu_mem_gb";
     }
     return NULL;
 }
 
-/* Checks every field of a submit body; NULL and *s filled, or the field at fault and msg. */
-static const char *check_submit(struct ecod *d, const json_t *obj, struct submit *s, char *msg,
-                                size_t cap)
+/* Checks every field of a submit body; NULL and *s filled, or the field at fault and err. */
+static const char *check_submit(struct ecod *d, const json_t *obj, struct submit *s,
+                                struct eco_error *err)
 {
     static const char *const known[] = {"argv",  "env",       "cwd",  "gpus",     "gpu_mem_gb",
                                         "share", "power_cap", "name", "deadline", NULL};
@@ -329,26 +330,26 @@ static const char *check_submit(struct ecod *d, const json_t *obj, struct submit
         while (known[k] && strcmp(known[k], key))
             k++;
         if (strlen(key) != klen) {
-            snprintf(msg, cap, "a field name holds a NUL");
+            eco_errorf(err, -EINVAL, "a field name holds a NUL");
             return "body";
         }
         if (!known[k]) {
-            snprintf(msg, cap, "unknown field '%.64s'", key);
+            eco_errorf(err, -EINVAL, "unknown field '%.64s'", key);
             return key;
         }
     }
     const json_t *argv = json_object_get(obj, "argv"), *env = json_object_get(obj, "env");
     const json_t *cwd = json_object_get(obj, "cwd"), *name = json_object_get(obj, "name");
-    if ((bad = check_argv(argv, msg, cap)))
+    if ((bad = check_argv(argv, err)))
         return bad;
-    if (env && (bad = check_env(env, msg, cap)))
+    if (env && (bad = check_env(env, err)))
         return bad;
     if (!cwd) {
-        snprintf(msg, cap, "cwd is required");
+        eco_errorf(err, -EINVAL, "cwd is required");
         return "cwd";
     }
-    if ((bad = check_cwd(cwd, s->job.uid, s->job.gid, msg, cap)) ||
-        (bad = check_gpus(d, obj, &s->job, msg, cap)))
+    if ((bad = check_cwd(cwd, s->job.uid, s->job.gid, err)) ||
+        (bad = check_gpus(d, obj, &s->job, err)))
         return bad;
     if (name && !json_is_null(name)) {
         const char *n = json_string_value(name);
@@ -356,13 +357,13 @@ static const char *check_submit(struct ecod *d, const json_t *obj, struct submit
         for (const char *p = n; ok && *p; p++)
             ok = (unsigned char)*p >= 0x20 && *p != 0x7f;
         if (!ok) {
-            snprintf(msg, cap, "name must be 1..%d printable characters", MAX_NAME);
+            eco_errorf(err, -EINVAL, "name must be 1..%d printable characters", MAX_NAME);
             return "name";
         }
         s->job.name = n;
     }
     if ((bad = check_cap(d, json_object_get(obj, "power_cap"), s->job.gpus, &s->job.power_cap_w,
-                         msg, cap)))
+                         err)))
         return bad;
     const json_t *dl = json_object_get(obj, "deadline");
     if (dl && !json_is_null(dl)) {
@@ -370,7 +371,7 @@ static const char *check_submit(struct ecod *d, const json_t *obj, struct submit
         /* an absolute Unix time: after 2001 and before 2286, so that a duration sent by
          * mistake (e.g. 3600) is refused */
         if (!(t >= 1e9 && t < 1e10)) {
-            snprintf(msg, cap, "deadline must be a Unix time in seconds (e.g. %.0f)",
+            eco_errorf(err, -EINVAL, "deadline must be a Unix time in seconds (e.g. %.0f)",
                      eco_wall_s() + 3600);
             return "deadline";
         }
@@ -382,7 +383,7 @@ static const char *check_submit(struct ecod *d, const json_t *obj, struct submit
     s->job.argv_json = s->argv_json;
     s->job.env_json = s->env_json;
     if (!s->argv_json || (env && !s->env_json)) {
-        snprintf(msg, cap, "out of memory");
+        eco_errorf(err, -ENOMEM, "out of memory");
         return "";
     }
     return NULL;
@@ -391,7 +392,7 @@ static const char *check_submit(struct ecod *d, const json_t *obj, struct submit
 static enum MHD_Result submit(struct ecod *d, struct MHD_Connection *c, const struct peer *p,
                               const struct req *rq)
 {
-    char msg[ECO_ERROR_MSG_MAX];
+    struct eco_error why = {{0}};
     struct submit s = {.job = {.uid = p->uid, .gid = p->gid}};
     struct eco_error err = {{0}};
     json_error_t jerr;
@@ -405,9 +406,9 @@ static enum MHD_Result submit(struct ecod *d, struct MHD_Connection *c, const st
                    obj ? "" : (rq->body.len ? jerr.text : "empty body"));
         goto out;
     }
-    const char *bad = check_submit(d, obj, &s, msg, sizeof msg);
+    const char *bad = check_submit(d, obj, &s, &why);
     if (bad) {
-        ret = eco_http_fail(c, *bad ? 400 : 500, *bad ? bad : NULL, "%s", msg);
+        ret = eco_http_fail(c, *bad ? 400 : 500, *bad ? bad : NULL, "%s", why.msg);
         goto out;
     }
     s.job.submit_s = eco_wall_s();
@@ -950,6 +951,6 @@ struct MHD_Daemon *ecod__api_start(struct ecod_listener *l, int fd, struct eco_e
         on_completed, NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
     if (!m)
-        eco_error_set(err, "libmicrohttpd would not start on the socket");
+        eco_errorf(err, -EIO, "libmicrohttpd would not start on the socket");
     return m;
 }

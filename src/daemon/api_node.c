@@ -123,7 +123,7 @@ static enum MHD_Result set_budget(struct ecod *d, struct MHD_Connection *c, cons
 {
     const char *key;
     json_t *val;
-    char msg[200];
+    struct eco_error err = {{0}};
     json_object_foreach((json_t *)b, key, val)
     {
         if (strcmp(key, "budget_w") && strcmp(key, "policy"))
@@ -134,10 +134,10 @@ static enum MHD_Result set_budget(struct ecod *d, struct MHD_Connection *c, cons
         return eco_http_fail(c, 400, "budget_w", "budget_w must be a number of watts (0: none)");
     if (p && !json_is_string(p))
         return eco_http_fail(c, 400, "policy", "policy must be a capper name (FAMILY[:PARAMS])");
-    if (ecod__nodecap_set(d, json_number_value(w), p ? json_string_value(p) : NULL, msg,
-                         sizeof msg) < 0)
-        return eco_http_fail(c, 400, p && !strncmp(msg, "policy", 6) ? "policy" : "budget_w", "%s",
-                         msg);
+    /* the message as the reply always had it: at most 199 bytes */
+    if (ecod__nodecap_set(d, json_number_value(w), p ? json_string_value(p) : NULL, &err) < 0)
+        return eco_http_fail(c, 400, p && !strncmp(err.msg, "policy", 6) ? "policy" : "budget_w",
+                             "%.199s", err.msg);
     ECO_LOG(ECO_LOG_INFO, "power", "node power budget %.0f W (%s)", json_number_value(w),
              p ? json_string_value(p) : "policy kept");
     return eco_http_reply(c, 200, budget_json(d));
@@ -180,7 +180,7 @@ static enum MHD_Result set_limit(struct ecod *d, struct MHD_Connection *c, const
 /* Reads the register body: job_id, uid, gid, gpus, power_cap. NULL or the field at fault. */
 static const char *check_register(struct ecod *d, const json_t *b, json_int_t *job, uid_t *uid,
                                   gid_t *gid, uint32_t *gpus, uint32_t *n, const json_t **cap,
-                                  char *msg, size_t mcap)
+                                  struct eco_error *err)
 {
     static const char *const known[] = {"job_id", "uid", "gid", "gpus", "power_cap", NULL};
     const char *key;
@@ -191,31 +191,31 @@ static const char *check_register(struct ecod *d, const json_t *b, json_int_t *j
         while (known[k] && strcmp(known[k], key))
             k++;
         if (!known[k]) {
-            snprintf(msg, mcap, "unknown field '%.64s'", key);
+            eco_errorf(err, -EINVAL, "unknown field '%.64s'", key);
             return key;
         }
     }
     const json_t *j = json_object_get(b, "job_id"), *u = json_object_get(b, "uid");
     const json_t *g = json_object_get(b, "gid"), *a = json_object_get(b, "gpus");
     if (!json_is_integer(j) || (*job = json_integer_value(j)) <= 0) {
-        snprintf(msg, mcap, "job_id must be a Slurm job id (integer > 0)");
+        eco_errorf(err, -EINVAL, "job_id must be a Slurm job id (integer > 0)");
         return "job_id";
     }
     if (u && (!json_is_integer(u) || json_integer_value(u) < 0 ||
               json_integer_value(u) > (json_int_t)UINT32_MAX - 1)) {
-        snprintf(msg, mcap, "uid must be an integer >= 0");
+        eco_errorf(err, -EINVAL, "uid must be an integer >= 0");
         return "uid";
     }
     if (g && (!json_is_integer(g) || json_integer_value(g) < 0 ||
               json_integer_value(g) > (json_int_t)UINT32_MAX - 1)) {
-        snprintf(msg, mcap, "gid must be an integer >= 0");
+        eco_errorf(err, -EINVAL, "gid must be an integer >= 0");
         return "gid";
     }
     *uid = u ? (uid_t)json_integer_value(u) : 0;
     *gid = g ? (gid_t)json_integer_value(g) : 0;
     *n = 0;
     if (!json_is_array(a) || json_array_size(a) > ECO_GPUSEL_MAX_GPUS) {
-        snprintf(msg, mcap, "gpus must be an array of GPU indices of this server (0..%d)",
+        eco_errorf(err, -EINVAL, "gpus must be an array of GPU indices of this server (0..%d)",
                  (int)d->n_gpus - 1);
         return "gpus";
     }
@@ -223,7 +223,7 @@ static const char *check_register(struct ecod *d, const json_t *b, json_int_t *j
         const json_t *x = json_array_get(a, i);
         if (!json_is_integer(x) || json_integer_value(x) < 0 ||
             json_integer_value(x) >= (json_int_t)d->n_gpus) {
-            snprintf(msg, mcap, "gpus[%zu] is not a GPU of this server (0..%d)", i,
+            eco_errorf(err, -EINVAL, "gpus[%zu] is not a GPU of this server (0..%d)", i,
                      (int)d->n_gpus - 1);
             return "gpus";
         }
@@ -232,7 +232,7 @@ static const char *check_register(struct ecod *d, const json_t *b, json_int_t *j
     *cap = json_object_get(b, "power_cap");
     if (*cap && !json_is_null(*cap) && !json_is_number(*cap) &&
         !(json_is_string(*cap) && !strcmp(json_string_value(*cap), "auto"))) {
-        snprintf(msg, mcap, "power_cap must be a number of watts, \"auto\" or null");
+        eco_errorf(err, -EINVAL, "power_cap must be a number of watts, \"auto\" or null");
         return "power_cap";
     }
     return NULL;
@@ -241,15 +241,15 @@ static const char *check_register(struct ecod *d, const json_t *b, json_int_t *j
 /* The limit to apply for the requested cap: watts as asked (checked against the GPUs'
  * ranges), "auto" chosen by the daemon's model, or 0 (none). */
 static const char *resolve_cap(struct ecod *d, const json_t *v, const uint32_t *gpus, uint32_t n,
-                               double *cap_w, char *msg, size_t mcap)
+                               double *cap_w, struct eco_error *err)
 {
     *cap_w = 0;
     if (!v || json_is_null(v) || n == 0)
         return NULL;
     if (json_is_string(v)) {
-        char why[200];
-        if (ecod__sched_auto_cap(d, gpus[0], cap_w, why, sizeof why) < 0) {
-            ECO_LOG(ECO_LOG_WARN, "slurm", "power_cap auto: %s; no cap", why);
+        struct eco_error why = {{0}};
+        if (ecod__sched_auto_cap(d, gpus[0], cap_w, &why) < 0) {
+            ECO_LOG(ECO_LOG_WARN, "slurm", "power_cap auto: %s; no cap", why.msg);
             *cap_w = 0;
         }
         return NULL;
@@ -259,7 +259,7 @@ static const char *resolve_cap(struct ecod *d, const json_t *v, const uint32_t *
         struct eco_power_range pr;
         if (eco_platform_power_range(d->platform, gpus[i], &pr, NULL) == 0 &&
             (!isfinite(*cap_w) || *cap_w < pr.min_w || *cap_w > pr.max_w)) {
-            snprintf(msg, mcap, "power_cap %g W is outside GPU %u's range %g..%g W", *cap_w,
+            eco_errorf(err, -EINVAL, "power_cap %g W is outside GPU %u's range %g..%g W", *cap_w,
                      gpus[i], pr.min_w, pr.max_w);
             return "power_cap";
         }
@@ -281,7 +281,8 @@ static json_t *gpu_limits_json(const struct ecod *d, const uint32_t *gpus, uint3
 
 static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, const json_t *b)
 {
-    char msg[ECO_ERROR_MSG_MAX], name[48], argv[64], gl[ECO_GPUSEL_MAX_GPUS * 4 + 1] = "";
+    struct eco_error why = {{0}};
+    char name[48], argv[64], gl[ECO_GPUSEL_MAX_GPUS * 4 + 1] = "";
     struct eco_error err = {{0}};
     json_int_t job = 0;
     uid_t uid;
@@ -290,11 +291,11 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
     const json_t *capv = NULL;
     double cap_w = 0;
     int64_t id = 0;
-    const char *bad = check_register(d, b, &job, &uid, &gid, gpus, &n, &capv, msg, sizeof msg);
+    const char *bad = check_register(d, b, &job, &uid, &gid, gpus, &n, &capv, &why);
     if (!bad)
-        bad = resolve_cap(d, capv, gpus, n, &cap_w, msg, sizeof msg);
+        bad = resolve_cap(d, capv, gpus, n, &cap_w, &why);
     if (bad)
-        return eco_http_fail(c, 400, bad, "%s", msg);
+        return eco_http_fail(c, 400, bad, "%s", why.msg);
     const struct ecod_run *old = slurm_run(d, job);
     if (old) /* the prolog ran again (requeue): the same record */
         return eco_http_reply(c, 200,

@@ -102,9 +102,9 @@ static const char *check_loopback(const char *v)
     return "host must be a loopback IP address or localhost";
 }
 
-/* Parses value v of key k into c. NULL when fine, else the message (into msg). */
-static const char *set_value(const struct key *k, const char *v, struct ecod_config *c, char *msg,
-                             size_t cap)
+/* Parses value v of key k into c. 0 when fine, else -EINVAL and err says why. */
+static int set_value(const struct key *k, const char *v, struct ecod_config *c,
+                     struct eco_error *err)
 {
     char *field = (char *)c + k->off;
     const char *why = NULL;
@@ -115,90 +115,85 @@ static const char *set_value(const struct key *k, const char *v, struct ecod_con
     case K_STRING:
     case K_LOOPBACK:
         if (!*v)
-            return "needs a value";
-        if (strlen(v) > (size_t)k->max) {
-            snprintf(msg, cap, "longer than %.0f bytes", k->max);
-            return msg;
-        }
+            return eco_errorf(err, -EINVAL, "needs a value");
+        if (strlen(v) > (size_t)k->max)
+            return eco_errorf(err, -EINVAL, "longer than %.0f bytes", k->max);
         if (k->type == K_LOOPBACK && (why = check_loopback(v)))
-            return why;
+            return eco_errorf(err, -EINVAL, "%s", why);
         strcpy(field, v);
-        return NULL;
+        return 0;
     case K_GSTRATEGY:
         if (!eco_gpusel_find(v))
-            return "must be live, exclusive or memory-threshold";
+            return eco_errorf(err, -EINVAL, "must be live, exclusive or memory-threshold");
         snprintf(field, sizeof((struct ecod_config *)0)->gpu_strategy, "%s", v);
-        return NULL;
+        return 0;
     case K_QPOLICY:
-        if (!ecod__queue_policy_find(v))
-            return "must be fifo, greedy or edf";
+        if (!ecod__queue_policy_find(v)) {
+            char names[ECOD_QUEUE_POLICY_NAMES];
+            return eco_errorf(err, -EINVAL, "must be %s",
+                              ecod__queue_policy_names(names, sizeof names));
+        }
         snprintf(field, sizeof((struct ecod_config *)0)->queue_policy, "%s", v);
-        return NULL;
+        return 0;
     case K_PLATFORM:
         if (strcasecmp(v, "auto") && !eco_platform_find(v))
-            return "must be nvml, fake, none or auto";
+            return eco_errorf(err, -EINVAL, "must be nvml, fake, none or auto");
         snprintf(field, sizeof c->platform, "%s", v);
-        return NULL;
+        return 0;
     case K_KNOB:
         if (strcasecmp(v, "limit") && strcasecmp(v, "clock"))
-            return "must be limit or clock";
+            return eco_errorf(err, -EINVAL, "must be limit or clock");
         snprintf(field, sizeof c->power_knob, "%s", v);
-        return NULL;
+        return 0;
     case K_CAPPER:
-        if (strlen(v) > (size_t)k->max) {
-            snprintf(msg, cap, "longer than %.0f bytes", k->max);
-            return msg;
-        }
-        if ((why = ecod__nodecap_check(v, msg, cap)))
-            return why;
+        if (strlen(v) > (size_t)k->max)
+            return eco_errorf(err, -EINVAL, "longer than %.0f bytes", k->max);
+        if (ecod__nodecap_check(v, err) < 0)
+            return -EINVAL;
         strcpy(field, v);
-        return NULL;
+        return 0;
     case K_LEVEL:
         if ((lvl = eco_log_level_parse(v)) < 0)
-            return "must be error, warning, info or debug";
+            return eco_errorf(err, -EINVAL, "must be error, warning, info or debug");
         *(int *)(void *)field = lvl;
-        return NULL;
+        return 0;
     case K_SECONDS:
     case K_FRACTION:
     case K_WATTS:
         errno = 0;
         x = strtod(v, &end);
-        if (end == v || *end || errno || !isfinite(x) || x < k->min || x > k->max) {
-            snprintf(msg, cap, "'%s' is not a %s %g..%g", v,
-                     k->type == K_SECONDS ? "number of seconds"
-                     : k->type == K_WATTS ? "power in watts"
-                                          : "fraction",
-                     k->min, k->max);
-            return msg;
-        }
+        if (end == v || *end || errno || !isfinite(x) || x < k->min || x > k->max)
+            return eco_errorf(err, -EINVAL, "'%s' is not a %s %g..%g", v,
+                              k->type == K_SECONDS ? "number of seconds"
+                              : k->type == K_WATTS ? "power in watts"
+                                                   : "fraction",
+                              k->min, k->max);
         *(double *)(void *)field = x;
-        return NULL;
+        return 0;
     }
-    return "unknown type";
+    return eco_errorf(err, -EINVAL, "unknown type");
 }
 
 int ecod__config_set(struct ecod_config *c, const char *key, const char *value,
                     struct eco_error *err)
 {
-    char msg[160];
+    struct eco_error why = {{0}};
     for (size_t k = 0; k < N_KEYS; k++)
         if (!strcmp(KEYS[k].name, key)) {
-            const char *why = set_value(&KEYS[k], value, c, msg, sizeof msg);
-            if (why)
-                eco_error_set(err, "%s", why);
-            return why ? -EINVAL : 0;
+            int rc = set_value(&KEYS[k], value, c, &why);
+            /* cut at 159 bytes, as the messages always were (a long bad value is not echoed
+             * whole) */
+            return rc < 0 ? eco_errorf(err, rc, "%.159s", why.msg) : 0;
         }
-    eco_error_set(err, "unknown setting '%s'", key);
-    return -ENOENT;
+    return eco_errorf(err, -ENOENT, "unknown setting '%s'", key);
 }
 
 void ecod__config_defaults(struct ecod_config *c)
 {
-    char msg[128];
     memset(c, 0, sizeof *c);
     for (size_t i = 0; i < N_KEYS; i++)
         if (KEYS[i].def)
-            set_value(&KEYS[i], KEYS[i].def, c, msg, sizeof msg);
+            set_value(&KEYS[i], KEYS[i].def, c, NULL);
 }
 
 static char *trim(char *s)
@@ -215,7 +210,7 @@ int ecod__config_load(const char *path, struct ecod_config *out)
 {
     struct ecod_config c = *out;
     unsigned set_on[N_KEYS] = {0};
-    char *line = NULL, msg[160];
+    char *line = NULL;
     size_t lcap = 0;
     unsigned lineno = 0;
     int rc = 0;
@@ -240,20 +235,19 @@ int ecod__config_load(const char *path, struct ecod_config *out)
         size_t k = 0;
         while (k < N_KEYS && strcmp(KEYS[k].name, name))
             k++;
-        const char *why = NULL;
+        struct eco_error why = {{0}};
+        int bad;
         if (k == N_KEYS) {
             fprintf(stderr, "%s:%u: unknown key '%s'\n", path, lineno, name);
             rc = -EINVAL;
             continue;
         }
-        if (set_on[k]) {
-            snprintf(msg, sizeof msg, "already set on line %u", set_on[k]);
-            why = msg;
-        } else {
-            why = set_value(&KEYS[k], v, &c, msg, sizeof msg);
-        }
-        if (why) {
-            fprintf(stderr, "%s:%u: key '%s': %s\n", path, lineno, name, why);
+        if (set_on[k])
+            bad = eco_errorf(&why, -EINVAL, "already set on line %u", set_on[k]);
+        else
+            bad = set_value(&KEYS[k], v, &c, &why);
+        if (bad < 0) { /* cut at 159 bytes, as ecod__config_set's */
+            fprintf(stderr, "%s:%u: key '%s': %.159s\n", path, lineno, name, why.msg);
             rc = -EINVAL;
         }
         set_on[k] = lineno;

@@ -138,23 +138,25 @@ static const struct flag {
     const char *key;     /* its config key; NULL: --config (read first, by load_config) */
     const char *bad_fmt; /* NULL, or the message, a format with the value's %s */
     bool by_key;         /* the message names the key: "tcp_listen 'VALUE': what is wrong" */
+    /* NULL, or the names a bad value is not one of: "'VALUE' is not fifo, greedy or edf" */
+    const char *(*names)(char *buf, size_t size);
 } FLAGS[] = {
-    {"--socket", "socket", NULL, false},
-    {"--socket-group", "socket_group", NULL, false},
-    {"--state-dir", "state_dir", NULL, false},
-    {"--platform", "platform", "unknown '%s' (nvml, fake, none or auto)", false},
-    {"--nvml-library", "nvml_library", NULL, false},
-    {"--log-level", "log_level", "'%s' is not error, warning, info or debug", false},
-    {"--util-window", "util_window_s", NULL, false},
-    {"--grace", "grace_s", NULL, false},
-    {"--config", NULL, NULL, false},
-    {"--queue-policy", "queue_policy", "'%s' is not fifo, greedy or edf", false},
-    {"--tcp-listen", "tcp_listen", NULL, true},
-    {"--tcp-token-file", "tcp_token_file", NULL, true},
-    {"--gpu-strategy", "gpu_strategy", "unknown '%s' (live, exclusive, memory-threshold)", false},
-    {"--memthr-wait", "memthr_wait_s", NULL, false},
-    {"--power-budget", "power_budget_w", NULL, true},
-    {"--power-policy", "power_policy", NULL, true},
+    {"--socket", "socket", NULL, false, NULL},
+    {"--socket-group", "socket_group", NULL, false, NULL},
+    {"--state-dir", "state_dir", NULL, false, NULL},
+    {"--platform", "platform", "unknown '%s' (nvml, fake, none or auto)", false, NULL},
+    {"--nvml-library", "nvml_library", NULL, false, NULL},
+    {"--log-level", "log_level", "'%s' is not error, warning, info or debug", false, NULL},
+    {"--util-window", "util_window_s", NULL, false, NULL},
+    {"--grace", "grace_s", NULL, false, NULL},
+    {"--config", NULL, NULL, false, NULL},
+    {"--queue-policy", "queue_policy", NULL, false, ecod__queue_policy_names},
+    {"--tcp-listen", "tcp_listen", NULL, true, NULL},
+    {"--tcp-token-file", "tcp_token_file", NULL, true, NULL},
+    {"--gpu-strategy", "gpu_strategy", "unknown '%s' (live, exclusive, memory-threshold)", false, NULL},
+    {"--memthr-wait", "memthr_wait_s", NULL, false, NULL},
+    {"--power-budget", "power_budget_w", NULL, true, NULL},
+    {"--power-policy", "power_policy", NULL, true, NULL},
 };
 
 /* Option f's value v into o->cfg. 0, or -EINVAL (written to stderr). */
@@ -165,6 +167,10 @@ static int set_flag(struct opts *o, const struct flag *f, const char *v)
         return 0;
     if (f->by_key) {
         fprintf(stderr, "ecoschedd: %s '%s': %s\n", f->key, v, err.msg);
+    } else if (f->names) {
+        char names[ECOD_QUEUE_POLICY_NAMES];
+        fprintf(stderr, "ecoschedd: %s: '%s' is not %s\n", f->name, v,
+                f->names(names, sizeof names));
     } else if (f->bad_fmt) {
         fprintf(stderr, "ecoschedd: %s: ", f->name);
 #pragma GCC diagnostic push
@@ -255,39 +261,37 @@ static int claim_socket(const char *path, struct eco_error *err)
     struct stat st;
     int rc = 0;
     if (strlen(path) >= sizeof sa.sun_path) {
-        rc = eco_error_set(err, "%s: socket path too long (max %zu bytes)", path,
-                           sizeof sa.sun_path - 1);
+        rc = eco_errorf(err, -ENAMETOOLONG, "%s: socket path too long (max %zu bytes)", path,
+                        sizeof sa.sun_path - 1);
         goto out;
     }
     strcpy(sa.sun_path, path);
     if (lstat(path, &st) < 0) {
         if (errno != ENOENT) {
-            rc = -errno;
-            eco_error_set(err, "%s: %s", path, strerror(errno));
+            rc = eco_errorf(err, -errno, "%s: %s", path, strerror(errno));
         }
         goto out;
     }
     if (!S_ISSOCK(st.st_mode)) {
-        rc = -EEXIST;
-        eco_error_set(err, "%s: exists and is not a socket (left as it is)", path);
+        rc = eco_errorf(err, -EEXIST, "%s: exists and is not a socket (left as it is)", path);
         goto out;
     }
     for (int i = 0; (rc = connects(&sa)) == 1 && i < CLAIM_TRIES; i++)
         nanosleep(&(struct timespec){.tv_nsec = CLAIM_WAIT_NS}, NULL);
     if (rc == 1) {
-        rc = -EADDRINUSE;
-        eco_error_set(err, "%s: another ecoschedd is running there (it answers on the socket; "
-                           "stop it first)", path);
+        rc = eco_errorf(err, -EADDRINUSE,
+                        "%s: another ecoschedd is running there (it answers on the socket; "
+                        "stop it first)", path);
         goto out;
     }
     if (rc < 0) {
-        eco_error_set(err, "%s: cannot tell whether a daemon listens there: %s", path,
-                      strerror(-rc));
+        eco_errorf(err, rc, "%s: cannot tell whether a daemon listens there: %s", path,
+                   strerror(-rc));
         goto out;
     }
     if (unlink(path) < 0 && errno != ENOENT) {
-        rc = -errno;
-        eco_error_set(err, "%s: cannot remove the stale socket: %s", path, strerror(errno));
+        rc = eco_errorf(err, -errno, "%s: cannot remove the stale socket: %s", path,
+                        strerror(errno));
         goto out;
     }
     ECO_LOG(ECO_LOG_INFO, "main", "%s: removed a stale socket (no daemon listens on it)", path);
@@ -306,7 +310,7 @@ static int listen_unix(const struct opts *o, struct eco_error *err)
     strcpy(sa.sun_path, o->socket);
     strcpy(dir, o->socket);
     if ((rc = eco_mkdir(dirname(dir), 0755)) < 0) {
-        eco_error_set(err, "%s: cannot create its directory: %s", o->socket, strerror(-rc));
+        eco_errorf(err, rc, "%s: cannot create its directory: %s", o->socket, strerror(-rc));
         goto out;
     }
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -314,16 +318,14 @@ static int listen_unix(const struct opts *o, struct eco_error *err)
     int b = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
     if (b < 0 || listen(fd, 128) < 0 || chmod(o->socket, 0660) < 0) {
-        rc = -errno;
-        eco_error_set(err, "%s: cannot listen: %s", o->socket, strerror(errno));
+        rc = eco_errorf(err, -errno, "%s: cannot listen: %s", o->socket, strerror(errno));
         goto out;
     }
     if (o->socket_group) {
         struct group *g = getgrnam(o->socket_group);
         if (!g || chown(o->socket, (uid_t)-1, g->gr_gid) < 0) {
-            rc = g ? -errno : -ENOENT;
-            eco_error_set(err, "%s: --socket-group %s: %s", o->socket, o->socket_group,
-                          g ? strerror(errno) : "no such group");
+            rc = eco_errorf(err, g ? -errno : -ENOENT, "%s: --socket-group %s: %s", o->socket,
+                            o->socket_group, g ? strerror(errno) : "no such group");
             goto out;
         }
     }
@@ -391,7 +393,7 @@ static int setup_signals(struct eco_error *err)
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     if (pipe(wake_pipe) < 0)
-        return eco_error_set(err, "pipe: %s", strerror(errno));
+        return eco_errorf(err, -errno, "pipe: %s", strerror(errno));
     for (int i = 0; i < 2; i++) {
         fcntl(wake_pipe[i], F_SETFL, O_NONBLOCK);
         fcntl(wake_pipe[i], F_SETFD, FD_CLOEXEC);
@@ -485,20 +487,21 @@ static int private_state(const struct ecod *d, struct eco_error *err)
     char path[sizeof d->db_path + 16];
     int rc = 0;
     if ((rc = eco_mkdir(d->state_dir, STATE_DIR_MODE)) < 0) {
-        eco_error_set(err, "%s: cannot create: %s", d->state_dir, strerror(-rc));
+        eco_errorf(err, rc, "%s: cannot create: %s", d->state_dir, strerror(-rc));
         goto out;
     }
     if ((rc = tighten(d->state_dir, STATE_DIR_MODE)) < 0) {
-        eco_error_set(err, "%s: open to other users and cannot be made private (mode %04o): "
-                           "%s; use a directory of the daemon's own", d->state_dir,
-                      STATE_DIR_MODE, strerror(-rc));
+        eco_errorf(err, rc,
+                   "%s: open to other users and cannot be made private (mode %04o): "
+                   "%s; use a directory of the daemon's own", d->state_dir,
+                   STATE_DIR_MODE, strerror(-rc));
         goto out;
     }
     for (size_t i = 0; i < sizeof SUFFIXES / sizeof SUFFIXES[0]; i++) {
         snprintf(path, sizeof path, "%s%s", d->db_path, SUFFIXES[i]);
         if ((rc = tighten(path, STATE_FILE_MODE)) < 0) {
-            eco_error_set(err, "%s: cannot make it private (mode %04o): %s", path,
-                          STATE_FILE_MODE, strerror(-rc));
+            eco_errorf(err, rc, "%s: cannot make it private (mode %04o): %s", path,
+                       STATE_FILE_MODE, strerror(-rc));
             goto out;
         }
     }

@@ -80,8 +80,8 @@ int ecod__lister_create(const char *db_path, const char *logs_dir, size_t queue_
     if (queue_cap && (l = calloc(1, sizeof *l)))
         l->wake_fd = -1; /* before anything can fail: destroy closes it when >= 0 */
     if (!l || !(l->ring = calloc(queue_cap, sizeof *l->ring))) {
-        ret = queue_cap ? -ENOMEM : -EINVAL;
-        eco_error_set(err, "listing worker: %s", queue_cap ? "out of memory" : "no queue");
+        ret = eco_errorf(err, queue_cap ? -ENOMEM : -EINVAL, "listing worker: %s",
+                         queue_cap ? "out of memory" : "no queue");
         goto out;
     }
     l->cap = queue_cap;
@@ -90,8 +90,7 @@ int ecod__lister_create(const char *db_path, const char *logs_dir, size_t queue_
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
     if ((l->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
-        ret = -errno;
-        eco_error_set(err, "listing worker: eventfd: %s", strerror(errno));
+        ret = eco_errorf(err, -errno, "listing worker: eventfd: %s", strerror(errno));
         goto out;
     }
     if ((ret = eco_store_open_reader(db_path, &l->store, err)) < 0)
@@ -102,7 +101,7 @@ int ecod__lister_create(const char *db_path, const char *logs_dir, size_t queue_
     ret = -pthread_create(&l->thread, NULL, worker, l);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (ret < 0) {
-        eco_error_set(err, "listing worker: cannot start a thread: %s", strerror(-ret));
+        eco_errorf(err, ret, "listing worker: cannot start a thread: %s", strerror(-ret));
         goto out;
     }
     l->started = true;

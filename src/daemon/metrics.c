@@ -212,16 +212,14 @@ int ecod__metrics_render(struct ecod *d, char **text, size_t *len, struct eco_er
     *text = NULL;
     *len = 0;
     if (!f) {
-        ret = -errno;
-        eco_error_set(err, "metrics: out of memory");
+        ret = eco_errorf(err, -errno, "metrics: out of memory");
         goto out;
     }
     gpu_metrics(d, f);
     budget_metrics(d, f);
     ret = job_metrics(d, f, err);
     if (fclose(f) != 0 && ret == 0) {
-        ret = -ENOMEM;
-        eco_error_set(err, "metrics: out of memory");
+        ret = eco_errorf(err, -ENOMEM, "metrics: out of memory");
     }
     f = NULL;
     if (ret == 0) {

@@ -46,16 +46,15 @@ struct ecod_nodecap {
     struct eco_cap_metrics met;
 };
 
-const char *ecod__nodecap_check(const char *spec, char *msg, size_t cap)
+int ecod__nodecap_check(const char *spec, struct eco_error *err)
 {
-    struct eco_error err = {{0}};
-    struct eco_capper *c = eco_capper_create(spec, &err);
+    struct eco_error cerr = {{0}};
+    struct eco_capper *c = eco_capper_create(spec, &cerr);
     if (c) {
         eco_capper_destroy(c);
-        return NULL;
+        return 0;
     }
-    snprintf(msg, cap, "%s", err.msg[0] ? err.msg : "not a capper");
-    return msg;
+    return eco_errorf(err, -EINVAL, "%s", cerr.msg[0] ? cerr.msg : "not a capper");
 }
 
 int ecod__nodecap_init(struct ecod *d, struct eco_error *err)
@@ -63,7 +62,7 @@ int ecod__nodecap_init(struct ecod *d, struct eco_error *err)
     struct ecod_nodecap *n = calloc(1, sizeof *n);
     int rc = -ENOMEM;
     if (!n) {
-        eco_error_set(err, "node power budget: out of memory");
+        eco_errorf(err, rc, "node power budget: out of memory");
         goto fail;
     }
     snprintf(n->policy, sizeof n->policy, "%s", d->power_policy);
@@ -303,20 +302,18 @@ out:
     free(map);
 }
 
-int ecod__nodecap_set(struct ecod *d, double budget_w, const char *policy, char *msg, size_t cap)
+int ecod__nodecap_set(struct ecod *d, double budget_w, const char *policy,
+                      struct eco_error *err)
 {
     struct ecod_nodecap *n = d->nodecap;
-    struct eco_error err = {{0}};
-    if (!(budget_w >= 0 && budget_w <= 100000)) {
-        snprintf(msg, cap, "budget_w must be 0..100000 W (0: none)");
-        return -EINVAL;
-    }
+    struct eco_error cerr = {{0}};
+    if (!(budget_w >= 0 && budget_w <= 100000))
+        return eco_errorf(err, -EINVAL, "budget_w must be 0..100000 W (0: none)");
     if (policy) {
-        struct eco_capper *c = eco_capper_create(policy, &err);
+        struct eco_capper *c = eco_capper_create(policy, &cerr);
         if (!c || strlen(policy) >= sizeof n->policy) {
             eco_capper_destroy(c);
-            snprintf(msg, cap, "policy: %s", err.msg[0] ? err.msg : "too long");
-            return -EINVAL;
+            return eco_errorf(err, -EINVAL, "policy: %s", cerr.msg[0] ? cerr.msg : "too long");
         }
         eco_capper_destroy(n->capper);
         n->capper = c;

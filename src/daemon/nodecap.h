@@ -13,16 +13,18 @@
 /* nodecap.c: the node power budget (config power_budget_w, power_policy; POST /v1/node/budget;
  * docs/daemon/README.md, "Node power budget"). Every tick with a budget the running jobs'
  * GPUs get their limits from the capper family's shared decide (include/ecosched/powercap.h). */
-/* NULL when `spec` names a capper with good parameters, else the message (in msg). */
-const char *ecod__nodecap_check(const char *spec, char *msg, size_t cap);
+/* 0 when `spec` names a capper with good parameters, else -EINVAL and err says why. */
+int ecod__nodecap_check(const char *spec, struct eco_error *err);
 /* Creates d->nodecap with d->power_budget_w and d->power_policy. 0, or < 0 and err. */
 int ecod__nodecap_init(struct ecod *d, struct eco_error *err);
 void ecod__nodecap_fini(struct ecod *d);
 /* One control period at monotonic time mono (after the GPUs were sampled). */
 void ecod__nodecap_tick(struct ecod *d, double mono);
 /* A new budget (0: none; the GPUs go back to their jobs' caps or the default) and optionally a
- * new policy (NULL: keep). 0, or -EINVAL with msg saying which field is wrong. */
-int ecod__nodecap_set(struct ecod *d, double budget_w, const char *policy, char *msg, size_t cap);
+ * new policy (NULL: keep). 0, or -EINVAL with err saying which field is wrong ("policy: ..."
+ * or "budget_w ..."). */
+int ecod__nodecap_set(struct ecod *d, double budget_w, const char *policy,
+                      struct eco_error *err);
 /* The budget's state, borrowed from d. */
 struct ecod_nodecap_status {
     double budget_w;        /* 0: none */

@@ -3,8 +3,10 @@
  * queue policy (fifo, greedy or edf: the same ops tables as the simulator's), and the pass
  * that lets the policy's decide call pick the jobs to start, with the live-status GPU
  * selector answering whether each one fits now (docs/daemon/README.md, "Queue order"). */
+#define _GNU_SOURCE /* qsort_r (glibc's, the context last) */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,23 @@ const struct eco_policy_ops *ecod__queue_policy_find(const char *name)
 {
     const struct eco_policy_ops *p = eco_policy_find(name);
     return p && !(p->caps & DAEMON_POLICY_EXCLUDES) ? p : NULL;
+}
+
+const char *ecod__queue_policy_names(char *buf, size_t size)
+{
+    const struct eco_policy_ops *const *all = eco_policy_all();
+    size_t n = 0, k = 0, len = 0;
+    for (size_t i = 0; all[i]; i++)
+        n += !(all[i]->caps & DAEMON_POLICY_EXCLUDES);
+    buf[0] = '\0';
+    for (size_t i = 0; all[i] && len < size; i++) {
+        if (all[i]->caps & DAEMON_POLICY_EXCLUDES)
+            continue;
+        const char *sep = k == 0 ? "" : k + 1 == n ? " or " : ", ";
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", sep, all[i]->name);
+        k++;
+    }
+    return buf;
 }
 
 /* Requests that did not fit in this pass: a request at least as large (same sharing) cannot
@@ -59,10 +78,10 @@ static int cmp_index(const struct ecod_queue *qu, size_t a, size_t b)
     return 0;
 }
 
-static struct ecod_queue *sort_ctx;
-static int cmp_sort(const void *a, const void *b)
+/* qsort_r's comparison (glibc's argument order: the context comes last). */
+static int cmp_sort(const void *a, const void *b, void *qu)
 {
-    return cmp_index(sort_ctx, *(const uint32_t *)a, *(const uint32_t *)b);
+    return cmp_index(qu, *(const uint32_t *)a, *(const uint32_t *)b);
 }
 
 /* Sorts jobs[] and q[] together by queue order. */
@@ -79,8 +98,7 @@ static int sort_queue(struct ecod_queue *qu)
     }
     for (size_t i = 0; i < qu->n; i++)
         idx[i] = (uint32_t)i;
-    sort_ctx = qu;
-    qsort(idx, qu->n, sizeof *idx, cmp_sort);
+    qsort_r(idx, qu->n, sizeof *idx, cmp_sort, qu);
     for (size_t i = 0; i < qu->n; i++) {
         j2[i] = qu->jobs[idx[i]];
         q2[i] = qu->q[idx[i]];
@@ -166,10 +184,12 @@ int ecod__queue_create(struct ecod *d, const char *policy, struct eco_error *err
     struct ecod_queue *qu = calloc(1, sizeof *qu);
     int rc = -ENOMEM;
     if (!qu)
-        return eco_error_set(err, "out of memory"), -ENOMEM;
+        return eco_errorf(err, -ENOMEM, "out of memory");
     qu->ops = ecod__queue_policy_find(policy ? policy : "fifo");
     if (!qu->ops) {
-        rc = eco_error_set(err, "queue policy '%s': the daemon runs fifo, greedy or edf", policy);
+        char names[ECOD_QUEUE_POLICY_NAMES];
+        rc = eco_errorf(err, -EINVAL, "queue policy '%s': the daemon runs %s", policy,
+                        ecod__queue_policy_names(names, sizeof names));
         goto fail;
     }
     qu->model = eco_cluster_create();
@@ -191,7 +211,7 @@ int ecod__queue_create(struct ecod *d, const char *policy, struct eco_error *err
     return 0;
 fail:
     if (rc == -ENOMEM && !err->msg[0])
-        eco_error_set(err, "queue: out of memory");
+        eco_errorf(err, rc, "queue: out of memory");
     d->queue = qu;
     ecod__queue_destroy(d);
     return rc;
@@ -288,7 +308,7 @@ int ecod__queue_pass(struct ecod *d, double now, double mono, struct ecod_start 
     if (qu->n == 0)
         return 0;
     if (sort_queue(qu) < 0)
-        return eco_error_set(err, "queue: out of memory"), -ENOMEM;
+        return eco_errorf(err, -ENOMEM, "queue: out of memory");
     for (; qu->n_order < qu->n; qu->n_order++)
         qu->order[qu->n_order] = (uint32_t)qu->n_order;
     eco_freemap_reset(qu->fm);
@@ -304,13 +324,13 @@ int ecod__queue_pass(struct ecod *d, double now, double mono, struct ecod_start 
                                .queue_len = qu->n};
     int rc = qu->ops->decide(qu->policy, &v, &qu->dec);
     if (rc < 0)
-        return eco_error_set(err, "queue policy %s: %s", qu->ops->name, strerror(-rc)), rc;
+        return eco_errorf(err, rc, "queue policy %s: %s", qu->ops->name, strerror(-rc));
     size_t n_out = qu->dec.n_starts + qu->n_never;
     if (n_out == 0)
         return 0;
     struct ecod_start *s = malloc(n_out * sizeof *s);
     if (!s)
-        return eco_error_set(err, "queue: out of memory"), -ENOMEM;
+        return eco_errorf(err, -ENOMEM, "queue: out of memory");
     size_t k = 0;
     for (size_t m = 0; m < qu->dec.n_starts; m++) {
         const struct ecod_qjob *qj = &qu->q[qu->dec.starts[m]];

@@ -345,13 +345,13 @@ static char **build_env(const struct eco_run_spec *s, char **cvd, const char **p
 static int check_spec(const struct eco_run_spec *s, struct eco_error *err)
 {
     if (!s)
-        return eco_error_set(err, "run: no spec");
+        return eco_errorf(err, -EINVAL, "run: no spec");
     if (!s->argv || !s->argv[0] || !s->argv[0][0])
-        return eco_error_set(err, "run: argv: empty command");
+        return eco_errorf(err, -EINVAL, "run: argv: empty command");
     if (!s->cwd || !s->cwd[0])
-        return eco_error_set(err, "run: cwd: empty");
+        return eco_errorf(err, -EINVAL, "run: cwd: empty");
     if (s->n_gpus && !s->gpus)
-        return eco_error_set(err, "run: gpus: %zu GPUs but no list", s->n_gpus);
+        return eco_errorf(err, -EINVAL, "run: gpus: %zu GPUs but no list", s->n_gpus);
     return 0;
 }
 
@@ -403,13 +403,12 @@ static int report_error(const struct eco_run_spec *s, const struct report *r, st
     int known =
         r->step > 0 && r->step < (int)(sizeof STEPS / sizeof STEPS[0]) && STEPS[r->step].name;
     const char *obj = known ? object_text(s, STEPS[r->step].obj, buf, sizeof buf) : NULL;
+    int code = r->err > 0 ? -r->err : -EIO;
     if (!known)
-        eco_error_set(err, "run: child: %s", why);
-    else if (!obj)
-        eco_error_set(err, "%s: %s", STEPS[r->step].name, why);
-    else
-        eco_error_set(err, "%s %s: %s", STEPS[r->step].name, obj, why);
-    return r->err > 0 ? -r->err : -EIO;
+        return eco_errorf(err, code, "run: child: %s", why);
+    if (!obj)
+        return eco_errorf(err, code, "%s: %s", STEPS[r->step].name, why);
+    return eco_errorf(err, code, "%s %s: %s", STEPS[r->step].name, obj, why);
 }
 
 static void reap(pid_t pid)
@@ -464,7 +463,7 @@ static int parent_wait(const struct eco_run_spec *spec, pid_t child, int rfd, in
     if (spec->gate && got && r.step == STEP_READY) {
         rc = spec->gate(spec->gate_arg, child, err);
         if (rc == 0 && send(*gate, "1", 1, MSG_NOSIGNAL) != 1)
-            rc = eco_error_set(err, "start gate: %s", strerror(errno));
+            rc = eco_errorf(err, -errno, "start gate: %s", strerror(errno));
         close(*gate); /* without the "1" the child exits 125 having run nothing */
         *gate = -1;
         if (rc == 0)
@@ -490,27 +489,24 @@ int eco_run_start(const struct eco_run_spec *spec, pid_t *pid, struct eco_error 
         *pid = -1;
     int rc = check_spec(spec, err);
     if (rc != 0 || !pid) {
-        rc = rc ? rc : eco_error_set(err, "run: no pid");
+        rc = rc ? rc : eco_errorf(err, -EINVAL, "run: no pid");
         goto out;
     }
     struct child_ctx c = {.spec = spec, .as_root = geteuid() == 0, .gate = -1, .gate_other = -1};
     envp = build_env(spec, &cvd, &c.path);
     if (!envp || (spec->wrap_argv && !(c.wargv = wargv = wrap_args(spec, &c.wslot)))) {
-        rc = -ENOMEM;
-        eco_error_set(err, "run: environment: %s", strerror(ENOMEM));
+        rc = eco_errorf(err, -ENOMEM, "run: environment: %s", strerror(ENOMEM));
         goto out;
     }
     c.envp = envp;
     if (pipe2(fds, O_CLOEXEC) != 0) {
-        rc = -errno;
-        eco_error_set(err, "pipe: %s", strerror(errno));
+        rc = eco_errorf(err, -errno, "pipe: %s", strerror(errno));
         goto out;
     }
     /* the gate is a socket pair: send's MSG_NOSIGNAL spares the caller a SIGPIPE when the
      * child died */
     if (spec->gate && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) != 0) {
-        rc = -errno;
-        eco_error_set(err, "start gate: socketpair: %s", strerror(errno));
+        rc = eco_errorf(err, -errno, "start gate: socketpair: %s", strerror(errno));
         goto out;
     }
     c.fd = fds[1];
@@ -533,8 +529,7 @@ int eco_run_start(const struct eco_run_spec *spec, pid_t *pid, struct eco_error 
         sigprocmask(SIG_SETMASK, &old, NULL);
     masked = 0;
     if (child < 0) {
-        rc = -fork_errno;
-        eco_error_set(err, "fork: %s", strerror(fork_errno));
+        rc = eco_errorf(err, -fork_errno, "fork: %s", strerror(fork_errno));
         goto out;
     }
     close(fds[1]);

@@ -161,32 +161,26 @@ static bool settle_gpu(struct ecod *d, int64_t id, uint32_t g, size_t skip, bool
 }
 
 /* The limit for power_cap "auto" on GPU g: eco_power_auto_cap over the catalog type's limits
- * that the GPU accepts, with the configured slowdown bound. 0 and *why unset, or -errno with
- * *why saying why none was chosen. */
-static int auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap)
+ * that the GPU accepts, with the configured slowdown bound. 0 and err unset, or -errno with
+ * err saying why none was chosen (the platform's message cut at 180 bytes, as it always was). */
+static int auto_cap(struct ecod *d, uint32_t g, double *cap_w, struct eco_error *err)
 {
     char model[ECO_PLATFORM_STR_MAX];
-    struct eco_error err = {{0}};
+    struct eco_error perr = {{0}};
     struct eco_power_range pr;
-    int type, rc = eco_platform_gpu_name(d->platform, g, model, sizeof model, &err);
+    int type, rc = eco_platform_gpu_name(d->platform, g, model, sizeof model, &perr);
     if (rc == 0)
-        rc = eco_platform_power_range(d->platform, g, &pr, &err);
-    if (rc < 0) {
-        snprintf(why, cap, "%.180s", err.msg);
-        goto out;
-    }
-    if ((type = eco_catalog_match(model)) < 0) {
-        rc = -ENOENT;
-        snprintf(why, cap, "no power model for GPU model '%s'", model);
-        goto out;
-    }
+        rc = eco_platform_power_range(d->platform, g, &pr, &perr);
+    if (rc < 0)
+        return eco_errorf(err, rc, "%.180s", perr.msg);
+    if ((type = eco_catalog_match(model)) < 0)
+        return eco_errorf(err, -ENOENT, "no power model for GPU model '%s'", model);
     if ((rc = eco_power_auto_cap(type, pr.min_w, pr.max_w, d->auto_cap_max_slowdown, cap_w)) < 0) {
         const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
-        snprintf(why, cap, "%s: model range %g..%g W outside the GPU's %g..%g W", t->name,
-                 t->min_limit_w, t->max_limit_w, pr.min_w, pr.max_w);
+        return eco_errorf(err, rc, "%s: model range %g..%g W outside the GPU's %g..%g W",
+                          t->name, t->min_limit_w, t->max_limit_w, pr.min_w, pr.max_w);
     }
-out:
-    return rc;
+    return 0;
 }
 
 /* Writes run r's end into the store: done or failed with its exit status, or only the energy
@@ -525,11 +519,11 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     }
     double cap_w = j->power_cap_w;
     if (cap_w == ECO_STORE_CAP_AUTO && n > 0) {
-        char why[200];
+        struct eco_error why = {{0}};
         /* the first GPU's model for all: a server's GPUs are one model */
-        if (auto_cap(d, gpus[0], &cap_w, why, sizeof why) < 0) {
+        if (auto_cap(d, gpus[0], &cap_w, &why) < 0) {
             ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": power_cap auto: %s; running uncapped",
-                     j->id, why);
+                     j->id, why.msg);
             cap_w = ECO_STORE_CAP_NONE;
         } else {
             ECO_LOG(ECO_LOG_INFO, "sched",
@@ -666,7 +660,7 @@ int ecod__sched_load_queue(struct ecod *d, struct eco_error *err)
     int rc = eco_store_list(d->store, ECO_STORE_QUEUED, 0, 0, &jobs, &n, err);
     for (size_t i = 0; rc == 0 && i < n; i++)
         if (ecod__queue_add(d, &jobs[i]) < 0)
-            rc = (eco_error_set(err, "queue: out of memory"), -ENOMEM);
+            rc = eco_errorf(err, -ENOMEM, "queue: out of memory");
     eco_store_jobs_free(jobs, n);
     return rc;
 }
@@ -801,7 +795,7 @@ int ecod__sched_end_slurm(struct ecod *d, int64_t id, double now, double mono, d
     return -ENOENT;
 }
 
-int ecod__sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap)
+int ecod__sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, struct eco_error *err)
 {
-    return auto_cap(d, g, cap_w, why, cap);
+    return auto_cap(d, g, cap_w, err);
 }

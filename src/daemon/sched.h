@@ -41,7 +41,8 @@ void ecod__log_path_in(const char *logs_dir, int64_t id, const char *ext, char *
 int ecod__sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
                          uint32_t n, double cap_w, double now, double mono);
 int ecod__sched_end_slurm(struct ecod *d, int64_t id, double now, double mono, double *energy_j);
-/* The limit power_cap "auto" chooses on GPU g (see auto_cap in sched.c). */
-int ecod__sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, char *why, size_t cap);
+/* The limit power_cap "auto" chooses on GPU g (see auto_cap in sched.c). 0, or < 0 and err
+ * (may be NULL) saying why none was chosen. */
+int ecod__sched_auto_cap(struct ecod *d, uint32_t g, double *cap_w, struct eco_error *err);
 
 #endif

@@ -22,7 +22,7 @@ static int make_dir(const char *path, mode_t mode, struct eco_error *err)
 {
     int rc = eco_mkdir(path, mode);
     if (rc < 0)
-        eco_error_set(err, "%s: cannot create: %s", path, strerror(-rc));
+        eco_errorf(err, rc, "%s: cannot create: %s", path, strerror(-rc));
     return rc;
 }
 
@@ -71,14 +71,14 @@ int ecod__startup_open_store(struct ecod *d, struct eco_error *err)
     }
     bool missing = stat(d->db_path, &st) < 0;
     if ((missing || st.st_size == 0) && hi > 0) {
-        eco_error_set(err,
-                      "%s is %s, but %s holds files of past jobs (up to job %" PRId64
-                      ", e.g. %.200s): the job store is lost or damaged, and starting with an "
-                      "empty one would forget those jobs and give their ids again. Restore "
-                      "jobs.db from a backup, or move %s aside to start with an empty store",
-                      d->db_path, missing ? "missing" : "empty (0 bytes)", d->state_dir, hi, ex,
-                      d->state_dir);
-        return -EBADMSG;
+        return eco_errorf(err, -EBADMSG,
+                          "%s is %s, but %s holds files of past jobs (up to job %" PRId64
+                          ", e.g. %.200s): the job store is lost or damaged, and starting with "
+                          "an empty one would forget those jobs and give their ids again. "
+                          "Restore jobs.db from a backup, or move %s aside to start with an "
+                          "empty store",
+                          d->db_path, missing ? "missing" : "empty (0 bytes)", d->state_dir, hi,
+                          ex, d->state_dir);
     }
     /* SQLite creates jobs.db with 0644 less the umask, and its -wal and -shm with the
      * database's mode: 077 makes all three private to the daemon */
@@ -109,8 +109,7 @@ int ecod__startup_init(struct ecod *d, struct eco_gpusel_params *params, struct 
     if (d->n_gpus > 0) {
         d->sel = eco_gpusel_create(d->n_gpus, eco_gpusel_find(d->gpu_strategy), params);
         if (!d->sel) {
-            rc = -errno;
-            eco_error_set(err, "GPU selector: %s", strerror(errno));
+            rc = eco_errorf(err, -errno, "GPU selector: %s", strerror(errno));
             goto out;
         }
     }
@@ -174,7 +173,7 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     r->capped = j->power_cap_w > 0 && r->n_gpus > 0;
     r->cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
     if (j->power_cap_w == ECO_STORE_CAP_AUTO && r->n_gpus > 0) {
-        if (ecod__sched_auto_cap(d, r->gpus[0], &r->cap_w, why, sizeof why) < 0)
+        if (ecod__sched_auto_cap(d, r->gpus[0], &r->cap_w, NULL) < 0)
             r->cap_w = 0;
         r->capped = r->cap_w > 0;
     }

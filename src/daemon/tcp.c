@@ -28,18 +28,17 @@ static int read_token(const char *path, struct ecod_tcp_auth *a, struct eco_erro
      * main loop runs) */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
-        int e = errno;
-        eco_error_set(err, "tcp_token_file %s: %s", path, strerror(e));
-        return -e;
+        return eco_errorf(err, -errno, "tcp_token_file %s: %s", path, strerror(errno));
     }
     int rc = 0;
     if (fstat(fd, &st) < 0) {
-        rc = eco_error_set(err, "tcp_token_file %s: %s", path, strerror(errno));
+        rc = eco_errorf(err, -errno, "tcp_token_file %s: %s", path, strerror(errno));
         goto out;
     }
     if (!S_ISREG(st.st_mode)) {
-        rc = eco_error_set(err, "tcp_token_file %s: not a regular file (%s); the token must be "
-                                "in a plain file",
+        rc = eco_errorf(err, -EINVAL,
+                        "tcp_token_file %s: not a regular file (%s); the token must be "
+                        "in a plain file",
                            path, S_ISFIFO(st.st_mode)  ? "a FIFO"
                                  : S_ISDIR(st.st_mode) ? "a directory"
                                  : S_ISSOCK(st.st_mode) ? "a socket"
@@ -47,24 +46,24 @@ static int read_token(const char *path, struct ecod_tcp_auth *a, struct eco_erro
         goto out;
     }
     if (st.st_mode & 077) {
-        rc = eco_error_set(err,
-                           "tcp_token_file %s: mode %03o lets others read the token; "
-                           "chmod 600 it",
-                           path, (unsigned)(st.st_mode & 0777));
+        rc = eco_errorf(err, -EPERM,
+                        "tcp_token_file %s: mode %03o lets others read the token; "
+                        "chmod 600 it",
+                        path, (unsigned)(st.st_mode & 0777));
         goto out;
     }
     ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0) {
-        rc = eco_error_set(err, "tcp_token_file %s: %s", path, strerror(errno));
+        rc = eco_errorf(err, -errno, "tcp_token_file %s: %s", path, strerror(errno));
         goto out;
     }
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
         n--;
     if (n > ECOD_TCP_TOKEN_MAX) {
-        rc = eco_error_set(err,
-                           "tcp_token_file %s: token longer than %d characters (%lld bytes in "
-                           "the file)",
-                           path, ECOD_TCP_TOKEN_MAX, (long long)st.st_size);
+        rc = eco_errorf(err, -EINVAL,
+                        "tcp_token_file %s: token longer than %d characters (%lld bytes in "
+                        "the file)",
+                        path, ECOD_TCP_TOKEN_MAX, (long long)st.st_size);
         goto out;
     }
     memcpy(a->token, buf, (size_t)n);
@@ -72,15 +71,16 @@ static int read_token(const char *path, struct ecod_tcp_auth *a, struct eco_erro
     a->token_len = (size_t)n;
     for (ssize_t i = 0; i < n; i++)
         if (a->token[i] <= 0x20 || a->token[i] >= 0x7f) {
-            rc = eco_error_set(err, "tcp_token_file %s: the token must be one line of printable "
-                                    "characters without spaces", path);
+            rc = eco_errorf(err, -EINVAL,
+                            "tcp_token_file %s: the token must be one line of printable "
+                            "characters without spaces", path);
             goto out;
         }
     if (n < MIN_TOKEN) {
-        rc = eco_error_set(err,
-                           "tcp_token_file %s: token of %zd characters, at least %d needed "
-                           "(e.g. head -c 24 /dev/urandom | base64 > FILE)",
-                           path, n, MIN_TOKEN);
+        rc = eco_errorf(err, -EINVAL,
+                        "tcp_token_file %s: token of %zd characters, at least %d needed "
+                        "(e.g. head -c 24 /dev/urandom | base64 > FILE)",
+                        path, n, MIN_TOKEN);
         goto out;
     }
     a->uid = st.st_uid;
@@ -110,11 +110,11 @@ int ecod__tcp_listen(const char *hostport, const char *token_file, struct ecod_t
                              .ai_flags = AI_NUMERICSERV}, *res = NULL;
     int fd = -1, rc;
     if (!token_file || !*token_file)
-        return eco_error_set(err, "tcp_listen %s: needs tcp_token_file", hostport);
+        return eco_errorf(err, -EINVAL, "tcp_listen %s: needs tcp_token_file", hostport);
     if ((rc = read_token(token_file, auth, err)) < 0)
         return rc;
     if (!colon || (size_t)(colon - hostport) >= sizeof host)
-        return eco_error_set(err, "tcp_listen %s: must be HOST:PORT", hostport);
+        return eco_errorf(err, -EINVAL, "tcp_listen %s: must be HOST:PORT", hostport);
     memcpy(host, hostport, (size_t)(colon - hostport));
     host[colon - hostport] = '\0';
     if (host[0] == '[') { /* [::1] */
@@ -122,8 +122,8 @@ int ecod__tcp_listen(const char *hostport, const char *token_file, struct ecod_t
         host[strcspn(host, "]")] = '\0';
     }
     if ((rc = getaddrinfo(host, colon + 1, &hints, &res)) != 0)
-        return eco_error_set(err, "tcp_listen %s: %s", hostport, gai_strerror(rc));
-    rc = eco_error_set(err, "tcp_listen %s: no loopback address", hostport);
+        return eco_errorf(err, -EINVAL, "tcp_listen %s: %s", hostport, gai_strerror(rc));
+    rc = eco_errorf(err, -EADDRNOTAVAIL, "tcp_listen %s: no loopback address", hostport);
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
         if (!is_loopback(ai->ai_addr))
             continue;
@@ -134,7 +134,8 @@ int ecod__tcp_listen(const char *hostport, const char *token_file, struct ecod_t
             rc = fd;
             break;
         }
-        rc = eco_error_set(err, "tcp_listen %s: cannot listen: %s", hostport, strerror(errno));
+        rc = eco_errorf(err, -errno, "tcp_listen %s: cannot listen: %s", hostport,
+                        strerror(errno));
         if (fd >= 0)
             close(fd);
         fd = -1;
