@@ -52,7 +52,7 @@ static void test_set_table(void **state)
         {"power_budget_w", "1500", 0, NULL},
         {"queue_policy", "edf", 0, NULL},
         {"queue_policy", "sjf", -EINVAL, "must be fifo, greedy or edf"},
-        {"gpu_strategy", "random", -EINVAL, "must be live, exclusive or memory-threshold"},
+        {"gpu_strategy", "random", -EINVAL, "must be exclusive, memory-threshold or live"},
         {"platform", "cuda", -EINVAL, "must be nvml, fake, none or auto"},
         {"platform", "FAKE", 0, NULL},
         {"log_level", "loud", -EINVAL, "must be error, warning, info or debug"},

@@ -18,6 +18,36 @@
 enum key_type { K_STRING, K_PLATFORM, K_LEVEL, K_SECONDS, K_FRACTION, K_LOOPBACK, K_QPOLICY,
                 K_GSTRATEGY, K_KNOB, K_WATTS, K_CAPPER };
 
+/* "a, b or c" from n names into buf (cut at size). */
+static const char *join_names(char *buf, size_t size, const char *const *names, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s",
+                                i == 0 ? "" : i + 1 == n ? " or " : ", ", names[i]);
+    return buf;
+}
+
+const char *ecod__gpu_strategy_names(char *buf, size_t size)
+{
+    const char *names[16];
+    size_t n = 0;
+    for (const struct eco_gpusel_ops *const *g = eco_gpusel_all(); *g && n < 16; g++)
+        names[n++] = (*g)->name;
+    return join_names(buf, size, names, n);
+}
+
+const char *ecod__platform_names(char *buf, size_t size)
+{
+    const char *names[16];
+    size_t n = 0;
+    for (const struct eco_platform_ops *const *p = eco_platform_all(); *p && n < 15; p++)
+        names[n++] = (*p)->name;
+    names[n++] = "auto";
+    return join_names(buf, size, names, n);
+}
+
 struct key {
     const char *name;
     enum key_type type;
@@ -123,8 +153,11 @@ static int set_value(const struct key *k, const char *v, struct ecod_config *c,
         strcpy(field, v);
         return 0;
     case K_GSTRATEGY:
-        if (!eco_gpusel_find(v))
-            return eco_errorf(err, -EINVAL, "must be live, exclusive or memory-threshold");
+        if (!eco_gpusel_find(v)) {
+            char names[ECOD_NAMES_MAX];
+            return eco_errorf(err, -EINVAL, "must be %s",
+                              ecod__gpu_strategy_names(names, sizeof names));
+        }
         snprintf(field, sizeof((struct ecod_config *)0)->gpu_strategy, "%s", v);
         return 0;
     case K_QPOLICY:
@@ -136,8 +169,11 @@ static int set_value(const struct key *k, const char *v, struct ecod_config *c,
         snprintf(field, sizeof((struct ecod_config *)0)->queue_policy, "%s", v);
         return 0;
     case K_PLATFORM:
-        if (strcasecmp(v, "auto") && !eco_platform_find(v))
-            return eco_errorf(err, -EINVAL, "must be nvml, fake, none or auto");
+        if (strcasecmp(v, "auto") && !eco_platform_find(v)) {
+            char names[ECOD_NAMES_MAX];
+            return eco_errorf(err, -EINVAL, "must be %s",
+                              ecod__platform_names(names, sizeof names));
+        }
         snprintf(field, sizeof c->platform, "%s", v);
         return 0;
     case K_KNOB:

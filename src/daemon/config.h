@@ -32,6 +32,13 @@ struct ecod_config {
     char power_policy[128]; /* capper "family[:key=value,...]" */
 };
 
+/* The names a value may take, from the registries, as messages and --help write them: the GPU
+ * strategies ("exclusive, memory-threshold or live") and the platforms with auto ("nvml, fake,
+ * none or auto"); into buf (ECOD_NAMES_MAX bytes is enough), returned. */
+#define ECOD_NAMES_MAX 128
+const char *ecod__gpu_strategy_names(char *buf, size_t size);
+const char *ecod__platform_names(char *buf, size_t size);
+
 void ecod__config_defaults(struct ecod_config *c);
 /* Reads and validates the whole of `path` into *c (left unchanged on error). Each problem is
  * written to stderr as "PATH:LINE: ..."; returns 0, or -EINVAL (bad content) or -errno (cannot

@@ -51,6 +51,7 @@ struct opts {
 
 static void usage(FILE *f)
 {
+    char platforms[ECOD_NAMES_MAX], strategies[ECOD_NAMES_MAX];
     fprintf(f,
             "usage: ecoschedd [OPTIONS]\n\n"
             "The ecosched GPU-server daemon: runs jobs on GPUs chosen by their live status.\n\n"
@@ -59,7 +60,7 @@ static void usage(FILE *f)
             "  --socket PATH        unix socket of the HTTP API (default " DEFAULT_SOCKET ")\n"
             "  --socket-group NAME  group owning the socket (mode 0660); default: the daemon's\n"
             "  --state-dir DIR      job store jobs.db, logs/ and run/ (default " DEFAULT_STATE ")\n"
-            "  --platform P         nvml, fake, none or auto (default auto: nvml, else none)\n"
+            "  --platform P         %s (default auto: nvml, else none)\n"
             "  --nvml-library PATH  NVML library to load (nvml and fake platforms)\n"
             "  --foreground         stay attached and log to stderr (default: detach, syslog)\n"
             "  --log-level L        error, warning, info (default) or debug\n"
@@ -71,12 +72,14 @@ static void usage(FILE *f)
             "                       or localhost:PORT); needs --tcp-token-file\n"
             "  --tcp-token-file F   bearer token of the TCP listener (mode 0600; TCP clients act\n"
             "                       as the file's owner)\n"
-            "  --gpu-strategy S     GPU choice: live (default), exclusive, memory-threshold\n"
-            "                       (docs/policies/gpu-selection.md)\n"
+            "  --gpu-strategy S     GPU choice: %s\n"
+            "                       (default live; docs/policies/gpu-selection.md)\n"
             "  --memthr-wait S      memory-threshold: seconds between starts (default 30)\n"
             "  --power-budget W     node power budget for the jobs' GPUs (0: none, default)\n"
             "  --power-policy P     capper for it, FAMILY[:key=value,...] (default mpc)\n"
-            "  -h, --help           this text;  -V, --version  the version\n");
+            "  -h, --help           this text;  -V, --version  the version\n",
+            ecod__platform_names(platforms, sizeof platforms),
+            ecod__gpu_strategy_names(strategies, sizeof strategies));
 }
 
 /* The settings (the config file's, then the options') into o and d. */
@@ -144,7 +147,7 @@ static const struct flag {
     {"--socket", "socket", NULL, false, NULL},
     {"--socket-group", "socket_group", NULL, false, NULL},
     {"--state-dir", "state_dir", NULL, false, NULL},
-    {"--platform", "platform", "unknown '%s' (nvml, fake, none or auto)", false, NULL},
+    {"--platform", "platform", "unknown '%s' (%s)", false, ecod__platform_names},
     {"--nvml-library", "nvml_library", NULL, false, NULL},
     {"--log-level", "log_level", "'%s' is not error, warning, info or debug", false, NULL},
     {"--util-window", "util_window_s", NULL, false, NULL},
@@ -153,7 +156,7 @@ static const struct flag {
     {"--queue-policy", "queue_policy", NULL, false, ecod__queue_policy_names},
     {"--tcp-listen", "tcp_listen", NULL, true, NULL},
     {"--tcp-token-file", "tcp_token_file", NULL, true, NULL},
-    {"--gpu-strategy", "gpu_strategy", "unknown '%s' (live, exclusive, memory-threshold)", false, NULL},
+    {"--gpu-strategy", "gpu_strategy", "unknown '%s' (%s)", false, ecod__gpu_strategy_names},
     {"--memthr-wait", "memthr_wait_s", NULL, false, NULL},
     {"--power-budget", "power_budget_w", NULL, true, NULL},
     {"--power-policy", "power_policy", NULL, true, NULL},
@@ -168,9 +171,16 @@ static int set_flag(struct opts *o, const struct flag *f, const char *v)
     if (f->by_key) {
         fprintf(stderr, "ecoschedd: %s '%s': %s\n", f->key, v, err.msg);
     } else if (f->names) {
-        char names[ECOD_QUEUE_POLICY_NAMES];
-        fprintf(stderr, "ecoschedd: %s: '%s' is not %s\n", f->name, v,
+        char names[ECOD_QUEUE_POLICY_NAMES > ECOD_NAMES_MAX ? ECOD_QUEUE_POLICY_NAMES
+                                                            : ECOD_NAMES_MAX];
+        fprintf(stderr, "ecoschedd: %s: ", f->name);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+        /* the table's own formats: the value, then the names */
+        fprintf(stderr, f->bad_fmt ? f->bad_fmt : "'%s' is not %s", v,
                 f->names(names, sizeof names));
+#pragma GCC diagnostic pop
+        fputc('\n', stderr);
     } else if (f->bad_fmt) {
         fprintf(stderr, "ecoschedd: %s: ", f->name);
 #pragma GCC diagnostic push

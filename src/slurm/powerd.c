@@ -16,12 +16,14 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "ecosched/catalog.h"
 #include "ecosched/cluster.h"
 #include "ecosched/policy.h"
@@ -246,6 +248,77 @@ static void period(struct powerd *pd)
     pthread_mutex_unlock(&pd->lock);
 }
 
+/* The command line, parsed by the CLI's option table (src/cli/opts.c). */
+struct powerd_args {
+    double budget_w, period_s;
+    const char *nodes, *socket, *power_down, *policy;
+    int no_weights;
+};
+
+#define A(f) offsetof(struct powerd_args, f)
+static const struct eco_opt powerd_opts[] = {
+    {.name = "budget",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1e9,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(budget_w),
+     .arg = "WATTS",
+     .help = "GPU power budget of the cluster (change it at runtime with\n"
+             "'ecosched power budget WATTS')"},
+    {.name = "period",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 3600,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(period_s),
+     .arg = "SECONDS",
+     .noun = "a number of seconds",
+     .help = "control period (default 5)"},
+    {.name = "nodes",
+     .kind = ECO_OPT_STR,
+     .offset = A(nodes),
+     .arg = "PATTERN",
+     .help = "where each node's ecoschedd answers; %n is the node name: a\n"
+             "unix socket path or an http:// URL (default\n/run/ecosched/%n.sock)"},
+    {.name = "socket",
+     .kind = ECO_OPT_STR,
+     .offset = A(socket),
+     .arg = "PATH",
+     .help = "API socket (default " ECO_POWERD_SOCKET ")"},
+    {.name = "power-down",
+     .kind = ECO_OPT_STR,
+     .offset = A(power_down),
+     .arg = "P",
+     .help = "power-down policy for 'ecosched power suspend' (default\n"
+             "forecast; docs/policies/power-down.md)"},
+    {.name = "policy",
+     .kind = ECO_OPT_STR,
+     .offset = A(policy),
+     .arg = "P[:PARAMS]",
+     .help = "power capper of the family `ecosched sim --power-policy`\n"
+             "takes (default " DEFAULT_CAPPER "; ecosched sim --help lists them)"},
+    {.name = "no-weights",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(no_weights),
+     .help = "leave Slurm's node Weight alone"},
+    {.name = "help", .short_name = 'h', .kind = ECO_OPT_HELP, .help = "this help"},
+    {0},
+};
+#undef A
+
+static void usage(FILE *f);
+
+static const struct eco_opt_cmd powerd_cmd = {
+    .prefix = "powerd",
+    .opts = powerd_opts,
+    .help_col = 21,
+    .needs_value = "powerd: option '%s' needs a value (try 'ecosched powerd --help')",
+    .unknown = "powerd: unknown option '%s' (try 'ecosched powerd --help')",
+    .usage = usage,
+};
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -255,90 +328,31 @@ static void usage(FILE *f)
             "splits the budget among the jobs' GPUs with the power-capping allocator and sends\n"
             "the limits to the node daemons. A node whose daemon does not answer keeps its\n"
             "limits; its maximum draw is set aside from the budget. docs/slurm.md.\n\n"
-            "options:\n"
-            "  --budget WATTS     GPU power budget of the cluster (change it at runtime with\n"
-            "                     'ecosched power budget WATTS')\n"
-            "  --period SECONDS   control period (default 5)\n"
-            "  --nodes PATTERN    where each node's ecoschedd answers; %%n is the node name: a\n"
-            "                     unix socket path or an http:// URL (default\n"
-            "                     /run/ecosched/%%n.sock)\n"
-            "  --socket PATH      API socket (default %s)\n"
-            "  --power-down P     power-down policy for 'ecosched power suspend' (default\n"
-            "                     forecast; docs/policies/power-down.md)\n"
-            "  --policy P[:PARAMS]  power capper of the family `ecosched sim --power-policy`\n"
-            "                     takes (default " DEFAULT_CAPPER "; ecosched sim --help lists them)\n"
-            "  --no-weights       leave Slurm's node Weight alone\n"
-            "  -h, --help         this help\n",
-            ECO_POWERD_SOCKET);
-}
-
-static int parse_pos(const char *opt, const char *s, double max, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (!*s || *end || !isfinite(v) || v <= 0 || v > max) {
-        eco_cli__err("powerd: %s must be a number > 0 and <= %g, got '%s'", opt, max, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
+            "options:\n");
+    eco_cli__opt_help(f, &powerd_cmd);
 }
 
 int eco_cli__cmd_powerd(int argc, char **argv)
 {
     eco_log_setup("powerd", false);
-    static const struct option longopts[] = {{"budget", required_argument, NULL, 'b'},
-                                             {"period", required_argument, NULL, 'p'},
-                                             {"nodes", required_argument, NULL, 'n'},
-                                             {"socket", required_argument, NULL, 's'},
-                                             {"power-down", required_argument, NULL, 'd'},
-                                             {"no-weights", no_argument, NULL, 'W'},
-                                             {"policy", required_argument, NULL, 'P'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    struct powerd pd = {.socket = ECO_POWERD_SOCKET,
-                        .node_pattern = "/run/ecosched/%n.sock",
-                        .forecast = "forecast",
-                        .period_s = 5,
+    struct powerd_args a = {.socket = ECO_POWERD_SOCKET,
+                            .nodes = "/run/ecosched/%n.sock",
+                            .power_down = "forecast",
+                            .period_s = 5,
+                            .policy = DEFAULT_CAPPER};
+    int rc = eco_cli__opt_parse(&powerd_cmd, argc, argv, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    struct powerd pd = {.socket = a.socket,
+                        .node_pattern = a.nodes,
+                        .forecast = a.power_down,
+                        .period_s = a.period_s,
+                        .budget_w = a.budget_w,
                         .met_last_t = -1,
-                        .policy = DEFAULT_CAPPER,
-                        .weights = true};
-    int c, rc = ECO_EXIT_FAIL;
+                        .policy = a.policy,
+                        .weights = !a.no_weights};
+    rc = ECO_EXIT_FAIL;
     struct MHD_Daemon *mhd = NULL;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'b':
-            if (parse_pos("--budget", optarg, 1e9, &pd.budget_w) < 0)
-                return ECO_EXIT_USAGE;
-            break;
-        case 'p':
-            if (parse_pos("--period", optarg, 3600, &pd.period_s) < 0)
-                return ECO_EXIT_USAGE;
-            break;
-        case 'n':
-            pd.node_pattern = optarg;
-            break;
-        case 's':
-            pd.socket = optarg;
-            break;
-        case 'd':
-            pd.forecast = optarg;
-            break;
-        case 'W':
-            pd.weights = false;
-            break;
-        case 'P':
-            pd.policy = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return ECO_EXIT_USAGE;
-        }
-    }
     if (optind < argc) {
         eco_cli__err("powerd: unexpected argument '%s'", argv[optind]);
         return ECO_EXIT_USAGE;

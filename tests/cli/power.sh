@@ -10,8 +10,8 @@ export ECOSCHED_POWERD_SOCKET="$T/none.sock"
 . "$(dirname "$0")/expect.shlib"
 expect 0 "usage: ecosched powerd --budget WATTS" -- powerd --help
 expect 2 "--budget WATTS is required" -- powerd
-expect 2 "--budget must be a number > 0" -- powerd --budget abc
-expect 2 "--period must be a number > 0" -- powerd --budget 1000 --period 0
+expect 2 "--budget: 'abc' is not a number > 0" -- powerd --budget abc
+expect 2 "--period: '0' is not a number of seconds > 0" -- powerd --budget 1000 --period 0
 expect 2 "--nodes must contain %n" -- powerd --budget 1000 --nodes /run/x.sock
 expect 2 "unknown policy 'sleepy'" -- powerd --budget 1000 --power-down sleepy
 expect 0 "--policy P[:PARAMS]" -- powerd --help

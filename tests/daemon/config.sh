@@ -54,7 +54,7 @@ bad "$(printf 'tcp_listen = 10.1.2.3:80\ntcp_token_file = /t')" "key 'tcp_listen
 bad "$(printf 'tcp_listen = 127.0.0.1:99999\ntcp_token_file = /t')" "port must be 1..65535"
 bad "$(printf 'tcp_listen = 127.0.0.1:8080')" "$T/bad.conf:1: key 'tcp_listen': needs tcp_token_file"
 bad "$(printf 'queue_policy = sjf')" "$T/bad.conf:1: key 'queue_policy': must be fifo, greedy or edf"
-bad "$(printf 'platform = none\ngpu_strategy = random')" "$T/bad.conf:2: key 'gpu_strategy': must be live"
+bad "$(printf 'platform = none\ngpu_strategy = random')" "$T/bad.conf:2: key 'gpu_strategy': must be exclusive"
 bad "$(printf 'memthr_wait_s = -1')" "$T/bad.conf:1: key 'memthr_wait_s'"
 bad "$(printf 'just words')" "$T/bad.conf:1: expected 'key = value'"
 bad "$(printf 'grace_s = 1\ngrace_s = 2')" "$T/bad.conf:2: key 'grace_s': already set on line 1"
