@@ -2,7 +2,8 @@
 /* Placement optimisers benchmark: gap to the exact optimum (ilp) on seeded random instances,
  * and GPUs placed before the first failure on openb (default, gpushare, multigpu), with the
  * time per solve. Prints markdown tables (bench/README.md, docs/results/placement.md).
- * usage: eco_bench_place random [N_INSTANCES [ILP_LIMIT_S]] | openb DATA_DIR [TIME_LIMIT_S [INFLATE_PCT]] */
+ * usage: eco_bench_place random [N_INSTANCES [ILP_LIMIT_S]] | openb DATA_DIR [TIME_LIMIT_S
+ * [INFLATE_PCT]] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +31,8 @@ static int run(const struct eco_pl_instance *in, const char *name, int objective
     struct eco_pl_workload w;
     double t0 = eco_mono_s();
     struct deadline dl = {limit_s > 0 ? t0 + limit_s : 0};
-    struct eco_pl_params p = {.seed = 1, .objective = objective, .time_limit_s = limit_s,
-                              .stop = past, .stop_ctx = &dl};
+    struct eco_pl_params p = {
+        .seed = 1, .objective = objective, .time_limit_s = limit_s, .stop = past, .stop_ctx = &dl};
     *o = (struct eco_pl_outcome){.bound = NAN};
     if (a->solve(in, &p, slots, o, &err)) {
         fprintf(stderr, "%s: %s\n", name, err.msg);
@@ -69,7 +70,8 @@ static int bench_random(int n_inst, double ilp_limit_s)
         struct eco_pl_outcome o[N_ALGOS];
         double t[N_ALGOS];
         for (int a = 0; a < N_ALGOS; a++)
-            if (run(&in, ALGOS[a], ECO_PL_OBJ_HOSTS, !strcmp(ALGOS[a], "ilp") ? ilp_limit_s : 0, slots, &m[a], &o[a], &t[a]))
+            if (run(&in, ALGOS[a], ECO_PL_OBJ_HOSTS, !strcmp(ALGOS[a], "ilp") ? ilp_limit_s : 0,
+                    slots, &m[a], &o[a], &t[a]))
                 return 1;
         double ref = m[N_ALGOS - 1].active_hosts, bound = o[N_ALGOS - 1].bound;
         for (int a = 0; a < N_ALGOS; a++) {
@@ -95,13 +97,15 @@ static int bench_random(int n_inst, double ilp_limit_s)
         pso_beats += m[5].active_hosts < m[4].active_hosts;
         pso_ties += m[5].active_hosts == m[4].active_hosts;
         pso_at_opt += m[5].active_hosts <= ref;
-        printf("<!-- instance %d: %u items, %u nodes, ilp %u hosts (%s), pso %u, pso-basic %u, fgd %u -->\n",
+        printf("<!-- instance %d: %u items, %u nodes, ilp %u hosts (%s), pso %u, pso-basic %u, fgd "
+               "%u -->\n",
                k, in.n_items, in.n_nodes, m[6].active_hosts, o[6].optimal ? "optimal" : "limit",
                m[5].active_hosts, m[4].active_hosts, m[3].active_hosts);
         free(slots);
         eco_pl_instance_fini(&in);
     }
-    printf("\n%d random instances (ilp time limit %g s; seeds 1-%d, 20-60 items, mean %.1f; 4-GPU nodes of 2 models); "
+    printf("\n%d random instances (ilp time limit %g s; seeds 1-%d, 20-60 items, mean %.1f; 4-GPU "
+           "nodes of 2 models); "
            "ilp proven optimal on %d, mean ilp gap %.2f%%\n\n",
            n_inst, ilp_limit_s, n_inst, items / n_inst, opt_count, 100 * ilp_gap / n_inst);
     printf("| algo | mean active hosts | mean excess over ilp | worst excess | mean excess over "
@@ -115,8 +119,9 @@ static int bench_random(int n_inst, double ilp_limit_s)
     }
     printf("\npso fewer hosts than pso-basic on %d of %d instances, equal on %d; pso at or below "
            "ilp's solution on %d. On the %d instances ilp proves optimal, mean excess over the "
-           "optimum: pso %.2f%%, pso-basic %.2f%%.\n", pso_beats, n_inst, pso_ties, pso_at_opt,
-           opt_count, opt_count ? 100 * pso_opt_excess / opt_count : 0.0,
+           "optimum: pso %.2f%%, pso-basic %.2f%%.\n",
+           pso_beats, n_inst, pso_ties, pso_at_opt, opt_count,
+           opt_count ? 100 * pso_opt_excess / opt_count : 0.0,
            opt_count ? 100 * basic_opt_excess / opt_count : 0.0);
     int cmp = n_inst - fewer[5];
     double pso_vs_ilp = cmp ? 100 * gap[5] / cmp : 0.0;
@@ -156,10 +161,12 @@ static int bench_openb(const char *dir, double limit_s, double inflate_pct)
     char verdict[4][512] = {"", "", "", ""};
     printf("Pods of each list in their order, then drawn from it (seed 1) until %g %% of the "
            "cluster's GPUs are requested; pso and pso-basic with --objective frag, %g s time "
-           "limit.\n\n", inflate_pct, limit_s);
+           "limit.\n\n",
+           inflate_pct, limit_s);
     printf("| pod list | algo | GPUs before first failure | first failed pod | "
            "allocation at 80 / 90 / 100 / %g %% requested | frag at the end (GPUs) | time |\n"
-           "|---|---|---:|---:|---|---:|---:|\n", inflate_pct);
+           "|---|---|---:|---:|---|---:|---:|\n",
+           inflate_pct);
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
         struct eco_pl_instance in = {0};
         struct eco_error err = {{0}};
@@ -183,8 +190,8 @@ static int bench_openb(const char *dir, double limit_s, double inflate_pct)
                 return 1;
             printf("| %s | %s | %.1f | %lld | %.1f / %.1f / %.1f / %.1f | %.1f | %.2f s |\n",
                    lists[l], ALGOS[a], m.gpus_before_fail, (long long)m.first_failed,
-                   alloc_at(&in, slots, 80), alloc_at(&in, slots, 90),
-                   alloc_at(&in, slots, 100), alloc_at(&in, slots, inflate_pct), m.frag_gpus, t);
+                   alloc_at(&in, slots, 80), alloc_at(&in, slots, 90), alloc_at(&in, slots, 100),
+                   alloc_at(&in, slots, inflate_pct), m.frag_gpus, t);
             if (!strcmp(ALGOS[a], "fgd"))
                 fgd_before = m.gpus_before_fail;
             if (!strcmp(ALGOS[a], "pso-basic"))
@@ -192,9 +199,10 @@ static int bench_openb(const char *dir, double limit_s, double inflate_pct)
             if (!strcmp(ALGOS[a], "pso"))
                 snprintf(verdict[l], sizeof verdict[l],
                          "- %s: pso %.1f GPUs before the first failure, fgd %.1f (%s), in %.2f s "
-                         "(%s 10 s); pso-basic %.1f (pso %s)\n", lists[l], m.gpus_before_fail,
-                         fgd_before, m.gpus_before_fail >= fgd_before ? "at least fgd's" : "fewer",
-                         t, t <= 10 ? "within" : "over", basic_before,
+                         "(%s 10 s); pso-basic %.1f (pso %s)\n",
+                         lists[l], m.gpus_before_fail, fgd_before,
+                         m.gpus_before_fail >= fgd_before ? "at least fgd's" : "fewer", t,
+                         t <= 10 ? "within" : "over", basic_before,
                          m.gpus_before_fail > basic_before ? "ahead" : "not ahead");
             fflush(stdout);
         }
@@ -215,6 +223,7 @@ int main(int argc, char **argv)
     if (argc >= 3 && !strcmp(argv[1], "openb"))
         return bench_openb(argv[2], argc >= 4 ? atof(argv[3]) : 10,
                            argc >= 5 ? atof(argv[4]) : 120);
-    fprintf(stderr, "usage: eco_bench_place random [N] | openb DATA_DIR [TIME_LIMIT_S [INFLATE_PCT]]\n");
+    fprintf(stderr,
+            "usage: eco_bench_place random [N] | openb DATA_DIR [TIME_LIMIT_S [INFLATE_PCT]]\n");
     return 2;
 }

@@ -118,12 +118,12 @@ static void bench_small(void)
     struct eco_jobset *c04 = load_cluster(4);
     struct eco_jobset *tenk = replay(c04, 10000, 0);
     double t = time_sim("30x8", tenk, "fifo", "pack", RUNS, &s);
-    printf("| ITP cluster04, first 10,000 jobs | %zu | %llu | fifo | pack | %.4f | < 0.05 |\n", s.jobs,
-           (unsigned long long)s.cluster_gpus, t);
+    printf("| ITP cluster04, first 10,000 jobs | %zu | %llu | fifo | pack | %.4f | < 0.05 |\n",
+           s.jobs, (unsigned long long)s.cluster_gpus, t);
     struct eco_jobset *hundk = replay(all, 100000, 60.0 * 86400.0);
     t = time_sim("300x8", hundk, "fifo", "pack", RUNS, &s);
-    printf("| all ITP jobs replayed to 100,000 | %zu | %llu | fifo | pack | %.4f | < 0.5 |\n", s.jobs,
-           (unsigned long long)s.cluster_gpus, t);
+    printf("| all ITP jobs replayed to 100,000 | %zu | %llu | fifo | pack | %.4f | < 0.5 |\n",
+           s.jobs, (unsigned long long)s.cluster_gpus, t);
     double total = 0;
     size_t jobs = 0;
     for (int k = 1; k <= 10; k++) {
@@ -133,7 +133,8 @@ static void bench_small(void)
         eco_jobset_destroy(set);
     }
     printf("| all 10 ITP clusters, each its own run (--cluster auto) | %zu | per cluster | fifo | "
-           "pack | %.4f (sum) | < 1 |\n", jobs, total);
+           "pack | %.4f (sum) | < 1 |\n",
+           jobs, total);
     printf("\nEvery policy on ITP cluster04 (15,802 jobs, --cluster auto = 704 GPUs):\n\n");
     printf("| policy | placement | sim wall s | avg JCT h | events |\n|---|---|---:|---:|---:|\n");
     const char *pols[] = {"fifo", "greedy", "easy", "sjf", "las"};

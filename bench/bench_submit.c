@@ -145,8 +145,8 @@ int main(int argc, char **argv)
     }
     char body[1024], req[2048], resp[8192];
     int blen = snprintf(body, sizeof body,
-                        "{\"argv\":[\"true\"],\"cwd\":\"%s\",\"gpus\":%s,\"name\":\"bench\"}", argv[4],
-                        argv[3]);
+                        "{\"argv\":[\"true\"],\"cwd\":\"%s\",\"gpus\":%s,\"name\":\"bench\"}",
+                        argv[4], argv[3]);
     int rlen = snprintf(req, sizeof req,
                         "POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
                         "application/json\r\nContent-Length: %d\r\n\r\n%s",
@@ -154,7 +154,8 @@ int main(int argc, char **argv)
     double t0 = eco_mono_s();
     for (long i = 0; i < n; i++) {
         int st;
-        if (write_all(fd, req, (size_t)rlen) < 0 || (st = read_response(fd, resp, sizeof resp)) < 0) {
+        if (write_all(fd, req, (size_t)rlen) < 0 ||
+            (st = read_response(fd, resp, sizeof resp)) < 0) {
             fprintf(stderr, "request %ld: connection failed\n", i);
             return 1;
         }

@@ -60,22 +60,28 @@ static void test_auto_cap_table(void **state)
         const char *type;
         double min_w, max_w, slowdown, want_w;
     } cases[] = {
-        {"V100", 0, 1e4, 0.00, 250}, {"V100", 0, 1e4, 0.05, 195}, {"V100", 0, 1e4, 0.10, 170},
-        {"V100", 0, 1e4, 0.25, 135}, {"V100", 0, 1e4, 1.00, 100},
-        {"A100-SXM", 0, 1e4, 0.10, 235}, {"H100-SXM", 0, 1e4, 0.10, 420},
-        {"A40", 0, 1e4, 0.10, 200}, {"A40", 0, 1e4, 1.00, 175}, {"P100", 0, 1e4, 0.10, 135},
+        {"V100", 0, 1e4, 0.00, 250},
+        {"V100", 0, 1e4, 0.05, 195},
+        {"V100", 0, 1e4, 0.10, 170},
+        {"V100", 0, 1e4, 0.25, 135},
+        {"V100", 0, 1e4, 1.00, 100},
+        {"A100-SXM", 0, 1e4, 0.10, 235},
+        {"H100-SXM", 0, 1e4, 0.10, 420},
+        {"A40", 0, 1e4, 0.10, 200},
+        {"A40", 0, 1e4, 1.00, 175},
+        {"P100", 0, 1e4, 0.10, 135},
         /* the GPU's own range narrows the search, and the bound is relative to the GPU's
          * highest limit: V100 accepting 150..200 W (10% slower than at 200 W: from 150 W),
          * and 180..250 W (the least energy per work in reach: its lowest, 180 W) */
-        {"V100", 150, 200, 0.10, 150}, {"V100", 180, 250, 0.10, 180},
+        {"V100", 150, 200, 0.10, 150},
+        {"V100", 180, 250, 0.10, 180},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         double cap = -1;
         int t = eco_catalog_find(cases[i].type);
         assert_true(t >= 0);
-        assert_int_equal(eco_power_auto_cap(t, cases[i].min_w, cases[i].max_w, cases[i].slowdown,
-                                            &cap),
-                         0);
+        assert_int_equal(
+            eco_power_auto_cap(t, cases[i].min_w, cases[i].max_w, cases[i].slowdown, &cap), 0);
         if (fabs(cap - cases[i].want_w) > 1e-9)
             fail_msg("%s %g..%g W, slowdown %g: %g W, want %g W", cases[i].type, cases[i].min_w,
                      cases[i].max_w, cases[i].slowdown, cap, cases[i].want_w);
@@ -92,8 +98,7 @@ static void test_auto_cap_optimal(void **state)
         double cap = -1, s_max = 0, s = 0, p = 0;
         assert_int_equal(eco_power_auto_cap((int)t, 0, 1e4, 0.10, &cap), 0);
         assert_true(cap >= g->min_limit_w - 1e-9 && cap <= g->max_limit_w + 1e-9);
-        assert_int_equal(eco_power_eval((int)t, ECO_WORKLOAD_GENERIC, g->max_limit_w, &s_max,
-                                        NULL),
+        assert_int_equal(eco_power_eval((int)t, ECO_WORKLOAD_GENERIC, g->max_limit_w, &s_max, NULL),
                          0);
         assert_int_equal(eco_power_eval((int)t, ECO_WORKLOAD_GENERIC, cap, &s, &p), 0);
         assert_true(s_max / s - 1 <= 0.10 + 1e-9);

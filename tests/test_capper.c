@@ -94,20 +94,23 @@ static void test_registry_table(void **state)
         assert_non_null(ops->summary);
         assert_non_null(ops->params_help);
         assert_ptr_equal(eco_capper_find(ops->name), ops);
-        struct { double budget_w; int binds; } cases[] = {
+        struct {
+            double budget_w;
+            int binds;
+        } cases[] = {
             {50 + 1400.0, 1}, /* GPU minimums 900 W, maximums 1900 W, 50 W fixed */
             {50 + 960.0, 1},  /* just above the minimums */
-            {1e6, 0},            /* does not bind */
+            {1e6, 0},         /* does not bind */
         };
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
             struct eco_capper *c = make(ops->name);
             assert_ptr_equal(eco_capper_ops_of(c), ops);
-            struct eco_capper_job jobs[3] = {job(1, MIN_W, MAX_W, MIN_W), job(2, MIN_W, MAX_W, MIN_W),
-                                             job(4, 150, 250, 150)};
+            struct eco_capper_job jobs[3] = {job(1, MIN_W, MAX_W, MIN_W),
+                                             job(2, MIN_W, MAX_W, MIN_W), job(4, 150, 250, 150)};
             double lim[3];
             for (size_t i = 0; i < 3; i++)
-                lim[i] = eco_capper_start_setting(c, jobs[i].cap.min_limit_w,
-                                                  jobs[i].cap.max_limit_w);
+                lim[i] =
+                    eco_capper_start_setting(c, jobs[i].cap.min_limit_w, jobs[i].cap.max_limit_w);
             loop(c, jobs, 3, cases[k].budget_w, 50, 200, lim);
             double total = 50 + gpu_total(jobs, 3, lim);
             if (cases[k].binds) {
@@ -131,8 +134,12 @@ static void decide1(struct eco_capper *c, struct eco_capper_job *jobs, size_t n,
 {
     struct eco_rng rng;
     eco_rng_init(&rng, 1);
-    struct eco_capper_view v = {.now_s = now_s, .period_s = 1, .budget_w = budget_w,
-                                .measured_w = measured_w, .jobs = jobs, .n = n};
+    struct eco_capper_view v = {.now_s = now_s,
+                                .period_s = 1,
+                                .budget_w = budget_w,
+                                .measured_w = measured_w,
+                                .jobs = jobs,
+                                .n = n};
     assert_int_equal(eco_capper_decide(c, &v, &rng, lim), 0);
 }
 
@@ -142,7 +149,7 @@ static void test_hand_splits(void **state)
     struct {
         const char *spec;
         double budget_w;
-        double lo2, hi2;        /* job B's range (job A: [100, 300]) */
+        double lo2, hi2;       /* job B's range (job A: [100, 300]) */
         double meas_a, meas_b; /* measured draw per GPU at 200 W, NaN none */
         double want_a, want_b;
     } rows[] = {
@@ -157,8 +164,9 @@ static void test_hand_splits(void **state)
     };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         struct eco_capper *c = make(rows[r].spec);
-        struct eco_capper_job jobs[2] = {job(1, MIN_W, MAX_W, 200),
-                                         job(1, rows[r].lo2, rows[r].hi2, rows[r].hi2 < 200 ? rows[r].hi2 : 200)};
+        struct eco_capper_job jobs[2] = {
+            job(1, MIN_W, MAX_W, 200),
+            job(1, rows[r].lo2, rows[r].hi2, rows[r].hi2 < 200 ? rows[r].hi2 : 200)};
         jobs[0].measured_w = rows[r].meas_a;
         jobs[1].measured_w = rows[r].meas_b;
         double lim[2];
@@ -217,8 +225,8 @@ static void test_feedback(void **state)
     /* a step down starts it a guard (3%) below the budget */
     struct eco_rng rng;
     eco_rng_init(&rng, 1);
-    struct eco_capper_view v = {.budget_w = 250, .measured_w = NAN, .budget_step = -1,
-                                .jobs = j, .n = 1};
+    struct eco_capper_view v = {
+        .budget_w = 250, .measured_w = NAN, .budget_step = -1, .jobs = j, .n = 1};
     assert_int_equal(eco_capper_decide(c, &v, &rng, lim), 0);
     assert_float_equal(eco_capper_feedback_w(c), -0.03 * 250, 1e-9);
     eco_capper_destroy(c);
@@ -275,8 +283,13 @@ static void test_admission(void **state)
     run[0].deadline_s = 120;
     struct eco_capper_view v = {.now_s = 0, .budget_w = 300, .jobs = run, .n = 1};
     struct eco_capper_candidate far = {
-        .cap = {.gpus = 1, .min_limit_w = MIN_W, .max_limit_w = MAX_W, .remaining_s = 100,
-                .weight = 1, .slack_s = -1, .predict = lin},
+        .cap = {.gpus = 1,
+                .min_limit_w = MIN_W,
+                .max_limit_w = MAX_W,
+                .remaining_s = 100,
+                .weight = 1,
+                .slack_s = -1,
+                .predict = lin},
         .min_w = 100,
         .deadline_s = 1e6,
     };
@@ -285,16 +298,16 @@ static void test_admission(void **state)
         double budget_w, committed_w, cand_deadline_s, run_slack_s;
         int want;
     } rows[] = {
-        {mn, 300, 100, 1e6, 120, 1},  /* min: 100 + 100 fit in 300 */
-        {mn, 150, 100, 1e6, 120, 0},  /* min: 200 do not fit in 150 */
+        {mn, 300, 100, 1e6, 120, 1},   /* min: 100 + 100 fit in 300 */
+        {mn, 150, 100, 1e6, 120, 0},   /* min: 200 do not fit in 150 */
         {NULL, 300, 100, 1e6, 120, 1}, /* no instance: min */
-        {dl, 300, 100, 1e6, 120, 0},  /* the running job's 152 W would not fit next to it */
-        {dl, 400, 100, 1e6, 120, 1},  /* they do */
-        {dl, 300, 100, -1, 120, 0},   /* a candidate without deadline waits too */
-        {dl, 300, 100, 150, 120, 1},  /* its own deadline is near (150 <= 2 x 100 s) */
-        {dl, 150, 100, 150, 120, 0},  /* near, but its minimum does not fit */
-        {dl, 300, 100, 1e6, 50, 1},   /* the running job is a lost cause: holds no extra */
-        {dl, 300, 100, 1e6, -1, 1},   /* the running job has no deadline */
+        {dl, 300, 100, 1e6, 120, 0},   /* the running job's 152 W would not fit next to it */
+        {dl, 400, 100, 1e6, 120, 1},   /* they do */
+        {dl, 300, 100, -1, 120, 0},    /* a candidate without deadline waits too */
+        {dl, 300, 100, 150, 120, 1},   /* its own deadline is near (150 <= 2 x 100 s) */
+        {dl, 150, 100, 150, 120, 0},   /* near, but its minimum does not fit */
+        {dl, 300, 100, 1e6, 50, 1},    /* the running job is a lost cause: holds no extra */
+        {dl, 300, 100, 1e6, -1, 1},    /* the running job has no deadline */
     };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         v.budget_w = rows[r].budget_w;
@@ -322,15 +335,15 @@ static void test_params(void **state)
         {"proportional:admit=min", NULL},
         {"nosuch", "nosuch"},
         {"mpc:bogus=1", "bogus"},
-        {"uniform:grid=10", "grid"},      /* grid is the allocator's, not uniform's */
+        {"uniform:grid=10", "grid"},       /* grid is the allocator's, not uniform's */
         {"mpc:rebalance=10", "rebalance"}, /* the threshold's */
         {"mpc:gain=abc", "gain"},
-        {"mpc:gain=3", "gain"},           /* out of [0, 2] */
+        {"mpc:gain=3", "gain"}, /* out of [0, 2] */
         {"mpc:grid=1", "grid"},
         {"mpc:grid=2.5", "grid"},
         {"mpc:admit=maybe", "admit"},
-        {"mpc:gain", "gain"},             /* not key=value */
-        {"mpc:gain=0.1,", "gain=0.1,"},   /* trailing comma */
+        {"mpc:gain", "gain"},           /* not key=value */
+        {"mpc:gain=0.1,", "gain=0.1,"}, /* trailing comma */
         {"threshold:low=0.99,high=0.9", "low"},
     };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
@@ -366,8 +379,8 @@ static void test_levels(void **state)
         }
         struct eco_rng rng;
         eco_rng_init(&rng, 3);
-        struct eco_capper_view v = {.budget_w = 600, .measured_w = 650, .clock = 1, .jobs = j,
-                                    .n = 2};
+        struct eco_capper_view v = {
+            .budget_w = 600, .measured_w = 650, .clock = 1, .jobs = j, .n = 2};
         double lim[2];
         assert_int_equal(eco_capper_decide(c, &v, &rng, lim), 0);
         for (size_t i = 0; i < 2; i++) {

@@ -56,8 +56,8 @@ static const struct jspec four[] = {
     {0, 5000, 4, "deepspeech2"},
 };
 
-static void run(const char *policy, const struct eco_budget_step *b, size_t nb,
-                struct rows *rows, struct eco_sim_result *res, struct eco_jobset **setp)
+static void run(const char *policy, const struct eco_budget_step *b, size_t nb, struct rows *rows,
+                struct eco_sim_result *res, struct eco_jobset **setp)
 {
     struct eco_cluster *c = NULL;
     struct eco_error err;

@@ -321,8 +321,8 @@ static void test_gpu_freq(void **state)
     size_t n;
     const double *l = eco_clock_levels(type_idx("V100"), &n);
     assert_int_equal(eco_gpu_freq_parse("1000", l, n, &f, NULL), 0);
-    assert_true(f.graphics_mhz >= 1000 && eco_clock_snap(type_idx("V100"), f.graphics_mhz) ==
-                                              f.graphics_mhz);
+    assert_true(f.graphics_mhz >= 1000 &&
+                eco_clock_snap(type_idx("V100"), f.graphics_mhz) == f.graphics_mhz);
     assert_int_equal(eco_gpu_freq_parse("high", NULL, 0, &f, NULL), -EINVAL);
 }
 
@@ -466,9 +466,16 @@ static void test_alloc_levels_infeasible(void **state)
     double lo, hi;
     eco_clock_range(v100, &lo, &hi);
     struct ctruth t = {v100, 0};
-    struct eco_cap_job j = {.gpus = 2, .min_limit_w = lo, .max_limit_w = hi, .remaining_s = 100,
-                            .weight = 1, .slack_s = -1, .predict = clock_predict, .ctx = &t,
-                            .levels = lv, .n_levels = (uint32_t)n};
+    struct eco_cap_job j = {.gpus = 2,
+                            .min_limit_w = lo,
+                            .max_limit_w = hi,
+                            .remaining_s = 100,
+                            .weight = 1,
+                            .slack_s = -1,
+                            .predict = clock_predict,
+                            .ctx = &t,
+                            .levels = lv,
+                            .n_levels = (uint32_t)n};
     double set;
     assert_true(isinf(eco_cap_allocate(&j, 1, 1.0, NULL, &set, NULL)));
     assert_true(set == lo);
@@ -489,11 +496,19 @@ static void test_uniform_levels(void **state)
     double lo1, hi1, lo2, hi2;
     eco_clock_range(v100, &lo1, &hi1);
     eco_clock_range(a40, &lo2, &hi2);
-    jobs[0] = (struct eco_cap_job){.gpus = 4, .min_limit_w = lo1, .max_limit_w = hi1,
-                                   .predict = clock_predict, .ctx = &t[0], .levels = l1,
+    jobs[0] = (struct eco_cap_job){.gpus = 4,
+                                   .min_limit_w = lo1,
+                                   .max_limit_w = hi1,
+                                   .predict = clock_predict,
+                                   .ctx = &t[0],
+                                   .levels = l1,
                                    .n_levels = (uint32_t)n1};
-    jobs[1] = (struct eco_cap_job){.gpus = 2, .min_limit_w = lo2, .max_limit_w = hi2,
-                                   .predict = clock_predict, .ctx = &t[1], .levels = l2,
+    jobs[1] = (struct eco_cap_job){.gpus = 2,
+                                   .min_limit_w = lo2,
+                                   .max_limit_w = hi2,
+                                   .predict = clock_predict,
+                                   .ctx = &t[1],
+                                   .levels = l2,
                                    .n_levels = (uint32_t)n2};
     double top = 0, bottom = 0, p;
     clock_predict(&t[0], hi1, &p, NULL);

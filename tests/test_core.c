@@ -17,8 +17,8 @@
 static void test_catalog(void **state)
 {
     (void)state;
-    const char *need[] = {"V100", "P100", "A40", "RTX6000", "A100-PCIE",
-                          "A100-SXM", "H100-SXM", "H100-NVL"};
+    const char *need[] = {"V100",      "P100",     "A40",      "RTX6000",
+                          "A100-PCIE", "A100-SXM", "H100-SXM", "H100-NVL"};
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
         int t = eco_catalog_find(need[i]);
         assert_true(t >= 0);
@@ -56,9 +56,14 @@ static void test_cluster_spec(void **state)
     static const struct {
         const char *spec, *needle;
     } bad[] = {
-        {"", "empty"},          {"8", "COUNTxGPUS"},      {"0x8", "node count"},
-        {"2x0", "GPUs per node"}, {"2x8:K80", "unknown GPU type 'K80'"},
-        {"2x8,", "empty part"}, {"ax8", "node count"},     {"2x999", "GPUs per node"},
+        {"", "empty"},
+        {"8", "COUNTxGPUS"},
+        {"0x8", "node count"},
+        {"2x0", "GPUs per node"},
+        {"2x8:K80", "unknown GPU type 'K80'"},
+        {"2x8,", "empty part"},
+        {"ax8", "node count"},
+        {"2x999", "GPUs per node"},
         {"2x8:", "unknown GPU type"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -287,10 +292,14 @@ static void test_percentile(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_catalog),       cmocka_unit_test(test_cluster_spec),
-        cmocka_unit_test(test_cluster_json),  cmocka_unit_test(test_heap_order),
-        cmocka_unit_test(test_rng),           cmocka_unit_test(test_placements),
-        cmocka_unit_test(test_placement_types), cmocka_unit_test(test_freemap_many_nodes),
+        cmocka_unit_test(test_catalog),
+        cmocka_unit_test(test_cluster_spec),
+        cmocka_unit_test(test_cluster_json),
+        cmocka_unit_test(test_heap_order),
+        cmocka_unit_test(test_rng),
+        cmocka_unit_test(test_placements),
+        cmocka_unit_test(test_placement_types),
+        cmocka_unit_test(test_freemap_many_nodes),
         cmocka_unit_test(test_percentile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,8 +33,8 @@ static struct fixture *make(const char *policy)
     assert_non_null(f->d.sel);
     for (uint32_t g = 0; g < 2; g++)
         for (int t = 0; t < 2; t++) {
-            struct eco_gpu_sample s = {.t_s = t, .util = 0, .mem_used_b = 0,
-                                       .mem_total_b = 16 * GB};
+            struct eco_gpu_sample s = {
+                .t_s = t, .util = 0, .mem_used_b = 0, .mem_total_b = 16 * GB};
             assert_int_equal(eco_gpusel_sample(f->d.sel, g, &s), 0);
         }
     if (ecod__queue_create(&f->d, policy, &err) < 0)
@@ -51,8 +51,8 @@ static void destroy(struct fixture *f)
 
 static void add(struct fixture *f, int64_t id, unsigned gpus, double deadline_s)
 {
-    struct eco_store_job j = {.id = id, .gpus = gpus, .deadline_s = deadline_s,
-                              .submit_s = (double)id};
+    struct eco_store_job j = {
+        .id = id, .gpus = gpus, .deadline_s = deadline_s, .submit_s = (double)id};
     assert_int_equal(ecod__queue_add(&f->d, &j), 0);
 }
 
@@ -234,9 +234,9 @@ static void test_policy_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fifo_head_of_line),  cmocka_unit_test(test_greedy_fills),
+        cmocka_unit_test(test_fifo_head_of_line),    cmocka_unit_test(test_greedy_fills),
         cmocka_unit_test(test_fifo_starts_in_order), cmocka_unit_test(test_edf_order),
-        cmocka_unit_test(test_never_fits),         cmocka_unit_test(test_remove_and_policies),
+        cmocka_unit_test(test_never_fits),           cmocka_unit_test(test_remove_and_policies),
         cmocka_unit_test(test_policy_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

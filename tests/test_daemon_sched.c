@@ -71,8 +71,12 @@ static int64_t submit(struct fixture *f, const char *argv_json, double now)
 {
     struct eco_error err = {{0}};
     int64_t id = 0;
-    struct eco_store_job j = {.uid = getuid(), .gid = getgid(), .cwd = "/", .argv_json = argv_json,
-                              .power_cap_w = ECO_STORE_CAP_NONE, .submit_s = now};
+    struct eco_store_job j = {.uid = getuid(),
+                              .gid = getgid(),
+                              .cwd = "/",
+                              .argv_json = argv_json,
+                              .power_cap_w = ECO_STORE_CAP_NONE,
+                              .submit_s = now};
     if (eco_store_insert(f->d.store, &j, &id, &err) < 0)
         fail_msg("insert: %s", err.msg);
     j.id = id;

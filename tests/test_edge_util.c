@@ -122,8 +122,8 @@ static void test_http_body(void **state)
 static void test_http_unreachable(void **state)
 {
     (void)state;
-    struct eco_http_req r = {.endpoint = "/nonexistent/ecosched.sock", .path = "/v1/status",
-                             .timeout_ms = 1000};
+    struct eco_http_req r = {
+        .endpoint = "/nonexistent/ecosched.sock", .path = "/v1/status", .timeout_ms = 1000};
     struct eco_http_resp a;
     char msg[256];
     long st = -1;
@@ -131,8 +131,8 @@ static void test_http_unreachable(void **state)
     assert_non_null(strstr(msg, "connect"));
     assert_null(a.body);
     eco_http_resp_fini(&a);
-    json_t *o = eco_http_json("/nonexistent/ecosched.sock", "/v1/node", NULL, 1000, &st, msg,
-                              sizeof msg);
+    json_t *o =
+        eco_http_json("/nonexistent/ecosched.sock", "/v1/node", NULL, 1000, &st, msg, sizeof msg);
     assert_null(o);
     assert_int_equal(st, 0);
     assert_non_null(strstr(msg, "/nonexistent/ecosched.sock: "));
@@ -141,8 +141,10 @@ static void test_http_unreachable(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mkdir_p),      cmocka_unit_test(test_log),
-        cmocka_unit_test(test_clock),        cmocka_unit_test(test_http_body),
+        cmocka_unit_test(test_mkdir_p),
+        cmocka_unit_test(test_log),
+        cmocka_unit_test(test_clock),
+        cmocka_unit_test(test_http_body),
         cmocka_unit_test(test_http_unreachable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -81,12 +81,12 @@ static void test_hand_computed(void **state)
     struct eco_error err;
     assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
     double speed, p;
-    assert_int_equal(eco_power_eval(eco_catalog_find("V100"), ECO_WORKLOAD_GENERIC, 250, &speed,
-                                    &p), 0);
+    assert_int_equal(
+        eco_power_eval(eco_catalog_find("V100"), ECO_WORKLOAD_GENERIC, 250, &speed, &p), 0);
     assert_rel(speed, 1.0, 1e-12);
     const struct eco_energy *en = &res.summary.energy_j;
-    const double idle = 2 * 20.0 * (30 + 30);              /* node 1 40..70, node 0 100..130 */
-    const double base = 100.0 * ((130 + 50) + 70);         /* on: node 0 0..130, 250..300 */
+    const double idle = 2 * 20.0 * (30 + 30);               /* node 1 40..70, node 0 100..130 */
+    const double base = 100.0 * ((130 + 50) + 70);          /* on: node 0 0..130, 250..300 */
     const double trans = (100 + 2 * 20.0) * (20 + 20 + 50); /* two shutdowns, one boot */
     const double off = 10.0 * ((300 - 90) + (200 - 150));
     assert_rel(en->gpu_busy, 2 * p * (100 + 40 + 50), 1e-9);
@@ -103,10 +103,10 @@ static void test_hand_computed(void **state)
     assert_rel(set->jobs[0].energy_j, 2 * p * 100, 1e-9);
     assert_rel(set->jobs[1].energy_j, 2 * p * 40, 1e-9);
     assert_rel(set->jobs[2].energy_j, 2 * p * 50, 1e-9);
-    assert_rel(res.node_energy_j[0], 2 * p * 150 + 2 * 20.0 * 30 + 100.0 * 180 + 140.0 * 70 +
-                                         10.0 * 50, 1e-9);
-    assert_rel(res.node_energy_j[1], 2 * p * 40 + 2 * 20.0 * 30 + 100.0 * 70 + 140.0 * 20 +
-                                         10.0 * 210, 1e-9);
+    assert_rel(res.node_energy_j[0],
+               2 * p * 150 + 2 * 20.0 * 30 + 100.0 * 180 + 140.0 * 70 + 10.0 * 50, 1e-9);
+    assert_rel(res.node_energy_j[1],
+               2 * p * 40 + 2 * 20.0 * 30 + 100.0 * 70 + 140.0 * 20 + 10.0 * 210, 1e-9);
     assert_int_equal(res.node_boots[0], 1);
     assert_int_equal(res.node_boots[1], 0);
     /* j2 waited for the boot. */
@@ -133,9 +133,8 @@ static void test_none_keeps_nodes_on(void **state)
     struct eco_cluster *c = two_nodes();
     static const struct eco_test_jspec js[] = {{0, 100, 2}, {0, 40, 2}, {200, 50, 2}};
     struct eco_jobset *set = eco_test_make_jobs(js, 3);
-    struct eco_sim_config cfg = {.policy = eco_policy_find("fifo"),
-                                 .placement = eco_placement_find("pack"),
-                                 .seed = 1};
+    struct eco_sim_config cfg = {
+        .policy = eco_policy_find("fifo"), .placement = eco_placement_find("pack"), .seed = 1};
     struct eco_sim_result res;
     struct eco_error err;
     assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
@@ -228,9 +227,12 @@ static void pdv_init(struct pdv *p, uint32_t n)
     snprintf(spec, sizeof spec, "%ux4", n);
     memset(p, 0, sizeof *p);
     assert_int_equal(eco_cluster_parse_spec(spec, &p->c, &err), 0);
-    p->v = (struct eco_pd_view){.cluster = p->c, .jobs = p->jobs, .queue = p->queue,
+    p->v = (struct eco_pd_view){.cluster = p->c,
+                                .jobs = p->jobs,
+                                .queue = p->queue,
                                 .node_state = p->state,
-                                .idle_since = p->idle_since, .idle_nodes = p->idle_nodes,
+                                .idle_since = p->idle_since,
+                                .idle_nodes = p->idle_nodes,
                                 .idle_times = p->idle_times};
     for (uint32_t i = 0; i < n; i++) {
         p->state[i] = ECO_NODE_ON;
@@ -356,9 +358,15 @@ static void test_powerdown_bad_values(void **state)
     struct eco_cluster *c;
     struct eco_error err;
     assert_int_equal(eco_cluster_parse_spec("1x4", &c, &err), 0);
-    static const char *bad[] = {"idle",          "idle:",           "idle:-5",
-                                "idle:abc",      "idle:10s",        "none:3",
-                                "forecast:x=1",  "forecast:margin=-1", "forecast:window=0"};
+    static const char *bad[] = {"idle",
+                                "idle:",
+                                "idle:-5",
+                                "idle:abc",
+                                "idle:10s",
+                                "none:3",
+                                "forecast:x=1",
+                                "forecast:margin=-1",
+                                "forecast:window=0"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *params;
         const struct eco_powerdown_ops *ops = eco_powerdown_find(bad[i], &params);
@@ -382,9 +390,8 @@ static void test_speed_on_faster_gpu(void **state)
     assert_int_equal(eco_cluster_parse_spec("1x8:A100-SXM", &c, &err), 0);
     static const struct eco_test_jspec js[] = {{0, 1000, 8}};
     struct eco_jobset *set = eco_test_make_jobs(js, 1);
-    struct eco_sim_config cfg = {.policy = eco_policy_find("fifo"),
-                                 .placement = eco_placement_find("pack"),
-                                 .seed = 1};
+    struct eco_sim_config cfg = {
+        .policy = eco_policy_find("fifo"), .placement = eco_placement_find("pack"), .seed = 1};
     struct eco_sim_result res;
     assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
     double speed, p;
@@ -450,9 +457,8 @@ static void test_bad_power_figures(void **state)
         const char *field;
         double value;
     } bad[] = {
-        {"base_w", -1},      {"off_w", -0.5},          {"boot_s", -10},
-        {"shutdown_s", -1},  {"gpu_idle_w", 251},      {"gpu_idle_w", -2},
-        {"power_limit_w", 99}, {"power_limit_w", 300},
+        {"base_w", -1},      {"off_w", -0.5},    {"boot_s", -10},       {"shutdown_s", -1},
+        {"gpu_idle_w", 251}, {"gpu_idle_w", -2}, {"power_limit_w", 99}, {"power_limit_w", 300},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         eco_node_group_defaults(&g, v100, 8);
@@ -481,9 +487,8 @@ static void test_unknown_workload(void **state)
     static const struct eco_test_jspec js[] = {{0, 10, 1}, {1, 10, 1}};
     struct eco_jobset *set = eco_test_make_jobs(js, 2);
     set->jobs[1].workload_off = eco_jobset_intern(set, "resnet5O", 8);
-    struct eco_sim_config cfg = {.policy = eco_policy_find("fifo"),
-                                 .placement = eco_placement_find("pack"),
-                                 .seed = 1};
+    struct eco_sim_config cfg = {
+        .policy = eco_policy_find("fifo"), .placement = eco_placement_find("pack"), .seed = 1};
     struct eco_sim_result res;
     assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), -EINVAL);
     assert_non_null(strstr(err.msg, "line 3"));

@@ -57,15 +57,36 @@ static void t_usage(FILE *f)
 static const struct eco_opt t_opts[] = {
     {.kind = ECO_OPT_HEADING, .help = "Heading:"},
     {.name = "name", .kind = ECO_OPT_STR, .offset = A(name), .arg = "N", .help = "a name"},
-    {.name = "ratio", .kind = ECO_OPT_NUM, .lo = 0, .hi = 1, .offset = A(ratio), .arg = "R",
+    {.name = "ratio",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1,
+     .offset = A(ratio),
+     .arg = "R",
      .help = "a ratio\nin 0..1"},
-    {.name = "budget", .kind = ECO_OPT_NUM, .lo = 0, .hi = 1e15,
-     .flags = ECO_OPT_LO_OPEN | ECO_OPT_NO_MAX, .offset = A(budget), .arg = "W",
-     .help = "watts", .noun = "a number of watts"},
-    {.name = "count", .kind = ECO_OPT_WHOLE, .lo = 1, .hi = 10000000, .offset = A(count),
-     .arg = "N", .help = "a count", .check = check_even},
+    {.name = "budget",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1e15,
+     .flags = ECO_OPT_LO_OPEN | ECO_OPT_NO_MAX,
+     .offset = A(budget),
+     .arg = "W",
+     .help = "watts",
+     .noun = "a number of watts"},
+    {.name = "count",
+     .kind = ECO_OPT_WHOLE,
+     .lo = 1,
+     .hi = 10000000,
+     .offset = A(count),
+     .arg = "N",
+     .help = "a count",
+     .check = check_even},
     {.name = "slots", .kind = ECO_OPT_WHOLE32, .lo = 0, .hi = 64, .offset = A(slots), .arg = "N"},
-    {.name = "flag", .short_name = 'f', .kind = ECO_OPT_FLAG, .lo = 1, .offset = A(flag),
+    {.name = "flag",
+     .short_name = 'f',
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(flag),
      .help = "a flag"},
     {.name = "low", .kind = ECO_OPT_FLAG, .lo = 2, .offset = A(level)},
     {.name = "mode", .kind = ECO_OPT_MODE, .arg = "M", .help = "a mode", .run = run_mode},
@@ -168,8 +189,8 @@ static void test_mode(void **state)
         memcpy(orig, argv, sizeof orig);
         const struct eco_opt *m = eco_cli__opt_find_mode(&t_cmd, argc, argv, &at);
         if (!!m != cases[i].found || (m && at != cases[i].at))
-            fail_msg("'%s': found %d at %d, want %d at %d", cases[i].args, !!m, at,
-                     cases[i].found, cases[i].at);
+            fail_msg("'%s': found %d at %d, want %d at %d", cases[i].args, !!m, at, cases[i].found,
+                     cases[i].at);
         assert_memory_equal(orig, argv, sizeof orig);
         if (m)
             assert_int_equal(m->run(argc, argv, at), 40 + at + 1);

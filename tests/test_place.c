@@ -38,8 +38,8 @@ static void add_item(struct eco_pl_instance *in, int64_t cpu, int64_t mem, uint1
     in->items = realloc(in->items, (in->n_items + 1) * sizeof *in->items);
     assert_non_null(in->items);
     struct eco_pl_item *it = &in->items[in->n_items++];
-    *it = (struct eco_pl_item){.cpu_milli = cpu, .mem_mib = mem, .gpus = gpus,
-                               .gpu_milli = gpus ? milli : 0};
+    *it = (struct eco_pl_item){
+        .cpu_milli = cpu, .mem_mib = mem, .gpus = gpus, .gpu_milli = gpus ? milli : 0};
     snprintf(it->name, sizeof it->name, "i%u", in->n_items - 1);
 }
 
@@ -167,13 +167,12 @@ static void test_feasible_random(void **state)
         assert_int_equal(eco_pl_workload_from_items(&in, &w), 0);
         for (size_t a = 0; all[a]; a++) {
             struct eco_error err = {{0}};
-            struct eco_pl_params p = {.seed = seed, .objective = (int)(seed % 4), .swarm = 6,
-                                      .iterations = 10};
+            struct eco_pl_params p = {
+                .seed = seed, .objective = (int)(seed % 4), .swarm = 6, .iterations = 10};
             struct eco_pl_outcome o = {0};
             assert_int_equal(all[a]->solve(&in, &p, slots, &o, &err), 0);
             if (eco_pl_verify(&in, slots, &err))
-                print_error("seed %llu, %s: %s\n", (unsigned long long)seed, all[a]->name,
-                            err.msg);
+                print_error("seed %llu, %s: %s\n", (unsigned long long)seed, all[a]->name, err.msg);
             assert_int_equal(eco_pl_verify(&in, slots, &err), 0);
             struct eco_pl_metrics m;
             assert_int_equal(eco_pl_metrics_compute(&in, &w, slots, 1, &m), 0);
@@ -338,17 +337,21 @@ static void test_sim_placements(void **state)
         uint32_t node[2];
         uint16_t take[2];
     } cases[] = {
-        {"fgd", 1, 1, {2}, {1}},          {"dot-product", 1, 1, {2}, {1}},
-        {"fgd", 4, 1, {0}, {4}},          {"dot-product", 4, 1, {1}, {4}},
-        {"pack", 4, 1, {0}, {4}},         {"bfd", 4, 1, {0}, {4}},
-        {"ffd", 4, 1, {0}, {4}},          {"fgd", 10, 2, {1, 2}, {8, 2}},
+        {"fgd", 1, 1, {2}, {1}},
+        {"dot-product", 1, 1, {2}, {1}},
+        {"fgd", 4, 1, {0}, {4}},
+        {"dot-product", 4, 1, {1}, {4}},
+        {"pack", 4, 1, {0}, {4}},
+        {"bfd", 4, 1, {0}, {4}},
+        {"ffd", 4, 1, {0}, {4}},
+        {"fgd", 10, 2, {1, 2}, {8, 2}},
         {"dot-product", 10, 2, {1, 2}, {8, 2}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         int n = sim_place(cases[k].name, fm, cases[k].gpus, a);
         if (n != cases[k].n || a[0].node != cases[k].node[0])
-            print_error("case %zu (%s, %u GPUs): %d entries, first node %u\n", k,
-                        cases[k].name, cases[k].gpus, n, n > 0 ? a[0].node : 0);
+            print_error("case %zu (%s, %u GPUs): %d entries, first node %u\n", k, cases[k].name,
+                        cases[k].gpus, n, n > 0 ? a[0].node : 0);
         assert_int_equal(n, cases[k].n);
         for (int i = 0; i < n; i++) {
             assert_int_equal(a[i].node, cases[k].node[i]);
@@ -395,7 +398,8 @@ static void test_readers(void **state)
                                "a,32,256,4,A100\nb,16,64,0,\n",
                                "name,cpu_cores,memory_gib,gpus,gpu_model\n"
                                "x,2.5,8,0.25,A100|V100\ny,4,16,2,\nz,1,0.5,0,\n",
-                               &in, &err, &np, &ip), 0);
+                               &in, &err, &np, &ip),
+                     0);
     assert_int_equal(in.n_nodes, 2);
     assert_int_equal(in.nodes[0].cpu_milli, 32000);
     assert_int_equal(in.nodes[0].mem_mib, 262144);
@@ -414,18 +418,34 @@ static void test_readers(void **state)
     static const struct {
         const char *nodes, *items, *want;
     } bad[] = {
-        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1024,2,T4\nn1,abc,1024,2,T4\n", "", ":3: column 'cpu_milli': 'abc' is not a number"},
-        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,-5,2,T4\n", "", ":2: column 'memory_mib': '-5' must be >= 0"},
-        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,5,1.5,T4\n", "", ":2: column 'gpu': '1.5' must be a whole number"},
-        {"sn,cpu_milli,gpu,model\nn0,1000,2,T4\n", "", ":1: missing column 'memory_mib' or 'memory_gib'"},
-        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,5,2\n", "", ":2: 4 fields, but the header has 5 columns"},
-        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,5,2,\n", "", ":2: column 'model': '' is empty, but the node has GPUs"},
-        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,0\n", ":2: column 'gpu_milli': '0' must be 1..1000"},
-        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,2,500\n", ":2: column 'gpu_milli': '500' must be 1000 when more"},
-        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_cores,memory_gib,gpus\nx,1,1,1.5\n", ":2: column 'gpus': '1.5' must be a share below 1"},
-        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_cores,memory_gib,gpus\nx,1,1,0.0005\n", ":2: column 'gpus': '0.0005' is a GPU share finer"},
-        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_cores,memory_gib,gpus\nx,1,1,65\n", ":2: column 'gpus': '65' must be a GPU count"},
-        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1024,2,T4\nn1,1000,1024,2,T4\nn0,1000,1024,2,T4\n", "", ":4: column 'sn': 'n0' names a node a second time"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1024,2,T4\nn1,abc,1024,2,T4\n", "",
+         ":3: column 'cpu_milli': 'abc' is not a number"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,-5,2,T4\n", "",
+         ":2: column 'memory_mib': '-5' must be >= 0"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,5,1.5,T4\n", "",
+         ":2: column 'gpu': '1.5' must be a whole number"},
+        {"sn,cpu_milli,gpu,model\nn0,1000,2,T4\n", "",
+         ":1: missing column 'memory_mib' or 'memory_gib'"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,5,2\n", "",
+         ":2: 4 fields, but the header has 5 columns"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,5,2,\n", "",
+         ":2: column 'model': '' is empty, but the node has GPUs"},
+        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n",
+         "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,0\n",
+         ":2: column 'gpu_milli': '0' must be 1..1000"},
+        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n",
+         "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,2,500\n",
+         ":2: column 'gpu_milli': '500' must be 1000 when more"},
+        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_cores,memory_gib,gpus\nx,1,1,1.5\n",
+         ":2: column 'gpus': '1.5' must be a share below 1"},
+        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n",
+         "name,cpu_cores,memory_gib,gpus\nx,1,1,0.0005\n",
+         ":2: column 'gpus': '0.0005' is a GPU share finer"},
+        {"name,cpu_cores,memory_gib,gpus\nn,1,1,1\n", "name,cpu_cores,memory_gib,gpus\nx,1,1,65\n",
+         ":2: column 'gpus': '65' must be a GPU count"},
+        {"sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1024,2,T4\nn1,1000,1024,2,T4\nn0,1000,1024,2,"
+         "T4\n",
+         "", ":4: column 'sn': 'n0' names a node a second time"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         err.msg[0] = '\0';
@@ -467,7 +487,8 @@ static void test_read_nul(void **state)
         struct eco_error err = {{0}};
         int rc = cases[k].items ? eco_pl_read_items(path, &in, &err)
                                 : eco_pl_read_nodes(path, &in, &err);
-        if (rc != -EINVAL || strncmp(err.msg, path, strlen(path)) || !strstr(err.msg, cases[k].want))
+        if (rc != -EINVAL || strncmp(err.msg, path, strlen(path)) ||
+            !strstr(err.msg, cases[k].want))
             print_error("case %zu: rc %d, got '%s', want '%s%s'\n", k, rc, err.msg, path,
                         cases[k].want);
         assert_int_equal(rc, -EINVAL);
@@ -501,8 +522,8 @@ static void test_read_openb(void **state)
         gpus += in.nodes[n].gpus;
     for (uint32_t i = 0; i < in.n_items; i++)
         req += in.items[i].gpus * in.items[i].gpu_milli / 1000.0;
-    assert_int_equal(gpus, 6212);            /* data/alibaba_gpu_v2023_openb/README.md */
-    assert_near(req, 6086.8, 0.05);          /* "sum of GPU requests over all pods" */
+    assert_int_equal(gpus, 6212);   /* data/alibaba_gpu_v2023_openb/README.md */
+    assert_near(req, 6086.8, 0.05); /* "sum of GPU requests over all pods" */
     assert_int_equal(eco_pl_instance_check(&in, &err), 0);
     eco_pl_instance_fini(&in);
 }
@@ -514,7 +535,7 @@ int main(void)
         cmocka_unit_test(test_metrics_by_hand),  cmocka_unit_test(test_feasible_random),
         cmocka_unit_test(test_ilp_brute_force),  cmocka_unit_test(test_ilp_feasible_random),
         cmocka_unit_test(test_readers),          cmocka_unit_test(test_sim_placements),
-        cmocka_unit_test(test_read_openb),      cmocka_unit_test(test_read_nul),
+        cmocka_unit_test(test_read_openb),       cmocka_unit_test(test_read_nul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

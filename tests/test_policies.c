@@ -38,8 +38,8 @@ static void run_case(const char *cluster, const char *policy, const char *params
         if (j->start_s != ex[i].start_s || j->end_s != ex[i].end_s ||
             j->preemptions != ex[i].preemptions)
             print_error("%s/%s job %zu: got start %g end %g preemptions %u, want %g %g %u\n",
-                        policy, placement, i, j->start_s, j->end_s, j->preemptions,
-                        ex[i].start_s, ex[i].end_s, ex[i].preemptions);
+                        policy, placement, i, j->start_s, j->end_s, j->preemptions, ex[i].start_s,
+                        ex[i].end_s, ex[i].preemptions);
         assert_true(j->start_s == ex[i].start_s);
         assert_true(j->end_s == ex[i].end_s);
         assert_int_equal(j->preemptions, ex[i].preemptions);
@@ -90,9 +90,8 @@ static void test_edf(void **state)
     struct eco_jobset *set = eco_test_make_jobs(js, 4);
     for (size_t i = 0; i < 4; i++)
         set->jobs[i].deadline_s = deadline[i];
-    struct eco_sim_config cfg = {.policy = eco_policy_find("edf"),
-                                 .placement = eco_placement_find("pool"),
-                                 .seed = 1};
+    struct eco_sim_config cfg = {
+        .policy = eco_policy_find("edf"), .placement = eco_placement_find("pool"), .seed = 1};
     assert_non_null(cfg.policy);
     struct eco_sim_result res;
     assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
@@ -120,9 +119,8 @@ static void test_lsf(void **state)
     struct eco_jobset *set = eco_test_make_jobs(js, 4);
     for (size_t i = 0; i < 4; i++)
         set->jobs[i].deadline_s = deadline[i];
-    struct eco_sim_config cfg = {.policy = eco_policy_find("lsf"),
-                                 .placement = eco_placement_find("pool"),
-                                 .seed = 1};
+    struct eco_sim_config cfg = {
+        .policy = eco_policy_find("lsf"), .placement = eco_placement_find("pool"), .seed = 1};
     assert_non_null(cfg.policy);
     struct eco_sim_result res;
     assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
@@ -280,14 +278,10 @@ static void test_find_spec(void **state)
     static const struct {
         const char *value, *name, *params; /* name NULL: unknown */
     } cases[] = {
-        {"las", "las", NULL},
-        {"las:3600,36000", "las", "3600,36000"},
-        {"LAS:1", "las", "1"},
-        {"fifo:", "fifo", ""},
-        {"edf", "edf", NULL},
-        {"la", NULL, NULL},
-        {"lass:1", NULL, NULL},
-        {"", NULL, NULL},
+        {"las", "las", NULL},   {"las:3600,36000", "las", "3600,36000"},
+        {"LAS:1", "las", "1"},  {"fifo:", "fifo", ""},
+        {"edf", "edf", NULL},   {"la", NULL, NULL},
+        {"lass:1", NULL, NULL}, {"", NULL, NULL},
         {":1", NULL, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

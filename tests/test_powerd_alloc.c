@@ -37,17 +37,31 @@ static int setup(void **state)
         nd->n_gpus = 2;
         nd->max_power_w = 500;
         for (unsigned g = 0; g < 2; g++)
-            nd->gpu[g] = (struct pgpu){.power_w = 200, .limit_w = 250, .min_w = 100,
-                                       .max_w = 250, .default_w = 250, .util = NAN,
+            nd->gpu[g] = (struct pgpu){.power_w = 200,
+                                       .limit_w = 250,
+                                       .min_w = 100,
+                                       .max_w = 250,
+                                       .default_w = 250,
+                                       .util = NAN,
                                        .sm_mhz = NAN};
     }
     f->nodes[1].gpu[1].power_w = 50;
     f->nodes[0].power_w = 400;
     f->nodes[1].power_w = 250;
-    f->jobs[0] = (struct pjob){.id = 10, .running = true, .n = 2, .node = {0, 0},
-                               .gpu = {0, 1}, .remaining_s = 3600, .deadline_s = -1};
-    f->jobs[1] = (struct pjob){.id = 11, .running = true, .n = 1, .node = {1}, .gpu = {0},
-                               .remaining_s = 3600, .deadline_s = -1};
+    f->jobs[0] = (struct pjob){.id = 10,
+                               .running = true,
+                               .n = 2,
+                               .node = {0, 0},
+                               .gpu = {0, 1},
+                               .remaining_s = 3600,
+                               .deadline_s = -1};
+    f->jobs[1] = (struct pjob){.id = 11,
+                               .running = true,
+                               .n = 1,
+                               .node = {1},
+                               .gpu = {0},
+                               .remaining_s = 3600,
+                               .deadline_s = -1};
     f->pd.nodes = f->nodes;
     f->pd.n_nodes = 2;
     f->pd.jobs = f->jobs;

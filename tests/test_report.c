@@ -48,7 +48,8 @@ static void put(const char *sub, const char *name, const char *text)
 /* 9 scalar figures, 6 of them energy parts: the table must have 12 rows (3 + 6 + 3). */
 static const char SUMMARY[] =
     "{\"policy\": \"fifo\", \"cluster_nodes\": 2, \"cluster_gpus\": 16,\n"
-    " \"energy_j\": {\"total\": 7.2e6, \"gpu_busy\": 3.6e6, \"gpu_idle\": 0, \"node_base\": 3.6e6,\n"
+    " \"energy_j\": {\"total\": 7.2e6, \"gpu_busy\": 3.6e6, \"gpu_idle\": 0, \"node_base\": "
+    "3.6e6,\n"
     "   \"off\": 0, \"transitions\": 0},\n"
     " \"avg_jct_s\": 5.0, \"window_start_s\": 0.0, \"window_end_s\": 800.0}\n";
 
@@ -276,16 +277,20 @@ static const struct {
 } bad[] = {
     {"summary.json", "{\"policy\": \"x\",\n \"avg_jct_s\": }", "summary.json: line 2:"},
     {"summary.json", "[1, 2]", "summary.json: line 1: not a JSON object"},
-    {"summary.json", "{\"policy\": \"x\", \"energy_j\": {}, \"avg_jct_s\": 1, \"cluster_gpus\": 1,"
-                     " \"cluster_nodes\": 1, \"window_start_s\": 0, \"window_end_s\": 1}",
+    {"summary.json",
+     "{\"policy\": \"x\", \"energy_j\": {}, \"avg_jct_s\": 1, \"cluster_gpus\": 1,"
+     " \"cluster_nodes\": 1, \"window_start_s\": 0, \"window_end_s\": 1}",
      "field 'energy_j.total' is missing or not a number"},
     {"summary.json", "{\"policy\": \"x\", \"energy_j\": {\"total\": 1}}",
      "field 'avg_jct_s' is missing or not a number"},
     {"jobs.csv", "job_id,wait_s\n", "jobs.csv: line 1: no column 'jct_s'"},
-    {"jobs.csv", "jct_s,wait_s\n1,2\n-4,1\n", "jobs.csv: line 3: field 'jct_s': '-4' is not a number"},
-    {"jobs.csv", "jct_s,wait_s\n1,\n", "jobs.csv: line 2: field 'wait_s' is empty but 'jct_s' is not"},
+    {"jobs.csv", "jct_s,wait_s\n1,2\n-4,1\n",
+     "jobs.csv: line 3: field 'jct_s': '-4' is not a number"},
+    {"jobs.csv", "jct_s,wait_s\n1,\n",
+     "jobs.csv: line 2: field 'wait_s' is empty but 'jct_s' is not"},
     {"jobs.csv", "", "jobs.csv: line 1: empty file"},
-    {"timeline.csv", "time_s,power_w,budget_w,busy_gpus,nodes_on,queued\n5,1,0,0,0,0\n4,1,0,0,0,0\n",
+    {"timeline.csv",
+     "time_s,power_w,budget_w,busy_gpus,nodes_on,queued\n5,1,0,0,0,0\n4,1,0,0,0,0\n",
      "timeline.csv: line 3: field 'time_s': 4 is before the line above (5)"},
     {"timeline.csv", "time_s,power_w,budget_w,busy_gpus,nodes_on,queued\n5,1,0,0,0\n",
      "timeline.csv: line 2: field 'queued' is missing"},
@@ -316,10 +321,8 @@ static void test_bad_files(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_m4_bins),
-        cmocka_unit_test(test_write),
-        cmocka_unit_test(test_units_and_order),
-        cmocka_unit_test(test_find_runs),
+        cmocka_unit_test(test_m4_bins),         cmocka_unit_test(test_write),
+        cmocka_unit_test(test_units_and_order), cmocka_unit_test(test_find_runs),
         cmocka_unit_test(test_bad_files),
     };
     return cmocka_run_group_tests(tests, make_dir, remove_dir);

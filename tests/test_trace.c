@@ -622,15 +622,15 @@ static const struct bad_case {
     {CANON_H "a,0,10,1,\nb,5,10,2000000,\n", "column 'gpus'", "is outside 1..1048576 GPUs"},
     {"job_id,submit_s,duration_s,gpus,deadline_s\na,0,10,1,\nb,5,10,1,1e11\n",
      "column 'deadline_s'", "'1e11' is outside 0..1e10 s"},
-    {"job_id,submit_s,duration_s,gpus,gpu_mem_gb\na,0,10,1,\nb,5,10,1,1e5\n",
-     "column 'gpu_mem_gb'", "'1e5' is outside 0..1e4 GB"},
+    {"job_id,submit_s,duration_s,gpus,gpu_mem_gb\na,0,10,1,\nb,5,10,1,1e5\n", "column 'gpu_mem_gb'",
+     "'1e5' is outside 0..1e4 GB"},
     {ITP_H "a,0,10,1\nb,5,1e10,1\n", "column 'duration'", "'1e10' is outside 0..1e9 s"},
     {PHILLY_H PHILLY_OK "app_2,4,x,x,x,1e12,1,10,11,1,1,1-2\n", "column 'submit_s'",
      "is outside 0..1e10 s"},
     {OPENB_H OPENB_OK "p1,1000,1024,1,1000,,LS,Running,5,100,1e11\n", "column 'scheduled_time'",
      "is outside 0..1e10 s"},
-    {OPENB_H OPENB_OK "p1,1000,1024,1,1000,,LS,Running,5,2000000000,6\n",
-     "column 'deletion_time'", "more than 1e9 s"},
+    {OPENB_H OPENB_OK "p1,1000,1024,1,1000,,LS,Running,5,2000000000,6\n", "column 'deletion_time'",
+     "more than 1e9 s"},
     /* a job id given twice */
     {CANON_H "a,0,10,1,\na,5,10,1,\n", "column 'job_id'", "'a' repeats the job id of line 2"},
     {OPENB_H OPENB_OK "p0,1000,1024,1,1000,,LS,Running,5,100,6\n", "column 'name'",
@@ -699,8 +699,10 @@ static void test_nul_bytes(void **state)
         const char *where; /* ":LINE: NUL byte at column COL" */
     } cases[] = {
 #define B(s) s, sizeof(s) - 1
-        {B("job_id,submit_s,duration_s,gpus\nj1\0,0,10,1\nj2,0,10,1\n"), ":2: NUL byte at column 3"},
-        {B("job_id,submit_s,duration_s,gpus\nj1,0,10,1\nj2,0,10,1\0\n"), ":3: NUL byte at column 10"},
+        {B("job_id,submit_s,duration_s,gpus\nj1\0,0,10,1\nj2,0,10,1\n"),
+         ":2: NUL byte at column 3"},
+        {B("job_id,submit_s,duration_s,gpus\nj1,0,10,1\nj2,0,10,1\0\n"),
+         ":3: NUL byte at column 10"},
         {B("job_id,sub\0mit_s,duration_s,gpus\nj1,0,10,1\n"), ":1: NUL byte at column 11"},
         {B("job_id,submit_s,duration_s,gpus\nj1,0,10,1\n\0"), ":3: NUL byte at column 1"},
 #undef B
@@ -751,8 +753,8 @@ static void test_no_jobs(void **state)
         {"job_id,submit_s,duration_s,gpus\n", 0, "holds no job (a header line and no rows)"},
         {"job_id,submit_s,duration_s,gpus\n\n\n", 0, "holds no job (a header line"},
         {"job_id,submit_s,duration_s,gpus\na,0,-1,1\n", 1, "holds no job: all 1 rows were bad"},
-        {OPENB_H "p0,1000,1024,0,0,,LS,Running,0,100,0\np1,1000,1024,1,1000,,LS,Pending,0,,\n",
-         0, "holds no GPU job: 1 CPU-only and 1 pending pods were skipped"},
+        {OPENB_H "p0,1000,1024,0,0,,LS,Running,0,100,0\np1,1000,1024,1,1000,,LS,Pending,0,,\n", 0,
+         "holds no GPU job: 1 CPU-only and 1 pending pods were skipped"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct eco_trace_opts o = {.skip_bad_rows = cases[i].skip_bad_rows};

@@ -6,15 +6,15 @@
 #include <stddef.h>
 
 struct eco_gpu_type {
-    const char *name;          /* canonical name, e.g. "A100-SXM" */
-    const char *model;         /* the model string as the source names it */
-    double mem_gb;             /* device memory, GB */
-    double idle_w;             /* power of an idle GPU, W */
-    double min_limit_w;        /* lowest settable power limit, W */
-    double max_limit_w;        /* highest settable power limit, W */
-    double default_limit_w;    /* default power limit (board TDP), W */
-    double max_train_power_w;  /* highest measured training power, W; 0 when not measured */
-    const char *source;        /* where the figures come from */
+    const char *name;         /* canonical name, e.g. "A100-SXM" */
+    const char *model;        /* the model string as the source names it */
+    double mem_gb;            /* device memory, GB */
+    double idle_w;            /* power of an idle GPU, W */
+    double min_limit_w;       /* lowest settable power limit, W */
+    double max_limit_w;       /* highest settable power limit, W */
+    double default_limit_w;   /* default power limit (board TDP), W */
+    double max_train_power_w; /* highest measured training power, W; 0 when not measured */
+    const char *source;       /* where the figures come from */
 };
 
 /* Number of types in the catalog. */

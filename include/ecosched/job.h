@@ -18,8 +18,8 @@ enum eco_job_state {
 
 enum eco_reject_reason {
     ECO_REJECT_NONE = 0,
-    ECO_REJECT_SIZE,  /* more GPUs than the cluster has (of the type it may use) */
-    ECO_REJECT_POWER, /* even alone at minimum limits it would exceed the power budget */
+    ECO_REJECT_SIZE,     /* more GPUs than the cluster has (of the type it may use) */
+    ECO_REJECT_POWER,    /* even alone at minimum limits it would exceed the power budget */
     ECO_REJECT_GPU_TYPE, /* pinned to a GPU type the cluster has none of */
 };
 
@@ -30,13 +30,13 @@ struct eco_job {
     uint32_t user_off;     /* 0: none */
     uint32_t line;         /* line of the trace file the job came from */
     double submit_s;
-    double duration_s;     /* run time on the reference GPU at full power */
-    double deadline_s;     /* absolute, or ECO_NO_DEADLINE */
-    double gpu_mem_gb;     /* 0: not given */
-    uint32_t gpus;         /* GPUs held (a fractional request holds one whole GPU) */
-    uint16_t gpu_milli;    /* per-GPU share requested, 1..1000 (1000: whole GPUs) */
-    int16_t gpu_type;      /* catalog index the job must run on, or -1 for any */
-    uint16_t workload;     /* power-model workload index (set by the simulator) */
+    double duration_s;      /* run time on the reference GPU at full power */
+    double deadline_s;      /* absolute, or ECO_NO_DEADLINE */
+    double gpu_mem_gb;      /* 0: not given */
+    uint32_t gpus;          /* GPUs held (a fractional request holds one whole GPU) */
+    uint16_t gpu_milli;     /* per-GPU share requested, 1..1000 (1000: whole GPUs) */
+    int16_t gpu_type;       /* catalog index the job must run on, or -1 for any */
+    uint16_t workload;      /* power-model workload index (set by the simulator) */
     uint8_t deadline_drawn; /* deadline_s was drawn by the simulator (--deadlines) */
     uint8_t reject_reason;  /* enum eco_reject_reason, when state is ECO_JOB_REJECTED */
     uint8_t uniform_gpus;   /* all its GPUs are of one node group: power_w / gpus each */
@@ -44,8 +44,8 @@ struct eco_job {
     /* Run state, written by the simulator engine only. */
     uint8_t state;
     uint32_t preemptions;
-    uint32_t gen;          /* bumped when a pending completion event becomes stale */
-    uint32_t alloc_off;    /* current/last allocation in the engine's allocation pool */
+    uint32_t gen;       /* bumped when a pending completion event becomes stale */
+    uint32_t alloc_off; /* current/last allocation in the engine's allocation pool */
     uint32_t alloc_n;
     double start_s;        /* first start, -1 before it */
     double end_s;          /* completion, -1 before it */

@@ -10,27 +10,27 @@
 #include <stddef.h>
 #include "ecosched/error.h"
 
-#define ECO_PL_MAX_MODELS 64      /* distinct GPU models in one instance (bit mask) */
-#define ECO_PL_MAX_GPUS 64        /* GPUs per node (bit mask of GPUs) */
-#define ECO_PL_GPU_MILLI 1000     /* one whole GPU */
+#define ECO_PL_MAX_MODELS 64  /* distinct GPU models in one instance (bit mask) */
+#define ECO_PL_MAX_GPUS 64    /* GPUs per node (bit mask of GPUs) */
+#define ECO_PL_GPU_MILLI 1000 /* one whole GPU */
 #define ECO_PL_NAME_MAX 48
 
 struct eco_pl_node {
     char name[ECO_PL_NAME_MAX];
-    int64_t cpu_milli;  /* CPU capacity, 1/1000 core */
-    int64_t mem_mib;    /* memory capacity, MiB */
-    uint16_t gpus;      /* GPUs on the node */
-    int16_t model;      /* index into eco_pl_instance.models, -1: no GPU model */
+    int64_t cpu_milli; /* CPU capacity, 1/1000 core */
+    int64_t mem_mib;   /* memory capacity, MiB */
+    uint16_t gpus;     /* GPUs on the node */
+    int16_t model;     /* index into eco_pl_instance.models, -1: no GPU model */
 };
 
 struct eco_pl_item {
     char name[ECO_PL_NAME_MAX];
     int64_t cpu_milli;
     int64_t mem_mib;
-    uint16_t gpus;       /* GPUs requested */
-    uint16_t gpu_milli;  /* per GPU, 1..1000; < 1000 only with gpus == 1 (a shared GPU); 0 when
-                            gpus == 0 */
-    uint64_t models;     /* allowed GPU models (bits of model indices); 0: any */
+    uint16_t gpus;      /* GPUs requested */
+    uint16_t gpu_milli; /* per GPU, 1..1000; < 1000 only with gpus == 1 (a shared GPU); 0 when
+                           gpus == 0 */
+    uint64_t models;    /* allowed GPU models (bits of model indices); 0: any */
 };
 
 struct eco_pl_instance {
@@ -40,7 +40,7 @@ struct eco_pl_instance {
     uint32_t n_items;
     char models[ECO_PL_MAX_MODELS][ECO_PL_NAME_MAX];
     uint16_t n_models;
-    uint32_t max_gpus;  /* largest GPU count of a node */
+    uint32_t max_gpus; /* largest GPU count of a node */
 };
 
 /* Frees nodes and items (not the struct itself). NULL-safe. */
@@ -57,9 +57,9 @@ struct eco_pl_state {
     const struct eco_pl_instance *in; /* borrowed */
     int64_t *cpu_free;
     int64_t *mem_free;
-    uint16_t *gpu_free;     /* free milli-GPU per GPU, node n's GPUs at gpu_off[n] */
+    uint16_t *gpu_free; /* free milli-GPU per GPU, node n's GPUs at gpu_off[n] */
     uint32_t *gpu_off;
-    uint32_t *n_on;         /* items on each node */
+    uint32_t *n_on; /* items on each node */
 };
 
 /* Where one item went: node (-1: not placed) and the bit mask of its GPUs on that node. */
@@ -99,7 +99,7 @@ struct eco_pl_task_type {
     int64_t cpu_milli, mem_mib; /* mean of the items of this type */
     uint16_t gpus, gpu_milli;
     uint64_t models;
-    double share;               /* popularity, the shares of all types sum to 1 */
+    double share; /* popularity, the shares of all types sum to 1 */
 };
 
 struct eco_pl_workload {
@@ -123,18 +123,18 @@ double eco_pl_node_frag(const struct eco_pl_state *s, const struct eco_pl_worklo
 
 struct eco_pl_metrics {
     uint32_t placed, failed;
-    int64_t first_failed;       /* index of the first item not placed, -1 when all placed */
-    double gpus_requested;      /* GPUs requested by all items */
-    double gpus_placed;         /* GPUs of placed items */
-    double gpus_before_fail;    /* GPUs of the items before the first failure */
-    uint32_t active_hosts;      /* nodes with at least one item */
+    int64_t first_failed;    /* index of the first item not placed, -1 when all placed */
+    double gpus_requested;   /* GPUs requested by all items */
+    double gpus_placed;      /* GPUs of placed items */
+    double gpus_before_fail; /* GPUs of the items before the first failure */
+    uint32_t active_hosts;   /* nodes with at least one item */
     double cpu_util, mem_util, gpu_util; /* used / capacity over active hosts, 0..1 */
-    double gpu_alloc_ratio;     /* GPUs placed / GPUs of the cluster */
-    double frag_gpus;           /* FGD fragmentation summed over nodes, GPUs */
-    double frag_ratio;          /* frag_gpus / free GPUs of the cluster */
-    double power_w;             /* power of active hosts (energy model below) */
-    double energy_j;            /* power_w x hold_s */
-    double balance;             /* standard deviation of per-node GPU (or CPU) utilisation */
+    double gpu_alloc_ratio;              /* GPUs placed / GPUs of the cluster */
+    double frag_gpus;                    /* FGD fragmentation summed over nodes, GPUs */
+    double frag_ratio;                   /* frag_gpus / free GPUs of the cluster */
+    double power_w;                      /* power of active hosts (energy model below) */
+    double energy_j;                     /* power_w x hold_s */
+    double balance; /* standard deviation of per-node GPU (or CPU) utilisation */
 };
 
 /* Power of a node with the given allocated GPU shares: host base power (the simulator's
@@ -172,10 +172,10 @@ struct eco_pl_progress {
 
 struct eco_pl_params {
     uint64_t seed;
-    int objective;            /* enum eco_pl_objective */
-    uint32_t swarm;           /* particles (pso); 0: default */
-    uint32_t iterations;      /* iterations (pso); 0: default */
-    double time_limit_s;      /* ilp: solver limit; others: only through `stop` */
+    int objective;       /* enum eco_pl_objective */
+    uint32_t swarm;      /* particles (pso); 0: default */
+    uint32_t iterations; /* iterations (pso); 0: default */
+    double time_limit_s; /* ilp: solver limit; others: only through `stop` */
     /* Optional: polled between iterations; non-zero stops early with the best so far. Lets the
      * caller impose a wall-clock limit without the core reading a clock. */
     int (*stop)(void *ctx);
@@ -188,11 +188,11 @@ struct eco_pl_params {
 };
 
 struct eco_pl_outcome {
-    uint32_t iterations;  /* iterations run (pso) */
-    int optimal;          /* ilp: 1 when proven optimal */
-    double bound;         /* ilp: best bound of the objective (active hosts); NAN otherwise */
-    double objective;     /* ilp: objective of the solution (active hosts) */
-    double gap;           /* ilp: (objective - bound) / objective, 0 when optimal */
+    uint32_t iterations; /* iterations run (pso) */
+    int optimal;         /* ilp: 1 when proven optimal */
+    double bound;        /* ilp: best bound of the objective (active hosts); NAN otherwise */
+    double objective;    /* ilp: objective of the solution (active hosts) */
+    double gap;          /* ilp: (objective - bound) / objective, 0 when optimal */
 };
 
 struct eco_pl_algo {
@@ -217,8 +217,8 @@ enum eco_pl_rule {
 
 /* The node chosen for `item` by `rule` on state s, and its GPUs in *gpus_out; -1 when it fits
  * nowhere. w is needed by ECO_PL_RULE_FGD only (may be NULL otherwise). */
-int64_t eco_pl_greedy_pick(const struct eco_pl_state *s, const struct eco_pl_workload *w,
-                           int rule, uint32_t item, uint64_t *gpus_out);
+int64_t eco_pl_greedy_pick(const struct eco_pl_state *s, const struct eco_pl_workload *w, int rule,
+                           uint32_t item, uint64_t *gpus_out);
 
 /* Items in order of decreasing dominant share (demand / mean node capacity, the largest over
  * CPU, memory and GPU), ties by index; order[] gets n_items entries. */

@@ -50,9 +50,9 @@ struct eco_placement_ops {
  * placement at the edge (ilp, which needs GLPK) is built from these three functions. */
 #define ECO_PLAN_MAX_JOBS 64
 struct eco_pl_algo;
-int eco_placement_batch_plan(void **state, const struct eco_freemap *fm,
-                             const struct eco_job *jobs, const uint32_t *queue, size_t n,
-                             uint64_t seed, const struct eco_pl_algo *algo, double time_limit_s);
+int eco_placement_batch_plan(void **state, const struct eco_freemap *fm, const struct eco_job *jobs,
+                             const uint32_t *queue, size_t n, uint64_t seed,
+                             const struct eco_pl_algo *algo, double time_limit_s);
 int eco_placement_batch_place(const void *state, const struct eco_freemap *fm,
                               const struct eco_job *jobs, uint32_t job, struct eco_alloc *out,
                               size_t cap);
@@ -75,9 +75,9 @@ struct eco_sched_view {
     double now_s;
     const struct eco_cluster *cluster;
     const struct eco_job *jobs;
-    const uint32_t *queue;    /* queued jobs in queue order; entries whose job is no longer */
-    size_t queue_len;         /* ECO_JOB_QUEUED must be skipped (lazy removal) */
-    const uint32_t *running;  /* running jobs, in no particular order */
+    const uint32_t *queue;   /* queued jobs in queue order; entries whose job is no longer */
+    size_t queue_len;        /* ECO_JOB_QUEUED must be skipped (lazy removal) */
+    const uint32_t *running; /* running jobs, in no particular order */
     size_t n_running;
     const struct eco_alloc *alloc_pool; /* job->alloc_off/alloc_n index into this */
 };
@@ -85,18 +85,18 @@ struct eco_sched_view {
 /* The caller-owned decision list. Starting a job places it on the tentative free state at
  * once, so later decisions in the same pass see the GPUs it took. */
 struct eco_decisions {
-    struct eco_freemap *fm;                   /* tentative free state (engine's) */
+    struct eco_freemap *fm; /* tentative free state (engine's) */
     const struct eco_placement_ops *placement;
     const struct eco_job *jobs;
     const struct eco_alloc *alloc_pool;
-    uint32_t *starts;                         /* job indices started, in order */
+    uint32_t *starts; /* job indices started, in order */
     size_t n_starts, cap_starts;
-    struct eco_alloc *start_allocs;           /* their GPUs, concatenated */
+    struct eco_alloc *start_allocs; /* their GPUs, concatenated */
     size_t n_start_allocs, cap_start_allocs;
-    uint32_t *start_alloc_off;                /* per start: offset into start_allocs */
-    uint32_t *preempts;                       /* job indices stopped, in order */
+    uint32_t *start_alloc_off; /* per start: offset into start_allocs */
+    uint32_t *preempts;        /* job indices stopped, in order */
     size_t n_preempts, cap_preempts;
-    struct eco_alloc *scratch;                /* one entry per node of the cluster */
+    struct eco_alloc *scratch; /* one entry per node of the cluster */
     size_t cap_scratch;
     /* Optional admission check after placement (e.g. a power budget): 0 refuses the start,
      * which then reads as -EAGAIN. */

@@ -290,12 +290,12 @@ struct eco_rng;
  * (deadline - now_s, negative for none), the learned model as predict/ctx, clock levels. */
 struct eco_capper_job {
     struct eco_cap_job cap;
-    uint32_t id;            /* the caller's job index (not read by the family) */
-    double limit_w;         /* setting in force now (a limit, W, or a clock, MHz) */
-    double measured_w;      /* measured draw per GPU over the last period; NaN when unknown */
-    double measured_speed;  /* measured progress (reference s per s); NaN when unknown */
-    double deadline_s;      /* absolute deadline, negative for none */
-    uint32_t samples;       /* measurements its model has seen */
+    uint32_t id;           /* the caller's job index (not read by the family) */
+    double limit_w;        /* setting in force now (a limit, W, or a clock, MHz) */
+    double measured_w;     /* measured draw per GPU over the last period; NaN when unknown */
+    double measured_speed; /* measured progress (reference s per s); NaN when unknown */
+    double deadline_s;     /* absolute deadline, negative for none */
+    uint32_t samples;      /* measurements its model has seen */
     /* The truth (the measured curves) for the oracle only; NULL elsewhere. A capper other
      * than the oracle never reads it. */
     void (*truth)(const void *ctx, double limit_w, double *power_w, double *speed);
@@ -369,8 +369,7 @@ void eco_capper_destroy(struct eco_capper *c);
 int eco_capper_decide(struct eco_capper *c, const struct eco_capper_view *v, struct eco_rng *rng,
                       double *limits_w);
 /* The setting a job starts at on a knob range [min, max] (see start_at_max). */
-double eco_capper_start_setting(const struct eco_capper *c, double min_setting,
-                                double max_setting);
+double eco_capper_start_setting(const struct eco_capper *c, double min_setting, double max_setting);
 /* The feedback correction in force (W added to the jobs' budget; tests and status). */
 double eco_capper_feedback_w(const struct eco_capper *c);
 /* NULL-terminated list of every capper. */
@@ -410,23 +409,23 @@ struct eco_cap_metrics {
     uint64_t above;        /* periods whose power exceeds the budget */
     double t_s, binding_s; /* summed dt_s: all periods, binding periods */
     double err_s, binding_err_s; /* sums of dt_s x |power - budget| / budget */
-    double max_raw;     /* largest (power - budget) / budget over every period, >= 0 */
-    double max_settled; /* the same over the periods not flagged settling, >= 0 */
-    double above_s;     /* summed dt_s of the periods above the budget */
-    double above_j;     /* sum of dt_s x max(0, power - budget) */
+    double max_raw;              /* largest (power - budget) / budget over every period, >= 0 */
+    double max_settled;          /* the same over the periods not flagged settling, >= 0 */
+    double above_s;              /* summed dt_s of the periods above the budget */
+    double above_j;              /* sum of dt_s x max(0, power - budget) */
 };
 
 /* What the sums mean (eco_cap_metrics_report). Each figure is 0 when its set of periods is
  * empty. */
 struct eco_cap_metrics_report {
     uint64_t periods, binding_periods, settling_periods, above_periods;
-    double mae_binding_pct;    /* 100 x binding_err_s / binding_s */
-    double mae_all_pct;        /* 100 x err_s / t_s */
-    double overshoot_pct;      /* 100 x max_settled: largest excess after settling */
-    double overshoot_raw_pct;  /* 100 x max_raw: largest excess, settling periods included */
-    double above_s;            /* time above the budget */
-    double above_kwh;          /* energy above the budget, above_j / 3.6e6 */
-    double above_share;        /* above / periods */
+    double mae_binding_pct;   /* 100 x binding_err_s / binding_s */
+    double mae_all_pct;       /* 100 x err_s / t_s */
+    double overshoot_pct;     /* 100 x max_settled: largest excess after settling */
+    double overshoot_raw_pct; /* 100 x max_raw: largest excess, settling periods included */
+    double above_s;           /* time above the budget */
+    double above_kwh;         /* energy above the budget, above_j / 3.6e6 */
+    double above_share;       /* above / periods */
 };
 
 void eco_cap_metrics_init(struct eco_cap_metrics *m);

@@ -39,7 +39,7 @@ struct eco_report_run;
 int eco_cli__cmd_report(int argc, char **argv);
 /* Writes the HTML report of `runs` to `path`; returns 0 or an exit status (message printed). */
 int eco_cli__report_to_file(const struct eco_report_run *runs, size_t n, const char *title,
-                       const char *path);
+                            const char *path);
 
 /* The progress line of long runs on stderr (progress.c): sim, place --algo pso|ilp. */
 struct eco_cli_progress {

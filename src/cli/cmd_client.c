@@ -55,9 +55,9 @@ static int target(struct copts *o, struct eco_http_req *r)
         FILE *f = o->token_file ? fopen(o->token_file, "re") : NULL;
         if (!f) {
             eco_cli__err("--url needs the daemon's bearer token: --token-file PATH or "
-                        "ECOSCHED_TOKEN_FILE%s%s%s",
-                        o->token_file ? " (" : "", o->token_file ? strerror(errno) : "",
-                        o->token_file ? ")" : "");
+                         "ECOSCHED_TOKEN_FILE%s%s%s",
+                         o->token_file ? " (" : "", o->token_file ? strerror(errno) : "",
+                         o->token_file ? ")" : "");
             return -1;
         }
         n = fread(tok, 1, sizeof tok - 1, f);
@@ -79,12 +79,12 @@ static void unreachable(const struct copts *o, int rc, const char *why)
         eco_cli__err("%s", why);
     else if (o->url)
         eco_cli__err("cannot reach ecoschedd at %s: %s (is it running with tcp_listen there? "
-                    "--url or ECOSCHED_URL name another)",
-                    o->url, why);
+                     "--url or ECOSCHED_URL name another)",
+                     o->url, why);
     else
         eco_cli__err("cannot reach ecoschedd at %s: %s (is it running? --socket or "
-                    "ECOSCHED_SOCKET name another socket)",
-                    o->socket, why);
+                     "ECOSCHED_SOCKET name another socket)",
+                     o->socket, why);
 }
 
 /* One request. *out: the parsed JSON answer (caller's), or NULL when there was no JSON body.
@@ -355,8 +355,8 @@ static int parse_deadline(const char *v, double *out)
             }
     }
     eco_cli__err("--deadline: '%s' is not a future time (+30m, 2h, 2026-12-01T08:00, "
-                "@UNIX_TIME)",
-                v);
+                 "@UNIX_TIME)",
+                 v);
     return -1;
 }
 
@@ -519,8 +519,8 @@ static int simple_opts(int argc, char **argv, struct copts *o, bool json_ok, con
         }
         if (argv[i][0] == '-' || *pos) {
             eco_cli__err("%s '%s' (usage: ecosched %s)",
-                        argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i],
-                        usage);
+                         argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i],
+                         usage);
             return ECO_EXIT_USAGE;
         }
         *pos = argv[i];
@@ -580,8 +580,8 @@ int eco_cli__cmd_ls(int argc, char **argv)
             return ECO_EXIT_USAGE;
         } else if (argv[k][0] == '-' || pos) {
             eco_cli__err("%s '%s' (usage: ecosched %s)",
-                        argv[k][0] == '-' ? "unknown option" : "unexpected argument", argv[k],
-                        usage);
+                         argv[k][0] == '-' ? "unknown option" : "unexpected argument", argv[k],
+                         usage);
             return ECO_EXIT_USAGE;
         } else {
             pos = argv[k];
@@ -593,9 +593,8 @@ int eco_cli__cmd_ls(int argc, char **argv)
         printf("%6s  %-9s  %-10s  %-7s  %10s  %4s  %s\n", "ID", "STATE", "USER", "GPU_IDS",
                "ENERGY_J", "EXIT", "NAME/COMMAND");
     for (;;) {
-        snprintf(path, sizeof path, "/v1/jobs?after=%lld%s%s%s%.32s", after,
-                 limit ? "&limit=" : "", limit ? limit : "", pos ? "&state=" : "",
-                 pos ? pos : "");
+        snprintf(path, sizeof path, "/v1/jobs?after=%lld%s%s%s%.32s", after, limit ? "&limit=" : "",
+                 limit ? limit : "", pos ? "&state=" : "", pos ? pos : "");
         if ((rc = call(&o, "GET", path, NULL, &ans)) != 0)
             goto out;
         const json_t *next = json_object_get(ans, "next");
@@ -711,7 +710,7 @@ int eco_cli__cmd_show(int argc, char **argv)
         };
         for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
             (rows[k].time ? show_time : show_line)(rows[k].label,
-                                                    json_object_get(ans, rows[k].key));
+                                                   json_object_get(ans, rows[k].key));
     }
     json_decref(ans);
     return 0;
@@ -869,7 +868,7 @@ static void explain_end(struct copts *o, long long id, const char *state)
     else if (code >= 0)
         snprintf(how, sizeof how, "exit status %d", code);
     eco_cli__err("job %lld %s%s%s%s%s", id, state, *how ? ": " : "", how,
-                why ? (*how ? "; " : ": ") : "", why ? why : "");
+                 why ? (*how ? "; " : ": ") : "", why ? why : "");
     json_decref(ans);
 }
 
@@ -903,8 +902,8 @@ int eco_cli__cmd_logs(int argc, char **argv)
             stream = "stderr";
         } else if (argv[i][0] == '-' || pos) {
             eco_cli__err("%s '%s' (usage: ecosched %s)",
-                        argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i],
-                        usage);
+                         argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i],
+                         usage);
             return ECO_EXIT_USAGE;
         } else {
             pos = argv[i];
@@ -924,8 +923,8 @@ int eco_cli__cmd_logs(int argc, char **argv)
             return rc;
         if (got > 0)
             continue;
-        if (ended && (!strcmp(state, "failed") || !strcmp(state, "cancelled") ||
-                      !strcmp(state, "lost")))
+        if (ended &&
+            (!strcmp(state, "failed") || !strcmp(state, "cancelled") || !strcmp(state, "lost")))
             explain_end(&o, id, state);
         if (!follow || ended)
             return 0;

@@ -188,7 +188,7 @@ static int parse(int argc, char **argv, struct consol_args *a)
     }
     if (!a->trace || !a->cluster) {
         eco_cli__err("sim: --consolidation needs --trace PODS (an openb pod list) and --cluster "
-                    "SPEC");
+                     "SPEC");
         return ECO_EXIT_USAGE;
     }
     if (a->hours * 3600 < a->period_s) {
@@ -213,7 +213,7 @@ static int resolve(const char *list, const struct eco_consol_ops **pol, size_t *
         if (!p) {
             struct eco_cli_list l;
             eco_cli__err("sim: --consolidation: unknown policy '%s' (known: %s)", tok,
-                        eco_cli__names(ECO_CLI_CONSOLIDATION, &l));
+                         eco_cli__names(ECO_CLI_CONSOLIDATION, &l));
             return ECO_EXIT_USAGE;
         }
         if (*n == MAX_POLICIES) {

@@ -157,7 +157,7 @@ static int check_objective(const struct eco_opt *o, const char *v, void *args)
     if (a->objective < 0) {
         struct eco_cli_list l;
         eco_cli__err("place: --objective: unknown '%s' (known: %s)", v,
-                    eco_cli__names(ECO_CLI_OBJECTIVES, &l));
+                     eco_cli__names(ECO_CLI_OBJECTIVES, &l));
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -217,7 +217,7 @@ static void place_progress(void *ctx, const struct eco_pl_progress *pr)
     if (pp->limit_s > 0)
         snprintf(limit, sizeof limit, " of %g s", pp->limit_s);
     eco_cli__progress_show(&pp->line, "place %s: %s %s%s%s, %.1f s%s", pp->algo, pr->stage, step,
-                          best, bound, eco_cli__progress_elapsed(&pp->line), limit);
+                           best, bound, eco_cli__progress_elapsed(&pp->line), limit);
 }
 
 static void print_metrics(FILE *f, const struct place_args *a, const struct eco_pl_metrics *m,
@@ -253,13 +253,14 @@ static void print_metrics(FILE *f, const struct place_args *a, const struct eco_
         fprintf(f, "placed %u, failed 0\n", m->placed);
     fprintf(f, "GPUs requested %.2f, placed %.2f, before the first failure %.2f\n",
             m->gpus_requested, m->gpus_placed, m->gpus_before_fail);
-    fprintf(f, "active hosts %u; utilisation of active hosts: CPU %.1f%%, memory %.1f%%, "
-               "GPU %.1f%%\n", m->active_hosts, 100 * m->cpu_util, 100 * m->mem_util,
-            100 * m->gpu_util);
+    fprintf(f,
+            "active hosts %u; utilisation of active hosts: CPU %.1f%%, memory %.1f%%, "
+            "GPU %.1f%%\n",
+            m->active_hosts, 100 * m->cpu_util, 100 * m->mem_util, 100 * m->gpu_util);
     fprintf(f, "GPU allocation ratio %.2f%%, fragmentation %.2f GPUs (%.1f%% of free GPUs)\n",
             100 * m->gpu_alloc_ratio, m->frag_gpus, 100 * m->frag_ratio);
-    fprintf(f, "power of active hosts %.0f W, energy over %g s %.3g J; balance %.4f\n",
-            m->power_w, a->hold_s, m->energy_j, m->balance);
+    fprintf(f, "power of active hosts %.0f W, energy over %g s %.3g J; balance %.4f\n", m->power_w,
+            a->hold_s, m->energy_j, m->balance);
     fprintf(f, "solve time %.3f s", solve_s);
     if (o->iterations)
         fprintf(f, ", %u iterations", o->iterations);
@@ -270,8 +271,7 @@ static void print_metrics(FILE *f, const struct place_args *a, const struct eco_
 }
 
 /* The GPU allocation ratio as items arrive: after each 1 % of the cluster's GPUs requested. */
-static int write_arrival(FILE *f, const struct eco_pl_instance *in,
-                         const struct eco_pl_slot *slots)
+static int write_arrival(FILE *f, const struct eco_pl_instance *in, const struct eco_pl_slot *slots)
 {
     double cap = 0, req = 0, alloc = 0;
     for (uint32_t n = 0; n < in->n_nodes; n++)
@@ -347,7 +347,7 @@ int eco_cli__cmd_place(int argc, char **argv)
     if (!algo) {
         struct eco_cli_list l;
         eco_cli__err("place: --algo: unknown '%s' (known: %s)", a.algo,
-                    eco_cli__names(ECO_CLI_PLACE_ALGOS, &l));
+                     eco_cli__names(ECO_CLI_PLACE_ALGOS, &l));
         return ECO_EXIT_USAGE;
     }
     struct eco_pl_instance in = {0};
@@ -380,13 +380,17 @@ int eco_cli__cmd_place(int argc, char **argv)
     }
     double t0 = eco_mono_s();
     struct deadline dl = {.end_s = a.time_limit_s > 0 ? t0 + a.time_limit_s : 0};
-    struct eco_pl_params p = {.seed = a.seed, .objective = a.objective, .swarm = a.swarm,
-                              .iterations = a.iterations, .time_limit_s = a.time_limit_s,
-                              .stop = past_deadline, .stop_ctx = &dl};
+    struct eco_pl_params p = {.seed = a.seed,
+                              .objective = a.objective,
+                              .swarm = a.swarm,
+                              .iterations = a.iterations,
+                              .time_limit_s = a.time_limit_s,
+                              .stop = past_deadline,
+                              .stop_ctx = &dl};
     struct eco_pl_outcome o = {.bound = NAN};
     struct place_progress prog = {.algo = a.algo, .limit_s = a.time_limit_s};
     eco_cli__progress_start(&prog.line,
-                           eco_cli__progress_wanted(a.progress ? a.progress == 1 : -1));
+                            eco_cli__progress_wanted(a.progress ? a.progress == 1 : -1));
     if (prog.line.on) {
         p.progress = place_progress;
         p.progress_ctx = &prog;

@@ -147,7 +147,7 @@ static int gather(char **dirs, int ndirs, struct eco_report_run **all, size_t *n
 /* Writes the report of `runs` to `path` (through a temporary file renamed over it, so that a
  * failure leaves no half-written report). */
 int eco_cli__report_to_file(const struct eco_report_run *runs, size_t n, const char *title,
-                       const char *path)
+                            const char *path)
 {
     char tmp[4200];
     struct eco_error err = {{0}};
@@ -187,7 +187,7 @@ int eco_cli__cmd_report(int argc, char **argv)
     int ndirs = argc - optind;
     if (ndirs < 1) {
         eco_cli__err("report: give an output directory of `ecosched sim --out DIR` (try "
-                    "'ecosched report --help')");
+                     "'ecosched report --help')");
         return ECO_EXIT_USAGE;
     }
     if (ndirs > 1 && !output) {

@@ -102,7 +102,9 @@ static void registry_usage(FILE *f)
 static void capper_usage(FILE *f)
 {
     const struct eco_capper_ops *const *all = eco_capper_all();
-    fprintf(f, "\nPower policies (--power-policy FAMILY[:KEY=VALUE,...], docs/policies/powercap.md):\n");
+    fprintf(
+        f,
+        "\nPower policies (--power-policy FAMILY[:KEY=VALUE,...], docs/policies/powercap.md):\n");
     char keys[512];
     for (size_t i = 0; all[i]; i++) {
         eco_cli__help_entry(f, all[i]->name, all[i]->summary);
@@ -384,7 +386,8 @@ static int check_period(const struct eco_opt *o, const char *v, void *args)
     (void)o;
     if (((struct sim_args *)args)->control_period_s < MIN_CONTROL_PERIOD_S) {
         eco_cli__err("sim: --control-period: '%s' is below the minimum %g s (a GPU "
-                    "cannot follow a faster control loop)", v, MIN_CONTROL_PERIOD_S);
+                     "cannot follow a faster control loop)",
+                     v, MIN_CONTROL_PERIOD_S);
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -418,7 +421,8 @@ static int check_noise(const struct eco_opt *o, const char *v, void *args)
     if (!noise_part(v, &end, &a->noise_power) || *end != ',' ||
         !noise_part(end + 1, &end, &a->noise_speed) || *end) {
         eco_cli__err("sim: --noise: expected P,S with 0 <= P, S < 1, e.g. 0.02,0.01 "
-                    "(got '%s')", v);
+                     "(got '%s')",
+                     v);
         return ECO_EXIT_USAGE;
     }
     a->noise_set = 1;
@@ -443,7 +447,8 @@ static int check_deadlines(const struct eco_opt *o, const char *v, void *args)
     }
     if (!ok) {
         eco_cli__err("sim: --deadlines: expected factor:LO-HI with 1 <= LO <= HI, e.g. "
-                    "factor:1.5-3 (got '%s')", v);
+                     "factor:1.5-3 (got '%s')",
+                     v);
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -454,7 +459,8 @@ static int check_sample(const struct eco_opt *o, const char *v, void *args)
     (void)o;
     if (((struct sim_args *)args)->sample_s < MIN_SAMPLE_S) {
         eco_cli__err("sim: --sample-s: '%s' is below the minimum %g s (without --sample-s "
-                    "timeline.csv has a row at every change)", v, MIN_SAMPLE_S);
+                     "timeline.csv has a row at every change)",
+                     v, MIN_SAMPLE_S);
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -466,7 +472,7 @@ static int check_max_jobs(const struct eco_opt *o, const char *v, void *args)
     (void)v;
     if (((struct sim_args *)args)->max_jobs == 0) {
         eco_cli__err("sim: --max-jobs: 0 would read no job; give N >= 1, or leave the "
-                    "option out to read all");
+                     "option out to read all");
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -489,7 +495,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
     }
     if (!a->cluster) {
         eco_cli__err("sim: --cluster SPEC is required, e.g. --cluster 30x8:V100 "
-                    "(try 'ecosched sim --help')");
+                     "(try 'ecosched sim --help')");
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -545,21 +551,30 @@ static int write_file(const char *dir, const char *name, enum out_kind kind,
     int rc = 0;
     errno = 0;
     switch (kind) {
-    case OUT_TEXT: rc = fputs(text, f) < 0 || fputc('\n', f) == EOF ? -EIO : 0; break;
-    case OUT_JOBS: rc = eco_sim_write_jobs_csv(f, set, r); break;
-    case OUT_REJECTED: rc = eco_sim_write_rejected_csv(f, set); break;
-    case OUT_NODES: rc = eco_sim_write_nodes_csv(f, c, r); break;
+    case OUT_TEXT:
+        rc = fputs(text, f) < 0 || fputc('\n', f) == EOF ? -EIO : 0;
+        break;
+    case OUT_JOBS:
+        rc = eco_sim_write_jobs_csv(f, set, r);
+        break;
+    case OUT_REJECTED:
+        rc = eco_sim_write_rejected_csv(f, set);
+        break;
+    case OUT_NODES:
+        rc = eco_sim_write_nodes_csv(f, c, r);
+        break;
     }
     return close_output(f, path, rc);
 }
 
-static int write_outputs(const char *dir, const struct eco_jobset *set,
-                         const struct eco_cluster *c, const struct eco_sim_result *r)
+static int write_outputs(const char *dir, const struct eco_jobset *set, const struct eco_cluster *c,
+                         const struct eco_sim_result *r)
 {
     char *summary = eco_sim_summary_json(&r->summary, 0);
     if (!summary) {
         eco_cli__err("sim: cannot write %s/summary.json: the summary could not be encoded as "
-                    "JSON (a value not finite, or out of memory)", dir);
+                     "JSON (a value not finite, or out of memory)",
+                     dir);
         return ECO_EXIT_FAIL;
     }
     int rc = write_file(dir, "summary.json", OUT_TEXT, set, c, r, summary);
@@ -624,8 +639,8 @@ static void print_table_header(const struct table *t)
 
 static void print_table_row(const struct eco_sim_summary *s, const struct table *t)
 {
-    printf("%-*s %-*s %-*s %-*s ", t->policy, s->policy, t->placement, s->placement,
-           t->power_down, s->power_down, t->cluster, t->cluster_text);
+    printf("%-*s %-*s %-*s %-*s ", t->policy, s->policy, t->placement, s->placement, t->power_down,
+           s->power_down, t->cluster, t->cluster_text);
     printf("%7zu %9zu %8zu %10.2f %10.2f %10.2f %11.2f %11.2f %10.2f %8.3f %11.1f %8.2f %6llu "
            "%9llu %7.3f %7.3f %8.3f %8.3f %8.3f\n",
            s->jobs, s->completed, s->rejected, s->avg_jct_s / 3600, s->p50_jct_s / 3600,
@@ -660,7 +675,8 @@ static int apply_las_thresholds(struct sim_args *a, const struct eco_policy_ops 
             continue;
         if (a->policy_params[i]) {
             eco_cli__err("sim: --las-thresholds: las already has its thresholds from its name "
-                        "(las:%s); give them once", a->policy_params[i]);
+                         "(las:%s); give them once",
+                         a->policy_params[i]);
             return ECO_EXIT_USAGE;
         }
         a->policy_params[i] = a->las_thresholds;
@@ -681,7 +697,7 @@ static int resolve_policies(struct sim_args *a, const struct eco_policy_ops **po
         pol[0] = eco_policy_find_spec(a->policy, &a->policy_params[0]);
         if (!pol[0]) {
             eco_cli__err("sim: --policy: unknown policy '%s' (known: %s)", a->policy,
-                        eco_cli__names(ECO_CLI_POLICIES, &names));
+                         eco_cli__names(ECO_CLI_POLICIES, &names));
             return ECO_EXIT_USAGE;
         }
         *n = 1;
@@ -702,7 +718,7 @@ static int resolve_policies(struct sim_args *a, const struct eco_policy_ops **po
         const struct eco_policy_ops *ops = eco_policy_find_spec(p, &params);
         if (!ops) {
             eco_cli__err("sim: --compare: unknown policy '%s' (known: %s)", p,
-                        eco_cli__names(ECO_CLI_POLICIES, &names));
+                         eco_cli__names(ECO_CLI_POLICIES, &names));
             return ECO_EXIT_USAGE;
         }
         if (*n == MAX_COMPARE) {
@@ -726,16 +742,17 @@ static void report_rejected(const struct eco_jobset *set, size_t rejected, int q
     if (!rejected || quiet)
         return;
     eco_cli__err("warning: %zu job(s) rejected: they can never run on this cluster (listed in "
-                "rejected.csv with --out)", rejected);
+                 "rejected.csv with --out)",
+                 rejected);
     size_t shown = 0;
     for (size_t i = 0; i < set->n && shown < 5; i++) {
         const struct eco_job *j = &set->jobs[i];
         if (j->state != ECO_JOB_REJECTED)
             continue;
         eco_cli__err("  rejected: job %s (line %u, %u GPUs%s%s): %s",
-                    eco_jobset_str(set, j->id_off), j->line, j->gpus, j->gpu_type >= 0 ? " " : "",
-                    j->gpu_type >= 0 ? eco_catalog_get((size_t)j->gpu_type)->name : "",
-                    eco_sim_reject_reason(j->reject_reason));
+                     eco_jobset_str(set, j->id_off), j->line, j->gpus, j->gpu_type >= 0 ? " " : "",
+                     j->gpu_type >= 0 ? eco_catalog_get((size_t)j->gpu_type)->name : "",
+                     eco_sim_reject_reason(j->reject_reason));
         shown++;
     }
 }
@@ -754,17 +771,17 @@ static void sim_progress(void *ctx, const struct eco_sim_progress *p)
     if (p->finished || !eco_cli__progress_due(&sp->line))
         return;
     eco_cli__progress_show(&sp->line,
-                          "sim %s (%zu/%zu): simulated %.2f d, %zu/%zu jobs done (%.0f%%), "
-                          "%.1f s wall",
-                          sp->policy, sp->run, sp->runs, (p->t_s - p->start_s) / 86400, p->done,
-                          p->total, p->total ? 100.0 * (double)p->done / (double)p->total : 100,
-                          eco_cli__progress_elapsed(&sp->line));
+                           "sim %s (%zu/%zu): simulated %.2f d, %zu/%zu jobs done (%.0f%%), "
+                           "%.1f s wall",
+                           sp->policy, sp->run, sp->runs, (p->t_s - p->start_s) / 86400, p->done,
+                           p->total, p->total ? 100.0 * (double)p->done / (double)p->total : 100,
+                           eco_cli__progress_elapsed(&sp->line));
 }
 
 static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct eco_jobset *set,
                    const struct eco_policy_ops **pol, size_t npol,
-                   const struct eco_placement_ops *placement,
-                   const struct eco_budget_step *budget, size_t n_budget)
+                   const struct eco_placement_ops *placement, const struct eco_budget_step *budget,
+                   size_t n_budget)
 {
     int status = 0;
     struct table tab;
@@ -797,7 +814,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
         cfg.power_down_params = pd_params;
         struct sim_progress prog = {.policy = pol[i]->name, .run = i + 1, .runs = npol};
         eco_cli__progress_start(&prog.line,
-                               eco_cli__progress_wanted(a->progress ? a->progress == 1 : -1));
+                                eco_cli__progress_wanted(a->progress ? a->progress == 1 : -1));
         if (prog.line.on) {
             cfg.progress = sim_progress;
             cfg.progress_ctx = &prog;
@@ -851,7 +868,8 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             report_rejected(set, res.summary.rejected, a->quiet);
         if (res.summary.unfinished && !a->quiet)
             eco_cli__err("warning: %s: %zu job(s) never finished (they could never be placed); "
-                        "see jobs.csv with --out", pol[i]->name, res.summary.unfinished);
+                         "see jobs.csv with --out",
+                         pol[i]->name, res.summary.unfinished);
         if (a->out)
             status = write_outputs(dir, set, c, &res);
         if (a->json) {
@@ -860,7 +878,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
                 printf("%s%s\n", text, (npol > 1 && i + 1 < npol) ? "," : "");
             } else {
                 eco_cli__err("sim: --json: the summary could not be encoded as JSON (a value not "
-                            "finite, or out of memory)");
+                             "finite, or out of memory)");
                 status = ECO_EXIT_FAIL;
             }
             free(text);
@@ -925,8 +943,8 @@ static int check_params_early(const struct sim_args *a, const struct eco_policy_
             if (params == a->las_thresholds)
                 eco_cli__err("sim: --las-thresholds: %s", err.msg);
             else
-                eco_cli__err("sim: %s %s: %s", a->compare ? "--compare" : "--policy",
-                            pol[i]->name, err.msg);
+                eco_cli__err("sim: %s %s: %s", a->compare ? "--compare" : "--policy", pol[i]->name,
+                             err.msg);
             status = ECO_EXIT_USAGE;
             goto done;
         }
@@ -985,15 +1003,16 @@ static int check_periods(const struct sim_args *a, const struct eco_jobset *set,
     double span = trace_span(set);
     if (a->out && a->sample_s > 0 && span / a->sample_s > MAX_SAMPLES) {
         eco_cli__err("sim: --sample-s %g: the trace spans at least %.0f s, %.3g timeline samples; "
-                    "at most %.0f: give --sample-s %.0f or more", a->sample_s, span,
-                    span / a->sample_s, MAX_SAMPLES, ceil(span / MAX_SAMPLES));
+                     "at most %.0f: give --sample-s %.0f or more",
+                     a->sample_s, span, span / a->sample_s, MAX_SAMPLES, ceil(span / MAX_SAMPLES));
         return ECO_EXIT_USAGE;
     }
     double period = a->control_period_s > 0 ? a->control_period_s : 1;
     if (capping && span / period > MAX_CONTROL_STEPS) {
         eco_cli__err("sim: --control-period %g: the trace spans at least %.0f s, %.3g control "
-                    "periods; at most %.0f: give --control-period %.0f or more", period, span,
-                    span / period, MAX_CONTROL_STEPS, ceil(span / MAX_CONTROL_STEPS));
+                     "periods; at most %.0f: give --control-period %.0f or more",
+                     period, span, span / period, MAX_CONTROL_STEPS,
+                     ceil(span / MAX_CONTROL_STEPS));
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -1032,13 +1051,13 @@ int eco_cli__cmd_sim(int argc, char **argv)
     const struct eco_placement_ops *placement = eco_placement_find_any(a.placement);
     if (!placement) {
         eco_cli__err("sim: --placement: unknown placement '%s' (known: %s)", a.placement,
-                    eco_cli__names(ECO_CLI_PLACEMENTS, &names));
+                     eco_cli__names(ECO_CLI_PLACEMENTS, &names));
         return ECO_EXIT_USAGE;
     }
     const char *pd_params;
     if (!eco_powerdown_find(a.power_down, &pd_params)) {
         eco_cli__err("sim: --power-down: unknown policy '%s' (known: %s)", a.power_down,
-                    eco_cli__names(ECO_CLI_POWER_DOWN, &names));
+                     eco_cli__names(ECO_CLI_POWER_DOWN, &names));
         return ECO_EXIT_USAGE;
     }
     if ((status = check_params_early(&a, pol, npol)))
@@ -1048,7 +1067,7 @@ int eco_cli__cmd_sim(int argc, char **argv)
     int fmt = eco_trace_format_parse(a.format);
     if (fmt < 0) {
         eco_cli__err("sim: --format: unknown format '%s' (known: %s)", a.format,
-                    eco_cli__names(ECO_CLI_FORMATS, &names));
+                     eco_cli__names(ECO_CLI_FORMATS, &names));
         return ECO_EXIT_USAGE;
     }
     struct eco_error err = {{0}};
@@ -1064,7 +1083,8 @@ int eco_cli__cmd_sim(int argc, char **argv)
     if (a.budget_file) {
         int brc = eco_budget_load(a.budget_file, &budget, &n_budget, &err);
         if (brc) {
-            eco_cli__err("sim: --power-budget-file: %s", brc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            eco_cli__err("sim: --power-budget-file: %s",
+                         brc == -ENOMEM ? strerror(ENOMEM) : err.msg);
             return brc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         }
     } else if (a.budget_w > 0) {
@@ -1076,12 +1096,13 @@ int eco_cli__cmd_sim(int argc, char **argv)
         a.power_policy = DEFAULT_POWER_POLICY;
         if (!a.quiet)
             eco_cli__err("note: power budget without --power-policy: using %s, the default "
-                        "(docs/policies/powercap.md)", DEFAULT_POWER_POLICY);
+                         "(docs/policies/powercap.md)",
+                         DEFAULT_POWER_POLICY);
     }
     int have_policy = a.power_policy && strcmp(a.power_policy, "none");
     if (n_budget && !have_policy) {
         eco_cli__err("sim: a power budget needs a power policy other than none (%s)",
-                    eco_cli__names(ECO_CLI_CAPPERS, &names));
+                     eco_cli__names(ECO_CLI_CAPPERS, &names));
         free(budget);
         return ECO_EXIT_USAGE;
     }
@@ -1096,7 +1117,7 @@ int eco_cli__cmd_sim(int argc, char **argv)
     }
     if (have_policy && !n_budget) {
         eco_cli__err("sim: --power-policy %s needs --power-budget W or --power-budget-file F",
-                    a.power_policy);
+                     a.power_policy);
         free(budget);
         return ECO_EXIT_USAGE;
     }
@@ -1126,7 +1147,7 @@ int eco_cli__cmd_sim(int argc, char **argv)
     }
     if ((set->skipped_non_gpu || set->skipped_unfinished) && !a.quiet)
         eco_cli__err("note: %s: skipped %zu CPU-only and %zu pending pods (no GPU job to replay)",
-                    a.trace, set->skipped_non_gpu, set->skipped_unfinished);
+                     a.trace, set->skipped_non_gpu, set->skipped_unfinished);
     if ((status = check_periods(&a, set, have_policy)))
         goto done;
     if (!c) {
@@ -1138,14 +1159,14 @@ int eco_cli__cmd_sim(int argc, char **argv)
         }
         if (!a.quiet)
             eco_cli__err("note: --cluster %s: %u nodes x %u GPUs (%llu GPUs)", a.cluster,
-                        c->n_nodes, c->nodes[0].gpus, (unsigned long long)c->total_gpus);
+                         c->n_nodes, c->nodes[0].gpus, (unsigned long long)c->total_gpus);
     }
     if (a.report && !a.out) { /* --report alone: the run's files go to a temporary dir */
         const char *tmp = getenv("TMPDIR");
         snprintf(tmp_out, sizeof tmp_out, "%s/ecosched-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
         if (!mkdtemp(tmp_out)) {
             eco_cli__err("sim: --report: cannot create a temporary directory %s: %s", tmp_out,
-                        strerror(errno));
+                         strerror(errno));
             status = ECO_EXIT_FAIL;
             tmp_out[0] = '\0';
             goto done;
@@ -1159,7 +1180,7 @@ int eco_cli__cmd_sim(int argc, char **argv)
         status = write_report(&a, pol, npol);
     if (!status && (fflush(stdout) || ferror(stdout))) {
         eco_cli__err("sim: cannot write the summary to standard output: %s",
-                    strerror(errno ? errno : EIO));
+                     strerror(errno ? errno : EIO));
         status = ECO_EXIT_FAIL;
     }
 done:

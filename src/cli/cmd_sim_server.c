@@ -393,7 +393,7 @@ int eco_cli__cmd_sim_server(int argc, char **argv)
         int rc = eco_srv_run(&a.p, names[s], jobs, n, outs, &r, &err);
         if (rc) {
             eco_cli__err("sim --server: %s: %s", names[s],
-                        rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+                         rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
             status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
             goto out;
         }

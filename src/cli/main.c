@@ -16,7 +16,8 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
-    {"sim", "replay a job trace on a modelled GPU cluster under a scheduling policy", eco_cli__cmd_sim},
+    {"sim", "replay a job trace on a modelled GPU cluster under a scheduling policy",
+     eco_cli__cmd_sim},
     {"place", "place VMs, containers or pods on nodes (ffd, bfd, fgd, pso, ilp, ...)",
      eco_cli__cmd_place},
     {"report", "write an HTML report (SVG plots) of `sim --out` directories", eco_cli__cmd_report},
@@ -30,7 +31,8 @@ static const struct subcommand subcommands[] = {
     {"gpus", "show the daemon's GPUs: utilisation, memory, power, limit, jobs", eco_cli__cmd_gpus},
     {"powerd", "cluster GPU power controller beside Slurm (budget, limits, weights)",
      eco_cli__cmd_powerd},
-    {"power", "client of powerd: budget, status; Slurm suspend/resume programs", eco_cli__cmd_power},
+    {"power", "client of powerd: budget, status; Slurm suspend/resume programs",
+     eco_cli__cmd_power},
 };
 
 void eco_cli__err(const char *fmt, ...)

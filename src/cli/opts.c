@@ -77,14 +77,18 @@ static int number(const struct eco_opt_cmd *cmd, const struct eco_opt *o, const 
 }
 
 int eco_cli__opt_value(const struct eco_opt_cmd *cmd, const struct eco_opt *o, const char *value,
-                 void *args)
+                       void *args)
 {
     char *field = (char *)args + o->offset;
     double num;
     unsigned long long whole;
     switch (o->kind) {
-    case ECO_OPT_FLAG: *(int *)(void *)field = (int)o->lo; break;
-    case ECO_OPT_STR: *(const char **)(void *)field = value; break;
+    case ECO_OPT_FLAG:
+        *(int *)(void *)field = (int)o->lo;
+        break;
+    case ECO_OPT_STR:
+        *(const char **)(void *)field = value;
+        break;
     case ECO_OPT_NUM:
         if (number(cmd, o, value, &num, NULL))
             return ECO_EXIT_USAGE;
@@ -99,7 +103,8 @@ int eco_cli__opt_value(const struct eco_opt_cmd *cmd, const struct eco_opt *o, c
         else
             *(uint32_t *)(void *)field = (uint32_t)whole;
         break;
-    default: break;
+    default:
+        break;
     }
     return o->check ? o->check(o, value, args) : 0;
 }
@@ -144,7 +149,7 @@ static const struct eco_opt *entry_of(const struct eco_opt_cmd *cmd, int c)
 }
 
 const struct eco_opt *eco_cli__opt_find_mode(const struct eco_opt_cmd *cmd, int argc, char **argv,
-                                        int *at)
+                                             int *at)
 {
     struct option longopts[MAX_OPTS + 1];
     char shortopts[2 * MAX_OPTS + 2];
@@ -229,10 +234,9 @@ void eco_cli__opt_help(FILE *f, const struct eco_opt_cmd *cmd)
         }
         char left[128];
         const char *sp = o->arg ? " " : "", *arg = o->arg ? o->arg : "";
-        int len = o->short_name
-                      ? snprintf(left, sizeof left, "  -%c, --%s%s%s", o->short_name, o->name, sp,
-                                 arg)
-                      : snprintf(left, sizeof left, "  --%s%s%s", o->name, sp, arg);
+        int len = o->short_name ? snprintf(left, sizeof left, "  -%c, --%s%s%s", o->short_name,
+                                           o->name, sp, arg)
+                                : snprintf(left, sizeof left, "  --%s%s%s", o->name, sp, arg);
         fputs(left, f);
         fprintf(f, "%*s", len + 2 <= col ? col - len : 2, "");
         for (const char *t = o->help; *t;) {

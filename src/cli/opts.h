@@ -31,8 +31,8 @@ struct eco_opt {
     enum eco_opt_kind kind;
     double lo, hi;
     unsigned flags;
-    size_t offset;   /* of the field in the command's argument struct */
-    const char *arg; /* the value in --help ("FILE"); NULL: no value */
+    size_t offset;    /* of the field in the command's argument struct */
+    const char *arg;  /* the value in --help ("FILE"); NULL: no value */
     const char *help; /* --help text; each '\n' starts a continuation line */
     /* Optional: after the kind's parse and store, checks the value or (ECO_OPT_CUSTOM) parses
      * it; 0, or an exit status with the message printed. */
@@ -61,12 +61,12 @@ int eco_cli__opt_parse(const struct eco_opt_cmd *cmd, int argc, char **argv, voi
  * as eco_cli__opt_parse does for each option (for commands that walk their own argv, as the daemon
  * client's do). 0, or an exit status with the message printed. */
 int eco_cli__opt_value(const struct eco_opt_cmd *cmd, const struct eco_opt *o, const char *value,
-                  void *args);
+                       void *args);
 /* The subcommand (ECO_OPT_MODE entry) named anywhere on the command line, read with the same
  * getopt table as eco_cli__opt_parse (so that an option's value is never taken for a mode, and
  * options of the subcommand alone are passed over); NULL when none. *at: its index in argv. */
 const struct eco_opt *eco_cli__opt_find_mode(const struct eco_opt_cmd *cmd, int argc, char **argv,
-                                        int *at);
+                                             int *at);
 /* The --help lines of cmd's table. */
 void eco_cli__opt_help(FILE *f, const struct eco_opt_cmd *cmd);
 

@@ -51,7 +51,7 @@
  * listing (and its answer once the worker resumes the connection). */
 struct req {
     struct eco_http_body body; /* at most ECOD_MAX_BODY bytes */
-    bool listed; /* list holds the answer to queue when the handler runs again */
+    bool listed;               /* list holds the answer to queue when the handler runs again */
     struct ecod_list_req list;
 };
 
@@ -176,9 +176,9 @@ static const char *check_env(const json_t *v, struct eco_error *err)
     {
         if (!*key || strlen(key) != klen || strchr(key, '=') || !plain_string(val)) {
             eco_errorf(err, -EINVAL,
-                     "env entry '%.64s': the name must be non-empty without '=' and "
-                     "the value a string without NUL",
-                     key);
+                       "env entry '%.64s': the name must be non-empty without '=' and "
+                       "the value a string without NUL",
+                       key);
             return "env";
         }
     }
@@ -204,9 +204,9 @@ static void restore_ids(uid_t fsuid, gid_t fsgid, const gid_t *groups, int n)
 
 /* stat(path) with the file-system identity the job will have (uid, gid, groups {gid}; the
  * runner's switch), so a user learns of a path only what he could learn himself. It runs on
- * the event loop's thread only: setfsuid/setfsgid (per thread) and setgroups around the call, restored at
- * once; a few system calls, no fork. A daemon that is not root, or a root caller: plain stat
- * (the job runs as the daemon's user, or root). 0 or -errno. */
+ * the event loop's thread only: setfsuid/setfsgid (per thread) and setgroups around the call,
+ * restored at once; a few system calls, no fork. A daemon that is not root, or a root caller: plain
+ * stat (the job runs as the daemon's user, or root). 0 or -errno. */
 static int stat_as(const char *path, uid_t uid, gid_t gid, struct stat *st)
 {
     gid_t groups[MAX_OWN_GROUPS];
@@ -235,9 +235,8 @@ static const char *check_cwd(const json_t *v, uid_t uid, gid_t gid, struct eco_e
         return "cwd";
     }
     if (stat_as(s, uid, gid, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        eco_errorf(err, -EINVAL,
-                   "cwd '%.200s' is not a directory uid %u can reach on this server", s,
-                   (unsigned)uid);
+        eco_errorf(err, -EINVAL, "cwd '%.200s' is not a directory uid %u can reach on this server",
+                   s, (unsigned)uid);
         return "cwd";
     }
     return NULL;
@@ -263,8 +262,8 @@ static const char *check_cap(struct ecod *d, const json_t *v, unsigned gpus, dou
             }
         }
         if (!isfinite(*cap_w) || *cap_w <= 0 || *cap_w < lo || *cap_w > hi) {
-            eco_errorf(err, -EINVAL, "power_cap %g W is outside the GPUs' range %g..%g W",
-                       *cap_w, lo, hi);
+            eco_errorf(err, -EINVAL, "power_cap %g W is outside the GPUs' range %g..%g W", *cap_w,
+                       lo, hi);
             return "power_cap";
         }
     } else {
@@ -309,7 +308,7 @@ static const char *check_gpus(struct ecod *d, const json_t *obj, struct eco_stor
                                   .share = j->share};
     if (d->sel && j->gpus > 0 && eco_gpusel_choose(d->sel, eco_mono_s(), &req, out) == -EOVERFLOW) {
         eco_errorf(err, -EINVAL, "no %u GPUs of this server have %g GB of memory each", j->gpus,
-                 j->gpu_mem_gb);
+                   j->gpu_mem_gb);
         return "gpu_mem_gb";
     }
     return NULL;
@@ -372,7 +371,7 @@ static const char *check_submit(struct ecod *d, const json_t *obj, struct submit
          * mistake (e.g. 3600) is refused */
         if (!(t >= 1e9 && t < 1e10)) {
             eco_errorf(err, -EINVAL, "deadline must be a Unix time in seconds (e.g. %.0f)",
-                     eco_wall_s() + 3600);
+                       eco_wall_s() + 3600);
             return "deadline";
         }
         s->job.deadline_s = t;
@@ -398,12 +397,12 @@ static enum MHD_Result submit(struct ecod *d, struct MHD_Connection *c, const st
     json_error_t jerr;
     enum MHD_Result ret;
     int64_t id = 0;
-    json_t *obj =
-        rq->body.len ? json_loadb(rq->body.data, rq->body.len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr)
-                : NULL;
+    json_t *obj = rq->body.len ? json_loadb(rq->body.data, rq->body.len,
+                                            JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr)
+                               : NULL;
     if (!json_is_object(obj)) {
         ret = eco_http_fail(c, 400, "body", "the body must be a JSON object%s%s", obj ? "" : ": ",
-                   obj ? "" : (rq->body.len ? jerr.text : "empty body"));
+                            obj ? "" : (rq->body.len ? jerr.text : "empty body"));
         goto out;
     }
     const char *bad = check_submit(d, obj, &s, &why);
@@ -499,8 +498,8 @@ static enum MHD_Result queue_listing(struct MHD_Connection *c, struct req *rq,
     rq->listed = false;
     if (!r->body)
         return MHD_NO; /* out of memory: the connection is closed */
-    struct MHD_Response *resp = MHD_create_response_from_buffer(r->len, r->body,
-                                                                MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
     if (!resp)
         return MHD_NO; /* r->body is freed with the request */
     r->body = NULL;
@@ -524,11 +523,13 @@ static enum MHD_Result list_jobs(struct ecod *d, struct MHD_Connection *c, struc
     if (st && eco_store_state_parse(st, &state) < 0)
         return eco_http_fail(c, 400, "state", "unknown state '%.32s'", st);
     if (!query_int(c, "limit", 1, LIST_MAX, &limit))
-        return eco_http_fail(c, 400, "limit", "limit must be an integer 1..%d (default %d; page on "
-                         "with after=NEXT)", LIST_MAX, LIST_DEFAULT);
+        return eco_http_fail(c, 400, "limit",
+                             "limit must be an integer 1..%d (default %d; page on "
+                             "with after=NEXT)",
+                             LIST_MAX, LIST_DEFAULT);
     if (!query_int(c, "after", 0, INT64_MAX, &after))
         return eco_http_fail(c, 400, "after",
-                         "after must be a job id >= 0 (the previous page's next)");
+                             "after must be a job id >= 0 (the previous page's next)");
     rq->list = (struct ecod_list_req){.conn = c,
                                       .state = st ? (int)state : ECO_STORE_ANY,
                                       .after = after,
@@ -539,9 +540,9 @@ static enum MHD_Result list_jobs(struct ecod *d, struct MHD_Connection *c, struc
     }
     if (ecod__lister_submit(d->lister, &rq->list) < 0) {
         ECO_LOG(ECO_LOG_DEBUG, "api", "%d listings waiting: GET /v1/jobs answered 503",
-                 ECOD_LIST_QUEUE);
-        json_t *o = json_pack("{s:s}", "error", "too many listings waiting; retry in "
-                              LIST_RETRY_S " s");
+                ECOD_LIST_QUEUE);
+        json_t *o =
+            json_pack("{s:s}", "error", "too many listings waiting; retry in " LIST_RETRY_S " s");
         rq->list.status = 503;
         page_body(o, &rq->list);
         return queue_listing(c, rq, LIST_RETRY_S);
@@ -594,8 +595,9 @@ static enum MHD_Result cancel_job(struct ecod *d, struct MHD_Connection *c, cons
     if (fetch(d, c, ids, &j, &ret) < 0)
         goto out;
     if (p->uid != 0 && p->uid != j.uid) {
-        ret = eco_http_fail(c, 403, NULL, "job %" PRId64 " belongs to uid %u; uid %u may not cancel it",
-                   j.id, (unsigned)j.uid, (unsigned)p->uid);
+        ret = eco_http_fail(c, 403, NULL,
+                            "job %" PRId64 " belongs to uid %u; uid %u may not cancel it", j.id,
+                            (unsigned)j.uid, (unsigned)p->uid);
         goto out;
     }
     snprintf(reason, sizeof reason, "cancelled by uid %u", (unsigned)p->uid);
@@ -615,8 +617,8 @@ static enum MHD_Result cancel_job(struct ecod *d, struct MHD_Connection *c, cons
     ECO_LOG(ECO_LOG_INFO, "api", "job %" PRId64 " %s", j.id, reason);
     d->want_sched = true;
     ret = eco_http_reply(c, 200,
-                json_pack("{s:I,s:s,s:s}", "id", (json_int_t)j.id, "state", "cancelled", "previous",
-                          eco_store_state_name(prev)));
+                         json_pack("{s:I,s:s,s:s}", "id", (json_int_t)j.id, "state", "cancelled",
+                                   "previous", eco_store_state_name(prev)));
 out:
     eco_store_job_fini(&j);
     return ret;
@@ -692,8 +694,9 @@ static enum MHD_Result job_logs(struct ecod *d, struct MHD_Connection *c, const 
     if (fetch(d, c, ids, &j, &ret) < 0)
         goto out;
     if (p->uid != 0 && p->uid != j.uid) {
-        ret = eco_http_fail(c, 403, NULL, "job %" PRId64 " belongs to uid %u; uid %u may not read its logs",
-                   j.id, (unsigned)j.uid, (unsigned)p->uid);
+        ret = eco_http_fail(c, 403, NULL,
+                            "job %" PRId64 " belongs to uid %u; uid %u may not read its logs", j.id,
+                            (unsigned)j.uid, (unsigned)p->uid);
         goto out;
     }
     ecod__log_path(d, j.id, stream && !strcmp(stream, "stderr") ? "err" : "out", path, sizeof path);
@@ -701,7 +704,7 @@ static enum MHD_Result job_logs(struct ecod *d, struct MHD_Connection *c, const 
     if (rc < 0) {
         ECO_LOG(ECO_LOG_WARN, "api", "logs of job %" PRId64 ": %s: %s", j.id, path, strerror(-rc));
         ret = eco_http_fail(c, 500, NULL, "cannot read the output of job %" PRId64 ": %s", j.id,
-                   strerror(-rc));
+                            strerror(-rc));
         goto out;
     }
     if (!(r = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE))) {
@@ -747,15 +750,15 @@ static json_t *gpu_json(struct ecod *d, unsigned g, double mono)
                 json_array_append_new(jobs, json_integer((json_int_t)d->runs[i].id));
     double energy = 0;
     bool have_energy = eco_platform_energy(d->platform, g, &energy, NULL) == 0;
-    json_t *o = json_pack("{s:i,s:s,s:f,s:f,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:s,s:i,s:o}", "index", (int)g,
-                     "name", name, "util", util, "util_avg", st.util_avg, "memory_used_b",
-                     (json_int_t)used, "memory_total_b", (json_int_t)total, "power_w", power,
-                     "power_limit_w", limit, "power_min_w", pr.min_w, "power_max_w", pr.max_w,
-                     "power_default_w", pr.default_w, "state",
-                     !st.has_sample ? "unsampled"
-                     : st.busy      ? "busy"
-                                    : "free",
-                     "claims", (int)st.n_claims, "jobs", jobs);
+    json_t *o = json_pack("{s:i,s:s,s:f,s:f,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:s,s:i,s:o}", "index",
+                          (int)g, "name", name, "util", util, "util_avg", st.util_avg,
+                          "memory_used_b", (json_int_t)used, "memory_total_b", (json_int_t)total,
+                          "power_w", power, "power_limit_w", limit, "power_min_w", pr.min_w,
+                          "power_max_w", pr.max_w, "power_default_w", pr.default_w, "state",
+                          !st.has_sample ? "unsampled"
+                          : st.busy      ? "busy"
+                                         : "free",
+                          "claims", (int)st.n_claims, "jobs", jobs);
     if (o)
         json_object_set_new(o, "energy_j", have_energy ? json_real(energy) : json_null());
     return o;
@@ -767,25 +770,25 @@ static enum MHD_Result list_gpus(struct ecod *d, struct MHD_Connection *c)
     double mono = eco_mono_s();
     for (unsigned g = 0; a && g < d->n_gpus; g++)
         json_array_append_new(a, gpu_json(d, g, mono));
-    return eco_http_reply(c, 200,
-                 json_pack("{s:s,s:o}", "platform", eco_platform_name(d->platform), "gpus", a));
+    return eco_http_reply(
+        c, 200, json_pack("{s:s,s:o}", "platform", eco_platform_name(d->platform), "gpus", a));
 }
 
 static enum MHD_Result status(struct ecod *d, struct MHD_Connection *c, const struct peer *p)
 {
     const struct ecod_pass_stats *ps = &d->pass;
     double n = ps->passes ? (double)ps->passes : 1;
-    json_t *pass = json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:I}", "count", (json_int_t)ps->passes,
-                             "last_ms", ps->last_s * 1e3, "max_ms", ps->max_s * 1e3, "mean_ms",
-                             ps->sum_s / n * 1e3, "queue_mean_ms", ps->queue_sum_s / n * 1e3,
-                             "queue_max_ms", ps->queue_max_s * 1e3, "last_queued",
-                             (json_int_t)ps->last_queue_len);
+    json_t *pass =
+        json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:I}", "count", (json_int_t)ps->passes, "last_ms",
+                  ps->last_s * 1e3, "max_ms", ps->max_s * 1e3, "mean_ms", ps->sum_s / n * 1e3,
+                  "queue_mean_ms", ps->queue_sum_s / n * 1e3, "queue_max_ms", ps->queue_max_s * 1e3,
+                  "last_queued", (json_int_t)ps->last_queue_len);
     return eco_http_reply(c, 200,
-                 json_pack("{s:s,s:s,s:i,s:i,s:I,s:s,s:I,s:o}", "version", ECO_VERSION,
-                           "platform", eco_platform_name(d->platform), "gpus", (int)d->n_gpus,
-                           "watched_jobs", (int)d->n_runs, "peer_uid", (json_int_t)p->uid,
-                           "queue_policy", ecod__queue_policy_name(d), "queued",
-                           (json_int_t)ecod__queue_len(d), "pass", pass));
+                          json_pack("{s:s,s:s,s:i,s:i,s:I,s:s,s:I,s:o}", "version", ECO_VERSION,
+                                    "platform", eco_platform_name(d->platform), "gpus",
+                                    (int)d->n_gpus, "watched_jobs", (int)d->n_runs, "peer_uid",
+                                    (json_int_t)p->uid, "queue_policy", ecod__queue_policy_name(d),
+                                    "queued", (json_int_t)ecod__queue_len(d), "pass", pass));
 }
 
 /* GET /metrics: Prometheus text, format 0.0.4. */
@@ -868,12 +871,14 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
     if (!strcmp(url, "/v1/jobs")) {
         if (post)
             return submit(d, c, &p, rq);
-        return get ? list_jobs(d, c, rq) : eco_http_fail(c, 405, NULL, "use GET or POST on %s", url);
+        return get ? list_jobs(d, c, rq)
+                   : eco_http_fail(c, 405, NULL, "use GET or POST on %s", url);
     }
     if (!strcmp(url, "/v1/gpus"))
         return get ? list_gpus(d, c) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/"))
-        return get ? (enum MHD_Result)ecod__page(c) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
+        return get ? (enum MHD_Result)ecod__page(c)
+                   : eco_http_fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/metrics"))
         return get ? metrics(d, c) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
     if (!strcmp(url, "/v1/status"))
@@ -885,11 +890,14 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
         ids[n] = '\0';
         snprintf(tail, sizeof tail, "%s", slash ? slash : "");
         if (!*tail)
-            return get ? show_job(d, c, &p, ids) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
+            return get ? show_job(d, c, &p, ids)
+                       : eco_http_fail(c, 405, NULL, "use GET on %s", url);
         if (!strcmp(tail, "/cancel"))
-            return post ? cancel_job(d, c, &p, ids) : eco_http_fail(c, 405, NULL, "use POST on %s", url);
+            return post ? cancel_job(d, c, &p, ids)
+                        : eco_http_fail(c, 405, NULL, "use POST on %s", url);
         if (!strcmp(tail, "/logs"))
-            return get ? job_logs(d, c, &p, ids) : eco_http_fail(c, 405, NULL, "use GET on %s", url);
+            return get ? job_logs(d, c, &p, ids)
+                       : eco_http_fail(c, 405, NULL, "use GET on %s", url);
     }
     return eco_http_fail(c, 404, NULL, "no such path: %.200s (API paths start with /v1/)", url);
 }
@@ -946,9 +954,9 @@ struct MHD_Daemon *ecod__api_start(struct ecod_listener *l, int fd, struct eco_e
     /* Connection limits: a few hundred clients at once is far beyond one server's users;
      * 30 s idle timeout drops clients that connect and send nothing. */
     struct MHD_Daemon *m = MHD_start_daemon(
-        MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+        MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, l,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
     if (!m)
         eco_errorf(err, -EIO, "libmicrohttpd would not start on the socket");

@@ -37,7 +37,7 @@ void ecod__api_jobs_page(struct eco_store *s, const char *logs_dir, struct ecod_
  * "Slurm and the cluster power controller"). Returns true when it queued a response. */
 struct MHD_Connection;
 bool ecod__api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
-                         const char *method, const char *body, size_t len, uid_t peer_uid,
-                         int *mhd_ret);
+                          const char *method, const char *body, size_t len, uid_t peer_uid,
+                          int *mhd_ret);
 
 #endif

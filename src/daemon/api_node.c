@@ -45,19 +45,17 @@ static json_t *budget_json(const struct ecod *d)
     struct ecod_nodecap_status s;
     ecod_nodecap_status(d, &s);
     const struct eco_cap_metrics_report *m = &s.met;
-    json_t *met = json_pack("{s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "periods",
-                            (json_int_t)m->periods, "binding_periods",
-                            (json_int_t)m->binding_periods, "settling_periods",
-                            (json_int_t)m->settling_periods, "above_periods",
-                            (json_int_t)m->above_periods, "mae_binding_pct", m->mae_binding_pct,
-                            "mae_all_pct", m->mae_all_pct, "overshoot_pct", m->overshoot_pct,
-                            "overshoot_raw_pct", m->overshoot_raw_pct, "above_s", m->above_s,
-                            "above_kwh", m->above_kwh, "above_share", m->above_share);
-    return json_pack("{s:f,s:s?,s:o,s:o,s:f,s:I,s:o}", "budget_w", s.budget_w, "policy",
-                     s.policy, "measured_w",
-                     isfinite(s.measured_w) ? json_real(s.measured_w) : json_null(), "demand_w",
-                     isfinite(s.demand_w) ? json_real(s.demand_w) : json_null(), "feedback_w",
-                     s.feedback_w, "jobs", (json_int_t)s.jobs, "metrics", met);
+    json_t *met = json_pack(
+        "{s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "periods", (json_int_t)m->periods,
+        "binding_periods", (json_int_t)m->binding_periods, "settling_periods",
+        (json_int_t)m->settling_periods, "above_periods", (json_int_t)m->above_periods,
+        "mae_binding_pct", m->mae_binding_pct, "mae_all_pct", m->mae_all_pct, "overshoot_pct",
+        m->overshoot_pct, "overshoot_raw_pct", m->overshoot_raw_pct, "above_s", m->above_s,
+        "above_kwh", m->above_kwh, "above_share", m->above_share);
+    return json_pack("{s:f,s:s?,s:o,s:o,s:f,s:I,s:o}", "budget_w", s.budget_w, "policy", s.policy,
+                     "measured_w", isfinite(s.measured_w) ? json_real(s.measured_w) : json_null(),
+                     "demand_w", isfinite(s.demand_w) ? json_real(s.demand_w) : json_null(),
+                     "feedback_w", s.feedback_w, "jobs", (json_int_t)s.jobs, "metrics", met);
 }
 
 static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
@@ -91,9 +89,10 @@ static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
             /* For powerd's progress proxy (docs/slurm/powerd.md): null where the platform
              * cannot read them. */
             double util = 0, mhz = 0;
-            json_object_set_new(o, "util", eco_platform_util(d->platform, g, &util, NULL) == 0
-                                               ? json_real(util)
-                                               : json_null());
+            json_object_set_new(o, "util",
+                                eco_platform_util(d->platform, g, &util, NULL) == 0
+                                    ? json_real(util)
+                                    : json_null());
             json_object_set_new(o, "sm_clock_mhz",
                                 eco_platform_sm_clock(d->platform, g, &mhz, NULL) == 0 && mhz > 0
                                     ? json_real(mhz)
@@ -139,7 +138,7 @@ static enum MHD_Result set_budget(struct ecod *d, struct MHD_Connection *c, cons
         return eco_http_fail(c, 400, p && !strncmp(err.msg, "policy", 6) ? "policy" : "budget_w",
                              "%.199s", err.msg);
     ECO_LOG(ECO_LOG_INFO, "power", "node power budget %.0f W (%s)", json_number_value(w),
-             p ? json_string_value(p) : "policy kept");
+            p ? json_string_value(p) : "policy kept");
     return eco_http_reply(c, 200, budget_json(d));
 }
 
@@ -153,19 +152,21 @@ static enum MHD_Result set_limit(struct ecod *d, struct MHD_Connection *c, const
     struct eco_power_range pr;
     struct eco_error err = {{0}};
     if (!*gs || *end || g < 0 || g >= (long)d->n_gpus)
-        return eco_http_fail(c, 404, "gpu", "no GPU '%.16s' on this server (0..%d)", gs, (int)d->n_gpus - 1);
+        return eco_http_fail(c, 404, "gpu", "no GPU '%.16s' on this server (0..%d)", gs,
+                             (int)d->n_gpus - 1);
     const json_t *v = json_object_get(body, "power_limit_w");
     if (json_object_size(body) != 1 || !v)
         return eco_http_fail(c, 400, "power_limit_w",
-                    "the body must be {\"power_limit_w\": WATTS|\"default\"}");
+                             "the body must be {\"power_limit_w\": WATTS|\"default\"}");
     if (eco_platform_power_range(d->platform, (unsigned)g, &pr, &err) < 0)
         return eco_http_fail(c, 500, NULL, "%s", err.msg);
     double w = pr.default_w;
     if (!(json_is_string(v) && !strcmp(json_string_value(v), "default"))) {
         w = json_number_value(v);
         if (!json_is_number(v) || !isfinite(w) || w < pr.min_w - 1e-9 || w > pr.max_w + 1e-9)
-            return eco_http_fail(c, 400, "power_limit_w", "power_limit_w must be %g..%g W or \"default\"",
-                        pr.min_w, pr.max_w);
+            return eco_http_fail(c, 400, "power_limit_w",
+                                 "power_limit_w must be %g..%g W or \"default\"", pr.min_w,
+                                 pr.max_w);
     }
     if (eco_platform_set_power_limit(d->platform, (unsigned)g, w, &err) < 0) {
         ECO_LOG(ECO_LOG_WARN, "api", "GPU %ld: limit %.0f W: %s", g, w, err.msg);
@@ -216,7 +217,7 @@ static const char *check_register(struct ecod *d, const json_t *b, json_int_t *j
     *n = 0;
     if (!json_is_array(a) || json_array_size(a) > ECO_GPUSEL_MAX_GPUS) {
         eco_errorf(err, -EINVAL, "gpus must be an array of GPU indices of this server (0..%d)",
-                 (int)d->n_gpus - 1);
+                   (int)d->n_gpus - 1);
         return "gpus";
     }
     for (size_t i = 0; i < json_array_size(a); i++) {
@@ -224,7 +225,7 @@ static const char *check_register(struct ecod *d, const json_t *b, json_int_t *j
         if (!json_is_integer(x) || json_integer_value(x) < 0 ||
             json_integer_value(x) >= (json_int_t)d->n_gpus) {
             eco_errorf(err, -EINVAL, "gpus[%zu] is not a GPU of this server (0..%d)", i,
-                     (int)d->n_gpus - 1);
+                       (int)d->n_gpus - 1);
             return "gpus";
         }
         gpus[(*n)++] = (uint32_t)json_integer_value(x);
@@ -260,7 +261,7 @@ static const char *resolve_cap(struct ecod *d, const json_t *v, const uint32_t *
         if (eco_platform_power_range(d->platform, gpus[i], &pr, NULL) == 0 &&
             (!isfinite(*cap_w) || *cap_w < pr.min_w || *cap_w > pr.max_w)) {
             eco_errorf(err, -EINVAL, "power_cap %g W is outside GPU %u's range %g..%g W", *cap_w,
-                     gpus[i], pr.min_w, pr.max_w);
+                       gpus[i], pr.min_w, pr.max_w);
             return "power_cap";
         }
     }
@@ -299,9 +300,10 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
     const struct ecod_run *old = slurm_run(d, job);
     if (old) /* the prolog ran again (requeue): the same record */
         return eco_http_reply(c, 200,
-                     json_pack("{s:I,s:I,s:o,s:o}", "job_id", job, "id", (json_int_t)old->id,
-                               "power_cap_w", cap_w > 0 ? json_real(cap_w) : json_null(),
-                               "gpu_limits_w", gpu_limits_json(d, old->gpus, old->n_gpus)));
+                              json_pack("{s:I,s:I,s:o,s:o}", "job_id", job, "id",
+                                        (json_int_t)old->id, "power_cap_w",
+                                        cap_w > 0 ? json_real(cap_w) : json_null(), "gpu_limits_w",
+                                        gpu_limits_json(d, old->gpus, old->n_gpus)));
     for (uint32_t i = 0, off = 0; i < n && off < sizeof gl; i++)
         off += (uint32_t)snprintf(gl + off, sizeof gl - off, "%s%u", i ? "," : "", gpus[i]);
     snprintf(name, sizeof name, "slurm-%" JSON_INTEGER_FORMAT, job);
@@ -327,12 +329,12 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
         return eco_http_fail(c, 500, NULL, "out of memory");
     }
     ECO_LOG(ECO_LOG_INFO, "slurm",
-             "Slurm job %" JSON_INTEGER_FORMAT " (uid %u): GPUs [%s], job %" PRId64 ", cap %.0f W",
-             job, (unsigned)uid, gl, id, cap_w);
+            "Slurm job %" JSON_INTEGER_FORMAT " (uid %u): GPUs [%s], job %" PRId64 ", cap %.0f W",
+            job, (unsigned)uid, gl, id, cap_w);
     return eco_http_reply(c, 201,
-                 json_pack("{s:I,s:I,s:o,s:o}", "job_id", job, "id", (json_int_t)id, "power_cap_w",
-                           cap_w > 0 ? json_real(cap_w) : json_null(), "gpu_limits_w",
-                           gpu_limits_json(d, gpus, n)));
+                          json_pack("{s:I,s:I,s:o,s:o}", "job_id", job, "id", (json_int_t)id,
+                                    "power_cap_w", cap_w > 0 ? json_real(cap_w) : json_null(),
+                                    "gpu_limits_w", gpu_limits_json(d, gpus, n)));
 }
 
 static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const char *js)
@@ -357,16 +359,16 @@ static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const
     ecod__sched_end_slurm(d, id, now, eco_mono_s(), &energy);
     ECO_LOG(ECO_LOG_INFO, "slurm", "Slurm job %lld ended: %.1f J", job, energy);
     return eco_http_reply(c, 200,
-                 json_pack("{s:I,s:I,s:o,s:f,s:f,s:b}", "job_id", (json_int_t)job, "id",
-                           (json_int_t)id, "gpus", gpus, "energy_j", energy, "elapsed_s",
-                           start > 0 ? now - start : 0.0, "limits_restored", 1));
+                          json_pack("{s:I,s:I,s:o,s:f,s:f,s:b}", "job_id", (json_int_t)job, "id",
+                                    (json_int_t)id, "gpus", gpus, "energy_j", energy, "elapsed_s",
+                                    start > 0 ? now - start : 0.0, "limits_restored", 1));
 }
 
 /* ---- routing ----------------------------------------------------------------------------- */
 
 bool ecod__api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
-                         const char *method, const char *body, size_t len, uid_t peer_uid,
-                         int *mhd_ret)
+                          const char *method, const char *body, size_t len, uid_t peer_uid,
+                          int *mhd_ret)
 {
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
     json_t *b = NULL;
@@ -387,14 +389,15 @@ bool ecod__api_node_route(struct ecod *d, struct MHD_Connection *c, const char *
         goto out;
     }
     if (peer_uid != 0) {
-        ret = eco_http_fail(c, 403, NULL, "only root may use %s (caller uid %u)", url, (unsigned)peer_uid);
+        ret = eco_http_fail(c, 403, NULL, "only root may use %s (caller uid %u)", url,
+                            (unsigned)peer_uid);
         goto out;
     }
     json_error_t jerr;
     b = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : json_object();
     if (!json_is_object(b)) {
         ret = eco_http_fail(c, 400, "body", "the body must be a JSON object%s%s", b ? "" : ": ",
-                   b ? "" : jerr.text);
+                            b ? "" : jerr.text);
         goto out;
     }
     if (budget) {

@@ -40,8 +40,9 @@ static int apply_one(struct ecod *d, int64_t id, unsigned g, double cap_w)
     if (rc < 0)
         ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": GPU %u: SM clock: %s", id, g, err.msg);
     else if (cap_w > 0)
-        ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 ": GPU %u: SM clock locked at %.0f MHz (cap %.0f W)",
-                 id, g, mhz, cap_w);
+        ECO_LOG(ECO_LOG_INFO, "sched",
+                "job %" PRId64 ": GPU %u: SM clock locked at %.0f MHz (cap %.0f W)", id, g, mhz,
+                cap_w);
     return rc;
 }
 

@@ -15,8 +15,19 @@
 #include "nodecap.h"
 #include "queue.h"
 
-enum key_type { K_STRING, K_PLATFORM, K_LEVEL, K_SECONDS, K_FRACTION, K_LOOPBACK, K_QPOLICY,
-                K_GSTRATEGY, K_KNOB, K_WATTS, K_CAPPER };
+enum key_type {
+    K_STRING,
+    K_PLATFORM,
+    K_LEVEL,
+    K_SECONDS,
+    K_FRACTION,
+    K_LOOPBACK,
+    K_QPOLICY,
+    K_GSTRATEGY,
+    K_KNOB,
+    K_WATTS,
+    K_CAPPER
+};
 
 /* "a, b or c" from n names into buf (cut at size). */
 static const char *join_names(char *buf, size_t size, const char *const *names, size_t n)
@@ -25,7 +36,10 @@ static const char *join_names(char *buf, size_t size, const char *const *names, 
     buf[0] = '\0';
     for (size_t i = 0; i < n && len < size; i++)
         len += (size_t)snprintf(buf + len, size - len, "%s%s",
-                                i == 0 ? "" : i + 1 == n ? " or " : ", ", names[i]);
+                                i == 0       ? ""
+                                : i + 1 == n ? " or "
+                                             : ", ",
+                                names[i]);
     return buf;
 }
 
@@ -51,14 +65,16 @@ const char *ecod__platform_names(char *buf, size_t size)
 struct key {
     const char *name;
     enum key_type type;
-    double min, max;  /* numbers: bounds; strings: max is the longest value in bytes */
-    const char *def;  /* default, parsed like a value; NULL: unset */
-    size_t off;       /* offset of the field in struct ecod_config */
+    double min, max; /* numbers: bounds; strings: max is the longest value in bytes */
+    const char *def; /* default, parsed like a value; NULL: unset */
+    size_t off;      /* offset of the field in struct ecod_config */
 };
 
 #define STR_KEY(n, field, def)                                                                     \
-    {#n, K_STRING, 1, sizeof(((struct ecod_config *)0)->field) - 1, def,                           \
-     offsetof(struct ecod_config, field)}
+    {                                                                                              \
+#n, K_STRING, 1, sizeof(((struct ecod_config *)0)->field) - 1, def,                        \
+            offsetof(struct ecod_config, field)                                                    \
+    }
 
 static const struct key KEYS[] = {
     STR_KEY(socket, socket, ECOD_DEFAULT_SOCKET),
@@ -211,7 +227,7 @@ static int set_value(const struct key *k, const char *v, struct ecod_config *c,
 }
 
 int ecod__config_set(struct ecod_config *c, const char *key, const char *value,
-                    struct eco_error *err)
+                     struct eco_error *err)
 {
     struct eco_error why = {{0}};
     for (size_t k = 0; k < N_KEYS; k++)

@@ -28,7 +28,7 @@ struct ecod_config {
     double memthr_wait_s;
     char power_knob[8]; /* "limit" or "clock" */
     double keep_finished_s;
-    double power_budget_w; /* 0: none */
+    double power_budget_w;  /* 0: none */
     char power_policy[128]; /* capper "family[:key=value,...]" */
 };
 
@@ -48,6 +48,6 @@ int ecod__config_load(const char *path, struct ecod_config *c);
  * value: err says what is wrong with it, "'-1' is not a number of seconds 0..86400") or
  * -ENOENT (no such key). Nothing is printed. */
 int ecod__config_set(struct ecod_config *c, const char *key, const char *value,
-                    struct eco_error *err);
+                     struct eco_error *err);
 
 #endif

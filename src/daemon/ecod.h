@@ -36,8 +36,8 @@ struct ecod_run {
     double acc_j;         /* its share of its GPUs' energy since this daemon watched it */
     double energy_j;      /* latest total: energy_base_j + acc_j */
     double stored_j;      /* energy_j as last written to the store */
-    int64_t slurm_job;  /* > 0: a Slurm job registered by the SPANK plugin (no process here) */
-    double slurm_cap_w; /* its --gpu-power-cap in watts (0: none): the controller's ceiling */
+    int64_t slurm_job;    /* > 0: a Slurm job registered by the SPANK plugin (no process here) */
+    double slurm_cap_w;   /* its --gpu-power-cap in watts (0: none): the controller's ceiling */
     /* Store writes that failed (full disk, I/O error), retried every tick (sched.c): */
     bool end_unrecorded; /* ended, its end not yet in the store: end_state, end_code, end_s */
     enum eco_store_state end_state; /* done or failed; ECO_STORE_CANCELLED: only the energy */
@@ -83,8 +83,8 @@ struct ecod {
      * these monotonic times (0: none failed); store_failing: a start failure was logged */
     double end_retry_mono, start_retry_mono;
     bool store_failing;
-    double prune_mono; /* the next pruning pass (monotonic s) */
-    struct ecod_lister *lister; /* GET /v1/jobs off the loop; NULL: served on it */
+    double prune_mono;            /* the next pruning pass (monotonic s) */
+    struct ecod_lister *lister;   /* GET /v1/jobs off the loop; NULL: served on it */
     struct ecod_nodecap *nodecap; /* node power budget (nodecap.c); NULL: none ever set */
     /* Settings from the config and options (ecoschedd.c, apply_config; docs/daemon/README.md):
      * the scheduling pass runs every tick_s (default 1 s: NVML's utilisation readings cover

@@ -52,34 +52,35 @@ struct opts {
 static void usage(FILE *f)
 {
     char platforms[ECOD_NAMES_MAX], strategies[ECOD_NAMES_MAX];
-    fprintf(f,
-            "usage: ecoschedd [OPTIONS]\n\n"
-            "The ecosched GPU-server daemon: runs jobs on GPUs chosen by their live status.\n\n"
-            "  --config FILE        config file (default " ECOD_DEFAULT_CONFIG " if it exists);\n"
-            "                       the options below override its keys\n"
-            "  --socket PATH        unix socket of the HTTP API (default " DEFAULT_SOCKET ")\n"
-            "  --socket-group NAME  group owning the socket (mode 0660); default: the daemon's\n"
-            "  --state-dir DIR      job store jobs.db, logs/ and run/ (default " DEFAULT_STATE ")\n"
-            "  --platform P         %s (default auto: nvml, else none)\n"
-            "  --nvml-library PATH  NVML library to load (nvml and fake platforms)\n"
-            "  --foreground         stay attached and log to stderr (default: detach, syslog)\n"
-            "  --log-level L        error, warning, info (default) or debug\n"
-            "  --util-window S      utilisation averaging window of GPU selection (default 10)\n"
-            "  --grace S            claim of a just-started job on its GPUs (default 30)\n"
-            "  --queue-policy P     queue order: fifo (default; head-of-line), greedy (start\n"
-            "                       every job that fits) or edf (earliest deadline first)\n"
-            "  --tcp-listen H:P     also serve the API on loopback TCP (127.0.0.1:PORT, [::1]:PORT\n"
-            "                       or localhost:PORT); needs --tcp-token-file\n"
-            "  --tcp-token-file F   bearer token of the TCP listener (mode 0600; TCP clients act\n"
-            "                       as the file's owner)\n"
-            "  --gpu-strategy S     GPU choice: %s\n"
-            "                       (default live; docs/policies/gpu-selection.md)\n"
-            "  --memthr-wait S      memory-threshold: seconds between starts (default 30)\n"
-            "  --power-budget W     node power budget for the jobs' GPUs (0: none, default)\n"
-            "  --power-policy P     capper for it, FAMILY[:key=value,...] (default mpc)\n"
-            "  -h, --help           this text;  -V, --version  the version\n",
-            ecod__platform_names(platforms, sizeof platforms),
-            ecod__gpu_strategy_names(strategies, sizeof strategies));
+    fprintf(
+        f,
+        "usage: ecoschedd [OPTIONS]\n\n"
+        "The ecosched GPU-server daemon: runs jobs on GPUs chosen by their live status.\n\n"
+        "  --config FILE        config file (default " ECOD_DEFAULT_CONFIG " if it exists);\n"
+        "                       the options below override its keys\n"
+        "  --socket PATH        unix socket of the HTTP API (default " DEFAULT_SOCKET ")\n"
+        "  --socket-group NAME  group owning the socket (mode 0660); default: the daemon's\n"
+        "  --state-dir DIR      job store jobs.db, logs/ and run/ (default " DEFAULT_STATE ")\n"
+        "  --platform P         %s (default auto: nvml, else none)\n"
+        "  --nvml-library PATH  NVML library to load (nvml and fake platforms)\n"
+        "  --foreground         stay attached and log to stderr (default: detach, syslog)\n"
+        "  --log-level L        error, warning, info (default) or debug\n"
+        "  --util-window S      utilisation averaging window of GPU selection (default 10)\n"
+        "  --grace S            claim of a just-started job on its GPUs (default 30)\n"
+        "  --queue-policy P     queue order: fifo (default; head-of-line), greedy (start\n"
+        "                       every job that fits) or edf (earliest deadline first)\n"
+        "  --tcp-listen H:P     also serve the API on loopback TCP (127.0.0.1:PORT, [::1]:PORT\n"
+        "                       or localhost:PORT); needs --tcp-token-file\n"
+        "  --tcp-token-file F   bearer token of the TCP listener (mode 0600; TCP clients act\n"
+        "                       as the file's owner)\n"
+        "  --gpu-strategy S     GPU choice: %s\n"
+        "                       (default live; docs/policies/gpu-selection.md)\n"
+        "  --memthr-wait S      memory-threshold: seconds between starts (default 30)\n"
+        "  --power-budget W     node power budget for the jobs' GPUs (0: none, default)\n"
+        "  --power-policy P     capper for it, FAMILY[:key=value,...] (default mpc)\n"
+        "  -h, --help           this text;  -V, --version  the version\n",
+        ecod__platform_names(platforms, sizeof platforms),
+        ecod__gpu_strategy_names(strategies, sizeof strategies));
 }
 
 /* The settings (the config file's, then the options') into o and d. */
@@ -291,7 +292,8 @@ static int claim_socket(const char *path, struct eco_error *err)
     if (rc == 1) {
         rc = eco_errorf(err, -EADDRINUSE,
                         "%s: another ecoschedd is running there (it answers on the socket; "
-                        "stop it first)", path);
+                        "stop it first)",
+                        path);
         goto out;
     }
     if (rc < 0) {
@@ -362,7 +364,7 @@ static int open_platform(const struct opts *o, struct ecod *d, struct eco_error 
     if (rc < 0)
         return rc;
     ECO_LOG(ECO_LOG_INFO, "platform", "%s: %u GPUs", eco_platform_name(d->platform),
-             eco_platform_gpu_count(d->platform));
+            eco_platform_gpu_count(d->platform));
     return 0;
 }
 
@@ -485,7 +487,7 @@ static int tighten(const char *path, mode_t mode)
     if (chmod(path, mode) < 0)
         return -errno;
     ECO_LOG(ECO_LOG_WARN, "main", "%s: mode %04o was open to other users: now %04o", path,
-             (unsigned)(st.st_mode & 07777), (unsigned)mode);
+            (unsigned)(st.st_mode & 07777), (unsigned)mode);
     return 0;
 }
 
@@ -503,15 +505,15 @@ static int private_state(const struct ecod *d, struct eco_error *err)
     if ((rc = tighten(d->state_dir, STATE_DIR_MODE)) < 0) {
         eco_errorf(err, rc,
                    "%s: open to other users and cannot be made private (mode %04o): "
-                   "%s; use a directory of the daemon's own", d->state_dir,
-                   STATE_DIR_MODE, strerror(-rc));
+                   "%s; use a directory of the daemon's own",
+                   d->state_dir, STATE_DIR_MODE, strerror(-rc));
         goto out;
     }
     for (size_t i = 0; i < sizeof SUFFIXES / sizeof SUFFIXES[0]; i++) {
         snprintf(path, sizeof path, "%s%s", d->db_path, SUFFIXES[i]);
         if ((rc = tighten(path, STATE_FILE_MODE)) < 0) {
-            eco_errorf(err, rc, "%s: cannot make it private (mode %04o): %s", path,
-                       STATE_FILE_MODE, strerror(-rc));
+            eco_errorf(err, rc, "%s: cannot make it private (mode %04o): %s", path, STATE_FILE_MODE,
+                       strerror(-rc));
             goto out;
         }
     }
@@ -589,13 +591,13 @@ int main(int argc, char **argv)
     if (!strcmp(eco_platform_name(d.platform), "fake") &&
         !(d.fake_run = fake_run_path(fake_buf, sizeof fake_buf)))
         ECO_LOG(ECO_LOG_WARN, "main",
-                 "ecosched-fake-gpu-run not found: jobs will not load the "
-                 "fake GPUs");
+                "ecosched-fake-gpu-run not found: jobs will not load the "
+                "fake GPUs");
     /* jobs exec the wrapper from this descriptor, so their users need not reach its
      * directory (a build tree in a 0700 home) */
     if (d.fake_run && (d.fake_run_fd = open(d.fake_run, O_RDONLY | O_CLOEXEC)) < 0) {
         ECO_LOG(ECO_LOG_WARN, "main", "%s: %s: jobs will not load the fake GPUs", d.fake_run,
-                 strerror(errno));
+                strerror(errno));
         d.fake_run = NULL;
     }
     ecod__startup_recover(&d, eco_wall_s(), eco_mono_s());
@@ -607,7 +609,7 @@ int main(int argc, char **argv)
     /* GET /v1/jobs off the loop; without the worker (a store it cannot open read-only) the
      * loop builds the pages itself, as before */
     if (ecod__lister_create(d.db_path, d.logs_dir, ECOD_LIST_QUEUE, ecod__api_jobs_page, &d.lister,
-                           &err) < 0)
+                            &err) < 0)
         ECO_LOG(ECO_LOG_WARN, "main", "%s: listings are served on the event loop", err.msg);
     unix_l.d = tcp_l.d = &d;
     if ((fd = listen_unix(&o, &err)) < 0 || !(m = ecod__api_start(&unix_l, fd, &err))) {
@@ -623,22 +625,23 @@ int main(int argc, char **argv)
             goto out;
         }
         fd = -1;
-        ECO_LOG(ECO_LOG_INFO, "main", "also serving on tcp %s (bearer token of %s, acting as uid %u)",
-                 o.cfg.tcp_listen, o.cfg.tcp_token_file, (unsigned)tcp_auth.uid);
+        ECO_LOG(ECO_LOG_INFO, "main",
+                "also serving on tcp %s (bearer token of %s, acting as uid %u)", o.cfg.tcp_listen,
+                o.cfg.tcp_token_file, (unsigned)tcp_auth.uid);
         if (tcp_auth.uid == 0)
             ECO_LOG(ECO_LOG_WARN, "main",
-                     "tcp_token_file %s is owned by root: TCP clients act as root (they may "
-                     "cancel any job and run jobs as root); chown it to the account they should "
-                     "act as",
-                     o.cfg.tcp_token_file);
+                    "tcp_token_file %s is owned by root: TCP clients act as root (they may "
+                    "cancel any job and run jobs as root); chown it to the account they should "
+                    "act as",
+                    o.cfg.tcp_token_file);
     }
     ECO_LOG(ECO_LOG_INFO, "main", "ecoschedd %s serving on %s, state in %s", ECO_VERSION, o.socket,
-             o.state_dir);
+            o.state_dir);
     ready(ready_fd);
     ready_fd = -1;
     loop(&d, m, mt);
     ECO_LOG(ECO_LOG_INFO, "main", "stopping (signal %d); %zu running jobs left running",
-             (int)stop_signal, d.n_runs);
+            (int)stop_signal, d.n_runs);
     /* the worker answers the listings it holds and resumes their connections; one more run
      * of each server queues those answers (libmicrohttpd must not stop with a connection
      * suspended) */

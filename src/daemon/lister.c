@@ -31,13 +31,13 @@ struct ecod_lister {
     pthread_cond_t cv;
     pthread_t thread;
     bool started, stopping;
-    struct eco_store *store; /* the worker's own, read-only */
+    struct eco_store *store;  /* the worker's own, read-only */
     ecod_list_build_fn build; /* fills a listing's answer from store */
-    char logs_dir[4096];     /* a copy: the worker reads nothing of struct ecod */
-    int wake_fd;             /* eventfd: an answer is ready (MHD's own wake-up does not reach
-                              * the loop's poll of its epoll fd: measured, a listing waited
-                              * for the next 1 s tick) */
-    size_t cap, head, n;     /* ring of pending listings */
+    char logs_dir[4096];      /* a copy: the worker reads nothing of struct ecod */
+    int wake_fd;              /* eventfd: an answer is ready (MHD's own wake-up does not reach
+                               * the loop's poll of its epoll fd: measured, a listing waited
+                               * for the next 1 s tick) */
+    size_t cap, head, n;      /* ring of pending listings */
     struct ecod_list_req **ring;
 };
 
@@ -46,7 +46,7 @@ static void *worker(void *arg)
     struct ecod_lister *l = arg;
     if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE) < 0)
         ECO_LOG(ECO_LOG_WARN, "list", "cannot lower the listing thread's priority: %s",
-                 strerror(errno));
+                strerror(errno));
     pthread_mutex_lock(&l->mu);
     for (;;) {
         while (l->n == 0 && !l->stopping)
@@ -71,7 +71,7 @@ static void *worker(void *arg)
 }
 
 int ecod__lister_create(const char *db_path, const char *logs_dir, size_t queue_cap,
-                       ecod_list_build_fn build, struct ecod_lister **out, struct eco_error *err)
+                        ecod_list_build_fn build, struct ecod_lister **out, struct eco_error *err)
 {
     struct ecod_lister *l = NULL;
     sigset_t all, old;

@@ -40,7 +40,7 @@ typedef void (*ecod_list_build_fn)(struct eco_store *s, const char *logs_dir,
  * starts the worker with a queue of queue_cap pending listings, answered by build. *out is
  * the caller's, freed with ecod__lister_destroy. 0, or < 0 and err. */
 int ecod__lister_create(const char *db_path, const char *logs_dir, size_t queue_cap,
-                       ecod_list_build_fn build, struct ecod_lister **out, struct eco_error *err);
+                        ecod_list_build_fn build, struct ecod_lister **out, struct eco_error *err);
 /* A descriptor the event loop polls for reading: readable when the worker has resumed a
  * connection, so the loop runs libmicrohttpd to send the answer; ecod__lister_woken clears
  * it. -1 for NULL. */

@@ -169,8 +169,8 @@ static void budget_metrics(struct ecod *d, FILE *f)
         const char *name, *help, *type;
         double v;
     } rows[] = {
-        {"ecosched_power_budget_watts", "Node power budget for the jobs' GPUs (0: none).",
-         "gauge", s.budget_w},
+        {"ecosched_power_budget_watts", "Node power budget for the jobs' GPUs (0: none).", "gauge",
+         s.budget_w},
         {"ecosched_power_budget_measured_watts",
          "Measured power of the GPUs at the last control period.", "gauge", s.measured_w},
         {"ecosched_power_budget_periods_total", "Control periods under a budget.", "counter",

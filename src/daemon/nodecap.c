@@ -285,8 +285,8 @@ void ecod__nodecap_tick(struct ecod *d, double mono)
             struct eco_error err = {{0}};
             if (fabs(gr[g].limit_w - lim[q]) >= 0.5 &&
                 eco_platform_set_power_limit(d->platform, g, lim[q], &err) < 0)
-                ECO_LOG(ECO_LOG_WARN, "power", "job %" PRId64 ": GPU %u: power limit: %s", r->id,
-                         g, err.msg);
+                ECO_LOG(ECO_LOG_WARN, "power", "job %" PRId64 ": GPU %u: power limit: %s", r->id, g,
+                        err.msg);
         }
         ECO_LOG(ECO_LOG_DEBUG, "power", "job %" PRId64 ": limit %.1f W per GPU", r->id, lim[q]);
     }
@@ -302,8 +302,7 @@ out:
     free(map);
 }
 
-int ecod__nodecap_set(struct ecod *d, double budget_w, const char *policy,
-                      struct eco_error *err)
+int ecod__nodecap_set(struct ecod *d, double budget_w, const char *policy, struct eco_error *err)
 {
     struct ecod_nodecap *n = d->nodecap;
     struct eco_error cerr = {{0}};

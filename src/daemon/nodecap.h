@@ -23,16 +23,15 @@ void ecod__nodecap_tick(struct ecod *d, double mono);
 /* A new budget (0: none; the GPUs go back to their jobs' caps or the default) and optionally a
  * new policy (NULL: keep). 0, or -EINVAL with err saying which field is wrong ("policy: ..."
  * or "budget_w ..."). */
-int ecod__nodecap_set(struct ecod *d, double budget_w, const char *policy,
-                      struct eco_error *err);
+int ecod__nodecap_set(struct ecod *d, double budget_w, const char *policy, struct eco_error *err);
 /* The budget's state, borrowed from d. */
 struct ecod_nodecap_status {
-    double budget_w;        /* 0: none */
+    double budget_w; /* 0: none */
     const char *policy;
-    double measured_w;      /* sum of the GPUs' power at the last period, NaN before */
-    double demand_w;        /* the same with every controlled GPU at its maximum limit */
+    double measured_w; /* sum of the GPUs' power at the last period, NaN before */
+    double demand_w;   /* the same with every controlled GPU at its maximum limit */
     double feedback_w;
-    size_t jobs;            /* jobs in the last decide */
+    size_t jobs; /* jobs in the last decide */
     struct eco_cap_metrics_report met;
 };
 void ecod_nodecap_status(const struct ecod *d, struct ecod_nodecap_status *s);

@@ -10,8 +10,8 @@ extern const size_t ecod__page_html_len;
 /* The page's script and style are inline; it may only talk to this server (the API) and load
  * nothing from anywhere else. */
 #define PAGE_CSP                                                                                   \
-    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "                 \
-    "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "            \
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "                  \
+    "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "              \
     "frame-ancestors 'none'"
 
 int ecod__page(struct MHD_Connection *c)

@@ -3,7 +3,6 @@
 #ifndef ECOD_PAGE_H
 #define ECOD_PAGE_H
 
-
 /* page.c: queues the live page (GET /) on connection c; an enum MHD_Result. */
 struct MHD_Connection;
 int ecod__page(struct MHD_Connection *c);

@@ -64,7 +64,7 @@ struct ecod_queue {
     double mono;
     struct eco_gpu_request memo[N_MEMO];
     size_t n_memo;
-    size_t n_never; /* jobs place() found can never fit */
+    size_t n_never;                     /* jobs place() found can never fit */
     uint32_t gpus[ECO_GPUSEL_MAX_GPUS]; /* the last choice of place() */
 };
 
@@ -300,7 +300,7 @@ void ecod__queue_remove(struct ecod *d, int64_t id)
 }
 
 int ecod__queue_pass(struct ecod *d, double now, double mono, struct ecod_start **starts,
-                    size_t *n_starts, struct eco_error *err)
+                     size_t *n_starts, struct eco_error *err)
 {
     struct ecod_queue *qu = d->queue;
     *starts = NULL;
@@ -345,8 +345,8 @@ int ecod__queue_pass(struct ecod *d, double now, double mono, struct ecod_start 
     size_t w = 0;
     for (size_t i = 0; i < qu->n; i++) {
         if (qu->q[i].never)
-            s[k++] = (struct ecod_start){.id = qu->q[i].id, .never = true,
-                                         .n_gpus = qu->q[i].req.n_gpus};
+            s[k++] = (struct ecod_start){
+                .id = qu->q[i].id, .never = true, .n_gpus = qu->q[i].req.n_gpus};
         if (qu->q[i].started || qu->q[i].never)
             continue;
         qu->q[w] = qu->q[i];

@@ -49,6 +49,6 @@ void ecod__queue_remove(struct ecod *d, int64_t id);
  * all of them have left the queue. now, mono: the pass's wall and monotonic clocks (s).
  * 0 or < 0 and err. */
 int ecod__queue_pass(struct ecod *d, double now, double mono, struct ecod_start **starts,
-                    size_t *n_starts, struct eco_error *err);
+                     size_t *n_starts, struct eco_error *err);
 
 #endif

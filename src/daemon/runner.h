@@ -13,9 +13,9 @@ struct eco_run_spec {
     const char *const *argv; /* NULL-terminated; argv[0] looked up in PATH of env */
     const char *const *env;  /* NULL-terminated "NAME=value" list (the job's environment) */
     const char *cwd;
-    uid_t uid;               /* run as this user (setgid/setuid when the daemon is root) */
+    uid_t uid; /* run as this user (setgid/setuid when the daemon is root) */
     gid_t gid;
-    const uint32_t *gpus;    /* GPU indices for CUDA_VISIBLE_DEVICES */
+    const uint32_t *gpus; /* GPU indices for CUDA_VISIBLE_DEVICES */
     size_t n_gpus;
     const char *stdout_path; /* created (0600, owned by uid when root) and truncated */
     const char *stderr_path;

@@ -64,9 +64,9 @@ void ecod__sched_fini(struct ecod *d)
         const struct ecod_run *r = &d->runs[i];
         if (r->end_unrecorded && record_end(d, r, &err) < 0)
             ECO_LOG(ECO_LOG_ERR, "sched",
-                     "job %" PRId64 ": %s, exit %d at %.0f not recorded (%s); the next start "
-                     "marks it lost",
-                     r->id, eco_store_state_name(r->end_state), r->end_code, r->end_s, err.msg);
+                    "job %" PRId64 ": %s, exit %d at %.0f not recorded (%s); the next start "
+                    "marks it lost",
+                    r->id, eco_store_state_name(r->end_state), r->end_code, r->end_s, err.msg);
     }
     eco_gpusel_destroy(d->sel);
     d->sel = NULL;
@@ -103,7 +103,7 @@ static void sample_gpus(struct ecod *d, double mono)
             rc = eco_gpusel_sample(d->sel, g, &smp);
         if (rc < 0)
             ECO_LOG(ECO_LOG_DEBUG, "sched", "GPU %u: no sample: %s", g,
-                     err.msg[0] ? err.msg : strerror(-rc));
+                    err.msg[0] ? err.msg : strerror(-rc));
     }
 }
 
@@ -177,8 +177,8 @@ static int auto_cap(struct ecod *d, uint32_t g, double *cap_w, struct eco_error 
         return eco_errorf(err, -ENOENT, "no power model for GPU model '%s'", model);
     if ((rc = eco_power_auto_cap(type, pr.min_w, pr.max_w, d->auto_cap_max_slowdown, cap_w)) < 0) {
         const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
-        return eco_errorf(err, rc, "%s: model range %g..%g W outside the GPU's %g..%g W",
-                          t->name, t->min_limit_w, t->max_limit_w, pr.min_w, pr.max_w);
+        return eco_errorf(err, rc, "%s: model range %g..%g W outside the GPU's %g..%g W", t->name,
+                          t->min_limit_w, t->max_limit_w, pr.min_w, pr.max_w);
     }
     return 0;
 }
@@ -189,8 +189,7 @@ static int record_end(struct ecod *d, const struct ecod_run *r, struct eco_error
 {
     if (r->end_state == ECO_STORE_CANCELLED)
         return eco_store_set_energy(d->store, r->id, r->energy_j, err);
-    return eco_store_finish(d->store, r->id, r->end_state, r->end_code, r->end_s, r->energy_j,
-                            err);
+    return eco_store_finish(d->store, r->id, r->end_state, r->end_code, r->end_s, r->energy_j, err);
 }
 
 /* Whether a failed store write is one to retry: not the store refusing the transition
@@ -208,7 +207,7 @@ static void store_failed(struct ecod *d, int64_t id, const char *what, const cha
     d->start_retry_mono = d->mono_s + STORE_RETRY_S;
     if (!d->store_failing)
         ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s: %s; retried every %.0f s", id, what,
-                 msg, STORE_RETRY_S);
+                msg, STORE_RETRY_S);
     d->store_failing = true;
 }
 
@@ -235,8 +234,8 @@ static void forget_run(struct ecod *d, size_t i)
 static void keep_unrecorded(struct ecod *d, struct ecod_run *r, const char *msg)
 {
     ECO_LOG(ECO_LOG_ERR, "sched",
-             "job %" PRId64 ": end not recorded: %s; kept in memory, retried every %.0f s", r->id,
-             msg, STORE_RETRY_S);
+            "job %" PRId64 ": end not recorded: %s; kept in memory, retried every %.0f s", r->id,
+            msg, STORE_RETRY_S);
     d->end_retry_mono = d->mono_s + STORE_RETRY_S;
     r->end_unrecorded = true;
     r->pid = 0;
@@ -271,7 +270,7 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
                    : code > 0   ? ECO_STORE_FAILED
                                 : ECO_STORE_DONE;
     ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " ended: %s%d, %.1f J", r->id,
-             have_status ? "exit " : "adopted, status unknown ", code, r->energy_j);
+            have_status ? "exit " : "adopted, status unknown ", code, r->energy_j);
     int rc = record_end(d, r, &err);
     if (store_retryable(rc)) {
         keep_unrecorded(d, r, err.msg);
@@ -305,7 +304,7 @@ static void retry_store(struct ecod *d, double mono)
             ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s", r->id, err.msg);
         else
             ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 ": end recorded (%s, exit %d)", r->id,
-                     eco_store_state_name(r->end_state), r->end_code);
+                    eco_store_state_name(r->end_state), r->end_code);
         store_recovered(d);
         forget_run(d, i);
     }
@@ -523,13 +522,13 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
         /* the first GPU's model for all: a server's GPUs are one model */
         if (auto_cap(d, gpus[0], &cap_w, &why) < 0) {
             ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": power_cap auto: %s; running uncapped",
-                     j->id, why.msg);
+                    j->id, why.msg);
             cap_w = ECO_STORE_CAP_NONE;
         } else {
             ECO_LOG(ECO_LOG_INFO, "sched",
-                     "job %" PRId64 ": power_cap auto: %.0f W (generic workload, slowdown "
-                     "<= %.0f%%)",
-                     j->id, cap_w, d->auto_cap_max_slowdown * 100);
+                    "job %" PRId64 ": power_cap auto: %.0f W (generic workload, slowdown "
+                    "<= %.0f%%)",
+                    j->id, cap_w, d->auto_cap_max_slowdown * 100);
         }
         /* recorded before the job starts, so a restarted daemon adopts it with this limit */
         if (eco_store_set_power_cap(d->store, j->id, cap_w, &err) < 0)
@@ -571,7 +570,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
                 ret = -EAGAIN;
             } else { /* the store refused the transition: not ours to run */
                 ECO_LOG(ECO_LOG_ERR, "sched", "job %" PRId64 ": %s; not running it", j->id,
-                         err.msg);
+                        err.msg);
             }
             ecod__run_file(d, j->id, path, sizeof path);
             unlink(path);
@@ -585,7 +584,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     if (d->sel && n > 0 && eco_gpusel_reserve(d->sel, d->mono_s, gpus, n, &req) < 0)
         ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": selector reserve failed", j->id);
     ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " started: pid %d, GPUs [%s]", j->id, (int)r->pid,
-             gl);
+            gl);
 out:
     strv_free(argv);
     strv_free(env);
@@ -676,8 +675,7 @@ static void prune(struct ecod *d, double mono)
         return;
     double every = d->keep_finished_s < PRUNE_EVERY_S ? d->keep_finished_s : PRUNE_EVERY_S;
     d->prune_mono = mono + every;
-    if (eco_store_prune(d->store, d->now_s - d->keep_finished_s, PRUNE_BATCH, ids, &n,
-                        &err) < 0) {
+    if (eco_store_prune(d->store, d->now_s - d->keep_finished_s, PRUNE_BATCH, ids, &n, &err) < 0) {
         ECO_LOG(ECO_LOG_WARN, "sched", "pruning: %s", err.msg);
         return;
     }
@@ -690,8 +688,9 @@ static void prune(struct ecod *d, double mono)
     if (n == PRUNE_BATCH)
         d->prune_mono = mono; /* more are due: the next pass goes on */
     if (n > 0)
-        ECO_LOG(ECO_LOG_INFO, "sched", "pruned %zu jobs that ended over %.0f s ago (ids %" PRId64
-                 "..%" PRId64 ")", n, d->keep_finished_s, ids[0], ids[n - 1]);
+        ECO_LOG(ECO_LOG_INFO, "sched",
+                "pruned %zu jobs that ended over %.0f s ago (ids %" PRId64 "..%" PRId64 ")", n,
+                d->keep_finished_s, ids[0], ids[n - 1]);
 }
 
 /* Shortest interval between two samplings of the GPUs (s). */
@@ -719,8 +718,7 @@ void ecod__sched_pass(struct ecod *d, double now, double mono)
     if (sample) {
         ecod__sched_account(d, mono);
         for (size_t i = 0; i < d->n_runs; i++)
-            if (!d->runs[i].end_unrecorded &&
-                d->runs[i].energy_j != d->runs[i].stored_j) {
+            if (!d->runs[i].end_unrecorded && d->runs[i].energy_j != d->runs[i].stored_j) {
                 eco_store_set_energy(d->store, d->runs[i].id, d->runs[i].energy_j, NULL);
                 d->runs[i].stored_j = d->runs[i].energy_j;
             }
@@ -741,7 +739,7 @@ void ecod__sched_pass(struct ecod *d, double now, double mono)
         d->pass.max_s = took;
     d->pass.last_queue_len = queued;
     ECO_LOG(ECO_LOG_DEBUG, "sched", "pass: %zu queued, %.3f ms (queue policy %.3f ms)", queued,
-             took * 1e3, (t1 - t0) * 1e3);
+            took * 1e3, (t1 - t0) * 1e3);
 }
 
 void ecod__sched_cancelled(struct ecod *d, int64_t id, double now, double mono)
@@ -759,7 +757,7 @@ void ecod__sched_cancelled(struct ecod *d, int64_t id, double now, double mono)
 }
 
 int ecod__sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
-                         uint32_t n, double cap_w, double now, double mono)
+                          uint32_t n, double cap_w, double now, double mono)
 {
     d->now_s = now;
     d->mono_s = mono;

@@ -31,7 +31,6 @@ const struct ecod_run *ecod__sched_find(const struct ecod *d, int64_t id);
 void ecod__log_path(const struct ecod *d, int64_t id, const char *ext, char *buf, size_t cap);
 void ecod__log_path_in(const char *logs_dir, int64_t id, const char *ext, char *buf, size_t cap);
 
-
 /* sched.c, for Slurm jobs (api_node.c, docs/slurm.md): the SPANK plugin registers a Slurm job's
  * GPUs so that the daemon measures their energy, and ends it from the epilog. The job has a
  * store row (name "slurm-JOBID", no process) and a watched run; its GPUs are reserved in the
@@ -39,7 +38,7 @@ void ecod__log_path_in(const char *logs_dir, int64_t id, const char *ext, char *
  * GPUs' power limit to the lowest cap of the jobs still on it (the default when none), releases
  * the GPUs; -ENOENT when no run has that store id. */
 int ecod__sched_add_slurm(struct ecod *d, int64_t id, int64_t slurm_job, const uint32_t *gpus,
-                         uint32_t n, double cap_w, double now, double mono);
+                          uint32_t n, double cap_w, double now, double mono);
 int ecod__sched_end_slurm(struct ecod *d, int64_t id, double now, double mono, double *energy_j);
 /* The limit power_cap "auto" chooses on GPU g (see auto_cap in sched.c). 0, or < 0 and err
  * (may be NULL) saying why none was chosen. */

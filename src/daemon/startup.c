@@ -77,8 +77,8 @@ int ecod__startup_open_store(struct ecod *d, struct eco_error *err)
                           "an empty one would forget those jobs and give their ids again. "
                           "Restore jobs.db from a backup, or move %s aside to start with an "
                           "empty store",
-                          d->db_path, missing ? "missing" : "empty (0 bytes)", d->state_dir, hi,
-                          ex, d->state_dir);
+                          d->db_path, missing ? "missing" : "empty (0 bytes)", d->state_dir, hi, ex,
+                          d->state_dir);
     }
     /* SQLite creates jobs.db with 0644 less the umask, and its -wal and -shm with the
      * database's mode: 077 makes all three private to the daemon */
@@ -103,7 +103,8 @@ int ecod__startup_init(struct ecod *d, struct eco_gpusel_params *params, struct 
         goto out;
     d->n_gpus = eco_platform_gpu_count(d->platform);
     if (d->n_gpus > ECO_GPUSEL_MAX_GPUS) {
-        ECO_LOG(ECO_LOG_WARN, "sched", "%u GPUs: using the first %d", d->n_gpus, ECO_GPUSEL_MAX_GPUS);
+        ECO_LOG(ECO_LOG_WARN, "sched", "%u GPUs: using the first %d", d->n_gpus,
+                ECO_GPUSEL_MAX_GPUS);
         d->n_gpus = ECO_GPUSEL_MAX_GPUS;
     }
     if (d->n_gpus > 0) {
@@ -141,8 +142,7 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     char why[128], path[4200];
     long long slurm_job = 0;
     int rc = read_run_file(d, j->id, &probe.pid, &probe.start_ticks);
-    if (j->pid == 0 && j->name && sscanf(j->name, "slurm-%lld", &slurm_job) == 1 &&
-        slurm_job > 0) {
+    if (j->pid == 0 && j->name && sscanf(j->name, "slurm-%lld", &slurm_job) == 1 && slurm_job > 0) {
         probe.slurm_job = slurm_job; /* a Slurm job: no process, its epilog ends it */
         probe.slurm_cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
         why[0] = '\0';
@@ -169,7 +169,7 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     *r = probe;
     if (ecod__run_parse_gpus(j->assigned_gpus, d->n_gpus, r->gpus, &r->n_gpus) < 0)
         ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": GPUs '%s' not on this server", j->id,
-                 j->assigned_gpus);
+                j->assigned_gpus);
     r->capped = j->power_cap_w > 0 && r->n_gpus > 0;
     r->cap_w = j->power_cap_w > 0 ? j->power_cap_w : 0;
     if (j->power_cap_w == ECO_STORE_CAP_AUTO && r->n_gpus > 0) {
@@ -229,10 +229,10 @@ void ecod__startup_reconcile_limits(struct ecod *d)
         if (eco_platform_set_power_limit(d->platform, g, w, &err) < 0)
             ECO_LOG(ECO_LOG_WARN, "sched", "GPU %u: limit %.0f W: %s", g, w, err.msg);
         else if (by[g])
-            ECO_LOG(ECO_LOG_INFO, "sched", "GPU %u: limit %.0f W -> %.0f W (adopted job %" PRId64 ")",
-                     g, now_w, w, by[g]);
+            ECO_LOG(ECO_LOG_INFO, "sched",
+                    "GPU %u: limit %.0f W -> %.0f W (adopted job %" PRId64 ")", g, now_w, w, by[g]);
         else
             ECO_LOG(ECO_LOG_INFO, "sched", "GPU %u: limit %.0f W -> default %.0f W (no capped job)",
-                     g, now_w, w);
+                    g, now_w, w);
     }
 }

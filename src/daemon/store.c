@@ -413,8 +413,9 @@ static uint32_t be32(const unsigned char *p)
 static void wal_cksum(bool big, const unsigned char *p, size_t n, uint32_t c[2])
 {
     for (size_t i = 0; i + 8 <= n; i += 8) {
-        uint32_t x0 = big ? be32(p + i) : (uint32_t)p[i + 3] << 24 | (uint32_t)p[i + 2] << 16 |
-                                              (uint32_t)p[i + 1] << 8 | p[i];
+        uint32_t x0 = big ? be32(p + i)
+                          : (uint32_t)p[i + 3] << 24 | (uint32_t)p[i + 2] << 16 |
+                                (uint32_t)p[i + 1] << 8 | p[i];
         uint32_t x1 = big ? be32(p + i + 4)
                           : (uint32_t)p[i + 7] << 24 | (uint32_t)p[i + 6] << 16 |
                                 (uint32_t)p[i + 5] << 8 | p[i + 4];
@@ -443,10 +444,11 @@ static int check_wal(const char *path, struct eco_error *err)
                       "file alone holds, move the -wal file aside (jobs since the last "
                       "checkpoint are then lost)";
     if (stat(path, &db) < 0 || db.st_size == 0)
-        return fail(err, -EBADMSG, "%s: the database is %s but its write-ahead log %s holds "
+        return fail(err, -EBADMSG,
+                    "%s: the database is %s but its write-ahead log %s holds "
                     "%lld bytes: the store is damaged; restore it from a backup, or move the "
-                    "state directory aside to start empty", path,
-                    stat(path, &db) < 0 ? "missing" : "empty", wal, (long long)st.st_size);
+                    "state directory aside to start empty",
+                    path, stat(path, &db) < 0 ? "missing" : "empty", wal, (long long)st.st_size);
     if (!(f = fopen(wal, "rbe")))
         return fail(err, -errno, "%s: cannot read: %s", wal, strerror(errno));
     uint32_t magic = 0, psz = 0, c[2] = {0, 0};
@@ -462,7 +464,8 @@ static int check_wal(const char *path, struct eco_error *err)
         ok = c[0] == be32(hdr + 24) && c[1] == be32(hdr + 28);
     }
     if (!ok) {
-        ret = fail(err, -EBADMSG, "%s: damaged write-ahead log (its header is not a valid SQLite "
+        ret = fail(err, -EBADMSG,
+                   "%s: damaged write-ahead log (its header is not a valid SQLite "
                    "WAL header; SQLite would ignore the whole log and lose the jobs in it): %s",
                    wal, fix);
         goto out;
@@ -477,9 +480,11 @@ static int check_wal(const char *path, struct eco_error *err)
         if (memcmp(fh + 8, hdr + 16, 8) != 0)
             break; /* a frame of an earlier log generation: the current log ends here */
         if (bad >= 0) {
-            ret = fail(err, -EBADMSG, "%s: damaged write-ahead log (frame %lld fails its "
+            ret = fail(err, -EBADMSG,
+                       "%s: damaged write-ahead log (frame %lld fails its "
                        "checksum, frame %lld of the same log follows; SQLite would drop both "
-                       "and every commit after them): %s", wal, bad, frame, fix);
+                       "and every commit after them): %s",
+                       wal, bad, frame, fix);
             goto out;
         }
         wal_cksum(magic == WAL_MAGIC_BE, fh, 8, c);
@@ -500,7 +505,8 @@ static int check_integrity(struct eco_store *s, struct eco_error *err)
     char res[200] = "";
     int ret = query_once(s, SQL_QUICK_CHECK, "integrity check", NULL, res, sizeof res, err);
     if (ret == -EBADMSG || (ret == 0 && strcmp(res, "ok") != 0))
-        return fail(err, -EBADMSG, "%s: the database is damaged (quick_check: %s): restore it "
+        return fail(err, -EBADMSG,
+                    "%s: the database is damaged (quick_check: %s): restore it "
                     "from a backup, or move the state directory aside to start empty",
                     s->path, ret == 0 ? res : (s->db ? sqlite3_errmsg(s->db) : "corrupt"));
     return ret;
@@ -520,8 +526,8 @@ static int prepare_all(struct eco_store *s, struct eco_error *err)
 /* Connects a new store object to the database at path with SQLite's open flags sqlite_flags
  * (NOMUTEX added: a store is used by one thread at a time); `what` names the open in errors.
  * *s is the caller's even on failure (eco_store_close frees it). */
-static int store_connect(const char *path, int sqlite_flags, const char *what,
-                         struct eco_store **s, struct eco_error *err)
+static int store_connect(const char *path, int sqlite_flags, const char *what, struct eco_store **s,
+                         struct eco_error *err)
 {
     if (!path || !*path)
         return fail(err, -EINVAL, "store: no database path given");
@@ -831,9 +837,8 @@ int eco_store_get(struct eco_store *s, int64_t id, struct eco_store_job *out, st
 
 /* Binds a listing's limit (?1), offset or cursor (?2) and state (?3, unless ECO_STORE_ANY)
  * on statement all or by_state and collects its rows. */
-static int collect(struct eco_store *s, enum stmt all, enum stmt by_state, int state,
-                   size_t limit, int64_t from, struct eco_store_job **jobs, size_t *n,
-                   struct eco_error *err)
+static int collect(struct eco_store *s, enum stmt all, enum stmt by_state, int state, size_t limit,
+                   int64_t from, struct eco_store_job **jobs, size_t *n, struct eco_error *err)
 {
     struct eco_store_job *v = NULL;
     size_t len = 0, cap = 0;

@@ -39,10 +39,11 @@ static int read_token(const char *path, struct ecod_tcp_auth *a, struct eco_erro
         rc = eco_errorf(err, -EINVAL,
                         "tcp_token_file %s: not a regular file (%s); the token must be "
                         "in a plain file",
-                           path, S_ISFIFO(st.st_mode)  ? "a FIFO"
-                                 : S_ISDIR(st.st_mode) ? "a directory"
-                                 : S_ISSOCK(st.st_mode) ? "a socket"
-                                                        : "a device");
+                        path,
+                        S_ISFIFO(st.st_mode)   ? "a FIFO"
+                        : S_ISDIR(st.st_mode)  ? "a directory"
+                        : S_ISSOCK(st.st_mode) ? "a socket"
+                                               : "a device");
         goto out;
     }
     if (st.st_mode & 077) {
@@ -73,7 +74,8 @@ static int read_token(const char *path, struct ecod_tcp_auth *a, struct eco_erro
         if (a->token[i] <= 0x20 || a->token[i] >= 0x7f) {
             rc = eco_errorf(err, -EINVAL,
                             "tcp_token_file %s: the token must be one line of printable "
-                            "characters without spaces", path);
+                            "characters without spaces",
+                            path);
             goto out;
         }
     if (n < MIN_TOKEN) {
@@ -102,12 +104,14 @@ static bool is_loopback(const struct sockaddr *sa)
 }
 
 int ecod__tcp_listen(const char *hostport, const char *token_file, struct ecod_tcp_auth *auth,
-                    struct eco_error *err)
+                     struct eco_error *err)
 {
     char host[300];
     const char *colon = strrchr(hostport, ':');
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICSERV}, *res = NULL;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICSERV},
+                    *res = NULL;
     int fd = -1, rc;
     if (!token_file || !*token_file)
         return eco_errorf(err, -EINVAL, "tcp_listen %s: needs tcp_token_file", hostport);
@@ -134,8 +138,7 @@ int ecod__tcp_listen(const char *hostport, const char *token_file, struct ecod_t
             rc = fd;
             break;
         }
-        rc = eco_errorf(err, -errno, "tcp_listen %s: cannot listen: %s", hostport,
-                        strerror(errno));
+        rc = eco_errorf(err, -errno, "tcp_listen %s: cannot listen: %s", hostport, strerror(errno));
         if (fd >= 0)
             close(fd);
         fd = -1;

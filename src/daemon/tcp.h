@@ -23,7 +23,7 @@ struct ecod_tcp_auth {
  * must be a regular file readable by its owner only; a FIFO or device is refused without
  * blocking). The fd, or < 0 and err. */
 int ecod__tcp_listen(const char *hostport, const char *token_file, struct ecod_tcp_auth *auth,
-                    struct eco_error *err);
+                     struct eco_error *err);
 /* Whether an Authorization header value is "Bearer TOKEN" with the right token. */
 bool ecod__tcp_token_ok(const struct ecod_tcp_auth *a, const char *header);
 

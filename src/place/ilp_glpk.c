@@ -33,8 +33,8 @@ static void callback(glp_tree *tree, void *info)
         glp_prob *mip = glp_ios_get_prob(tree);
         int active, all, total, st = glp_mip_status(mip);
         glp_ios_tree_size(tree, &active, &all, &total);
-        struct eco_pl_progress pr = {.stage = "branch and cut", .step = (uint64_t)total,
-                                     .best = NAN, .bound = NAN};
+        struct eco_pl_progress pr = {
+            .stage = "branch and cut", .step = (uint64_t)total, .best = NAN, .bound = NAN};
         if (st == GLP_FEAS || st == GLP_OPT) { /* in hosts, for the items the best places */
             double obj = glp_mip_obj_val(mip);
             double placed = cb->M > 0 ? ceil(-obj / cb->M - 1e-9) : 0;
@@ -250,27 +250,31 @@ static int ilp_run(const struct eco_pl_instance *in, const struct eco_pl_params 
     if (!ia || !ja || !ar)
         goto out;
     int row = 0;
-#define ADD(col, val)                                                                         \
-    do {                                                                                      \
-        if (nz + 2 >= cap) {                                                                  \
-            cap *= 2;                                                                         \
-            int *a = realloc(ia, cap * sizeof *ia);                                           \
-            if (a) ia = a;                                                                    \
-            int *b = realloc(ja, cap * sizeof *ja);                                           \
-            if (b) ja = b;                                                                    \
-            double *d = realloc(ar, cap * sizeof *ar);                                        \
-            if (d) ar = d;                                                                    \
-            if (!a || !b || !d) goto out;                                                     \
-        }                                                                                     \
-        ++nz;                                                                                 \
-        ia[nz] = row;                                                                         \
-        ja[nz] = (col);                                                                       \
-        ar[nz] = (val);                                                                       \
+#define ADD(col, val)                                                                              \
+    do {                                                                                           \
+        if (nz + 2 >= cap) {                                                                       \
+            cap *= 2;                                                                              \
+            int *a = realloc(ia, cap * sizeof *ia);                                                \
+            if (a)                                                                                 \
+                ia = a;                                                                            \
+            int *b = realloc(ja, cap * sizeof *ja);                                                \
+            if (b)                                                                                 \
+                ja = b;                                                                            \
+            double *d = realloc(ar, cap * sizeof *ar);                                             \
+            if (d)                                                                                 \
+                ar = d;                                                                            \
+            if (!a || !b || !d)                                                                    \
+                goto out;                                                                          \
+        }                                                                                          \
+        ++nz;                                                                                      \
+        ia[nz] = row;                                                                              \
+        ja[nz] = (col);                                                                            \
+        ar[nz] = (val);                                                                            \
     } while (0)
-#define NEW_ROW(type, lb, ub)                                                                 \
-    do {                                                                                      \
-        row = glp_add_rows(lp, 1);                                                            \
-        glp_set_row_bnds(lp, row, (type), (lb), (ub));                                        \
+#define NEW_ROW(type, lb, ub)                                                                      \
+    do {                                                                                           \
+        row = glp_add_rows(lp, 1);                                                                 \
+        glp_set_row_bnds(lp, row, (type), (lb), (ub));                                             \
     } while (0)
 
     for (uint32_t i = 0; i < ni; i++) { /* each item at most once */

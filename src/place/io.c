@@ -13,21 +13,34 @@
 #define LINE_MAX_BYTES 4096
 #define MAX_FIELDS 64
 
-enum col { C_NAME, C_CPU_MILLI, C_CPU_CORES, C_MEM_MIB, C_MEM_GIB, C_GPUS, C_GPU_MILLI,
-           C_MODEL, C_N };
+enum col {
+    C_NAME,
+    C_CPU_MILLI,
+    C_CPU_CORES,
+    C_MEM_MIB,
+    C_MEM_GIB,
+    C_GPUS,
+    C_GPU_MILLI,
+    C_MODEL,
+    C_N
+};
 
 /* Column names accepted for each field; the first list is nodes', the second items'. */
 static const char *const node_cols[C_N][3] = {
-    [C_NAME] = {"sn", "name", NULL},         [C_CPU_MILLI] = {"cpu_milli", NULL},
-    [C_CPU_CORES] = {"cpu_cores", NULL},     [C_MEM_MIB] = {"memory_mib", NULL},
-    [C_MEM_GIB] = {"memory_gib", NULL},      [C_GPUS] = {"gpu", "gpus", NULL},
-    [C_GPU_MILLI] = {NULL},                  [C_MODEL] = {"model", "gpu_model", NULL},
+    [C_NAME] = {"sn", "name", NULL},
+    [C_CPU_MILLI] = {"cpu_milli", NULL},
+    [C_CPU_CORES] = {"cpu_cores", NULL},
+    [C_MEM_MIB] = {"memory_mib", NULL},
+    [C_MEM_GIB] = {"memory_gib", NULL},
+    [C_GPUS] = {"gpu", "gpus", NULL},
+    [C_GPU_MILLI] = {NULL},
+    [C_MODEL] = {"model", "gpu_model", NULL},
 };
 static const char *const item_cols[C_N][3] = {
-    [C_NAME] = {"name", NULL},               [C_CPU_MILLI] = {"cpu_milli", NULL},
-    [C_CPU_CORES] = {"cpu_cores", NULL},     [C_MEM_MIB] = {"memory_mib", NULL},
-    [C_MEM_GIB] = {"memory_gib", NULL},      [C_GPUS] = {"num_gpu", "gpus", NULL},
-    [C_GPU_MILLI] = {"gpu_milli", NULL},     [C_MODEL] = {"gpu_spec", "gpu_model", NULL},
+    [C_NAME] = {"name", NULL},           [C_CPU_MILLI] = {"cpu_milli", NULL},
+    [C_CPU_CORES] = {"cpu_cores", NULL}, [C_MEM_MIB] = {"memory_mib", NULL},
+    [C_MEM_GIB] = {"memory_gib", NULL},  [C_GPUS] = {"num_gpu", "gpus", NULL},
+    [C_GPU_MILLI] = {"gpu_milli", NULL}, [C_MODEL] = {"gpu_spec", "gpu_model", NULL},
 };
 
 struct reader {

@@ -230,8 +230,8 @@ static int format(const struct fake_state *st, char *buf, size_t cap, size_t *le
                          st->model, st->n, st->created_ns, st->updated_ns);
     for (unsigned i = 0; i < st->n && n < cap; i++)
         n += (size_t)snprintf(buf + n, cap - n, "gpu %u limit_mw %u energy_mj %.3f clocks %u %u\n",
-                              i, st->gpu[i].limit_mw, st->gpu[i].energy_mj,
-                              st->gpu[i].lock_min_mhz, st->gpu[i].lock_max_mhz);
+                              i, st->gpu[i].limit_mw, st->gpu[i].energy_mj, st->gpu[i].lock_min_mhz,
+                              st->gpu[i].lock_max_mhz);
     for (unsigned i = 0; i < st->n_procs && n < cap; i++) {
         char gpus[200];
         if (format_gpus(st->procs[i].mask, gpus, sizeof gpus) < 0)

@@ -49,11 +49,11 @@ struct nvml {
     fn_uint power, limit, enforced, default_limit;
     fn_range constraints;
     fn_set set_limit;
-    fn_ull energy;  /* optional: pre-Volta drivers lack it */
-    fn_procs procs; /* optional: _v3, else _v2 */
-    fn_lock lock_clocks;   /* optional: drivers before 418 lack locked clocks */
-    fn_dev reset_clocks;   /* optional, with lock_clocks */
-    fn_clock clock_info;   /* optional */
+    fn_ull energy;       /* optional: pre-Volta drivers lack it */
+    fn_procs procs;      /* optional: _v3, else _v2 */
+    fn_lock lock_clocks; /* optional: drivers before 418 lack locked clocks */
+    fn_dev reset_clocks; /* optional, with lock_clocks */
+    fn_clock clock_info; /* optional */
 };
 
 /* Looks up `name`; a missing required symbol sets *rc (first one only) and err. */
@@ -465,8 +465,9 @@ static int nvml_lock_clocks(void *state, unsigned gpu, double min_mhz, double ma
     nvmlReturn_t r = st->lock_clocks(d, lo, hi);
     if (r == NVML_SUCCESS)
         return 0;
-    return eco_platform_fail(err, errno_of(r), "%s: GPU %u: nvmlDeviceSetGpuLockedClocks(%u, %u): %s%s",
-                             st->backend, gpu, lo, hi, errtext(st, r),
+    return eco_platform_fail(err, errno_of(r),
+                             "%s: GPU %u: nvmlDeviceSetGpuLockedClocks(%u, %u): %s%s", st->backend,
+                             gpu, lo, hi, errtext(st, r),
                              r == NVML_ERROR_NO_PERMISSION ? " (locking clocks needs root)" : "");
 }
 

@@ -16,14 +16,14 @@ static int is_file_arg(const char *arg)
     return stat(arg, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-#define KNOWN_FIELDS                                                                           \
+#define KNOWN_FIELDS                                                                               \
     "count, gpus, gpu_type, base_w, off_w, boot_s, shutdown_s, gpu_idle_w, power_limit_w"
 
 static int is_known_field(const char *key)
 {
-    static const char *const known[] = {"count",  "gpus",       "gpu_type",   "base_w",
-                                        "off_w",  "boot_s",     "shutdown_s", "gpu_idle_w",
-                                        "power_limit_w"};
+    static const char *const known[] = {"count",      "gpus",       "gpu_type",
+                                        "base_w",     "off_w",      "boot_s",
+                                        "shutdown_s", "gpu_idle_w", "power_limit_w"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (!strcmp(key, known[i]))
             return 1;

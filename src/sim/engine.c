@@ -222,7 +222,8 @@ static int arm_tick(struct engine *e, double t)
 }
 
 /* A control tick at t (the metrics count periods skipped since the last one, powerctl.c's
- * metrics_close): the controller runs and the next tick is scheduled, further on when it has settled. */
+ * metrics_close): the controller runs and the next tick is scheduled, further on when it has
+ * settled. */
 static int control_tick(struct engine *e, double t)
 {
     double period = eco_powerctl__period(e);
@@ -273,8 +274,8 @@ static int apply_start(struct engine *e, size_t k, double t)
     uint32_t j = e->dec.starts[k];
     struct eco_job *job = &e->jobs[j];
     size_t off = e->dec.start_alloc_off[k];
-    size_t cnt = (k + 1 < e->dec.n_starts ? e->dec.start_alloc_off[k + 1] : e->dec.n_start_allocs) -
-                 off;
+    size_t cnt =
+        (k + 1 < e->dec.n_starts ? e->dec.start_alloc_off[k + 1] : e->dec.n_start_allocs) - off;
     if (e->npool + cnt > e->cap_pool) {
         size_t cap = e->cap_pool ? e->cap_pool * 2 : 4096;
         while (cap < e->npool + cnt)
@@ -372,9 +373,9 @@ static int pass(struct engine *e, double t)
     e->pass_min_k = 0;
     eco_freemap_set_now(e->fm, t);
     const struct eco_placement_ops *pl = e->cfg->placement;
-    int rc = pl->plan ? pl->plan(&e->dec.plan_state, e->fm, e->jobs, v.queue, v.queue_len,
-                                 e->cfg->seed)
-                      : 0;
+    int rc = pl->plan
+                 ? pl->plan(&e->dec.plan_state, e->fm, e->jobs, v.queue, v.queue_len, e->cfg->seed)
+                 : 0;
     if (rc)
         return rc;
     rc = e->cfg->policy->decide(e->pol, &v, &e->dec);
@@ -548,7 +549,8 @@ static int loop(struct engine *e)
             double fixed = e->p.idle + e->p.base + e->p.off + e->p.trans;
             if (e->n_done < e->n_arrivals && (rc = eco_nodes__powerdown_pass(e, t)))
                 return rc;
-            if (powered != e->nodes_powered || fixed != e->p.idle + e->p.base + e->p.off + e->p.trans)
+            if (powered != e->nodes_powered ||
+                fixed != e->p.idle + e->p.base + e->p.off + e->p.trans)
                 e->changed = 1;
             if ((rc = control_changed(e, t)))
                 return rc;
@@ -820,7 +822,10 @@ static int knob_check(const struct eco_sim_config *cfg, struct eco_error *err)
         if (all[i]->limits_only)
             continue;
         size_t len = strlen(ok);
-        snprintf(ok + len, sizeof ok - len, "%s%s", k == 0 ? "" : k + 1 == n ? " or " : ", ",
+        snprintf(ok + len, sizeof ok - len, "%s%s",
+                 k == 0       ? ""
+                 : k + 1 == n ? " or "
+                              : ", ",
                  all[i]->name);
         k++;
     }
@@ -875,8 +880,7 @@ static double first_submit(const struct engine *e)
 }
 
 int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
-                const struct eco_sim_config *cfg, struct eco_sim_result *res,
-                struct eco_error *err)
+                const struct eco_sim_config *cfg, struct eco_sim_result *res, struct eco_error *err)
 {
     struct engine e = {.c = c,
                        .jobs = set->jobs,

@@ -52,9 +52,9 @@ struct engine {
     /* Nodes (nodes.c). */
     uint8_t *state;
     double *idle_since;
-    double *busy_w;   /* GPU power of the jobs running on the node */
-    double *node_e;   /* energy so far */
-    double *node_t;   /* time node_e was last brought up to date */
+    double *busy_w;      /* GPU power of the jobs running on the node */
+    double *node_e;      /* energy so far */
+    double *node_t;      /* time node_e was last brought up to date */
     struct contrib *cur; /* current contribution of each node to the category powers */
     uint32_t *boots;
     uint32_t *idle_nodes;
@@ -80,8 +80,8 @@ struct engine {
     double committed_min_w, pass_min_w;
     size_t pass_min_k;
 
-    struct contrib p;   /* cluster power by category, W */
-    struct contrib en;  /* cluster energy by category, J */
+    struct contrib p;  /* cluster power by category, W */
+    struct contrib en; /* cluster energy by category, J */
     double t0, t_prev, peak_w;
 };
 
@@ -93,7 +93,7 @@ void eco_nodes__advance(struct engine *e, double t);
 void eco_nodes__refresh(struct engine *e, uint32_t n, double t);
 /* GPU power and speed of job j on node n's GPUs. */
 void eco_nodes__job_power(const struct engine *e, const struct eco_job *j, uint32_t n,
-                         double *speed, double *power_per_gpu_w);
+                          double *speed, double *power_per_gpu_w);
 /* Power-down pass at time t, after the queue policy's pass. */
 int eco_nodes__powerdown_pass(struct engine *e, double t);
 /* A node event (EV_NODE_UP / EV_NODE_DOWN) at time t. */
@@ -122,11 +122,11 @@ double eco_powerctl__start_limit(struct engine *e, uint32_t job);
 /* A control period at t: applies last period's limits through set_limit, measures, and
  * decides the next ones. */
 int eco_powerctl__tick(struct engine *e, double t,
-                      int (*set_limit)(struct engine *, uint32_t, double, double));
+                       int (*set_limit)(struct engine *, uint32_t, double, double));
 int eco_powerctl__budget_step(struct engine *e, double t);
 /* Jobs started at t: a decide at once; lowered limits are applied now through set_limit. */
 int eco_powerctl__started(struct engine *e, double t,
-                         int (*set_limit)(struct engine *, uint32_t, double, double));
+                          int (*set_limit)(struct engine *, uint32_t, double, double));
 /* A control tick at t with no job running: the metrics close the period in progress. */
 void eco_powerctl__idle(struct engine *e, double t);
 /* Minimum draw of running job `job` on its allocation (each GPU at its type's minimum). */

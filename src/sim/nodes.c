@@ -14,7 +14,7 @@ static const struct eco_node_group *group_of(const struct engine *e, uint32_t n)
 }
 
 void eco_nodes__job_power(const struct engine *e, const struct eco_job *j, uint32_t n,
-                         double *speed, double *power_per_gpu_w)
+                          double *speed, double *power_per_gpu_w)
 {
     const struct eco_node_group *g = group_of(e, n);
     double limit = j->limit_w > 0 ? j->limit_w : g->limit_w;

@@ -55,8 +55,10 @@ const char *eco_sim_reject_reason(int reason)
     switch (reason) {
     case ECO_REJECT_POWER:
         return "needs more power than the budget allows even alone at minimum limits";
-    case ECO_REJECT_GPU_TYPE: return "needs a GPU type the cluster has none of";
-    default: return "larger than all GPUs of the cluster it may use";
+    case ECO_REJECT_GPU_TYPE:
+        return "needs a GPU type the cluster has none of";
+    default:
+        return "larger than all GPUs of the cluster it may use";
     }
 }
 
@@ -150,7 +152,8 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall)
     int bad = 0;
     bad |= json_object_set_new(o, "policy", json_string(s->policy ? s->policy : ""));
     bad |= json_object_set_new(o, "placement", json_string(s->placement ? s->placement : ""));
-    bad |= json_object_set_new(o, "power_down", json_string(s->power_down ? s->power_down : "none"));
+    bad |=
+        json_object_set_new(o, "power_down", json_string(s->power_down ? s->power_down : "none"));
     bad |= set_int(o, "seed", s->seed);
     bad |= set_int(o, "cluster_nodes", s->cluster_nodes);
     bad |= set_int(o, "cluster_gpus", s->cluster_gpus);
@@ -206,7 +209,8 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall)
     bad |= set_int(o, "events", s->events);
     if (with_wall)
         bad |= set_num(o, "sim_wall_s", s->sim_wall_s);
-    char *text = bad ? NULL : json_dumps(o, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15) | JSON_INDENT(2));
+    char *text =
+        bad ? NULL : json_dumps(o, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15) | JSON_INDENT(2));
     json_decref(o);
     return text;
 }

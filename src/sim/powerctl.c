@@ -315,7 +315,10 @@ int eco_powerctl__admit(struct engine *e, uint32_t job, const struct eco_alloc *
     if (eco_capper_admit_reads_jobs(pc->capper) && (rc = build_view(e, pc->pass_s, NAN, 0, &v)))
         return rc;
     struct eco_capper_candidate cand = {
-        .cap = {.gpus = cj->gpus, .remaining_s = cj->remaining_s, .weight = 1, .slack_s = -1,
+        .cap = {.gpus = cj->gpus,
+                .remaining_s = cj->remaining_s,
+                .weight = 1,
+                .slack_s = -1,
                 .miss_ref_s = cj->duration_s},
         .min_w = min_draw(e, cj, a, n),
         .deadline_s = cj->deadline_s >= 0 ? cj->deadline_s : -1,
@@ -510,8 +513,8 @@ static void metrics_open(struct engine *e, double t, int settle)
     pc->open_demand = full_demand(e);
 }
 
-int eco_powerctl__tick(struct engine *e, double t, int (*set_limit)(struct engine *, uint32_t,
-                                                                    double, double))
+int eco_powerctl__tick(struct engine *e, double t,
+                       int (*set_limit)(struct engine *, uint32_t, double, double))
 {
     struct powerctl *pc = e->pc;
     int rc;
@@ -565,7 +568,7 @@ int eco_powerctl__budget_step(struct engine *e, double t)
  * with the start (the node daemon lowers the others before the new job's GPUs draw), so a
  * start does not overshoot for a period; raised limits wait for the next tick as usual. */
 int eco_powerctl__started(struct engine *e, double t,
-                         int (*set_limit)(struct engine *, uint32_t, double, double))
+                          int (*set_limit)(struct engine *, uint32_t, double, double))
 {
     /* The rest of the period in progress (or, on an idle cluster, the time until the first
      * tick) follows an admission: settling, with the new jobs in its full-power demand. */
@@ -612,8 +615,8 @@ int eco_powerctl__settled(struct engine *e, double tol, int hold)
             return 0; /* still dithering: its model is not ready */
         truth_range(&pc->truth[j], &lo, &hi);
         if (hi > lo)
-            moved += fabs(pc->pending[j] - setting_of(pc, &e->jobs[j])) / (hi - lo) *
-                     e->jobs[j].gpus;
+            moved +=
+                fabs(pc->pending[j] - setting_of(pc, &e->jobs[j])) / (hi - lo) * e->jobs[j].gpus;
         gpus += e->jobs[j].gpus;
     }
     if (moved > tol * gpus)

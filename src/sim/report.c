@@ -24,7 +24,7 @@ static const char *const part_colour[RPT_PARTS] = {"#0072B2", "#56B4E9", "#E69F0
 #define SVG_W 900.0
 #define LEFT 74.0
 #define CDF_W 580.0 /* the CDFs sit two abreast: narrower, so that their text stays legible */
-#define CHAR_W 6.8 /* width of one 12-unit character of the UI font, for legends */
+#define CHAR_W 6.8  /* width of one 12-unit character of the UI font, for legends */
 
 static const char CSS[] =
     ":root{--fg:#1a1a1a;--muted:#555;--grid:#e4e4e4}\n"
@@ -61,12 +61,23 @@ static void esc(FILE *o, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '&': fputs("&amp;", o); break;
-        case '<': fputs("&lt;", o); break;
-        case '>': fputs("&gt;", o); break;
-        case '"': fputs("&quot;", o); break;
-        case '\'': fputs("&#39;", o); break;
-        default: fputc(*s, o);
+        case '&':
+            fputs("&amp;", o);
+            break;
+        case '<':
+            fputs("&lt;", o);
+            break;
+        case '>':
+            fputs("&gt;", o);
+            break;
+        case '"':
+            fputs("&quot;", o);
+            break;
+        case '\'':
+            fputs("&#39;", o);
+            break;
+        default:
+            fputc(*s, o);
         }
     }
 }
@@ -89,8 +100,14 @@ static size_t tail_len(const char *s, size_t max)
     return len > max ? max + 3 : len;
 }
 
-static const char *colour_of(size_t i) { return run_colour[i % N_COLOURS]; }
-static const char *dash_of(size_t i) { return run_dash[(i / N_COLOURS) % 3]; }
+static const char *colour_of(size_t i)
+{
+    return run_colour[i % N_COLOURS];
+}
+static const char *dash_of(size_t i)
+{
+    return run_dash[(i / N_COLOURS) % 3];
+}
 
 static void stroke_attrs(FILE *o, size_t i)
 {
@@ -158,14 +175,14 @@ struct unit {
 
 static struct unit power_unit(double max_w)
 {
-    return max_w >= 2e6 ? (struct unit){1e6, "MW"}
+    return max_w >= 2e6   ? (struct unit){1e6, "MW"}
            : max_w >= 2e3 ? (struct unit){1e3, "kW"}
                           : (struct unit){1, "W"};
 }
 
 static struct unit energy_unit(double max_j)
 {
-    return max_j >= 3.6e12 ? (struct unit){3.6e12, "GWh"}
+    return max_j >= 3.6e12  ? (struct unit){3.6e12, "GWh"}
            : max_j >= 3.6e9 ? (struct unit){3.6e9, "MWh"}
            : max_j >= 3.6e6 ? (struct unit){3.6e6, "kWh"}
                             : (struct unit){3.6e3, "Wh"};
@@ -173,10 +190,10 @@ static struct unit energy_unit(double max_j)
 
 static struct unit time_unit(double span_s)
 {
-    return span_s >= 3 * 86400.0 ? (struct unit){86400, "days"}
+    return span_s >= 3 * 86400.0  ? (struct unit){86400, "days"}
            : span_s >= 3 * 3600.0 ? (struct unit){3600, "hours"}
-           : span_s >= 180 ? (struct unit){60, "minutes"}
-                           : (struct unit){1, "seconds"};
+           : span_s >= 180        ? (struct unit){60, "minutes"}
+                                  : (struct unit){1, "seconds"};
 }
 
 /* Horizontal grid lines and labels of the y axis (every `step` from y0 to y1, in shown units),
@@ -188,13 +205,19 @@ static void axis_y(FILE *o, const struct frame *f, double step, double div, cons
     for (double v = f->y0; v <= f->y1 + step * 1e-6; v += step) {
         double y = fy(f, v);
         tick_label(buf, sizeof buf, v, step);
-        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\" "
-                   "data-v=\"%s\"/>", f->x, f->x + f->w, y, y, buf);
-        fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
-                   "data-v=\"%s\">%s</text>", f->x - 6, y + 4, buf, buf);
+        fprintf(o,
+                "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\" "
+                "data-v=\"%s\"/>",
+                f->x, f->x + f->w, y, y, buf);
+        fprintf(o,
+                "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
+                "data-v=\"%s\">%s</text>",
+                f->x - 6, y + 4, buf, buf);
     }
-    fprintf(o, "<text class=\"axl\" transform=\"translate(16 %.1f) rotate(-90)\" "
-               "text-anchor=\"middle\">", f->y + f->h / 2);
+    fprintf(o,
+            "<text class=\"axl\" transform=\"translate(16 %.1f) rotate(-90)\" "
+            "text-anchor=\"middle\">",
+            f->y + f->h / 2);
     esc(o, label);
     fputs("</text></g>\n", o);
 }
@@ -211,11 +234,15 @@ static void axis_x(FILE *o, const struct frame *f, double step, double div, cons
     for (double v = f->x0; v <= f->x1 + step * 1e-6; v += step) {
         double x = fx(f, v);
         tick_label(buf, sizeof buf, v, step);
-        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" "
-                   "data-v=\"%s\"/>", x, x, base, base + 4, buf);
+        fprintf(o,
+                "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" "
+                "data-v=\"%s\"/>",
+                x, x, base, base + 4, buf);
         if (labels) {
-            fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-                       "data-v=\"%s\">%s</text>", x, base + 17, buf, buf);
+            fprintf(o,
+                    "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+                    "data-v=\"%s\">%s</text>",
+                    x, base + 17, buf, buf);
         }
     }
     if (label) {
@@ -231,8 +258,8 @@ static void axis_x(FILE *o, const struct frame *f, double step, double div, cons
 static const struct {
     double s;
     const char *label;
-} log_ticks[] = {{1, "1 s"},        {10, "10 s"},      {60, "1 min"},   {600, "10 min"},
-                 {3600, "1 h"},     {36000, "10 h"},   {86400, "1 d"},  {864000, "10 d"},
+} log_ticks[] = {{1, "1 s"},         {10, "10 s"},        {60, "1 min"},  {600, "10 min"},
+                 {3600, "1 h"},      {36000, "10 h"},     {86400, "1 d"}, {864000, "10 d"},
                  {8640000, "100 d"}, {86400000, "1000 d"}};
 #define N_LOG_TICKS (sizeof log_ticks / sizeof log_ticks[0])
 
@@ -246,13 +273,17 @@ static void axis_x_log(FILE *o, const struct frame *f, const char *label)
         if (log_ticks[i].s < f->x0 * 0.999 || log_ticks[i].s > f->x1 * 1.001)
             continue;
         double x = fx(f, log_ticks[i].s);
-        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\" "
-                   "data-v=\"%g\"/>", x, x, f->y, base + 4, log_ticks[i].s);
-        fprintf(o, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-                   "data-v=\"%g\">%s</text>", x, base + 17, log_ticks[i].s, log_ticks[i].label);
+        fprintf(o,
+                "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\" "
+                "data-v=\"%g\"/>",
+                x, x, f->y, base + 4, log_ticks[i].s);
+        fprintf(o,
+                "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+                "data-v=\"%g\">%s</text>",
+                x, base + 17, log_ticks[i].s, log_ticks[i].label);
     }
-    fprintf(o, "<text class=\"axl\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
-            f->x + f->w / 2, base + 34);
+    fprintf(o, "<text class=\"axl\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", f->x + f->w / 2,
+            base + 34);
     esc(o, label);
     fputs("</text></g>\n", o);
 }
@@ -280,16 +311,18 @@ static int legend_rows(const struct eco_report_data *r, size_t n, double x0, dou
 }
 
 /* One legend entry at (*x, y): a line sample (dash may be "") or, with `box`, a filled square. */
-static void legend_item(FILE *o, double *x, double y, const char *colour, const char *dash,
-                        int box, const char *label)
+static void legend_item(FILE *o, double *x, double y, const char *colour, const char *dash, int box,
+                        const char *label)
 {
     if (box)
         fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>", *x,
                 y - 10, colour);
     else
-        fprintf(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                   "stroke-width=\"2.5\"%s%s%s/>", *x, *x + 20, y - 4, y - 4, colour,
-                *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "");
+        fprintf(o,
+                "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                "stroke-width=\"2.5\"%s%s%s/>",
+                *x, *x + 20, y - 4, y - 4, colour, *dash ? " stroke-dasharray=\"" : "", dash,
+                *dash ? "\"" : "");
     fprintf(o, "<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">", *x + 25, y);
     esc_tail(o, label, LABEL_MAX);
     fputs("</text>", o);
@@ -381,8 +414,10 @@ static void cdf_path(FILE *o, const double *v, size_t n, const struct frame *f, 
 
 static void svg_open(FILE *o, const char *id, double w, double h, const char *title)
 {
-    fprintf(o, "<svg id=\"%s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
-               "xmlns=\"http://www.w3.org/2000/svg\"><title>", id, w, h);
+    fprintf(o,
+            "<svg id=\"%s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
+            "xmlns=\"http://www.w3.org/2000/svg\"><title>",
+            id, w, h);
     esc(o, title);
     fputs("</title>\n", o);
 }
@@ -414,8 +449,8 @@ static double capacity(const struct eco_report_data *r, int series)
 
 /* Legend of a time figure: the runs, then the budget and capacity entries when drawn. With
  * o NULL only measures; returns the rows it takes from x0 to x1 (entries wrap). */
-static int time_legend(FILE *o, const struct eco_report_data *r, size_t n, double y, const char *budget,
-                       const char *cap, const char *cap_colour)
+static int time_legend(FILE *o, const struct eco_report_data *r, size_t n, double y,
+                       const char *budget, const char *cap, const char *cap_colour)
 {
     double x = LEFT, x1 = SVG_W - 10;
     int rows = 1;
@@ -431,8 +466,7 @@ static int time_legend(FILE *o, const struct eco_report_data *r, size_t n, doubl
         else if (i < n)
             legend_item(o, &x, yy, colour_of(i), dash_of(i), 0, label);
         else
-            legend_item(o, &x, yy, i == n ? "#555" : cap_colour, i == n ? "7 3" : "2 3", 0,
-                        label);
+            legend_item(o, &x, yy, i == n ? "#555" : cap_colour, i == n ? "7 3" : "2 3", 0, label);
     }
     return rows;
 }
@@ -466,8 +500,9 @@ static void timeline_figure(FILE *o, const struct eco_report_data *r, size_t n, 
     }
     int rows = time_legend(NULL, r, n, 0, budget, cap_name, cap_colour);
     double top = 24 + 16.0 * rows;
-    struct frame f = {LEFT, top, RPT_COLS, measures[m].h, 0, (sp->t1 - sp->t0) / sp->u.div,
-                      0, ymax[s] / u.div, 0};
+    struct frame f = {
+        LEFT, top, RPT_COLS, measures[m].h, 0, (sp->t1 - sp->t0) / sp->u.div, 0, ymax[s] / u.div,
+        0};
     double ystep = ticks(&f.y0, &f.y1, 4), xstep = ticks(&f.x0, &f.x1, 8);
     f.x1 = (sp->t1 - sp->t0) / sp->u.div; /* the data area spans the window exactly */
     snprintf(id, sizeof id, "timeline-%s", measures[m].id);
@@ -490,9 +525,10 @@ static void timeline_figure(FILE *o, const struct eco_report_data *r, size_t n, 
         if (seen)
             continue;
         double y = fy(&f, capacity(&r[i], s) / u.div);
-        fprintf(o, "<line class=\"cap\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-                   "stroke=\"%s\" stroke-dasharray=\"2 3\"/>", f.x, f.x + f.w, y, y,
-                same_cap ? cap_colour : colour_of(i));
+        fprintf(o,
+                "<line class=\"cap\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                "stroke=\"%s\" stroke-dasharray=\"2 3\"/>",
+                f.x, f.x + f.w, y, y, same_cap ? cap_colour : colour_of(i));
     }
     for (size_t i = 0; i < n; i++) {
         char attrs[128];
@@ -502,15 +538,15 @@ static void timeline_figure(FILE *o, const struct eco_report_data *r, size_t n, 
         esc(o, r[i].label);
         fputs("\">", o);
         if (s == TS_POWER && r[i].ts_max[TS_BUDGET] > 0) {
-            snprintf(attrs, sizeof attrs, "class=\"budget\" stroke=\"%s\" "
-                                          "stroke-dasharray=\"7 3\" stroke-opacity=\"0.8\"",
+            snprintf(attrs, sizeof attrs,
+                     "class=\"budget\" stroke=\"%s\" "
+                     "stroke-dasharray=\"7 3\" stroke-opacity=\"0.8\"",
                      colour_of(i));
             bins_path(o, r[i].ts[TS_BUDGET], &f, u.div, attrs);
         }
         const char *dash = dash_of(i);
-        snprintf(attrs, sizeof attrs,
-                 "class=\"ts\" stroke-opacity=\"0.85\" stroke=\"%s\"%s%s%s", colour_of(i),
-                 *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "");
+        snprintf(attrs, sizeof attrs, "class=\"ts\" stroke-opacity=\"0.85\" stroke=\"%s\"%s%s%s",
+                 colour_of(i), *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "");
         bins_path(o, r[i].ts[s], &f, u.div, attrs);
         fputs("</g>\n", o);
         drawn++;
@@ -518,9 +554,11 @@ static void timeline_figure(FILE *o, const struct eco_report_data *r, size_t n, 
     if (!drawn)
         fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">no timeline rows</text>",
                 f.x + f.w / 2, f.y + f.h / 2);
-    fprintf(o, "</svg><figcaption>The %s of each run over time (%zu timeline rows in all), "
-               "drawn exactly at this width by M4 aggregation (first, lowest, highest and last "
-               "value per column).</figcaption></figure>\n", measures[m].title, rows_all);
+    fprintf(o,
+            "</svg><figcaption>The %s of each run over time (%zu timeline rows in all), "
+            "drawn exactly at this width by M4 aggregation (first, lowest, highest and last "
+            "value per column).</figcaption></figure>\n",
+            measures[m].title, rows_all);
 }
 
 /* CDF of JCT (which = 0) or wait (1) over every run, log time axis. */
@@ -551,7 +589,8 @@ static void cdf_figure(FILE *o, const struct eco_report_data *r, size_t n, int w
     const char *what = which ? "waiting time" : "job completion time";
     char title[128], xl[160];
     snprintf(title, sizeof title, "CDF of %s", what);
-    snprintf(xl, sizeof xl, "%s (log scale)%s", what, which ? "; waits under 1 s drawn at 1 s" : "");
+    snprintf(xl, sizeof xl, "%s (log scale)%s", what,
+             which ? "; waits under 1 s drawn at 1 s" : "");
     fputs("<figure>", o);
     svg_open(o, which ? "wait-cdf" : "jct-cdf", CDF_W, f.y + 250 + 44, title);
     axis_y(o, &f, 20, 1, "jobs at or below (%)");
@@ -593,9 +632,8 @@ static struct spot label_spot(double x, double y, double w, const struct box *ta
 {
     const double h = 14; /* a 12-unit line of text with its leading */
     /* beside, above and below the point: offsets of the box's left/top corner */
-    const double near[][2] = {{9, -h / 2},     {-9 - w, -h / 2}, {9, -h - 4}, {9, 4},
-                              {-9 - w, -h - 4}, {-9 - w, 4},     {-w / 2, -h - 8},
-                              {-w / 2, 8}};
+    const double near[][2] = {{9, -h / 2},      {-9 - w, -h / 2}, {9, -h - 4},      {9, 4},
+                              {-9 - w, -h - 4}, {-9 - w, 4},      {-w / 2, -h - 8}, {-w / 2, 8}};
     struct spot s = {{0, 0, 0, 0}, 0};
     size_t n_near = sizeof near / sizeof near[0];
     for (size_t k = 0; k < n_near + 4 * 12; k++) {
@@ -608,8 +646,8 @@ static struct spot label_spot(double x, double y, double w, const struct box *ta
             s.leader = 1;
         }
         s.b.x1 = s.b.x0 + w, s.b.y1 = s.b.y0 + h;
-        int ok = s.b.x0 >= area->x0 && s.b.x1 <= area->x1 && s.b.y0 >= area->y0 &&
-                 s.b.y1 <= area->y1;
+        int ok =
+            s.b.x0 >= area->x0 && s.b.x1 <= area->x1 && s.b.y0 >= area->y0 && s.b.y1 <= area->y1;
         for (size_t i = 0; i < n && ok; i++)
             ok = !boxes_meet(&s.b, &taken[i]);
         if (ok)
@@ -627,10 +665,17 @@ static void scatter_figure(FILE *o, const struct eco_report_data *r, size_t n)
         ymin = fmin(ymin, r[i].energy_j), ymax = fmax(ymax, r[i].energy_j);
     }
     struct unit tu = time_unit(xmax), eu = energy_unit(ymax);
-    double px = fmax((xmax - xmin) * 0.12, xmax * 0.02), py = fmax((ymax - ymin) * 0.12, ymax * 0.02);
-    struct frame f = {LEFT, 20, SVG_W - LEFT - 20 - CHAR_W * (LABEL_MAX + 3), 300,
+    double px = fmax((xmax - xmin) * 0.12, xmax * 0.02),
+           py = fmax((ymax - ymin) * 0.12, ymax * 0.02);
+    struct frame f = {LEFT,
+                      20,
+                      SVG_W - LEFT - 20 - CHAR_W * (LABEL_MAX + 3),
+                      300,
                       (xmin - px) / tu.div,
-                      (xmax + px) / tu.div, (ymin - py) / eu.div, (ymax + py) / eu.div, 0};
+                      (xmax + px) / tu.div,
+                      (ymin - py) / eu.div,
+                      (ymax + py) / eu.div,
+                      0};
     if (f.x0 < 0)
         f.x0 = 0;
     if (f.y0 < 0)
@@ -662,7 +707,8 @@ static void scatter_figure(FILE *o, const struct eco_report_data *r, size_t n)
         }
     if (nf > 1) {
         fputs("<polyline class=\"pareto\" fill=\"none\" stroke=\"#999\" "
-              "stroke-dasharray=\"4 3\" points=\"", o);
+              "stroke-dasharray=\"4 3\" points=\"",
+              o);
         for (size_t k = 0; k < nf; k++)
             fprintf(o, "%s%.1f,%.1f", k ? " " : "", fx(&f, r[order[k]].avg_jct_s / tu.div),
                     fy(&f, r[order[k]].energy_j / eu.div));
@@ -677,25 +723,29 @@ static void scatter_figure(FILE *o, const struct eco_report_data *r, size_t n)
     struct box area = {f.x, 2, SVG_W - 4, f.y + f.h - 2};
     for (size_t i = 0; i < n; i++) {
         double x = fx(&f, r[i].avg_jct_s / tu.div), y = fy(&f, r[i].energy_j / eu.div);
-        struct spot sp = label_spot(x, y, CHAR_W * (double)tail_len(r[i].label, LABEL_MAX),
-                                    placed, np, &area);
+        struct spot sp =
+            label_spot(x, y, CHAR_W * (double)tail_len(r[i].label, LABEL_MAX), placed, np, &area);
         placed[np++] = sp.b;
         fprintf(o, "<g class=\"point\" data-run=\"");
         esc(o, r[i].label);
-        fprintf(o, "\" data-jct-s=\"%.15g\" data-energy-j=\"%.15g\"><circle cx=\"%.1f\" "
-                   "cy=\"%.1f\" r=\"6\" fill=\"%s\"%s/>", r[i].avg_jct_s, r[i].energy_j, x, y,
-                colour_of(i), front[i] ? " stroke=\"#000\"" : "");
+        fprintf(o,
+                "\" data-jct-s=\"%.15g\" data-energy-j=\"%.15g\"><circle cx=\"%.1f\" "
+                "cy=\"%.1f\" r=\"6\" fill=\"%s\"%s/>",
+                r[i].avg_jct_s, r[i].energy_j, x, y, colour_of(i),
+                front[i] ? " stroke=\"#000\"" : "");
         if (sp.leader)
-            fprintf(o, "<line class=\"leader\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-                       "y2=\"%.1f\" stroke=\"#888\" stroke-width=\"0.8\"/>", x, y,
-                    sp.b.x0 < x ? sp.b.x1 : sp.b.x0, (sp.b.y0 + sp.b.y1) / 2);
+            fprintf(o,
+                    "<line class=\"leader\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                    "y2=\"%.1f\" stroke=\"#888\" stroke-width=\"0.8\"/>",
+                    x, y, sp.b.x0 < x ? sp.b.x1 : sp.b.x0, (sp.b.y0 + sp.b.y1) / 2);
         fprintf(o, "<text class=\"plabel\" x=\"%.1f\" y=\"%.1f\">", sp.b.x0, sp.b.y1 - 3);
         esc_tail(o, r[i].label, LABEL_MAX);
         fputs("</text></g>\n", o);
     }
     fputs("</svg><figcaption>One point per run; lower left is better. Outlined points are on "
           "the Pareto front (dashed): no other run has both lower energy and lower average "
-          "completion time.</figcaption></figure>\n", o);
+          "completion time.</figcaption></figure>\n",
+          o);
 }
 
 /* Stacked horizontal bars of each run's energy by part. */
@@ -733,10 +783,11 @@ static void energy_figure(FILE *o, const struct eco_report_data *r, size_t n)
             double w = f.w * (r[i].part_j[p] / eu.div) / (f.x1 - f.x0);
             if (w <= 0)
                 continue;
-            fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"20\" fill=\"%s\" "
-                       "data-part=\"%s\"><title>%s: %.4g %s</title></rect>", x, y, w,
-                    part_colour[p], eco_report__part_key[p], eco_report__part_label[p], r[i].part_j[p] / eu.div,
-                    eu.name);
+            fprintf(o,
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"20\" fill=\"%s\" "
+                    "data-part=\"%s\"><title>%s: %.4g %s</title></rect>",
+                    x, y, w, part_colour[p], eco_report__part_key[p], eco_report__part_label[p],
+                    r[i].part_j[p] / eu.div, eu.name);
             x += w;
         }
         snprintf(buf, sizeof buf, "%.4g %s", r[i].energy_j / eu.div, eu.name);
@@ -745,7 +796,8 @@ static void energy_figure(FILE *o, const struct eco_report_data *r, size_t n)
     fputs("</svg><figcaption>Energy over each run's window (first submit to last completion): "
           "GPUs running jobs, idle GPUs of powered nodes, the rest of powered nodes (hosts), "
           "nodes switched off, and boots and shutdowns (docs/models/energy.md).</figcaption>"
-          "</figure>\n", o);
+          "</figure>\n",
+          o);
 }
 
 /* ---- the table of every summary figure -------------------------------------------------- */
@@ -907,12 +959,24 @@ static const struct {
 /* Lower is better (+1), higher is better (-1), neither (0): for the best value's bold face. */
 static int better(const char *key)
 {
-    static const char *const lower[] = {"avg_jct_s", "p50_jct_s", "p95_jct_s", "p99_jct_s",
-                                        "avg_wait_s", "p95_wait_s", "makespan_s", "energy_j.total",
-                                        "energy_kwh", "deadline_miss_ratio", "power_cap_mae_pct",
-                                        "power_cap_max_overshoot_pct", "overshoot_s", "unfinished",
-                                        "power_cap_mae_all_pct", "power_cap_raw_overshoot_pct",
-                                        "power_cap_over_s", "power_cap_over_kwh",
+    static const char *const lower[] = {"avg_jct_s",
+                                        "p50_jct_s",
+                                        "p95_jct_s",
+                                        "p99_jct_s",
+                                        "avg_wait_s",
+                                        "p95_wait_s",
+                                        "makespan_s",
+                                        "energy_j.total",
+                                        "energy_kwh",
+                                        "deadline_miss_ratio",
+                                        "power_cap_mae_pct",
+                                        "power_cap_max_overshoot_pct",
+                                        "overshoot_s",
+                                        "unfinished",
+                                        "power_cap_mae_all_pct",
+                                        "power_cap_raw_overshoot_pct",
+                                        "power_cap_over_s",
+                                        "power_cap_over_kwh",
                                         "power_cap_over_share"};
     for (size_t i = 0; i < sizeof lower / sizeof lower[0]; i++)
         if (!strcmp(key, lower[i]))
@@ -925,16 +989,11 @@ static int better(const char *key)
 static const struct {
     const char *key, *name;
 } headline[] = {
-    {"avg_jct_s", "mean JCT"},
-    {"p95_jct_s", "p95 JCT"},
-    {"avg_wait_s", "mean wait"},
-    {"p95_wait_s", "p95 wait"},
-    {"energy_j.total", "energy"},
-    {"gpu_util", "GPU utilisation"},
-    {"avg_power_w", "mean power"},
-    {"peak_power_w", "peak power"},
-    {"makespan_s", "makespan"},
-    {"deadline_miss_ratio", "deadline misses"},
+    {"avg_jct_s", "mean JCT"},     {"p95_jct_s", "p95 JCT"},
+    {"avg_wait_s", "mean wait"},   {"p95_wait_s", "p95 wait"},
+    {"energy_j.total", "energy"},  {"gpu_util", "GPU utilisation"},
+    {"avg_power_w", "mean power"}, {"peak_power_w", "peak power"},
+    {"makespan_s", "makespan"},    {"deadline_miss_ratio", "deadline misses"},
 };
 #define N_HEADLINE (sizeof headline / sizeof headline[0])
 
@@ -1109,11 +1168,13 @@ static void common_value(FILE *o, const struct eco_report_data *r, size_t n, con
     }
 }
 
-static void header(FILE *o, const struct eco_report_data *r, size_t n, const struct eco_report_opts *op)
+static void header(FILE *o, const struct eco_report_data *r, size_t n,
+                   const struct eco_report_opts *op)
 {
     const char *title = op && op->title ? op->title : "ecosched simulation report";
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n", o);
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
+          o);
     if (op && op->generator) {
         fputs("<meta name=\"generator\" content=\"", o);
         esc(o, op->generator);
@@ -1140,7 +1201,8 @@ static void header(FILE *o, const struct eco_report_data *r, size_t n, const str
     fputs("</p>\n<nav><a href=\"#headline\">Headline figures</a><a href=\"#energy\">Energy</a>"
           "<a href=\"#times\">Completion and waiting "
           "times</a><a href=\"#timelines\">Over time</a><a href=\"#summary\">Every figure</a>"
-          "</nav></header>\n", o);
+          "</nav></header>\n",
+          o);
 }
 
 static void body(FILE *o, const struct eco_report_data *r, size_t n, const struct span *sp,
@@ -1153,7 +1215,8 @@ static void body(FILE *o, const struct eco_report_data *r, size_t n, const struc
         scatter_figure(o, r, n);
     energy_figure(o, r, n);
     fputs("</section>\n<section id=\"times\"><h2>Completion and waiting times</h2>\n"
-          "<div class=\"two\">", o);
+          "<div class=\"two\">",
+          o);
     cdf_figure(o, r, n, 0);
     cdf_figure(o, r, n, 1);
     fputs("</div></section>\n<section id=\"timelines\"><h2>Over time</h2>\n", o);
@@ -1163,7 +1226,8 @@ static void body(FILE *o, const struct eco_report_data *r, size_t n, const struc
           "<p class=\"meta\">From each run's summary.json (definitions: docs/simulator.md); each "
           "figure is shown in one unit for every run, the one its largest value reads best in; "
           "the exact value is in each cell's tooltip."
-          "</p>\n", o);
+          "</p>\n",
+          o);
     summary_table(o, r, n, keys);
     fputs("</section>\n", o);
 }
@@ -1172,7 +1236,7 @@ int eco_report_write(FILE *out, const struct eco_report_run *runs, size_t n,
                      const struct eco_report_opts *opts, struct eco_error *err)
 {
     struct eco_report_data *r = NULL;
-    char (*keys)[KEY_LEN] = NULL;
+    char(*keys)[KEY_LEN] = NULL;
     int rc = 0;
     if (n == 0 || n > ECO_REPORT_MAX_RUNS)
         return eco_errorf(err, -EINVAL, "a report holds 1 to %d runs (got %zu)",

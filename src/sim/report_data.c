@@ -13,15 +13,14 @@
 #include "report_internal.h"
 
 const char *const eco_report__part_key[RPT_PARTS] = {"gpu_busy", "gpu_idle", "node_base", "off",
-                                             "transitions"};
-const char *const eco_report__part_label[RPT_PARTS] = {"GPUs busy", "GPUs idle", "hosts (node base)",
-                                               "nodes off", "boots and shutdowns"};
+                                                     "transitions"};
+const char *const eco_report__part_label[RPT_PARTS] = {
+    "GPUs busy", "GPUs idle", "hosts (node base)", "nodes off", "boots and shutdowns"};
 
 /* Most fields a jobs.csv or timeline.csv line may have; more is an error. */
 #define MAX_FIELDS 64
 
-static int path_of(char *buf, size_t cap, const char *dir, const char *name,
-                   struct eco_error *err)
+static int path_of(char *buf, size_t cap, const char *dir, const char *name, struct eco_error *err)
 {
     if ((size_t)snprintf(buf, cap, "%s/%s", dir, name) >= cap)
         return eco_errorf(err, -EINVAL, "%s: path too long", dir);
@@ -114,9 +113,8 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Opens DIR/NAME and splits its header; *cols gets the indices of the `n` wanted columns. */
-static FILE *open_csv(const char *dir, const char *name, const char *const *want, int n,
-                      int *cols, char *path, size_t cap, char **line, size_t *lcap,
-                      struct eco_error *err)
+static FILE *open_csv(const char *dir, const char *name, const char *const *want, int n, int *cols,
+                      char *path, size_t cap, char **line, size_t *lcap, struct eco_error *err)
 {
     char *f[MAX_FIELDS];
     if (path_of(path, cap, dir, name, err))
@@ -210,7 +208,8 @@ out:
     return rc;
 }
 
-int eco_report__load(struct eco_report_data *r, const struct eco_report_run *in, struct eco_error *err)
+int eco_report__load(struct eco_report_data *r, const struct eco_report_run *in,
+                     struct eco_error *err)
 {
     memset(r, 0, sizeof *r);
     r->label = in->label;
@@ -241,10 +240,10 @@ static void m4_add(struct eco_report_bin *b, double x0, double x1, double v)
 }
 
 int eco_report__load_timeline(struct eco_report_data *r, const char *dir, double t0, double t1,
-                      struct eco_error *err)
+                              struct eco_error *err)
 {
-    static const char *const want[] = {"time_s", "power_w", "budget_w", "busy_gpus", "nodes_on",
-                                       "queued"};
+    static const char *const want[] = {"time_s",    "power_w",  "budget_w",
+                                       "busy_gpus", "nodes_on", "queued"};
     char path[4200], *line = NULL;
     size_t lcap = 0, ln = 1;
     int cols[6], rc = 0;

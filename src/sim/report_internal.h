@@ -34,8 +34,8 @@ struct eco_report_data {
     const char *label; /* borrowed: the caller's, or a string inside summary */
     json_t *summary;
     double avg_jct_s, energy_j, part_j[RPT_PARTS];
-    double gpus, nodes;        /* cluster_gpus, cluster_nodes */
-    double win0_s, win1_s;     /* window_start_s, window_end_s */
+    double gpus, nodes;    /* cluster_gpus, cluster_nodes */
+    double win0_s, win1_s; /* window_start_s, window_end_s */
     struct eco_report_bin ts[TS_N][RPT_COLS];
     double ts_max[TS_N];
     size_t timeline_rows;
@@ -44,10 +44,11 @@ struct eco_report_data {
 };
 
 /* Reads DIR/summary.json and DIR/jobs.csv into r (zeroed first). */
-int eco_report__load(struct eco_report_data *r, const struct eco_report_run *in, struct eco_error *err);
+int eco_report__load(struct eco_report_data *r, const struct eco_report_run *in,
+                     struct eco_error *err);
 /* Reads DIR/timeline.csv into r's M4 bins, time t0..t1 spread over RPT_COLS bins. */
 int eco_report__load_timeline(struct eco_report_data *r, const char *dir, double t0, double t1,
-                      struct eco_error *err);
+                              struct eco_error *err);
 void eco_report__fini(struct eco_report_data *r);
 
 #endif

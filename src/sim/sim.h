@@ -15,21 +15,21 @@
 /* One line of the power timeline: the state from t_s until the next line. */
 struct eco_timeline_row {
     double t_s;
-    double power_w;     /* whole cluster: GPUs, hosts, nodes off and in transition */
-    double budget_w;    /* power budget in force, 0 when none */
+    double power_w;  /* whole cluster: GPUs, hosts, nodes off and in transition */
+    double budget_w; /* power budget in force, 0 when none */
     uint64_t busy_gpus;
-    uint32_t nodes_on;  /* nodes powered: on, booting or shutting down */
-    uint64_t queued;    /* jobs waiting */
+    uint32_t nodes_on; /* nodes powered: on, booting or shutting down */
+    uint64_t queued;   /* jobs waiting */
 };
 
 /* How far a run has come (eco_sim_config.progress). */
 struct eco_sim_progress {
-    double t_s;       /* simulated time reached */
-    double start_s;   /* the first submit: where the run's simulated time starts */
-    size_t done;      /* jobs completed */
-    size_t total;     /* jobs to run (the trace's jobs minus those rejected) */
-    uint64_t events;  /* events processed */
-    int finished;     /* 1 on the last call */
+    double t_s;      /* simulated time reached */
+    double start_s;  /* the first submit: where the run's simulated time starts */
+    size_t done;     /* jobs completed */
+    size_t total;    /* jobs to run (the trace's jobs minus those rejected) */
+    uint64_t events; /* events processed */
+    int finished;    /* 1 on the last call */
 };
 
 /* A power budget step: from t_s on, the cluster may draw `watts`. */
@@ -57,12 +57,12 @@ struct eco_sim_config {
     const char *power_policy;
     const struct eco_budget_step *budget;
     size_t n_budget;
-    double control_period_s;  /* default 1 s when 0 */
-    int control_skip_off;     /* 1: run every control period; 0 (default): skip settled ones */
-    double noise_power;       /* relative standard deviation of power samples, default 0.02 */
-    double noise_speed;       /* ... of progress (iteration time) samples, default 0.01 */
-    int noise_set;            /* the two above were given (0 is a valid value) */
-    int power_knob;           /* ECO_POWER_KNOB_LIMIT (default) or ECO_POWER_KNOB_CLOCK */
+    double control_period_s; /* default 1 s when 0 */
+    int control_skip_off;    /* 1: run every control period; 0 (default): skip settled ones */
+    double noise_power;      /* relative standard deviation of power samples, default 0.02 */
+    double noise_speed;      /* ... of progress (iteration time) samples, default 0.01 */
+    int noise_set;           /* the two above were given (0 is a valid value) */
+    int power_knob;          /* ECO_POWER_KNOB_LIMIT (default) or ECO_POWER_KNOB_CLOCK */
     /* Deadlines for jobs without one: submit + U(lo, hi) x duration; hi <= 0: none. */
     double deadline_lo, deadline_hi;
     /* Called at every instant the cluster's state may have changed, in time order; may be
@@ -90,21 +90,21 @@ struct eco_sim_summary {
     const char *policy;
     const char *placement;
     uint64_t seed;
-    size_t jobs;          /* jobs loaded from the trace */
+    size_t jobs; /* jobs loaded from the trace */
     size_t completed;
-    size_t rejected;      /* can never fit the cluster */
-    size_t unfinished;    /* neither completed nor rejected (should be 0) */
+    size_t rejected;   /* can never fit the cluster */
+    size_t unfinished; /* neither completed nor rejected (should be 0) */
     size_t skipped_rows;
     size_t preemptions;
     double avg_jct_s, p50_jct_s, p95_jct_s, p99_jct_s;
     double avg_wait_s, p95_wait_s;
-    double makespan_s;    /* last end minus first submit */
-    double gpu_util;      /* busy GPU-seconds / (GPUs x makespan) */
+    double makespan_s; /* last end minus first submit */
+    double gpu_util;   /* busy GPU-seconds / (GPUs x makespan) */
     double busy_gpu_s;
     uint64_t events;
     uint64_t cluster_gpus;
     uint32_t cluster_nodes;
-    const char *power_down;     /* as given, e.g. "idle:600" (points into power_down_buf) */
+    const char *power_down; /* as given, e.g. "idle:600" (points into power_down_buf) */
     char power_down_buf[64];
     double window_start_s;      /* first submit */
     double window_end_s;        /* last completion */
@@ -115,22 +115,22 @@ struct eco_sim_summary {
     uint64_t node_shutdowns;
     /* Deadlines and power capping. */
     const char *power_policy;
-    size_t deadline_jobs;        /* completed jobs with a deadline */
-    double deadline_miss_ratio;  /* of those, the share that ended after it */
+    size_t deadline_jobs;       /* completed jobs with a deadline */
+    double deadline_miss_ratio; /* of those, the share that ended after it */
     /* Capping metrics over the control periods, each period's power its mean over the period
      * (eco_cap_metrics, docs/policies/powercap.md "Metrics"). */
-    double power_cap_mae_pct;     /* mean |power - budget| / budget over binding periods */
-    double power_cap_mae_all_pct; /* the same over every period */
+    double power_cap_mae_pct;           /* mean |power - budget| / budget over binding periods */
+    double power_cap_mae_all_pct;       /* the same over every period */
     double power_cap_max_overshoot_pct; /* largest excess after settling */
     double power_cap_raw_overshoot_pct; /* largest excess, settling periods included */
-    double power_cap_over_s;      /* summed length of the periods above the budget */
-    double power_cap_over_kwh;    /* energy above the budget over the periods */
-    double power_cap_over_share;  /* share of the periods above the budget */
-    uint64_t power_cap_periods;   /* control periods */
-    uint64_t settling_periods;    /* of those, first periods after a budget step or a start */
-    double overshoot_s;          /* time with instantaneous power above the budget (exact) */
-    uint64_t capped_periods;     /* control periods whose full-power demand exceeded the budget */
-    size_t admission_waits;      /* job starts deferred because of the budget */
+    double power_cap_over_s;            /* summed length of the periods above the budget */
+    double power_cap_over_kwh;          /* energy above the budget over the periods */
+    double power_cap_over_share;        /* share of the periods above the budget */
+    uint64_t power_cap_periods;         /* control periods */
+    uint64_t settling_periods;          /* of those, first periods after a budget step or a start */
+    double overshoot_s;                 /* time with instantaneous power above the budget (exact) */
+    uint64_t capped_periods; /* control periods whose full-power demand exceeded the budget */
+    size_t admission_waits;  /* job starts deferred because of the budget */
     double sim_wall_s;
 };
 
@@ -138,8 +138,8 @@ struct eco_sim_result {
     struct eco_sim_summary summary;
     struct eco_alloc *alloc_pool; /* job->alloc_off/alloc_n index into this */
     size_t n_alloc;
-    double *node_energy_j;        /* per node, over the same window as the summary */
-    uint32_t *node_boots;         /* per node */
+    double *node_energy_j; /* per node, over the same window as the summary */
+    uint32_t *node_boots;  /* per node */
     uint32_t n_nodes;
 };
 

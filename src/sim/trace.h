@@ -31,8 +31,8 @@ enum eco_trace_format {
 
 struct eco_trace_opts {
     enum eco_trace_format format;
-    bool skip_bad_rows;  /* skip and count bad rows instead of failing */
-    size_t max_jobs;     /* 0: no limit */
+    bool skip_bad_rows; /* skip and count bad rows instead of failing */
+    size_t max_jobs;    /* 0: no limit */
     /* Called once per warning (unknown column ...); may be NULL. */
     void (*warn)(void *ctx, const char *msg);
     void *warn_ctx;

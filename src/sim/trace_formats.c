@@ -76,8 +76,8 @@ static int read_count(struct trace_loader *L, enum trace_role role, bool zero_ok
         v != (double)(uint32_t)v)
         return eco_trace__bad(L, role, s, what);
     if (v > ECO_TRACE_MAX_GPUS)
-        return eco_trace__bad(L, role, s, zero_ok ? "is outside 0..1048576 GPUs"
-                                                  : "is outside 1..1048576 GPUs");
+        return eco_trace__bad(
+            L, role, s, zero_ok ? "is outside 0..1048576 GPUs" : "is outside 1..1048576 GPUs");
     *out = (uint32_t)v;
     return 0;
 }
@@ -347,4 +347,3 @@ const struct trace_fmt eco_trace__fmt_openb = {
     .signature = openb_sig,
     .row = row_openb,
 };
-

@@ -63,7 +63,7 @@ struct trace_loader {
     struct eco_error e; /* local: filled even when the caller passed no error */
 
     struct eco_csv_file *csv;
-    char *buf; /* current line, NUL-terminated (the reader's) */
+    char *buf;          /* current line, NUL-terminated (the reader's) */
     unsigned long line; /* 1-based number of the line in buf */
 
     const struct trace_fmt *fmt;
@@ -72,7 +72,7 @@ struct trace_loader {
     int ncols;
     char **fields; /* the current row's fields (ncols slots) */
     int nfields;
-    int idx[TRACE_NROLES]; /* header column of each role, -1 when absent */
+    int idx[TRACE_NROLES];    /* header column of each role, -1 when absent */
     struct eco_csv_names ids; /* job ids of this file's rows, by job index */
 };
 

@@ -184,8 +184,8 @@ static void metrics_sample(struct powerd *pd, double now, double budget)
     pd->met_last_t = now;
     pd->met_budget_w = budget;
     if (eco_cap_metrics_add(&pd->met, dt, power, budget, demand, settling) < 0)
-        ECO_LOG(ECO_LOG_WARN, NULL, "metrics: period skipped (power %g W, demand %g W, %g s)", power, demand,
-              dt);
+        ECO_LOG(ECO_LOG_WARN, NULL, "metrics: period skipped (power %g W, demand %g W, %g s)",
+                power, demand, dt);
 }
 
 static json_t *metrics_json(const struct powerd *pd)
@@ -206,11 +206,11 @@ static void metrics_log(const struct powerd *pd)
     struct eco_cap_metrics_report r;
     eco_cap_metrics_report(&pd->met, &r);
     ECO_LOG(ECO_LOG_INFO, NULL,
-          "metrics: %" PRIu64 " periods (%" PRIu64 " binding, %" PRIu64 " settling): MAE %.3f%% "
-          "binding, %.3f%% all; overshoot %.3f%% settled, %.3f%% raw; above budget %.0f s, "
-          "%.4f kWh, %.3f of periods",
-          r.periods, r.binding_periods, r.settling_periods, r.mae_binding_pct, r.mae_all_pct,
-          r.overshoot_pct, r.overshoot_raw_pct, r.above_s, r.above_kwh, r.above_share);
+            "metrics: %" PRIu64 " periods (%" PRIu64 " binding, %" PRIu64 " settling): MAE %.3f%% "
+            "binding, %.3f%% all; overshoot %.3f%% settled, %.3f%% raw; above budget %.0f s, "
+            "%.4f kWh, %.3f of periods",
+            r.periods, r.binding_periods, r.settling_periods, r.mae_binding_pct, r.mae_all_pct,
+            r.overshoot_pct, r.overshoot_raw_pct, r.above_s, r.above_kwh, r.above_share);
 }
 
 static void period(struct powerd *pd)
@@ -231,7 +231,8 @@ static void period(struct powerd *pd)
             eco_powerd__update_weights(pd);
         powerdown(pd, now, st);
     } else {
-        ECO_LOG(ECO_LOG_WARN, NULL, "Slurm did not answer (squeue/sinfo --json); limits left as they are");
+        ECO_LOG(ECO_LOG_WARN, NULL,
+                "Slurm did not answer (squeue/sinfo --json); limits left as they are");
     }
     json_object_set_new(st, "slurm", json_boolean(slurm_ok));
     json_object_set_new(st, "nodes", nodes_json(pd));
@@ -388,8 +389,8 @@ int eco_cli__cmd_powerd(int argc, char **argv)
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    ECO_LOG(ECO_LOG_INFO, NULL, "budget %.0f W, period %g s, capper %s, nodes at %s, API on %s", pd.budget_w,
-          pd.period_s, pd.policy, pd.node_pattern, pd.socket);
+    ECO_LOG(ECO_LOG_INFO, NULL, "budget %.0f W, period %g s, capper %s, nodes at %s, API on %s",
+            pd.budget_w, pd.period_s, pd.policy, pd.node_pattern, pd.socket);
     while (!stop_flag) {
         double t0 = eco_mono_s();
         period(&pd);

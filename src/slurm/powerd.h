@@ -40,8 +40,8 @@
 
 struct pgpu {
     double power_w, limit_w, min_w, max_w, default_w;
-    double util;   /* SM utilisation 0..1 from the node daemon, NaN when it has none */
-    double sm_mhz; /* SM clock, NaN when the node daemon has none */
+    double util;      /* SM utilisation 0..1 from the node daemon, NaN when it has none */
+    double sm_mhz;    /* SM clock, NaN when the node daemon has none */
     double job_cap_w; /* the job's --gpu-power-cap (0: none): a ceiling for its limit */
 };
 
@@ -101,8 +101,8 @@ struct powerd {
     double met_last_t, met_budget_w, met_logged_t;
     struct eco_capper *capper; /* --policy */
     const char *policy;
-    double last_budget_w;      /* budget of the last decide (its step sign) */
-    struct eco_rng rng;        /* the family's dithering */
+    double last_budget_w; /* budget of the last decide (its step sign) */
+    struct eco_rng rng;   /* the family's dithering */
     struct eco_cluster *cluster;
     struct eco_powerdown *pd;
     const struct eco_powerdown_ops *pd_ops;

@@ -71,7 +71,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!json_is_number(w) || json_object_size(b) != 1 || !isfinite(v) || v <= 0 || v > 1e9) {
             json_decref(b);
             return eco_http_fail(c, 400, "budget_w",
-                             "the body must be {\"budget_w\": WATTS} with 0 < WATTS <= 1e9");
+                                 "the body must be {\"budget_w\": WATTS} with 0 < WATTS <= 1e9");
         }
         json_decref(b);
         pthread_mutex_lock(&pd->lock);
@@ -119,11 +119,10 @@ struct MHD_Daemon *eco_powerd__api_start(struct powerd *pd)
     int fd = listen_unix(pd->socket);
     if (fd < 0)
         return NULL;
-    struct MHD_Daemon *mhd =
-        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, pd,
-                         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_NOTIFY_COMPLETED,
-                         on_done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-                         MHD_OPTION_END);
+    struct MHD_Daemon *mhd = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, pd, MHD_OPTION_LISTEN_SOCKET,
+        (MHD_socket)fd, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)30, MHD_OPTION_END);
     if (!mhd) {
         eco_cli__err("powerd: libmicrohttpd would not start on %s", pd->socket);
         close(fd);

@@ -136,9 +136,9 @@ void eco_powerd__read_node_power(struct powerd *pd)
         if (!nd->up) {
             if (was_up || !nd->seen)
                 ECO_LOG(ECO_LOG_WARN, NULL,
-                      "node %s: no answer from its ecoschedd (%s): its limits stay, "
-                      "its maximum draw (%.0f W) is set aside",
-                      nd->name, o ? "bad answer" : msg, nd->max_power_w);
+                        "node %s: no answer from its ecoschedd (%s): its limits stay, "
+                        "its maximum draw (%.0f W) is set aside",
+                        nd->name, o ? "bad answer" : msg, nd->max_power_w);
             json_decref(o);
             continue;
         }
@@ -316,7 +316,7 @@ static void send_limit(struct powerd *pd, struct pnode *nd, uint32_t g, double w
     json_t *o = eco_http_json(nd->endpoint, path, body, NODE_TIMEOUT_MS, &st, msg, sizeof msg);
     if (!o || st != 200)
         ECO_LOG(ECO_LOG_WARN, NULL, "node %s GPU %u: limit %.0f W not set: %s", nd->name, g, w,
-              o ? json_string_value(json_object_get(o, "error")) : msg);
+                o ? json_string_value(json_object_get(o, "error")) : msg);
     json_decref(o);
 }
 

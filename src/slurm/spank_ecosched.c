@@ -175,8 +175,8 @@ static json_t *post(const struct cfg *c, const char *path, const char *body, lon
                     char *msg, size_t cap)
 {
     char why[512];
-    json_t *out = eco_http_json(c->socket, path, body, c->timeout_s * 1000L, status, why,
-                                sizeof why);
+    json_t *out =
+        eco_http_json(c->socket, path, body, c->timeout_s * 1000L, status, why, sizeof why);
     if (out && *status < 300)
         return out;
     if (out || *status) {

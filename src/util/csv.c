@@ -27,7 +27,7 @@ struct eco_csv_file {
     size_t pos, end;
     int eof;
     int failed; /* zlib reported an error with the bytes now in the chunk */
-    char *buf; /* the current line */
+    char *buf;  /* the current line */
     size_t cap;
 };
 

@@ -21,8 +21,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
     return add;
 }
 
-int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, char *msg,
-                     size_t cap)
+int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, char *msg, size_t cap)
 {
     struct curl_slist *hdr = NULL;
     /* A base URL or "http://localhost" and a request path: paths are short ("/v1/jobs/ID/logs

@@ -59,7 +59,7 @@ out:
 
 /* {"error": message, "field": field} with HTTP `status`; field NULL: not about a field. */
 enum MHD_Result eco_http_fail(struct MHD_Connection *c, unsigned status, const char *field,
-                          const char *fmt, ...)
+                              const char *fmt, ...)
 {
     char msg[ECO_ERROR_MSG_MAX];
     va_list ap;
@@ -71,4 +71,3 @@ enum MHD_Result eco_http_fail(struct MHD_Connection *c, unsigned status, const c
         json_object_set_new(o, "field", json_string(field));
     return eco_http_reply(c, status, o);
 }
-

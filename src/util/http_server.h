@@ -28,6 +28,6 @@ void eco_http_body_fini(struct eco_http_body *b);
 enum MHD_Result eco_http_reply(struct MHD_Connection *c, unsigned status, json_t *obj);
 /* {"error": message, "field": field} with HTTP `status`; field NULL: not about a field. */
 enum MHD_Result eco_http_fail(struct MHD_Connection *c, unsigned status, const char *field,
-                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

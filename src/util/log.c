@@ -35,8 +35,7 @@ void eco_log_write(int level, const char *tag, const char *fmt, ...)
     if (log_syslog)
         syslog(level, "%s%s%s", tag ? tag : "", tag ? ": " : "", msg);
     else
-        fprintf(stderr, "%s: %s: %s%s%s\n", log_prog, name, tag ? tag : "", tag ? ": " : "",
-                msg);
+        fprintf(stderr, "%s: %s: %s%s%s\n", log_prog, name, tag ? tag : "", tag ? ": " : "", msg);
 }
 
 int eco_log_level_parse(const char *name)
@@ -44,8 +43,8 @@ int eco_log_level_parse(const char *name)
     static const struct {
         const char *name;
         int level;
-    } names[] = {{"error", ECO_LOG_ERR},  {"err", ECO_LOG_ERR},   {"warning", ECO_LOG_WARN},
-                 {"warn", ECO_LOG_WARN},  {"info", ECO_LOG_INFO}, {"debug", ECO_LOG_DEBUG}};
+    } names[] = {{"error", ECO_LOG_ERR}, {"err", ECO_LOG_ERR},   {"warning", ECO_LOG_WARN},
+                 {"warn", ECO_LOG_WARN}, {"info", ECO_LOG_INFO}, {"debug", ECO_LOG_DEBUG}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcasecmp(name, names[i].name))
             return names[i].level;

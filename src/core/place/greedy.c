@@ -136,7 +136,8 @@ static double fgd_delta(const struct eco_pl_state *s, const struct eco_pl_worklo
             f[g] += it->gpu_milli;
             /* ties: the GPU with less free share (best fit) */
             if (!have || d < best - 1e-9 ||
-                (d <= best + 1e-9 && f[g] < s->gpu_free[s->gpu_off[n] + __builtin_ctzll(best_mask)])) {
+                (d <= best + 1e-9 &&
+                 f[g] < s->gpu_free[s->gpu_off[n] + __builtin_ctzll(best_mask)])) {
                 best = d;
                 best_mask = 1ull << g;
                 have = 1;
@@ -153,7 +154,7 @@ static double fgd_delta(const struct eco_pl_state *s, const struct eco_pl_worklo
 }
 
 int64_t eco_place__pick_cached(const struct eco_pl_state *s, const struct eco_pl_workload *w,
-                           int rule, uint32_t item, const double *frag_now, uint64_t *gpus_out)
+                               int rule, uint32_t item, const double *frag_now, uint64_t *gpus_out)
 {
     const struct eco_pl_instance *in = s->in;
     int dom = rule == ECO_PL_RULE_BEST ? dominant(in, &in->items[item]) : 0;
@@ -192,14 +193,14 @@ int64_t eco_place__pick_cached(const struct eco_pl_state *s, const struct eco_pl
     return best;
 }
 
-int64_t eco_pl_greedy_pick(const struct eco_pl_state *s, const struct eco_pl_workload *w,
-                           int rule, uint32_t item, uint64_t *gpus_out)
+int64_t eco_pl_greedy_pick(const struct eco_pl_state *s, const struct eco_pl_workload *w, int rule,
+                           uint32_t item, uint64_t *gpus_out)
 {
     return eco_place__pick_cached(s, w, rule, item, NULL, gpus_out);
 }
 
 int eco_place__greedy_run(const struct eco_pl_instance *in, int rule, int decreasing,
-                      struct eco_pl_slot *slots)
+                          struct eco_pl_slot *slots)
 {
     struct eco_pl_state s;
     struct eco_pl_workload w = {0};

@@ -37,8 +37,9 @@ int eco_pl_workload_from_items(const struct eco_pl_instance *in, struct eco_pl_w
     for (uint32_t i = 0; i < in->n_items; i++) {
         const struct eco_pl_item *it = &in->items[i];
         size_t k = 0;
-        while (k < w->n && !(w->types[k].gpus == it->gpus && w->types[k].gpu_milli == it->gpu_milli &&
-                             w->types[k].models == it->models))
+        while (k < w->n &&
+               !(w->types[k].gpus == it->gpus && w->types[k].gpu_milli == it->gpu_milli &&
+                 w->types[k].models == it->models))
             k++;
         if (k == w->n) {
             if (w->n == cap) {
@@ -92,11 +93,11 @@ double eco_pl_node_frag(const struct eco_pl_state *s, const struct eco_pl_worklo
                         uint32_t node, const uint16_t *gpu_free)
 {
     return eco_place__frag_raw(s->in, w, node, s->cpu_free[node], s->mem_free[node],
-                           gpu_free ? gpu_free : s->gpu_free + s->gpu_off[node]);
+                               gpu_free ? gpu_free : s->gpu_free + s->gpu_off[node]);
 }
 
 double eco_place__frag_raw(const struct eco_pl_instance *in, const struct eco_pl_workload *w,
-                       uint32_t node, int64_t cpu_free, int64_t mem_free, const uint16_t *f)
+                           uint32_t node, int64_t cpu_free, int64_t mem_free, const uint16_t *f)
 {
     const struct eco_pl_node *nd = &in->nodes[node];
     uint32_t ng = nd->gpus;
@@ -182,8 +183,7 @@ double eco_pl_node_power_w(const struct eco_pl_instance *in, uint32_t node,
 /* ---- metrics ------------------------------------------------------------------------------ */
 
 int eco_pl_metrics_compute(const struct eco_pl_instance *in, const struct eco_pl_workload *w,
-                           const struct eco_pl_slot *slots, double hold_s,
-                           struct eco_pl_metrics *m)
+                           const struct eco_pl_slot *slots, double hold_s, struct eco_pl_metrics *m)
 {
     struct eco_pl_state s;
     if (eco_pl_state_init(&s, in))
@@ -218,8 +218,10 @@ int eco_pl_metrics_compute(const struct eco_pl_instance *in, const struct eco_pl
         all_gpus += nd->gpus;
         free_gpus += gfree;
         m->frag_gpus += eco_pl_node_frag(&s, w, n, NULL);
-        double u = nd->gpus ? (nd->gpus - gfree) / nd->gpus
-                            : (nd->cpu_milli ? (double)(nd->cpu_milli - s.cpu_free[n]) / nd->cpu_milli : 0);
+        double u =
+            nd->gpus
+                ? (nd->gpus - gfree) / nd->gpus
+                : (nd->cpu_milli ? (double)(nd->cpu_milli - s.cpu_free[n]) / nd->cpu_milli : 0);
         sum_u += u;
         sum_u2 += u * u;
         if (s.n_on[n] == 0)

@@ -63,10 +63,10 @@ static int better(const struct fitness *a, const struct fitness *b)
 }
 
 struct particle {
-    int32_t *x;   /* node per item, -1: none */
-    int8_t *gx;   /* preferred GPU for a shared request, -1: none */
-    float *v;     /* velocity: tendency of each dimension to change */
-    int32_t *px;  /* personal best */
+    int32_t *x;  /* node per item, -1: none */
+    int8_t *gx;  /* preferred GPU for a shared request, -1: none */
+    float *v;    /* velocity: tendency of each dimension to change */
+    int32_t *px; /* personal best */
     int8_t *pgx;
     struct fitness f, pf;
 };
@@ -79,15 +79,15 @@ struct swarm {
     struct eco_pl_slot *slots;
     struct particle *pt;
     uint32_t n, n_alloc; /* particles in use, allocated */
-    int32_t *gx;  /* global best */
+    int32_t *gx;         /* global best */
     int8_t *ggx;
     struct fitness gf;
     struct eco_rng rng;
     uint32_t *on_node; /* scratch for the local search */
     uint32_t *type_of; /* request type of each item (same CPU, memory, GPUs, models) */
     uint32_t n_types;
-    int64_t *memo;     /* per type, in eject_for: -2 unknown, else the node excluded when it
-                          found no room (-1: none at all) */
+    int64_t *memo; /* per type, in eject_for: -2 unknown, else the node excluded when it
+                      found no room (-1: none at all) */
 };
 
 /* ---- repair and evaluation ---------------------------------------------------------------- */
@@ -150,7 +150,9 @@ static double objective(struct swarm *sw)
         sum += u;
         sum2 += u * u;
         switch (sw->p->objective) {
-        case ECO_PL_OBJ_FRAG: obj += eco_pl_node_frag(s, &sw->w, n, NULL); break;
+        case ECO_PL_OBJ_FRAG:
+            obj += eco_pl_node_frag(s, &sw->w, n, NULL);
+            break;
         case ECO_PL_OBJ_ENERGY:
             if (s->n_on[n])
                 obj += eco_pl_node_power_w(in, n, f);
@@ -164,7 +166,8 @@ static double objective(struct swarm *sw)
                 obj += 1.0 - 0.5 * d * d / (in->n_nodes ? in->n_nodes : 1);
             }
             break;
-        default: break;
+        default:
+            break;
         }
     }
     if (sw->p->objective == ECO_PL_OBJ_BALANCE && in->n_nodes) {
@@ -213,13 +216,16 @@ static int empty_node(struct swarm *sw, uint32_t c, int32_t *x, int8_t *gx)
                 continue;
             /* least total free share left (CPU, memory, GPU) after the move */
             const struct eco_pl_node *nd = &in->nodes[n];
-            double left = nd->cpu_milli ? (double)(s->cpu_free[n] - in->items[i].cpu_milli) / nd->cpu_milli : 0;
+            double left = nd->cpu_milli
+                              ? (double)(s->cpu_free[n] - in->items[i].cpu_milli) / nd->cpu_milli
+                              : 0;
             left += nd->mem_mib ? (double)(s->mem_free[n] - in->items[i].mem_mib) / nd->mem_mib : 0;
             if (nd->gpus) {
                 double f = 0;
                 for (uint32_t g = 0; g < nd->gpus; g++)
                     f += s->gpu_free[s->gpu_off[n] + g];
-                left += (f - (double)in->items[i].gpus * in->items[i].gpu_milli) / (nd->gpus * 1000.0);
+                left +=
+                    (f - (double)in->items[i].gpus * in->items[i].gpu_milli) / (nd->gpus * 1000.0);
             }
             if (best < 0 || left < best_left) {
                 best = n;
@@ -496,7 +502,8 @@ static void seed_greedy(struct swarm *sw, struct particle *q, int rule, int decr
     for (uint32_t i = 0; i < sw->in->n_items; i++) {
         q->x[i] = sw->slots[i].node;
         q->gx[i] = (int8_t)(sw->slots[i].gpus && sw->in->items[i].gpus == 1
-                                ? __builtin_ctzll(sw->slots[i].gpus) : -1);
+                                ? __builtin_ctzll(sw->slots[i].gpus)
+                                : -1);
     }
 }
 
@@ -539,8 +546,8 @@ static void pso_progress(const struct eco_pl_params *p, const char *stage, uint6
                          uint64_t steps, const struct fitness *best)
 {
     if (p->progress) {
-        struct eco_pl_progress pr = {stage, step, steps, best->placed,
-                                     best->obj < INFINITY ? best->obj : NAN, NAN};
+        struct eco_pl_progress pr = {
+            stage, step, steps, best->placed, best->obj < INFINITY ? best->obj : NAN, NAN};
         p->progress(p->progress_ctx, &pr);
     }
 }

@@ -41,7 +41,9 @@ int eco_pl_random_instance(uint64_t seed, uint32_t min_items, uint32_t max_items
             it->gpus = 1;
             it->gpu_milli = shares[draw(&r, 0, 2)];
         } else {
-            it->gpus = u < 0.75 ? 1 : u < 0.9 ? 2 : (uint16_t)(gpus_per_node < 4 ? gpus_per_node : 4);
+            it->gpus = u < 0.75  ? 1
+                       : u < 0.9 ? 2
+                                 : (uint16_t)(gpus_per_node < 4 ? gpus_per_node : 4);
             if (it->gpus > gpus_per_node)
                 it->gpus = gpus_per_node;
             it->gpu_milli = 1000;

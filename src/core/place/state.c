@@ -118,8 +118,7 @@ void eco_pl_state_copy(struct eco_pl_state *dst, const struct eco_pl_state *src)
     memcpy(dst->gpu_free, src->gpu_free, src->gpu_off[nn] * sizeof *dst->gpu_free);
 }
 
-static int model_ok(const struct eco_pl_instance *in, const struct eco_pl_item *it,
-                    uint32_t node)
+static int model_ok(const struct eco_pl_instance *in, const struct eco_pl_item *it, uint32_t node)
 {
     if (it->gpus == 0 || it->models == 0)
         return 1;
@@ -131,8 +130,8 @@ int eco_pl_compatible(const struct eco_pl_instance *in, uint32_t item, uint32_t 
 {
     const struct eco_pl_item *it = &in->items[item];
     const struct eco_pl_node *nd = &in->nodes[node];
-    return model_ok(in, it, node) && it->cpu_milli <= nd->cpu_milli &&
-           it->mem_mib <= nd->mem_mib && it->gpus <= nd->gpus;
+    return model_ok(in, it, node) && it->cpu_milli <= nd->cpu_milli && it->mem_mib <= nd->mem_mib &&
+           it->gpus <= nd->gpus;
 }
 
 uint64_t eco_pl_pick_gpus(const struct eco_pl_state *s, uint32_t item, uint32_t node, int prefer)
@@ -216,8 +215,7 @@ int eco_pl_verify(const struct eco_pl_instance *in, const struct eco_pl_slot *sl
         uint32_t n = (uint32_t)sl->node, ng = in->nodes[n].gpus;
         if (!model_ok(in, it, n))
             rc = eco_errorf(err, -EINVAL, "item %u: GPU model of node %u not allowed", i, n);
-        else if (__builtin_popcountll(sl->gpus) != it->gpus ||
-                 (ng < 64 && (sl->gpus >> ng) != 0))
+        else if (__builtin_popcountll(sl->gpus) != it->gpus || (ng < 64 && (sl->gpus >> ng) != 0))
             rc = eco_errorf(err, -EINVAL, "item %u: %d GPUs given on node %u, %u requested", i,
                             __builtin_popcountll(sl->gpus), n, it->gpus);
         if (rc)

@@ -56,8 +56,7 @@ static int place_job(struct eco_decisions *d, uint32_t job)
     if (d->plan_state && d->placement->place_planned)
         return d->placement->place_planned(d->plan_state, d->fm, d->jobs, job, d->scratch,
                                            d->cap_scratch);
-    return d->placement->place(d->place_ctx, d->fm, &d->jobs[job], d->scratch,
-                               d->cap_scratch);
+    return d->placement->place(d->place_ctx, d->fm, &d->jobs[job], d->scratch, d->cap_scratch);
 }
 
 int eco_decisions_fits(struct eco_decisions *d, uint32_t job)

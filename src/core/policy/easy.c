@@ -136,8 +136,8 @@ static int easy_decide(struct eco_policy *p, const struct eco_sched_view *v,
                 return rc;
             continue;
         }
-        bool disjoint = head->gpu_type >= 0 && job->gpu_type >= 0 &&
-                        head->gpu_type != job->gpu_type;
+        bool disjoint =
+            head->gpu_type >= 0 && job->gpu_type >= 0 && head->gpu_type != job->gpu_type;
         bool ends_in_time = disjoint || v->now_s + job->remaining_s <= shadow_s;
         if (!ends_in_time && job->gpus > extra)
             continue; /* cannot use only spare GPUs, whatever placement gives it */

@@ -97,9 +97,9 @@ struct rest_picker {
 /* A job that fits on no single node now: whole free nodes of the classes in `order`, lowest
  * index first, while they are not larger than what is left, then one node for the rest; all
  * or nothing. */
-static int place_multi(const struct eco_freemap *fm, const struct eco_job *job,
-                       const size_t *order, size_t n_order, const struct rest_picker *rp,
-                       struct eco_alloc *out, size_t cap)
+static int place_multi(const struct eco_freemap *fm, const struct eco_job *job, const size_t *order,
+                       size_t n_order, const struct rest_picker *rp, struct eco_alloc *out,
+                       size_t cap)
 {
     uint32_t g = job->gpus;
     if (eco_freemap_total_free(fm, job->gpu_type) < g)
@@ -280,15 +280,14 @@ static int64_t aligned_node(const struct eco_freemap *fm, size_t k, uint16_t g, 
  * aligned_node), so that whole nodes stay idle and can be shut down; else a whole free node
  * of the most efficient class. -1 when none. */
 static int64_t energy_node(const struct eco_freemap *fm, const struct eco_job *job,
-                           const size_t *order, size_t n, uint16_t g,
-                           const struct eco_alloc *taken, size_t n_taken)
+                           const size_t *order, size_t n, uint16_t g, const struct eco_alloc *taken,
+                           size_t n_taken)
 {
     for (size_t i = 0; i < n; i++) {
         const struct eco_node_class *nc = eco_freemap_class(fm, order[i]);
         const struct eco_node_group *grp = &eco_freemap_cluster(fm)->groups[nc->group];
         double speed, power_w;
-        if (eco_power_eval(nc->type, job->workload, grp->limit_w, &speed, &power_w) ||
-            !(speed > 0))
+        if (eco_power_eval(nc->type, job->workload, grp->limit_w, &speed, &power_w) || !(speed > 0))
             speed = 1;
         double end_s = eco_freemap_now(fm) + job->remaining_s / speed;
         int64_t node = aligned_node(fm, order[i], g, end_s, taken, n_taken);
@@ -306,8 +305,8 @@ static int64_t energy_node(const struct eco_freemap *fm, const struct eco_job *j
     return -1;
 }
 
-static int64_t pick_energy(const struct rest_picker *rp, uint16_t g,
-                           const struct eco_alloc *taken, size_t n_taken)
+static int64_t pick_energy(const struct rest_picker *rp, uint16_t g, const struct eco_alloc *taken,
+                           size_t n_taken)
 {
     return energy_node(rp->fm, rp->job, rp->order, rp->n_order, g, taken, n_taken);
 }
@@ -509,8 +508,8 @@ static int plan_pso(void **state, const struct eco_freemap *fm, const struct eco
 static int plan_pso_basic(void **state, const struct eco_freemap *fm, const struct eco_job *jobs,
                           const uint32_t *queue, size_t n, uint64_t seed)
 {
-    return eco_placement_batch_plan(state, fm, jobs, queue, n, seed,
-                                    eco_pl_algo_find("pso-basic"), 0);
+    return eco_placement_batch_plan(state, fm, jobs, queue, n, seed, eco_pl_algo_find("pso-basic"),
+                                    0);
 }
 
 static const struct eco_placement_ops pso_ops = {
@@ -532,8 +531,8 @@ static const struct eco_placement_ops pso_basic_ops = {
 };
 
 static const struct eco_placement_ops *const placements[] = {
-    &pack_ops, &pool_ops, &spread_ops, &first_fit_ops, &energy_ops, &ffd_ops,
-    &bfd_ops,  &dot_ops,  &fgd_ops,    &pso_ops,      &pso_basic_ops, NULL,
+    &pack_ops, &pool_ops, &spread_ops, &first_fit_ops, &energy_ops,    &ffd_ops,
+    &bfd_ops,  &dot_ops,  &fgd_ops,    &pso_ops,       &pso_basic_ops, NULL,
 };
 
 const struct eco_placement_ops *const *eco_placement_all(void)

@@ -137,8 +137,8 @@ static int jobs_waiting(const struct eco_pd_view *v)
 /* Boots OFF nodes for waiting jobs that the idle and booting nodes will not serve, in queue
  * order: a job that needs more GPUs (of its type, if it names one) than are coming gets
  * compatible OFF nodes, lowest index first. At most `limit` boots. */
-static int wake_for_queue(const struct eco_pd_view *v, struct eco_pd_decisions *out,
-                          unsigned limit, unsigned *booted, uint8_t *picked)
+static int wake_for_queue(const struct eco_pd_view *v, struct eco_pd_decisions *out, unsigned limit,
+                          unsigned *booted, uint8_t *picked)
 {
     struct supply sup;
     count_supply(v, &sup);
@@ -150,8 +150,8 @@ static int wake_for_queue(const struct eco_pd_view *v, struct eco_pd_decisions *
         if (take_supply(&sup, j->gpu_type, j->gpus))
             continue;
         /* What is left of the supply it may use goes to it; boot the rest. */
-        uint64_t have = j->gpu_type >= 0 && j->gpu_type < MAX_TYPES ? sup.type[j->gpu_type]
-                                                                     : sup.any;
+        uint64_t have =
+            j->gpu_type >= 0 && j->gpu_type < MAX_TYPES ? sup.type[j->gpu_type] : sup.any;
         take_supply(&sup, j->gpu_type, have);
         uint64_t need = j->gpus - have;
         for (uint32_t n = 0; n < v->cluster->n_nodes && need > 0 && *booted < limit; n++) {
@@ -362,8 +362,8 @@ static void fc_destroy(struct eco_powerdown *p)
 }
 
 /* "window=SECONDS,margin=X" in any order, each optional. */
-static int parse_fc_params(const char *params, double *window_s, double *margin,
-                           double *dwell_s, struct eco_error *err)
+static int parse_fc_params(const char *params, double *window_s, double *margin, double *dwell_s,
+                           struct eco_error *err)
 {
     const char *p = params;
     while (*p) {
@@ -556,8 +556,7 @@ static const struct eco_powerdown_ops forecast_ops = {
     .next_wakeup = fc_next_wakeup,
 };
 
-static const struct eco_powerdown_ops *const pd_all[] = {&none_ops, &idle_ops, &forecast_ops,
-                                                         NULL};
+static const struct eco_powerdown_ops *const pd_all[] = {&none_ops, &idle_ops, &forecast_ops, NULL};
 
 const struct eco_powerdown_ops *const *eco_powerdown_all(void)
 {

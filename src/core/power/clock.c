@@ -121,7 +121,9 @@ int eco_clock_eval(int type, size_t w, double clock_mhz, double *speed, double *
         return -EINVAL;
     const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
     double fmax = c->levels_mhz[c->n_levels - 1];
-    double f = clock_mhz < c->levels_mhz[0] ? c->levels_mhz[0] : clock_mhz > fmax ? fmax : clock_mhz;
+    double f = clock_mhz < c->levels_mhz[0] ? c->levels_mhz[0]
+               : clock_mhz > fmax           ? fmax
+                                            : clock_mhz;
     double s = 0, p = 0;
     if (w == ECO_WORKLOAD_GENERIC) {
         /* the mean of the six workloads, as for the power-limit curves */
@@ -243,7 +245,8 @@ int eco_gpu_freq_parse(const char *spec, const double *levels, size_t n, struct 
         return eco_errorf(err, -EINVAL, "--gpu-freq: value longer than %zu bytes", sizeof buf - 1);
     strcpy(buf, spec);
     int have_gfx = 0, have_mem = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
         if (!strcmp(tok, "verbose")) {
             r.verbose = 1;
             continue;

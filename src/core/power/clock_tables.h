@@ -12,10 +12,10 @@
 
 /* One catalog type's clocks. */
 struct eco_clock_type_table {
-    const char *name;          /* catalog name */
+    const char *name; /* catalog name */
     size_t n_levels;
-    const double *levels_mhz;  /* supported SM clocks, strictly increasing */
-    double floor_mhz;          /* lowest level of the clock knob (docs/models/clock.md) */
+    const double *levels_mhz; /* supported SM clocks, strictly increasing */
+    double floor_mhz;         /* lowest level of the clock knob (docs/models/clock.md) */
     const char *source;
 };
 

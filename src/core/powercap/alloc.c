@@ -123,9 +123,8 @@ static void cost_row(const struct eco_cap_job *j, const struct eco_cap_params *p
     const int lost = has_dl && p->lost_release && finish_time(j, period, rem, smax) > slack;
     if (p->miss_cost > 0.0) {
         const double sig = p->miss_sigma > 0.0 ? p->miss_sigma : MISS_SIGMA_DEFAULT;
-        const double pen = has_dl && !lost
-                               ? p->miss_cost * w * (j->miss_ref_s > 0.0 ? j->miss_ref_s : rem)
-                               : 0.0;
+        const double pen =
+            has_dl && !lost ? p->miss_cost * w * (j->miss_ref_s > 0.0 ? j->miss_ref_s : rem) : 0.0;
         /* Terms that cannot change the sum are not computed (the same values, bit for bit):
          * with v = w t > 0, adding d > 0 leaves v unchanged when d < v 2^-54 (under half an
          * ulp); Phi(z) <= exp(-z^2 / 2) / 2 for z <= 0, so pen Phi(z) < w t_min 2^-56 <= v

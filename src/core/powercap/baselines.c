@@ -188,7 +188,7 @@ static double level_down(const struct eco_cap_job *j, double x)
     const double *l = j->levels;
     uint32_t lo = 0, hi = j->n_levels;
     double xt = x + 1e-9 * fabs(x); /* min + 1.0 x (max - min) may round below max */
-    while (lo < hi) { /* first level above x */
+    while (lo < hi) {               /* first level above x */
         uint32_t mid = lo + (hi - lo) / 2;
         if (l[mid] <= xt)
             lo = mid + 1;
@@ -232,7 +232,7 @@ int eco_cap_uniform_levels(const struct eco_cap_job *jobs, size_t n, double budg
         t = a;
     }
     for (size_t i = 0; i < n; i++)
-        limits_w[i] =
-            level_down(&jobs[i], jobs[i].min_limit_w + t * (jobs[i].max_limit_w - jobs[i].min_limit_w));
+        limits_w[i] = level_down(&jobs[i], jobs[i].min_limit_w +
+                                               t * (jobs[i].max_limit_w - jobs[i].min_limit_w));
     return 0;
 }

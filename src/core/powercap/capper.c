@@ -250,9 +250,9 @@ static int parse_params(struct eco_capper *c, const char *params, unsigned group
 }
 
 struct eco_capper *eco_capper__create_common(const struct eco_capper_ops *ops, const char *params,
-                                            const struct eco_capper_common *d, unsigned keys_in,
-                                            eco_capper_split_fn split, int use_truth,
-                                            struct eco_error *err)
+                                             const struct eco_capper_common *d, unsigned keys_in,
+                                             eco_capper_split_fn split, int use_truth,
+                                             struct eco_error *err)
 {
     struct eco_capper *c = calloc(1, sizeof *c);
     if (!c) {
@@ -349,14 +349,14 @@ int eco_capper__binds(const struct eco_cap_job *jobs, size_t n, const double *li
 }
 
 int eco_capper__decide_family(struct eco_capper *c, const struct eco_capper_view *v,
-                             struct eco_rng *rng, double *limits_w)
+                              struct eco_rng *rng, double *limits_w)
 {
     return eco_capper__decide_common(c, v, rng, limits_w, c->split, c->use_truth);
 }
 
 int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view *v,
-                             struct eco_rng *rng, double *limits_w, eco_capper_split_fn split,
-                             int use_truth)
+                              struct eco_rng *rng, double *limits_w, eco_capper_split_fn split,
+                              int use_truth)
 {
     size_t n = v->n;
     if (!n)

@@ -66,27 +66,27 @@ struct eco_capper {
  * those in `keys`), deciding with split (and the truth when use_truth). NULL with err naming
  * the key on a bad parameter. */
 struct eco_capper *eco_capper__create_common(const struct eco_capper_ops *ops, const char *params,
-                                            const struct eco_capper_common *d, unsigned keys,
-                                            eco_capper_split_fn split, int use_truth,
-                                            struct eco_error *err);
+                                             const struct eco_capper_common *d, unsigned keys,
+                                             eco_capper_split_fn split, int use_truth,
+                                             struct eco_error *err);
 /* An ops table's destroy and decide: every policy's are these (the policy's own part is the
  * split given to eco_capper__create_common). */
 void eco_capper__destroy_common(struct eco_capper *c);
 int eco_capper__decide_family(struct eco_capper *c, const struct eco_capper_view *v,
-                             struct eco_rng *rng, double *limits_w);
+                              struct eco_rng *rng, double *limits_w);
 /* A split's answer for a rule without a price: 1 (binds) when some job is below its maximum. */
 int eco_capper__binds(const struct eco_cap_job *jobs, size_t n, const double *limits_w);
 /* The split of mpc and the oracle: eco_cap_plan (plan=1) or eco_cap_allocate over the jobs'
  * predict (capper_mpc.c). */
 int eco_capper__split_alloc(struct eco_capper *c, const struct eco_capper_view *v,
-                           const struct eco_cap_job *jobs, double gpu_budget_w, double *limits_w);
+                            const struct eco_cap_job *jobs, double gpu_budget_w, double *limits_w);
 /* The family's decide around split: feedback on v->measured_w (when finite), the jobs'
  * budget (budget - fixed + integral), split, anti-windup, early dithering (draws from rng
  * only when dither > 0), settings clamped and put on levels. use_truth: jobs' predict is
  * their truth. */
 int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view *v,
-                             struct eco_rng *rng, double *limits_w, eco_capper_split_fn split,
-                             int use_truth);
+                              struct eco_rng *rng, double *limits_w, eco_capper_split_fn split,
+                              int use_truth);
 /* The family's defaults (docs/policies/powercap.md). */
 void eco_capper__common_default(struct eco_capper_common *d);
 

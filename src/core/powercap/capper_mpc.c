@@ -5,7 +5,7 @@
 #include "capper_internal.h"
 
 int eco_capper__split_alloc(struct eco_capper *c, const struct eco_capper_view *v,
-                           const struct eco_cap_job *jobs, double gpu_budget_w, double *limits_w)
+                            const struct eco_cap_job *jobs, double gpu_budget_w, double *limits_w)
 {
     double price = c->cm.plan
                        ? eco_cap_plan(jobs, v->n, gpu_budget_w, &c->cap, 0, limits_w, NULL)
@@ -33,5 +33,5 @@ static struct eco_capper *create(const char *params, struct eco_error *err)
     struct eco_capper_common d;
     eco_capper__common_default(&d);
     return eco_capper__create_common(&eco_capper_mpc, params, &d, ECO_CAPPER_KEYS_ALLOC,
-                                    eco_capper__split_alloc, 0, err);
+                                     eco_capper__split_alloc, 0, err);
 }

@@ -24,5 +24,5 @@ static struct eco_capper *create(const char *params, struct eco_error *err)
     d.dither = 0; /* it reads the truth: nothing to explore */
     d.gain = 0;   /* nor a model bias to correct: the integral would chase noise */
     return eco_capper__create_common(&eco_capper_oracle, params, &d, ECO_CAPPER_KEYS_ALLOC,
-                                    eco_capper__split_alloc, 1, err);
+                                     eco_capper__split_alloc, 1, err);
 }

@@ -37,5 +37,5 @@ static struct eco_capper *create(const char *params, struct eco_error *err)
     d.gain = 0;   /* it is a feedback controller on measured power itself */
     d.dither = 0; /* it reads no model */
     return eco_capper__create_common(&eco_capper_threshold, params, &d, ECO_CAPPER_KEYS_THRESHOLD,
-                                    split, 0, err);
+                                     split, 0, err);
 }

@@ -63,9 +63,12 @@ static void eig_values(const double A[ECO_RLS_DIM][ECO_RLS_DIM], double d[ECO_RL
     double q = (A[0][0] + A[1][1] + A[2][2]) / 3.0;
     if (p1 <= 1e-30 * q * q) { /* diagonal */
         double x = A[0][0], y = A[1][1], z = A[2][2], t;
-        if (x < y) t = x, x = y, y = t;
-        if (y < z) t = y, y = z, z = t;
-        if (x < y) t = x, x = y, y = t;
+        if (x < y)
+            t = x, x = y, y = t;
+        if (y < z)
+            t = y, y = z, z = t;
+        if (x < y)
+            t = x, x = y, y = t;
         d[0] = x, d[1] = y, d[2] = z;
         return;
     }
