@@ -22,9 +22,9 @@ static int clock_for(struct ecod *d, unsigned g, double cap_w, double *mhz, stru
         return rc;
     int type = eco_catalog_match(model);
     if (type < 0)
-        return eco_platform_fail(err, -ENOENT, "no clock model for GPU model '%s'", model);
+        return eco_errorf(err, -ENOENT, "no clock model for GPU model '%s'", model);
     return eco_clock_for_power(type, ECO_WORKLOAD_GENERIC, cap_w, mhz) < 0
-               ? eco_platform_fail(err, -EINVAL, "cap %g W is not a power", cap_w)
+               ? eco_errorf(err, -EINVAL, "cap %g W is not a power", cap_w)
                : 0;
 }
 

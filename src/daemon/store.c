@@ -2,7 +2,6 @@
 /* The daemon's job store on SQLite: schema migrations, statements prepared once at open, and
  * guarded state transitions, each write in its own transaction. See docs/daemon/store.md. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,20 +202,6 @@ struct eco_store {
 
 /* ---- errors ----------------------------------------------------------------------------- */
 
-static int fail(struct eco_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(struct eco_error *err, int code, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 /* errno code for an SQLite result code. */
 static int sqlite_errno(sqlite3 *db, int rc)
 {
@@ -252,8 +237,8 @@ static int sqlite_errno(sqlite3 *db, int rc)
 /* Fails with the file, what was being done and SQLite's message. */
 static int fail_sql(const struct eco_store *s, struct eco_error *err, int rc, const char *what)
 {
-    return fail(err, sqlite_errno(s->db, rc), "%s: %s: %s", s->path, what,
-                s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+    return eco_errorf(err, sqlite_errno(s->db, rc), "%s: %s: %s", s->path, what,
+                      s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
 }
 
 /* ---- statements and transactions -------------------------------------------------------- */
@@ -351,7 +336,8 @@ static int set_pragmas(struct eco_store *s, unsigned flags, struct eco_error *er
     if (ret != 0)
         return ret;
     if (strcmp(mode, "wal") != 0)
-        return fail(err, -EIO, "%s: set WAL mode: refused, journal mode stays '%s'", s->path, mode);
+        return eco_errorf(err, -EIO, "%s: set WAL mode: refused, journal mode stays '%s'", s->path,
+                          mode);
     return exec_once(s, (flags & ECO_STORE_SYNC_FULL) ? SQL_SYNC_FULL : SQL_SYNC_NORMAL,
                      "set synchronous", err);
 }
@@ -369,8 +355,9 @@ static int migrate(struct eco_store *s, struct eco_error *err)
     if (ret != 0)
         goto out;
     if (v < 0 || v > ECO_STORE_SCHEMA_VERSION) {
-        ret = fail(err, -ENOTSUP, "%s: schema version %d is not one this ecoschedd knows (1..%d)",
-                   s->path, v, ECO_STORE_SCHEMA_VERSION);
+        ret = eco_errorf(err, -ENOTSUP,
+                         "%s: schema version %d is not one this ecoschedd knows (1..%d)", s->path,
+                         v, ECO_STORE_SCHEMA_VERSION);
         goto out;
     }
     for (int i = v + 1; i <= ECO_STORE_SCHEMA_VERSION; i++) {
@@ -444,13 +431,14 @@ static int check_wal(const char *path, struct eco_error *err)
                       "file alone holds, move the -wal file aside (jobs since the last "
                       "checkpoint are then lost)";
     if (stat(path, &db) < 0 || db.st_size == 0)
-        return fail(err, -EBADMSG,
-                    "%s: the database is %s but its write-ahead log %s holds "
-                    "%lld bytes: the store is damaged; restore it from a backup, or move the "
-                    "state directory aside to start empty",
-                    path, stat(path, &db) < 0 ? "missing" : "empty", wal, (long long)st.st_size);
+        return eco_errorf(err, -EBADMSG,
+                          "%s: the database is %s but its write-ahead log %s holds "
+                          "%lld bytes: the store is damaged; restore it from a backup, or move the "
+                          "state directory aside to start empty",
+                          path, stat(path, &db) < 0 ? "missing" : "empty", wal,
+                          (long long)st.st_size);
     if (!(f = fopen(wal, "rbe")))
-        return fail(err, -errno, "%s: cannot read: %s", wal, strerror(errno));
+        return eco_errorf(err, -errno, "%s: cannot read: %s", wal, strerror(errno));
     uint32_t magic = 0, psz = 0, c[2] = {0, 0};
     bool ok = fread(hdr, 1, WAL_HDR, f) == WAL_HDR;
     if (ok) {
@@ -464,14 +452,15 @@ static int check_wal(const char *path, struct eco_error *err)
         ok = c[0] == be32(hdr + 24) && c[1] == be32(hdr + 28);
     }
     if (!ok) {
-        ret = fail(err, -EBADMSG,
-                   "%s: damaged write-ahead log (its header is not a valid SQLite "
-                   "WAL header; SQLite would ignore the whole log and lose the jobs in it): %s",
-                   wal, fix);
+        ret =
+            eco_errorf(err, -EBADMSG,
+                       "%s: damaged write-ahead log (its header is not a valid SQLite "
+                       "WAL header; SQLite would ignore the whole log and lose the jobs in it): %s",
+                       wal, fix);
         goto out;
     }
     if (!(page = malloc(psz))) {
-        ret = fail(err, -ENOMEM, "%s: out of memory", wal);
+        ret = eco_errorf(err, -ENOMEM, "%s: out of memory", wal);
         goto out;
     }
     long long frame = 0, bad = -1;
@@ -480,11 +469,11 @@ static int check_wal(const char *path, struct eco_error *err)
         if (memcmp(fh + 8, hdr + 16, 8) != 0)
             break; /* a frame of an earlier log generation: the current log ends here */
         if (bad >= 0) {
-            ret = fail(err, -EBADMSG,
-                       "%s: damaged write-ahead log (frame %lld fails its "
-                       "checksum, frame %lld of the same log follows; SQLite would drop both "
-                       "and every commit after them): %s",
-                       wal, bad, frame, fix);
+            ret = eco_errorf(err, -EBADMSG,
+                             "%s: damaged write-ahead log (frame %lld fails its "
+                             "checksum, frame %lld of the same log follows; SQLite would drop both "
+                             "and every commit after them): %s",
+                             wal, bad, frame, fix);
             goto out;
         }
         wal_cksum(magic == WAL_MAGIC_BE, fh, 8, c);
@@ -505,10 +494,10 @@ static int check_integrity(struct eco_store *s, struct eco_error *err)
     char res[200] = "";
     int ret = query_once(s, SQL_QUICK_CHECK, "integrity check", NULL, res, sizeof res, err);
     if (ret == -EBADMSG || (ret == 0 && strcmp(res, "ok") != 0))
-        return fail(err, -EBADMSG,
-                    "%s: the database is damaged (quick_check: %s): restore it "
-                    "from a backup, or move the state directory aside to start empty",
-                    s->path, ret == 0 ? res : (s->db ? sqlite3_errmsg(s->db) : "corrupt"));
+        return eco_errorf(err, -EBADMSG,
+                          "%s: the database is damaged (quick_check: %s): restore it "
+                          "from a backup, or move the state directory aside to start empty",
+                          s->path, ret == 0 ? res : (s->db ? sqlite3_errmsg(s->db) : "corrupt"));
     return ret;
 }
 
@@ -530,10 +519,10 @@ static int store_connect(const char *path, int sqlite_flags, const char *what, s
                          struct eco_error *err)
 {
     if (!path || !*path)
-        return fail(err, -EINVAL, "store: no database path given");
+        return eco_errorf(err, -EINVAL, "store: no database path given");
     *s = calloc(1, sizeof **s);
     if (!*s || !((*s)->path = strdup(path)))
-        return fail(err, -ENOMEM, "%s: out of memory", path);
+        return eco_errorf(err, -ENOMEM, "%s: out of memory", path);
     int rc = sqlite3_open_v2(path, &(*s)->db, sqlite_flags | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK)
         return fail_sql(*s, err, rc, what);
@@ -558,7 +547,7 @@ int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
     struct eco_store *s = NULL;
     *out = NULL;
     if (!path || !*path)
-        return fail(err, -EINVAL, "store: no database path given");
+        return eco_errorf(err, -EINVAL, "store: no database path given");
     /* before SQLite opens it: opening replays (or silently drops) the log */
     int ret = check_wal(path, err);
     if (ret == 0)
@@ -589,8 +578,8 @@ int eco_store_open_reader(const char *path, struct eco_store **out, struct eco_e
     if (ret == 0)
         ret = query_once(s, SQL_GET_VERSION, "read schema version", &s->version, NULL, 0, err);
     if (ret == 0 && s->version != ECO_STORE_SCHEMA_VERSION)
-        ret = fail(err, -ENOTSUP, "%s: schema version %d, not %d (open the writer first)", path,
-                   s->version, ECO_STORE_SCHEMA_VERSION);
+        ret = eco_errorf(err, -ENOTSUP, "%s: schema version %d, not %d (open the writer first)",
+                         path, s->version, ECO_STORE_SCHEMA_VERSION);
     if (ret == 0)
         ret = prepare_all(s, err);
     return open_done(s, ret, out);
@@ -637,7 +626,7 @@ static int check_json(struct eco_store *s, enum stmt which, const char *field, c
     if (rc != SQLITE_ROW)
         ret = fail_sql(s, err, rc, field);
     else if (!sqlite3_column_int(st, 0))
-        ret = fail(err, -EINVAL, "%s: job field '%s': not %s", s->path, field, want);
+        ret = eco_errorf(err, -EINVAL, "%s: job field '%s': not %s", s->path, field, want);
     done(st);
     return ret;
 }
@@ -645,14 +634,14 @@ static int check_json(struct eco_store *s, enum stmt which, const char *field, c
 static int check_job(struct eco_store *s, const struct eco_store_job *j, struct eco_error *err)
 {
     if (!j->cwd || !*j->cwd)
-        return fail(err, -EINVAL, "%s: job field 'cwd': missing", s->path);
+        return eco_errorf(err, -EINVAL, "%s: job field 'cwd': missing", s->path);
     if (!j->argv_json)
-        return fail(err, -EINVAL, "%s: job field 'argv': missing", s->path);
+        return eco_errorf(err, -EINVAL, "%s: job field 'argv': missing", s->path);
     if (!(j->gpu_mem_gb >= 0))
-        return fail(err, -EINVAL, "%s: job field 'gpu_mem_gb': negative", s->path);
+        return eco_errorf(err, -EINVAL, "%s: job field 'gpu_mem_gb': negative", s->path);
     if (!(j->power_cap_w >= 0 || j->power_cap_w == ECO_STORE_CAP_AUTO))
-        return fail(err, -EINVAL, "%s: job field 'power_cap_w': neither watts, 0 nor -1 (auto)",
-                    s->path);
+        return eco_errorf(err, -EINVAL,
+                          "%s: job field 'power_cap_w': neither watts, 0 nor -1 (auto)", s->path);
     int ret = check_json(s, ST_CHECK_ARGV, "argv", j->argv_json,
                          "a non-empty JSON array of strings", err);
     if (ret == 0 && j->env_json)
@@ -796,8 +785,8 @@ static int row_to_job(struct eco_store *s, sqlite3_stmt *st, struct eco_store_jo
     const char *state = (const char *)sqlite3_column_text(st, COL_STATE);
     j->id = sqlite3_column_int64(st, COL_ID);
     if (eco_store_state_parse(state, &j->state) != 0)
-        return fail(err, -EBADMSG, "%s: job %lld: unknown state '%s'", s->path, (long long)j->id,
-                    state ? state : "(null)");
+        return eco_errorf(err, -EBADMSG, "%s: job %lld: unknown state '%s'", s->path,
+                          (long long)j->id, state ? state : "(null)");
     j->uid = (uid_t)sqlite3_column_int64(st, COL_UID);
     j->gid = (gid_t)sqlite3_column_int64(st, COL_GID);
     j->gpus = (unsigned)sqlite3_column_int64(st, COL_GPUS);
@@ -814,7 +803,7 @@ static int row_to_job(struct eco_store *s, sqlite3_stmt *st, struct eco_store_jo
         sqlite3_column_type(st, COL_EXIT) == SQLITE_NULL ? -1 : sqlite3_column_int(st, COL_EXIT);
     j->energy_j = sqlite3_column_double(st, COL_ENERGY);
     if (copy_strings(st, j) != 0)
-        return fail(err, -ENOMEM, "%s: job %lld: out of memory", s->path, (long long)j->id);
+        return eco_errorf(err, -ENOMEM, "%s: job %lld: out of memory", s->path, (long long)j->id);
     return 0;
 }
 
@@ -828,7 +817,7 @@ int eco_store_get(struct eco_store *s, int64_t id, struct eco_store_job *out, st
     if (rc == SQLITE_ROW)
         ret = row_to_job(s, st, out, err);
     else if (rc == SQLITE_DONE)
-        ret = fail(err, -ENOENT, "%s: no job %lld", s->path, (long long)id);
+        ret = eco_errorf(err, -ENOENT, "%s: no job %lld", s->path, (long long)id);
     else
         ret = fail_sql(s, err, rc, "fetch job");
     done(st);
@@ -847,7 +836,7 @@ static int collect(struct eco_store *s, enum stmt all, enum stmt by_state, int s
     *jobs = NULL;
     *n = 0;
     if (state != ECO_STORE_ANY && (state < 0 || state >= ECO_STORE_NSTATES))
-        return fail(err, -EINVAL, "%s: list: unknown state %d", s->path, state);
+        return eco_errorf(err, -EINVAL, "%s: list: unknown state %d", s->path, state);
     st = s->st[state == ECO_STORE_ANY ? all : by_state];
     sqlite3_bind_int64(st, 1, limit ? (sqlite3_int64)limit : -1);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)from);
@@ -858,7 +847,7 @@ static int collect(struct eco_store *s, enum stmt all, enum stmt by_state, int s
             size_t ncap = cap ? 2 * cap : 16;
             struct eco_store_job *nv = realloc(v, ncap * sizeof *nv);
             if (!nv) {
-                ret = fail(err, -ENOMEM, "%s: list: out of memory", s->path);
+                ret = eco_errorf(err, -ENOMEM, "%s: list: out of memory", s->path);
                 goto out;
             }
             v = nv;
@@ -938,15 +927,15 @@ static int check_state(struct eco_store *s, int64_t id, unsigned from, const cha
     sqlite3_bind_int64(st, 1, id);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_DONE)
-        ret = fail(err, -ENOENT, "%s: %s: no job %lld", s->path, what, (long long)id);
+        ret = eco_errorf(err, -ENOENT, "%s: %s: no job %lld", s->path, what, (long long)id);
     else if (rc != SQLITE_ROW)
         ret = fail_sql(s, err, rc, what);
     else if (eco_store_state_parse((const char *)sqlite3_column_text(st, 0), cur) != 0)
-        ret = fail(err, -EBADMSG, "%s: %s: job %lld has an unknown state", s->path, what,
-                   (long long)id);
+        ret = eco_errorf(err, -EBADMSG, "%s: %s: job %lld has an unknown state", s->path, what,
+                         (long long)id);
     else if (!(from & BIT(*cur)))
-        ret = fail(err, -ESTALE, "%s: %s: job %lld is %s", s->path, what, (long long)id,
-                   eco_store_state_name(*cur));
+        ret = eco_errorf(err, -ESTALE, "%s: %s: job %lld is %s", s->path, what, (long long)id,
+                         eco_store_state_name(*cur));
     done(st);
     return ret;
 }
@@ -963,7 +952,8 @@ static int transition(struct eco_store *s, int64_t id, enum stmt which, unsigned
     if (ret == 0)
         ret = exec_stmt(s, which, what, err);
     if (ret == 0 && sqlite3_changes(s->db) != 1)
-        ret = fail(err, -ESTALE, "%s: %s: job %lld changed under us", s->path, what, (long long)id);
+        ret = eco_errorf(err, -ESTALE, "%s: %s: job %lld changed under us", s->path, what,
+                         (long long)id);
     ret = tx_end(s, ret, err);
     if (ret == 0 && prev)
         *prev = cur;
@@ -989,8 +979,9 @@ int eco_store_finish(struct eco_store *s, int64_t id, enum eco_store_state to, i
 {
     sqlite3_stmt *st = s->st[ST_FINISH];
     if (to != ECO_STORE_DONE && to != ECO_STORE_FAILED)
-        return fail(err, -EINVAL, "%s: finish job %lld: target state %s is not done or failed",
-                    s->path, (long long)id, eco_store_state_name(to));
+        return eco_errorf(err, -EINVAL,
+                          "%s: finish job %lld: target state %s is not done or failed", s->path,
+                          (long long)id, eco_store_state_name(to));
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_text(st, 2, STATE_NAMES[to], -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 3, exit_status);
@@ -1083,8 +1074,8 @@ int eco_store_set_power_cap(struct eco_store *s, int64_t id, double cap_w, struc
 {
     sqlite3_stmt *st = s->st[ST_CAP];
     if (!(cap_w >= 0 || cap_w == ECO_STORE_CAP_AUTO))
-        return fail(err, -EINVAL, "%s: set job power cap: %g W is neither watts, 0 nor -1", s->path,
-                    cap_w);
+        return eco_errorf(err, -EINVAL, "%s: set job power cap: %g W is neither watts, 0 nor -1",
+                          s->path, cap_w);
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_double(st, 2, cap_w);
     return transition(s, id, ST_CAP, ~0u, "set job power cap", NULL, err);

@@ -25,7 +25,7 @@ static unsigned none_count(const void *state)
 
 static int no_gpu(unsigned gpu, struct eco_error *err)
 {
-    return eco_platform_fail(err, -ENODEV, "none: GPU %u out of range (no GPUs)", gpu);
+    return eco_errorf(err, -ENODEV, "none: GPU %u out of range (no GPUs)", gpu);
 }
 
 static int none_str(void *state, unsigned gpu, char *buf, size_t cap, struct eco_error *err)

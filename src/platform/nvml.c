@@ -61,8 +61,8 @@ static void *sym(struct nvml *st, const char *name, bool required, int *rc, stru
 {
     void *p = dlsym(st->dl, name);
     if (!p && required && *rc == 0)
-        *rc = eco_platform_fail(err, -ENOSYS, "%s: NVML library '%s' lacks symbol %s", st->backend,
-                                st->lib, name);
+        *rc = eco_errorf(err, -ENOSYS, "%s: NVML library '%s' lacks symbol %s", st->backend,
+                         st->lib, name);
     return p;
 }
 
@@ -128,15 +128,15 @@ static int check(const struct nvml *st, unsigned gpu, nvmlReturn_t r, const char
 {
     if (r == NVML_SUCCESS)
         return 0;
-    return eco_platform_fail(err, errno_of(r), "%s: GPU %u: %s: %s (NVML code %d)", st->backend,
-                             gpu, call, errtext(st, r), r);
+    return eco_errorf(err, errno_of(r), "%s: GPU %u: %s: %s (NVML code %d)", st->backend, gpu, call,
+                      errtext(st, r), r);
 }
 
 static int device(const struct nvml *st, unsigned gpu, nvmlDevice_t *d, struct eco_error *err)
 {
     if (gpu >= st->n)
-        return eco_platform_fail(err, -ENODEV, "%s: GPU %u out of range (%u GPUs)", st->backend,
-                                 gpu, st->n);
+        return eco_errorf(err, -ENODEV, "%s: GPU %u out of range (%u GPUs)", st->backend, gpu,
+                          st->n);
     *d = st->dev[gpu];
     return 0;
 }
@@ -161,7 +161,7 @@ static int nvml_open(const char *backend, const char *lib, void **state, struct 
     *state = NULL;
     st = calloc(1, sizeof *st);
     if (!st) {
-        rc = eco_platform_fail(err, -ENOMEM, "%s: out of memory", backend);
+        rc = eco_errorf(err, -ENOMEM, "%s: out of memory", backend);
         goto out;
     }
     st->backend = backend;
@@ -169,8 +169,8 @@ static int nvml_open(const char *backend, const char *lib, void **state, struct 
     st->dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!st->dl) {
         const char *why = dlerror();
-        rc = eco_platform_fail(err, -ENOENT, "%s: cannot load NVML library '%s': %s", backend, lib,
-                               why ? why : "dlopen failed");
+        rc = eco_errorf(err, -ENOENT, "%s: cannot load NVML library '%s': %s", backend, lib,
+                        why ? why : "dlopen failed");
         goto out;
     }
     rc = load_syms(st, err);
@@ -178,20 +178,19 @@ static int nvml_open(const char *backend, const char *lib, void **state, struct 
         goto out;
     nvmlReturn_t r = st->init();
     if (r != NVML_SUCCESS) {
-        rc = eco_platform_fail(err, -ENODEV, "%s: nvmlInit_v2 from '%s' failed: %s (NVML code %d)",
-                               backend, lib, errtext(st, r), r);
+        rc = eco_errorf(err, -ENODEV, "%s: nvmlInit_v2 from '%s' failed: %s (NVML code %d)",
+                        backend, lib, errtext(st, r), r);
         goto out;
     }
     st->inited = true;
     r = st->count(&st->n);
     if (r != NVML_SUCCESS) {
-        rc = eco_platform_fail(err, errno_of(r), "%s: nvmlDeviceGetCount_v2: %s", backend,
-                               errtext(st, r));
+        rc = eco_errorf(err, errno_of(r), "%s: nvmlDeviceGetCount_v2: %s", backend, errtext(st, r));
         goto out;
     }
     st->dev = calloc(st->n ? st->n : 1, sizeof *st->dev);
     if (!st->dev) {
-        rc = eco_platform_fail(err, -ENOMEM, "%s: out of memory", backend);
+        rc = eco_errorf(err, -ENOMEM, "%s: out of memory", backend);
         goto out;
     }
     for (unsigned i = 0; i < st->n; i++) {
@@ -221,11 +220,11 @@ static int fake_create(const char *lib_path, void **state, struct eco_error *err
         ssize_t len = readlink("/proc/self/exe", path, sizeof path - 1);
         if (len < 0) {
             *state = NULL;
-            return eco_platform_fail(err, -ENOENT,
-                                     "fake: cannot find " FAKE_LIB_NAME
-                                     " (no library path, $ECOSCHED_FAKE_NVML_LIB unset, "
-                                     "/proc/self/exe unreadable: %s)",
-                                     strerror(errno));
+            return eco_errorf(err, -ENOENT,
+                              "fake: cannot find " FAKE_LIB_NAME
+                              " (no library path, $ECOSCHED_FAKE_NVML_LIB unset, "
+                              "/proc/self/exe unreadable: %s)",
+                              strerror(errno));
         }
         path[len] = '\0';
         char *slash = strrchr(path, '/');
@@ -360,9 +359,9 @@ static int nvml_energy(void *state, unsigned gpu, double *energy_j, struct eco_e
     if (rc < 0)
         return rc;
     if (!st->energy)
-        return eco_platform_fail(err, -ENOTSUP,
-                                 "%s: GPU %u: '%s' lacks nvmlDeviceGetTotalEnergyConsumption",
-                                 st->backend, gpu, st->lib);
+        return eco_errorf(err, -ENOTSUP,
+                          "%s: GPU %u: '%s' lacks nvmlDeviceGetTotalEnergyConsumption", st->backend,
+                          gpu, st->lib);
     rc = check(st, gpu, st->energy(d, &mj), "nvmlDeviceGetTotalEnergyConsumption", err);
     if (rc == 0)
         *energy_j = (double)mj / 1000.0;
@@ -377,21 +376,21 @@ static int nvml_set_limit(void *state, unsigned gpu, double limit_w, struct eco_
     if (rc < 0)
         return rc;
     if (!(limit_w > 0 && limit_w < 4e6))
-        return eco_platform_fail(err, -EINVAL, "%s: GPU %u: power limit %g W is not a power",
-                                 st->backend, gpu, limit_w);
+        return eco_errorf(err, -EINVAL, "%s: GPU %u: power limit %g W is not a power", st->backend,
+                          gpu, limit_w);
     unsigned mw = (unsigned)(limit_w * 1000.0 + 0.5);
     nvmlReturn_t r = st->set_limit(d, mw);
     if (r == NVML_SUCCESS)
         return 0;
     unsigned lo = 0, hi = 0;
     if (r == NVML_ERROR_INVALID_ARGUMENT && st->constraints(d, &lo, &hi) == NVML_SUCCESS)
-        return eco_platform_fail(
-            err, -EINVAL, "%s: GPU %u: power limit %g W refused: outside %g..%g W (%s)",
-            st->backend, gpu, limit_w, lo / 1000.0, hi / 1000.0, errtext(st, r));
-    return eco_platform_fail(err, errno_of(r),
-                             "%s: GPU %u: nvmlDeviceSetPowerManagementLimit(%u mW): %s%s",
-                             st->backend, gpu, mw, errtext(st, r),
-                             r == NVML_ERROR_NO_PERMISSION ? " (setting limits needs root)" : "");
+        return eco_errorf(err, -EINVAL,
+                          "%s: GPU %u: power limit %g W refused: outside %g..%g W (%s)",
+                          st->backend, gpu, limit_w, lo / 1000.0, hi / 1000.0, errtext(st, r));
+    return eco_errorf(err, errno_of(r),
+                      "%s: GPU %u: nvmlDeviceSetPowerManagementLimit(%u mW): %s%s", st->backend,
+                      gpu, mw, errtext(st, r),
+                      r == NVML_ERROR_NO_PERMISSION ? " (setting limits needs root)" : "");
 }
 
 static int nvml_pids(void *state, unsigned gpu, pid_t *pids, size_t cap, size_t *n,
@@ -405,9 +404,9 @@ static int nvml_pids(void *state, unsigned gpu, pid_t *pids, size_t cap, size_t 
     if (rc < 0)
         goto out;
     if (!st->procs) {
-        rc = eco_platform_fail(err, -ENOTSUP,
-                               "%s: '%s' lacks nvmlDeviceGetComputeRunningProcesses_v3 and _v2",
-                               st->backend, st->lib);
+        rc = eco_errorf(err, -ENOTSUP,
+                        "%s: '%s' lacks nvmlDeviceGetComputeRunningProcesses_v3 and _v2",
+                        st->backend, st->lib);
         goto out;
     }
     if (cap > 4096)
@@ -415,7 +414,7 @@ static int nvml_pids(void *state, unsigned gpu, pid_t *pids, size_t cap, size_t 
     if (cap) {
         info = calloc(cap, sizeof *info);
         if (!info) {
-            rc = eco_platform_fail(err, -ENOMEM, "%s: out of memory", st->backend);
+            rc = eco_errorf(err, -ENOMEM, "%s: out of memory", st->backend);
             goto out;
         }
     }
@@ -423,8 +422,8 @@ static int nvml_pids(void *state, unsigned gpu, pid_t *pids, size_t cap, size_t 
     nvmlReturn_t r = st->procs(d, &count, info);
     if (r == NVML_ERROR_INSUFFICIENT_SIZE) {
         *n = count;
-        rc = eco_platform_fail(err, -ENOSPC, "%s: GPU %u: %u processes, room for %zu", st->backend,
-                               gpu, count, cap);
+        rc = eco_errorf(err, -ENOSPC, "%s: GPU %u: %u processes, room for %zu", st->backend, gpu,
+                        count, cap);
         goto out;
     }
     rc = check(st, gpu, r, "nvmlDeviceGetComputeRunningProcesses", err);
@@ -444,8 +443,7 @@ static int need(const struct nvml *st, unsigned gpu, bool have, const char *name
 {
     if (have)
         return 0;
-    return eco_platform_fail(err, -ENOTSUP, "%s: GPU %u: '%s' lacks %s", st->backend, gpu, st->lib,
-                             name);
+    return eco_errorf(err, -ENOTSUP, "%s: GPU %u: '%s' lacks %s", st->backend, gpu, st->lib, name);
 }
 
 static int nvml_lock_clocks(void *state, unsigned gpu, double min_mhz, double max_mhz,
@@ -459,16 +457,15 @@ static int nvml_lock_clocks(void *state, unsigned gpu, double min_mhz, double ma
     if (rc < 0)
         return rc;
     if (!(min_mhz > 0 && min_mhz <= max_mhz && max_mhz < 1e5))
-        return eco_platform_fail(err, -EINVAL, "%s: GPU %u: locked clocks %g..%g MHz: not a range",
-                                 st->backend, gpu, min_mhz, max_mhz);
+        return eco_errorf(err, -EINVAL, "%s: GPU %u: locked clocks %g..%g MHz: not a range",
+                          st->backend, gpu, min_mhz, max_mhz);
     unsigned lo = (unsigned)(min_mhz + 0.5), hi = (unsigned)(max_mhz + 0.5);
     nvmlReturn_t r = st->lock_clocks(d, lo, hi);
     if (r == NVML_SUCCESS)
         return 0;
-    return eco_platform_fail(err, errno_of(r),
-                             "%s: GPU %u: nvmlDeviceSetGpuLockedClocks(%u, %u): %s%s", st->backend,
-                             gpu, lo, hi, errtext(st, r),
-                             r == NVML_ERROR_NO_PERMISSION ? " (locking clocks needs root)" : "");
+    return eco_errorf(err, errno_of(r), "%s: GPU %u: nvmlDeviceSetGpuLockedClocks(%u, %u): %s%s",
+                      st->backend, gpu, lo, hi, errtext(st, r),
+                      r == NVML_ERROR_NO_PERMISSION ? " (locking clocks needs root)" : "");
 }
 
 static int nvml_reset_clocks(void *state, unsigned gpu, struct eco_error *err)

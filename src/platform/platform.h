@@ -117,9 +117,4 @@ int eco_platform_set_locked_clocks(struct eco_platform *p, unsigned gpu, double 
 int eco_platform_reset_locked_clocks(struct eco_platform *p, unsigned gpu, struct eco_error *err);
 int eco_platform_sm_clock(struct eco_platform *p, unsigned gpu, double *mhz, struct eco_error *err);
 
-/* For backends: formats a message into err (no-op when NULL) and returns `code`, which
- * should be a negative errno value. */
-int eco_platform_fail(struct eco_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 #endif

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Registry of GPU platforms by name, and the open/close and per-GPU wrappers over their ops. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -27,17 +26,6 @@ const struct eco_platform_ops *eco_platform_find(const char *name)
     return NULL;
 }
 
-int eco_platform_fail(struct eco_error *err, int code, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 int eco_platform_open(const char *name, const char *lib_path, struct eco_platform **out,
                       struct eco_error *err)
 {
@@ -46,13 +34,13 @@ int eco_platform_open(const char *name, const char *lib_path, struct eco_platfor
     *out = NULL;
     const struct eco_platform_ops *ops = eco_platform_find(name);
     if (!ops) {
-        rc = eco_platform_fail(err, -EINVAL, "unknown platform '%s' (known: nvml, fake, none)",
-                               name ? name : "(null)");
+        rc = eco_errorf(err, -EINVAL, "unknown platform '%s' (known: nvml, fake, none)",
+                        name ? name : "(null)");
         goto out;
     }
     p = calloc(1, sizeof *p);
     if (!p) {
-        rc = eco_platform_fail(err, -ENOMEM, "%s: out of memory", ops->name);
+        rc = eco_errorf(err, -ENOMEM, "%s: out of memory", ops->name);
         goto out;
     }
     p->ops = ops;
@@ -146,20 +134,20 @@ int eco_platform_set_locked_clocks(struct eco_platform *p, unsigned gpu, double 
                                    double max_mhz, struct eco_error *err)
 {
     if (!p->ops->set_locked_clocks)
-        return eco_platform_fail(err, -ENOTSUP, "%s: no clock control", p->ops->name);
+        return eco_errorf(err, -ENOTSUP, "%s: no clock control", p->ops->name);
     return p->ops->set_locked_clocks(p->state, gpu, min_mhz, max_mhz, err);
 }
 
 int eco_platform_reset_locked_clocks(struct eco_platform *p, unsigned gpu, struct eco_error *err)
 {
     if (!p->ops->reset_locked_clocks)
-        return eco_platform_fail(err, -ENOTSUP, "%s: no clock control", p->ops->name);
+        return eco_errorf(err, -ENOTSUP, "%s: no clock control", p->ops->name);
     return p->ops->reset_locked_clocks(p->state, gpu, err);
 }
 
 int eco_platform_sm_clock(struct eco_platform *p, unsigned gpu, double *mhz, struct eco_error *err)
 {
     if (!p->ops->sm_clock)
-        return eco_platform_fail(err, -ENOTSUP, "%s: no clock readings", p->ops->name);
+        return eco_errorf(err, -ENOTSUP, "%s: no clock readings", p->ops->name);
     return p->ops->sm_clock(p->state, gpu, mhz, err);
 }
