@@ -16,6 +16,7 @@
 #include "place/place_io.h"
 #include "ecosched/rng.h"
 #include "util/clock.h"
+#include "util/fs.h"
 
 struct place_args {
     const char *nodes, *items, *algo, *out;
@@ -295,8 +296,9 @@ static int write_outputs(const struct place_args *a, const struct eco_pl_instanc
                          const struct eco_pl_slot *slots, const struct eco_pl_metrics *m,
                          const struct eco_pl_outcome *o, double solve_s)
 {
-    if (mkdir(a->out, 0777) && errno != EEXIST) {
-        eco_cli__err("place: --out %s: %s", a->out, strerror(errno));
+    int mk = eco_mkdir(a->out, 0777);
+    if (mk < 0) {
+        eco_cli__err("place: --out %s: %s", a->out, strerror(-mk));
         return ECO_EXIT_FAIL;
     }
     char path[4096];

@@ -15,6 +15,7 @@
 #include "ecosched/catalog.h"
 #include "ecosched/coloc.h"
 #include "util/csv.h"
+#include "util/fs.h"
 #include "sim/server.h"
 
 #define MAX_STRATEGIES 8
@@ -369,8 +370,9 @@ int eco_cli__cmd_sim_server(int argc, char **argv)
             goto out;
         }
     }
-    if (a.out && mkdir(a.out, 0755) < 0 && errno != EEXIST) {
-        eco_cli__err("sim --server: --out: %s: %s", a.out, strerror(errno));
+    int mk = a.out ? eco_mkdir(a.out, 0755) : 0;
+    if (mk < 0) {
+        eco_cli__err("sim --server: --out: %s: %s", a.out, strerror(-mk));
         status = ECO_EXIT_FAIL;
         goto out;
     }
