@@ -125,17 +125,19 @@ static void test_http_unreachable(void **state)
     struct eco_http_req r = {
         .endpoint = "/nonexistent/ecosched.sock", .path = "/v1/status", .timeout_ms = 1000};
     struct eco_http_resp a;
-    char msg[256];
+    struct eco_error e = {{0}};
     long st = -1;
-    assert_int_equal(eco_http_request(&r, &a, msg, sizeof msg), -EIO);
-    assert_non_null(strstr(msg, "connect"));
+    assert_int_equal(eco_http_request(&r, &a, &e), -EIO);
+    assert_non_null(strstr(e.msg, "connect"));
     assert_null(a.body);
     eco_http_resp_fini(&a);
-    json_t *o =
-        eco_http_json("/nonexistent/ecosched.sock", "/v1/node", NULL, 1000, &st, msg, sizeof msg);
+    assert_int_equal(eco_http_request(&r, &a, NULL), -EIO); /* err is optional */
+    eco_http_resp_fini(&a);
+    e.msg[0] = '\0';
+    json_t *o = eco_http_json("/nonexistent/ecosched.sock", "/v1/node", NULL, 1000, &st, &e);
     assert_null(o);
     assert_int_equal(st, 0);
-    assert_non_null(strstr(msg, "/nonexistent/ecosched.sock: "));
+    assert_non_null(strstr(e.msg, "/nonexistent/ecosched.sock: "));
 }
 
 int main(void)

@@ -94,14 +94,14 @@ static long request(struct copts *o, const char *method, const char *path, const
 {
     struct eco_http_req r = {.path = path, .method = method, .body = body};
     struct eco_http_resp a = {0};
-    char why[256];
+    struct eco_error why = {{0}};
     long status = -1;
     *out = NULL;
     if (target(o, &r) < 0)
         goto out;
-    int rc = eco_http_request(&r, &a, why, sizeof why);
+    int rc = eco_http_request(&r, &a, &why);
     if (rc < 0) {
-        unreachable(o, rc, why);
+        unreachable(o, rc, why.msg);
         goto out;
     }
     status = a.status;
@@ -815,7 +815,8 @@ static int log_chunk(struct copts *o, long long id, const char *stream, long lon
                      size_t *got, bool *ended, char state[16])
 {
     struct log_hdr h = {""};
-    char url[256], why[256];
+    char url[256];
+    struct eco_error why = {{0}};
     int rc = ECO_EXIT_FAIL;
     json_t *ans = NULL;
     snprintf(url, sizeof url, "/v1/jobs/%lld/logs?stream=%s&offset=%lld", id, stream, *offset);
@@ -823,9 +824,9 @@ static int log_chunk(struct copts *o, long long id, const char *stream, long lon
     struct eco_http_resp b = {0};
     if (target(o, &r) < 0)
         goto out;
-    int hr = eco_http_request(&r, &b, why, sizeof why);
+    int hr = eco_http_request(&r, &b, &why);
     if (hr < 0) {
-        unreachable(o, hr, why);
+        unreachable(o, hr, why.msg);
         goto out;
     }
     if (b.status != 200) {

@@ -38,10 +38,10 @@ static void usage(FILE *f)
 
 static json_t *call(const char *sock, const char *path, const char *body, long *st)
 {
-    char msg[700];
-    json_t *o = eco_http_json(sock, path, body, POWERD_TIMEOUT_MS, st, msg, sizeof msg);
+    struct eco_error e = {{0}};
+    json_t *o = eco_http_json(sock, path, body, POWERD_TIMEOUT_MS, st, &e);
     if (!o)
-        eco_cli__err("powerd: %s", msg);
+        eco_cli__err("powerd: %s", e.msg);
     else if (*st >= 300)
         eco_cli__err("powerd: %s", json_string_value(json_object_get(o, "error")));
     return o;

@@ -127,10 +127,9 @@ void eco_powerd__read_node_power(struct powerd *pd)
 {
     for (size_t i = 0; i < pd->n_nodes; i++) {
         struct pnode *nd = &pd->nodes[i];
-        char msg[700];
+        struct eco_error e = {{0}};
         long st;
-        json_t *o =
-            eco_http_json(nd->endpoint, "/v1/node", NULL, NODE_TIMEOUT_MS, &st, msg, sizeof msg);
+        json_t *o = eco_http_json(nd->endpoint, "/v1/node", NULL, NODE_TIMEOUT_MS, &st, &e);
         bool was_up = nd->up;
         nd->up = o && st == 200;
         if (!nd->up) {
@@ -138,7 +137,7 @@ void eco_powerd__read_node_power(struct powerd *pd)
                 ECO_LOG(ECO_LOG_WARN, NULL,
                         "node %s: no answer from its ecoschedd (%s): its limits stay, "
                         "its maximum draw (%.0f W) is set aside",
-                        nd->name, o ? "bad answer" : msg, nd->max_power_w);
+                        nd->name, o ? "bad answer" : e.msg, nd->max_power_w);
             json_decref(o);
             continue;
         }
@@ -308,15 +307,16 @@ int eco_powerd__read_jobs(struct powerd *pd)
 
 static void send_limit(struct powerd *pd, struct pnode *nd, uint32_t g, double w)
 {
-    char path[64], body[64], msg[700];
+    char path[64], body[64];
     long st;
     (void)pd;
     snprintf(path, sizeof path, "/v1/gpus/%u/limit", g);
     snprintf(body, sizeof body, "{\"power_limit_w\":%.0f}", w);
-    json_t *o = eco_http_json(nd->endpoint, path, body, NODE_TIMEOUT_MS, &st, msg, sizeof msg);
+    struct eco_error e = {{0}};
+    json_t *o = eco_http_json(nd->endpoint, path, body, NODE_TIMEOUT_MS, &st, &e);
     if (!o || st != 200)
         ECO_LOG(ECO_LOG_WARN, NULL, "node %s GPU %u: limit %.0f W not set: %s", nd->name, g, w,
-                o ? json_string_value(json_object_get(o, "error")) : msg);
+                o ? json_string_value(json_object_get(o, "error")) : e.msg);
     json_decref(o);
 }
 

@@ -170,21 +170,20 @@ static unsigned parse_gpus(const char *s, unsigned *out, unsigned cap)
     return n;
 }
 
-/* POST `body` to the node daemon; the JSON answer (caller's) or NULL with why in msg. */
+/* POST `body` to the node daemon; the JSON answer (caller's) or NULL with why in err. */
 static json_t *post(const struct cfg *c, const char *path, const char *body, long *status,
-                    char *msg, size_t cap)
+                    struct eco_error *err)
 {
-    char why[512];
-    json_t *out =
-        eco_http_json(c->socket, path, body, c->timeout_s * 1000L, status, why, sizeof why);
+    struct eco_error why = {{0}};
+    json_t *out = eco_http_json(c->socket, path, body, c->timeout_s * 1000L, status, &why);
     if (out && *status < 300)
         return out;
     if (out || *status) {
         const char *e = json_string_value(json_object_get(out, "error"));
-        snprintf(msg, cap, "ecoschedd on %s: HTTP %ld: %s", c->socket, *status,
-                 e ? e : "no JSON answer");
+        eco_errorf(err, -EPROTO, "ecoschedd on %s: HTTP %ld: %s", c->socket, *status,
+                   e ? e : "no JSON answer");
     } else {
-        snprintf(msg, cap, "ecoschedd on %s", why); /* why: "SOCKET: what curl says" */
+        eco_errorf(err, -EIO, "ecoschedd on %s", why.msg); /* "SOCKET: what curl says" */
     }
     json_decref(out);
     return NULL;
@@ -227,18 +226,18 @@ static void set_limits(struct eco_platform *p, uint32_t job, const unsigned *gpu
 }
 
 /* Whether the cap w is outside the limit range of one of the GPUs (NVML's constraints); then
- * msg says which and the cap is not applied. A GPU whose range cannot be read is not judged. */
+ * err says which and the cap is not applied. A GPU whose range cannot be read is not judged. */
 static bool cap_outside_range(struct eco_platform *p, const unsigned *gpus, unsigned n, double w,
-                              char *msg, size_t cap)
+                              struct eco_error *err)
 {
     for (unsigned i = 0; p && i < n; i++) {
         struct eco_power_range pr;
         if (eco_platform_power_range(p, gpus[i], &pr, NULL) == 0 &&
             (w < pr.min_w - 1e-9 || w > pr.max_w + 1e-9)) {
-            snprintf(msg, cap,
-                     "--gpu-power-cap=%g W is outside GPU %u's limit range %g..%g W: not applied, "
-                     "the job runs at the GPUs' limits without a cap",
-                     w, gpus[i], pr.min_w, pr.max_w);
+            eco_errorf(err, -ERANGE,
+                       "--gpu-power-cap=%g W is outside GPU %u's limit range %g..%g W: not "
+                       "applied, the job runs at the GPUs' limits without a cap",
+                       w, gpus[i], pr.min_w, pr.max_w);
             return true;
         }
     }
@@ -287,7 +286,8 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 {
     struct cfg c;
     struct job j;
-    char *arg = NULL, msg[700];
+    char *arg = NULL;
+    struct eco_error e = {{0}};
     double cap_w = 0;
     long status;
     struct eco_platform *p = NULL;
@@ -300,8 +300,8 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
         p = open_platform(&c);
     /* refused, not clamped: the user asked for a limit this GPU cannot have; the epilog writes
      * the same line to the job's output */
-    if (want_cap && cap_w > 0 && cap_outside_range(p, j.gpus, j.n, cap_w, msg, sizeof msg)) {
-        slurm_error("ecosched: job %u: %s", j.id, msg);
+    if (want_cap && cap_w > 0 && cap_outside_range(p, j.gpus, j.n, cap_w, &e)) {
+        slurm_error("ecosched: job %u: %s", j.id, e.msg);
         want_cap = false;
     }
     json_t *gl = json_array(), *body = json_pack("{s:I,s:I,s:I}", "job_id", (json_int_t)j.id, "uid",
@@ -315,11 +315,11 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
                                     : json_real(cap_w));
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
-    json_t *ans = text ? post(&c, "/v1/slurm/jobs", text, &status, msg, sizeof msg) : NULL;
+    json_t *ans = text ? post(&c, "/v1/slurm/jobs", text, &status, &e) : NULL;
     free(text);
     if (!ans)
         slurm_error("ecosched: job %u: not registered, its GPU energy is not measured: %s", j.id,
-                    msg);
+                    e.msg);
     if (want_cap && cap_w < 0) { /* auto: the daemon's model chose */
         cap_w = json_number_value(json_object_get(ans, "power_cap_w"));
         if (!(cap_w > 0))
@@ -383,18 +383,20 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
     struct cfg c;
     struct job j;
-    char path[64], msg[700], out[4096], line[2048], node[256];
+    char path[64], out[4096], line[2048], node[256];
+    struct eco_error e = {{0}};
     long status;
     parse_args(&c, ac, av);
     if (job_of(sp, &j) < 0 || j.n == 0)
         return 0;
     snprintf(path, sizeof path, "/v1/slurm/jobs/%u/end", j.id);
-    json_t *ans = post(&c, path, "{}", &status, msg, sizeof msg);
+    json_t *ans = post(&c, path, "{}", &status, &e);
     double energy = ans ? json_number_value(json_object_get(ans, "energy_j")) : -1;
     double elapsed = ans ? json_number_value(json_object_get(ans, "elapsed_s")) : 0;
     bool restored = json_is_true(json_object_get(ans, "limits_restored"));
     json_decref(ans);
-    char *arg = NULL, range[400] = "";
+    char *arg = NULL;
+    struct eco_error range = {{0}};
     double cap_w = 0;
     bool numeric = spank_option_getopt(sp, &opt_cap, &arg) == ESPANK_SUCCESS &&
                    parse_cap(arg, &cap_w) == 0 && cap_w > 0;
@@ -404,14 +406,14 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
      * job or the power controller set them (nothing here knows of other users). */
     if (!restored)
         set_limits(p, j.id, j.gpus, j.n, 0);
-    bool refused = numeric && cap_outside_range(p, j.gpus, j.n, cap_w, range, sizeof range);
+    bool refused = numeric && cap_outside_range(p, j.gpus, j.n, cap_w, &range);
     eco_platform_close(p);
     expand(node, sizeof node, "%n");
     if (energy < 0) {
-        slurm_error("ecosched: job %u: GPU energy unknown: %s", j.id, msg);
+        slurm_error("ecosched: job %u: GPU energy unknown: %s", j.id, e.msg);
         snprintf(line, sizeof line,
                  "ecosched: job %u on %s: GPU energy unknown (node daemon: %.400s)\n", j.id, node,
-                 msg);
+                 e.msg);
     } else {
         slurm_info("ecosched: job %u: GPU energy %.1f J on GPUs %s in %.1f s", j.id, energy,
                    j.gpu_list, elapsed);
@@ -422,8 +424,8 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     bool want_energy = spank_option_getopt(sp, &opt_energy, NULL) == ESPANK_SUCCESS;
     if ((want_energy || refused) && job_stdout(j.id, out, sizeof out) == 0) {
         if (refused) { /* the prolog's output is not the job's: say it here */
-            char rl[sizeof node + sizeof range + 48]; /* prefix, node, reason */
-            snprintf(rl, sizeof rl, "ecosched: job %u on %s: %s\n", j.id, node, range);
+            char rl[sizeof node + sizeof range.msg + 48]; /* prefix, node, reason */
+            snprintf(rl, sizeof rl, "ecosched: job %u on %s: %s\n", j.id, node, range.msg);
             append_as_user(&j, out, rl);
         }
         if (want_energy)

@@ -21,7 +21,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
     return add;
 }
 
-int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, char *msg, size_t cap)
+int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, struct eco_error *err)
 {
     struct curl_slist *hdr = NULL;
     /* A base URL or "http://localhost" and a request path: paths are short ("/v1/jobs/ID/logs
@@ -31,8 +31,7 @@ int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, ch
     *out = (struct eco_http_resp){0};
     CURL *c = curl_easy_init();
     if (!c) {
-        snprintf(msg, cap, "cannot initialise libcurl");
-        rc = -ENOMEM;
+        rc = eco_errorf(err, -ENOMEM, "cannot initialise libcurl");
         goto out;
     }
     if (r->endpoint[0] == '/') {
@@ -65,8 +64,7 @@ int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, ch
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     CURLcode cc = curl_easy_perform(c);
     if (cc != CURLE_OK) {
-        snprintf(msg, cap, "%s", curl_easy_strerror(cc));
-        rc = -EIO;
+        rc = eco_errorf(err, -EIO, "%s", curl_easy_strerror(cc));
         goto out;
     }
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
@@ -83,24 +81,25 @@ void eco_http_resp_fini(struct eco_http_resp *out)
 }
 
 json_t *eco_http_json(const char *endpoint, const char *path, const char *body, long timeout_ms,
-                      long *status, char *msg, size_t cap)
+                      long *status, struct eco_error *err)
 {
     struct eco_http_req r = {
         .endpoint = endpoint, .path = path, .body = body, .timeout_ms = timeout_ms};
     struct eco_http_resp a;
     json_t *out = NULL;
-    char why[256];
+    struct eco_error why = {{0}};
     *status = 0;
-    int rc = eco_http_request(&r, &a, why, sizeof why);
-    if (rc == -EIO)
-        snprintf(msg, cap, "%s: %s", endpoint, why);
-    else if (rc < 0)
-        snprintf(msg, cap, "%s", why);
-    if (rc < 0)
+    int rc = eco_http_request(&r, &a, &why);
+    if (rc < 0) {
+        if (rc == -EIO)
+            eco_errorf(err, rc, "%s: %s", endpoint, why.msg);
+        else
+            eco_errorf(err, rc, "%s", why.msg);
         goto out;
+    }
     *status = a.status;
     if (!(out = a.body ? json_loads(a.body, 0, NULL) : NULL))
-        snprintf(msg, cap, "%s%s: HTTP %ld without a JSON answer", endpoint, path, *status);
+        eco_errorf(err, -EPROTO, "%s%s: HTTP %ld without a JSON answer", endpoint, path, *status);
 out:
     eco_http_resp_fini(&a);
     return out;

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include "ecosched/error.h"
 
 struct eco_http_req {
     const char *endpoint; /* a unix socket path (starting with '/') or an http:// URL base */
@@ -29,16 +30,17 @@ struct eco_http_resp {
 };
 
 /* Sends r and fills *out (eco_http_resp_fini frees it, also on failure). 0; -EIO when the
- * server was not reached, msg then libcurl's reason ("Couldn't connect to server"); -ENOMEM
- * when libcurl cannot start (msg says so). */
-int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, char *msg,
-                     size_t cap);
+ * server was not reached, err then libcurl's reason ("Couldn't connect to server"); -ENOMEM
+ * when libcurl cannot start (err says so). err may be NULL. */
+int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out,
+                     struct eco_error *err);
 void eco_http_resp_fini(struct eco_http_resp *out);
 
 /* One JSON request to `endpoint`: body NULL: GET, else POST with that JSON text. Returns the
  * parsed JSON answer (caller's, json_decref) with *status the HTTP status, or NULL with
- * *status 0 (not reached, message in msg) or the status of an answer that was not JSON. */
+ * *status 0 (not reached, "ENDPOINT: reason" in err) or the status of an answer that was not
+ * JSON (err says so). err may be NULL. */
 json_t *eco_http_json(const char *endpoint, const char *path, const char *body, long timeout_ms,
-                      long *status, char *msg, size_t cap);
+                      long *status, struct eco_error *err);
 
 #endif
