@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* GPU choice by live status (src/core/policy/gpusel.c): the utilisation window, hysteresis
- * both ways, claims of just-started jobs, sharing, the exclusive and memory-threshold
- * baselines and bad requests, as tables of samples and expected choices. */
+ * both ways, claims of just-started jobs, sharing, the exclusive, memory-threshold and
+ * share-fit baselines and bad requests, as tables of samples and expected choices. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,7 +147,7 @@ static void test_params(void **state)
 static void test_registry(void **state)
 {
     (void)state;
-    static const char *const names[] = {"exclusive", "memory-threshold", "live"};
+    static const char *const names[] = {"exclusive", "memory-threshold", "live", "share-fit"};
     const struct eco_gpusel_ops *const *all = eco_gpusel_all();
     size_t n = 0;
     for (; all[n]; n++) {
@@ -653,6 +653,49 @@ static void test_memory_threshold(void **state)
     eco_gpusel_destroy(s);
 }
 
+/* share-fit, by hand: 3 GPUs of 32 GiB holding 20, 4 and 30 GiB at 90%, 95% and 10%
+ * utilisation (live would refuse GPUs 0 and 1 as busy). Each job goes to the GPU with the
+ * fewest recorded jobs among those whose free memory, less the claims in force, holds it;
+ * ties to the lower index; utilisation plays no part. */
+static void test_share_fit(void **state)
+{
+    (void)state;
+    static const struct feed f[] = {{0, 0, 0.9, 20, 0}, {1, 0, 0.95, 4, 0}, {2, 0, 0.1, 30, 0}};
+    struct eco_gpusel *s = make(3, "share-fit", NULL);
+    feed_all(s, f, NELEM(f));
+    /* free 12 / 28 / 2 GiB, no jobs: 8 GiB to GPU 0 (lowest index); left 4 / 28 / 2 */
+    struct eco_gpu_request j1 = req(1, 1, 8, 1), j2 = req(2, 1, 8, 1), j3 = req(3, 1, 4, 1);
+    choose_reserve(s, 1, &j1, (uint32_t[]){0, END});
+    /* 8 GiB no longer fits GPU 0 (4 left): GPU 1; left 4 / 20 / 2 */
+    choose_reserve(s, 1, &j2, (uint32_t[]){1, END});
+    /* 4 GiB fits GPU 0 exactly and GPU 1, one job each: GPU 0; left 0 / 20 / 2 */
+    choose_reserve(s, 1, &j3, (uint32_t[]){0, END});
+    /* 2 GiB: GPU 1 (1 job) and GPU 2 (none, 2 GiB free exactly): the emptier GPU 2 */
+    struct eco_gpu_request j4 = req(4, 1, 2, 1);
+    choose_reserve(s, 1, &j4, (uint32_t[]){2, END});
+    /* two GPUs of 10 GiB: only GPU 1 holds it; a job that does not share: no empty GPU */
+    struct eco_gpu_request j5 = req(5, 2, 10, 1), j6 = req(6, 1, 1, 0);
+    expect(s, 1, &j5, -EAGAIN, NULL);
+    expect(s, 1, &j6, -EAGAIN, NULL);
+    /* no slot cap, no wait: a third job joins GPU 1 in the same second */
+    struct eco_gpu_request j7 = req(7, 1, 3, 1);
+    choose_reserve(s, 1, &j7, (uint32_t[]){1, END});
+    assert_int_equal(status(s, 1, 1).n_jobs, 2);
+    /* jobs 1 and 3 end: GPU 0 is empty with 12 GiB free; 2 x 10 GiB: GPUs 0 and 1 (17 left) */
+    assert_int_equal(eco_gpusel_release(s, 1), 0);
+    assert_int_equal(eco_gpusel_release(s, 3), 0);
+    expect(s, 1, &j5, 0, (uint32_t[]){0, 1, END});
+    /* the job that does not share takes the empty GPU 0 and keeps it to itself */
+    choose_reserve(s, 1, &j6, (uint32_t[]){0, END});
+    /* 1 GiB: GPU 0 is held, GPU 2's 2 GiB are claimed by job 4: GPU 1; once job 4 ends, the
+     * empty GPU 2 before GPU 1 (2 jobs) */
+    struct eco_gpu_request j8 = req(8, 1, 1, 1);
+    expect(s, 1, &j8, 0, (uint32_t[]){1, END});
+    assert_int_equal(eco_gpusel_release(s, 4), 0);
+    expect(s, 1, &j8, 0, (uint32_t[]){2, END});
+    eco_gpusel_destroy(s);
+}
+
 /* ---- bad input ---------------------------------------------------------------------------- */
 
 static void test_bad_requests(void **state)
@@ -676,7 +719,7 @@ static void test_bad_requests(void **state)
         {3, 20, -EOVERFLOW}, /* only two GPUs ever hold 20 GiB */
         {1, 81, -EOVERFLOW}, {4, 16, 0},
     };
-    static const char *const strategies[] = {"exclusive", "memory-threshold", "live"};
+    static const char *const strategies[] = {"exclusive", "memory-threshold", "live", "share-fit"};
     for (size_t k = 0; k < NELEM(strategies); k++) {
         struct eco_gpusel *s = make(4, strategies[k], NULL);
         feed_all(s, f, NELEM(f));
@@ -771,6 +814,7 @@ int main(void)
         cmocka_unit_test(test_share_rules),
         cmocka_unit_test(test_exclusive),
         cmocka_unit_test(test_memory_threshold),
+        cmocka_unit_test(test_share_fit),
         cmocka_unit_test(test_bad_requests),
         cmocka_unit_test(test_bad_samples_and_reservations),
     };

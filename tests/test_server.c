@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* One-server simulator (src/sim/server.c): the static assignment on hand-built series,
  * memory-threshold's double start ending out of memory (and live's claims avoiding it), the
- * energy of a hand-computed run, and bad input. */
+ * energy of a hand-computed run, share-fit stacking three jobs on one GPU, the Gavel judge and
+ * its Lucid-to-Gavel mapping, and bad input. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -114,6 +115,121 @@ static void test_energy(void **state)
     near(res.makespan_s, 100, 1e-9);
 }
 
+/* Three ResNet18 CIFAR-10 bs32 jobs (2,360 MiB each) of 100 s on one V100 under share-fit:
+ * all start at t = 0 on GPU 0 (no gain gate, no cap at two). Each is slowed by the product of
+ * its pair factors with the two others; two copies of the workload get the mean of Lucid's
+ * row 740, (0.949 + 0.972) / 2 = 0.9605, so each runs at 0.9605^2 = 0.92256 and all end at
+ * 100 / 0.92256 = 108.394 s. Utilisation: min(1, 3 x 0.58667) = 1 over steps 0..108. */
+static void test_three_per_gpu(void **state)
+{
+    (void)state;
+    const char *r = "ResNet18 CIFAR-10 bs32";
+    struct eco_srv_job j[] = {job(1, r, 1, 100), job(2, r, 1, 100), job(3, r, 1, 100)};
+    struct eco_srv_params p = params(1);
+    struct eco_srv_job_out o[3];
+    struct eco_srv_result res;
+    assert_int_equal(eco_srv_run(&p, "share-fit", j, 3, o, &res, NULL), 0);
+    for (int i = 0; i < 3; i++) {
+        near(o[i].start_s, 0, 0);
+        near(o[i].end_s, 100 / (0.9605 * 0.9605), 1e-9);
+        near(o[i].shared_s, 109, 1e-9);
+    }
+    near(res.gpu_util, 1.0, 1e-12);
+    near(res.shared_gpu_s, 109, 1e-9);
+    /* exclusive on the same GPU: one after the other */
+    assert_int_equal(eco_srv_run(&p, "exclusive", j, 3, o, &res, NULL), 0);
+    near(res.makespan_s, 300, 1e-9);
+}
+
+/* Lucid to Gavel (docs/models/colocation.md): the model's family, the nearest batch size, the
+ * server's GPU type (v100 for a type Gavel did not measure). */
+static void test_gavel_match(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *lucid, *type, *gavel, *gavel_type;
+    } cases[] = {
+        {"ResNet18 CIFAR-10 bs32 amp", "V100", "ResNet-18 (batch size 32)", "v100"},
+        {"VGG CIFAR-10 bs128", "V100", "ResNet-18 (batch size 128)", "v100"},
+        {"ResNet50 ImageNet bs64", "V100", "ResNet-50 (batch size 64)", "v100"},
+        {"MobileNetV3 ImageNet bs128", "V100", "ResNet-50 (batch size 128)", "v100"},
+        /* LM has 5..80: |log2(64/80)| = 0.32 < |log2(64/40)| = 0.68; 128 is past the largest */
+        {"LSTM Wikitext2 bs64", "V100", "LM (batch size 80)", "v100"},
+        {"LSTM Wikitext2 bs128 amp", "V100", "LM (batch size 80)", "v100"},
+        {"NeuMF MovieLens bs64", "V100", "Recommendation (batch size 512)", "v100"},
+        {"BERT SQuAD bs32", "V100", "Transformer (batch size 32)", "v100"},
+        {"Transformer Multi30k bs64", "V100", "Transformer (batch size 64)", "v100"},
+        {"PPO LunarLander bs128", "V100", "A3C", "v100"},
+        {"TD3 BipedalWalker bs32", "V100", "A3C", "v100"},
+        {"DCGAN LSUN bs64 amp", "V100", "CycleGAN", "v100"},
+        {"PointNet ShapeNet bs32", "V100", "ResNet-18 (batch size 32)", "v100"},
+        {"ResNet18 CIFAR-10 bs64", "K80", "ResNet-18 (batch size 64)", "k80"},
+        {"ResNet18 CIFAR-10 bs64", "P100", "ResNet-18 (batch size 64)", "p100"},
+        {"ResNet18 CIFAR-10 bs64", "A100-SXM", "ResNet-18 (batch size 64)", "v100"},
+        {"ResNet18 CIFAR-10 bs64", NULL, "ResNet-18 (batch size 64)", "v100"},
+        {"ResNet-50 (batch size 16)", "p100", "ResNet-50 (batch size 16)", "p100"}, /* Gavel */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int l = eco_coloc_find(cases[c].lucid, NULL);
+        assert_true(l >= 0);
+        int g = eco_coloc_gavel_match((size_t)l, cases[c].type);
+        if (g < 0 || strcmp(eco_coloc_workload((size_t)g)->name, cases[c].gavel) != 0 ||
+            strcmp(eco_coloc_workload((size_t)g)->gpu_type, cases[c].gavel_type) != 0)
+            fail_msg("%s on %s: got %s, expected %s on %s", cases[c].lucid,
+                     cases[c].type ? cases[c].type : "(null)",
+                     g < 0 ? "none" : eco_coloc_workload((size_t)g)->name, cases[c].gavel,
+                     cases[c].gavel_type);
+    }
+    /* every Lucid workload has a counterpart */
+    for (size_t i = 0; i < eco_coloc_n_workloads(); i++) {
+        int g = eco_coloc_gavel_match(i, "V100");
+        assert_true(g >= 0);
+        assert_int_equal(eco_coloc_workload((size_t)g)->source, ECO_COLOC_GAVEL);
+    }
+    assert_int_equal(eco_coloc_gavel_match(eco_coloc_n_workloads(), "V100"), -EINVAL);
+}
+
+/* Two ResNet50 ImageNet bs32 jobs of 100 s on one V100. Lucid did not measure the pair: its
+ * utilisation rule gives 2^-0.5 = 0.70711 each (1.41 summed), so live (deciding with Lucid)
+ * and share-fit both share. Judged by Lucid both end at 100 / 0.70711 = 141.42 s; judged by
+ * Gavel (ResNet-50 (batch size 32) with itself on V100: 0.366248 each) at 100 / 0.366248 =
+ * 273.04 s, later than one after the other (200 s): sharing loses. exclusive is unchanged. */
+static void test_judge_gavel(void **state)
+{
+    (void)state;
+    const char *r = "ResNet50 ImageNet bs32";
+    struct eco_srv_job j[] = {job(1, r, 1, 100), job(2, r, 1, 100)};
+    struct eco_srv_params p = params(1);
+    struct eco_srv_job_out o[2];
+    struct eco_srv_result res;
+    static const char *const sharing[] = {"live", "share-fit"};
+    for (int s = 0; s < 2; s++) {
+        p.judge = ECO_SRV_JUDGE_LUCID;
+        assert_int_equal(eco_srv_run(&p, sharing[s], j, 2, o, &res, NULL), 0);
+        near(o[1].start_s, 0, 0);
+        near(res.makespan_s, 100 / sqrt(0.5), 1e-6);
+        p.judge = ECO_SRV_JUDGE_GAVEL;
+        assert_int_equal(eco_srv_run(&p, sharing[s], j, 2, o, &res, NULL), 0);
+        near(o[1].start_s, 0, 0);
+        near(o[0].end_s, 100 / 0.366248, 1e-3);
+        near(res.makespan_s, 100 / 0.366248, 1e-3);
+    }
+    assert_int_equal(eco_srv_run(&p, "exclusive", j, 2, o, &res, NULL), 0);
+    near(res.makespan_s, 200, 1e-9);
+
+    enum eco_srv_judge jd;
+    assert_int_equal(eco_srv_judge_parse("Gavel", &jd), 0);
+    assert_int_equal(jd, ECO_SRV_JUDGE_GAVEL);
+    assert_int_equal(eco_srv_judge_parse("lucid", &jd), 0);
+    assert_int_equal(jd, ECO_SRV_JUDGE_LUCID);
+    assert_int_equal(eco_srv_judge_parse("truth", &jd), -EINVAL);
+    assert_int_equal(eco_srv_judge_parse(NULL, &jd), -EINVAL);
+    struct eco_error err = {{0}};
+    p.judge = 7;
+    assert_int_equal(eco_srv_run(&p, "live", j, 2, o, &res, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "judge"));
+}
+
 static void test_series_and_bad_input(void **state)
 {
     (void)state;
@@ -157,6 +273,9 @@ int main(void)
         cmocka_unit_test(test_static_sets),
         cmocka_unit_test(test_double_start_oom),
         cmocka_unit_test(test_energy),
+        cmocka_unit_test(test_three_per_gpu),
+        cmocka_unit_test(test_gavel_match),
+        cmocka_unit_test(test_judge_gavel),
         cmocka_unit_test(test_series_and_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,6 +71,18 @@ int eco_coloc_pair(size_t a, size_t b, struct eco_coloc_pair *out);
  * the kind (ECO_COLOC_FALLBACK or ECO_COLOC_TIMESLICED). */
 enum eco_coloc_kind eco_coloc_estimate(double u_a, double u_b, double *speed_a, double *speed_b);
 
+/* Gavel's measurement of the same kind of workload as Lucid's workload `lucid` (for a judge
+ * held out from Lucid's pairs; docs/models/colocation.md, "Lucid to Gavel"): the Lucid model
+ * names a Gavel job family by a fixed table (ResNet18 and CIFAR-10 convnets: ResNet-18;
+ * ResNet50 and ImageNet convnets: ResNet-50; LSTM: LM; Transformer and BERT: Transformer;
+ * NeuMF: Recommendation; PPO and TD3: A3C; DCGAN: CycleGAN), then the member of that family
+ * nearest in batch size (by |log2 ratio|, ties to the smaller batch; mixed precision is
+ * ignored, Gavel measured none), measured on `gpu_type` ("k80", "p100" or "v100",
+ * case-insensitive; any other type or NULL: "v100", the newest Gavel measured). A Gavel
+ * workload maps to the workload of its name on that type. Index, or -EINVAL (out of range),
+ * -ENOENT (a Lucid model the table does not name). */
+int eco_coloc_gavel_match(size_t lucid, const char *gpu_type);
+
 /* Number of measured pair rows (Gavel 1-GPU pairs on one server, each order once, then
  * Lucid's pairs, one order each); for tests and documentation. */
 size_t eco_coloc_n_measured(void);

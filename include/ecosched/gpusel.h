@@ -88,7 +88,8 @@ struct eco_gpusel_ops {
                   uint32_t *out_gpus);
 };
 
-/* Registry: "exclusive", "memory-threshold", "live" (case-insensitive); NULL if unknown. */
+/* Registry: "exclusive", "memory-threshold", "live", "share-fit" (case-insensitive); NULL if
+ * unknown. */
 const struct eco_gpusel_ops *eco_gpusel_find(const char *name);
 /* NULL-terminated list of all strategies. */
 const struct eco_gpusel_ops *const *eco_gpusel_all(void);

@@ -31,6 +31,7 @@ struct args {
 
 static int check_type(const struct eco_opt *o, const char *v, void *args);
 static int check_work(const struct eco_opt *o, const char *v, void *args);
+static int check_judge(const struct eco_opt *o, const char *v, void *args);
 static void usage(FILE *f);
 
 #define A(field) offsetof(struct args, field)
@@ -105,7 +106,7 @@ static const struct eco_opt server_opts[] = {
      .offset = A(strategies),
      .arg = "LIST",
      .help = "comma-separated, of static, exclusive, memory-threshold,\n"
-             "live (default: all four)"},
+             "live, share-fit (default: the first four)"},
     {.name = "no-share",
      .kind = ECO_OPT_FLAG,
      .lo = 0,
@@ -153,6 +154,12 @@ static const struct eco_opt server_opts[] = {
      .arg = "N",
      .help = "memory-threshold: most running jobs (default: GPUs)"},
     {.kind = ECO_OPT_HEADING, .help = "Model:"},
+    {.name = "judge",
+     .kind = ECO_OPT_CUSTOM,
+     .arg = "J",
+     .help = "pairs that slow sharing jobs: lucid (default) or gavel\n"
+             "(live still decides with Lucid's)",
+     .check = check_judge},
     {.name = "startup",
      .kind = ECO_OPT_NUM,
      .lo = 0,
@@ -221,6 +228,19 @@ static int check_type(const struct eco_opt *o, const char *v, void *args)
         eco_cli__err("sim --server: --gpu-type: unknown '%s' (see `ecosched catalog`)", v);
         return 2;
     }
+    return 0;
+}
+
+static int check_judge(const struct eco_opt *o, const char *v, void *args)
+{
+    struct args *a = args;
+    (void)o;
+    enum eco_srv_judge j;
+    if (eco_srv_judge_parse(v, &j)) {
+        eco_cli__err("sim --server: --judge: unknown '%s' (lucid or gavel)", v);
+        return 2;
+    }
+    a->p.judge = (int)j;
     return 0;
 }
 
@@ -382,14 +402,19 @@ int eco_cli__cmd_sim_server(int argc, char **argv)
         goto out;
     }
     const char *type = eco_catalog_get((size_t)a.p.gpu_type)->name;
+    /* the default judge prints nothing extra: its output stays what it was before --judge */
+    int held_out = a.p.judge != ECO_SRV_JUDGE_LUCID;
+    const char *judge = eco_srv_judge_name(a.p.judge);
     if (a.json)
-        printf("{\"server\": {\"gpus\": %u, \"gpu_type\": \"%s\", \"jobs\": %zu, \"seed\": %llu},\n"
-               "  \"results\": [\n",
-               a.p.n_gpus, type, n, (unsigned long long)a.p.seed);
+        printf("{\"server\": {\"gpus\": %u, \"gpu_type\": \"%s\", \"jobs\": %zu, \"seed\": "
+               "%llu%s%s%s},\n  \"results\": [\n",
+               a.p.n_gpus, type, n, (unsigned long long)a.p.seed, held_out ? ", \"judge\": \"" : "",
+               held_out ? judge : "", held_out ? "\"" : "");
     else
-        printf("server: %u x %s, %zu jobs, seed %llu\n%-18s %11s %10s %9s %11s %13s %13s\n",
-               a.p.n_gpus, type, n, (unsigned long long)a.p.seed, "strategy", "makespan_s",
-               "avg_jct_s", "gpu_util", "energy_kwh", "oom_restarts", "shared_gpu_h");
+        printf("server: %u x %s, %zu jobs, seed %llu%s%s\n%-18s %11s %10s %9s %11s %13s %13s\n",
+               a.p.n_gpus, type, n, (unsigned long long)a.p.seed, held_out ? ", judge " : "",
+               held_out ? judge : "", "strategy", "makespan_s", "avg_jct_s", "gpu_util",
+               "energy_kwh", "oom_restarts", "shared_gpu_h");
     for (size_t s = 0; s < ns; s++) {
         struct eco_srv_result r;
         int rc = eco_srv_run(&a.p, names[s], jobs, n, outs, &r, &err);

@@ -33,8 +33,8 @@ struct ecod_config {
 };
 
 /* The names a value may take, from the registries, as messages and --help write them: the GPU
- * strategies ("exclusive, memory-threshold or live") and the platforms with auto ("nvml, fake,
- * none or auto"); into buf (ECOD_NAMES_MAX bytes is enough), returned. */
+ * strategies ("exclusive, memory-threshold, live or share-fit") and the platforms with auto ("nvml,
+ * fake, none or auto"); into buf (ECOD_NAMES_MAX bytes is enough), returned. */
 #define ECOD_NAMES_MAX 128
 const char *ecod__gpu_strategy_names(char *buf, size_t size);
 const char *ecod__platform_names(char *buf, size_t size);

@@ -38,6 +38,22 @@ void eco_srv_params_default(struct eco_srv_params *p)
     eco_gpusel_params_default(&p->sel);
 }
 
+int eco_srv_judge_parse(const char *name, enum eco_srv_judge *out)
+{
+    if (name && !strcasecmp(name, "lucid"))
+        *out = ECO_SRV_JUDGE_LUCID;
+    else if (name && !strcasecmp(name, "gavel"))
+        *out = ECO_SRV_JUDGE_GAVEL;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+const char *eco_srv_judge_name(enum eco_srv_judge j)
+{
+    return j == ECO_SRV_JUDGE_GAVEL ? "gavel" : "lucid";
+}
+
 int eco_srv_strategy_known(const char *name)
 {
     return name && (!strcasecmp(name, "static") || eco_gpusel_find(name) != NULL);
@@ -229,7 +245,8 @@ struct run {
     struct eco_srv_job_out *out;
     struct gstate g[ECO_GPUSEL_MAX_GPUS];
     struct eco_gpusel *sel; /* NULL for static */
-    int is_live, is_memthr;
+    int is_live, is_memthr, is_sharefit;
+    uint32_t *truth_wl; /* per job: the workload whose pairs slow it (the judge's) */
     double mem_total_mb, idle_w, busy_w, base_w;
     uint32_t running;
     struct eco_rng rng;
@@ -357,7 +374,7 @@ static int pass_select(struct run *r, double t, struct eco_error *err)
             .job_id = job->id,
             .n_gpus = job->n_gpus,
             .mem_b = (uint64_t)(job->gpu_mem_mb * 1048576.0),
-            .share = r->is_live && r->p->share,
+            .share = (r->is_live && r->p->share) || r->is_sharefit,
             .coloc_ref = r->is_live && r->p->known_workloads ? job->wl + 1 : 0,
         };
         uint32_t gpus[ECO_GPUSEL_MAX_GPUS];
@@ -456,7 +473,7 @@ static uint32_t advance(struct run *r, double t, struct eco_srv_result *res, dou
                 uint32_t o = gs->jobs[i];
                 if (o == j || r->js[o].st != RUNNING)
                     continue;
-                fg *= factor(r->jobs[j].wl, r->jobs[o].wl);
+                fg *= factor(r->truth_wl[j], r->truth_wl[o]);
                 shared = 1;
             }
             fj = fmin(fj, fg);
@@ -491,7 +508,7 @@ static int check(const struct eco_srv_params *p, const char *strategy,
     if (!eco_srv_strategy_known(strategy))
         return eco_errorf(err, -EINVAL,
                           "server: unknown strategy '%s' (static, exclusive, "
-                          "memory-threshold, live)",
+                          "memory-threshold, live, share-fit)",
                           strategy ? strategy : "(null)");
     if (p->n_gpus == 0 || p->n_gpus > ECO_GPUSEL_MAX_GPUS)
         return eco_errorf(err, -EINVAL, "server: %u GPUs: need 1..%d", p->n_gpus,
@@ -504,6 +521,8 @@ static int check(const struct eco_srv_params *p, const char *strategy,
                           p->startup_s);
     if (!(p->noise >= 0 && p->noise <= 1))
         return eco_errorf(err, -EINVAL, "server: noise %g: must be in 0..1", p->noise);
+    if (p->judge != ECO_SRV_JUDGE_LUCID && p->judge != ECO_SRV_JUDGE_GAVEL)
+        return eco_errorf(err, -EINVAL, "server: judge %d: must be lucid or gavel", (int)p->judge);
     if (eco_gpusel_params_check(&p->sel, err))
         return -EINVAL;
     double sum = 0;
@@ -540,6 +559,22 @@ static void assign_static(struct run *r)
     }
 }
 
+/* The workload whose pairs slow each job: its own (Lucid judge), or its nearest Gavel workload
+ * on the server's GPU type (Gavel judge). 0 or -EINVAL (err says) for a workload without one. */
+static int judge_workloads(struct run *r, const char *gpu_type, struct eco_error *err)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        int g = (int)r->jobs[i].wl;
+        if (r->p->judge == ECO_SRV_JUDGE_GAVEL)
+            g = eco_coloc_gavel_match(r->jobs[i].wl, gpu_type);
+        if (g < 0)
+            return eco_errorf(err, -EINVAL, "job %u: workload '%s' has no Gavel counterpart",
+                              r->jobs[i].id, eco_coloc_workload(r->jobs[i].wl)->name);
+        r->truth_wl[i] = (uint32_t)g;
+    }
+    return 0;
+}
+
 int eco_srv_run(const struct eco_srv_params *p, const char *strategy,
                 const struct eco_srv_job *jobs, size_t n, struct eco_srv_job_out *out_jobs,
                 struct eco_srv_result *res, struct eco_error *err)
@@ -552,8 +587,9 @@ int eco_srv_run(const struct eco_srv_params *p, const char *strategy,
 
     *res = (struct eco_srv_result){.n_jobs = n};
     r.js = calloc(n, sizeof *r.js);
+    r.truth_wl = calloc(n, sizeof *r.truth_wl);
     r.out = out_jobs ? out_jobs : (own_out = calloc(n, sizeof *own_out));
-    if (!r.js || !r.out) {
+    if (!r.js || !r.out || !r.truth_wl) {
         rc = -ENOMEM;
         goto out;
     }
@@ -572,6 +608,8 @@ int eco_srv_run(const struct eco_srv_params *p, const char *strategy,
                             jobs[i].id, jobs[i].gpu_mem_mb, type->name, r.mem_total_mb);
             goto out;
         }
+    if ((rc = judge_workloads(&r, type->name, err)))
+        goto out;
     eco_rng_init(&r.rng, p->seed);
     if (!strcasecmp(strategy, "static")) {
         assign_static(&r);
@@ -583,6 +621,7 @@ int eco_srv_run(const struct eco_srv_params *p, const char *strategy,
         }
         r.is_live = !strcasecmp(strategy, "live");
         r.is_memthr = !strcasecmp(strategy, "memory-threshold");
+        r.is_sharefit = !strcasecmp(strategy, "share-fit");
     }
 
     double t = jobs[0].submit_s, util_gpu_s = 0, t0 = t;
@@ -609,6 +648,7 @@ int eco_srv_run(const struct eco_srv_params *p, const char *strategy,
     res->gpu_util = util_gpu_s / ((t_end - t0) * p->n_gpus);
 out:
     eco_gpusel_destroy(r.sel);
+    free(r.truth_wl);
     free(r.js);
     free(own_out);
     return rc;

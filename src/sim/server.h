@@ -46,6 +46,17 @@ int eco_srv_series_read(const char *path, struct eco_srv_job **out, size_t *n,
 /* Writes the same format (with a gpu_mem_mb column, ignored when read). 0 or -errno. */
 int eco_srv_series_write(FILE *f, const struct eco_srv_job *jobs, size_t n);
 
+/* Whose measured pairs give the slowdown the simulator applies to jobs sharing a GPU (the
+ * "truth"), independent of what `live` decides with (always Lucid's pairs, through the
+ * selector): Lucid's own (the default), or Gavel's, each Lucid workload mapped to its
+ * nearest Gavel workload on the server's GPU type (eco_coloc_gavel_match). */
+enum eco_srv_judge { ECO_SRV_JUDGE_LUCID = 0, ECO_SRV_JUDGE_GAVEL = 1 };
+
+/* "lucid" or "gavel" (case-insensitive) into *out: 0 or -EINVAL. */
+int eco_srv_judge_parse(const char *name, enum eco_srv_judge *out);
+/* "lucid" or "gavel"; static storage. */
+const char *eco_srv_judge_name(enum eco_srv_judge j);
+
 /* The server and the model parameters. */
 struct eco_srv_params {
     uint32_t n_gpus;     /* 1..ECO_GPUSEL_MAX_GPUS */
@@ -57,11 +68,12 @@ struct eco_srv_params {
     uint32_t ts_slots;   /* memory-threshold: most jobs running at once (0: n_gpus) */
     int share;           /* live: jobs may share a GPU */
     int known_workloads; /* live: the selector knows each job's workload (measured pairs) */
+    int judge;           /* enum eco_srv_judge: pairs applied as the jobs' slowdown */
     struct eco_gpusel_params sel;
 };
 
 /* Defaults: 8 GPUs of V100, dt 1 s, start-up 20 s, noise 0.05, seed 1, share and known
- * workloads on, the selector's defaults. */
+ * workloads on, judged with Lucid's pairs, the selector's defaults. */
 void eco_srv_params_default(struct eco_srv_params *p);
 
 /* What happened to one job. */

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # `ecosched sim --server`: hand-computed runs on one and two GPUs (measured pair factors from
 # data/gpu_colocation), the static assignment, memory-threshold stacking, live sharing,
-# byte-identical repeated runs, and bad input.
+# share-fit stacking three jobs, the Gavel judge, byte-identical repeated runs, and bad input.
 set -u
 ECO="$1"; SRC="$2"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
@@ -63,6 +63,27 @@ check "the written series reproduces the run" cmp -s "$T/da.txt" "$T/dc.txt"
 "$ECO" sim --server --jobs 30 --seed 6 > "$T/d6.txt"
 check "another seed, another result" sh -c "! cmp -s '$T/da.txt' '$T/d6.txt'"
 
+# share-fit and --judge: two ResNet50 ImageNet bs32 jobs of 100 s on one V100. Lucid never
+# measured the pair (utilisation rule: 2^-0.5 each); Gavel's ResNet-50 (batch size 32) with
+# itself on V100 runs at 0.366248 each. Both live (deciding with Lucid) and share-fit share.
+R50="ResNet50 ImageNet bs32"
+printf 'id,workload,gpus,work_s,submit_s\n1,%s,1,100,0\n2,%s,1,100,0\n' "$R50" "$R50" > "$T/r50.csv"
+"$ECO" sim --server --gpus 1 --series "$T/r50.csv" --startup 0 --noise 0 --strategy live,share-fit,exclusive --json > "$T/jl.json"
+"$ECO" sim --server --gpus 1 --series "$T/r50.csv" --startup 0 --noise 0 --strategy live,share-fit,exclusive --json --judge lucid > "$T/jl2.json"
+check "--judge lucid is the default, byte for byte" cmp -s "$T/jl.json" "$T/jl2.json"
+"$ECO" sim --server --gpus 1 --series "$T/r50.csv" --startup 0 --noise 0 --strategy live,share-fit,exclusive --json --judge gavel > "$T/jg.json"
+check "judged by Lucid: share-fit makespan 141.421" near "$(jget "$T/jl.json" share-fit makespan_s)" 141.421 0.002
+check "judged by Gavel: share-fit makespan 273.038" near "$(jget "$T/jg.json" share-fit makespan_s)" 273.038 0.002
+check "judged by Gavel: live still shares (decides with Lucid), 273.038" near "$(jget "$T/jg.json" live makespan_s)" 273.038 0.002
+check "judged by Gavel: exclusive unchanged, 200" near "$(jget "$T/jg.json" exclusive makespan_s)" 200 0.001
+check "the JSON names the Gavel judge" grep -q '"judge": "gavel"' "$T/jg.json"
+check "the default JSON has no judge key (output as before)" sh -c "! grep -q judge '$T/jl.json'"
+# Three ResNet18 bs32 jobs on one GPU: share-fit stacks all three, each at 0.9605^2.
+printf 'id,workload,gpus,work_s,submit_s\n1,%s,1,100,0\n2,%s,1,100,0\n3,%s,1,100,0\n' "$R18" "$R18" "$R18" > "$T/r3.csv"
+"$ECO" sim --server --gpus 1 --series "$T/r3.csv" --startup 0 --noise 0 --strategy share-fit --out "$T/o4" > /dev/null
+check "share-fit: job 3 shares GPU 0 from t = 0" [ "$(col "$T/o4/jobs-share-fit.csv" 3 gpu_ids)/$(col "$T/o4/jobs-share-fit.csv" 3 start_s)" = 0/0.000 ]
+check "share-fit: three on one GPU end at 100 / 0.9605^2 = 108.394" near "$(col "$T/o4/jobs-share-fit.csv" 3 end_s)" 108.394 0.001
+
 # Bad input: clear message naming file, line and field, exit 2.
 bad() {
     what="$1"; want="$2"; shift 2
@@ -85,6 +106,7 @@ bad "unknown strategy" "unknown 'fastest'" --strategy live,fastest
 bad "bad --gpus" "--gpus: '0'" --gpus 0
 bad "bad --work" "--work: '9:3'" --work 9:3
 bad "unknown GPU type" "--gpu-type: unknown 'Z80'" --gpu-type Z80
+bad "unknown judge" "--judge: unknown 'oracle' (lucid or gavel)" --judge oracle
 bad "unknown option" "unknown option '--fast'" --fast
 bad "fractional --gpus" "--gpus: '2.5' is not a whole number in 1..64" --gpus 2.5
 bad "fractional --jobs" "--jobs: '2.5' is not a whole number in 1..1024" --jobs 2.5

@@ -22,7 +22,7 @@ flag --util-window abc "ecoschedd: --util-window: 'abc' is not a number of secon
 flag --memthr-wait 90000 "ecoschedd: --memthr-wait: '90000' is not a number of seconds 0..86400"
 flag --queue-policy nope "ecoschedd: --queue-policy: 'nope' is not fifo, greedy or edf"
 flag --log-level loud "ecoschedd: --log-level: 'loud' is not error, warning, info or debug"
-flag --gpu-strategy x "ecoschedd: --gpu-strategy: unknown 'x' (exclusive, memory-threshold or live)"
+flag --gpu-strategy x "ecoschedd: --gpu-strategy: unknown 'x' (exclusive, memory-threshold, live or share-fit)"
 flag --platform x "ecoschedd: --platform: unknown 'x' (nvml, fake, none or auto)"
 flag --power-budget -3 "ecoschedd: power_budget_w '-3': '-3' is not a power in watts 0..100000"
 flag --tcp-listen 10.0.0.1:80 "ecoschedd: tcp_listen '10.0.0.1:80': only loopback addresses"

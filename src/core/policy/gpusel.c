@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* GPU choice on one server: live per-GPU state (utilisation window, hysteresis, claims of
- * just-started jobs) and the strategies exclusive, memory-threshold and live
+ * just-started jobs) and the strategies exclusive, memory-threshold, live and share-fit
  * (docs/policies/gpu-selection.md). Pure: callers pass the time and the samples. */
 #include <errno.h>
 #include <math.h>
@@ -453,6 +453,45 @@ static int choose_live(const struct eco_gpusel *s, double now_s, const struct ec
     return 0;
 }
 
+/* share-fit: may GPU `i` take the job now? Its free memory (last sample, less the claims in
+ * force) must hold the job's declared memory; a job that does not share also needs a GPU with
+ * no recorded job. No utilisation test, no gain gate, no slot cap, no wait. A GPU whose
+ * selector table is full (ECO_GPUSEL_MAX_JOBS) or held by a job that does not share is not
+ * offered. The key: fewest recorded jobs first, then lower index (cand_before's other keys
+ * are left equal). */
+static int sharefit_eligible(const struct eco_gpusel *s, uint32_t i, double now_s,
+                             const struct eco_gpu_request *req, struct cand *c)
+{
+    struct eco_gpusel_gpu st;
+    view(s, &s->g[i], now_s, &st);
+    if (!st.has_sample || st.exclusive_held || st.n_jobs >= ECO_GPUSEL_MAX_JOBS)
+        return 0;
+    if (!req->share && st.n_jobs > 0)
+        return 0;
+    uint64_t free_b = st.last.mem_total_b - st.last.mem_used_b;
+    if (free_b < st.reserved_b || free_b - st.reserved_b < req->mem_b)
+        return 0;
+    *c = (struct cand){.gpu = i, .claims = st.n_jobs};
+    return 1;
+}
+
+static int choose_sharefit(const struct eco_gpusel *s, double now_s,
+                           const struct eco_gpu_request *req, uint32_t *out_gpus)
+{
+    struct cand c[ECO_GPUSEL_MAX_GPUS];
+    int rc = check_request(s, req, out_gpus);
+    if (rc)
+        return rc;
+
+    uint32_t nc = 0;
+    for (uint32_t i = 0; i < s->n_gpus; i++)
+        nc += (uint32_t)sharefit_eligible(s, i, now_s, req, &c[nc]);
+    if (nc < req->n_gpus)
+        return -EAGAIN;
+    emit(c, nc, req->n_gpus, out_gpus);
+    return 0;
+}
+
 int eco_gpusel_choose(const struct eco_gpusel *s, double now_s, const struct eco_gpu_request *req,
                       uint32_t *out_gpus)
 {
@@ -556,8 +595,15 @@ static const struct eco_gpusel_ops live_ops = {
     .choose = choose_live,
 };
 
+static const struct eco_gpusel_ops sharefit_ops = {
+    .name = "share-fit",
+    .summary = "any GPU whose free memory holds the job, least-loaded first: shares whenever "
+               "memory fits, no gain gate, no slot cap, no wait",
+    .choose = choose_sharefit,
+};
+
 static const struct eco_gpusel_ops *const strategies[] = {&exclusive_ops, &memthr_ops, &live_ops,
-                                                          NULL};
+                                                          &sharefit_ops, NULL};
 
 const struct eco_gpusel_ops *const *eco_gpusel_all(void)
 {
