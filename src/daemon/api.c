@@ -779,16 +779,23 @@ static enum MHD_Result status(struct ecod *d, struct MHD_Connection *c, const st
     const struct ecod_pass_stats *ps = &d->pass;
     double n = ps->passes ? (double)ps->passes : 1;
     json_t *pass =
-        json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:I}", "count", (json_int_t)ps->passes, "last_ms",
+        json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:I,s:f}", "count", (json_int_t)ps->passes, "last_ms",
                   ps->last_s * 1e3, "max_ms", ps->max_s * 1e3, "mean_ms", ps->sum_s / n * 1e3,
                   "queue_mean_ms", ps->queue_sum_s / n * 1e3, "queue_max_ms", ps->queue_max_s * 1e3,
-                  "last_queued", (json_int_t)ps->last_queue_len);
+                  "last_queued", (json_int_t)ps->last_queue_len, "sample_age_ms",
+                  ps->last_sample_age_s * 1e3);
+    const struct ecod_sample_stats *ss = &d->sample;
+    double ns = ss->samples ? (double)ss->samples : 1;
+    json_t *sample =
+        json_pack("{s:I,s:f,s:f,s:f}", "count", (json_int_t)ss->samples, "last_ms",
+                  ss->last_s * 1e3, "max_ms", ss->max_s * 1e3, "mean_ms", ss->sum_s / ns * 1e3);
     return eco_http_reply(c, 200,
-                          json_pack("{s:s,s:s,s:i,s:i,s:I,s:s,s:I,s:o}", "version", ECO_VERSION,
+                          json_pack("{s:s,s:s,s:i,s:i,s:I,s:s,s:I,s:o,s:o}", "version", ECO_VERSION,
                                     "platform", eco_platform_name(d->platform), "gpus",
                                     (int)d->n_gpus, "watched_jobs", (int)d->n_runs, "peer_uid",
                                     (json_int_t)p->uid, "queue_policy", ecod__queue_policy_name(d),
-                                    "queued", (json_int_t)ecod__queue_len(d), "pass", pass));
+                                    "queued", (json_int_t)ecod__queue_len(d), "pass", pass,
+                                    "sample", sample));
 }
 
 /* GET /metrics: Prometheus text, format 0.0.4. */

@@ -51,6 +51,13 @@ struct ecod_pass_stats {
     double last_s, max_s, sum_s;
     double queue_max_s, queue_sum_s; /* the queue policy's part: decisions and launches */
     size_t last_queue_len;           /* queued jobs the last pass looked at */
+    double last_sample_age_s;        /* age of the GPU sample it chose from; < 0: none yet */
+};
+
+/* Sampling-tick timings (s), for /v1/status: GPU readings, energy, the node budget. */
+struct ecod_sample_stats {
+    uint64_t samples;
+    double last_s, max_s, sum_s;
 };
 
 /* The daemon: everything here lives on one thread (the event loop), so nothing is locked;
@@ -75,6 +82,7 @@ struct ecod {
     bool want_sched; /* a submit or a child's end asks for a pass before the next tick */
     struct ecod_queue *queue;
     struct ecod_pass_stats pass;
+    struct ecod_sample_stats sample;
     /* energy accounting: each GPU's counter at the last accounting (and whether it has one) */
     double gpu_counter_j[ECO_GPUSEL_MAX_GPUS];
     bool gpu_counter_ok[ECO_GPUSEL_MAX_GPUS];

@@ -526,6 +526,7 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
     int epfd = MHD_get_daemon_info(m, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd;
     int epfd_t = mt ? MHD_get_daemon_info(mt, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd : -1;
     char drain[64];
+    ecod__sched_sample(d, eco_wall_s(), eco_mono_s());
     ecod__sched_pass(d, eco_wall_s(), eco_mono_s());
     while (!stop_signal) {
         MHD_UNSIGNED_LONG_LONG mhd_ms = 0;
@@ -555,8 +556,14 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
         MHD_run(m);
         if (mt)
             MHD_run(mt);
-        if (d->want_sched || eco_mono_s() >= d->last_tick_mono + d->tick_s)
-            ecod__sched_pass(d, eco_wall_s(), eco_mono_s());
+        /* the sampling tick first (sched.h), so the pass decides on a fresh sample and
+         * makes no platform call of its own */
+        double mono = eco_mono_s();
+        if (!d->want_sched && mono < d->last_tick_mono + d->tick_s)
+            continue;
+        if (ecod__sched_sample_due(d, mono))
+            ecod__sched_sample(d, eco_wall_s(), mono);
+        ecod__sched_pass(d, eco_wall_s(), eco_mono_s());
     }
 }
 

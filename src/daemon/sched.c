@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* ecoschedd's scheduling pass: samples every GPU into the live selector, starts queued jobs
- * in the queue policy's order on the GPUs it chooses, reaps them, and accounts their energy and
- * power limits (the start, adoption after a restart included, is startup.c). */
+/* ecoschedd's scheduling pass and its sampling tick: the tick samples every GPU into the live
+ * selector and accounts the jobs' energy and power limits; the pass starts queued jobs in the
+ * queue policy's order on the GPUs it chooses from that sample, and reaps them (the start,
+ * adoption after a restart included, is startup.c). */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -693,8 +694,40 @@ static void prune(struct ecod *d, double mono)
                 d->keep_finished_s, ids[0], ids[n - 1]);
 }
 
-/* Shortest interval between two samplings of the GPUs (s). */
+/* Shortest interval between two samplings of the GPUs (s): passes come every tick and after
+ * each submit, cancel or child exit, and sampling (several platform calls per GPU) at most this
+ * often keeps a burst of submissions cheap, while a job that ends still leaves a sample at most
+ * 0.2 s old for the start of the next. */
 #define SAMPLE_MIN_S 0.2
+
+bool ecod__sched_sample_due(const struct ecod *d, double mono)
+{
+    return d->last_sample_mono <= 0 || mono - d->last_sample_mono >= SAMPLE_MIN_S;
+}
+
+void ecod__sched_sample(struct ecod *d, double now, double mono)
+{
+    d->now_s = now;
+    d->mono_s = mono;
+    if (d->sel)
+        sample_gpus(d, mono);
+    d->last_sample_mono = mono;
+    reap(d, mono); /* as in the pass: a job that ended gets no share of the budget below */
+    /* the jobs' energy to the sampling instant, written to the store when it moved */
+    ecod__sched_account(d, mono);
+    for (size_t i = 0; i < d->n_runs; i++)
+        if (!d->runs[i].end_unrecorded && d->runs[i].energy_j != d->runs[i].stored_j) {
+            eco_store_set_energy(d->store, d->runs[i].id, d->runs[i].energy_j, NULL);
+            d->runs[i].stored_j = d->runs[i].energy_j;
+        }
+    ecod__nodecap_tick(d, mono);
+    double took = eco_mono_s() - mono; /* the sampling's own duration (status): measured */
+    d->sample.samples++;
+    d->sample.last_s = took;
+    d->sample.sum_s += took;
+    if (took > d->sample.max_s)
+        d->sample.max_s = took;
+}
 
 void ecod__sched_pass(struct ecod *d, double now, double mono)
 {
@@ -702,32 +735,19 @@ void ecod__sched_pass(struct ecod *d, double now, double mono)
     d->mono_s = mono;
     d->last_tick_mono = mono;
     d->want_sched = false;
-    /* Passes come every tick and after each submit, cancel or child exit; sampling the GPUs
-     * and reading the jobs' energy (several NVML calls each) at most every SAMPLE_MIN_S keeps
-     * a burst of submissions cheap. Jobs started in between are covered by the selector's
-     * in-flight claims; a job that ends has its energy read when it is reaped. */
-    bool sample = d->last_sample_mono <= 0 || mono - d->last_sample_mono >= SAMPLE_MIN_S;
-    if (sample) {
-        if (d->sel)
-            sample_gpus(d, mono);
-        d->last_sample_mono = mono;
-    }
+    /* No platform call here unless a job starts or ends (its energy is read at that instant,
+     * its power limit set): the GPUs' state is the latest sample, taken by the sampling tick
+     * (ecod__sched_sample) before this pass, aged `age` s. Jobs started since that sample are
+     * covered by the selector's in-flight claims. */
+    double age = d->last_sample_mono > 0 ? mono - d->last_sample_mono : -1;
     reap(d, mono);
     retry_store(d, mono);
     prune(d, mono);
-    if (sample) {
-        ecod__sched_account(d, mono);
-        for (size_t i = 0; i < d->n_runs; i++)
-            if (!d->runs[i].end_unrecorded && d->runs[i].energy_j != d->runs[i].stored_j) {
-                eco_store_set_energy(d->store, d->runs[i].id, d->runs[i].energy_j, NULL);
-                d->runs[i].stored_j = d->runs[i].energy_j;
-            }
-    }
-    if (sample)
-        ecod__nodecap_tick(d, mono);
     size_t queued = ecod__queue_len(d);
     double t0 = eco_mono_s(); /* the pass's own duration (status, /metrics): measured */
-    start_queued(d, mono, sample);
+    /* energy accounted at this instant already (the sampling just ran): the jobs started now
+     * begin from that reading */
+    start_queued(d, mono, d->acct_mono > 0 && d->acct_mono >= mono);
     double t1 = eco_mono_s(), took = t1 - mono;
     d->pass.queue_sum_s += t1 - t0;
     if (t1 - t0 > d->pass.queue_max_s)
@@ -738,8 +758,10 @@ void ecod__sched_pass(struct ecod *d, double now, double mono)
     if (took > d->pass.max_s)
         d->pass.max_s = took;
     d->pass.last_queue_len = queued;
-    ECO_LOG(ECO_LOG_DEBUG, "sched", "pass: %zu queued, %.3f ms (queue policy %.3f ms)", queued,
-            took * 1e3, (t1 - t0) * 1e3);
+    d->pass.last_sample_age_s = age;
+    ECO_LOG(ECO_LOG_DEBUG, "sched",
+            "pass: %zu queued, %.3f ms (queue policy %.3f ms), GPU sample %.3f s old", queued,
+            took * 1e3, (t1 - t0) * 1e3, age);
 }
 
 void ecod__sched_cancelled(struct ecod *d, int64_t id, double now, double mono)

@@ -17,10 +17,21 @@ void ecod__sched_fini(struct ecod *d);
 void ecod__sched_account(struct ecod *d, double mono);
 /* Fills the in-memory queue from the store's queued jobs (once, at start). */
 int ecod__sched_load_queue(struct ecod *d, struct eco_error *err);
+/* Whether a pass about to run at monotonic time mono needs a fresh sample first: never
+ * sampled, or 0.2 s since the last (every tick's pass, and at most 5 of the passes a second
+ * that submissions, cancels and job ends ask for). */
+bool ecod__sched_sample_due(const struct ecod *d, double mono);
+/* The sampling tick at wall time now and monotonic time mono (s, the caller's clocks): samples
+ * every GPU into the selector, reaps ended jobs, accounts the jobs' energy (stored when it
+ * moved) and runs the node power budget's controller. The loop calls it just before a pass when
+ * due; its own duration goes to d->sample. */
+void ecod__sched_sample(struct ecod *d, double now, double mono);
 /* One pass at wall time now and monotonic time mono (s; the caller's clocks, read once: the
- * pass reads none but its own duration's): sample GPUs, account energy, reap ended jobs,
- * start queued ones. The other entry points below take the clocks the same way; each stores
- * them in d->now_s and d->mono_s for the functions it calls. */
+ * pass reads none but its own duration's): reap ended jobs, start queued ones on the GPUs
+ * the latest sample shows (its age goes to d->pass.last_sample_age_s). It makes no platform
+ * call unless a job starts or ends (energy read, power limit set at that instant). The other
+ * entry points below take the clocks the same way; each stores them in d->now_s and d->mono_s
+ * for the functions it calls. */
 void ecod__sched_pass(struct ecod *d, double now, double mono);
 /* A cancelled running job: signal its process group (SIGTERM, SIGKILL 10 s later). */
 void ecod__sched_cancelled(struct ecod *d, int64_t id, double now, double mono);
