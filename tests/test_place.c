@@ -676,6 +676,31 @@ static void test_random_by_hand(void **state)
     eco_pl_instance_fini(&in);
 }
 
+/* dot-product-ref by hand (dot_product_score.go, merge / max): int(100 (1 - (CPU free x CPU
+ * request / 128 cores^2 + GPU free x GPU request / 8 GPUs^2) / 2)), the highest wins. Two nodes
+ * of 64 cores and 8 GPUs.
+ * 0: 6 GPUs, 8 cores: equal -> n0, GPUs 0-5.
+ * 1: 1 GPU, 4 cores: n0 (56 cores, 2 GPUs free) 0.4375 x 0.03125 + 0.25 x 0.125 = 0.04492 ->
+ * 97.75 -> 97; n1 0.5 x 0.03125 + 1 x 0.125 = 0.14063 -> 92.97 -> 92 -> n0, GPU 6 (the node
+ * with the smallest dot product; ecosched's dot-product, Tetris' largest, takes n1).
+ * 2: CPU only, 4 cores: n0 52/128 x 0.03125 / 2 -> 99.37, n1 99.22: both 99 -> n0. */
+static void test_dot_product_ref_by_hand(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    add_node(&in, 64000, 262144, 8, "G");
+    add_node(&in, 64000, 262144, 8, "G");
+    add_item(&in, 8000, 1024, 6, 1000);
+    add_item(&in, 4000, 1024, 1, 1000);
+    add_item(&in, 4000, 1024, 0, 0);
+    struct eco_pl_slot slots[3];
+    run_algo("dot-product-ref", &in, 1, slots);
+    expect_slots(slots, (const int32_t[]){0, 0, 0}, (const uint64_t[]){0x3f, 0x40, 0}, 3);
+    run_algo("dot-product", &in, 1, slots);
+    assert_int_equal(slots[1].node, 1);
+    eco_pl_instance_fini(&in);
+}
+
 /* Every online baseline places openb's default pods, inflated to 130% of the GPUs as in the
  * FGD paper, feasibly, and allocates most of the GPUs (docs/policies/placement.md quotes
  * their shares: 87-92%). */
@@ -697,7 +722,8 @@ static void test_online_openb(void **state)
     assert_int_equal(eco_pl_workload_from_items(&in, &w), 0);
     struct eco_pl_slot *slots = calloc(in.n_items, sizeof *slots);
     assert_non_null(slots);
-    static const char *const names[] = {"random", "gpu-clustering", "gpu-packing", "best-fit"};
+    static const char *const names[] = {"random", "gpu-clustering", "gpu-packing", "best-fit",
+                                        "dot-product-ref"};
     for (size_t a = 0; a < sizeof names / sizeof *names; a++) {
         run_algo(names[a], &in, 1, slots);
         struct eco_pl_metrics m;
@@ -726,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_gpu_packing_by_hand),
         cmocka_unit_test(test_gpu_clustering_by_hand),
         cmocka_unit_test(test_random_by_hand),
+        cmocka_unit_test(test_dot_product_ref_by_hand),
         cmocka_unit_test(test_online_openb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

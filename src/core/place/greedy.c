@@ -297,7 +297,7 @@ static const struct eco_pl_algo fgd_algo = {
 extern const struct eco_pl_algo eco_pl_algo_pso, eco_pl_algo_pso_basic;
 /* online.c: the FGD paper's other online baselines */
 extern const struct eco_pl_algo eco_pl_algo_random, eco_pl_algo_gpu_clustering,
-    eco_pl_algo_gpu_packing, eco_pl_algo_best_fit;
+    eco_pl_algo_gpu_packing, eco_pl_algo_best_fit, eco_pl_algo_dot_product_ref;
 
 static const struct eco_pl_algo *const algos[] = {
     &ffd_algo,
@@ -308,6 +308,7 @@ static const struct eco_pl_algo *const algos[] = {
     &eco_pl_algo_gpu_clustering,
     &eco_pl_algo_gpu_packing,
     &eco_pl_algo_best_fit,
+    &eco_pl_algo_dot_product_ref,
     &eco_pl_algo_pso,
     &eco_pl_algo_pso_basic,
     NULL,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The online baselines of the FGD paper (Weng et al., USENIX ATC '23): random, gpu-clustering,
- * gpu-packing and best-fit place items in arrival order, scoring every node that fits as the
- * reference simulator's score plugins do (hkust-adsl/kubernetes-scheduler-simulator,
+ * gpu-packing, best-fit and dot-product-ref place items in arrival order, scoring every node that
+ * fits as the reference simulator's score plugins do (hkust-adsl/kubernetes-scheduler-simulator,
  * pkg/simulator/plugin/<name>_score.go). See docs/policies/placement.md. */
 #include <errno.h>
 #include <stdlib.h>
@@ -115,6 +115,23 @@ static int64_t gpu_clustering_score(const struct online *o, uint32_t item, uint3
     if (t & tag)
         return base + (__builtin_popcountll(t) == 1 ? MAX_SCORE * 3 / 4 : MAX_SCORE * 2 / 4);
     return base + (t == 0 ? MAX_SCORE / 4 : 0);
+}
+
+/* dot_product_score.go calculateDotProductScore as the paper's runs configure it (dimExtMethod
+ * "merge", normMethod "max"): the dot product of the node's free (CPU, GPU) and the request,
+ * both over (128 cores, 8 GPUs), halved; reported as int((1 - that) x 100), so the node with
+ * the smallest dot product wins, ties to the lower index. */
+static int64_t dot_product_ref_score(const struct online *o, uint32_t item, uint32_t n)
+{
+    const struct eco_pl_item *it = &o->s.in->items[item];
+    double node[2] = {(double)o->s.cpu_free[n] / MAX_SPEC_CPU,
+                      (double)gpu_left(&o->s, n) / MAX_SPEC_GPU};
+    double pod[2] = {(double)it->cpu_milli / MAX_SPEC_CPU,
+                     (double)((int64_t)it->gpus * it->gpu_milli) / MAX_SPEC_GPU};
+    double dot = 0;
+    for (int r = 0; r < 2; r++)
+        dot += node[r] * pod[r];
+    return (int64_t)(MAX_SCORE * (1 - dot / 2));
 }
 
 /* plugin_utils.go NormalizeScore, which best-fit applies: min-max scaling of the nodes'
@@ -251,6 +268,14 @@ static int solve_packing(const struct eco_pl_instance *in, const struct eco_pl_p
     return online_run(in, p, gpu_packing_score, 0, slots);
 }
 
+static int solve_dot_ref(const struct eco_pl_instance *in, const struct eco_pl_params *p,
+                         struct eco_pl_slot *slots, struct eco_pl_outcome *out,
+                         struct eco_error *err)
+{
+    (void)out, (void)err;
+    return online_run(in, p, dot_product_ref_score, 0, slots);
+}
+
 static int solve_best_fit(const struct eco_pl_instance *in, const struct eco_pl_params *p,
                           struct eco_pl_slot *slots, struct eco_pl_outcome *out,
                           struct eco_error *err)
@@ -276,6 +301,13 @@ const struct eco_pl_algo eco_pl_algo_gpu_packing = {
     .summary = "items in arrival order, each on a partly used GPU, else free GPUs of a used "
                "node, else an idle node (FGD paper's GpuPacking)",
     .solve = solve_packing,
+};
+const struct eco_pl_algo eco_pl_algo_dot_product_ref = {
+    .name = "dot-product-ref",
+    .summary = "items in arrival order, each on the node whose free CPU and GPU over 128 cores "
+               "and 8 GPUs have the smallest dot product with the request (FGD paper's "
+               "DotProduct as its simulator codes it)",
+    .solve = solve_dot_ref,
 };
 const struct eco_pl_algo eco_pl_algo_best_fit = {
     .name = "best-fit",
