@@ -16,6 +16,7 @@
 #include "ecosched/freemap.h"
 #include "place/place_io.h"
 #include "ecosched/policy.h"
+#include "ecosched/rng.h"
 #include "test_util.h"
 
 static void add_node(struct eco_pl_instance *in, int64_t cpu, int64_t mem, uint16_t gpus,
@@ -528,14 +529,231 @@ static void test_read_openb(void **state)
     eco_pl_instance_fini(&in);
 }
 
+/* Runs algorithm `name` on `in` and checks that its answer is feasible. */
+static void run_algo(const char *name, const struct eco_pl_instance *in, uint64_t seed,
+                     struct eco_pl_slot *slots)
+{
+    const struct eco_pl_algo *a = eco_pl_algo_find(name);
+    assert_non_null(a);
+    struct eco_pl_params p = {.seed = seed};
+    struct eco_error err = {{0}};
+    assert_int_equal(a->solve(in, &p, slots, NULL, &err), 0);
+    assert_int_equal(eco_pl_verify(in, slots, &err), 0);
+}
+
+static void expect_slots(const struct eco_pl_slot *slots, const int32_t *node, const uint64_t *gpus,
+                         uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (slots[i].node != node[i] || slots[i].gpus != gpus[i])
+            print_error("item %u: node %d gpus %llx, expected node %d gpus %llx\n", i,
+                        slots[i].node, (unsigned long long)slots[i].gpus, node[i],
+                        (unsigned long long)gpus[i]);
+        assert_int_equal(slots[i].node, node[i]);
+        assert_int_equal(slots[i].gpus, gpus[i]);
+    }
+}
+
+/* best-fit by hand (best_fit_score.go): score 0.5 (CPU free - request) / 128 cores + 0.5 (GPU
+ * free - request) / 8 GPUs, reported as int((1 - score) x 100), min-max normalised.
+ * Item 0 (8 cores, 1 GPU): n0 (32 cores, 2 GPUs) 0.09375 + 0.0625 -> 84.375 -> 84; n1 (31
+ * cores, 2 GPUs) 0.08984 + 0.0625 -> 84.77 -> 84; n2 (64 cores, 8 GPUs) 0.21875 + 0.4375 -> 34;
+ * n3 (96 cores, 4 GPUs) 0.34375 + 0.1875 -> 46. n0 and n1 tie at 84 (n1 is tighter before
+ * truncation) -> n0, GPU 0.
+ * Item 1 (24 cores, 1 GPU): n0 is left with nothing -> 100; n1 0.02734 + 0.0625 -> 91 -> n0,
+ * GPU 1. Item 2 (1 core, 200 milli): n0 has no CPU left; n1 0.11719 + 0.1125 -> 77, n2 26, n3
+ * 39 -> n1, GPU 0 (best fit among equal GPUs: the lowest index). */
+static void test_best_fit_by_hand(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    add_node(&in, 32000, 262144, 2, "G");
+    add_node(&in, 31000, 262144, 2, "G");
+    add_node(&in, 64000, 262144, 8, "G");
+    add_node(&in, 96000, 262144, 4, "G");
+    add_item(&in, 8000, 1024, 1, 1000);
+    add_item(&in, 24000, 1024, 1, 1000);
+    add_item(&in, 1000, 1024, 1, 200);
+    struct eco_pl_slot slots[3];
+    run_algo("best-fit", &in, 1, slots);
+    expect_slots(slots, (const int32_t[]){0, 0, 1}, (const uint64_t[]){1, 2, 1}, 3);
+    eco_pl_instance_fini(&in);
+}
+
+/* gpu-packing by hand (gpu_packing_score.go): an idle node scores max(33 - free GPUs, free
+ * GPUs): n0 (8 GPUs) 25, n1 (4) 29, n2 (2) 31.
+ * 0: 500 milli -> n2 (31), GPU 0: n2 [500, 1000].
+ * 1: 1 GPU: n2 must use 1 wholly free GPU: max(50 - 1, 33) = 49 -> n2, GPU 1: [500, 0].
+ * 2: 200 milli: n2 uses the shared GPU at 50% free: max(100 - 50 / 10, 50) = 95 -> n2, GPU 0.
+ * 3: 400 milli: fits on no GPU of n2 (300 left); n1 29 > n0 25 -> n1, GPU 0: [600, 1000 x3].
+ * 4: 2 GPUs: n1 uses 2 wholly free GPUs: 48 > n0 25 -> n1, GPUs 1 and 2.
+ * 5: CPU only: 0 everywhere -> n0. */
+static void test_gpu_packing_by_hand(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    add_node(&in, 96000, 262144, 8, "G");
+    add_node(&in, 96000, 262144, 4, "G");
+    add_node(&in, 96000, 262144, 2, "G");
+    add_item(&in, 1000, 1024, 1, 500);
+    add_item(&in, 1000, 1024, 1, 1000);
+    add_item(&in, 1000, 1024, 1, 200);
+    add_item(&in, 1000, 1024, 1, 400);
+    add_item(&in, 1000, 1024, 2, 1000);
+    add_item(&in, 1000, 1024, 0, 0);
+    struct eco_pl_slot slots[6];
+    run_algo("gpu-packing", &in, 1, slots);
+    expect_slots(slots, (const int32_t[]){2, 2, 2, 1, 1, 0}, (const uint64_t[]){1, 2, 1, 1, 6, 0},
+                 6);
+    eco_pl_instance_fini(&in);
+}
+
+/* gpu-clustering by hand (gpu_clustering_score.go): 25 x (8000 - free milli-GPUs) / 8000 in
+ * integers, plus 75 on a node whose only affinity is the item's, 50 when it is among others, 25
+ * on a node without GPU items, 0 otherwise. Three nodes of 4 GPUs (an idle one scores 25 + 12).
+ * 0: 1 GPU -> all 37 -> n0, GPU 0.
+ * 1: 500 milli: n0 {1-gpu} 15; n1, n2 37 -> n1, GPU 0.
+ * 2: 1 GPU: n0 {1-gpu} 75 + 15 = 90 -> n0, GPU 1.
+ * 3: 300 milli: n1 {share} 75 + 14 = 89 -> n1, GPU 0 (the GPU with 500 left).
+ * 4: 2 GPUs: n0 18, n1 15, n2 idle 37 -> n2, GPUs 0 and 1.
+ * 5: 1 GPU: n0 75 + 18 = 93 -> n0, GPU 2. 6: CPU only: 0 everywhere -> n0.
+ * Then a node holding two affinities: n0 (4 GPUs) and n1 (4 GPUs, 2 cores). 1 GPU -> n0; a
+ * 500-milli item with 4 cores fits only on n0 (GPU 1); 1 GPU: n0 {1-gpu, share} 50 + 17 = 67
+ * beats the idle n1's 37 -> n0, GPU 2. */
+static void test_gpu_clustering_by_hand(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    for (int n = 0; n < 3; n++)
+        add_node(&in, 96000, 262144, 4, "G");
+    static const uint16_t gpus[] = {1, 1, 1, 1, 2, 1, 0},
+                          milli[] = {1000, 500, 1000, 300, 1000, 1000, 0};
+    for (int i = 0; i < 7; i++)
+        add_item(&in, 1000, 1024, gpus[i], milli[i]);
+    struct eco_pl_slot slots[7];
+    run_algo("gpu-clustering", &in, 1, slots);
+    expect_slots(slots, (const int32_t[]){0, 1, 0, 1, 2, 0, 0},
+                 (const uint64_t[]){1, 1, 2, 1, 3, 4, 0}, 7);
+    eco_pl_instance_fini(&in);
+
+    struct eco_pl_instance mixed = {0};
+    add_node(&mixed, 96000, 262144, 4, "G");
+    add_node(&mixed, 2000, 262144, 4, "G");
+    add_item(&mixed, 1000, 1024, 1, 1000);
+    add_item(&mixed, 4000, 1024, 1, 500);
+    add_item(&mixed, 1000, 1024, 1, 1000);
+    run_algo("gpu-clustering", &mixed, 1, slots);
+    expect_slots(slots, (const int32_t[]){0, 0, 0}, (const uint64_t[]){1, 2, 4}, 3);
+    eco_pl_instance_fini(&mixed);
+}
+
+/* random (random_score.go): the node is drawn uniformly among those that fit (n0 is too small
+ * for the item), then the shared GPU uniformly among the GPUs that hold it: with the seed's
+ * first two uniforms u1, u2, node 1 + int(3 u1) and GPU int(4 u2). The same seed gives the
+ * same answer; over 64 seeds every node that fits is drawn. */
+static void test_random_by_hand(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    add_node(&in, 1000, 262144, 4, "G");
+    for (int n = 0; n < 3; n++)
+        add_node(&in, 96000, 262144, 4, "G");
+    add_item(&in, 8000, 1024, 1, 500);
+    unsigned seen = 0;
+    for (uint64_t seed = 1; seed <= 64; seed++) {
+        struct eco_rng r;
+        eco_rng_init(&r, seed);
+        int32_t node = 1 + (int32_t)(eco_rng_uniform(&r) * 3);
+        uint64_t gpu = 1ull << (int)(eco_rng_uniform(&r) * 4);
+        struct eco_pl_slot slots[1], again[1];
+        run_algo("random", &in, seed, slots);
+        expect_slots(slots, &node, &gpu, 1);
+        run_algo("random", &in, seed, again);
+        expect_slots(again, &node, &gpu, 1);
+        seen |= 1u << node;
+    }
+    assert_int_equal(seen, 0xe);
+    eco_pl_instance_fini(&in);
+}
+
+/* dot-product-ref by hand (dot_product_score.go, merge / max): int(100 (1 - (CPU free x CPU
+ * request / 128 cores^2 + GPU free x GPU request / 8 GPUs^2) / 2)), the highest wins. Two nodes
+ * of 64 cores and 8 GPUs.
+ * 0: 6 GPUs, 8 cores: equal -> n0, GPUs 0-5.
+ * 1: 1 GPU, 4 cores: n0 (56 cores, 2 GPUs free) 0.4375 x 0.03125 + 0.25 x 0.125 = 0.04492 ->
+ * 97.75 -> 97; n1 0.5 x 0.03125 + 1 x 0.125 = 0.14063 -> 92.97 -> 92 -> n0, GPU 6 (the node
+ * with the smallest dot product; ecosched's dot-product, Tetris' largest, takes n1).
+ * 2: CPU only, 4 cores: n0 52/128 x 0.03125 / 2 -> 99.37, n1 99.22: both 99 -> n0. */
+static void test_dot_product_ref_by_hand(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    add_node(&in, 64000, 262144, 8, "G");
+    add_node(&in, 64000, 262144, 8, "G");
+    add_item(&in, 8000, 1024, 6, 1000);
+    add_item(&in, 4000, 1024, 1, 1000);
+    add_item(&in, 4000, 1024, 0, 0);
+    struct eco_pl_slot slots[3];
+    run_algo("dot-product-ref", &in, 1, slots);
+    expect_slots(slots, (const int32_t[]){0, 0, 0}, (const uint64_t[]){0x3f, 0x40, 0}, 3);
+    run_algo("dot-product", &in, 1, slots);
+    assert_int_equal(slots[1].node, 1);
+    eco_pl_instance_fini(&in);
+}
+
+/* Every online baseline places openb's default pods, inflated to 130% of the GPUs as in the
+ * FGD paper, feasibly, and allocates most of the GPUs (docs/policies/placement.md quotes
+ * their shares: 87-92%). */
+static void test_online_openb(void **state)
+{
+    (void)state;
+    const char *src = getenv("ECO_SOURCE_DIR");
+    char np[4096], ip[4096];
+    snprintf(np, sizeof np, "%s/data/alibaba_gpu_v2023_openb/openb_node_list_gpu_node.csv.gz",
+             src ? src : ECO_SOURCE_DIR);
+    snprintf(ip, sizeof ip, "%s/data/alibaba_gpu_v2023_openb/openb_pod_list_default.csv.gz",
+             src ? src : ECO_SOURCE_DIR);
+    struct eco_pl_instance in = {0};
+    struct eco_error err = {{0}};
+    assert_int_equal(eco_pl_read_nodes(np, &in, &err), 0);
+    assert_int_equal(eco_pl_read_items(ip, &in, &err), 0);
+    assert_int_equal(eco_pl_inflate(&in, 130, 1), 0);
+    struct eco_pl_workload w;
+    assert_int_equal(eco_pl_workload_from_items(&in, &w), 0);
+    struct eco_pl_slot *slots = calloc(in.n_items, sizeof *slots);
+    assert_non_null(slots);
+    static const char *const names[] = {"random", "gpu-clustering", "gpu-packing", "best-fit",
+                                        "dot-product-ref"};
+    for (size_t a = 0; a < sizeof names / sizeof *names; a++) {
+        run_algo(names[a], &in, 1, slots);
+        struct eco_pl_metrics m;
+        assert_int_equal(eco_pl_metrics_compute(&in, &w, slots, 1, &m), 0);
+        assert_true(m.gpu_alloc_ratio > 0.85 && m.gpu_alloc_ratio < 0.96);
+    }
+    free(slots);
+    eco_pl_workload_fini(&w);
+    eco_pl_instance_fini(&in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fgd_frag_by_hand), cmocka_unit_test(test_fgd_choice),
-        cmocka_unit_test(test_metrics_by_hand),  cmocka_unit_test(test_feasible_random),
-        cmocka_unit_test(test_ilp_brute_force),  cmocka_unit_test(test_ilp_feasible_random),
-        cmocka_unit_test(test_readers),          cmocka_unit_test(test_sim_placements),
-        cmocka_unit_test(test_read_openb),       cmocka_unit_test(test_read_nul),
+        cmocka_unit_test(test_fgd_frag_by_hand),
+        cmocka_unit_test(test_fgd_choice),
+        cmocka_unit_test(test_metrics_by_hand),
+        cmocka_unit_test(test_feasible_random),
+        cmocka_unit_test(test_ilp_brute_force),
+        cmocka_unit_test(test_ilp_feasible_random),
+        cmocka_unit_test(test_readers),
+        cmocka_unit_test(test_sim_placements),
+        cmocka_unit_test(test_read_openb),
+        cmocka_unit_test(test_read_nul),
+        cmocka_unit_test(test_best_fit_by_hand),
+        cmocka_unit_test(test_gpu_packing_by_hand),
+        cmocka_unit_test(test_gpu_clustering_by_hand),
+        cmocka_unit_test(test_random_by_hand),
+        cmocka_unit_test(test_dot_product_ref_by_hand),
+        cmocka_unit_test(test_online_openb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -295,9 +295,23 @@ static const struct eco_pl_algo fgd_algo = {
 };
 
 extern const struct eco_pl_algo eco_pl_algo_pso, eco_pl_algo_pso_basic;
+/* online.c: the FGD paper's other online baselines */
+extern const struct eco_pl_algo eco_pl_algo_random, eco_pl_algo_gpu_clustering,
+    eco_pl_algo_gpu_packing, eco_pl_algo_best_fit, eco_pl_algo_dot_product_ref;
 
 static const struct eco_pl_algo *const algos[] = {
-    &ffd_algo, &bfd_algo, &dot_algo, &fgd_algo, &eco_pl_algo_pso, &eco_pl_algo_pso_basic, NULL,
+    &ffd_algo,
+    &bfd_algo,
+    &dot_algo,
+    &fgd_algo,
+    &eco_pl_algo_random,
+    &eco_pl_algo_gpu_clustering,
+    &eco_pl_algo_gpu_packing,
+    &eco_pl_algo_best_fit,
+    &eco_pl_algo_dot_product_ref,
+    &eco_pl_algo_pso,
+    &eco_pl_algo_pso_basic,
+    NULL,
 };
 
 const struct eco_pl_algo *const *eco_pl_algo_all(void)
