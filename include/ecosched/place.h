@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Static placement of items (VMs, containers, pods) onto nodes with CPU, memory and shareable
  * GPUs: instances, feasibility, metrics (FGD fragmentation, active hosts, energy) and the
- * placement algorithms (ffd, bfd, dot-product, fgd, pso, pso-basic; ilp at the edge).
+ * placement algorithms (ffd, bfd, dot-product, fgd, pso, pso-basic, and the online baselines
+ * random, gpu-clustering, gpu-packing, best-fit, dot-product-ref; ilp at the edge).
  * See docs/policies/placement-optimisers.md. */
 #ifndef ECOSCHED_PLACE_H
 #define ECOSCHED_PLACE_H
@@ -203,7 +204,8 @@ struct eco_pl_algo {
                  struct eco_pl_slot *slots, struct eco_pl_outcome *out, struct eco_error *err);
 };
 
-/* Pure algorithms of the core: ffd, bfd, dot-product, fgd, pso, pso-basic. */
+/* Pure algorithms of the core: ffd, bfd, dot-product, fgd, pso, pso-basic, random,
+ * gpu-clustering, gpu-packing, best-fit, dot-product-ref. */
 const struct eco_pl_algo *const *eco_pl_algo_all(void);
 const struct eco_pl_algo *eco_pl_algo_find(const char *name);
 
