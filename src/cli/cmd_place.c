@@ -20,7 +20,7 @@
 
 struct place_args {
     const char *nodes, *items, *algo, *out;
-    int json, objective;
+    int json, objective, shuffle;
     int progress; /* 0: when stderr is a terminal, 1: --progress, 2: --no-progress */
     unsigned long long seed;
     double time_limit_s, hold_s, inflate_pct;
@@ -63,7 +63,8 @@ static const struct eco_opt place_opts[] = {
      .hi = MAX_SEED,
      .offset = A(seed),
      .arg = "S",
-     .help = "random seed (pso, pso-basic, --inflate); default 1"},
+     .help = "random seed (pso, pso-basic, --inflate, --shuffle);\n"
+             "default 1"},
     {.name = "time-limit",
      .kind = ECO_OPT_NUM,
      .lo = 0,
@@ -95,6 +96,13 @@ static const struct eco_opt place_opts[] = {
      .help = "repeat items drawn at random (seeded) from the list after\n"
              "it until the requested GPUs reach PCT % of the cluster's\n"
              "GPUs (FGD's saturation workload); default 0: as listed"},
+    {.name = "shuffle",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(shuffle),
+     .help = "after --inflate, shuffle all items (seeded by --seed), as\n"
+             "the FGD paper's simulator does (shufflePod); default: as\n"
+             "listed, then the drawn repeats"},
     {.name = "hold-s",
      .kind = ECO_OPT_NUM,
      .lo = 0,
@@ -370,6 +378,8 @@ int eco_cli__cmd_place(int argc, char **argv)
         eco_cli__err("place: out of memory");
         goto out;
     }
+    if (a.shuffle)
+        eco_pl_shuffle(&in, a.seed);
     if (eco_pl_instance_check(&in, &err)) {
         eco_cli__err("place: %s", err.msg);
         status = ECO_EXIT_USAGE;
