@@ -100,9 +100,9 @@ static const struct eco_opt place_opts[] = {
      .kind = ECO_OPT_FLAG,
      .lo = 1,
      .offset = A(shuffle),
-     .help = "after --inflate, shuffle all items (seeded by --seed), as\n"
-             "the FGD paper's simulator does (shufflePod); default: as\n"
-             "listed, then the drawn repeats"},
+     .help = "shuffle the listed items (seeded by --seed) before\n"
+             "--inflate appends its draws, as the FGD paper's simulator\n"
+             "does (shufflePod); default: as listed"},
     {.name = "hold-s",
      .kind = ECO_OPT_NUM,
      .lo = 0,
@@ -374,12 +374,14 @@ int eco_cli__cmd_place(int argc, char **argv)
         goto out;
     }
     status = ECO_EXIT_FAIL;
+    /* the reference shuffles the listed pods, then appends the drawn copies (SortClusterPods,
+     * then tuneUpPods; docs/policies/placement.md) */
+    if (a.shuffle)
+        eco_pl_shuffle(&in, a.seed);
     if (a.inflate_pct > 0 && eco_pl_inflate(&in, a.inflate_pct, a.seed)) {
         eco_cli__err("place: out of memory");
         goto out;
     }
-    if (a.shuffle)
-        eco_pl_shuffle(&in, a.seed);
     if (eco_pl_instance_check(&in, &err)) {
         eco_cli__err("place: %s", err.msg);
         status = ECO_EXIT_USAGE;
