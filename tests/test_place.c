@@ -74,6 +74,79 @@ static void test_fgd_frag_by_hand(void **state)
     eco_pl_instance_fini(&in);
 }
 
+/* Typical pods as the reference builds them, by hand: 20 items; A (8 cores, 1 GPU) x 10,
+ * B (4 cores, 1 GPU) x 6, C (4 cores, 2 GPUs) x 2, E (3 cores, 500 milli) x 1, D (1 core, no
+ * GPU) x 1. Exact requests are the key, so A and B stay apart (the old rule merged them into
+ * one 1-GPU type of share 0.8). By count: A 10, B 6, C 2, then E and D tie at 1 and the larger
+ * request (E, 3 cores) goes first. Cover 95 % of 20 = 19: A + B + C + E = 19, so D is left
+ * out and the shares are 10/19, 6/19, 2/19, 1/19. Memory is not part of a type. */
+static void test_typical_pods_by_hand(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    add_item(&in, 1000, 512, 0, 0); /* D first in the list: order must not matter */
+    for (int i = 0; i < 10; i++)
+        add_item(&in, 8000, 1024 * (i + 1), 1, 1000);
+    for (int i = 0; i < 6; i++)
+        add_item(&in, 4000, 2048, 1, 1000);
+    add_item(&in, 4000, 4096, 2, 1000);
+    add_item(&in, 3000, 1024, 1, 500);
+    add_item(&in, 4000, 8192, 2, 1000);
+    struct eco_pl_workload w;
+    assert_int_equal(eco_pl_workload_from_items(&in, &w), 0);
+    assert_int_equal(w.n, 4);
+    static const struct {
+        int64_t cpu;
+        uint16_t gpus, milli;
+        double share;
+    } want[4] = {{8000, 1, 1000, 10.0 / 19},
+                 {4000, 1, 1000, 6.0 / 19},
+                 {4000, 2, 1000, 2.0 / 19},
+                 {3000, 1, 500, 1.0 / 19}};
+    for (size_t k = 0; k < 4; k++) {
+        assert_int_equal(w.types[k].cpu_milli, want[k].cpu);
+        assert_int_equal(w.types[k].gpus, want[k].gpus);
+        assert_int_equal(w.types[k].gpu_milli, want[k].milli);
+        assert_int_equal(w.types[k].mem_mib, 0);
+        assert_near(w.types[k].share, want[k].share, 1e-12);
+    }
+    eco_pl_workload_fini(&w);
+    eco_pl_instance_fini(&in);
+}
+
+/* --shuffle: the same seed gives the same order, another seed another, and the multiset of
+ * items is kept (each of 64 distinct items appears once). */
+static void test_shuffle_seeded(void **state)
+{
+    (void)state;
+    struct eco_pl_instance a = {0}, b = {0}, c = {0};
+    for (int i = 0; i < 64; i++) {
+        add_item(&a, 1000 * (i + 1), 1024, 1, 1000);
+        add_item(&b, 1000 * (i + 1), 1024, 1, 1000);
+        add_item(&c, 1000 * (i + 1), 1024, 1, 1000);
+    }
+    eco_pl_shuffle(&a, 1);
+    eco_pl_shuffle(&b, 1);
+    eco_pl_shuffle(&c, 2);
+    int moved = 0, differ = 0, seen[64] = {0};
+    for (uint32_t i = 0; i < 64; i++) {
+        assert_string_equal(a.items[i].name, b.items[i].name);
+        assert_int_equal(a.items[i].cpu_milli, b.items[i].cpu_milli);
+        moved += a.items[i].cpu_milli != 1000 * (int64_t)(i + 1);
+        differ += a.items[i].cpu_milli != c.items[i].cpu_milli;
+        int64_t k = a.items[i].cpu_milli / 1000 - 1;
+        assert_true(k >= 0 && k < 64);
+        seen[k]++;
+    }
+    for (int k = 0; k < 64; k++)
+        assert_int_equal(seen[k], 1);
+    assert_true(moved > 32);
+    assert_true(differ > 32);
+    eco_pl_instance_fini(&a);
+    eco_pl_instance_fini(&b);
+    eco_pl_instance_fini(&c);
+}
+
 /* fgd by hand: two empty nodes of 2 GPUs; items 600, 500, 500 milli, so the workload is 600
  * (share 1/3) and 500 (2/3). An empty node has no fragmentation.
  * Item 0 (600): [400, 1000] on either node: 0.4 (GPU 0 below both requests); tie -> node 0.
@@ -740,6 +813,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fgd_frag_by_hand),
         cmocka_unit_test(test_fgd_choice),
+        cmocka_unit_test(test_typical_pods_by_hand),
+        cmocka_unit_test(test_shuffle_seeded),
         cmocka_unit_test(test_metrics_by_hand),
         cmocka_unit_test(test_feasible_random),
         cmocka_unit_test(test_ilp_brute_force),

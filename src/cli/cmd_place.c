@@ -20,7 +20,7 @@
 
 struct place_args {
     const char *nodes, *items, *algo, *out;
-    int json, objective;
+    int json, objective, shuffle;
     int progress; /* 0: when stderr is a terminal, 1: --progress, 2: --no-progress */
     unsigned long long seed;
     double time_limit_s, hold_s, inflate_pct;
@@ -63,7 +63,8 @@ static const struct eco_opt place_opts[] = {
      .hi = MAX_SEED,
      .offset = A(seed),
      .arg = "S",
-     .help = "random seed (pso, pso-basic, --inflate); default 1"},
+     .help = "random seed (pso, pso-basic, --inflate, --shuffle);\n"
+             "default 1"},
     {.name = "time-limit",
      .kind = ECO_OPT_NUM,
      .lo = 0,
@@ -95,6 +96,13 @@ static const struct eco_opt place_opts[] = {
      .help = "repeat items drawn at random (seeded) from the list after\n"
              "it until the requested GPUs reach PCT % of the cluster's\n"
              "GPUs (FGD's saturation workload); default 0: as listed"},
+    {.name = "shuffle",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(shuffle),
+     .help = "shuffle the listed items (seeded by --seed) before\n"
+             "--inflate appends its draws, as the FGD paper's simulator\n"
+             "does (shufflePod); default: as listed"},
     {.name = "hold-s",
      .kind = ECO_OPT_NUM,
      .lo = 0,
@@ -366,6 +374,10 @@ int eco_cli__cmd_place(int argc, char **argv)
         goto out;
     }
     status = ECO_EXIT_FAIL;
+    /* the reference shuffles the listed pods, then appends the drawn copies (SortClusterPods,
+     * then tuneUpPods; docs/policies/placement.md) */
+    if (a.shuffle)
+        eco_pl_shuffle(&in, a.seed);
     if (a.inflate_pct > 0 && eco_pl_inflate(&in, a.inflate_pct, a.seed)) {
         eco_cli__err("place: out of memory");
         goto out;

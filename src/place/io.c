@@ -9,6 +9,7 @@
 #include <string.h>
 #include "util/csv.h"
 #include "place/place_io.h"
+#include "ecosched/rng.h"
 
 #define LINE_MAX_BYTES 4096
 #define MAX_FIELDS 64
@@ -321,4 +322,22 @@ int eco_pl_read_items(const char *path, struct eco_pl_instance *in, struct eco_e
     }
     close_reader(&r);
     return rc < 0 ? rc : 0;
+}
+
+/* Added to --seed so that the shuffle does not reuse the draws --inflate made with the same
+ * seed (2^64 / golden ratio, the usual odd constant for splitting a seed into streams). */
+#define SHUFFLE_STREAM 0x9e3779b97f4a7c15ull
+
+void eco_pl_shuffle(struct eco_pl_instance *in, uint64_t seed)
+{
+    struct eco_rng rng;
+    eco_rng_init(&rng, seed + SHUFFLE_STREAM);
+    for (uint32_t i = in->n_items; i > 1; i--) {
+        uint32_t j = (uint32_t)(eco_rng_uniform(&rng) * i);
+        if (j >= i)
+            j = i - 1;
+        struct eco_pl_item t = in->items[i - 1];
+        in->items[i - 1] = in->items[j];
+        in->items[j] = t;
+    }
 }

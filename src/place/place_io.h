@@ -13,6 +13,12 @@ int eco_pl_read_nodes(const char *path, struct eco_pl_instance *in, struct eco_e
 /* Appends the items of `path`; read the nodes first so that model names are shared. */
 int eco_pl_read_items(const char *path, struct eco_pl_instance *in, struct eco_error *err);
 
+/* Shuffles in->items in place, seeded (`place --shuffle`, before --inflate, as the
+ * reference simulator's shufflePod): a Fisher-Yates shuffle drawn from eco_rng seeded with seed +
+ * SHUFFLE_STREAM (a stream apart from eco_pl_inflate's with the same seed). The multiset of items
+ * is kept. */
+void eco_pl_shuffle(struct eco_pl_instance *in, uint64_t seed);
+
 /* Exact placement with GLPK's branch and cut: places as many items as possible, then uses as
  * few active hosts as possible, within p->time_limit_s (<= 0: no limit). Objectives other than
  * hosts are refused (-EINVAL). out gets the bound, the gap and whether it is proven optimal. */

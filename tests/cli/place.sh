@@ -93,4 +93,20 @@ out=$("$ECO" place --nodes "$T/dup.csv" --items "$T/items.csv" --algo ffd 2>&1)
 check dup-node $? 2 "$out" "dup.csv:3: column 'name': 'a' names a node a second time"
 out=$("$ECO" place --help 2>&1)
 check help $? 0 "$out" "--objective O"
+check help-shuffle 0 0 "$out" "--shuffle"
+# --shuffle: the same seed gives the same order, another seed another, the pods are the same
+# multiset (the names column of assignment.csv is in item order)
+sh_run() { # sh_run DIR ARGS...
+    o="$1"; shift
+    "$ECO" place --nodes "$D/openb_node_list_gpu_node.csv.gz" \
+        --items "$D/openb_pod_list_default.csv.gz" --algo ffd --out "$T/$o" "$@" >/dev/null 2>&1
+    cut -d, -f2 "$T/$o/assignment.csv" > "$T/$o.names"
+}
+sh_run plain; sh_run s1 --shuffle --seed 1; sh_run s1b --shuffle --seed 1
+sh_run s2 --shuffle --seed 2
+cmp -s "$T/s1.names" "$T/s1b.names" || { echo "FAIL shuffle: seed 1 twice differs"; fail=1; }
+cmp -s "$T/s1.names" "$T/s2.names" && { echo "FAIL shuffle: seeds 1 and 2 agree"; fail=1; }
+cmp -s "$T/s1.names" "$T/plain.names" && { echo "FAIL shuffle: order unchanged"; fail=1; }
+sort "$T/s1.names" > "$T/s1.sorted"; sort "$T/plain.names" > "$T/plain.sorted"
+cmp -s "$T/s1.sorted" "$T/plain.sorted" || { echo "FAIL shuffle: not the same pods"; fail=1; }
 exit $fail

@@ -28,55 +28,81 @@ const char *eco_pl_objective_name(int obj)
 
 /* ---- workload ----------------------------------------------------------------------------- */
 
+/* The reference simulator's typical pods (hkust-adsl/kubernetes-scheduler-simulator,
+ * pkg/utils/frag.go GetTypicalPods with the configuration its experiments write,
+ * scripts/generate_config_and_run.py): pods grouped by their exact request (CPU, GPU share, GPU
+ * count, GPU model; memory is not part of the key, pkg/type/resource.go PodResource), CPU-only
+ * pods included, types sorted by decreasing count (ties: larger request first, as sort.Reverse
+ * of PodResource.Less), then the most popular types are kept one at a time
+ * (podIncreaseStep 1) until they cover TYPICAL_COVER_PCT % of the pods, and their shares are
+ * renormalised to sum to 1. */
+/* podPopularityThreshold 95 %: the value the reference's experiment scripts write (its Go
+ * fallback, DefaultTypicalPodPopularityThreshold = 60, applies only when the config has 0). */
+#define TYPICAL_COVER_PCT 95
+
+static int type_key_cmp(const struct eco_pl_task_type *a, const struct eco_pl_task_type *b)
+{
+    if (a->cpu_milli != b->cpu_milli)
+        return a->cpu_milli < b->cpu_milli ? -1 : 1;
+    if (a->gpu_milli != b->gpu_milli)
+        return a->gpu_milli < b->gpu_milli ? -1 : 1;
+    if (a->gpus != b->gpus)
+        return a->gpus < b->gpus ? -1 : 1;
+    if (a->models != b->models)
+        return a->models < b->models ? -1 : 1;
+    return 0;
+}
+
+static int by_key(const void *a, const void *b)
+{
+    return type_key_cmp(a, b);
+}
+
+/* decreasing count, then decreasing request */
+static int by_popularity(const void *pa, const void *pb)
+{
+    const struct eco_pl_task_type *a = pa, *b = pb;
+    if (a->share != b->share)
+        return a->share > b->share ? -1 : 1;
+    return -type_key_cmp(a, b);
+}
+
 int eco_pl_workload_from_items(const struct eco_pl_instance *in, struct eco_pl_workload *w)
 {
     w->types = NULL;
     w->n = 0;
-    size_t cap = 0;
-    double *cpu = NULL, *mem = NULL;
+    if (in->n_items == 0)
+        return 0;
+    struct eco_pl_task_type *t = malloc(in->n_items * sizeof *t);
+    if (!t)
+        return -ENOMEM;
     for (uint32_t i = 0; i < in->n_items; i++) {
         const struct eco_pl_item *it = &in->items[i];
-        size_t k = 0;
-        while (k < w->n &&
-               !(w->types[k].gpus == it->gpus && w->types[k].gpu_milli == it->gpu_milli &&
-                 w->types[k].models == it->models))
-            k++;
-        if (k == w->n) {
-            if (w->n == cap) {
-                cap = cap ? 2 * cap : 16;
-                void *t = realloc(w->types, cap * sizeof *w->types);
-                void *c = realloc(cpu, cap * sizeof *cpu);
-                if (c)
-                    cpu = c;
-                void *m = realloc(mem, cap * sizeof *mem);
-                if (m)
-                    mem = m;
-                if (!t || !c || !m) {
-                    free(t ? t : w->types);
-                    free(cpu);
-                    free(mem);
-                    w->types = NULL;
-                    w->n = 0;
-                    return -ENOMEM;
-                }
-                w->types = t;
-            }
-            w->types[k] = (struct eco_pl_task_type){
-                .gpus = it->gpus, .gpu_milli = it->gpu_milli, .models = it->models};
-            cpu[k] = mem[k] = 0;
-            w->n++;
-        }
-        w->types[k].share += 1;
-        cpu[k] += (double)it->cpu_milli;
-        mem[k] += (double)it->mem_mib;
+        t[i] = (struct eco_pl_task_type){.cpu_milli = it->cpu_milli,
+                                         .gpus = it->gpus,
+                                         .gpu_milli = it->gpu_milli,
+                                         .models = it->models,
+                                         .share = 1};
     }
-    for (size_t k = 0; k < w->n; k++) {
-        w->types[k].cpu_milli = (int64_t)llround(cpu[k] / w->types[k].share);
-        w->types[k].mem_mib = (int64_t)llround(mem[k] / w->types[k].share);
-        w->types[k].share /= in->n_items;
+    qsort(t, in->n_items, sizeof *t, by_key);
+    size_t n = 0;
+    for (uint32_t i = 0; i < in->n_items; i++) {
+        if (n && !type_key_cmp(&t[n - 1], &t[i]))
+            t[n - 1].share += 1;
+        else
+            t[n++] = t[i];
     }
-    free(cpu);
-    free(mem);
+    qsort(t, n, sizeof *t, by_popularity);
+    /* as the reference computes it, PCT x total / 100, exact for whole counts */
+    double cover = 0, want = TYPICAL_COVER_PCT * (double)in->n_items / 100.0;
+    size_t keep = 0;
+    while (keep < n && cover < want)
+        cover += t[keep++].share;
+    for (size_t k = 0; k < keep; k++)
+        t[k].share /= cover;
+    void *shrunk = realloc(t, keep * sizeof *t);
+    w->types = shrunk ? shrunk : t;
+    w->n = keep;
     return 0;
 }
 
