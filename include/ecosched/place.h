@@ -108,8 +108,10 @@ struct eco_pl_workload {
     size_t n;
 };
 
-/* The task types of in->items grouped by (gpus, gpu_milli, models), with popularity by count.
- * 0 or -ENOMEM. Free with eco_pl_workload_fini. */
+/* The typical task types of in->items, as the FGD reference simulator builds them: grouped by
+ * exact CPU, GPU share, GPU count and model, the most popular kept until they cover 95 % of the
+ * items, popularity renormalised (docs/policies/placement.md, "Reference protocol"). 0 or
+ * -ENOMEM. Free with eco_pl_workload_fini. */
 int eco_pl_workload_from_items(const struct eco_pl_instance *in, struct eco_pl_workload *w);
 void eco_pl_workload_fini(struct eco_pl_workload *w);
 
