@@ -203,7 +203,7 @@ static void test_remove_and_policies(void **state)
 static void test_policy_names(void **state)
 {
     (void)state;
-    char names[ECOD_QUEUE_POLICY_NAMES], tiny[8];
+    char names[ECOD_NAMES_MAX], tiny[8];
     assert_string_equal(ecod__queue_policy_names(names, sizeof names), "fifo, greedy or edf");
     for (const struct eco_policy_ops *const *p = eco_policy_all(); *p; p++) {
         bool named = strstr(names, (*p)->name) != NULL;

@@ -27,28 +27,38 @@ struct fixture {
     char dir[64];
 };
 
-static int setup(void **state)
+/* A daemon in a fresh state directory on `platform` (NULL: the "none" platform), fifo, live
+ * GPU selection (window_s < 0: its default window); 0 or -1 with the reason printed. */
+static int start_fixture(struct fixture *f, struct eco_platform *platform, double window_s)
 {
-    struct fixture *f = calloc(1, sizeof *f);
     struct eco_error err = {{0}};
     struct eco_gpusel_params p;
-    if (!f)
-        return -1;
     snprintf(f->dir, sizeof f->dir, "/tmp/ecosched-sched-XXXXXX");
     if (!mkdtemp(f->dir))
         return -1;
+    f->d.platform = platform;
     f->d.state_dir = f->dir;
     f->d.fake_run_fd = -1;
     f->d.gpu_strategy = "live";
     f->d.tick_s = 1;
     snprintf(f->d.db_path, sizeof f->d.db_path, "%s/jobs.db", f->dir);
     eco_gpusel_params_default(&p);
-    if (eco_platform_open("none", NULL, &f->d.platform, &err) < 0 ||
+    if (window_s >= 0)
+        p.window_s = window_s;
+    if ((!platform && eco_platform_open("none", NULL, &f->d.platform, &err) < 0) ||
         ecod__startup_open_store(&f->d, &err) < 0 || ecod__startup_init(&f->d, &p, &err) < 0 ||
         ecod__queue_create(&f->d, "fifo", &err) < 0) {
         print_error("setup: %s\n", err.msg);
         return -1;
     }
+    return 0;
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    if (!f || start_fixture(f, NULL, -1) < 0)
+        return -1;
     *state = f;
     return 0;
 }
@@ -294,29 +304,13 @@ struct counting_fixture {
 static int setup_counting(void **state)
 {
     struct counting_fixture *cf = calloc(1, sizeof *cf);
-    struct fixture *f = &cf->f;
-    struct eco_error err = {{0}};
-    struct eco_gpusel_params p;
     if (!cf)
         return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/ecosched-sched-XXXXXX");
-    if (!mkdtemp(f->dir))
-        return -1;
     cf->p = (struct eco_platform){.ops = &counting_ops, .state = &cf->c};
-    f->d.platform = &cf->p;
-    f->d.state_dir = f->dir;
-    f->d.fake_run_fd = -1;
-    f->d.gpu_strategy = "live";
-    f->d.tick_s = 1;
-    snprintf(f->d.db_path, sizeof f->d.db_path, "%s/jobs.db", f->dir);
-    eco_gpusel_params_default(&p);
-    p.window_s = 0; /* the last sample alone decides busy or free */
-    if (ecod__startup_open_store(&f->d, &err) < 0 || ecod__startup_init(&f->d, &p, &err) < 0 ||
-        ecod__queue_create(&f->d, "fifo", &err) < 0) {
-        print_error("setup: %s\n", err.msg);
+    /* window 0: the last sample alone decides busy or free */
+    if (start_fixture(&cf->f, &cf->p, 0) < 0)
         return -1;
-    }
-    *state = f;
+    *state = &cf->f;
     return 0;
 }
 

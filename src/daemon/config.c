@@ -29,8 +29,7 @@ enum key_type {
     K_CAPPER
 };
 
-/* "a, b or c" from n names into buf (cut at size). */
-static const char *join_names(char *buf, size_t size, const char *const *names, size_t n)
+const char *ecod__join_names(char *buf, size_t size, const char *const *names, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
@@ -49,7 +48,7 @@ const char *ecod__gpu_strategy_names(char *buf, size_t size)
     size_t n = 0;
     for (const struct eco_gpusel_ops *const *g = eco_gpusel_all(); *g && n < 16; g++)
         names[n++] = (*g)->name;
-    return join_names(buf, size, names, n);
+    return ecod__join_names(buf, size, names, n);
 }
 
 const char *ecod__platform_names(char *buf, size_t size)
@@ -59,7 +58,7 @@ const char *ecod__platform_names(char *buf, size_t size)
     for (const struct eco_platform_ops *const *p = eco_platform_all(); *p && n < 15; p++)
         names[n++] = (*p)->name;
     names[n++] = "auto";
-    return join_names(buf, size, names, n);
+    return ecod__join_names(buf, size, names, n);
 }
 
 struct key {
@@ -178,7 +177,7 @@ static int set_value(const struct key *k, const char *v, struct ecod_config *c,
         return 0;
     case K_QPOLICY:
         if (!ecod__queue_policy_find(v)) {
-            char names[ECOD_QUEUE_POLICY_NAMES];
+            char names[ECOD_NAMES_MAX];
             return eco_errorf(err, -EINVAL, "must be %s",
                               ecod__queue_policy_names(names, sizeof names));
         }

@@ -34,8 +34,12 @@ struct ecod_config {
 
 /* The names a value may take, from the registries, as messages and --help write them: the GPU
  * strategies ("exclusive, memory-threshold, live or share-fit") and the platforms with auto ("nvml,
- * fake, none or auto"); into buf (ECOD_NAMES_MAX bytes is enough), returned. */
+ * fake, none or auto"); into buf (ECOD_NAMES_MAX bytes is enough), returned. ecod__join_names
+ * writes n names as "a, b or c" (cut at size); the queue policies' list (queue.c) uses it too.
+ * The registries' names are short (3..16 letters), so 128 bytes hold several of them; a longer
+ * list is cut short. */
 #define ECOD_NAMES_MAX 128
+const char *ecod__join_names(char *buf, size_t size, const char *const *names, size_t n);
 const char *ecod__gpu_strategy_names(char *buf, size_t size);
 const char *ecod__platform_names(char *buf, size_t size);
 

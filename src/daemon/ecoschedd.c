@@ -172,8 +172,7 @@ static int set_flag(struct opts *o, const struct flag *f, const char *v)
     if (f->by_key) {
         fprintf(stderr, "ecoschedd: %s '%s': %s\n", f->key, v, err.msg);
     } else if (f->names) {
-        char names[ECOD_QUEUE_POLICY_NAMES > ECOD_NAMES_MAX ? ECOD_QUEUE_POLICY_NAMES
-                                                            : ECOD_NAMES_MAX];
+        char names[ECOD_NAMES_MAX];
         fprintf(stderr, "ecoschedd: %s: ", f->name);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"

@@ -99,14 +99,8 @@ void ecod__nodecap_fini(struct ecod *d)
 static void restore_gpu(struct ecod *d, uint32_t g)
 {
     struct eco_error err = {{0}};
-    struct eco_power_range pr;
     double w = ecod__caps_gpu(d, g);
-    int rc = 0;
-    if (w <= 0 && (rc = eco_platform_power_range(d->platform, g, &pr, &err)) == 0)
-        w = pr.default_w;
-    if (rc == 0)
-        rc = eco_platform_set_power_limit(d->platform, g, w, &err);
-    if (rc < 0)
+    if (ecod__caps_set_limit(d, g, &w, &err) < 0)
         ECO_LOG(ECO_LOG_WARN, "power", "GPU %u: power limit: %s", g, err.msg);
 }
 

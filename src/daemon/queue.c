@@ -29,19 +29,12 @@ const struct eco_policy_ops *ecod__queue_policy_find(const char *name)
 
 const char *ecod__queue_policy_names(char *buf, size_t size)
 {
-    const struct eco_policy_ops *const *all = eco_policy_all();
-    size_t n = 0, k = 0, len = 0;
-    for (size_t i = 0; all[i]; i++)
-        n += !(all[i]->caps & DAEMON_POLICY_EXCLUDES);
-    buf[0] = '\0';
-    for (size_t i = 0; all[i] && len < size; i++) {
-        if (all[i]->caps & DAEMON_POLICY_EXCLUDES)
-            continue;
-        const char *sep = k == 0 ? "" : k + 1 == n ? " or " : ", ";
-        len += (size_t)snprintf(buf + len, size - len, "%s%s", sep, all[i]->name);
-        k++;
-    }
-    return buf;
+    const char *names[32];
+    size_t n = 0;
+    for (const struct eco_policy_ops *const *p = eco_policy_all(); *p && n < 32; p++)
+        if (!((*p)->caps & DAEMON_POLICY_EXCLUDES))
+            names[n++] = (*p)->name;
+    return ecod__join_names(buf, size, names, n);
 }
 
 /* Requests that did not fit in this pass: a request at least as large (same sharing) cannot
@@ -187,7 +180,7 @@ int ecod__queue_create(struct ecod *d, const char *policy, struct eco_error *err
         return eco_errorf(err, -ENOMEM, "out of memory");
     qu->ops = ecod__queue_policy_find(policy ? policy : "fifo");
     if (!qu->ops) {
-        char names[ECOD_QUEUE_POLICY_NAMES];
+        char names[ECOD_NAMES_MAX];
         rc = eco_errorf(err, -EINVAL, "queue policy '%s': the daemon runs %s", policy,
                         ecod__queue_policy_names(names, sizeof names));
         goto fail;

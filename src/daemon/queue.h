@@ -10,6 +10,7 @@
 #include "ecosched/gpusel.h"
 #include "ecosched/policy.h"
 #include "daemon/store.h"
+#include "config.h"
 #include "ecod.h"
 
 /* A queued job as the queue keeps it (queue.c). */
@@ -31,11 +32,9 @@ struct ecod_start {
 
 /* The daemon's queue policies: fifo, greedy, edf (NULL for other names). */
 const struct eco_policy_ops *ecod__queue_policy_find(const char *name);
-/* Room for their names as a sentence: the registry's names are short (3..6 letters today),
- * so 128 bytes hold a dozen of them; a longer list is cut short. */
-#define ECOD_QUEUE_POLICY_NAMES 128
 /* Their names as a sentence, from the registry's capability flags ("fifo, greedy or edf"
- * today), written into buf (size > 0 bytes, truncated to fit); returns buf. */
+ * today), written into buf (size > 0 bytes, truncated to fit; ECOD_NAMES_MAX is room enough);
+ * returns buf. */
 const char *ecod__queue_policy_names(char *buf, size_t size);
 int ecod__queue_create(struct ecod *d, const char *policy, struct eco_error *err);
 void ecod__queue_destroy(struct ecod *d);

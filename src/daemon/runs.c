@@ -47,6 +47,15 @@ double ecod__caps_gpu(const struct ecod *d, uint32_t g)
     return ecod__caps_lowest(d, g, SIZE_MAX, false, NULL);
 }
 
+int ecod__caps_set_limit(struct ecod *d, uint32_t g, double *w, struct eco_error *err)
+{
+    struct eco_power_range pr;
+    int rc = 0;
+    if (*w <= 0 && (rc = eco_platform_power_range(d->platform, g, &pr, err)) == 0)
+        *w = pr.default_w;
+    return rc ? rc : eco_platform_set_power_limit(d->platform, g, *w, err);
+}
+
 void ecod__run_file(const struct ecod *d, int64_t id, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s/%" PRId64, d->run_dir, id);

@@ -33,5 +33,8 @@ double ecod__caps_lowest(const struct ecod *d, uint32_t g, size_t skip, bool clo
  * jobs; the daemon's jobs unless power_knob = clock), 0 when none of them is capped: the limit
  * GPU g must have, "the default" for 0. */
 double ecod__caps_gpu(const struct ecod *d, uint32_t g);
+/* Sets GPU g's power limit to *w W, or to its default when *w <= 0 (then *w is the default):
+ * 0, or the platform's -errno with err saying why. */
+int ecod__caps_set_limit(struct ecod *d, uint32_t g, double *w, struct eco_error *err);
 
 #endif

@@ -148,12 +148,7 @@ static bool settle_gpu(struct ecod *d, int64_t id, uint32_t g, size_t skip, bool
     if (clock)
         return ecod__clock_apply(d, id, &g, 1, w);
     struct eco_error err = {{0}};
-    struct eco_power_range pr;
-    int rc = 0;
-    if (w <= 0 && (rc = eco_platform_power_range(d->platform, g, &pr, &err)) == 0)
-        w = pr.default_w;
-    if (rc == 0)
-        rc = eco_platform_set_power_limit(d->platform, g, w, &err);
+    int rc = ecod__caps_set_limit(d, g, &w, &err);
     if (rc < 0)
         ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": GPU %u: power limit: %s", id, g, err.msg);
     else

@@ -436,8 +436,12 @@ static int live_eligible(const struct eco_gpusel *s, uint32_t i, double now_s,
     return 1;
 }
 
-static int choose_live(const struct eco_gpusel *s, double now_s, const struct eco_gpu_request *req,
-                       uint32_t *out_gpus)
+typedef int (*eligible_fn)(const struct eco_gpusel *s, uint32_t i, double now_s,
+                           const struct eco_gpu_request *req, struct cand *c);
+
+/* The request's GPUs among those `eligible` offers, best keys first (live, share-fit). */
+static int choose_among(const struct eco_gpusel *s, double now_s, const struct eco_gpu_request *req,
+                        uint32_t *out_gpus, eligible_fn eligible)
 {
     struct cand c[ECO_GPUSEL_MAX_GPUS];
     int rc = check_request(s, req, out_gpus);
@@ -446,11 +450,17 @@ static int choose_live(const struct eco_gpusel *s, double now_s, const struct ec
 
     uint32_t nc = 0;
     for (uint32_t i = 0; i < s->n_gpus; i++)
-        nc += (uint32_t)live_eligible(s, i, now_s, req, &c[nc]);
+        nc += (uint32_t)eligible(s, i, now_s, req, &c[nc]);
     if (nc < req->n_gpus)
         return -EAGAIN;
     emit(c, nc, req->n_gpus, out_gpus);
     return 0;
+}
+
+static int choose_live(const struct eco_gpusel *s, double now_s, const struct eco_gpu_request *req,
+                       uint32_t *out_gpus)
+{
+    return choose_among(s, now_s, req, out_gpus, live_eligible);
 }
 
 /* share-fit: may GPU `i` take the job now? Its free memory (last sample, less the claims in
@@ -478,18 +488,7 @@ static int sharefit_eligible(const struct eco_gpusel *s, uint32_t i, double now_
 static int choose_sharefit(const struct eco_gpusel *s, double now_s,
                            const struct eco_gpu_request *req, uint32_t *out_gpus)
 {
-    struct cand c[ECO_GPUSEL_MAX_GPUS];
-    int rc = check_request(s, req, out_gpus);
-    if (rc)
-        return rc;
-
-    uint32_t nc = 0;
-    for (uint32_t i = 0; i < s->n_gpus; i++)
-        nc += (uint32_t)sharefit_eligible(s, i, now_s, req, &c[nc]);
-    if (nc < req->n_gpus)
-        return -EAGAIN;
-    emit(c, nc, req->n_gpus, out_gpus);
-    return 0;
+    return choose_among(s, now_s, req, out_gpus, sharefit_eligible);
 }
 
 int eco_gpusel_choose(const struct eco_gpusel *s, double now_s, const struct eco_gpu_request *req,
