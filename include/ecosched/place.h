@@ -217,6 +217,11 @@ struct eco_pl_outcome {
     double bound;        /* ilp: best bound of the objective (active hosts); NAN otherwise */
     double objective;    /* ilp: objective of the solution (active hosts) */
     double gap;          /* ilp: (objective - bound) / objective, 0 when optimal */
+    /* pso (summed over the windows online): greedy seeds used, mutations triggered, local
+     * searches run, and the inertia of the last iteration (0: none ran); what --pso-off
+     * switches off shows here */
+    uint32_t seeds, mutations, local_searches;
+    double inertia;
 };
 
 struct eco_pl_algo {

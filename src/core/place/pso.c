@@ -86,7 +86,8 @@ struct swarm {
     const struct eco_pl_state *base;
     const double *base_frag;
     uint32_t *stamp, epoch;
-    unsigned off; /* ECO_PL_PSO_OFF_* */
+    unsigned off;                  /* ECO_PL_PSO_OFF_* */
+    struct eco_pl_outcome *counts; /* seeds, mutations, local searches counted here (or NULL) */
     struct eco_pl_state s;
     struct eco_pl_slot *slots;
     struct particle *pt;
@@ -527,6 +528,8 @@ static void settle(struct swarm *sw, struct particle *q, int improved)
         (better(&q->f, &q->pf) || better(&q->f, &sw->gf))) {
         double size = (double)ni * sw->in->n_nodes;
         if (size <= LS_ALL_LIMIT || better(&q->f, &sw->gf)) {
+            if (sw->counts)
+                sw->counts->local_searches++;
             local_search(sw, q->x, q->gx);
             q->f = evaluate(sw);
         }
@@ -658,6 +661,7 @@ static int run_swarm(struct swarm *sw, struct eco_pl_slot *slots, struct eco_pl_
         iters = 0;
     }
     eco_rng_init(&sw->rng, p->seed);
+    sw->counts = out;
     int rc = swarm_alloc(sw);
     if (rc)
         return rc;
@@ -680,6 +684,8 @@ static int run_swarm(struct swarm *sw, struct eco_pl_slot *slots, struct eco_pl_
         }
         if (seeding && k < N_SEEDS) {
             seed_greedy(sw, q, seed_rule[k], seed_dec[k]);
+            if (out)
+                out->seeds++;
         } else {
             for (uint32_t i = 0; i < ni; i++) {
                 q->x[i] = random_node(sw, i);
@@ -701,7 +707,11 @@ static int run_swarm(struct swarm *sw, struct eco_pl_slot *slots, struct eco_pl_
             c1 = C_HI - (C_HI - C_LO) * r;
             c2 = C_LO + (C_HI - C_LO) * r;
         }
+        if (out)
+            out->inertia = w;
         if (mutation && diversity(sw) < DIV_MIN) {
+            if (out)
+                out->mutations++;
             for (uint32_t k = 0; k < sw->n; k++) {
                 struct particle *q = &sw->pt[k];
                 if (!memcmp(q->x, sw->gx, ni * sizeof *q->x))
@@ -735,7 +745,7 @@ static int run_offline(const struct eco_pl_instance *in, const struct eco_pl_par
 {
     struct swarm sw = {.in = in, .p = p, .off = p->pso_off};
     if (out)
-        out->iterations = 0;
+        out->iterations = out->seeds = out->mutations = out->local_searches = 0, out->inertia = 0;
     int rc = run_swarm(&sw, slots, out, improved);
     swarm_free(&sw);
     return rc;
@@ -758,7 +768,7 @@ static int run_online(const struct eco_pl_instance *in, const struct eco_pl_para
     for (uint32_t n = 0; n < in->n_nodes; n++)
         frag[n] = eco_pl_node_frag(&base, &w, n, NULL);
     if (out)
-        out->iterations = 0;
+        out->iterations = out->seeds = out->mutations = out->local_searches = 0, out->inertia = 0;
     struct eco_pl_params wp = *p;
     wp.progress = NULL; /* one line per window below, not per iteration */
     uint64_t windows = (in->n_items + p->window - 1) / p->window;
