@@ -3,7 +3,8 @@
  * and GPUs placed before the first failure on openb (default, gpushare, multigpu), with the
  * time per solve. Prints markdown tables (bench/README.md, docs/results/placement.md).
  * usage: eco_bench_place random [N_INSTANCES [ILP_LIMIT_S]] | openb DATA_DIR [TIME_LIMIT_S
- * [INFLATE_PCT]] */
+ * [INFLATE_PCT]] | pso [N_INSTANCES [ILP_LIMIT_S]] (pso's ablation on the random instances,
+ * scripts/results_pso.sh) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,14 +217,111 @@ static int bench_openb(const char *dir, double limit_s, double inflate_pct)
     return 0;
 }
 
+/* pso's ablation on the random instances (docs/policies/pso.md, "Measured"): the full swarm,
+ * its seeds plus local search without the swarm, the seeds alone, each operator off, and
+ * pso-basic, against ilp's solution and GLPK's bound; CPU time per solve. */
+struct variant {
+    const char *label, *algo;
+    unsigned off;
+};
+
+static const struct variant VARIANTS[] = {
+    {"pso (all operators)", "pso", 0},
+    {"seeds + local search, no swarm (`--pso-off swarm`)", "pso", ECO_PL_PSO_OFF_SWARM},
+    {"seeds only (`--pso-off swarm,local-search`)", "pso",
+     ECO_PL_PSO_OFF_SWARM | ECO_PL_PSO_OFF_LOCAL_SEARCH},
+    {"no mutation", "pso", ECO_PL_PSO_OFF_MUTATION},
+    {"no adaptive parameters", "pso", ECO_PL_PSO_OFF_ADAPTIVE},
+    {"no local search", "pso", ECO_PL_PSO_OFF_LOCAL_SEARCH},
+    {"no greedy seeding", "pso", ECO_PL_PSO_OFF_SEEDING},
+    {"pso-basic", "pso-basic", 0},
+    {"fgd", "fgd", 0},
+};
+#define N_VARIANTS (sizeof VARIANTS / sizeof *VARIANTS)
+
+static int bench_pso(int n_inst, double ilp_limit_s)
+{
+    double hosts[N_VARIANTS] = {0}, over_best[N_VARIANTS] = {0}, over_bound[N_VARIANTS] = {0};
+    double over_opt[N_VARIANTS] = {0}, cpu[N_VARIANTS] = {0};
+    int fewer[N_VARIANTS] = {0}, n_opt = 0;
+    double ilp_cpu = 0;
+    for (int k = 1; k <= n_inst; k++) {
+        struct eco_pl_instance in;
+        if (eco_pl_random_instance((uint64_t)k, 20, 60, 4, &in))
+            return 1;
+        struct eco_pl_slot *slots = calloc(in.n_items, sizeof *slots);
+        struct eco_pl_metrics mi, m;
+        struct eco_pl_outcome oi, o;
+        double t, c0 = eco_clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        if (!slots || run(&in, "ilp", ECO_PL_OBJ_HOSTS, ilp_limit_s, slots, &mi, &oi, &t))
+            return 1;
+        ilp_cpu += eco_clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        n_opt += oi.optimal;
+        for (size_t v = 0; v < N_VARIANTS; v++) {
+            const struct eco_pl_algo *a = eco_pl_find_any(VARIANTS[v].algo);
+            struct eco_pl_params p = {
+                .seed = 1, .objective = ECO_PL_OBJ_HOSTS, .pso_off = VARIANTS[v].off};
+            struct eco_error err = {{0}};
+            struct eco_pl_workload w;
+            o = (struct eco_pl_outcome){.bound = NAN};
+            c0 = eco_clock_s(CLOCK_PROCESS_CPUTIME_ID);
+            if (a->solve(&in, &p, slots, &o, &err) || eco_pl_verify(&in, slots, &err)) {
+                fprintf(stderr, "%s: %s\n", VARIANTS[v].label, err.msg);
+                return 1;
+            }
+            cpu[v] += eco_clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            if (eco_pl_workload_from_items(&in, &w))
+                return 1;
+            eco_pl_metrics_compute(&in, &w, slots, 3600, &m);
+            eco_pl_workload_fini(&w);
+            hosts[v] += m.active_hosts;
+            over_bound[v] += oi.bound > 0 ? (m.active_hosts - oi.bound) / oi.bound : 0;
+            if (m.placed != mi.placed) {
+                fewer[v]++;
+                continue;
+            }
+            over_best[v] += (m.active_hosts - (double)mi.active_hosts) / mi.active_hosts;
+            if (oi.optimal)
+                over_opt[v] += (m.active_hosts - (double)mi.active_hosts) / mi.active_hosts;
+        }
+        free(slots);
+        eco_pl_instance_fini(&in);
+    }
+    printf("%d random instances (seeds 1-%d, 20-60 items, 4-GPU nodes of 2 models; objective "
+           "fewest active hosts; pso: 20 particles, 200 iterations, seed 1, no time limit); ilp "
+           "(GLPK, %g s limit) proven optimal on %d, %.2f s CPU per solve.\n\n",
+           n_inst, n_inst, ilp_limit_s, n_opt, ilp_cpu / n_inst);
+    printf("| variant | mean active hosts | excess over ilp's solution | excess over ilp's "
+           "%d optima | excess over GLPK's bound | instances with other items placed | CPU "
+           "per solve |\n|---|---:|---:|---:|---:|---:|---:|\n",
+           n_opt);
+    for (size_t v = 0; v < N_VARIANTS; v++) {
+        int cmp = n_inst - fewer[v];
+        printf("| %s | %.2f | %.2f %% | %.2f %% | %.2f %% | %d | %.4f s |\n", VARIANTS[v].label,
+               hosts[v] / n_inst, cmp ? 100 * over_best[v] / cmp : 0.0,
+               n_opt ? 100 * over_opt[v] / n_opt : 0.0, 100 * over_bound[v] / n_inst, fewer[v],
+               cpu[v] / n_inst);
+    }
+    double worth = 100 * (over_bound[1] - over_bound[0]) / n_inst;
+    printf("\nWhat the swarm adds over its own seeds plus the same local search: %.2f points of "
+           "excess over the bound (%.2f against %.2f hosts on average), at %.1fx their CPU "
+           "time. Goal (the swarm worth >= 1 point offline): %s.\n",
+           worth, hosts[0] / n_inst, hosts[1] / n_inst, cpu[1] > 0 ? cpu[0] / cpu[1] : 0.0,
+           worth >= 1 ? "met" : "not met");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "random"))
         return bench_random(argc >= 3 ? atoi(argv[2]) : 50, argc >= 4 ? atof(argv[3]) : 10);
+    if (argc >= 2 && !strcmp(argv[1], "pso"))
+        return bench_pso(argc >= 3 ? atoi(argv[2]) : 50, argc >= 4 ? atof(argv[3]) : 10);
     if (argc >= 3 && !strcmp(argv[1], "openb"))
         return bench_openb(argv[2], argc >= 4 ? atof(argv[3]) : 10,
                            argc >= 5 ? atof(argv[4]) : 120);
     fprintf(stderr,
-            "usage: eco_bench_place random [N] | openb DATA_DIR [TIME_LIMIT_S [INFLATE_PCT]]\n");
+            "usage: eco_bench_place random [N] | openb DATA_DIR [TIME_LIMIT_S [INFLATE_PCT]] | "
+            "pso [N [ILP_LIMIT_S]]\n");
     return 2;
 }

@@ -808,6 +808,219 @@ static void test_online_openb(void **state)
     eco_pl_instance_fini(&in);
 }
 
+/* pso with p's settings on in, checked feasible; the outcome in *o. */
+static void run_pso_with(const struct eco_pl_instance *in, const struct eco_pl_params *p,
+                         struct eco_pl_slot *slots, struct eco_pl_outcome *o)
+{
+    struct eco_error err = {{0}};
+    *o = (struct eco_pl_outcome){0};
+    assert_int_equal(eco_pl_algo_find("pso")->solve(in, p, slots, o, &err), 0);
+    assert_int_equal(eco_pl_verify(in, slots, &err), 0);
+}
+
+/* Online pso by hand. n0 has 2 GPUs, n1 one (32 cores each); i0 asks 1 GPU, i1 2 GPUs, then
+ * 40 items of 1 GPU and 64 cores that fit nowhere. Typical pods: the 64-core type alone
+ * covers 40/42 > 95 %, and it fits no node, so every free GPU is fragmented: i0 on n0 or n1
+ * lowers fragmentation by the same 40/42 GPU, the tie goes to n0, and i1 finds no 2 free
+ * GPUs. fgd does that, and so does pso one item at a time (--window 1): i0 is placed before
+ * i1 arrives and stays put (the local search may not move it). A window of 2 sees both:
+ * i1 on n0 (GPUs 0, 1), i0 on n1 (GPU 0), 3 GPUs placed instead of 1. Windows are placed in
+ * arrival order: the first window's answer is the same without the items after it. */
+static void test_pso_window_by_hand(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    add_node(&in, 32000, 1 << 20, 2, NULL);
+    add_node(&in, 32000, 1 << 20, 1, NULL);
+    add_item(&in, 1000, 1024, 1, 1000);
+    add_item(&in, 1000, 1024, 2, 1000);
+    for (int k = 0; k < 40; k++)
+        add_item(&in, 64000, 1024, 1, 1000);
+    struct eco_pl_slot *slots = calloc(in.n_items, sizeof *slots);
+    assert_non_null(slots);
+    run_algo("fgd", &in, 1, slots);
+    assert_int_equal(slots[0].node, 0);
+    assert_int_equal(slots[1].node, -1);
+    struct eco_pl_params p = {.seed = 1, .swarm = 6, .iterations = 10, .window = 1};
+    struct eco_pl_outcome o;
+    run_pso_with(&in, &p, slots, &o);
+    assert_int_equal(slots[0].node, 0);
+    assert_int_equal(slots[1].node, -1);
+    for (uint32_t i = 2; i < in.n_items; i++)
+        assert_int_equal(slots[i].node, -1);
+    p.window = 2;
+    run_pso_with(&in, &p, slots, &o);
+    int32_t node[2] = {1, 0};
+    uint64_t gpus[2] = {0x1, 0x3};
+    expect_slots(slots, node, gpus, 2);
+    /* the first window alone: the same answer */
+    uint32_t n_all = in.n_items;
+    in.n_items = 2;
+    struct eco_pl_slot first[2];
+    run_pso_with(&in, &p, first, &o);
+    expect_slots(first, node, gpus, 2);
+    in.n_items = n_all;
+    free(slots);
+    eco_pl_instance_fini(&in);
+}
+
+/* Online pso keeps what earlier windows placed: the answer for the first k windows alone is
+ * the one the whole run gives them (a window never moves an earlier item, and later windows
+ * are not seen). The items repeat 4 requests in blocks of the window's size, so that every
+ * such prefix has the same typical pods (the fragmentation workload is the whole list's, as
+ * fgd's); 6 nodes of 4 GPUs are too few, so that items fail. */
+static void test_pso_window_fixed(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    for (int n = 0; n < 6; n++)
+        add_node(&in, 32000, 1 << 20, 4, NULL);
+    static const int64_t cpu[4] = {4000, 8000, 2000, 6000};
+    static const uint16_t gpus[4] = {1, 1, 2, 0}, milli[4] = {1000, 500, 1000, 0};
+    for (int i = 0; i < 64; i++)
+        add_item(&in, cpu[i % 4], 1024, gpus[i % 4], milli[i % 4]);
+    struct eco_pl_slot *all = calloc(in.n_items, sizeof *all);
+    struct eco_pl_slot *part = calloc(in.n_items, sizeof *part);
+    assert_true(all && part);
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        struct eco_pl_params p = {.seed = seed, .swarm = 5, .iterations = 5, .window = 4};
+        struct eco_pl_outcome o;
+        run_pso_with(&in, &p, all, &o);
+        uint32_t n_all = in.n_items, failed = 0;
+        for (uint32_t i = 0; i < n_all; i++)
+            failed += all[i].node < 0;
+        assert_true(failed > 0);
+        for (uint32_t cut = 4; cut < n_all; cut += 4) {
+            in.n_items = cut; /* the first windows only */
+            run_pso_with(&in, &p, part, &o);
+            for (uint32_t i = 0; i < cut; i++) {
+                assert_int_equal(part[i].node, all[i].node);
+                assert_int_equal(part[i].gpus, all[i].gpus);
+            }
+        }
+        in.n_items = n_all;
+    }
+    free(all);
+    free(part);
+    eco_pl_instance_fini(&in);
+}
+
+/* --pso-off swarm returns the greedy seeds and their local search only: with the local search
+ * off too, exactly the nodes of one of the seeds (dot-product, fgd, bfd, ffd), no iteration;
+ * with it, never worse than that (items before the first failure), and the full swarm never
+ * worse than its seeds plus local search (it starts from them). */
+static void test_pso_swarm_off(void **state)
+{
+    (void)state;
+    static const char *const seeds[] = {"dot-product", "fgd", "bfd", "ffd"};
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        struct eco_pl_instance in;
+        assert_int_equal(eco_pl_random_instance(seed, 10, 40, seed % 2 ? 4 : 2, &in), 0);
+        if (seed % 3 == 0)
+            in.n_nodes = in.n_nodes / 3 + 1;
+        uint32_t ni = in.n_items;
+        struct eco_pl_slot *s = calloc(ni, sizeof *s), *g = calloc(ni, sizeof *g);
+        assert_true(s && g);
+        struct eco_pl_params p = {.seed = seed,
+                                  .swarm = 8,
+                                  .iterations = 20,
+                                  .pso_off = ECO_PL_PSO_OFF_SWARM | ECO_PL_PSO_OFF_LOCAL_SEARCH};
+        struct eco_pl_outcome o;
+        run_pso_with(&in, &p, s, &o);
+        assert_int_equal(o.iterations, 0);
+        assert_int_equal(o.seeds, 4);
+        assert_int_equal(o.local_searches, 0);
+        struct eco_pl_workload w;
+        assert_int_equal(eco_pl_workload_from_items(&in, &w), 0);
+        struct eco_pl_metrics m0, m1, m2, mg;
+        assert_int_equal(eco_pl_metrics_compute(&in, &w, s, 1, &m0), 0);
+#define PREFIX(m) ((m).first_failed < 0 ? (int64_t)ni : (m).first_failed)
+        int same = 0, all_fit = 1;
+        for (size_t k = 0; k < 4; k++) {
+            run_algo(seeds[k], &in, seed, g);
+            assert_int_equal(eco_pl_metrics_compute(&in, &w, g, 1, &mg), 0);
+            all_fit &= mg.failed == 0;
+            int eq = 1;
+            for (uint32_t i = 0; i < ni; i++)
+                eq &= g[i].node == s[i].node;
+            same |= eq;
+            /* a decreasing-order seed with failures is decoded in arrival order, which may
+             * change it; the arrival-order ones (dot-product, fgd) are kept as they are */
+            if (k < 2)
+                assert_true(PREFIX(m0) >= PREFIX(mg));
+        }
+        if (all_fit)
+            assert_true(same);
+        p.pso_off = ECO_PL_PSO_OFF_SWARM;
+        run_pso_with(&in, &p, s, &o);
+        assert_int_equal(o.iterations, 0);
+        assert_int_equal(eco_pl_metrics_compute(&in, &w, s, 1, &m1), 0);
+        p.pso_off = 0;
+        run_pso_with(&in, &p, s, &o);
+        assert_int_equal(o.iterations, 20);
+        assert_int_equal(eco_pl_metrics_compute(&in, &w, s, 1, &m2), 0);
+        assert_true(PREFIX(m1) >= PREFIX(m0));
+        assert_true(PREFIX(m2) >= PREFIX(m1));
+        if (PREFIX(m2) == PREFIX(m1) && m2.placed == m1.placed)
+            assert_true(m2.active_hosts <= m1.active_hosts);
+#undef PREFIX
+        eco_pl_workload_fini(&w);
+        free(s);
+        free(g);
+        eco_pl_instance_fini(&in);
+    }
+}
+
+/* Each --pso-off switch removes its operator and only it: mutation (no mutation triggered),
+ * adaptive (the last iteration's inertia is pso-basic's 0.7298, not 0.4), local-search (none
+ * run), seeding (no greedy seed); offline and online. */
+static void test_pso_off_switches(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in;
+    /* a tight instance on which the swarm collapses (diversity below 5 %) */
+    assert_int_equal(eco_pl_random_instance(3, 10, 40, 4, &in), 0);
+    in.n_nodes = in.n_nodes / 3 + 1;
+    struct eco_pl_slot *s = calloc(in.n_items, sizeof *s);
+    assert_non_null(s);
+    for (uint32_t window = 0; window <= 5; window += 5) {
+        struct eco_pl_params p = {.seed = 3, .swarm = 8, .iterations = 60, .window = window};
+        struct eco_pl_outcome o;
+        run_pso_with(&in, &p, s, &o);
+        assert_true(o.mutations > 0);
+        assert_true(o.local_searches > 0);
+        assert_int_equal(o.seeds, window ? 4 * ((in.n_items + window - 1) / window) : 4);
+        assert_near(o.inertia, 0.4, 1e-12);
+        p.pso_off = ECO_PL_PSO_OFF_MUTATION;
+        run_pso_with(&in, &p, s, &o);
+        assert_int_equal(o.mutations, 0);
+        assert_true(o.local_searches > 0);
+        assert_near(o.inertia, 0.4, 1e-12);
+        p.pso_off = ECO_PL_PSO_OFF_ADAPTIVE;
+        run_pso_with(&in, &p, s, &o);
+        assert_near(o.inertia, 0.7298, 1e-12);
+        assert_true(o.local_searches > 0);
+        p.pso_off = ECO_PL_PSO_OFF_LOCAL_SEARCH;
+        run_pso_with(&in, &p, s, &o);
+        assert_int_equal(o.local_searches, 0);
+        assert_true(o.seeds > 0);
+        p.pso_off = ECO_PL_PSO_OFF_SEEDING;
+        run_pso_with(&in, &p, s, &o);
+        assert_int_equal(o.seeds, 0);
+        assert_true(o.local_searches > 0);
+    }
+    unsigned bits = 0;
+    struct eco_error err = {{0}};
+    assert_int_equal(eco_pl_pso_off_parse("mutation,local-search", &bits, &err), 0);
+    assert_int_equal(bits, ECO_PL_PSO_OFF_MUTATION | ECO_PL_PSO_OFF_LOCAL_SEARCH);
+    assert_int_equal(eco_pl_pso_off_parse("mutation,bogus", &bits, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "unknown operator 'bogus'"));
+    assert_int_equal(eco_pl_pso_off_parse("", &bits, &err), -EINVAL);
+    assert_int_equal(eco_pl_pso_off_parse("seeding,swarm", &bits, &err), -EINVAL);
+    free(s);
+    eco_pl_instance_fini(&in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -829,6 +1042,10 @@ int main(void)
         cmocka_unit_test(test_random_by_hand),
         cmocka_unit_test(test_dot_product_ref_by_hand),
         cmocka_unit_test(test_online_openb),
+        cmocka_unit_test(test_pso_window_by_hand),
+        cmocka_unit_test(test_pso_window_fixed),
+        cmocka_unit_test(test_pso_swarm_off),
+        cmocka_unit_test(test_pso_off_switches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -173,11 +173,32 @@ struct eco_pl_progress {
     double bound;      /* ilp: best bound of the objective (NAN: none) */
 };
 
+/* pso's operators, each switched off by one bit of eco_pl_params.pso_off (the ablation of
+ * docs/policies/pso.md, "Ablation"). */
+enum {
+    ECO_PL_PSO_OFF_MUTATION = 1u << 0,     /* no diversity-triggered mutation */
+    ECO_PL_PSO_OFF_ADAPTIVE = 1u << 1,     /* constant inertia and acceleration (pso-basic's) */
+    ECO_PL_PSO_OFF_LOCAL_SEARCH = 1u << 2, /* no local search */
+    ECO_PL_PSO_OFF_SEEDING = 1u << 3,      /* random particles instead of the greedy seeds */
+    ECO_PL_PSO_OFF_SWARM = 1u << 4,        /* the greedy seeds and their local search only */
+};
+
+/* Parses a comma-separated list of "mutation", "adaptive", "local-search", "seeding", "swarm"
+ * into ECO_PL_PSO_OFF_* bits. 0, or -EINVAL with err naming the unknown entry (or the
+ * combination "seeding,swarm", which leaves nothing to run). */
+int eco_pl_pso_off_parse(const char *list, unsigned *bits, struct eco_error *err);
+/* The names eco_pl_pso_off_parse knows, comma-separated (static storage). */
+const char *eco_pl_pso_off_names(void);
+
 struct eco_pl_params {
     uint64_t seed;
     int objective;       /* enum eco_pl_objective */
     uint32_t swarm;      /* particles (pso); 0: default */
     uint32_t iterations; /* iterations (pso); 0: default */
+    /* pso, pso-basic: 0 places all items at once (offline); N > 0 places them online, N
+     * arriving items at a time given those already placed, which stay put. */
+    uint32_t window;
+    unsigned pso_off;    /* pso: ECO_PL_PSO_OFF_* bits */
     double time_limit_s; /* ilp: solver limit; others: only through `stop` */
     /* Optional: polled between iterations; non-zero stops early with the best so far. Lets the
      * caller impose a wall-clock limit without the core reading a clock. */
@@ -196,6 +217,11 @@ struct eco_pl_outcome {
     double bound;        /* ilp: best bound of the objective (active hosts); NAN otherwise */
     double objective;    /* ilp: objective of the solution (active hosts) */
     double gap;          /* ilp: (objective - bound) / objective, 0 when optimal */
+    /* pso (summed over the windows online): greedy seeds used, mutations triggered, local
+     * searches run, and the inertia of the last iteration (0: none ran); what --pso-off
+     * switches off shows here */
+    uint32_t seeds, mutations, local_searches;
+    double inertia;
 };
 
 struct eco_pl_algo {

@@ -24,10 +24,13 @@ struct place_args {
     int progress; /* 0: when stderr is a terminal, 1: --progress, 2: --no-progress */
     unsigned long long seed;
     double time_limit_s, hold_s, inflate_pct;
-    uint32_t swarm, iterations;
+    uint32_t swarm, iterations, window;
+    unsigned pso_off;
+    double solve_cpu_s; /* CPU time of the solve, set after it (equal-CPU comparisons) */
 };
 
 static int check_objective(const struct eco_opt *o, const char *v, void *args);
+static int check_pso_off(const struct eco_opt *o, const char *v, void *args);
 static void usage(FILE *f);
 
 #define A(field) offsetof(struct place_args, field)
@@ -87,6 +90,23 @@ static const struct eco_opt place_opts[] = {
      .offset = A(iterations),
      .arg = "N",
      .help = "iterations (pso); default 200"},
+    {.name = "window",
+     .kind = ECO_OPT_WHOLE32,
+     .lo = 1,
+     .hi = 1e6,
+     .offset = A(window),
+     .arg = "N",
+     .help = "pso, pso-basic online: items arrive in order, each N\n"
+             "arriving items placed by a swarm given those already\n"
+             "placed (which stay put; fitness: the window's GPUs placed,\n"
+             "then fragmentation growth); default: offline, all at once"},
+    {.name = "pso-off",
+     .kind = ECO_OPT_CUSTOM,
+     .arg = "LIST",
+     .help = "pso without the listed operators (comma-separated):\n"
+             "mutation, adaptive, local-search, seeding, swarm (swarm:\n"
+             "the greedy seeds and their local search only)",
+     .check = check_pso_off},
     {.name = "inflate",
      .kind = ECO_OPT_NUM,
      .lo = 0,
@@ -172,6 +192,18 @@ static int check_objective(const struct eco_opt *o, const char *v, void *args)
     return 0;
 }
 
+static int check_pso_off(const struct eco_opt *o, const char *v, void *args)
+{
+    struct place_args *a = args;
+    struct eco_error err = {{0}};
+    (void)o;
+    if (eco_pl_pso_off_parse(v, &a->pso_off, &err)) {
+        eco_cli__err("place: --pso-off: %s", err.msg);
+        return ECO_EXIT_USAGE;
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct place_args *a)
 {
     *a = (struct place_args){.seed = 1, .time_limit_s = 10, .hold_s = 3600};
@@ -184,6 +216,14 @@ static int parse_args(int argc, char **argv, struct place_args *a)
     }
     if (!a->nodes || !a->items || !a->algo) {
         eco_cli__err("place: --nodes, --items and --algo are required (see --help)");
+        return ECO_EXIT_USAGE;
+    }
+    if (a->window && strcmp(a->algo, "pso") && strcmp(a->algo, "pso-basic")) {
+        eco_cli__err("place: --window: only pso and pso-basic place in windows, not '%s'", a->algo);
+        return ECO_EXIT_USAGE;
+    }
+    if (a->pso_off && strcmp(a->algo, "pso")) {
+        eco_cli__err("place: --pso-off: only pso has these operators, not '%s'", a->algo);
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -250,6 +290,7 @@ static void print_metrics(FILE *f, const struct place_args *a, const struct eco_
         if (!strcmp(a->algo, "ilp"))
             fprintf(f, ", \"optimal\": %s, \"bound_hosts\": %.0f, \"gap\": %.6f",
                     o->optimal ? "true" : "false", o->bound, o->gap);
+        fprintf(f, ", \"solve_cpu_s\": %.4f", a->solve_cpu_s);
         fprintf(f, "}\n");
         return;
     }
@@ -398,6 +439,8 @@ int eco_cli__cmd_place(int argc, char **argv)
                               .objective = a.objective,
                               .swarm = a.swarm,
                               .iterations = a.iterations,
+                              .window = a.window,
+                              .pso_off = a.pso_off,
                               .time_limit_s = a.time_limit_s,
                               .stop = past_deadline,
                               .stop_ctx = &dl};
@@ -409,7 +452,9 @@ int eco_cli__cmd_place(int argc, char **argv)
         p.progress = place_progress;
         p.progress_ctx = &prog;
     }
+    double cpu0 = eco_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     rc = algo->solve(&in, &p, slots, &o, &err);
+    a.solve_cpu_s = eco_clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
     eco_cli__progress_end(&prog.line);
     double solve_s = eco_mono_s() - t0;
     if (rc) {

@@ -109,4 +109,36 @@ cmp -s "$T/s1.names" "$T/s2.names" && { echo "FAIL shuffle: seeds 1 and 2 agree"
 cmp -s "$T/s1.names" "$T/plain.names" && { echo "FAIL shuffle: order unchanged"; fail=1; }
 sort "$T/s1.names" > "$T/s1.sorted"; sort "$T/plain.names" > "$T/plain.sorted"
 cmp -s "$T/s1.sorted" "$T/plain.sorted" || { echo "FAIL shuffle: not the same pods"; fail=1; }
+# online pso (--window): the hand case of tests/test_place.c test_pso_window_by_hand. n0 2 GPUs,
+# n1 1 GPU; i0 1 GPU, i1 2 GPUs, then 40 pods of 64 cores that fit nowhere. fgd and a window
+# of 1 put i0 on n0 and i1 fails (1 GPU placed); a window of 2 places both (3 GPUs).
+{ echo "name,cpu_cores,memory_gib,gpus,gpu_model"; echo "n0,32,1024,2,T4"; echo "n1,32,1024,1,T4"; } \
+    > "$T/win_nodes.csv"
+{ echo "name,cpu_cores,memory_gib,gpus,gpu_model"; echo "i0,1,1,1,"; echo "i1,1,1,2,"
+  k=0; while [ $k -lt 40 ]; do echo "big$k,64,1,1,"; k=$((k + 1)); done; } > "$T/win_items.csv"
+win() { "$ECO" place --nodes "$T/win_nodes.csv" --items "$T/win_items.csv" --time-limit 0 "$@" 2>&1; }
+out=$(win --algo fgd); check win-fgd $? 0 "$out" "GPUs requested 43.00, placed 1.00"
+out=$(win --algo pso --window 1); check win-1 $? 0 "$out" "GPUs requested 43.00, placed 1.00"
+out=$(win --algo pso --window 2); check win-2 $? 0 "$out" "GPUs requested 43.00, placed 3.00"
+out=$(win --algo pso --window 2 --pso-off mutation,adaptive --json)
+check win-off $? 0 "$out" '"gpus_placed": 3.000'
+check win-cpu 0 0 "$out" '"solve_cpu_s": '
+out=$(win --algo pso --pso-off swarm,local-search --json)
+check swarm-off $? 0 "$out" '"iterations": 0'
+out=$("$ECO" place --help 2>&1)
+check help-window 0 0 "$out" "--window N"
+check help-pso-off 0 0 "$out" "--pso-off LIST"
+# bad values of the new flags: a clear message, exit 2
+out=$(win --algo pso --window 0); check win-zero $? 2 "$out" "--window"
+out=$(win --algo pso --window x); check win-nan $? 2 "$out" "--window"
+out=$(win --algo ffd --window 4)
+check win-algo $? 2 "$out" "place: --window: only pso and pso-basic place in windows, not 'ffd'"
+out=$(win --algo pso --pso-off mutation,bogus)
+check off-bad $? 2 "$out" "place: --pso-off: unknown operator 'bogus' (known: mutation, adaptive"
+out=$(win --algo pso --pso-off "")
+check off-empty $? 2 "$out" "place: --pso-off: unknown operator ''"
+out=$(win --algo pso --pso-off seeding,swarm)
+check off-both $? 2 "$out" "'seeding' and 'swarm' together leave nothing to run"
+out=$(win --algo pso-basic --pso-off mutation)
+check off-basic $? 2 "$out" "place: --pso-off: only pso has these operators, not 'pso-basic'"
 exit $fail

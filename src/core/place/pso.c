@@ -46,19 +46,23 @@
 
 #define DEFAULT_SWARM 20
 #define DEFAULT_ITERS 200
+/* The greedy seeds of the improved variant. */
+#define N_SEEDS 4
 
+/* Lexicographic fitness. Offline: k1 items placed before the first failure, k2 items placed.
+ * Online (one window): k1 the window's milli-GPUs placed, k2 its items placed. Then obj. */
 struct fitness {
-    uint32_t prefix; /* items placed before the first failure (more is better) */
-    uint32_t placed; /* items placed (more is better) */
+    uint64_t k1, k2; /* more is better */
+    uint32_t placed; /* items placed (for the progress line) */
     double obj;      /* objective (less is better) */
 };
 
 static int better(const struct fitness *a, const struct fitness *b)
 {
-    if (a->prefix != b->prefix)
-        return a->prefix > b->prefix;
-    if (a->placed != b->placed)
-        return a->placed > b->placed;
+    if (a->k1 != b->k1)
+        return a->k1 > b->k1;
+    if (a->k2 != b->k2)
+        return a->k2 > b->k2;
     return a->obj < b->obj - 1e-9 * (fabs(b->obj) + 1);
 }
 
@@ -74,7 +78,16 @@ struct particle {
 struct swarm {
     const struct eco_pl_instance *in;
     const struct eco_pl_params *p;
-    struct eco_pl_workload w;
+    struct eco_pl_workload w;         /* owned (offline) */
+    const struct eco_pl_workload *wl; /* the fragmentation workload: &w, or the caller's */
+    /* Online window: the items already placed (borrowed; its `in` is the whole instance), the
+     * FGD fragmentation of every node there, and a per-node stamp of nodes the window uses.
+     * NULL offline. */
+    const struct eco_pl_state *base;
+    const double *base_frag;
+    uint32_t *stamp, epoch;
+    unsigned off;                  /* ECO_PL_PSO_OFF_* */
+    struct eco_pl_outcome *counts; /* seeds, mutations, local searches counted here (or NULL) */
     struct eco_pl_state s;
     struct eco_pl_slot *slots;
     struct particle *pt;
@@ -109,7 +122,10 @@ static int64_t fallback(const struct eco_pl_state *s, uint32_t item)
 static void repair_upto(struct swarm *sw, int32_t *x, int8_t *gx, uint32_t upto)
 {
     const struct eco_pl_instance *in = sw->in;
-    eco_pl_state_reset(&sw->s);
+    if (sw->base)
+        eco_pl_state_copy(&sw->s, sw->base);
+    else
+        eco_pl_state_reset(&sw->s);
     for (uint32_t i = 0; i < upto; i++) {
         int64_t n = x[i];
         if (n < 0 || n >= in->n_nodes || !eco_pl_fits(&sw->s, i, (uint32_t)n))
@@ -130,11 +146,32 @@ static void repair(struct swarm *sw, int32_t *x, int8_t *gx)
     repair_upto(sw, x, gx, sw->in->n_items);
 }
 
+/* Online: the growth of FGD fragmentation over the already placed items, summed over the
+ * nodes the window uses (the others keep theirs). */
+static double frag_growth(struct swarm *sw)
+{
+    double d = 0;
+    if (++sw->epoch == 0) {
+        memset(sw->stamp, 0, sw->in->n_nodes * sizeof *sw->stamp);
+        sw->epoch = 1;
+    }
+    for (uint32_t i = 0; i < sw->in->n_items; i++) {
+        int32_t n = sw->slots[i].node;
+        if (n < 0 || sw->stamp[n] == sw->epoch)
+            continue;
+        sw->stamp[n] = sw->epoch;
+        d += eco_pl_node_frag(&sw->s, sw->wl, (uint32_t)n, NULL) - sw->base_frag[n];
+    }
+    return d;
+}
+
 static double objective(struct swarm *sw)
 {
     const struct eco_pl_instance *in = sw->in;
     const struct eco_pl_state *s = &sw->s;
     double obj = 0, sum = 0, sum2 = 0;
+    if (sw->base)
+        return frag_growth(sw);
     for (uint32_t n = 0; n < in->n_nodes; n++) {
         const struct eco_pl_node *nd = &in->nodes[n];
         const uint16_t *f = s->gpu_free + s->gpu_off[n];
@@ -151,7 +188,7 @@ static double objective(struct swarm *sw)
         sum2 += u * u;
         switch (sw->p->objective) {
         case ECO_PL_OBJ_FRAG:
-            obj += eco_pl_node_frag(s, &sw->w, n, NULL);
+            obj += eco_pl_node_frag(s, sw->wl, n, NULL);
             break;
         case ECO_PL_OBJ_ENERGY:
             if (s->n_on[n])
@@ -179,16 +216,24 @@ static double objective(struct swarm *sw)
 
 static struct fitness evaluate(struct swarm *sw)
 {
-    struct fitness f = {0, 0, 0};
+    struct fitness f = {0, 0, 0, 0};
+    uint64_t prefix = 0, milli = 0;
     int failed = 0;
     for (uint32_t i = 0; i < sw->in->n_items; i++) {
+        const struct eco_pl_item *it = &sw->in->items[i];
         if (sw->slots[i].node < 0) {
             failed = 1;
             continue;
         }
         f.placed++;
-        f.prefix += !failed;
+        prefix += !failed;
+        milli += (uint64_t)it->gpus * it->gpu_milli;
     }
+    /* online, the first failure of a window says nothing about the cluster's state: what
+     * counts is how much of the window's GPU demand is served, then how fragmented the state
+     * is left for what comes next (FGD's own criterion) */
+    f.k1 = sw->base ? milli : prefix;
+    f.k2 = f.placed;
     f.obj = objective(sw);
     return f;
 }
@@ -340,7 +385,7 @@ static void push_first_failure(struct swarm *sw, int32_t *x, int8_t *gx)
 static void local_search(struct swarm *sw, int32_t *x, int8_t *gx)
 {
     push_first_failure(sw, x, gx);
-    if (sw->p->objective != ECO_PL_OBJ_HOSTS && sw->p->objective != ECO_PL_OBJ_ENERGY)
+    if (sw->base || (sw->p->objective != ECO_PL_OBJ_HOSTS && sw->p->objective != ECO_PL_OBJ_ENERGY))
         return;
     const struct eco_pl_instance *in = sw->in;
     uint32_t tries = 0;
@@ -390,6 +435,7 @@ static void swarm_free(struct swarm *sw)
     free(sw->on_node);
     free(sw->type_of);
     free(sw->memo);
+    free(sw->stamp);
     eco_pl_state_fini(&sw->s);
     eco_pl_workload_fini(&sw->w);
 }
@@ -463,6 +509,11 @@ static int swarm_alloc(struct swarm *sw)
         return -ENOMEM;
     if (assign_types(sw))
         return -ENOMEM;
+    if (sw->base) {
+        sw->stamp = calloc(sw->in->n_nodes ? sw->in->n_nodes : 1, sizeof *sw->stamp);
+        return sw->stamp ? 0 : -ENOMEM;
+    }
+    sw->wl = &sw->w;
     return eco_pl_workload_from_items(sw->in, &sw->w);
 }
 
@@ -473,9 +524,12 @@ static void settle(struct swarm *sw, struct particle *q, int improved)
     uint32_t ni = sw->in->n_items;
     repair(sw, q->x, q->gx);
     q->f = evaluate(sw);
-    if (improved && (better(&q->f, &q->pf) || better(&q->f, &sw->gf))) {
+    if (improved && !(sw->off & ECO_PL_PSO_OFF_LOCAL_SEARCH) &&
+        (better(&q->f, &q->pf) || better(&q->f, &sw->gf))) {
         double size = (double)ni * sw->in->n_nodes;
         if (size <= LS_ALL_LIMIT || better(&q->f, &sw->gf)) {
+            if (sw->counts)
+                sw->counts->local_searches++;
             local_search(sw, q->x, q->gx);
             q->f = evaluate(sw);
         }
@@ -492,9 +546,47 @@ static void settle(struct swarm *sw, struct particle *q, int improved)
     }
 }
 
+/* A greedy run of `rule` over the window's items (in arrival or decreasing order) on the
+ * already placed items, into sw->slots. 0 or -ENOMEM. */
+static int greedy_on_base(struct swarm *sw, int rule, int decreasing)
+{
+    const struct eco_pl_instance *in = sw->in;
+    uint32_t ni = in->n_items ? in->n_items : 1, nn = in->n_nodes ? in->n_nodes : 1;
+    uint32_t *order = malloc(ni * sizeof *order);
+    double *frag = malloc(nn * sizeof *frag);
+    if (!order || !frag) {
+        free(order);
+        free(frag);
+        return -ENOMEM;
+    }
+    eco_pl_state_copy(&sw->s, sw->base);
+    memcpy(frag, sw->base_frag, in->n_nodes * sizeof *frag);
+    if (decreasing)
+        eco_pl_order_decreasing(in, order);
+    else
+        for (uint32_t i = 0; i < in->n_items; i++)
+            order[i] = i;
+    for (uint32_t k = 0; k < in->n_items; k++) {
+        uint32_t i = order[k];
+        uint64_t gpus = 0;
+        int64_t n = eco_place__pick_cached(&sw->s, sw->wl, rule, i, frag, &gpus);
+        sw->slots[i] = (struct eco_pl_slot){.node = (int32_t)n, .gpus = n >= 0 ? gpus : 0};
+        if (n < 0)
+            continue;
+        eco_pl_take(&sw->s, i, &sw->slots[i]);
+        if (rule == ECO_PL_RULE_FGD)
+            frag[n] = eco_pl_node_frag(&sw->s, sw->wl, (uint32_t)n, NULL);
+    }
+    free(order);
+    free(frag);
+    return 0;
+}
+
 static void seed_greedy(struct swarm *sw, struct particle *q, int rule, int decreasing)
 {
-    if (eco_place__greedy_run(sw->in, rule, decreasing, sw->slots)) {
+    int rc = sw->base ? greedy_on_base(sw, rule, decreasing)
+                      : eco_place__greedy_run(sw->in, rule, decreasing, sw->slots);
+    if (rc) {
         for (uint32_t i = 0; i < sw->in->n_items; i++)
             q->x[i] = random_node(sw, i), q->gx[i] = -1;
         return;
@@ -552,80 +644,202 @@ static void pso_progress(const struct eco_pl_params *p, const char *stage, uint6
     }
 }
 
-static int run_pso(const struct eco_pl_instance *in, const struct eco_pl_params *p,
-                   struct eco_pl_slot *slots, struct eco_pl_outcome *out, int improved)
+/* The swarm on sw->in (sw->in, p, base, base_frag, wl and off set by the caller): seeds,
+ * iterations, the best position decoded into slots. 0 or -ENOMEM. */
+static int run_swarm(struct swarm *sw, struct eco_pl_slot *slots, struct eco_pl_outcome *out,
+                     int improved)
 {
-    struct swarm sw = {.in = in, .p = p};
-    sw.n = p->swarm ? p->swarm : DEFAULT_SWARM;
+    const struct eco_pl_instance *in = sw->in;
+    const struct eco_pl_params *p = sw->p;
+    int seeding = improved && !(sw->off & ECO_PL_PSO_OFF_SEEDING);
+    int adaptive = improved && !(sw->off & ECO_PL_PSO_OFF_ADAPTIVE);
+    int mutation = improved && !(sw->off & ECO_PL_PSO_OFF_MUTATION);
+    sw->n = p->swarm ? p->swarm : DEFAULT_SWARM;
     uint32_t iters = p->iterations ? p->iterations : DEFAULT_ITERS;
-    eco_rng_init(&sw.rng, p->seed);
-    int rc = swarm_alloc(&sw);
+    if (improved && (sw->off & ECO_PL_PSO_OFF_SWARM)) {
+        sw->n = N_SEEDS; /* the seeds and their local search, nothing else */
+        iters = 0;
+    }
+    eco_rng_init(&sw->rng, p->seed);
+    sw->counts = out;
+    int rc = swarm_alloc(sw);
     if (rc)
-        goto out;
+        return rc;
     uint32_t ni = in->n_items;
-    sw.gf = (struct fitness){0, 0, INFINITY};
-    /* greedy seeds of the improved variant: fgd, bfd, ffd, dot-product */
-    static const int seed_rule[] = {ECO_PL_RULE_DOT, ECO_PL_RULE_FGD, ECO_PL_RULE_BEST,
-                                    ECO_PL_RULE_FIRST};
+    sw->gf = (struct fitness){0, 0, 0, INFINITY};
+    /* greedy seeds: offline dot-product, fgd, bfd, ffd; online fgd first (its choice for the
+     * window given what is placed, the baseline the swarm must beat), then dot-product, and
+     * bfd and ffd over the window in decreasing order */
+    static const int off_rule[] = {ECO_PL_RULE_DOT, ECO_PL_RULE_FGD, ECO_PL_RULE_BEST,
+                                   ECO_PL_RULE_FIRST};
+    static const int on_rule[] = {ECO_PL_RULE_FGD, ECO_PL_RULE_DOT, ECO_PL_RULE_BEST,
+                                  ECO_PL_RULE_FIRST};
     static const int seed_dec[] = {0, 0, 1, 1};
-    for (uint32_t k = 0; k < sw.n; k++) {
-        struct particle *q = &sw.pt[k];
+    const int *seed_rule = sw->base ? on_rule : off_rule;
+    for (uint32_t k = 0; k < sw->n; k++) {
+        struct particle *q = &sw->pt[k];
         if (k > 0 && p->stop && p->stop(p->stop_ctx)) {
-            sw.n = k; /* out of time: the swarm is what is seeded so far */
+            sw->n = k; /* out of time: the swarm is what is seeded so far */
             break;
         }
-        if (improved && k < 4) {
-            seed_greedy(&sw, q, seed_rule[k], seed_dec[k]);
+        if (seeding && k < N_SEEDS) {
+            seed_greedy(sw, q, seed_rule[k], seed_dec[k]);
+            if (out)
+                out->seeds++;
         } else {
             for (uint32_t i = 0; i < ni; i++) {
-                q->x[i] = random_node(&sw, i);
+                q->x[i] = random_node(sw, i);
                 q->gx[i] = -1;
             }
         }
-        q->pf = (struct fitness){0, 0, INFINITY};
-        settle(&sw, q, improved);
-        pso_progress(p, "seeding", k + 1, sw.n, &sw.gf);
+        q->pf = (struct fitness){0, 0, 0, INFINITY};
+        settle(sw, q, improved);
+        pso_progress(p, "seeding", k + 1, sw->n, &sw->gf);
     }
     uint32_t t = 0;
     for (; t < iters; t++) {
         if (p->stop && p->stop(p->stop_ctx))
             break;
         double w = BASIC_W, c1 = BASIC_C, c2 = BASIC_C;
-        if (improved) {
+        if (adaptive) {
             double r = iters > 1 ? (double)t / (iters - 1) : 1;
             w = W_MAX - (W_MAX - W_MIN) * r;
             c1 = C_HI - (C_HI - C_LO) * r;
             c2 = C_LO + (C_HI - C_LO) * r;
-            if (diversity(&sw) < DIV_MIN) {
-                for (uint32_t k = 0; k < sw.n; k++) {
-                    struct particle *q = &sw.pt[k];
-                    if (!memcmp(q->x, sw.gx, ni * sizeof *q->x))
-                        continue; /* the best keeps its place */
-                    for (uint32_t i = 0; i < ni; i++) {
-                        q->v[i] = 0;
-                        if (eco_rng_uniform(&sw.rng) < MUT_P) {
-                            q->x[i] = random_node(&sw, i);
-                            q->gx[i] = -1;
-                        }
+        }
+        if (out)
+            out->inertia = w;
+        if (mutation && diversity(sw) < DIV_MIN) {
+            if (out)
+                out->mutations++;
+            for (uint32_t k = 0; k < sw->n; k++) {
+                struct particle *q = &sw->pt[k];
+                if (!memcmp(q->x, sw->gx, ni * sizeof *q->x))
+                    continue; /* the best keeps its place */
+                for (uint32_t i = 0; i < ni; i++) {
+                    q->v[i] = 0;
+                    if (eco_rng_uniform(&sw->rng) < MUT_P) {
+                        q->x[i] = random_node(sw, i);
+                        q->gx[i] = -1;
                     }
                 }
             }
         }
-        for (uint32_t k = 0; k < sw.n; k++) {
+        for (uint32_t k = 0; k < sw->n; k++) {
             if (k && p->stop && p->stop(p->stop_ctx))
                 break;
-            move(&sw, &sw.pt[k], w, c1, c2);
-            settle(&sw, &sw.pt[k], improved);
+            move(sw, &sw->pt[k], w, c1, c2);
+            settle(sw, &sw->pt[k], improved);
         }
-        pso_progress(p, "iterating", t + 1, iters, &sw.gf);
+        pso_progress(p, "iterating", t + 1, iters, &sw->gf);
     }
-    repair(&sw, sw.gx, sw.ggx);
-    memcpy(slots, sw.slots, ni * sizeof *slots);
+    repair(sw, sw->gx, sw->ggx);
+    memcpy(slots, sw->slots, ni * sizeof *slots);
     if (out)
-        out->iterations = t;
-out:
+        out->iterations += t;
+    return 0;
+}
+
+static int run_offline(const struct eco_pl_instance *in, const struct eco_pl_params *p,
+                       struct eco_pl_slot *slots, struct eco_pl_outcome *out, int improved)
+{
+    struct swarm sw = {.in = in, .p = p, .off = p->pso_off};
+    if (out)
+        out->iterations = out->seeds = out->mutations = out->local_searches = 0, out->inertia = 0;
+    int rc = run_swarm(&sw, slots, out, improved);
     swarm_free(&sw);
     return rc;
+}
+
+/* Online: the items in windows of p->window in arrival order, each window placed by a swarm of
+ * its own on the items placed before it, which stay put. The fragmentation workload is the
+ * whole instance's, as fgd's. */
+static int run_online(const struct eco_pl_instance *in, const struct eco_pl_params *p,
+                      struct eco_pl_slot *slots, struct eco_pl_outcome *out, int improved)
+{
+    struct eco_pl_state base = {0};
+    struct eco_pl_workload w = {0};
+    double *frag = malloc((in->n_nodes ? in->n_nodes : 1) * sizeof *frag);
+    int rc = -ENOMEM;
+    if (!frag || eco_pl_state_init(&base, in))
+        goto out;
+    if (eco_pl_workload_from_items(in, &w))
+        goto out;
+    for (uint32_t n = 0; n < in->n_nodes; n++)
+        frag[n] = eco_pl_node_frag(&base, &w, n, NULL);
+    if (out)
+        out->iterations = out->seeds = out->mutations = out->local_searches = 0, out->inertia = 0;
+    struct eco_pl_params wp = *p;
+    wp.progress = NULL; /* one line per window below, not per iteration */
+    uint64_t windows = (in->n_items + p->window - 1) / p->window;
+    rc = 0;
+    for (uint32_t b = 0, k = 0; b < in->n_items && !rc; b += p->window, k++) {
+        struct eco_pl_instance sub = *in; /* the same nodes, the window's items */
+        sub.items = in->items + b;
+        sub.n_items = in->n_items - b < p->window ? in->n_items - b : p->window;
+        /* a stream of its own per window: windows do not share draws */
+        wp.seed = p->seed + 0x9E3779B97F4A7C15ull * (k + 1);
+        struct swarm sw = {
+            .in = &sub, .p = &wp, .wl = &w, .base = &base, .base_frag = frag, .off = p->pso_off};
+        rc = run_swarm(&sw, slots + b, out, improved);
+        for (uint32_t i = 0; i < sub.n_items && !rc; i++) {
+            if (slots[b + i].node < 0)
+                continue;
+            eco_pl_take(&base, b + i, &slots[b + i]);
+            frag[slots[b + i].node] =
+                eco_pl_node_frag(&base, &w, (uint32_t)slots[b + i].node, NULL);
+        }
+        swarm_free(&sw);
+        if (p->progress) {
+            struct eco_pl_progress pr = {"windows", k + 1, windows, 0, NAN, NAN};
+            p->progress(p->progress_ctx, &pr);
+        }
+    }
+out:
+    if (base.in)
+        eco_pl_state_fini(&base);
+    eco_pl_workload_fini(&w);
+    free(frag);
+    return rc;
+}
+
+static int run_pso(const struct eco_pl_instance *in, const struct eco_pl_params *p,
+                   struct eco_pl_slot *slots, struct eco_pl_outcome *out, int improved)
+{
+    return p->window ? run_online(in, p, slots, out, improved)
+                     : run_offline(in, p, slots, out, improved);
+}
+
+/* Names of the ECO_PL_PSO_OFF_* bits, in bit order. */
+static const char *const off_names[] = {"mutation", "adaptive", "local-search", "seeding", "swarm"};
+#define N_OFF (sizeof off_names / sizeof *off_names)
+
+const char *eco_pl_pso_off_names(void)
+{
+    return "mutation, adaptive, local-search, seeding, swarm";
+}
+
+int eco_pl_pso_off_parse(const char *list, unsigned *bits, struct eco_error *err)
+{
+    unsigned b = 0;
+    const char *s = list;
+    for (;;) {
+        size_t len = strcspn(s, ",");
+        size_t k = 0;
+        while (k < N_OFF && !(strlen(off_names[k]) == len && !strncmp(off_names[k], s, len)))
+            k++;
+        if (k == N_OFF)
+            return eco_errorf(err, -EINVAL, "unknown operator '%.*s' (known: %s)", (int)len, s,
+                              eco_pl_pso_off_names());
+        b |= 1u << k;
+        if (!s[len])
+            break;
+        s += len + 1;
+    }
+    if ((b & ECO_PL_PSO_OFF_SEEDING) && (b & ECO_PL_PSO_OFF_SWARM))
+        return eco_errorf(err, -EINVAL, "'seeding' and 'swarm' together leave nothing to run");
+    *bits = b;
+    return 0;
 }
 
 static int solve_pso(const struct eco_pl_instance *in, const struct eco_pl_params *p,
