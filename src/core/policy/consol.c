@@ -28,8 +28,10 @@
 
 void eco_consol_thresholds_default(struct eco_consol_thresholds *t)
 {
-    *t = (struct eco_consol_thresholds){ECO_CONSOL_LO_UTIL, ECO_CONSOL_HI_UTIL, ECO_CONSOL_LO_MEM,
-                                        ECO_CONSOL_HI_MEM};
+    *t = (struct eco_consol_thresholds){.lo_util = ECO_CONSOL_LO_UTIL,
+                                        .hi_util = ECO_CONSOL_HI_UTIL,
+                                        .lo_mem = ECO_CONSOL_LO_MEM,
+                                        .hi_mem = ECO_CONSOL_HI_MEM};
 }
 
 static const char *const thr_names[4] = {"LO_UTIL", "HI_UTIL", "LO_MEM", "HI_MEM"};
@@ -47,6 +49,27 @@ int eco_consol_thresholds_check(const struct eco_consol_thresholds *t, struct ec
     if (!(t->lo_mem < t->hi_mem))
         return eco_errorf(err, -EINVAL, "thresholds: LO_MEM %g must be below HI_MEM %g", t->lo_mem,
                           t->hi_mem);
+    /* Knobs: 0 is the policy's default. A safety parameter above 10 leaves no host ever
+     * overloaded (MAD, IQR: 1 - 10 x spread) or every one (LR: 10 x forecast). */
+    static const struct {
+        const char *name;
+        size_t off;
+        double hi;
+    } knobs[] = {
+        {"thr", offsetof(struct eco_consol_thresholds, thr_upper), 1},
+        {"mad-safety", offsetof(struct eco_consol_thresholds, mad_safety), 10},
+        {"iqr-safety", offsetof(struct eco_consol_thresholds, iqr_safety), 10},
+        {"lr-safety", offsetof(struct eco_consol_thresholds, lr_safety), 10},
+    };
+    for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
+        double k = *(const double *)((const char *)t + knobs[i].off);
+        if (!(k >= 0 && k <= knobs[i].hi))
+            return eco_errorf(err, -EINVAL, "knobs: %s = %g is outside 0-%g (0: the default)",
+                              knobs[i].name, k, knobs[i].hi);
+    }
+    if (!(t->underload_horizon_s <= 366 * 86400.0)) /* a year: beyond any run, and not NaN */
+        return eco_errorf(err, -EINVAL, "knobs: underload-horizon = %g s is above a year",
+                          t->underload_horizon_s);
     return 0;
 }
 
@@ -71,7 +94,11 @@ int eco_consol_thresholds_parse(const char *s, struct eco_consol_thresholds *t,
                               s, form);
         p = *end ? end + 1 : end;
     }
-    struct eco_consol_thresholds n = {v[0], v[1], v[2], v[3]};
+    struct eco_consol_thresholds n = *t;
+    n.lo_util = v[0];
+    n.hi_util = v[1];
+    n.lo_mem = v[2];
+    n.hi_mem = v[3];
     int rc = eco_consol_thresholds_check(&n, err);
     if (!rc)
         *t = n;
@@ -210,6 +237,8 @@ struct eco_consol {
     enum detector det;
     enum dest dest;
     struct eco_consol_thresholds t;
+    double thr, mad_safety, iqr_safety, lr_safety; /* the knobs, defaults applied */
+    double horizon_s;                              /* underload energy rule; 0: off */
     /* Scratch, grown to the view's size. */
     uint32_t cap_h, cap_c;
     double *util, *mem; /* per host: demand in GPUs and MiB */
@@ -315,7 +344,7 @@ static int is_over(const struct eco_consol *p, const struct eco_consol_view *v, 
     if (p->det == DET_DUAL)
         return u > p->t.hi_util + 1e-12 || m > p->t.hi_mem + 1e-12;
     if (p->det == DET_THR)
-        return u > THR_UPPER + 1e-12;
+        return u > p->thr + 1e-12;
     /* History-based detectors: the host's summed history as shares of its GPUs. */
     double hs[ECO_CONSOL_HISTORY];
     uint32_t n = p->n_hist;
@@ -336,10 +365,10 @@ static int is_over(const struct eco_consol *p, const struct eco_consol_view *v, 
         double pred = eco_consol_lr_predict(hs, n, ceil(mig / v->period_s));
         if (pred < 0)
             return u > FALLBACK_UPPER + 1e-12;
-        return pred * LR_SAFETY >= 1.0;
+        return pred * p->lr_safety >= 1.0;
     }
-    double thr = p->det == DET_MAD ? eco_consol_mad_threshold(hs, n, MAD_SAFETY)
-                                   : eco_consol_iqr_threshold(hs, n, IQR_SAFETY);
+    double thr = p->det == DET_MAD ? eco_consol_mad_threshold(hs, n, p->mad_safety)
+                                   : eco_consol_iqr_threshold(hs, n, p->iqr_safety);
     if (thr < 0)
         thr = FALLBACK_UPPER;
     return u > thr + 1e-12;
@@ -559,7 +588,46 @@ static int place_all(struct eco_consol *p, const struct eco_consol_view *v, uint
     return 0;
 }
 
-/* Tries to move every container off host h to hosts that are on; all or nothing. */
+/* Share of a host's summed utilisation history (GPUs) beyond its GPUs next period: a normal
+ * tail around the present demand with the spread of the history's period-to-period changes
+ * (a random-walk forecast one period ahead). 0..1. */
+static double over_risk(const struct eco_consol *p, const struct eco_consol_view *v, uint32_t h)
+{
+    const double *hh = p->hist + (size_t)h * ECO_CONSOL_HISTORY + (ECO_CONSOL_HISTORY - p->n_hist);
+    double ss = 0, cap = v->hosts[h].gpus;
+    for (uint32_t k = 1; k < p->n_hist; k++)
+        ss += (hh[k] - hh[k - 1]) * (hh[k] - hh[k - 1]);
+    double sd = p->n_hist > 1 ? sqrt(ss / (p->n_hist - 1)) : 0;
+    if (!(sd > 0))
+        return p->util[h] > cap + 1e-9;
+    return 0.5 * erfc((cap - p->util[h]) / (sd * sqrt(2.0)));
+}
+
+/* The underload energy rule (docs/policies/dgddep.md, "Underload"): with host h's containers
+ * l[0..n) tentatively on dest[0..n), is emptying h worth it? Gain: h's idle power above off over
+ * the horizon, less one boot back. Cost: the migrations' energy and the paused work redone at
+ * the source's busy GPU power. Risk: for each destination, the chance it overflows next period
+ * times the cost of moving its newcomers again. Always 1 when the rule is off. */
+static int worth_emptying(const struct eco_consol *p, const struct eco_consol_view *v, uint32_t h,
+                          const uint32_t *l, const uint32_t *dest, size_t n)
+{
+    if (!(p->horizon_s > 0))
+        return 1;
+    const struct eco_consol_host *H = &v->hosts[h];
+    double idle = eco_consol_host_power_w(H, 0);
+    double gain = (idle - H->off_w) * p->horizon_s - idle * H->boot_s;
+    double cost = 0, risk = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_consol_ctr *x = &v->ctrs[l[i]];
+        double move = x->mig_j + x->mig_s * x->util_gpus * H->gpu_busy_w;
+        cost += move;
+        risk += over_risk(p, v, dest[i]) * move;
+    }
+    return gain > cost + risk;
+}
+
+/* Tries to move every container off host h to hosts that are on; all or nothing (and, with the
+ * energy rule, only when it saves energy). */
 static int evacuate(struct eco_consol *p, const struct eco_consol_view *v, uint32_t h,
                     struct eco_consol_decisions *out)
 {
@@ -588,7 +656,7 @@ static int evacuate(struct eco_consol *p, const struct eco_consol_view *v, uint3
         attach(p, v, c, d);
         p->undo[placed] = d;
     }
-    if (placed < n) { /* roll back */
+    if (placed < n || !worth_emptying(p, v, h, l, p->undo, n)) { /* roll back */
         for (size_t i = 0; i < placed; i++) {
             detach(p, v, l[i]);
             attach(p, v, l[i], h);
@@ -687,6 +755,14 @@ static struct eco_consol *create(enum detector det, enum dest dest,
     p->det = det;
     p->dest = dest;
     p->t = d;
+    p->thr = d.thr_upper > 0 ? d.thr_upper : THR_UPPER;
+    p->mad_safety = d.mad_safety > 0 ? d.mad_safety : MAD_SAFETY;
+    p->iqr_safety = d.iqr_safety > 0 ? d.iqr_safety : IQR_SAFETY;
+    p->lr_safety = d.lr_safety > 0 ? d.lr_safety : LR_SAFETY;
+    if (d.underload_horizon_s > 0)
+        p->horizon_s = d.underload_horizon_s;
+    else if (d.underload_horizon_s == 0 && dest == DEST_DGDDEP)
+        p->horizon_s = ECO_CONSOL_UNDERLOAD_HORIZON_S;
     return p;
 }
 
