@@ -194,7 +194,7 @@ static void test_knobs(void **state)
  * horizon less one boot, G = (P0 - off) H - P0 boot; it costs the migration, M. With G = 1.15 M
  * it moves while host 1's history is flat (no risk); with host 1's history swinging by 4 GPUs
  * a period, the chance of overflowing 8 GPUs from 6 is 0.5 erfc(2 / (4 sqrt 2)) = 0.31, the
- * risk 0.31 M, and G < M + 0.31 M: it stays. */
+ * risk 0.31 M (and 14 kJ of overflow), and G < M + 0.31 M: it stays. */
 static void test_underload_rule(void **state)
 {
     (void)state;
@@ -225,8 +225,24 @@ static void test_underload_rule(void **state)
     run_policy_t("dgddep", &t, h, 2, c, 2, &d);
     assert_int_equal(moved_to(&d, 0), -1);
     assert_int_equal(d.n_off, 0);
-    /* A gain below the migration's cost alone: it stays even without risk. */
+    /* No migration cost at all: the overflow it adds to the swinging host 1 alone, expected
+     * excess E[(X - 8)+] at a mean of 6 less at 5.5 (spread 4), for a period at a full host's
+     * 2541 W / 8 per GPU, outweighs a gain of 10 kJ; beside a flat history it moves. */
+    c[0].mig_j = 0;
+    double ex6 =
+        4 * exp(-0.5 * 0.25) / sqrt(2 * 3.14159265358979323846) - 2 * 0.5 * erfc(0.5 / sqrt(2.0));
+    double ex55 = 4 * exp(-0.5 * 0.625 * 0.625) / sqrt(2 * 3.14159265358979323846) -
+                  2.5 * 0.5 * erfc(0.625 / sqrt(2.0));
+    double over_j = (ex6 - ex55) * 300 * (941 + 8 * 200) / 8.0;
+    assert_true(over_j > 13e3 && over_j < 14.5e3);
+    t.underload_horizon_s = (10e3 + P0 * 300) / (P0 - 15);
+    run_policy_t("dgddep", &t, h, 2, c, 2, &d);
+    assert_int_equal(moved_to(&d, 0), -1);
     c[1].hist = flat;
+    run_policy_t("dgddep", &t, h, 2, c, 2, &d);
+    assert_int_equal(moved_to(&d, 0), 1);
+    c[0].mig_j = M;
+    /* A gain below the migration's cost alone: it stays even without risk. */
     t.underload_horizon_s = (0.9 * M + P0 * 300) / (P0 - 15);
     run_policy_t("dgddep", &t, h, 2, c, 2, &d);
     assert_int_equal(moved_to(&d, 0), -1);

@@ -23,6 +23,7 @@
 #define LR_WINDOW 10
 
 #define NONE UINT32_MAX
+#define SQRT_2PI 2.5066282746310002 /* the normal density's sqrt(2 pi) */
 
 /* ---- thresholds ------------------------------------------------------------------------- */
 
@@ -588,26 +589,37 @@ static int place_all(struct eco_consol *p, const struct eco_consol_view *v, uint
     return 0;
 }
 
-/* Share of a host's summed utilisation history (GPUs) beyond its GPUs next period: a normal
- * tail around the present demand with the spread of the history's period-to-period changes
- * (a random-walk forecast one period ahead). 0..1. */
-static double over_risk(const struct eco_consol *p, const struct eco_consol_view *v, uint32_t h)
+/* Spread of host h's summed utilisation history (GPUs): the root-mean-square change from one
+ * period to the next (a random-walk forecast one period ahead). */
+static double history_spread(const struct eco_consol *p, uint32_t h)
 {
     const double *hh = p->hist + (size_t)h * ECO_CONSOL_HISTORY + (ECO_CONSOL_HISTORY - p->n_hist);
-    double ss = 0, cap = v->hosts[h].gpus;
+    double ss = 0;
     for (uint32_t k = 1; k < p->n_hist; k++)
         ss += (hh[k] - hh[k - 1]) * (hh[k] - hh[k - 1]);
-    double sd = p->n_hist > 1 ? sqrt(ss / (p->n_hist - 1)) : 0;
-    if (!(sd > 0))
-        return p->util[h] > cap + 1e-9;
-    return 0.5 * erfc((cap - p->util[h]) / (sd * sqrt(2.0)));
+    return p->n_hist > 1 ? sqrt(ss / (p->n_hist - 1)) : 0;
+}
+
+/* Demand of mean mu and spread sd against `cap` GPUs: the chance it exceeds cap (*p_over) and
+ * the expected excess E[(X - cap)+], GPUs, X normal. */
+static double overflow(double mu, double sd, double cap, double *p_over)
+{
+    if (!(sd > 0)) {
+        *p_over = mu > cap + 1e-9;
+        return mu > cap ? mu - cap : 0;
+    }
+    double z = (cap - mu) / sd, q = 0.5 * erfc(z / sqrt(2.0));
+    *p_over = q;
+    return sd * exp(-0.5 * z * z) / SQRT_2PI - (cap - mu) * q;
 }
 
 /* The underload energy rule (docs/policies/dgddep.md, "Underload"): with host h's containers
  * l[0..n) tentatively on dest[0..n), is emptying h worth it? Gain: h's idle power above off over
  * the horizon, less one boot back. Cost: the migrations' energy and the paused work redone at
- * the source's busy GPU power. Risk: for each destination, the chance it overflows next period
- * times the cost of moving its newcomers again. Always 1 when the rule is off. */
+ * the source's busy GPU power. Risk, for each container: the chance its destination overflows
+ * next period times the cost of moving it again, plus the overflow it adds there (expected
+ * excess GPUs with it less without, for a period) at a full destination's energy per GPU.
+ * Always 1 when the rule is off. */
 static int worth_emptying(const struct eco_consol *p, const struct eco_consol_view *v, uint32_t h,
                           const uint32_t *l, const uint32_t *dest, size_t n)
 {
@@ -619,9 +631,14 @@ static int worth_emptying(const struct eco_consol *p, const struct eco_consol_vi
     double cost = 0, risk = 0;
     for (size_t i = 0; i < n; i++) {
         const struct eco_consol_ctr *x = &v->ctrs[l[i]];
+        const struct eco_consol_host *D = &v->hosts[dest[i]];
         double move = x->mig_j + x->mig_s * x->util_gpus * H->gpu_busy_w;
+        double sd = history_spread(p, dest[i]), q, q0;
+        double with = overflow(p->util[dest[i]], sd, D->gpus, &q);
+        double without = overflow(p->util[dest[i]] - x->util_gpus, sd, D->gpus, &q0);
+        double per_gpu_w = eco_consol_host_power_w(D, D->gpus) / D->gpus;
         cost += move;
-        risk += over_risk(p, v, dest[i]) * move;
+        risk += q * move + (with - without) * v->period_s * per_gpu_w;
     }
     return gain > cost + risk;
 }
