@@ -122,8 +122,9 @@ struct eco_consol;
 struct eco_consol_ops {
     const char *name;
     const char *summary;
-    /* A new instance with thresholds `t` (only the dual-threshold policies read them; NULL:
-     * defaults). NULL on ENOMEM or bad thresholds (err says which). */
+    /* A new instance with thresholds and knobs `t` (the dual-threshold policies read the four
+     * thresholds, each policy its own knob; NULL: defaults). NULL on ENOMEM or bad thresholds
+     * or knobs (err says which). */
     struct eco_consol *(*create)(const struct eco_consol_thresholds *t, struct eco_error *err);
     void (*destroy)(struct eco_consol *p);
     /* One consolidation pass. 0 or -ENOMEM. */
