@@ -20,15 +20,16 @@ field() { tr ',{}' '\n\n\n' < "$1" | sed -n "s/^ *\"$2\": *//p" | head -1; }
 lost() { sed -n "s/.*\"lost_work\": {[^}]*\"$2\": \([-0-9.e+]*\).*/\1/p" "$1"; }
 row() { # row FILE LABEL: one markdown row
     f="$1"
-    awk -v l="$2" -v e="$(field "$f" energy_kwh)" -v h="$(field "$f" avg_hosts_on)" \
+    awk -v l="$2" -v e="$(field "$f" energy_kwh)" -v ch="$(field "$f" energy_charged_kwh)" \
+        -v lw="$(field "$f" lost_work_share)" -v h="$(field "$f" avg_hosts_on)" \
         -v m="$(field "$f" migrations)" -v b="$(field "$f" boots)" -v s="$(field "$f" sla_violation)" \
         -v o="$(field "$f" over_threshold)" -v lm="$(lost "$f" migration)" \
         -v lc="$(lost "$f" colocation)" -v lt="$(lost "$f" contention)" -v p="$(field "$f" slowdown_p95)" \
-        'BEGIN { printf "| %s | %.1f | %.2f | %d | %d | %.3f | %.2f | %.3f | %.3f | %.3f | %.4f |\n",
-                 l, e, h, m, b, 100*s, 100*o, 100*lm, 100*lt, 100*lc, p }'
+        'BEGIN { printf "| %s | %.1f | %.1f | %.2f | %d | %d | %.3f | %.2f | %.3f | %.3f | %.3f | %.3f | %.4f |\n",
+                 l, e, ch, h, m, b, 100*s, 100*o, 100*lm, 100*lt, 100*lc, 100*lw, p }'
 }
-HDR="| policy | energy kWh | avg hosts on | migrations | boots | SLA viol. % | over thr. % | lost: migration % | lost: contention % | lost: co-location % | slowdown p95 |
-|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+HDR="| policy | energy kWh | charged kWh | avg hosts on | migrations | boots | SLA viol. % | over thr. % | lost: migration % | lost: contention % | lost: co-location % | lost work % | slowdown p95 |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for s in $SEEDS; do
     "$ECO" sim --consolidation $ALL --trace $PODS --cluster $CLUSTER --containers $N --seed $s \
         --out "$tmp/s$s" >/dev/null
@@ -45,13 +46,17 @@ migration bandwidth (596 MiB/s). The containers start placed first fit by reques
 on); from the second period on each policy migrates and powers hosts down
 (docs/policies/consolidation.md, docs/policies/dgddep.md).
 
-Columns: energy of all hosts over the day (on, off, boots, migrations); average hosts on;
+Columns: energy of all hosts over the day (on, off, boots, migrations); charged: that energy x
+demanded / useful work, the lost work paid for at the run's own energy per useful GPU-hour
+(docs/policies/consolidation.md, "Lost work charged"); average hosts on;
 migrations; host boots; SLA violation: share of host-time on with GPU-utilisation or GPU-memory
 demand above 100% of the host (CloudSim's SLATAH); over thr.: share of host-time on above an
 upper threshold (0.8 utilisation or memory); lost work as shares of the containers' active time:
 paused by migrations, slowed by an overcommitted host (contention), slowed by a co-tenant on the
-same GPU (measured Gavel/Lucid pairs, docs/models/colocation.md); slowdown p95: 95th percentile
-over containers of active time / useful time.
+same GPU (measured Gavel/Lucid pairs, docs/models/colocation.md); lost work: share of the
+demanded GPU-hours not done (all three causes, weighted by utilisation); slowdown p95: 95th
+percentile over containers of active time / useful time. Migrations are checkpoint/restore
+(docs/models/energy.md, "Migration").
 
 ## Seed 1
 
@@ -65,10 +70,10 @@ echo "$HDR"
 for p in $POLS; do
     for s in $SEEDS; do
         f="$tmp/s$s/$p/summary.json"
-        echo "$(field "$f" energy_kwh) $(field "$f" avg_hosts_on) $(field "$f" migrations) $(field "$f" boots) $(field "$f" sla_violation) $(field "$f" over_threshold) $(lost "$f" migration) $(lost "$f" contention) $(lost "$f" colocation) $(field "$f" slowdown_p95)"
+        echo "$(field "$f" energy_kwh) $(field "$f" energy_charged_kwh) $(field "$f" avg_hosts_on) $(field "$f" migrations) $(field "$f" boots) $(field "$f" sla_violation) $(field "$f" over_threshold) $(lost "$f" migration) $(lost "$f" contention) $(lost "$f" colocation) $(field "$f" lost_work_share) $(field "$f" slowdown_p95)"
     done | awk -v l="$p" '{ for (i = 1; i <= NF; i++) a[i] += $i; n++ }
-        END { printf "| %s | %.1f | %.2f | %.0f | %.0f | %.3f | %.2f | %.3f | %.3f | %.3f | %.4f |\n",
-              l, a[1]/n, a[2]/n, a[3]/n, a[4]/n, 100*a[5]/n, 100*a[6]/n, 100*a[7]/n, 100*a[8]/n, 100*a[9]/n, a[10]/n }'
+        END { printf "| %s | %.1f | %.1f | %.2f | %.0f | %.0f | %.3f | %.2f | %.3f | %.3f | %.3f | %.3f | %.4f |\n",
+              l, a[1]/n, a[2]/n, a[3]/n, a[4]/n, a[5]/n, 100*a[6]/n, 100*a[7]/n, 100*a[8]/n, 100*a[9]/n, 100*a[10]/n, 100*a[11]/n, a[12]/n }'
 done
 cat <<MID
 
@@ -76,19 +81,21 @@ cat <<MID
 
 Target: \`dgddep\` uses at least 15% less energy than the best GPU-utilisation-only CloudSim
 policy (the one of \`thr-mmt\`, \`mad-mmt\`, \`iqr-mmt\`, \`lr-mmt\` with the least energy on that
-seed), at no more SLA violation time and with fewer migrations. Negative changes are reductions.
+seed), at no more SLA violation time and with fewer migrations. Energy here is the charged
+energy (lost work paid for), so that losing work cannot look cheap. Negative changes are
+reductions.
 
-| seed | best CloudSim | its energy kWh | dgddep energy kWh | energy change | SLA % CloudSim / dgddep | migrations CloudSim / dgddep | energy met | SLA met | migrations met |
+| seed | best CloudSim | its charged kWh | dgddep charged kWh | energy change | SLA % CloudSim / dgddep | migrations CloudSim / dgddep | energy met | SLA met | migrations met |
 |---|---|---:|---:|---:|---:|---:|---|---|---|
 MID
 for s in $SEEDS; do
     best=""; be=""
     for p in thr-mmt mad-mmt iqr-mmt lr-mmt; do
-        e=$(field "$tmp/s$s/$p/summary.json" energy_kwh)
+        e=$(field "$tmp/s$s/$p/summary.json" energy_charged_kwh)
         if [ -z "$be" ] || awk -v a="$e" -v b="$be" 'BEGIN { exit !(a < b) }'; then best=$p; be=$e; fi
     done
     fb="$tmp/s$s/$best/summary.json"; fd="$tmp/s$s/dgddep/summary.json"
-    awk -v s="$s" -v p="$best" -v eb="$be" -v ed="$(field "$fd" energy_kwh)" \
+    awk -v s="$s" -v p="$best" -v eb="$be" -v ed="$(field "$fd" energy_charged_kwh)" \
         -v sb="$(field "$fb" sla_violation)" -v sd="$(field "$fd" sla_violation)" \
         -v mb="$(field "$fb" migrations)" -v md="$(field "$fd" migrations)" \
         'BEGIN { c = 100 * (ed - eb) / eb;
@@ -115,8 +122,8 @@ cat <<SWEEP
 
 \`--thresholds LO_UTIL,HI_UTIL,LO_MEM,HI_MEM\`; the first row is the default.
 
-| thresholds | energy kWh | avg hosts on | migrations | boots | SLA viol. % | over thr. % | lost: migration % | lost: contention % | lost: co-location % | slowdown p95 |
-|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+| thresholds | energy kWh | charged kWh | avg hosts on | migrations | boots | SLA viol. % | over thr. % | lost: migration % | lost: contention % | lost: co-location % | lost work % | slowdown p95 |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 SWEEP
 for t in 0.3,0.8,0.3,0.8 0.4,0.8,0.4,0.8 0.5,0.8,0.5,0.8 0.3,0.9,0.3,0.9 0.5,0.9,0.5,0.9 0.7,0.9,0.7,0.9; do
     "$ECO" sim --consolidation dgddep --thresholds $t --trace $PODS --cluster $CLUSTER \
@@ -131,8 +138,8 @@ The time over which a container's activity stays correlated is not measured in t
 (docs/models/container-workloads.md); the default is 3600 s. Shorter times mean faster
 changes between periods.
 
-| corr-s | policy | energy kWh | avg hosts on | migrations | boots | SLA viol. % | over thr. % | lost: migration % | lost: contention % | lost: co-location % | slowdown p95 |
-|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+| corr-s | policy | energy kWh | charged kWh | avg hosts on | migrations | boots | SLA viol. % | over thr. % | lost: migration % | lost: contention % | lost: co-location % | lost work % | slowdown p95 |
+|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 CORR
 for c in 900 14400; do
     "$ECO" sim --consolidation mad-mmt,lr-mmt,dgddep --corr-s $c --trace $PODS --cluster $CLUSTER \

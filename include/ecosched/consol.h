@@ -22,18 +22,32 @@
 #define ECO_CONSOL_LO_MEM 0.3
 #define ECO_CONSOL_HI_MEM 0.8
 
+/* Hours over which DGDDEP weighs emptying a host (docs/policies/dgddep.md, "Underload"): one
+ * hour, the correlation time of container activity (docs/models/container-workloads.md),
+ * beyond which today's demand says little about whether the host will be needed again. An
+ * assumption; the Pareto sweep varies it (0.25-4 h). s. */
+#define ECO_CONSOL_UNDERLOAD_HORIZON_S 3600.0
+
+/* The dual thresholds and every policy's own knob. A knob left 0 takes the policy's default:
+ * thr_upper CloudSim's THR 0.8; mad_safety 2.5, iqr_safety 1.5, lr_safety 1.2 (CloudSim's
+ * PlanetLab runner); underload_horizon_s ECO_CONSOL_UNDERLOAD_HORIZON_S for DGDDEP and no energy
+ * rule for the others. A negative underload_horizon_s turns the energy rule off. */
 struct eco_consol_thresholds {
     double lo_util, hi_util, lo_mem, hi_mem;
+    double thr_upper;                         /* THR: overloaded above it, (0, 1] */
+    double mad_safety, iqr_safety, lr_safety; /* (0, 10] */
+    double underload_horizon_s;               /* energy rule's horizon, s */
 };
 
 /* The defaults above. */
 void eco_consol_thresholds_default(struct eco_consol_thresholds *t);
 /* Parses "LO_UTIL,HI_UTIL,LO_MEM,HI_MEM". Each must be a number in [0, 1] and each lower
  * threshold below its upper one. 0 or -EINVAL with err naming the field; *t unchanged on
- * error. */
+ * error; the knobs are kept. */
 int eco_consol_thresholds_parse(const char *s, struct eco_consol_thresholds *t,
                                 struct eco_error *err);
-/* The same checks on a filled struct. 0 or -EINVAL. */
+/* The same checks on a filled struct, and the knobs' bounds. 0 or -EINVAL (err names the
+ * field). */
 int eco_consol_thresholds_check(const struct eco_consol_thresholds *t, struct eco_error *err);
 
 /* How many past utilisation samples a host's history keeps (CloudSim's
@@ -61,6 +75,7 @@ struct eco_consol_ctr {
     double util_gpus;  /* GPU utilisation demand now, in GPUs (0..gpus) */
     double mem_mb;     /* GPU memory used now, MiB */
     double mig_s;      /* checkpoint and restore time if it moved now, s */
+    double mig_j;      /* energy of that migration above the hosts' own power, J */
     /* Utilisation samples of the last periods, oldest first, the current one last (n_hist of
      * them, at most ECO_CONSOL_HISTORY); the host histories CloudSim's detectors read are the
      * sums over the host's containers. */
@@ -107,8 +122,9 @@ struct eco_consol;
 struct eco_consol_ops {
     const char *name;
     const char *summary;
-    /* A new instance with thresholds `t` (only the dual-threshold policies read them; NULL:
-     * defaults). NULL on ENOMEM or bad thresholds (err says which). */
+    /* A new instance with thresholds and knobs `t` (the dual-threshold policies read the four
+     * thresholds, each policy its own knob; NULL: defaults). NULL on ENOMEM or bad thresholds
+     * or knobs (err says which). */
     struct eco_consol *(*create)(const struct eco_consol_thresholds *t, struct eco_error *err);
     void (*destroy)(struct eco_consol *p);
     /* One consolidation pass. 0 or -ENOMEM. */

@@ -26,9 +26,13 @@ struct consol_args {
     double hours, period_s, mig_bw, corr_s;
     unsigned long long seed;
     int json, quiet;
+    double underload_h; /* --underload-horizon, s; -1: not given */
+    double ckpt_s, restore_s, mig_host_w;
+    int judge, decide;
 };
 
 static int check_thresholds(const struct eco_opt *o, const char *v, void *args);
+static int check_pairs(const struct eco_opt *o, const char *v, void *args);
 static void usage(FILE *f);
 
 #define A(field) offsetof(struct consol_args, field)
@@ -60,6 +64,61 @@ static const struct eco_opt consol_opts[] = {
      .help = "dual thresholds LO_UTIL,HI_UTIL,LO_MEM,HI_MEM in 0-1\n"
              "(default 0.3,0.8,0.3,0.8)",
      .check = check_thresholds},
+    {.name = "thr",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(t.thr_upper),
+     .arg = "U",
+     .help = "thr-mmt: overloaded above U of its GPUs (default 0.8)"},
+    {.name = "mad-safety",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 10,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(t.mad_safety),
+     .arg = "S",
+     .help = "mad-mmt: safety parameter (default 2.5)"},
+    {.name = "iqr-safety",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 10,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(t.iqr_safety),
+     .arg = "S",
+     .help = "iqr-mmt: safety parameter (default 1.5)"},
+    {.name = "lr-safety",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 10,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(t.lr_safety),
+     .arg = "S",
+     .help = "lr-mmt: safety parameter (default 1.2)"},
+    {.name = "underload-horizon",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 366 * 86400.0,
+     .offset = A(underload_h),
+     .arg = "S",
+     .help = "empty a host only when its idle energy over S seconds\n"
+             "beats migration cost and overload risk (default: 3600\n"
+             "for dgddep, off for the others; 0: off for all)"},
+    {.name = "judge",
+     .kind = ECO_OPT_CUSTOM,
+     .offset = A(judge),
+     .arg = "PAIRS",
+     .help = "co-location pairs applied as slowdown: lucid or gavel\n"
+             "(default lucid)",
+     .check = check_pairs},
+    {.name = "decide",
+     .kind = ECO_OPT_CUSTOM,
+     .offset = A(decide),
+     .arg = "PAIRS",
+     .help = "co-location pairs dgddep decides with: lucid or gavel\n"
+             "(default lucid)",
+     .check = check_pairs},
     {.name = "containers",
      .kind = ECO_OPT_WHOLE,
      .lo = 1,
@@ -92,6 +151,28 @@ static const struct eco_opt consol_opts[] = {
      .arg = "M",
      .help = "checkpoint/restore bandwidth, MiB/s (default 596: half of\n"
              "10 Gb/s)"},
+    {.name = "checkpoint-s",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 3600,
+     .offset = A(ckpt_s),
+     .arg = "S",
+     .help = "fixed checkpoint time of a migration (default 2)"},
+    {.name = "restore-s",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 3600,
+     .offset = A(restore_s),
+     .arg = "S",
+     .help = "fixed restore time of a migration (default 3)"},
+    {.name = "migration-host-w",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1e4,
+     .offset = A(mig_host_w),
+     .arg = "W",
+     .help = "extra power of each of the two hosts while a migration\n"
+             "copies (default 60)"},
     {.name = "corr-s",
      .kind = ECO_OPT_NUM,
      .lo = 0,
@@ -170,6 +251,16 @@ static int check_thresholds(const struct eco_opt *o, const char *v, void *args)
     return 0;
 }
 
+static int check_pairs(const struct eco_opt *o, const char *v, void *args)
+{
+    int *field = (int *)((char *)args + o->offset);
+    if (eco_consol_pairs_parse(v, field)) {
+        eco_cli__err("sim: --%s: '%s' is not a pair set (lucid or gavel)", o->name, v);
+        return ECO_EXIT_USAGE;
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, struct consol_args *a)
 {
     *a = (struct consol_args){.containers = 1000,
@@ -177,7 +268,11 @@ static int parse(int argc, char **argv, struct consol_args *a)
                               .period_s = ECO_CONSOL_PERIOD_S,
                               .mig_bw = ECO_CONSOL_MIG_BW_MIBS,
                               .corr_s = ECO_CONSOL_CORR_S,
-                              .seed = 1};
+                              .seed = 1,
+                              .underload_h = -1,
+                              .ckpt_s = ECO_CONSOL_CKPT_FIXED_S,
+                              .restore_s = ECO_CONSOL_RESTORE_FIXED_S,
+                              .mig_host_w = ECO_CONSOL_MIG_HOST_W};
     eco_consol_thresholds_default(&a->t);
     int rc = eco_cli__opt_parse(&consol_cmd, argc, argv, a);
     if (rc)
@@ -191,6 +286,8 @@ static int parse(int argc, char **argv, struct consol_args *a)
                      "SPEC");
         return ECO_EXIT_USAGE;
     }
+    if (a->underload_h >= 0) /* given: 0 turns the energy rule off for every policy */
+        a->t.underload_horizon_s = a->underload_h > 0 ? a->underload_h : -1;
     if (a->hours * 3600 < a->period_s) {
         eco_cli__err("sim: --hours %g is shorter than one --period of %g s", a->hours, a->period_s);
         return ECO_EXIT_USAGE;
@@ -250,28 +347,39 @@ static FILE *open_out(const char *dir, const char *name, const char *file)
 
 static void header(void)
 {
-    printf("%-10s %7s %11s %9s %9s %10s %8s %8s %9s %9s %9s %9s\n", "policy", "hosts", "energy_kwh",
-           "avg_on", "peak_on", "migrations", "boots", "sla_%", "over_%", "lost_mig%", "lost_col%",
-           "slow_p95");
+    printf("%-10s %7s %11s %11s %9s %9s %10s %8s %8s %9s %9s %9s %9s %9s\n", "policy", "hosts",
+           "energy_kwh", "charged_kwh", "avg_on", "peak_on", "migrations", "boots", "sla_%",
+           "over_%", "lost_mig%", "lost_col%", "lost_wrk%", "slow_p95");
 }
 
 static void row(const struct eco_consol_summary *s)
 {
-    printf("%-10s %7u %11.1f %9.2f %9.0f %10llu %8llu %8.3f %9.3f %9.3f %9.3f %9.4f\n", s->policy,
-           s->hosts, s->energy_j / 3.6e6, s->avg_hosts_on, s->peak_hosts_on,
-           (unsigned long long)s->migrations, (unsigned long long)s->boots, 100 * s->sla_violation,
-           100 * s->over_threshold, 100 * s->lost_migration, 100 * s->lost_coloc, s->slowdown_p95);
+    double lost =
+        s->work_demanded_gpu_s > 0 ? 1 - s->work_useful_gpu_s / s->work_demanded_gpu_s : 0;
+    printf("%-10s %7u %11.1f %11.1f %9.2f %9.0f %10llu %8llu %8.3f %9.3f %9.3f %9.3f %9.3f %9.4f\n",
+           s->policy, s->hosts, s->energy_j / 3.6e6, s->energy_charged_j / 3.6e6, s->avg_hosts_on,
+           s->peak_hosts_on, (unsigned long long)s->migrations, (unsigned long long)s->boots,
+           100 * s->sla_violation, 100 * s->over_threshold, 100 * s->lost_migration,
+           100 * s->lost_coloc, 100 * lost, s->slowdown_p95);
 }
 
 static int run_one(const struct consol_args *a, const struct eco_consol_ops *p, size_t npol,
                    const struct eco_cluster *c, const struct eco_consol_workload *w, int first,
                    int last)
 {
+    struct eco_consol_mig mig;
+    eco_consol_mig_default(&mig, a->mig_bw);
+    mig.ckpt_fixed_s = a->ckpt_s;
+    mig.restore_fixed_s = a->restore_s;
+    mig.host_w = a->mig_host_w;
     struct eco_consol_sim_config cfg = {.policy = p,
                                         .thresholds = a->t,
                                         .period_s = a->period_s,
                                         .horizon_s = a->hours * 3600,
-                                        .mig_bw_mibs = a->mig_bw};
+                                        .mig_bw_mibs = a->mig_bw,
+                                        .mig = &mig,
+                                        .judge = a->judge,
+                                        .decide = a->decide};
     FILE *tl = NULL;
     int status = 0;
     if (a->out) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "ecosched/catalog.h"
 #include "ecosched/coloc.h"
 #include "sim/consol_sim.h"
@@ -20,6 +21,7 @@ struct csim {
     const struct eco_consol_workload *w;
     uint32_t nh, nc;
     struct eco_consol_host *hosts;
+    uint16_t *hosts_type; /* per host: catalog GPU type index */
     struct eco_consol_ctr *ctrs;
     struct eco_consol_series *series;
     double *hist;            /* nc x HIST, end-aligned */
@@ -30,6 +32,11 @@ struct csim {
     uint64_t *mask;          /* per container: its GPUs in the last assignment */
     double *factor;          /* per container: co-location speed factor this period */
     double *drain;           /* per host: seconds it stays on after its last container left */
+    struct eco_consol_mig mig;
+    /* Co-location pairs: per container and catalog GPU type, the workload whose pairs apply
+     * (truth: the judge's) and those DGDDEP decides with; NULL: the container's own. */
+    int32_t *wl_truth, *wl_decide;
+    size_t n_types;
 };
 
 /* ---- co-location on a host's GPUs ------------------------------------------------------ */
@@ -69,19 +76,26 @@ static void assign_gpus(const struct csim *s, uint32_t gpus, uint32_t *list, siz
     }
 }
 
-static double pair_speed(uint32_t wa, uint32_t wb)
+static double pair_speed(int32_t wa, int32_t wb)
 {
     struct eco_coloc_pair pr;
-    if (eco_coloc_pair(wa, wb, &pr) || !pr.feasible)
+    if (wa < 0 || wb < 0 || eco_coloc_pair((size_t)wa, (size_t)wb, &pr) || !pr.feasible)
         return ECO_COLOC_TIMESLICE;
     return pr.speed_a;
+}
+
+/* The workload whose pairs stand for container c's on host h: its own, or its Gavel
+ * counterpart on the host's GPU type (`map` per container and catalog type). */
+static int32_t pair_workload(const struct csim *s, const int32_t *map, uint32_t c, uint32_t h)
+{
+    return map ? map[(size_t)c * s->n_types + s->hosts_type[h]] : (int32_t)s->ctrs[c].workload;
 }
 
 /* Speed factor of list[i] given the GPU masks of list[0..n): on each of its GPUs, the
  * measured pair speed beside one active co-tenant, the utilisation rule beside several; the
  * slowest of its GPUs. Idle containers neither slow others nor are slowed. */
-static double coloc_factor(const struct csim *s, const uint32_t *list, const uint64_t *mask,
-                           size_t n, size_t i)
+static double coloc_factor(const struct csim *s, const int32_t *map, uint32_t h,
+                           const uint32_t *list, const uint64_t *mask, size_t n, size_t i)
 {
     const struct eco_consol_ctr *a = &s->ctrs[list[i]];
     if (!(a->util_gpus > 0))
@@ -103,7 +117,7 @@ static double coloc_factor(const struct csim *s, const uint32_t *list, const uin
         }
         double g = 1;
         if (others == 1)
-            g = pair_speed(a->workload, s->ctrs[other].workload);
+            g = pair_speed(pair_workload(s, map, list[i], h), pair_workload(s, map, other, h));
         else if (others > 1)
             eco_coloc_estimate(ua > 1 ? 1 : ua, ub > 1 ? 1 : ub, &g, NULL);
         if (g < f)
@@ -125,7 +139,7 @@ static double interference(void *ctx, uint32_t c, uint32_t h, const uint32_t *on
     assign_gpus(s, s->hosts[h].gpus, l, n + 1, m);
     for (size_t i = 0; i <= n; i++)
         if (l[i] == c)
-            return coloc_factor(s, l, m, n + 1, i);
+            return coloc_factor(s, s->wl_decide, h, l, m, n + 1, i);
     return 1;
 }
 
@@ -146,6 +160,9 @@ static void csim_free(struct csim *s)
     free(s->mask);
     free(s->factor);
     free(s->drain);
+    free(s->hosts_type);
+    free(s->wl_truth);
+    free(s->wl_decide);
 }
 
 static int csim_alloc(struct csim *s)
@@ -164,8 +181,10 @@ static int csim_alloc(struct csim *s)
     s->mask = calloc(nc + 1, sizeof *s->mask);
     s->factor = calloc(nc + 1, sizeof *s->factor);
     s->drain = calloc(nh, sizeof *s->drain);
+    s->hosts_type = calloc(nh, sizeof *s->hosts_type);
     return s->hosts && s->ctrs && s->series && s->hist && s->pause_left && s->demanded && s->lost &&
-                   s->off && s->list && s->scratch && s->mask && s->factor && s->drain
+                   s->off && s->list && s->scratch && s->mask && s->factor && s->drain &&
+                   s->hosts_type
                ? 0
                : -ENOMEM;
 }
@@ -196,6 +215,49 @@ static int setup_hosts(struct csim *s, const struct eco_cluster *c, struct eco_e
         };
     }
     return 0;
+}
+
+/* The pair workloads of `pairs` for every container on every catalog GPU type (NULL map for
+ * Lucid's: the container's own workload). 0, -ENOMEM, or -EINVAL (err names the workload
+ * without a Gavel counterpart). */
+static int pair_map(struct csim *s, int pairs, int32_t **out, struct eco_error *err)
+{
+    *out = NULL;
+    if (pairs == ECO_CONSOL_PAIRS_LUCID)
+        return 0;
+    int32_t *m = calloc((size_t)s->nc * s->n_types, sizeof *m);
+    if (!m)
+        return -ENOMEM;
+    for (uint32_t c = 0; c < s->nc; c++) {
+        for (size_t t = 0; t < s->n_types; t++) {
+            const struct eco_gpu_type *g = eco_catalog_get(t);
+            int w = eco_coloc_gavel_match(s->w->c[c].workload, g ? g->name : NULL);
+            if (w < 0) {
+                free(m);
+                return eco_errorf(err, -EINVAL,
+                                  "container %u: workload '%s' has no Gavel "
+                                  "counterpart",
+                                  c, eco_coloc_workload(s->w->c[c].workload)->name);
+            }
+            m[(size_t)c * s->n_types + t] = w;
+        }
+    }
+    *out = m;
+    return 0;
+}
+
+static int setup_pairs(struct csim *s, const struct eco_cluster *c,
+                       const struct eco_consol_sim_config *cfg, struct eco_error *err)
+{
+    if ((cfg->judge != ECO_CONSOL_PAIRS_LUCID && cfg->judge != ECO_CONSOL_PAIRS_GAVEL) ||
+        (cfg->decide != ECO_CONSOL_PAIRS_LUCID && cfg->decide != ECO_CONSOL_PAIRS_GAVEL))
+        return eco_errorf(err, -EINVAL, "judge/decide: must be lucid or gavel (got %d, %d)",
+                          cfg->judge, cfg->decide);
+    s->n_types = eco_catalog_count();
+    for (uint32_t h = 0; h < s->nh; h++)
+        s->hosts_type[h] = (uint16_t)c->nodes[h].type;
+    int rc = pair_map(s, cfg->judge, &s->wl_truth, err);
+    return rc ? rc : pair_map(s, cfg->decide, &s->wl_decide, err);
 }
 
 /* First fit by request, hosts in order; hosts that receive a container start on. */
@@ -266,10 +328,11 @@ static void sample(struct csim *s, double rho, size_t step, const struct eco_con
 struct acc {
     struct eco_consol_summary *sum;
     double host_on_s, sla_s, over_s;
+    double work_lost_gpu_s;
     uint32_t moves_now;
 };
 
-static void apply(struct csim *s, const struct eco_consol_decisions *d, double bw, struct acc *a)
+static void apply(struct csim *s, const struct eco_consol_decisions *d, struct acc *a)
 {
     for (size_t i = 0; i < d->n_wake; i++) {
         struct eco_consol_host *h = &s->hosts[d->wake[i]];
@@ -283,12 +346,11 @@ static void apply(struct csim *s, const struct eco_consol_decisions *d, double b
         uint32_t c = d->moves[i].ctr, to = d->moves[i].to;
         struct eco_consol_ctr *x = &s->ctrs[c];
         uint32_t from = x->host;
-        double mig = x->mem_mb / bw;
+        double mig = x->mig_s; /* set before the decision, from the memory it saw */
         int woken = 0;
         for (size_t k = 0; k < d->n_wake; k++)
             woken |= d->wake[k] == to;
-        const struct eco_consol_host *hf = &s->hosts[from];
-        a->sum->energy_migration_j += mig * x->util_gpus * (hf->gpu_busy_w - hf->gpu_idle_w);
+        a->sum->energy_migration_j += x->mig_j;
         s->pause_left[c] += mig + (woken ? s->hosts[to].boot_s : 0);
         if (mig > s->drain[from])
             s->drain[from] = mig;
@@ -351,7 +413,7 @@ static void account(struct csim *s, double t, double dt, const struct eco_consol
         contention = contention > 1 ? 1 / contention : 1;
         assign_gpus(s, H->gpus, l, n, s->mask);
         for (size_t i = 0; i < n; i++)
-            s->factor[i] = coloc_factor(s, l, s->mask, n, i);
+            s->factor[i] = coloc_factor(s, s->wl_truth, h, l, s->mask, n, i);
         for (size_t i = 0; i < n; i++) {
             uint32_t c = l[i];
             double paused = s->pause_left[c] < dt ? s->pause_left[c] : dt;
@@ -362,6 +424,8 @@ static void account(struct csim *s, double t, double dt, const struct eco_consol
             double lc = run * (1 - contention), lo = run * contention * (1 - s->factor[i]);
             s->demanded[c] += dt;
             s->lost[c] += paused + lc + lo;
+            a->sum->work_demanded_gpu_s += s->ctrs[c].util_gpus * dt;
+            a->work_lost_gpu_s += s->ctrs[c].util_gpus * (paused + lc + lo);
             a->sum->lost_migration += paused;
             a->sum->lost_contention += lc;
             a->sum->lost_coloc += lo;
@@ -408,6 +472,15 @@ static int finish(struct csim *s, struct acc *a)
         sum->lost_contention /= dem;
         sum->lost_coloc /= dem;
     }
+    /* Lost work charged: the demanded work done at the run's own energy per useful work. */
+    sum->work_useful_gpu_s = sum->work_demanded_gpu_s - a->work_lost_gpu_s;
+    if (sum->work_useful_gpu_s < 0)
+        sum->work_useful_gpu_s = 0;
+    sum->energy_per_work_j =
+        sum->work_useful_gpu_s > 0 ? sum->energy_j / sum->work_useful_gpu_s : 0;
+    sum->energy_charged_j = sum->work_useful_gpu_s > 0
+                                ? sum->energy_per_work_j * sum->work_demanded_gpu_s
+                                : sum->energy_j;
     sum->avg_hosts_on = a->host_on_s / sum->horizon_s;
     sum->sla_violation = a->host_on_s > 0 ? a->sla_s / a->host_on_s : 0;
     sum->over_threshold = a->host_on_s > 0 ? a->over_s / a->host_on_s : 0;
@@ -423,7 +496,11 @@ int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_work
     struct eco_consol_decisions d = {0};
     double dt = cfg->period_s > 0 ? cfg->period_s : ECO_CONSOL_PERIOD_S;
     double horizon = cfg->horizon_s > 0 ? cfg->horizon_s : ECO_CONSOL_HORIZON_S;
-    double bw = cfg->mig_bw_mibs > 0 ? cfg->mig_bw_mibs : ECO_CONSOL_MIG_BW_MIBS;
+    if (cfg->mig)
+        s.mig = *cfg->mig;
+    else
+        eco_consol_mig_default(&s.mig, cfg->mig_bw_mibs);
+    double bw = s.mig.bw_mibs;
     *sum = (struct eco_consol_summary){.policy = cfg->policy->name,
                                        .thresholds = cfg->thresholds,
                                        .period_s = dt,
@@ -431,15 +508,23 @@ int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_work
                                        .mig_bw_mibs = bw,
                                        .hosts = c->n_nodes,
                                        .gpus = (uint32_t)c->total_gpus,
-                                       .containers = w->n};
+                                       .containers = w->n,
+                                       .judge = cfg->judge,
+                                       .decide = cfg->decide};
     int rc = eco_consol_thresholds_check(&cfg->thresholds, err);
     if (rc)
         return rc;
     if (w->n == 0 || w->n >= UINT32_MAX || c->n_nodes == 0)
         return eco_errorf(err, -EINVAL, "consolidation needs at least one host and one container");
+    if (!(s.mig.bw_mibs > 0) || !(s.mig.pcie_mibs >= 0) || !(s.mig.ckpt_fixed_s >= 0) ||
+        !(s.mig.restore_fixed_s >= 0) || !(s.mig.host_w >= 0))
+        return eco_errorf(err, -EINVAL,
+                          "migration model: bandwidth must be > 0 and the PCIe rate, fixed "
+                          "times and copy power >= 0");
     if ((rc = csim_alloc(&s)))
         goto out;
-    if ((rc = setup_hosts(&s, c, err)) || (rc = initial_placement(&s, err)))
+    if ((rc = setup_hosts(&s, c, err)) || (rc = initial_placement(&s, err)) ||
+        (rc = setup_pairs(&s, c, cfg, err)))
         goto out;
     for (uint32_t i = 0; i < s.nc; i++) {
         const struct eco_consol_container *k = &w->c[i];
@@ -464,7 +549,9 @@ int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_work
         if (k > 0) {
             for (uint32_t i = 0; i < s.nc; i++) {
                 s.ctrs[i].pinned = s.pause_left[i] > 0;
-                s.ctrs[i].mig_s = s.ctrs[i].mem_mb / bw;
+                s.ctrs[i].mig_s =
+                    eco_consol_mig_time_s(&s.mig, s.ctrs[i].mem_mb, w->c[i].host_mem_mb);
+                s.ctrs[i].mig_j = eco_consol_mig_energy_j(&s.mig, s.ctrs[i].mig_s);
             }
             struct eco_consol_view v = {.now_s = t,
                                         .period_s = dt,
@@ -476,12 +563,13 @@ int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_work
                                         .interference_ctx = &s};
             if ((rc = cfg->policy->decide(pol, &v, &d)))
                 goto out;
-            apply(&s, &d, bw, &a);
+            apply(&s, &d, &a);
         }
         sample(&s, rho, k, cfg);
         account(&s, t, dt, cfg, &a);
     }
     sum->energy_j += sum->energy_boot_j + sum->energy_migration_j;
+    sum->mig_bw_mibs = bw;
     sum->horizon_s = (double)steps * dt;
     rc = finish(&s, &a);
 out:
@@ -492,6 +580,44 @@ out:
     eco_consol_decisions_fini(&d);
     csim_free(&s);
     return rc;
+}
+
+/* ---- migration model and pair names -------------------------------------------------------- */
+
+void eco_consol_mig_default(struct eco_consol_mig *m, double bw_mibs)
+{
+    *m = (struct eco_consol_mig){.bw_mibs = bw_mibs > 0 ? bw_mibs : ECO_CONSOL_MIG_BW_MIBS,
+                                 .pcie_mibs = ECO_CONSOL_PCIE_MIBS,
+                                 .ckpt_fixed_s = ECO_CONSOL_CKPT_FIXED_S,
+                                 .restore_fixed_s = ECO_CONSOL_RESTORE_FIXED_S,
+                                 .host_w = ECO_CONSOL_MIG_HOST_W};
+}
+
+double eco_consol_mig_time_s(const struct eco_consol_mig *m, double gpu_mb, double host_mb)
+{
+    double pcie = m->pcie_mibs > 0 ? 2 * gpu_mb / m->pcie_mibs : 0; /* out, then in */
+    return m->ckpt_fixed_s + pcie + (gpu_mb + host_mb) / m->bw_mibs + m->restore_fixed_s;
+}
+
+double eco_consol_mig_energy_j(const struct eco_consol_mig *m, double t_s)
+{
+    return 2 * m->host_w * t_s; /* source and destination */
+}
+
+int eco_consol_pairs_parse(const char *name, int *out)
+{
+    if (name && !strcasecmp(name, "lucid"))
+        *out = ECO_CONSOL_PAIRS_LUCID;
+    else if (name && !strcasecmp(name, "gavel"))
+        *out = ECO_CONSOL_PAIRS_GAVEL;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+const char *eco_consol_pairs_name(int pairs)
+{
+    return pairs == ECO_CONSOL_PAIRS_GAVEL ? "gavel" : "lucid";
 }
 
 /* ---- output ----------------------------------------------------------------------------- */
@@ -526,9 +652,23 @@ char *eco_consol_summary_json(const struct eco_consol_summary *s)
     fprintf(f,
             " \"sla_violation\": %.15g, \"over_threshold\": %.15g, \"lost_work\": "
             "{\"migration\": %.15g, \"contention\": %.15g, \"colocation\": %.15g}, "
-            "\"slowdown_mean\": %.15g, \"slowdown_p95\": %.15g}",
+            "\"slowdown_mean\": %.15g, \"slowdown_p95\": %.15g,\n",
             s->sla_violation, s->over_threshold, s->lost_migration, s->lost_contention,
             s->lost_coloc, s->slowdown_mean, s->slowdown_p95);
+    double lost_share =
+        s->work_demanded_gpu_s > 0 ? 1 - s->work_useful_gpu_s / s->work_demanded_gpu_s : 0;
+    fprintf(f,
+            " \"work_gpu_h\": {\"demanded\": %.15g, \"useful\": %.15g}, \"lost_work_share\": "
+            "%.15g, \"energy_per_work_kwh_per_gpu_h\": %.15g, \"energy_charged_kwh\": %.15g,\n",
+            s->work_demanded_gpu_s / 3600, s->work_useful_gpu_s / 3600, lost_share,
+            s->energy_per_work_j * 3600 / 3.6e6, s->energy_charged_j / 3.6e6);
+    fprintf(f,
+            " \"knobs\": {\"thr\": %.15g, \"mad_safety\": %.15g, \"iqr_safety\": %.15g, "
+            "\"lr_safety\": %.15g, \"underload_horizon_s\": %.15g}, \"judge\": \"%s\", "
+            "\"decide\": \"%s\"}",
+            s->thresholds.thr_upper, s->thresholds.mad_safety, s->thresholds.iqr_safety,
+            s->thresholds.lr_safety, s->thresholds.underload_horizon_s,
+            eco_consol_pairs_name(s->judge), eco_consol_pairs_name(s->decide));
     if (fclose(f)) {
         free(buf);
         return NULL;

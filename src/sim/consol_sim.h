@@ -22,15 +22,61 @@
  * half left to the containers, as Beloglazov and Buyya's migration model), 596 MiB/s. */
 #define ECO_CONSOL_MIG_BW_MIBS (10e9 / 8 / 2 / 1048576.0)
 
+/* Migration of a GPU container by checkpoint and restore: CRIU with NVIDIA's cuda-checkpoint
+ * (docs/models/energy.md, "Migration", gives the sources and ranges). cuda-checkpoint copies
+ * the device memory into the process's host memory, CRIU dumps that and the process's own host
+ * memory, the image crosses the network, and the destination reverses the two steps. */
+/* Fixed part of a checkpoint: cuda-checkpoint's lock (waits for running kernels) and context
+ * teardown, CRIU's freeze and dump of the process tree apart from its memory. Assumption, 1-5 s
+ * (cuda-checkpoint's README and NVIDIA's CRIU post name no figure; CRIUgpu, Stoyanov et al.
+ * 2025, report seconds for small models). */
+#define ECO_CONSOL_CKPT_FIXED_S 2.0
+/* Fixed part of a restore: CRIU's restore of the process tree and the re-creation of the CUDA
+ * context on the new GPU (a CUDA context alone takes 0.1-1 s to create; libraries re-load).
+ * Assumption, 1-10 s. */
+#define ECO_CONSOL_RESTORE_FIXED_S 3.0
+/* Device-to-host (checkpoint) and host-to-device (restore) copy of GPU memory, MiB/s: 12 GB/s,
+ * the practical rate of a PCIe 3.0 x16 link (15.75 GB/s raw; NVIDIA's bandwidthTest measures
+ * 11-13 GB/s pinned on V100 PCIe hosts). */
+#define ECO_CONSOL_PCIE_MIBS (12e9 / 1048576.0)
+/* Host memory of a container besides its GPU memory (the training process's resident set:
+ * framework, data loader workers, pinned buffers), MiB per GPU requested. Assumption, 2-16 GiB
+ * per GPU; openb's memory_mib request (a reservation, not a resident set) is not read by the
+ * pod-list loader. */
+#define ECO_CONSOL_HOST_MEM_MIB_PER_GPU 4096.0
+/* Power each of the source and destination hosts draws above its state while a migration copies
+ * (CRIU's dump or restore on a few CPU cores, the NIC at line rate), W. Assumption, 30-150 W: a
+ * 10 GbE NIC draws 5-15 W, and a dual-socket host's package power rises 20-40 W per few busy
+ * cores (SPECpower results of 2018-2020 Xeon servers). */
+#define ECO_CONSOL_MIG_HOST_W 60.0
+
+struct eco_consol_mig {
+    double bw_mibs;         /* network share for the image, MiB/s (> 0) */
+    double pcie_mibs;       /* device-host copy, MiB/s; 0: no copy stage */
+    double ckpt_fixed_s;    /* fixed checkpoint time, s */
+    double restore_fixed_s; /* fixed restore time, s */
+    double host_w;          /* extra power of each of the two hosts while it lasts, W */
+};
+
+/* The defaults above, with bandwidth `bw_mibs` (ECO_CONSOL_MIG_BW_MIBS when 0). */
+void eco_consol_mig_default(struct eco_consol_mig *m, double bw_mibs);
+/* Time a container with `gpu_mb` MiB of GPU memory and `host_mb` of host memory is paused by a
+ * migration: ckpt_fixed + gpu/pcie + (gpu + host)/bw + gpu/pcie + restore_fixed. s. */
+double eco_consol_mig_time_s(const struct eco_consol_mig *m, double gpu_mb, double host_mb);
+/* Energy of a migration of `t_s` seconds above the hosts' own power: both hosts' copy power. J.
+ * (The paused container's GPUs draw idle power on the source meanwhile, in the host's power.) */
+double eco_consol_mig_energy_j(const struct eco_consol_mig *m, double t_s);
+
 /* One container: its request (from an openb pod) and its workload (a Lucid measurement). */
 struct eco_consol_container {
-    uint32_t pod_line; /* trace line of the pod it came from */
-    uint16_t gpus;     /* GPUs it spans (the pod's num_gpu) */
-    double request;    /* GPUs requested: num_gpu x gpu_milli / 1000 */
-    uint32_t workload; /* co-location model workload index (ecosched/coloc.h, a Lucid one) */
-    double util_alone; /* the workload's GPU utilisation alone, 0..1 */
-    double gmem_mb;    /* its GPU memory alone, MiB per GPU */
-    uint64_t seed;     /* of its activity series */
+    uint32_t pod_line;  /* trace line of the pod it came from */
+    uint16_t gpus;      /* GPUs it spans (the pod's num_gpu) */
+    double request;     /* GPUs requested: num_gpu x gpu_milli / 1000 */
+    uint32_t workload;  /* co-location model workload index (ecosched/coloc.h, a Lucid one) */
+    double util_alone;  /* the workload's GPU utilisation alone, 0..1 */
+    double gmem_mb;     /* its GPU memory alone, MiB per GPU */
+    double host_mem_mb; /* its host memory, MiB (dumped by a checkpoint with its GPU memory) */
+    uint64_t seed;      /* of its activity series */
 };
 
 struct eco_consol_workload {
@@ -78,6 +124,10 @@ struct eco_consol_sim_config {
     double period_s;                         /* default ECO_CONSOL_PERIOD_S when 0 */
     double horizon_s;                        /* default ECO_CONSOL_HORIZON_S when 0 */
     double mig_bw_mibs;                      /* default ECO_CONSOL_MIG_BW_MIBS when 0 */
+    const struct eco_consol_mig *mig;        /* NULL: eco_consol_mig_default(mig_bw_mibs) */
+    /* Co-location pairs: `judge` those applied as the containers' slowdown, `decide` those
+     * DGDDEP's interference estimate reads (enum eco_consol_pairs; 0: Lucid's, both). */
+    int judge, decide;
     void (*timeline)(void *ctx, const struct eco_consol_tl_row *row); /* may be NULL */
     void *timeline_ctx;
     /* Optional: given demand instead of the workload's activity series (measured series, hand
@@ -98,7 +148,7 @@ struct eco_consol_summary {
     double energy_on_j;        /* hosts on: base, idle and busy GPUs */
     double energy_off_j;       /* hosts off */
     double energy_boot_j;      /* hosts booting */
-    double energy_migration_j; /* GPUs checkpointing and restoring paused containers */
+    double energy_migration_j; /* hosts copying checkpoints (eco_consol_mig_energy_j) */
     double avg_hosts_on;       /* host-seconds on / horizon */
     double peak_hosts_on;
     uint64_t migrations;
@@ -110,7 +160,20 @@ struct eco_consol_summary {
     double lost_migration, lost_contention, lost_coloc;
     double slowdown_mean; /* active time / useful time, all containers */
     double slowdown_p95;  /* per container, 95th percentile */
+    /* Work in GPU-seconds (utilisation demand x time): demanded while active, and done. */
+    double work_demanded_gpu_s, work_useful_gpu_s;
+    /* Lost work charged (docs/policies/consolidation.md, "Lost work"): energy per useful
+     * GPU-hour, and the energy all the demanded work costs at that rate. */
+    double energy_per_work_j; /* J per useful GPU-second */
+    double energy_charged_j;  /* energy_j x demanded / useful */
+    int judge, decide;
 };
+
+/* Co-location pairs a simulation applies or decides with. */
+enum eco_consol_pairs { ECO_CONSOL_PAIRS_LUCID = 0, ECO_CONSOL_PAIRS_GAVEL = 1 };
+/* "lucid" or "gavel" (case-insensitive). 0 or -EINVAL. */
+int eco_consol_pairs_parse(const char *name, int *out);
+const char *eco_consol_pairs_name(int pairs);
 
 /* Runs the consolidation simulation of `w` on the hosts of `c` (one host per node). Containers
  * start placed first-fit by request on the hosts in order. 0, -EINVAL (cluster too small, bad

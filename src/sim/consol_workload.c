@@ -77,6 +77,7 @@ int eco_consol_workload_build(const struct eco_jobset *pods, size_t n, uint64_t 
             .workload = (uint32_t)wi,
             .util_alone = cw->gpu_util,
             .gmem_mb = cw->gmem_mb,
+            .host_mem_mb = (p->gpus ? p->gpus : 1) * share * ECO_CONSOL_HOST_MEM_MIB_PER_GPU,
             .seed = eco_rng_next(&rng),
         };
     }

@@ -20,6 +20,12 @@ expect 2 "does not apply with --consolidation" -- $S --consolidation none --poli
 expect 2 "cluster too small" -- sim --trace "$PODS" --cluster 2x8 --containers 100 --consolidation none
 expect 2 "no-such.csv" -- sim --trace "$SRC/no-such.csv" --cluster 2x8 --consolidation none
 expect 2 "needs --trace PODS" -- sim --cluster 2x8 --consolidation none
+expect 2 "--thr: '1.5'" -- $S --consolidation thr-mmt --thr 1.5
+expect 2 "--mad-safety: '0'" -- $S --consolidation mad-mmt --mad-safety 0
+expect 2 "--underload-horizon: '-5'" -- $S --consolidation dgddep --underload-horizon -5
+expect 2 "--judge: 'philly' is not a pair set (lucid or gavel)" -- $S --consolidation dgddep --judge philly
+expect 2 "--decide: '' is not a pair set" -- $S --consolidation dgddep --decide ''
+expect 0 "charged_kwh" -- $S --consolidation dgddep --judge gavel --decide lucid
 
 ALL=none,thr-mmt,mad-mmt,iqr-mmt,lr-mmt,dual-pabfd,dgddep
 for run in a b; do
@@ -41,6 +47,7 @@ done
 # The energy parts add up, none never migrates, and consolidation saves energy over none.
 # field FILE NAME: the number after "NAME": in a summary.json.
 field() { tr ',{}' '\n\n\n' < "$1" | sed -n "s/^ *\"$2\": *//p" | head -1; }
+lost_col() { sed -n 's/.*"colocation": \([-0-9.e+]*\).*/\1/p' "$1"; }
 for p in none thr-mmt mad-mmt iqr-mmt lr-mmt dual-pabfd dgddep; do
     f="$TMP/a/$p/summary.json"
     n=$((n + 1))
@@ -56,6 +63,23 @@ n=$((n + 1))
 less=$(awk -v a="$(field "$TMP/a/dgddep/summary.json" energy_kwh)" \
     -v b="$(field "$TMP/a/none/summary.json" energy_kwh)" 'BEGIN { print (a > 0 && a < b) ? 1 : 0 }')
 [ "$less" = 1 ] || { echo "FAIL: dgddep used no less energy than none"; fail=$((fail + 1)); }
+# The default pairs are Lucid's for both judge and decider: the same files, byte for byte; Gavel's
+# as judge change the co-location loss. The lost work is charged: charged energy >= energy.
+$ECO $S --consolidation dgddep --seed 3 --judge lucid --decide lucid --out "$TMP/jl" >/dev/null 2>&1
+$ECO $S --consolidation dgddep --seed 3 --judge gavel --out "$TMP/jg" >/dev/null 2>&1
+n=$((n + 1))
+cmp -s "$TMP/a/dgddep/summary.json" "$TMP/jl/summary.json" ||
+    { echo "FAIL: --judge lucid --decide lucid differs from the default"; fail=$((fail + 1)); }
+n=$((n + 1))
+[ "$(lost_col "$TMP/jg/summary.json")" != "$(lost_col "$TMP/jl/summary.json")" ] ||
+    { echo "FAIL: --judge gavel left the co-location loss unchanged"; fail=$((fail + 1)); }
+for p in thr-mmt dgddep; do
+    f="$TMP/a/$p/summary.json"
+    n=$((n + 1))
+    ok=$(awk -v e="$(field "$f" energy_kwh)" -v c="$(field "$f" energy_charged_kwh)" \
+        -v l="$(field "$f" lost_work_share)" 'BEGIN { print (c >= e && l > 0 && c - e * (1 / (1 - l)) < 1e-6 * c && e * (1 / (1 - l)) - c < 1e-6 * c) ? 1 : 0 }')
+    [ "$ok" = 1 ] || { echo "FAIL: $p: charged energy is not energy / (1 - lost work)"; fail=$((fail + 1)); }
+done
 # A different seed gives different containers.
 n=$((n + 1))
 $ECO $S --consolidation dgddep --seed 4 --out "$TMP/c" >/dev/null 2>&1

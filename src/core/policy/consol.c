@@ -23,13 +23,16 @@
 #define LR_WINDOW 10
 
 #define NONE UINT32_MAX
+#define SQRT_2PI 2.5066282746310002 /* the normal density's sqrt(2 pi) */
 
 /* ---- thresholds ------------------------------------------------------------------------- */
 
 void eco_consol_thresholds_default(struct eco_consol_thresholds *t)
 {
-    *t = (struct eco_consol_thresholds){ECO_CONSOL_LO_UTIL, ECO_CONSOL_HI_UTIL, ECO_CONSOL_LO_MEM,
-                                        ECO_CONSOL_HI_MEM};
+    *t = (struct eco_consol_thresholds){.lo_util = ECO_CONSOL_LO_UTIL,
+                                        .hi_util = ECO_CONSOL_HI_UTIL,
+                                        .lo_mem = ECO_CONSOL_LO_MEM,
+                                        .hi_mem = ECO_CONSOL_HI_MEM};
 }
 
 static const char *const thr_names[4] = {"LO_UTIL", "HI_UTIL", "LO_MEM", "HI_MEM"};
@@ -47,6 +50,27 @@ int eco_consol_thresholds_check(const struct eco_consol_thresholds *t, struct ec
     if (!(t->lo_mem < t->hi_mem))
         return eco_errorf(err, -EINVAL, "thresholds: LO_MEM %g must be below HI_MEM %g", t->lo_mem,
                           t->hi_mem);
+    /* Knobs: 0 is the policy's default. A safety parameter above 10 leaves no host ever
+     * overloaded (MAD, IQR: 1 - 10 x spread) or every one (LR: 10 x forecast). */
+    static const struct {
+        const char *name;
+        size_t off;
+        double hi;
+    } knobs[] = {
+        {"thr", offsetof(struct eco_consol_thresholds, thr_upper), 1},
+        {"mad-safety", offsetof(struct eco_consol_thresholds, mad_safety), 10},
+        {"iqr-safety", offsetof(struct eco_consol_thresholds, iqr_safety), 10},
+        {"lr-safety", offsetof(struct eco_consol_thresholds, lr_safety), 10},
+    };
+    for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
+        double k = *(const double *)((const char *)t + knobs[i].off);
+        if (!(k >= 0 && k <= knobs[i].hi))
+            return eco_errorf(err, -EINVAL, "knobs: %s = %g is outside 0-%g (0: the default)",
+                              knobs[i].name, k, knobs[i].hi);
+    }
+    if (!(t->underload_horizon_s <= 366 * 86400.0)) /* a year: beyond any run, and not NaN */
+        return eco_errorf(err, -EINVAL, "knobs: underload-horizon = %g s is above a year",
+                          t->underload_horizon_s);
     return 0;
 }
 
@@ -71,7 +95,11 @@ int eco_consol_thresholds_parse(const char *s, struct eco_consol_thresholds *t,
                               s, form);
         p = *end ? end + 1 : end;
     }
-    struct eco_consol_thresholds n = {v[0], v[1], v[2], v[3]};
+    struct eco_consol_thresholds n = *t;
+    n.lo_util = v[0];
+    n.hi_util = v[1];
+    n.lo_mem = v[2];
+    n.hi_mem = v[3];
     int rc = eco_consol_thresholds_check(&n, err);
     if (!rc)
         *t = n;
@@ -210,6 +238,8 @@ struct eco_consol {
     enum detector det;
     enum dest dest;
     struct eco_consol_thresholds t;
+    double thr, mad_safety, iqr_safety, lr_safety; /* the knobs, defaults applied */
+    double horizon_s;                              /* underload energy rule; 0: off */
     /* Scratch, grown to the view's size. */
     uint32_t cap_h, cap_c;
     double *util, *mem; /* per host: demand in GPUs and MiB */
@@ -315,7 +345,7 @@ static int is_over(const struct eco_consol *p, const struct eco_consol_view *v, 
     if (p->det == DET_DUAL)
         return u > p->t.hi_util + 1e-12 || m > p->t.hi_mem + 1e-12;
     if (p->det == DET_THR)
-        return u > THR_UPPER + 1e-12;
+        return u > p->thr + 1e-12;
     /* History-based detectors: the host's summed history as shares of its GPUs. */
     double hs[ECO_CONSOL_HISTORY];
     uint32_t n = p->n_hist;
@@ -336,10 +366,10 @@ static int is_over(const struct eco_consol *p, const struct eco_consol_view *v, 
         double pred = eco_consol_lr_predict(hs, n, ceil(mig / v->period_s));
         if (pred < 0)
             return u > FALLBACK_UPPER + 1e-12;
-        return pred * LR_SAFETY >= 1.0;
+        return pred * p->lr_safety >= 1.0;
     }
-    double thr = p->det == DET_MAD ? eco_consol_mad_threshold(hs, n, MAD_SAFETY)
-                                   : eco_consol_iqr_threshold(hs, n, IQR_SAFETY);
+    double thr = p->det == DET_MAD ? eco_consol_mad_threshold(hs, n, p->mad_safety)
+                                   : eco_consol_iqr_threshold(hs, n, p->iqr_safety);
     if (thr < 0)
         thr = FALLBACK_UPPER;
     return u > thr + 1e-12;
@@ -559,7 +589,62 @@ static int place_all(struct eco_consol *p, const struct eco_consol_view *v, uint
     return 0;
 }
 
-/* Tries to move every container off host h to hosts that are on; all or nothing. */
+/* Spread of host h's summed utilisation history (GPUs): the root-mean-square change from one
+ * period to the next (a random-walk forecast one period ahead). */
+static double history_spread(const struct eco_consol *p, uint32_t h)
+{
+    const double *hh = p->hist + (size_t)h * ECO_CONSOL_HISTORY + (ECO_CONSOL_HISTORY - p->n_hist);
+    double ss = 0;
+    for (uint32_t k = 1; k < p->n_hist; k++)
+        ss += (hh[k] - hh[k - 1]) * (hh[k] - hh[k - 1]);
+    return p->n_hist > 1 ? sqrt(ss / (p->n_hist - 1)) : 0;
+}
+
+/* Demand of mean mu and spread sd against `cap` GPUs: the chance it exceeds cap (*p_over) and
+ * the expected excess E[(X - cap)+], GPUs, X normal. */
+static double overflow(double mu, double sd, double cap, double *p_over)
+{
+    if (!(sd > 0)) {
+        *p_over = mu > cap + 1e-9;
+        return mu > cap ? mu - cap : 0;
+    }
+    double z = (cap - mu) / sd, q = 0.5 * erfc(z / sqrt(2.0));
+    *p_over = q;
+    return sd * exp(-0.5 * z * z) / SQRT_2PI - (cap - mu) * q;
+}
+
+/* The underload energy rule (docs/policies/dgddep.md, "Underload"): with host h's containers
+ * l[0..n) tentatively on dest[0..n), is emptying h worth it? Gain: h's idle power above off over
+ * the horizon, less one boot back. Cost: the migrations' energy and the paused work redone at
+ * the source's busy GPU power. Risk, for each container: the chance its destination overflows
+ * next period times the cost of moving it again, plus the overflow it adds there (expected
+ * excess GPUs with it less without, for a period) at a full destination's energy per GPU.
+ * Always 1 when the rule is off. */
+static int worth_emptying(const struct eco_consol *p, const struct eco_consol_view *v, uint32_t h,
+                          const uint32_t *l, const uint32_t *dest, size_t n)
+{
+    if (!(p->horizon_s > 0))
+        return 1;
+    const struct eco_consol_host *H = &v->hosts[h];
+    double idle = eco_consol_host_power_w(H, 0);
+    double gain = (idle - H->off_w) * p->horizon_s - idle * H->boot_s;
+    double cost = 0, risk = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_consol_ctr *x = &v->ctrs[l[i]];
+        const struct eco_consol_host *D = &v->hosts[dest[i]];
+        double move = x->mig_j + x->mig_s * x->util_gpus * H->gpu_busy_w;
+        double sd = history_spread(p, dest[i]), q, q0;
+        double with = overflow(p->util[dest[i]], sd, D->gpus, &q);
+        double without = overflow(p->util[dest[i]] - x->util_gpus, sd, D->gpus, &q0);
+        double per_gpu_w = eco_consol_host_power_w(D, D->gpus) / D->gpus;
+        cost += move;
+        risk += q * move + (with - without) * v->period_s * per_gpu_w;
+    }
+    return gain > cost + risk;
+}
+
+/* Tries to move every container off host h to hosts that are on; all or nothing (and, with the
+ * energy rule, only when it saves energy). */
 static int evacuate(struct eco_consol *p, const struct eco_consol_view *v, uint32_t h,
                     struct eco_consol_decisions *out)
 {
@@ -588,7 +673,7 @@ static int evacuate(struct eco_consol *p, const struct eco_consol_view *v, uint3
         attach(p, v, c, d);
         p->undo[placed] = d;
     }
-    if (placed < n) { /* roll back */
+    if (placed < n || !worth_emptying(p, v, h, l, p->undo, n)) { /* roll back */
         for (size_t i = 0; i < placed; i++) {
             detach(p, v, l[i]);
             attach(p, v, l[i], h);
@@ -687,6 +772,14 @@ static struct eco_consol *create(enum detector det, enum dest dest,
     p->det = det;
     p->dest = dest;
     p->t = d;
+    p->thr = d.thr_upper > 0 ? d.thr_upper : THR_UPPER;
+    p->mad_safety = d.mad_safety > 0 ? d.mad_safety : MAD_SAFETY;
+    p->iqr_safety = d.iqr_safety > 0 ? d.iqr_safety : IQR_SAFETY;
+    p->lr_safety = d.lr_safety > 0 ? d.lr_safety : LR_SAFETY;
+    if (d.underload_horizon_s > 0)
+        p->horizon_s = d.underload_horizon_s;
+    else if (d.underload_horizon_s == 0 && dest == DEST_DGDDEP)
+        p->horizon_s = ECO_CONSOL_UNDERLOAD_HORIZON_S;
     return p;
 }
 
