@@ -21,6 +21,7 @@
 #include "sim/sim.h"
 #include "sim/trace.h"
 #include "util/fs.h"
+#include "util/grid_signal.h"
 
 #define MAX_COMPARE 16
 /* --sample-s below 1 s shows nothing new: without --sample-s timeline.csv already has a row at
@@ -63,6 +64,7 @@ struct sim_args {
     int noise_set;
     int power_knob;
     double deadline_lo, deadline_hi;
+    const char *carbon, *carbon_column, *price, *price_column, *trace_start;
     int json;
     int skip_bad_rows;
     int quiet;
@@ -289,6 +291,38 @@ static const struct eco_opt sim_opts[] = {
      .help = "deadline = submit + U(LO,HI) x duration for jobs\n"
              "whose trace gives none (seeded)",
      .check = check_deadlines},
+    {.name = "carbon",
+     .kind = ECO_OPT_STR,
+     .offset = A(carbon),
+     .arg = "FILE",
+     .help = "grid carbon intensity over calendar time (CSV time_utc,\n"
+             "carbon*_gco2eq_per_kwh; docs/formats/grid-signal.md): report\n"
+             "carbon (kg CO2eq) per run, job, node and over time"},
+    {.name = "carbon-column",
+     .kind = ECO_OPT_STR,
+     .offset = A(carbon_column),
+     .arg = "NAME",
+     .help = "the --carbon file's column to use (default: the first\n"
+             "carbon column)"},
+    {.name = "price",
+     .kind = ECO_OPT_STR,
+     .offset = A(price),
+     .arg = "FILE",
+     .help = "electricity price over calendar time (CSV time_utc,\n"
+             "price_<currency>_per_mwh): report the cost likewise"},
+    {.name = "price-column",
+     .kind = ECO_OPT_STR,
+     .offset = A(price_column),
+     .arg = "NAME",
+     .help = "the --price file's column to use (default: the first\n"
+             "price column)"},
+    {.name = "trace-start",
+     .kind = ECO_OPT_STR,
+     .offset = A(trace_start),
+     .arg = "ISO-TIME",
+     .help = "calendar time (UTC) of the trace's time 0, e.g.\n"
+             "2022-06-01T00:00:00Z (default: the start of the signal, the\n"
+             "later start of the two with both)"},
     {.name = "json",
      .kind = ECO_OPT_FLAG,
      .lo = 1,
@@ -592,6 +626,7 @@ static int write_outputs(const char *dir, const struct eco_jobset *set, const st
  * that long names (dot-product, idle:86400, a cluster of many groups) keep the table aligned. */
 struct table {
     int policy, placement, power_down, cluster;
+    int carbon, price; /* carbon_kg and cost columns (grid signals given) */
     char cluster_text[128];
 };
 
@@ -631,10 +666,16 @@ static void print_table_header(const struct table *t)
 {
     printf("%-*s %-*s %-*s %-*s ", t->policy, "policy", t->placement, "placement", t->power_down,
            "power_down", t->cluster, "cluster");
-    printf("%7s %9s %8s %10s %10s %10s %11s %11s %10s %8s %11s %8s %6s %9s %7s %7s %8s %8s %8s\n",
+    printf("%7s %9s %8s %10s %10s %10s %11s %11s %10s %8s %11s %8s %6s %9s %7s %7s %8s %8s %8s",
            "jobs", "completed", "rejected", "avg_jct_h", "p50_jct_h", "p95_jct_h", "avg_wait_h",
            "p95_wait_h", "makespan_d", "gpu_util", "energy_kwh", "avg_kw", "boots", "events",
            "wall_s", "dl_miss", "cap_mae%", "all_mae%", "cap_ovr%");
+    /* carbon and cost only with a signal: without, the table keeps its columns */
+    if (t->carbon)
+        printf(" %11s", "carbon_kg");
+    if (t->price)
+        printf(" %11s", "cost");
+    putchar('\n');
 }
 
 static void print_table_row(const struct eco_sim_summary *s, const struct table *t)
@@ -642,13 +683,18 @@ static void print_table_row(const struct eco_sim_summary *s, const struct table 
     printf("%-*s %-*s %-*s %-*s ", t->policy, s->policy, t->placement, s->placement, t->power_down,
            s->power_down, t->cluster, t->cluster_text);
     printf("%7zu %9zu %8zu %10.2f %10.2f %10.2f %11.2f %11.2f %10.2f %8.3f %11.1f %8.2f %6llu "
-           "%9llu %7.3f %7.3f %8.3f %8.3f %8.3f\n",
+           "%9llu %7.3f %7.3f %8.3f %8.3f %8.3f",
            s->jobs, s->completed, s->rejected, s->avg_jct_s / 3600, s->p50_jct_s / 3600,
            s->p95_jct_s / 3600, s->avg_wait_s / 3600, s->p95_wait_s / 3600, s->makespan_s / 86400,
            s->gpu_util, s->energy_j.total / 3.6e6, s->avg_power_w / 1000,
            (unsigned long long)s->node_boots, (unsigned long long)s->events, s->sim_wall_s,
            s->deadline_miss_ratio, s->power_cap_mae_pct, s->power_cap_mae_all_pct,
            s->power_cap_max_overshoot_pct);
+    if (t->carbon)
+        printf(" %11.1f", s->carbon_kg);
+    if (t->price)
+        printf(" %7.1f %-3s", s->cost, s->cost_currency);
+    putchar('\n');
 }
 
 /* The end of one "NAME[:PARAMS]" part of a --compare list starting at p: its parameters run to
@@ -778,14 +824,86 @@ static void sim_progress(void *ctx, const struct eco_sim_progress *p)
                            eco_cli__progress_elapsed(&sp->line));
 }
 
+/* The run's grid signals (--carbon, --price) and the calendar time of the trace's time 0. */
+struct signals {
+    struct eco_signal carbon, price;
+    int have_carbon, have_price;
+    double epoch0_s;
+};
+
+static void free_signals(struct signals *sig)
+{
+    eco_signal_free(&sig->carbon);
+    eco_signal_free(&sig->price);
+}
+
+/* Reads --carbon and --price and sets the trace's start: 0, or an exit status with the
+ * message printed. */
+static int load_signals(const struct sim_args *a, struct signals *sig)
+{
+    struct eco_error err = {{0}};
+    int rc;
+    memset(sig, 0, sizeof *sig);
+    if ((a->carbon_column && !a->carbon) || (a->price_column && !a->price)) {
+        eco_cli__err("sim: --%s-column needs --%s FILE", a->carbon_column ? "carbon" : "price",
+                     a->carbon_column ? "carbon" : "price");
+        return ECO_EXIT_USAGE;
+    }
+    for (int i = 0; i < 2; i++) {
+        const char *path = i ? a->price : a->carbon;
+        if (!path)
+            continue;
+        rc = eco_grid_signal_read(path, i ? ECO_SIGNAL_PRICE : ECO_SIGNAL_CARBON,
+                                  i ? a->price_column : a->carbon_column,
+                                  i ? &sig->price : &sig->carbon, &err);
+        if (rc < 0) {
+            eco_cli__err("sim: --%s: %s", i ? "price" : "carbon",
+                         rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            free_signals(sig);
+            return rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
+        }
+        *(i ? &sig->have_price : &sig->have_carbon) = 1;
+    }
+    if (a->trace_start) {
+        if (eco_parse_utc(a->trace_start, &sig->epoch0_s, &err) < 0) {
+            eco_cli__err("sim: --trace-start: %s", err.msg);
+            return ECO_EXIT_USAGE;
+        }
+        if (!a->carbon && !a->price && !a->quiet)
+            eco_cli__err("warning: --trace-start matters only with --carbon or --price");
+    } else if (sig->have_carbon || sig->have_price) {
+        double c0 = sig->have_carbon ? eco_signal_start(&sig->carbon) : -INFINITY;
+        double p0 = sig->have_price ? eco_signal_start(&sig->price) : -INFINITY;
+        sig->epoch0_s = c0 > p0 ? c0 : p0;
+        char when[32];
+        eco_format_utc(sig->epoch0_s, when, sizeof when);
+        if (!a->quiet)
+            eco_cli__err("note: no --trace-start: the trace's time 0 is %s, the start of the %s "
+                         "signal",
+                         when, c0 > p0 ? "carbon" : "price");
+    }
+    if (!a->quiet)
+        for (int i = 0; i < 2; i++) {
+            const struct eco_signal *s = i ? &sig->price : &sig->carbon;
+            if ((i ? sig->have_price : sig->have_carbon) && s->gaps)
+                eco_cli__err("note: --%s: %s: %zu empty value%s, each holding the value before "
+                             "(docs/formats/grid-signal.md)",
+                             i ? "price" : "carbon", i ? a->price : a->carbon, s->gaps,
+                             s->gaps > 1 ? "s" : "");
+        }
+    return 0;
+}
+
 static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct eco_jobset *set,
                    const struct eco_policy_ops **pol, size_t npol,
                    const struct eco_placement_ops *placement, const struct eco_budget_step *budget,
-                   size_t n_budget)
+                   size_t n_budget, const struct signals *sig)
 {
     int status = 0;
     struct table tab;
     table_init(&tab, a, c, pol, npol, placement);
+    tab.carbon = sig->have_carbon;
+    tab.price = sig->have_price;
     if (a->json && npol > 1)
         printf("[\n");
     else if (!a->json)
@@ -810,6 +928,9 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             .power_knob = a->power_knob,
             .deadline_lo = a->deadline_lo,
             .deadline_hi = a->deadline_hi,
+            .carbon = sig->have_carbon ? &sig->carbon : NULL,
+            .price = sig->have_price ? &sig->price : NULL,
+            .epoch0_s = sig->epoch0_s,
         };
         cfg.power_down_params = pd_params;
         struct sim_progress prog = {.policy = pol[i]->name, .run = i + 1, .runs = npol};
@@ -841,7 +962,8 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
                 return ECO_EXIT_FAIL;
             }
             errno = 0;
-            eco_timeline_writer_init(&tw, tl, a->sample_s);
+            eco_timeline_writer_init_signals(&tw, tl, a->sample_s, sig->have_carbon,
+                                             sig->have_price);
             cfg.timeline = eco_timeline_write;
             cfg.timeline_ctx = &tw;
         }
@@ -1074,12 +1196,14 @@ int eco_cli__cmd_sim(int argc, char **argv)
     struct eco_cluster *c = NULL;
     struct eco_jobset *set = NULL;
     struct eco_budget_step one, *budget = NULL;
+    struct signals sig = {0};
     char tmp_out[4096] = "";
     size_t n_budget = 0;
     if (a.budget_w > 0 && a.budget_file) {
         eco_cli__err("sim: give --power-budget or --power-budget-file, not both");
         return ECO_EXIT_USAGE;
     }
+
     if (a.budget_file) {
         int brc = eco_budget_load(a.budget_file, &budget, &n_budget, &err);
         if (brc) {
@@ -1120,6 +1244,10 @@ int eco_cli__cmd_sim(int argc, char **argv)
                      a.power_policy);
         free(budget);
         return ECO_EXIT_USAGE;
+    }
+    if ((status = load_signals(&a, &sig))) {
+        free(budget);
+        return status;
     }
     int rc = eco_cluster_is_auto(a.cluster) ? 0 : eco_cluster_load(a.cluster, &c, &err);
     if (rc) {
@@ -1173,7 +1301,7 @@ int eco_cli__cmd_sim(int argc, char **argv)
         }
         a.out = tmp_out;
     }
-    status = run_all(&a, c, set, pol, npol, placement, n_budget ? steps : NULL, n_budget);
+    status = run_all(&a, c, set, pol, npol, placement, n_budget ? steps : NULL, n_budget, &sig);
     if (!status && a.out && !tmp_out[0] && npol > 1) /* not into the temporary one */
         status = write_compare_order(&a, pol, npol);
     if (!status && a.report)
@@ -1186,6 +1314,7 @@ int eco_cli__cmd_sim(int argc, char **argv)
 done:
     if (tmp_out[0])
         remove_tmp_out(tmp_out, a.quiet);
+    free_signals(&sig);
     free(budget);
     eco_jobset_destroy(set);
     eco_cluster_destroy(c);

@@ -12,6 +12,7 @@
 #include "ecosched/rng.h"
 #include "engine_internal.h"
 #include "util/clock.h"
+#include "util/grid_signal.h"
 
 /* Control-period skipping (docs/policies/powercap.md, "Skipping settled periods"): after
  * SKIP_QUIET_TICKS ticks in a row in which no job started or ended, the budget and the
@@ -138,6 +139,10 @@ static void account_segment(struct engine *e, struct eco_job *job, double t)
         job->remaining_s = 0;
     job->attained_gpu_s += (double)job->gpus * ran;
     job->energy_j += job->power_w * ran;
+    if (e->job_c) {
+        size_t j = (size_t)(job - e->jobs);
+        eco_nodes__grid(e, job->power_w, job->last_start_s, t, &e->job_c[j], &e->job_cost[j]);
+    }
     e->busy_gpu_s += (double)job->gpus * ran;
 }
 
@@ -430,7 +435,18 @@ static void emit_timeline(struct engine *e, double t)
         .nodes_on = e->nodes_powered,
         .queued = e->n_queued,
     };
-    e->cfg->timeline(e->cfg->timeline_ctx, &row);
+    const struct eco_sim_config *cfg = e->cfg;
+    if (cfg->carbon)
+        row.carbon_g_per_kwh = eco_signal_value(cfg->carbon, cfg->epoch0_s + t);
+    if (cfg->price)
+        row.price_per_mwh = eco_signal_value(cfg->price, cfg->epoch0_s + t);
+    if (e->node_c) {
+        /* The cluster's carbon and cost up to t (energy is integrated to t_prev <= t). */
+        row.carbon_kg = e->carbon_kg;
+        row.cost = e->cost;
+        eco_nodes__grid(e, eco_nodes__power_w(e), e->t_prev, t, &row.carbon_kg, &row.cost);
+    }
+    cfg->timeline(cfg->timeline_ctx, &row);
 }
 
 /* Pops the events at t; *ticks counts the control ticks among them that counted as events. */
@@ -863,14 +879,62 @@ static int energy_summary(struct engine *e, struct eco_sim_result *res)
         double p = c->busy + c->idle + c->base + c->off + c->trans;
         res->node_energy_j[n] = e->node_e[n] + p * (t_end - e->node_t[n]);
         res->node_boots[n] = e->boots[n];
+        if (e->node_c)
+            eco_nodes__grid(e, p, e->node_t[n], t_end, &e->node_c[n], &e->node_cost[n]);
     }
     res->n_nodes = nn;
+    if (e->node_c) {
+        s->have_carbon = e->cfg->carbon != NULL;
+        s->have_price = e->cfg->price != NULL;
+        s->carbon_kg = e->carbon_kg;
+        s->cost = e->cost;
+        s->epoch0_s = e->cfg->epoch0_s;
+        if (e->cfg->price)
+            snprintf(s->cost_currency, sizeof s->cost_currency, "%s", e->cfg->price->currency);
+        res->node_carbon_kg = e->node_c;
+        res->node_cost = e->node_cost;
+        res->job_carbon_kg = e->job_c;
+        res->job_cost = e->job_cost;
+        e->node_c = e->node_cost = e->job_c = e->job_cost = NULL;
+    }
     return 0;
 }
 
 static int admit_cb(void *ctx, uint32_t job, const struct eco_alloc *a, size_t n)
 {
     return eco_powerctl__admit(ctx, job, a, n);
+}
+
+/* 0 when every grid signal of the run covers simulated [a, b], else -EINVAL naming the
+ * signal and the calendar times. */
+static int signals_cover(const struct eco_sim_config *cfg, double a, double b,
+                         struct eco_error *err)
+{
+    const struct eco_signal *sig[2] = {cfg->carbon, cfg->price};
+    for (int i = 0; i < 2; i++) {
+        if (!sig[i] || eco_signal_covers(sig[i], cfg->epoch0_s + a, cfg->epoch0_s + b))
+            continue;
+        char ra[32], rb[32], sa[32], sb[32], run[96];
+        eco_format_utc(cfg->epoch0_s + a, ra, sizeof ra);
+        eco_format_utc(cfg->epoch0_s + b, rb, sizeof rb);
+        eco_format_utc(eco_signal_start(sig[i]), sa, sizeof sa);
+        eco_format_utc(eco_signal_end(sig[i]), sb, sizeof sb);
+        if (a == b)
+            snprintf(run, sizeof run, "starts at %s", ra);
+        else
+            snprintf(run, sizeof run, "runs from %s to %s", ra, rb);
+        return eco_errorf(err, -EINVAL,
+                          "the %s signal covers %s to %s, and the run %s: choose a "
+                          "--trace-start that puts the run inside it",
+                          i ? "price" : "carbon", sa, sb, run);
+    }
+    return 0;
+}
+
+/* Last submit time of the jobs that will run. */
+static double last_submit(const struct engine *e)
+{
+    return e->n_arrivals ? e->jobs[e->arrivals[e->n_arrivals - 1]].submit_s : 0;
 }
 
 /* First submit time of the jobs that will run (the start of the energy window). */
@@ -945,6 +1009,10 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     if ((rc = prepare(&e, &s->rejected)))
         goto done;
     nodes_ready = 1;
+    /* The run lasts at least from the first to the last submit: a signal that cannot cover
+     * that is reported before the run, one that ends before the last completion after it. */
+    if ((rc = signals_cover(cfg, first_submit(&e), last_submit(&e), err)))
+        goto done;
     if ((rc = eco_nodes__init(&e, first_submit(&e))) || (rc = eco_powerctl__init(&e)))
         goto done;
     if (e.pc) {
@@ -954,7 +1022,7 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
             if ((rc = eco_heap_push(&e.heap, cfg->budget[i].t_s, EV_BUDGET, 0, 0)))
                 goto done;
     }
-    if ((rc = loop(&e)))
+    if ((rc = loop(&e)) || (rc = signals_cover(cfg, e.t0, e.t_prev, err)))
         goto done;
     s->policy = cfg->policy->name;
     s->placement = cfg->placement->name;
@@ -1007,6 +1075,11 @@ void eco_sim_result_fini(struct eco_sim_result *res)
     free(res->alloc_pool);
     free(res->node_energy_j);
     free(res->node_boots);
+    free(res->node_carbon_kg);
+    free(res->node_cost);
+    free(res->job_carbon_kg);
+    free(res->job_cost);
+    res->node_carbon_kg = res->node_cost = res->job_carbon_kg = res->job_cost = NULL;
     res->alloc_pool = NULL;
     res->node_energy_j = NULL;
     res->node_boots = NULL;
