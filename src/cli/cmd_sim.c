@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "opts.h"
+#include "ecosched/carbon.h"
 #include "ecosched/catalog.h"
 #include "place/place_io.h"
 #include "ecosched/powercap.h"
@@ -65,6 +66,8 @@ struct sim_args {
     int power_knob;
     double deadline_lo, deadline_hi;
     const char *carbon, *carbon_column, *price, *price_column, *trace_start;
+    const char *carbon_policy, *forecast, *max_delay;
+    double deferrable;
     int json;
     int skip_bad_rows;
     int quiet;
@@ -98,6 +101,15 @@ static void registry_usage(FILE *f)
     fprintf(f, "\nPower-down policies (--power-down P, docs/policies/power-down.md):\n");
     for (const struct eco_powerdown_ops *const *p = eco_powerdown_all(); *p; p++)
         eco_cli__help_entry(f, (*p)->usage ? (*p)->usage : (*p)->name, (*p)->summary);
+}
+
+/* One line per carbon policy: name and summary (with its parameter). */
+static void carbon_usage(FILE *f)
+{
+    fprintf(f, "\nCarbon policies (--carbon-policy NAME[:PARAM], docs/policies/carbon.md):\n");
+    eco_cli__help_entry(f, "none", "carbon-agnostic: every job enters the queue when it arrives");
+    for (const struct eco_carbon_ops *const *p = eco_carbon_all(); *p; p++)
+        eco_cli__help_entry(f, (*p)->name, (*p)->summary);
 }
 
 /* One line per capper: name, summary and parameter keys. */
@@ -316,6 +328,36 @@ static const struct eco_opt sim_opts[] = {
      .arg = "NAME",
      .help = "the --price file's column to use (default: the first\n"
              "price column)"},
+    {.name = "carbon-policy",
+     .kind = ECO_OPT_STR,
+     .offset = A(carbon_policy),
+     .arg = "P[:PARAMS]",
+     .help = "shift deferrable jobs in time by the grid signal: none\n"
+             "(default), or a carbon policy (listed below;\n"
+             "docs/policies/carbon.md); follows --carbon, else --price"},
+    {.name = "forecast",
+     .kind = ECO_OPT_STR,
+     .offset = A(forecast),
+     .arg = "F",
+     .help = "what the carbon policy knows of the signal: noisy[:SIGMA]\n"
+             "(the signal with a fixed relative error per hour, default\n"
+             "0.05), persist (the last 24 h repeated) or oracle (the\n"
+             "signal: a bound only); default noisy:0.05"},
+    {.name = "max-delay",
+     .kind = ECO_OPT_STR,
+     .offset = A(max_delay),
+     .arg = "DURATION",
+     .help = "slack of jobs without a deadline: they may start up to\n"
+             "DURATION after submit (6h, 90m, 1d; default 0: not\n"
+             "deferrable); jobs with a deadline start by deadline - duration"},
+    {.name = "deferrable",
+     .kind = ECO_OPT_NUM,
+     .hi = 1,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(deferrable),
+     .arg = "F",
+     .help = "share of the jobs without a deadline that --max-delay makes\n"
+             "deferrable, drawn with --seed (default 1: all)"},
     {.name = "trace-start",
      .kind = ECO_OPT_STR,
      .offset = A(trace_start),
@@ -401,6 +443,7 @@ static void sim_usage(FILE *f)
                "file, line and field), 1 on other failures.\n");
     registry_usage(f);
     capper_usage(f);
+    carbon_usage(f);
 }
 
 static int check_knob(const struct eco_opt *o, const char *v, void *args)
@@ -829,6 +872,10 @@ struct signals {
     struct eco_signal carbon, price;
     int have_carbon, have_price;
     double epoch0_s;
+    const struct eco_carbon_ops *policy; /* NULL: none */
+    const char *params;
+    enum eco_forecast_kind forecast;
+    double sigma, max_delay_s;
 };
 
 static void free_signals(struct signals *sig)
@@ -864,6 +911,43 @@ static int load_signals(const struct sim_args *a, struct signals *sig)
         }
         *(i ? &sig->have_price : &sig->have_carbon) = 1;
     }
+    if (a->carbon_policy && strcmp(a->carbon_policy, "none")) {
+        sig->policy = eco_carbon_find(a->carbon_policy, &sig->params);
+        if (!sig->policy) {
+            struct eco_cli_list names;
+            eco_cli__err("sim: --carbon-policy: unknown policy '%s' (known: %s)", a->carbon_policy,
+                         eco_cli__names(ECO_CLI_CARBON, &names));
+            free_signals(sig);
+            return ECO_EXIT_USAGE;
+        }
+        struct eco_carbon *probe = sig->policy->create(NULL, sig->params, &err);
+        if (!probe) {
+            eco_cli__err("sim: --carbon-policy: %s", err.msg);
+            free_signals(sig);
+            return ECO_EXIT_USAGE;
+        }
+        sig->policy->destroy(probe);
+        if (!sig->have_carbon && !sig->have_price) {
+            eco_cli__err("sim: --carbon-policy %s needs a signal to follow: --carbon FILE or "
+                         "--price FILE",
+                         sig->policy->name);
+            return ECO_EXIT_USAGE;
+        }
+    }
+    if (eco_forecast_parse(a->forecast ? a->forecast : "noisy", &sig->forecast, &sig->sigma, &err) <
+        0) {
+        eco_cli__err("sim: --forecast: %s", err.msg);
+        free_signals(sig);
+        return ECO_EXIT_USAGE;
+    }
+    if (a->max_delay && eco_parse_duration(a->max_delay, &sig->max_delay_s, &err) < 0) {
+        eco_cli__err("sim: --max-delay: %s", err.msg);
+        free_signals(sig);
+        return ECO_EXIT_USAGE;
+    }
+    if (!a->quiet && !sig->policy && (a->max_delay || a->forecast || a->deferrable > 0))
+        eco_cli__err("warning: --max-delay, --forecast and --deferrable matter only with "
+                     "--carbon-policy");
     if (a->trace_start) {
         if (eco_parse_utc(a->trace_start, &sig->epoch0_s, &err) < 0) {
             eco_cli__err("sim: --trace-start: %s", err.msg);
@@ -931,6 +1015,12 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             .carbon = sig->have_carbon ? &sig->carbon : NULL,
             .price = sig->have_price ? &sig->price : NULL,
             .epoch0_s = sig->epoch0_s,
+            .carbon_policy = sig->policy,
+            .carbon_params = sig->params,
+            .forecast = sig->forecast,
+            .forecast_sigma = sig->sigma,
+            .max_delay_s = sig->max_delay_s,
+            .deferrable = a->deferrable,
         };
         cfg.power_down_params = pd_params;
         struct sim_progress prog = {.policy = pol[i]->name, .run = i + 1, .runs = npol};

@@ -423,6 +423,37 @@ static void enqueue_arrival(struct engine *e, uint32_t j, double t)
         e->instant_max_gpus = job->gpus;
 }
 
+/* When the carbon policy lets job j, arriving at t, enter the queue. */
+static double carbon_release(struct engine *e, uint32_t j, double t)
+{
+    const struct eco_sim_config *cfg = e->cfg;
+    const struct eco_job *job = &e->jobs[j];
+    double slack = 0;
+    if (job->deadline_s != ECO_NO_DEADLINE)
+        slack = job->deadline_s - job->submit_s - job->duration_s;
+    else if (cfg->deferrable <= 0 || cfg->deferrable >= 1 ||
+             eco_rng_uniform(&e->defer_rng) < cfg->deferrable)
+        slack = cfg->max_delay_s;
+    if (slack < 0)
+        slack = 0;
+    const struct eco_signal *sig = cfg->carbon ? cfg->carbon : cfg->price;
+    struct eco_carbon_view v = {
+        .now_s = t,
+        .epoch0_s = cfg->epoch0_s,
+        .forecast = &e->forecast,
+        .step_s = sig->n ? (sig->t[sig->n] - sig->t[0]) / (double)sig->n : 3600,
+        .cluster_gpus = e->c->total_gpus,
+    };
+    struct eco_carbon_job cj = {
+        .submit_s = t,
+        .run_s = job->duration_s,
+        .latest_start_s = t + slack,
+        .gpus = job->gpus,
+    };
+    double r = cfg->carbon_policy->release(e->cpol, &v, &cj);
+    return r > cj.latest_start_s ? cj.latest_start_s : (r < t ? t : r);
+}
+
 static void emit_timeline(struct engine *e, double t)
 {
     if (!e->cfg->timeline)
@@ -491,6 +522,14 @@ static int pop_instant(struct engine *e, double t, uint64_t *ticks)
             }
             break;
         }
+        case EV_RELEASE: {
+            enqueue_arrival(e, ev.job, t);
+            int rc = q_insert(e, ev.job);
+            if (rc)
+                return rc;
+            e->events++;
+            break;
+        }
         case EV_BUDGET: {
             int rc = eco_powerctl__budget_step(e, t);
             if (rc)
@@ -549,9 +588,17 @@ static int loop(struct engine *e)
         while (e->next_arrival < e->n_arrivals &&
                e->jobs[e->arrivals[e->next_arrival]].submit_s == t) {
             uint32_t j = e->arrivals[e->next_arrival++];
-            enqueue_arrival(e, j, t);
-            if ((rc = q_insert(e, j)))
-                return rc;
+            double r = e->cpol ? carbon_release(e, j, t) : t;
+            if (r > t) {
+                if ((rc = eco_heap_push(&e->heap, r, EV_RELEASE, j, 0)))
+                    return rc;
+                e->deferred++;
+                e->deferred_s += r - t;
+            } else {
+                enqueue_arrival(e, j, t);
+                if ((rc = q_insert(e, j)))
+                    return rc;
+            }
             e->events++;
         }
         if (e->events == events_before)
@@ -1013,6 +1060,26 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
      * that is reported before the run, one that ends before the last completion after it. */
     if ((rc = signals_cover(cfg, first_submit(&e), last_submit(&e), err)))
         goto done;
+    if (cfg->carbon_policy) {
+        const struct eco_signal *sig = cfg->carbon ? cfg->carbon : cfg->price;
+        if (!sig) {
+            rc = eco_errorf(err, -EINVAL,
+                            "--carbon-policy %s needs a signal to follow: --carbon FILE or "
+                            "--price FILE",
+                            cfg->carbon_policy->name);
+            goto done;
+        }
+        e.cpol = cfg->carbon_policy->create(c, cfg->carbon_params, err);
+        if (!e.cpol) {
+            rc = -EINVAL;
+            goto done;
+        }
+        if ((rc = eco_forecast_init(&e.forecast, cfg->forecast, cfg->forecast_sigma, sig, cfg->seed,
+                                    err)))
+            goto done;
+        e.have_forecast = 1;
+        eco_rng_init(&e.defer_rng, cfg->seed ^ 0xdefe11edULL);
+    }
     if ((rc = eco_nodes__init(&e, first_submit(&e))) || (rc = eco_powerctl__init(&e)))
         goto done;
     if (e.pc) {
@@ -1041,6 +1108,9 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     if ((rc = summarize(&e, s)) || (rc = energy_summary(&e, res)))
         goto done;
     s->power_policy = e.pc ? cfg->power_policy : "none";
+    s->carbon_policy = cfg->carbon_policy ? cfg->carbon_policy->name : "none";
+    s->deferred = e.deferred;
+    s->avg_deferral_s = e.deferred ? e.deferred_s / (double)e.deferred : 0;
     s->admission_waits = e.admission_waits;
     s->overshoot_s = e.overshoot_s;
     eco_powerctl__summary(&e, s);
@@ -1055,6 +1125,10 @@ done:
         cfg->policy->destroy(e.pol);
     if (e.pd)
         cfg->power_down->destroy(e.pd);
+    if (e.cpol)
+        cfg->carbon_policy->destroy(e.cpol);
+    if (e.have_forecast)
+        eco_forecast_fini(&e.forecast);
     eco_powerctl__fini(&e);
     if (nodes_ready)
         eco_nodes__fini(&e);

@@ -4,11 +4,21 @@
 #ifndef ECOSCHED_ENGINE_INTERNAL_H
 #define ECOSCHED_ENGINE_INTERNAL_H
 
+#include "ecosched/carbon.h"
 #include "ecosched/heap.h"
 #include "ecosched/rng.h"
 #include "sim/sim.h"
 
-enum { EV_COMPLETE = 1, EV_WAKEUP, EV_NODE_UP, EV_NODE_DOWN, EV_PD_WAKEUP, EV_TICK, EV_BUDGET };
+enum {
+    EV_COMPLETE = 1,
+    EV_WAKEUP,
+    EV_NODE_UP,
+    EV_NODE_DOWN,
+    EV_PD_WAKEUP,
+    EV_TICK,
+    EV_BUDGET,
+    EV_RELEASE, /* a job deferred by the carbon policy enters the queue */
+};
 
 struct powerctl;
 
@@ -59,6 +69,14 @@ struct engine {
      * same pieces as node_e and the jobs' energy_j; the cluster's in carbon_kg, cost. */
     double *node_c, *node_cost, *job_c, *job_cost;
     double carbon_kg, cost;
+    /* Carbon policy (NULL: none): its state, the forecast it sees, which jobs may be
+     * deferred, and what it did. */
+    struct eco_carbon *cpol;
+    struct eco_forecast forecast;
+    int have_forecast;
+    struct eco_rng defer_rng;
+    size_t deferred;
+    double deferred_s;
     struct contrib *cur; /* current contribution of each node to the category powers */
     uint32_t *boots;
     uint32_t *idle_nodes;

@@ -247,6 +247,11 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall)
     }
     if (s->have_carbon)
         bad |= set_num(o, "carbon_kg", s->carbon_kg);
+    if (s->carbon_policy && strcmp(s->carbon_policy, "none")) {
+        bad |= json_object_set_new(o, "carbon_policy", json_string(s->carbon_policy));
+        bad |= set_int(o, "deferred", s->deferred);
+        bad |= set_num(o, "avg_deferral_s", s->avg_deferral_s);
+    }
     if (s->have_price) {
         bad |= set_num(o, "cost", s->cost);
         bad |= json_object_set_new(o, "cost_currency", json_string(s->cost_currency));

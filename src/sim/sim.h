@@ -11,6 +11,7 @@
 #include "ecosched/job.h"
 #include "ecosched/policy.h"
 #include "ecosched/power.h"
+#include "ecosched/carbon.h"
 #include "ecosched/signal.h"
 
 /* One line of the power timeline: the state from t_s until the next line. */
@@ -85,6 +86,16 @@ struct eco_sim_config {
      * signal's cover. */
     const struct eco_signal *carbon, *price;
     double epoch0_s;
+    /* Carbon policy (docs/policies/carbon.md): NULL for none (carbon-agnostic). It follows the
+     * carbon signal, else the price signal, through a forecast (kind and relative error).
+     * Jobs with a deadline may start as late as deadline - duration; of the others, a
+     * `deferrable` share (seeded; 0 counts as 1) may start up to max_delay_s after submit. */
+    const struct eco_carbon_ops *carbon_policy;
+    const char *carbon_params;
+    enum eco_forecast_kind forecast;
+    double forecast_sigma;
+    double max_delay_s;
+    double deferrable;
 };
 
 /* Cluster energy by where it goes, J; the parts add up to total. */
@@ -146,6 +157,9 @@ struct eco_sim_summary {
      * cost_currency) over the energy window; 0 without. */
     int have_carbon, have_price;
     double carbon_kg, cost;
+    const char *carbon_policy; /* "none" without */
+    size_t deferred;           /* jobs the carbon policy started later than they arrived */
+    double avg_deferral_s;     /* mean delay of those, s */
     char cost_currency[8];
     double epoch0_s; /* calendar time of simulated time 0 */
     double sim_wall_s;

@@ -93,6 +93,41 @@ done:
     return 0;
 }
 
+int eco_parse_duration(const char *s, double *out, struct eco_error *err)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !isfinite(v) || v < 0 || isspace((unsigned char)*s))
+        return eco_errorf(err, -EINVAL,
+                          "'%.40s' is not a duration (a number >= 0 with s, m, h or d: 6h, 90m)",
+                          s);
+    double unit = 1;
+    if (*end && end[1] == '\0') {
+        switch (*end) {
+        case 's':
+            unit = 1;
+            break;
+        case 'm':
+            unit = 60;
+            break;
+        case 'h':
+            unit = 3600;
+            break;
+        case 'd':
+            unit = 86400;
+            break;
+        default:
+            return eco_errorf(err, -EINVAL, "'%.40s': unknown unit '%c' (s, m, h or d)", s, *end);
+        }
+    } else if (*end) {
+        return eco_errorf(err, -EINVAL,
+                          "'%.40s' is not a duration (a number >= 0 with s, m, h or d: 6h, 90m)",
+                          s);
+    }
+    *out = v * unit;
+    return 0;
+}
+
 void eco_format_utc(double t, char *buf, size_t size)
 {
     int64_t secs = (int64_t)floor(t);

@@ -113,4 +113,30 @@ PJM="$SRC/data/grid_signals/us_eia930_2022/eia930_PJM_2022_carbon.csv.gz"
     2> "$T/err" > /dev/null || fail "PJM: $(cat "$T/err")"
 grep -q "note: --carbon: .*: 28 empty values, each holding the value before" "$T/err" ||
     fail "no gap note for PJM: $(cat "$T/err")"
+# Carbon policies: a deferrable job waits for the clean hour (lwa, shift), counted in the
+# summary; the agnostic run defers nothing; wrong uses exit 2.
+printf 'time_utc,carbon_gco2eq_per_kwh\n' > "$T/day.csv"
+for h in 00 01 02 03 04 05 06 07 08 09 10 11; do
+    v=300; [ "$h" = 05 ] && v=50
+    echo "2022-01-01T$h:00:00Z,$v" >> "$T/day.csv"
+done
+printf 'job_id,submit_s,duration_s,gpus\nx,0,3600,8\n' > "$T/x.csv"
+for cp in lwa shift threshold:0; do
+    "$ECO" sim --trace "$T/x.csv" --cluster 1x8 --carbon "$T/day.csv" --trace-start 2022-01-01 \
+        --carbon-policy "$cp" --forecast oracle --max-delay 8h --out "$T/c" -q > /dev/null
+    J="$T/c/summary.json"
+    [ "$(num avg_deferral_s)" = 18000.0 ] || fail "$cp: deferral $(num avg_deferral_s), want 18000 (to 05:00)"
+    grep -q '"deferred": 1,' "$J" || fail "$cp: deferred count"
+    awk -F, 'NR == 2 { exit !($3 == 18000) }' "$T/c/jobs.csv" || fail "$cp: the job did not start at 5 h"
+done
+"$ECO" sim --trace "$T/x.csv" --cluster 1x8 --carbon "$T/day.csv" --trace-start 2022-01-01 \
+    --out "$T/c" -q > /dev/null
+grep -q '"deferred"' "$T/c/summary.json" && fail "deferred without a carbon policy"
+expect_err "sim: --carbon-policy shift needs a signal to follow" --carbon-policy shift
+expect_err "sim: --carbon-policy: unknown policy 'psychic' (known: none, shift, lwa, threshold)" \
+    --carbon "$T/step.csv" --carbon-policy psychic
+expect_err "sim: --carbon-policy: threshold:PCT: '120' is not a percentile" \
+    --carbon "$T/step.csv" --carbon-policy threshold:120
+expect_err "sim: --max-delay: '6x': unknown unit 'x'" --carbon "$T/step.csv" --carbon-policy lwa --max-delay 6x
+expect_err "sim: --forecast: unknown forecast 'psychic'" --carbon "$T/step.csv" --carbon-policy lwa --forecast psychic
 echo "ok"
