@@ -146,17 +146,33 @@ static void test_policies(void **state)
     assert_near(thr->release(p, &v, &j), 3 * H, 0);
     thr->destroy(p);
 
-    /* shift:1 on 8 GPUs, three 2-hour 8-GPU jobs with 8 h of slack. The first takes [3 h, 5 h)
+    /* shift with no price on delay and booking up to all 8 GPUs (lambda=0,util=1), three
+     * 2-hour 8-GPU jobs with 8 h of slack. The first takes [3 h, 5 h)
      * at 100. The second may not overlap it: of the starts left, [7 h, 9 h) averages
      * (200 + 50) / 2 = 125, the cleanest. The third may overlap neither: 0 h, 1 h (300) and
      * 5 h (200) are left, so 5 h. */
     const struct eco_carbon_ops *shift = eco_carbon_find("shift", &params);
-    p = make("shift:1");
+    p = make("shift:lambda=0,util=1");
     j = (struct eco_carbon_job){.submit_s = 0, .run_s = 2 * H, .latest_start_s = 8 * H, .gpus = 8};
     assert_near(shift->release(p, &v, &j), 3 * H, 0);
     assert_near(shift->release(p, &v, &j), 7 * H, 0);
     assert_near(shift->release(p, &v, &j), 5 * H, 0);
     /* capacity-blind lwa would put all three at 3 h */
+    shift->destroy(p);
+
+    /* The price on delay: a 1-hour 8-GPU job is 2.4 kWh at 0.3 kW per GPU, so its carbon plus
+     * lambda x hours waited is, now (300): 0.72 kg; at 3 h (100): 0.24 + 3 lambda; at 8 h (50):
+     * 0.12 + 8 lambda. lambda 0.1: 0.72, 0.54, 0.92: 3 h. lambda 0.2: 0.72, 0.84, 1.72: now.
+     * lambda 0: 8 h, lwa's choice. */
+    j = (struct eco_carbon_job){.submit_s = 0, .run_s = H, .latest_start_s = 8 * H, .gpus = 8};
+    p = make("shift:lambda=0.1");
+    assert_near(shift->release(p, &v, &j), 3 * H, 0);
+    shift->destroy(p);
+    p = make("shift:lambda=0.2");
+    assert_near(shift->release(p, &v, &j), 0, 0);
+    shift->destroy(p);
+    p = make("shift:lambda=0");
+    assert_near(shift->release(p, &v, &j), 8 * H, 0); /* lwa's choice */
     shift->destroy(p);
 
     struct eco_error err;
@@ -165,6 +181,11 @@ static void test_policies(void **state)
     assert_null(thr->create(NULL, "120", &err));
     assert_non_null(strstr(err.msg, "not a percentile"));
     assert_null(shift->create(NULL, "0", &err));
+    assert_non_null(strstr(err.msg, "not KEY=VALUE"));
+    assert_null(shift->create(NULL, "lambda=-1", &err));
+    assert_null(shift->create(NULL, "util=2", &err));
+    assert_null(shift->create(NULL, "speed=2", &err));
+    assert_non_null(strstr(err.msg, "unknown key 'speed'"));
     assert_null(eco_carbon_find("psychic", &params));
     eco_forecast_fini(&f);
     eco_signal_free(&s);

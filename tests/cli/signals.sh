@@ -121,7 +121,7 @@ for h in 00 01 02 03 04 05 06 07 08 09 10 11; do
     echo "2022-01-01T$h:00:00Z,$v" >> "$T/day.csv"
 done
 printf 'job_id,submit_s,duration_s,gpus\nx,0,3600,8\n' > "$T/x.csv"
-for cp in lwa shift threshold:0; do
+for cp in lwa shift:lambda=0 threshold:0; do
     "$ECO" sim --trace "$T/x.csv" --cluster 1x8 --carbon "$T/day.csv" --trace-start 2022-01-01 \
         --carbon-policy "$cp" --forecast oracle --max-delay 8h --out "$T/c" -q > /dev/null
     J="$T/c/summary.json"
