@@ -68,7 +68,7 @@ void eco_cli__list_add(struct eco_cli_list *l, const char *name);
 /* The names of one registry, in registry order, into l (returns l->buf): queue policies,
  * simulator placements (with ilp), power-down policies (as written: idle:SECONDS), capper
  * families, trace formats, `place` algorithms (with ilp) and objectives, consolidation
- * policies. */
+ * policies, carbon policies (with none). */
 enum eco_cli_registry {
     ECO_CLI_POLICIES,
     ECO_CLI_PLACEMENTS,
@@ -78,6 +78,7 @@ enum eco_cli_registry {
     ECO_CLI_PLACE_ALGOS,
     ECO_CLI_OBJECTIVES,
     ECO_CLI_CONSOLIDATION,
+    ECO_CLI_CARBON,
 };
 const char *eco_cli__names(enum eco_cli_registry r, struct eco_cli_list *l);
 /* One "  NAME          text" entry of a --help list, the text wrapped at 78 columns. */

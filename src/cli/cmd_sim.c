@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "opts.h"
+#include "ecosched/carbon.h"
 #include "ecosched/catalog.h"
 #include "place/place_io.h"
 #include "ecosched/powercap.h"
@@ -21,6 +22,7 @@
 #include "sim/sim.h"
 #include "sim/trace.h"
 #include "util/fs.h"
+#include "util/grid_signal.h"
 
 #define MAX_COMPARE 16
 /* --sample-s below 1 s shows nothing new: without --sample-s timeline.csv already has a row at
@@ -63,6 +65,9 @@ struct sim_args {
     int noise_set;
     int power_knob;
     double deadline_lo, deadline_hi;
+    const char *carbon, *carbon_column, *price, *price_column, *trace_start;
+    const char *carbon_policy, *forecast, *max_delay;
+    double deferrable;
     int json;
     int skip_bad_rows;
     int quiet;
@@ -96,6 +101,15 @@ static void registry_usage(FILE *f)
     fprintf(f, "\nPower-down policies (--power-down P, docs/policies/power-down.md):\n");
     for (const struct eco_powerdown_ops *const *p = eco_powerdown_all(); *p; p++)
         eco_cli__help_entry(f, (*p)->usage ? (*p)->usage : (*p)->name, (*p)->summary);
+}
+
+/* One line per carbon policy: name and summary (with its parameter). */
+static void carbon_usage(FILE *f)
+{
+    fprintf(f, "\nCarbon policies (--carbon-policy NAME[:PARAM], docs/policies/carbon.md):\n");
+    eco_cli__help_entry(f, "none", "carbon-agnostic: every job enters the queue when it arrives");
+    for (const struct eco_carbon_ops *const *p = eco_carbon_all(); *p; p++)
+        eco_cli__help_entry(f, (*p)->name, (*p)->summary);
 }
 
 /* One line per capper: name, summary and parameter keys. */
@@ -289,6 +303,68 @@ static const struct eco_opt sim_opts[] = {
      .help = "deadline = submit + U(LO,HI) x duration for jobs\n"
              "whose trace gives none (seeded)",
      .check = check_deadlines},
+    {.name = "carbon",
+     .kind = ECO_OPT_STR,
+     .offset = A(carbon),
+     .arg = "FILE",
+     .help = "grid carbon intensity over calendar time (CSV time_utc,\n"
+             "carbon*_gco2eq_per_kwh; docs/formats/grid-signal.md): report\n"
+             "carbon (kg CO2eq) per run, job, node and over time"},
+    {.name = "carbon-column",
+     .kind = ECO_OPT_STR,
+     .offset = A(carbon_column),
+     .arg = "NAME",
+     .help = "the --carbon file's column to use (default: the first\n"
+             "carbon column)"},
+    {.name = "price",
+     .kind = ECO_OPT_STR,
+     .offset = A(price),
+     .arg = "FILE",
+     .help = "electricity price over calendar time (CSV time_utc,\n"
+             "price_<currency>_per_mwh): report the cost likewise"},
+    {.name = "price-column",
+     .kind = ECO_OPT_STR,
+     .offset = A(price_column),
+     .arg = "NAME",
+     .help = "the --price file's column to use (default: the first\n"
+             "price column)"},
+    {.name = "carbon-policy",
+     .kind = ECO_OPT_STR,
+     .offset = A(carbon_policy),
+     .arg = "P[:PARAMS]",
+     .help = "shift deferrable jobs in time by the grid signal: none\n"
+             "(default), or a carbon policy (listed below;\n"
+             "docs/policies/carbon.md); follows --carbon, else --price"},
+    {.name = "forecast",
+     .kind = ECO_OPT_STR,
+     .offset = A(forecast),
+     .arg = "F",
+     .help = "what the carbon policy knows of the signal: noisy[:SIGMA]\n"
+             "(the signal with a fixed relative error per hour, default\n"
+             "0.05), persist (the last 24 h repeated) or oracle (the\n"
+             "signal: a bound only); default noisy:0.05"},
+    {.name = "max-delay",
+     .kind = ECO_OPT_STR,
+     .offset = A(max_delay),
+     .arg = "DURATION",
+     .help = "slack of jobs without a deadline: they may start up to\n"
+             "DURATION after submit (6h, 90m, 1d; default 0: not\n"
+             "deferrable); jobs with a deadline start by deadline - duration"},
+    {.name = "deferrable",
+     .kind = ECO_OPT_NUM,
+     .hi = 1,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(deferrable),
+     .arg = "F",
+     .help = "share of the jobs without a deadline that --max-delay makes\n"
+             "deferrable, drawn with --seed (default 1: all)"},
+    {.name = "trace-start",
+     .kind = ECO_OPT_STR,
+     .offset = A(trace_start),
+     .arg = "ISO-TIME",
+     .help = "calendar time (UTC) of the trace's time 0, e.g.\n"
+             "2022-06-01T00:00:00Z (default: the start of the signal, the\n"
+             "later start of the two with both)"},
     {.name = "json",
      .kind = ECO_OPT_FLAG,
      .lo = 1,
@@ -367,6 +443,7 @@ static void sim_usage(FILE *f)
                "file, line and field), 1 on other failures.\n");
     registry_usage(f);
     capper_usage(f);
+    carbon_usage(f);
 }
 
 static int check_knob(const struct eco_opt *o, const char *v, void *args)
@@ -592,6 +669,7 @@ static int write_outputs(const char *dir, const struct eco_jobset *set, const st
  * that long names (dot-product, idle:86400, a cluster of many groups) keep the table aligned. */
 struct table {
     int policy, placement, power_down, cluster;
+    int carbon, price; /* carbon_kg and cost columns (grid signals given) */
     char cluster_text[128];
 };
 
@@ -631,10 +709,16 @@ static void print_table_header(const struct table *t)
 {
     printf("%-*s %-*s %-*s %-*s ", t->policy, "policy", t->placement, "placement", t->power_down,
            "power_down", t->cluster, "cluster");
-    printf("%7s %9s %8s %10s %10s %10s %11s %11s %10s %8s %11s %8s %6s %9s %7s %7s %8s %8s %8s\n",
+    printf("%7s %9s %8s %10s %10s %10s %11s %11s %10s %8s %11s %8s %6s %9s %7s %7s %8s %8s %8s",
            "jobs", "completed", "rejected", "avg_jct_h", "p50_jct_h", "p95_jct_h", "avg_wait_h",
            "p95_wait_h", "makespan_d", "gpu_util", "energy_kwh", "avg_kw", "boots", "events",
            "wall_s", "dl_miss", "cap_mae%", "all_mae%", "cap_ovr%");
+    /* carbon and cost only with a signal: without, the table keeps its columns */
+    if (t->carbon)
+        printf(" %11s", "carbon_kg");
+    if (t->price)
+        printf(" %11s", "cost");
+    putchar('\n');
 }
 
 static void print_table_row(const struct eco_sim_summary *s, const struct table *t)
@@ -642,13 +726,18 @@ static void print_table_row(const struct eco_sim_summary *s, const struct table 
     printf("%-*s %-*s %-*s %-*s ", t->policy, s->policy, t->placement, s->placement, t->power_down,
            s->power_down, t->cluster, t->cluster_text);
     printf("%7zu %9zu %8zu %10.2f %10.2f %10.2f %11.2f %11.2f %10.2f %8.3f %11.1f %8.2f %6llu "
-           "%9llu %7.3f %7.3f %8.3f %8.3f %8.3f\n",
+           "%9llu %7.3f %7.3f %8.3f %8.3f %8.3f",
            s->jobs, s->completed, s->rejected, s->avg_jct_s / 3600, s->p50_jct_s / 3600,
            s->p95_jct_s / 3600, s->avg_wait_s / 3600, s->p95_wait_s / 3600, s->makespan_s / 86400,
            s->gpu_util, s->energy_j.total / 3.6e6, s->avg_power_w / 1000,
            (unsigned long long)s->node_boots, (unsigned long long)s->events, s->sim_wall_s,
            s->deadline_miss_ratio, s->power_cap_mae_pct, s->power_cap_mae_all_pct,
            s->power_cap_max_overshoot_pct);
+    if (t->carbon)
+        printf(" %11.1f", s->carbon_kg);
+    if (t->price)
+        printf(" %7.1f %-3s", s->cost, s->cost_currency);
+    putchar('\n');
 }
 
 /* The end of one "NAME[:PARAMS]" part of a --compare list starting at p: its parameters run to
@@ -778,14 +867,127 @@ static void sim_progress(void *ctx, const struct eco_sim_progress *p)
                            eco_cli__progress_elapsed(&sp->line));
 }
 
+/* The run's grid signals (--carbon, --price) and the calendar time of the trace's time 0. */
+struct signals {
+    struct eco_signal carbon, price;
+    int have_carbon, have_price;
+    double epoch0_s;
+    const struct eco_carbon_ops *policy; /* NULL: none */
+    const char *params;
+    enum eco_forecast_kind forecast;
+    double sigma, max_delay_s;
+};
+
+static void free_signals(struct signals *sig)
+{
+    eco_signal_free(&sig->carbon);
+    eco_signal_free(&sig->price);
+}
+
+/* Reads --carbon and --price and sets the trace's start: 0, or an exit status with the
+ * message printed. */
+static int load_signals(const struct sim_args *a, struct signals *sig)
+{
+    struct eco_error err = {{0}};
+    int rc;
+    memset(sig, 0, sizeof *sig);
+    if ((a->carbon_column && !a->carbon) || (a->price_column && !a->price)) {
+        eco_cli__err("sim: --%s-column needs --%s FILE", a->carbon_column ? "carbon" : "price",
+                     a->carbon_column ? "carbon" : "price");
+        return ECO_EXIT_USAGE;
+    }
+    for (int i = 0; i < 2; i++) {
+        const char *path = i ? a->price : a->carbon;
+        if (!path)
+            continue;
+        rc = eco_grid_signal_read(path, i ? ECO_SIGNAL_PRICE : ECO_SIGNAL_CARBON,
+                                  i ? a->price_column : a->carbon_column,
+                                  i ? &sig->price : &sig->carbon, &err);
+        if (rc < 0) {
+            eco_cli__err("sim: --%s: %s", i ? "price" : "carbon",
+                         rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            free_signals(sig);
+            return rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
+        }
+        *(i ? &sig->have_price : &sig->have_carbon) = 1;
+    }
+    if (a->carbon_policy && strcmp(a->carbon_policy, "none")) {
+        sig->policy = eco_carbon_find(a->carbon_policy, &sig->params);
+        if (!sig->policy) {
+            struct eco_cli_list names;
+            eco_cli__err("sim: --carbon-policy: unknown policy '%s' (known: %s)", a->carbon_policy,
+                         eco_cli__names(ECO_CLI_CARBON, &names));
+            free_signals(sig);
+            return ECO_EXIT_USAGE;
+        }
+        struct eco_carbon *probe = sig->policy->create(NULL, sig->params, &err);
+        if (!probe) {
+            eco_cli__err("sim: --carbon-policy: %s", err.msg);
+            free_signals(sig);
+            return ECO_EXIT_USAGE;
+        }
+        sig->policy->destroy(probe);
+        if (!sig->have_carbon && !sig->have_price) {
+            eco_cli__err("sim: --carbon-policy %s needs a signal to follow: --carbon FILE or "
+                         "--price FILE",
+                         sig->policy->name);
+            return ECO_EXIT_USAGE;
+        }
+    }
+    if (eco_forecast_parse(a->forecast ? a->forecast : "noisy", &sig->forecast, &sig->sigma, &err) <
+        0) {
+        eco_cli__err("sim: --forecast: %s", err.msg);
+        free_signals(sig);
+        return ECO_EXIT_USAGE;
+    }
+    if (a->max_delay && eco_parse_duration(a->max_delay, &sig->max_delay_s, &err) < 0) {
+        eco_cli__err("sim: --max-delay: %s", err.msg);
+        free_signals(sig);
+        return ECO_EXIT_USAGE;
+    }
+    if (!a->quiet && !sig->policy && (a->max_delay || a->forecast || a->deferrable > 0))
+        eco_cli__err("warning: --max-delay, --forecast and --deferrable matter only with "
+                     "--carbon-policy");
+    if (a->trace_start) {
+        if (eco_parse_utc(a->trace_start, &sig->epoch0_s, &err) < 0) {
+            eco_cli__err("sim: --trace-start: %s", err.msg);
+            return ECO_EXIT_USAGE;
+        }
+        if (!a->carbon && !a->price && !a->quiet)
+            eco_cli__err("warning: --trace-start matters only with --carbon or --price");
+    } else if (sig->have_carbon || sig->have_price) {
+        double c0 = sig->have_carbon ? eco_signal_start(&sig->carbon) : -INFINITY;
+        double p0 = sig->have_price ? eco_signal_start(&sig->price) : -INFINITY;
+        sig->epoch0_s = c0 > p0 ? c0 : p0;
+        char when[32];
+        eco_format_utc(sig->epoch0_s, when, sizeof when);
+        if (!a->quiet)
+            eco_cli__err("note: no --trace-start: the trace's time 0 is %s, the start of the %s "
+                         "signal",
+                         when, c0 > p0 ? "carbon" : "price");
+    }
+    if (!a->quiet)
+        for (int i = 0; i < 2; i++) {
+            const struct eco_signal *s = i ? &sig->price : &sig->carbon;
+            if ((i ? sig->have_price : sig->have_carbon) && s->gaps)
+                eco_cli__err("note: --%s: %s: %zu empty value%s, each holding the value before "
+                             "(docs/formats/grid-signal.md)",
+                             i ? "price" : "carbon", i ? a->price : a->carbon, s->gaps,
+                             s->gaps > 1 ? "s" : "");
+        }
+    return 0;
+}
+
 static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct eco_jobset *set,
                    const struct eco_policy_ops **pol, size_t npol,
                    const struct eco_placement_ops *placement, const struct eco_budget_step *budget,
-                   size_t n_budget)
+                   size_t n_budget, const struct signals *sig)
 {
     int status = 0;
     struct table tab;
     table_init(&tab, a, c, pol, npol, placement);
+    tab.carbon = sig->have_carbon;
+    tab.price = sig->have_price;
     if (a->json && npol > 1)
         printf("[\n");
     else if (!a->json)
@@ -810,6 +1012,15 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             .power_knob = a->power_knob,
             .deadline_lo = a->deadline_lo,
             .deadline_hi = a->deadline_hi,
+            .carbon = sig->have_carbon ? &sig->carbon : NULL,
+            .price = sig->have_price ? &sig->price : NULL,
+            .epoch0_s = sig->epoch0_s,
+            .carbon_policy = sig->policy,
+            .carbon_params = sig->params,
+            .forecast = sig->forecast,
+            .forecast_sigma = sig->sigma,
+            .max_delay_s = sig->max_delay_s,
+            .deferrable = a->deferrable,
         };
         cfg.power_down_params = pd_params;
         struct sim_progress prog = {.policy = pol[i]->name, .run = i + 1, .runs = npol};
@@ -841,7 +1052,8 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
                 return ECO_EXIT_FAIL;
             }
             errno = 0;
-            eco_timeline_writer_init(&tw, tl, a->sample_s);
+            eco_timeline_writer_init_signals(&tw, tl, a->sample_s, sig->have_carbon,
+                                             sig->have_price);
             cfg.timeline = eco_timeline_write;
             cfg.timeline_ctx = &tw;
         }
@@ -1074,12 +1286,14 @@ int eco_cli__cmd_sim(int argc, char **argv)
     struct eco_cluster *c = NULL;
     struct eco_jobset *set = NULL;
     struct eco_budget_step one, *budget = NULL;
+    struct signals sig = {0};
     char tmp_out[4096] = "";
     size_t n_budget = 0;
     if (a.budget_w > 0 && a.budget_file) {
         eco_cli__err("sim: give --power-budget or --power-budget-file, not both");
         return ECO_EXIT_USAGE;
     }
+
     if (a.budget_file) {
         int brc = eco_budget_load(a.budget_file, &budget, &n_budget, &err);
         if (brc) {
@@ -1120,6 +1334,10 @@ int eco_cli__cmd_sim(int argc, char **argv)
                      a.power_policy);
         free(budget);
         return ECO_EXIT_USAGE;
+    }
+    if ((status = load_signals(&a, &sig))) {
+        free(budget);
+        return status;
     }
     int rc = eco_cluster_is_auto(a.cluster) ? 0 : eco_cluster_load(a.cluster, &c, &err);
     if (rc) {
@@ -1173,7 +1391,7 @@ int eco_cli__cmd_sim(int argc, char **argv)
         }
         a.out = tmp_out;
     }
-    status = run_all(&a, c, set, pol, npol, placement, n_budget ? steps : NULL, n_budget);
+    status = run_all(&a, c, set, pol, npol, placement, n_budget ? steps : NULL, n_budget, &sig);
     if (!status && a.out && !tmp_out[0] && npol > 1) /* not into the temporary one */
         status = write_compare_order(&a, pol, npol);
     if (!status && a.report)
@@ -1186,6 +1404,7 @@ int eco_cli__cmd_sim(int argc, char **argv)
 done:
     if (tmp_out[0])
         remove_tmp_out(tmp_out, a.quiet);
+    free_signals(&sig);
     free(budget);
     eco_jobset_destroy(set);
     eco_cluster_destroy(c);

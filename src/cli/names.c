@@ -3,6 +3,7 @@
  * by hand, so that a new policy, placement or format shows up in both at once). */
 #include <string.h>
 #include "cli.h"
+#include "ecosched/carbon.h"
 #include "ecosched/consol.h"
 #include "place/place_io.h"
 #include "ecosched/policy.h"
@@ -52,6 +53,11 @@ const char *eco_cli__names(enum eco_cli_registry r, struct eco_cli_list *l)
         break;
     case ECO_CLI_CONSOLIDATION:
         for (const struct eco_consol_ops *const *p = eco_consol_all(); *p; p++)
+            eco_cli__list_add(l, (*p)->name);
+        break;
+    case ECO_CLI_CARBON:
+        eco_cli__list_add(l, "none");
+        for (const struct eco_carbon_ops *const *p = eco_carbon_all(); *p; p++)
             eco_cli__list_add(l, (*p)->name);
         break;
     }

@@ -12,6 +12,7 @@
 #include "ecosched/rng.h"
 #include "engine_internal.h"
 #include "util/clock.h"
+#include "util/grid_signal.h"
 
 /* Control-period skipping (docs/policies/powercap.md, "Skipping settled periods"): after
  * SKIP_QUIET_TICKS ticks in a row in which no job started or ended, the budget and the
@@ -138,6 +139,10 @@ static void account_segment(struct engine *e, struct eco_job *job, double t)
         job->remaining_s = 0;
     job->attained_gpu_s += (double)job->gpus * ran;
     job->energy_j += job->power_w * ran;
+    if (e->job_c) {
+        size_t j = (size_t)(job - e->jobs);
+        eco_nodes__grid(e, job->power_w, job->last_start_s, t, &e->job_c[j], &e->job_cost[j]);
+    }
     e->busy_gpu_s += (double)job->gpus * ran;
 }
 
@@ -418,6 +423,37 @@ static void enqueue_arrival(struct engine *e, uint32_t j, double t)
         e->instant_max_gpus = job->gpus;
 }
 
+/* When the carbon policy lets job j, arriving at t, enter the queue. */
+static double carbon_release(struct engine *e, uint32_t j, double t)
+{
+    const struct eco_sim_config *cfg = e->cfg;
+    const struct eco_job *job = &e->jobs[j];
+    double slack = 0;
+    if (job->deadline_s != ECO_NO_DEADLINE)
+        slack = job->deadline_s - job->submit_s - job->duration_s;
+    else if (cfg->deferrable <= 0 || cfg->deferrable >= 1 ||
+             eco_rng_uniform(&e->defer_rng) < cfg->deferrable)
+        slack = cfg->max_delay_s;
+    if (slack < 0)
+        slack = 0;
+    const struct eco_signal *sig = cfg->carbon ? cfg->carbon : cfg->price;
+    struct eco_carbon_view v = {
+        .now_s = t,
+        .epoch0_s = cfg->epoch0_s,
+        .forecast = &e->forecast,
+        .step_s = sig->n ? (sig->t[sig->n] - sig->t[0]) / (double)sig->n : 3600,
+        .cluster_gpus = e->c->total_gpus,
+    };
+    struct eco_carbon_job cj = {
+        .submit_s = t,
+        .run_s = job->duration_s,
+        .latest_start_s = t + slack,
+        .gpus = job->gpus,
+    };
+    double r = cfg->carbon_policy->release(e->cpol, &v, &cj);
+    return r > cj.latest_start_s ? cj.latest_start_s : (r < t ? t : r);
+}
+
 static void emit_timeline(struct engine *e, double t)
 {
     if (!e->cfg->timeline)
@@ -430,7 +466,18 @@ static void emit_timeline(struct engine *e, double t)
         .nodes_on = e->nodes_powered,
         .queued = e->n_queued,
     };
-    e->cfg->timeline(e->cfg->timeline_ctx, &row);
+    const struct eco_sim_config *cfg = e->cfg;
+    if (cfg->carbon)
+        row.carbon_g_per_kwh = eco_signal_value(cfg->carbon, cfg->epoch0_s + t);
+    if (cfg->price)
+        row.price_per_mwh = eco_signal_value(cfg->price, cfg->epoch0_s + t);
+    if (e->node_c) {
+        /* The cluster's carbon and cost up to t (energy is integrated to t_prev <= t). */
+        row.carbon_kg = e->carbon_kg;
+        row.cost = e->cost;
+        eco_nodes__grid(e, eco_nodes__power_w(e), e->t_prev, t, &row.carbon_kg, &row.cost);
+    }
+    cfg->timeline(cfg->timeline_ctx, &row);
 }
 
 /* Pops the events at t; *ticks counts the control ticks among them that counted as events. */
@@ -473,6 +520,14 @@ static int pop_instant(struct engine *e, double t, uint64_t *ticks)
             } else {
                 eco_powerctl__idle(e, t);
             }
+            break;
+        }
+        case EV_RELEASE: {
+            enqueue_arrival(e, ev.job, t);
+            int rc = q_insert(e, ev.job);
+            if (rc)
+                return rc;
+            e->events++;
             break;
         }
         case EV_BUDGET: {
@@ -533,9 +588,17 @@ static int loop(struct engine *e)
         while (e->next_arrival < e->n_arrivals &&
                e->jobs[e->arrivals[e->next_arrival]].submit_s == t) {
             uint32_t j = e->arrivals[e->next_arrival++];
-            enqueue_arrival(e, j, t);
-            if ((rc = q_insert(e, j)))
-                return rc;
+            double r = e->cpol ? carbon_release(e, j, t) : t;
+            if (r > t) {
+                if ((rc = eco_heap_push(&e->heap, r, EV_RELEASE, j, 0)))
+                    return rc;
+                e->deferred++;
+                e->deferred_s += r - t;
+            } else {
+                enqueue_arrival(e, j, t);
+                if ((rc = q_insert(e, j)))
+                    return rc;
+            }
             e->events++;
         }
         if (e->events == events_before)
@@ -863,14 +926,62 @@ static int energy_summary(struct engine *e, struct eco_sim_result *res)
         double p = c->busy + c->idle + c->base + c->off + c->trans;
         res->node_energy_j[n] = e->node_e[n] + p * (t_end - e->node_t[n]);
         res->node_boots[n] = e->boots[n];
+        if (e->node_c)
+            eco_nodes__grid(e, p, e->node_t[n], t_end, &e->node_c[n], &e->node_cost[n]);
     }
     res->n_nodes = nn;
+    if (e->node_c) {
+        s->have_carbon = e->cfg->carbon != NULL;
+        s->have_price = e->cfg->price != NULL;
+        s->carbon_kg = e->carbon_kg;
+        s->cost = e->cost;
+        s->epoch0_s = e->cfg->epoch0_s;
+        if (e->cfg->price)
+            snprintf(s->cost_currency, sizeof s->cost_currency, "%s", e->cfg->price->currency);
+        res->node_carbon_kg = e->node_c;
+        res->node_cost = e->node_cost;
+        res->job_carbon_kg = e->job_c;
+        res->job_cost = e->job_cost;
+        e->node_c = e->node_cost = e->job_c = e->job_cost = NULL;
+    }
     return 0;
 }
 
 static int admit_cb(void *ctx, uint32_t job, const struct eco_alloc *a, size_t n)
 {
     return eco_powerctl__admit(ctx, job, a, n);
+}
+
+/* 0 when every grid signal of the run covers simulated [a, b], else -EINVAL naming the
+ * signal and the calendar times. */
+static int signals_cover(const struct eco_sim_config *cfg, double a, double b,
+                         struct eco_error *err)
+{
+    const struct eco_signal *sig[2] = {cfg->carbon, cfg->price};
+    for (int i = 0; i < 2; i++) {
+        if (!sig[i] || eco_signal_covers(sig[i], cfg->epoch0_s + a, cfg->epoch0_s + b))
+            continue;
+        char ra[32], rb[32], sa[32], sb[32], run[96];
+        eco_format_utc(cfg->epoch0_s + a, ra, sizeof ra);
+        eco_format_utc(cfg->epoch0_s + b, rb, sizeof rb);
+        eco_format_utc(eco_signal_start(sig[i]), sa, sizeof sa);
+        eco_format_utc(eco_signal_end(sig[i]), sb, sizeof sb);
+        if (a == b)
+            snprintf(run, sizeof run, "starts at %s", ra);
+        else
+            snprintf(run, sizeof run, "runs from %s to %s", ra, rb);
+        return eco_errorf(err, -EINVAL,
+                          "the %s signal covers %s to %s, and the run %s: choose a "
+                          "--trace-start that puts the run inside it",
+                          i ? "price" : "carbon", sa, sb, run);
+    }
+    return 0;
+}
+
+/* Last submit time of the jobs that will run. */
+static double last_submit(const struct engine *e)
+{
+    return e->n_arrivals ? e->jobs[e->arrivals[e->n_arrivals - 1]].submit_s : 0;
 }
 
 /* First submit time of the jobs that will run (the start of the energy window). */
@@ -945,6 +1056,30 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     if ((rc = prepare(&e, &s->rejected)))
         goto done;
     nodes_ready = 1;
+    /* The run lasts at least from the first to the last submit: a signal that cannot cover
+     * that is reported before the run, one that ends before the last completion after it. */
+    if ((rc = signals_cover(cfg, first_submit(&e), last_submit(&e), err)))
+        goto done;
+    if (cfg->carbon_policy) {
+        const struct eco_signal *sig = cfg->carbon ? cfg->carbon : cfg->price;
+        if (!sig) {
+            rc = eco_errorf(err, -EINVAL,
+                            "--carbon-policy %s needs a signal to follow: --carbon FILE or "
+                            "--price FILE",
+                            cfg->carbon_policy->name);
+            goto done;
+        }
+        e.cpol = cfg->carbon_policy->create(c, cfg->carbon_params, err);
+        if (!e.cpol) {
+            rc = -EINVAL;
+            goto done;
+        }
+        if ((rc = eco_forecast_init(&e.forecast, cfg->forecast, cfg->forecast_sigma, sig, cfg->seed,
+                                    err)))
+            goto done;
+        e.have_forecast = 1;
+        eco_rng_init(&e.defer_rng, cfg->seed ^ 0xdefe11edULL);
+    }
     if ((rc = eco_nodes__init(&e, first_submit(&e))) || (rc = eco_powerctl__init(&e)))
         goto done;
     if (e.pc) {
@@ -954,7 +1089,7 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
             if ((rc = eco_heap_push(&e.heap, cfg->budget[i].t_s, EV_BUDGET, 0, 0)))
                 goto done;
     }
-    if ((rc = loop(&e)))
+    if ((rc = loop(&e)) || (rc = signals_cover(cfg, e.t0, e.t_prev, err)))
         goto done;
     s->policy = cfg->policy->name;
     s->placement = cfg->placement->name;
@@ -973,6 +1108,9 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     if ((rc = summarize(&e, s)) || (rc = energy_summary(&e, res)))
         goto done;
     s->power_policy = e.pc ? cfg->power_policy : "none";
+    s->carbon_policy = cfg->carbon_policy ? cfg->carbon_policy->name : "none";
+    s->deferred = e.deferred;
+    s->avg_deferral_s = e.deferred ? e.deferred_s / (double)e.deferred : 0;
     s->admission_waits = e.admission_waits;
     s->overshoot_s = e.overshoot_s;
     eco_powerctl__summary(&e, s);
@@ -987,6 +1125,10 @@ done:
         cfg->policy->destroy(e.pol);
     if (e.pd)
         cfg->power_down->destroy(e.pd);
+    if (e.cpol)
+        cfg->carbon_policy->destroy(e.cpol);
+    if (e.have_forecast)
+        eco_forecast_fini(&e.forecast);
     eco_powerctl__fini(&e);
     if (nodes_ready)
         eco_nodes__fini(&e);
@@ -1007,6 +1149,11 @@ void eco_sim_result_fini(struct eco_sim_result *res)
     free(res->alloc_pool);
     free(res->node_energy_j);
     free(res->node_boots);
+    free(res->node_carbon_kg);
+    free(res->node_cost);
+    free(res->job_carbon_kg);
+    free(res->job_cost);
+    res->node_carbon_kg = res->node_cost = res->job_carbon_kg = res->job_cost = NULL;
     res->alloc_pool = NULL;
     res->node_energy_j = NULL;
     res->node_boots = NULL;

@@ -4,11 +4,21 @@
 #ifndef ECOSCHED_ENGINE_INTERNAL_H
 #define ECOSCHED_ENGINE_INTERNAL_H
 
+#include "ecosched/carbon.h"
 #include "ecosched/heap.h"
 #include "ecosched/rng.h"
 #include "sim/sim.h"
 
-enum { EV_COMPLETE = 1, EV_WAKEUP, EV_NODE_UP, EV_NODE_DOWN, EV_PD_WAKEUP, EV_TICK, EV_BUDGET };
+enum {
+    EV_COMPLETE = 1,
+    EV_WAKEUP,
+    EV_NODE_UP,
+    EV_NODE_DOWN,
+    EV_PD_WAKEUP,
+    EV_TICK,
+    EV_BUDGET,
+    EV_RELEASE, /* a job deferred by the carbon policy enters the queue */
+};
 
 struct powerctl;
 
@@ -52,9 +62,21 @@ struct engine {
     /* Nodes (nodes.c). */
     uint8_t *state;
     double *idle_since;
-    double *busy_w;      /* GPU power of the jobs running on the node */
-    double *node_e;      /* energy so far */
-    double *node_t;      /* time node_e was last brought up to date */
+    double *busy_w; /* GPU power of the jobs running on the node */
+    double *node_e; /* energy so far */
+    double *node_t; /* time node_e was last brought up to date */
+    /* Grid signals (NULL without): carbon and cost of each node and job so far, over the
+     * same pieces as node_e and the jobs' energy_j; the cluster's in carbon_kg, cost. */
+    double *node_c, *node_cost, *job_c, *job_cost;
+    double carbon_kg, cost;
+    /* Carbon policy (NULL: none): its state, the forecast it sees, which jobs may be
+     * deferred, and what it did. */
+    struct eco_carbon *cpol;
+    struct eco_forecast forecast;
+    int have_forecast;
+    struct eco_rng defer_rng;
+    size_t deferred;
+    double deferred_s;
     struct contrib *cur; /* current contribution of each node to the category powers */
     uint32_t *boots;
     uint32_t *idle_nodes;
@@ -99,6 +121,10 @@ int eco_nodes__powerdown_pass(struct engine *e, double t);
 /* A node event (EV_NODE_UP / EV_NODE_DOWN) at time t. */
 void eco_nodes__event(struct engine *e, uint32_t kind, uint32_t n, double t);
 double eco_nodes__power_w(const struct engine *e);
+/* Adds the carbon (kg) and cost of constant power w over simulated [a, b] to *kg and *cost,
+ * under the run's grid signals (nothing for a signal not given). */
+void eco_nodes__grid(const struct engine *e, double w, double a, double b, double *kg,
+                     double *cost);
 
 /* Power capping (powerctl.c). */
 /* 0 when spec ("none", or "family[:PARAMS]" of the capper family) is valid, else -EINVAL

@@ -82,6 +82,8 @@ void eco_nodes__advance(struct engine *e, double t)
     e->en.base += e->p.base * dt;
     e->en.off += e->p.off * dt;
     e->en.trans += e->p.trans * dt;
+    if (e->node_c)
+        eco_nodes__grid(e, p, e->t_prev, t, &e->carbon_kg, &e->cost);
     e->t_prev = t;
 }
 
@@ -122,6 +124,8 @@ void eco_nodes__refresh(struct engine *e, uint32_t n, double t)
 {
     struct contrib old = e->cur[n];
     e->node_e[n] += sum(&old) * (t - e->node_t[n]);
+    if (e->node_c)
+        eco_nodes__grid(e, sum(&old), e->node_t[n], t, &e->node_c[n], &e->node_cost[n]);
     e->node_t[n] = t;
     struct contrib now = node_contrib(e, n);
     e->p.busy += now.busy - old.busy;
@@ -140,9 +144,27 @@ void eco_nodes__refresh(struct engine *e, uint32_t n, double t)
     }
 }
 
+void eco_nodes__grid(const struct engine *e, double w, double a, double b, double *kg, double *cost)
+{
+    const struct eco_sim_config *cfg = e->cfg;
+    if (cfg->carbon)
+        *kg += eco_signal_carbon_kg(cfg->carbon, w, cfg->epoch0_s + a, cfg->epoch0_s + b);
+    if (cfg->price)
+        *cost += eco_signal_cost(cfg->price, w, cfg->epoch0_s + a, cfg->epoch0_s + b);
+}
+
 int eco_nodes__init(struct engine *e, double t0)
 {
     uint32_t nn = e->c->n_nodes;
+    if (e->cfg->carbon || e->cfg->price) {
+        size_t nj = e->n_jobs ? e->n_jobs : 1;
+        e->node_c = calloc(nn, sizeof *e->node_c);
+        e->node_cost = calloc(nn, sizeof *e->node_cost);
+        e->job_c = calloc(nj, sizeof *e->job_c);
+        e->job_cost = calloc(nj, sizeof *e->job_cost);
+        if (!e->node_c || !e->node_cost || !e->job_c || !e->job_cost)
+            return -ENOMEM;
+    }
     e->state = calloc(nn, sizeof *e->state);
     e->idle_since = malloc(nn * sizeof *e->idle_since);
     e->busy_w = calloc(nn, sizeof *e->busy_w);
@@ -174,6 +196,10 @@ void eco_nodes__fini(struct engine *e)
     free(e->busy_w);
     free(e->node_e);
     free(e->node_t);
+    free(e->node_c);
+    free(e->node_cost);
+    free(e->job_c);
+    free(e->job_cost);
     free(e->cur);
     free(e->boots);
     free(e->idle_nodes);

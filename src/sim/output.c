@@ -6,6 +6,7 @@
 #include <string.h>
 #include "ecosched/catalog.h"
 #include "sim/sim.h"
+#include "util/grid_signal.h"
 
 /* Writes a CSV field, quoted when it holds a comma, quote or line break. */
 static void csv_field(FILE *f, const char *s)
@@ -25,8 +26,13 @@ static void csv_field(FILE *f, const char *s)
 
 int eco_sim_write_jobs_csv(FILE *f, const struct eco_jobset *set, const struct eco_sim_result *r)
 {
-    fputs("job_id,submit_s,start_s,end_s,gpus,nodes,wait_s,jct_s,preemptions,energy_j,workload\n",
-          f);
+    fputs("job_id,submit_s,start_s,end_s,gpus,nodes,wait_s,jct_s,preemptions,energy_j,workload", f);
+    /* carbon and cost columns only with a signal, so that jobs.csv without keeps its columns */
+    if (r->job_carbon_kg && r->summary.have_carbon)
+        fputs(",carbon_kg", f);
+    if (r->job_cost && r->summary.have_price)
+        fputs(",cost", f);
+    fputc('\n', f);
     for (size_t i = 0; i < set->n; i++) {
         const struct eco_job *j = &set->jobs[i];
         if (j->state == ECO_JOB_REJECTED)
@@ -45,7 +51,12 @@ int eco_sim_write_jobs_csv(FILE *f, const struct eco_jobset *set, const struct e
             fprintf(f, ",%.15g,%.15g,%u,", j->wait_s, j->end_s - j->submit_s, j->preemptions);
         else
             fprintf(f, ",,,%u,", j->preemptions);
-        fprintf(f, "%.15g,%s\n", j->energy_j, eco_workload_name(j->workload));
+        fprintf(f, "%.15g,%s", j->energy_j, eco_workload_name(j->workload));
+        if (r->job_carbon_kg && r->summary.have_carbon)
+            fprintf(f, ",%.15g", r->job_carbon_kg[i]);
+        if (r->job_cost && r->summary.have_price)
+            fprintf(f, ",%.15g", r->job_cost[i]);
+        fputc('\n', f);
     }
     return ferror(f) ? -EIO : 0;
 }
@@ -79,31 +90,54 @@ int eco_sim_write_rejected_csv(FILE *f, const struct eco_jobset *set)
 
 int eco_sim_write_nodes_csv(FILE *f, const struct eco_cluster *c, const struct eco_sim_result *r)
 {
-    fputs("node,group,gpu_type,gpus,energy_j,boots\n", f);
-    for (uint32_t n = 0; n < c->n_nodes && n < r->n_nodes; n++)
-        fprintf(f, "%u,%u,%s,%u,%.15g,%u\n", n, c->nodes[n].group,
+    int carbon = r->node_carbon_kg && r->summary.have_carbon;
+    int price = r->node_cost && r->summary.have_price;
+    fprintf(f, "node,group,gpu_type,gpus,energy_j,boots%s%s\n", carbon ? ",carbon_kg" : "",
+            price ? ",cost" : "");
+    for (uint32_t n = 0; n < c->n_nodes && n < r->n_nodes; n++) {
+        fprintf(f, "%u,%u,%s,%u,%.15g,%u", n, c->nodes[n].group,
                 eco_catalog_get(c->nodes[n].type)->name, c->nodes[n].gpus, r->node_energy_j[n],
                 r->node_boots[n]);
+        if (carbon)
+            fprintf(f, ",%.15g", r->node_carbon_kg[n]);
+        if (price)
+            fprintf(f, ",%.15g", r->node_cost[n]);
+        fputc('\n', f);
+    }
     return ferror(f) ? -EIO : 0;
 }
 
 void eco_timeline_writer_init(struct eco_timeline_writer *w, FILE *f, double sample_s)
 {
-    *w = (struct eco_timeline_writer){.f = f, .sample_s = sample_s};
-    fputs("time_s,power_w,budget_w,busy_gpus,nodes_on,queued\n", f);
+    eco_timeline_writer_init_signals(w, f, sample_s, 0, 0);
 }
 
-static void timeline_line(FILE *f, double t, const struct eco_timeline_row *r)
+void eco_timeline_writer_init_signals(struct eco_timeline_writer *w, FILE *f, double sample_s,
+                                      int carbon, int price)
 {
-    fprintf(f, "%.15g,%.15g,%.15g,%llu,%u,%llu\n", t, r->power_w, r->budget_w,
+    *w = (struct eco_timeline_writer){
+        .f = f, .sample_s = sample_s, .carbon = carbon, .price = price};
+    fprintf(f, "time_s,power_w,budget_w,busy_gpus,nodes_on,queued%s%s\n",
+            carbon ? ",carbon_g_per_kwh,carbon_kg" : "", price ? ",price_per_mwh,cost" : "");
+}
+
+static void timeline_line(const struct eco_timeline_writer *w, double t,
+                          const struct eco_timeline_row *r)
+{
+    fprintf(w->f, "%.15g,%.15g,%.15g,%llu,%u,%llu", t, r->power_w, r->budget_w,
             (unsigned long long)r->busy_gpus, r->nodes_on, (unsigned long long)r->queued);
+    if (w->carbon)
+        fprintf(w->f, ",%.15g,%.15g", r->carbon_g_per_kwh, r->carbon_kg);
+    if (w->price)
+        fprintf(w->f, ",%.15g,%.15g", r->price_per_mwh, r->cost);
+    fputc('\n', w->f);
 }
 
 /* Emits the state in force at each sample time before t (the last row seen). */
 static void timeline_flush(struct eco_timeline_writer *w, double t)
 {
     while (w->next_s < t) {
-        timeline_line(w->f, w->next_s, &w->last);
+        timeline_line(w, w->next_s, &w->last);
         w->next_s += w->sample_s;
     }
 }
@@ -112,7 +146,7 @@ void eco_timeline_write(void *ctx, const struct eco_timeline_row *row)
 {
     struct eco_timeline_writer *w = ctx;
     if (w->sample_s <= 0) {
-        timeline_line(w->f, row->t_s, row);
+        timeline_line(w, row->t_s, row);
         return;
     }
     if (!w->started) {
@@ -129,7 +163,7 @@ int eco_timeline_writer_finish(struct eco_timeline_writer *w, double end_s)
     if (w->sample_s > 0 && w->started) {
         timeline_flush(w, end_s);
         if (w->next_s <= end_s)
-            timeline_line(w->f, w->next_s, &w->last);
+            timeline_line(w, w->next_s, &w->last);
     }
     return ferror(w->f) ? -EIO : 0;
 }
@@ -206,6 +240,22 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall)
     bad |= set_int(o, "power_cap_periods", s->power_cap_periods);
     bad |= set_int(o, "settling_periods", s->settling_periods);
     bad |= set_int(o, "admission_waits", s->admission_waits);
+    if (s->have_carbon || s->have_price) {
+        char when[32];
+        eco_format_utc(s->epoch0_s, when, sizeof when);
+        bad |= json_object_set_new(o, "trace_start", json_string(when));
+    }
+    if (s->have_carbon)
+        bad |= set_num(o, "carbon_kg", s->carbon_kg);
+    if (s->carbon_policy && strcmp(s->carbon_policy, "none")) {
+        bad |= json_object_set_new(o, "carbon_policy", json_string(s->carbon_policy));
+        bad |= set_int(o, "deferred", s->deferred);
+        bad |= set_num(o, "avg_deferral_s", s->avg_deferral_s);
+    }
+    if (s->have_price) {
+        bad |= set_num(o, "cost", s->cost);
+        bad |= json_object_set_new(o, "cost_currency", json_string(s->cost_currency));
+    }
     bad |= set_int(o, "events", s->events);
     if (with_wall)
         bad |= set_num(o, "sim_wall_s", s->sim_wall_s);

@@ -897,6 +897,8 @@ static struct shown shown_for(const char *key, double max, double lo)
         sh = (struct shown){u.div, u.name, 0};
     } else if (ends(key, "_kwh")) {
         sh = (struct shown){1, "kWh", 0};
+    } else if (!strcmp(key, "carbon_kg")) {
+        sh = max >= 10000 ? (struct shown){1000, "t CO2e", 0} : (struct shown){1, "kg CO2e", 0};
     } else if (ends(key, "_pct")) {
         sh = (struct shown){1, "%", 0};
     } else if (!strcmp(key, "gpu_util") || ends(key, "_ratio")) {
@@ -953,6 +955,10 @@ static const struct {
     {"power_cap_over_s", "time of the control periods above the budget"},
     {"power_cap_over_kwh", "energy above the budget"},
     {"power_cap_over_share", "share of control periods above the budget"},
+    {"trace_start", "calendar time of the trace's time 0 (UTC)"},
+    {"carbon_kg", "carbon of the cluster's energy under the grid signal"},
+    {"cost", "electricity cost of the cluster's energy"},
+    {"cost_currency", "currency of the cost"},
     {"events", "events the engine processed"},
 };
 
@@ -977,7 +983,9 @@ static int better(const char *key)
                                         "power_cap_raw_overshoot_pct",
                                         "power_cap_over_s",
                                         "power_cap_over_kwh",
-                                        "power_cap_over_share"};
+                                        "power_cap_over_share",
+                                        "carbon_kg",
+                                        "cost"};
     for (size_t i = 0; i < sizeof lower / sizeof lower[0]; i++)
         if (!strcmp(key, lower[i]))
             return 1;
@@ -994,6 +1002,7 @@ static const struct {
     {"energy_j.total", "energy"},  {"gpu_util", "GPU utilisation"},
     {"avg_power_w", "mean power"}, {"peak_power_w", "peak power"},
     {"makespan_s", "makespan"},    {"deadline_miss_ratio", "deadline misses"},
+    {"carbon_kg", "carbon"},       {"cost", "cost"},
 };
 #define N_HEADLINE (sizeof headline / sizeof headline[0])
 

@@ -11,6 +11,8 @@
 #include "ecosched/job.h"
 #include "ecosched/policy.h"
 #include "ecosched/power.h"
+#include "ecosched/carbon.h"
+#include "ecosched/signal.h"
 
 /* One line of the power timeline: the state from t_s until the next line. */
 struct eco_timeline_row {
@@ -20,6 +22,10 @@ struct eco_timeline_row {
     uint64_t busy_gpus;
     uint32_t nodes_on; /* nodes powered: on, booting or shutting down */
     uint64_t queued;   /* jobs waiting */
+    /* With grid signals (eco_sim_config.carbon, .price): the values in force and the
+     * cluster's carbon and cost so far; 0 without. */
+    double carbon_g_per_kwh, price_per_mwh;
+    double carbon_kg, cost;
 };
 
 /* How far a run has come (eco_sim_config.progress). */
@@ -74,6 +80,22 @@ struct eco_sim_config {
      * the figures (it may read a clock). The struct is borrowed for the call. */
     void (*progress)(void *ctx, const struct eco_sim_progress *p);
     void *progress_ctx;
+    /* Grid signals (docs/formats/grid-signal.md), borrowed, each may be NULL: carbon and cost
+     * are integrated over the same constant-power pieces as energy. Simulated time t is the
+     * calendar time epoch0_s + t (seconds since the Unix epoch); the run must lie inside each
+     * signal's cover. */
+    const struct eco_signal *carbon, *price;
+    double epoch0_s;
+    /* Carbon policy (docs/policies/carbon.md): NULL for none (carbon-agnostic). It follows the
+     * carbon signal, else the price signal, through a forecast (kind and relative error).
+     * Jobs with a deadline may start as late as deadline - duration; of the others, a
+     * `deferrable` share (seeded; 0 counts as 1) may start up to max_delay_s after submit. */
+    const struct eco_carbon_ops *carbon_policy;
+    const char *carbon_params;
+    enum eco_forecast_kind forecast;
+    double forecast_sigma;
+    double max_delay_s;
+    double deferrable;
 };
 
 /* Cluster energy by where it goes, J; the parts add up to total. */
@@ -131,6 +153,15 @@ struct eco_sim_summary {
     double overshoot_s;                 /* time with instantaneous power above the budget (exact) */
     uint64_t capped_periods; /* control periods whose full-power demand exceeded the budget */
     size_t admission_waits;  /* job starts deferred because of the budget */
+    /* Grid signals: which were given, and the cluster's carbon (kg CO2eq) and cost (in
+     * cost_currency) over the energy window; 0 without. */
+    int have_carbon, have_price;
+    double carbon_kg, cost;
+    const char *carbon_policy; /* "none" without */
+    size_t deferred;           /* jobs the carbon policy started later than they arrived */
+    double avg_deferral_s;     /* mean delay of those, s */
+    char cost_currency[8];
+    double epoch0_s; /* calendar time of simulated time 0 */
     double sim_wall_s;
 };
 
@@ -141,6 +172,10 @@ struct eco_sim_result {
     double *node_energy_j; /* per node, over the same window as the summary */
     uint32_t *node_boots;  /* per node */
     uint32_t n_nodes;
+    /* With a carbon or price signal (else NULL): per node and per job (by index in the job
+     * set), over the same pieces as node_energy_j and the jobs' energy_j. */
+    double *node_carbon_kg, *node_cost;
+    double *job_carbon_kg, *job_cost;
 };
 
 /* Runs the simulation. The jobs' run state in `set` is reset first and filled in (start,
@@ -174,8 +209,13 @@ struct eco_timeline_writer {
     int started;
     double next_s;
     struct eco_timeline_row last;
+    int carbon, price; /* the carbon and price columns */
 };
 void eco_timeline_writer_init(struct eco_timeline_writer *w, FILE *f, double sample_s);
+/* The same, with the carbon columns (carbon_g_per_kwh, carbon_kg) and the price columns
+ * (price_per_mwh, cost) when asked. */
+void eco_timeline_writer_init_signals(struct eco_timeline_writer *w, FILE *f, double sample_s,
+                                      int carbon, int price);
 void eco_timeline_write(void *ctx, const struct eco_timeline_row *row);
 int eco_timeline_writer_finish(struct eco_timeline_writer *w, double end_s);
 /* JSON object of the summary; `with_wall` adds sim_wall_s (not deterministic). Caller frees. */

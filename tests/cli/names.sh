@@ -21,9 +21,10 @@ P=$(names eco_policy_ops "$SRC"/src/core/policy/*.c)
 L=$(names eco_placement_ops "$SRC"/src/core/policy/*.c "$SRC"/src/place/*.c)
 D=$(names eco_powerdown_ops "$SRC"/src/core/policy/*.c)
 C=$(names eco_capper_ops "$SRC"/src/core/powercap/*.c)
+K=$(names eco_carbon_ops "$SRC"/src/core/carbon/*.c)
 n=$((n + 1))
 if [ "$(echo $P | wc -w)" -lt 7 ] || [ "$(echo $L | wc -w)" -lt 12 ] || [ "$(echo $D | wc -w)" -lt 3 ] ||
-   [ "$(echo $C | wc -w)" -lt 5 ]; then
+   [ "$(echo $C | wc -w)" -lt 5 ] || [ "$(echo $K | wc -w)" -lt 3 ]; then
     echo "FAIL: too few ops tables found in the sources: policies '$P' placements '$L' power-down '$D' cappers '$C'"
     fail=$((fail + 1))
 fi
@@ -34,6 +35,7 @@ section "Queue policies" > "$T/policies"
 section "Placements" > "$T/placements"
 section "Power-down policies" > "$T/powerdown"
 section "Power policies" > "$T/cappers"
+section "Carbon policies" > "$T/carbon"
 entry() { # FILE NAME
     n=$((n + 1))
     grep -Eq "^  $2(:[A-Z]+)? " "$1" || { echo "FAIL: sim --help: no entry for '$2' in $(basename "$1")"; fail=$((fail + 1)); }
@@ -42,6 +44,7 @@ for p in $P; do entry "$T/policies" "$p"; done
 for p in $L; do entry "$T/placements" "$p"; done
 for p in $D; do entry "$T/powerdown" "$p"; done
 for p in $C; do entry "$T/cappers" "$p"; done
+for p in none $K; do entry "$T/carbon" "$p"; done
 # and in the "known: ..." messages
 known() { # FLAG VALUE NAMES...
     flag="$1"; val="$2"; shift 2
@@ -59,6 +62,12 @@ known --compare fifo,rr $P
 known --placement best $L
 known --power-down sleep $D
 known --power-policy magic $C
+CK="$SRC/data/grid_signals/us_eia930_2022/eia930_CISO_2022_carbon.csv.gz"
+out=$("$ECO" sim --trace "$TRACE" --cluster 2x8 --carbon "$CK" --carbon-policy psychic 2>&1)
+for p in none $K; do
+    n=$((n + 1))
+    case "$out" in *"known: "*"$p"*) ;; *) echo "FAIL: --carbon-policy: '$p' missing: $out"; fail=$((fail + 1)) ;; esac
+done
 out=$("$ECO" place --nodes x --items y --algo nope 2>&1)
 for p in ffd bfd fgd pso ilp; do
     n=$((n + 1))

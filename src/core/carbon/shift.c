@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/* ecosched's temporal shifting: a deferrable job starts at the candidate that minimises its
+ * forecast carbon plus a price on the delay,
+ *
+ *     est_kg(s) + LAMBDA x (s - now) / 1 h,
+ *     est_kg(s) = gpus x run_h x NOMINAL_GPU_KW x mean forecast intensity over [s, s + run) / 1000,
+ *
+ * so that waiting is spent where it buys the most carbon: a large long job may wait hours for
+ * a cleaner window, a small short one does not wait for a few grams. This is the Lagrangian
+ * relaxation of "least carbon at a given mean delay": each job's choice is independent given
+ * the price LAMBDA (kg CO2eq per hour of delay), which sets the trade between carbon and mean
+ * JCT; LAMBDA 0 is Let's Wait Awhile's choice. Optionally (util=U) every arriving job books
+ * its GPUs over the hours it is expected to run and a deferred job only takes starts where the
+ * booked GPUs plus its own stay within U of the cluster. docs/policies/carbon.md. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ecosched/carbon.h"
+
+#define MAX_CANDIDATES 169
+/* Hours of booking per job looked at: a week (a longer run books its first week only). */
+#define MAX_BOOK_H 168
+#define HOUR_S 3600.0
+/* Power per GPU the carbon estimate assumes, kW: a V100 training at its default limit draws
+ * about 0.18 kW (docs/models/energy.md, the generic workload) and its share of an 8-GPU host's
+ * 941 W base is 0.118 kW. Only a scale: LAMBDA is tuned against it. */
+#define NOMINAL_GPU_KW 0.3
+/* Default price of delay, kg CO2eq per hour a job waits: a setting, tuned on the tuning
+ * traces of docs/results/carbon.md (a job of 8 GPUs x 10 h at 0.3 kW per GPU saves about
+ * 2.4 kg for each 100 g/kWh of cleaner grid). */
+#define DEFAULT_LAMBDA 0.5
+
+struct eco_carbon {
+    double lambda;    /* kg per hour of delay */
+    double util;      /* booking cap, share of the GPUs; 0: no booking */
+    double base_hour; /* calendar hour of book[0]; NAN before the first job */
+    double *book;     /* GPUs booked per hour */
+    size_t n, cap;
+};
+
+static int parse_params(const char *params, double *lambda, double *util, struct eco_error *err)
+{
+    char buf[128];
+    if (strlen(params) >= sizeof buf)
+        return eco_errorf(err, -EINVAL, "shift: parameters too long");
+    strcpy(buf, params);
+    for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq)
+            return eco_errorf(err, -EINVAL, "shift: '%s' is not KEY=VALUE (keys: lambda, util)",
+                              kv);
+        *eq = '\0';
+        char *end;
+        double v = strtod(eq + 1, &end);
+        if (end == eq + 1 || *end)
+            return eco_errorf(err, -EINVAL, "shift: %s: '%s' is not a number", kv, eq + 1);
+        if (!strcmp(kv, "lambda")) {
+            if (!(v >= 0 && v < 1e9))
+                return eco_errorf(err, -EINVAL,
+                                  "shift: lambda: %g is not a price >= 0 (kg CO2eq per hour of "
+                                  "delay)",
+                                  v);
+            *lambda = v;
+        } else if (!strcmp(kv, "util")) {
+            if (!(v > 0 && v <= 1))
+                return eco_errorf(err, -EINVAL,
+                                  "shift: util: %g is not a share of the GPUs in "
+                                  "(0, 1]",
+                                  v);
+            *util = v;
+        } else {
+            return eco_errorf(err, -EINVAL, "shift: unknown key '%s' (keys: lambda, util)", kv);
+        }
+    }
+    return 0;
+}
+
+static struct eco_carbon *shift_create(const struct eco_cluster *c, const char *params,
+                                       struct eco_error *err)
+{
+    (void)c;
+    double lambda = DEFAULT_LAMBDA, util = 0;
+    if (params && *params && parse_params(params, &lambda, &util, err) < 0)
+        return NULL;
+    struct eco_carbon *p = calloc(1, sizeof *p);
+    if (!p) {
+        eco_errorf(err, -ENOMEM, "out of memory");
+        return NULL;
+    }
+    p->lambda = lambda;
+    p->util = util;
+    p->base_hour = NAN;
+    return p;
+}
+static void shift_destroy(struct eco_carbon *p)
+{
+    if (p)
+        free(p->book);
+    free(p);
+}
+
+/* Hours [h0, h1) of the booking, relative to base_hour, grown as needed; -1 out of memory. */
+static int ensure(struct eco_carbon *p, size_t h1)
+{
+    if (h1 <= p->n)
+        return 0;
+    if (h1 > p->cap) {
+        size_t nc = p->cap ? p->cap : 1024;
+        while (nc < h1)
+            nc *= 2;
+        double *b = realloc(p->book, nc * sizeof *b);
+        if (!b)
+            return -1;
+        p->book = b;
+        p->cap = nc;
+    }
+    memset(p->book + p->n, 0, (h1 - p->n) * sizeof *p->book);
+    p->n = h1;
+    return 0;
+}
+
+/* The booking hours a run at calendar a for run_s covers: [*h0, *h1). */
+static void hours_of(const struct eco_carbon *p, double a, double run_s, size_t *h0, size_t *h1)
+{
+    double first = floor(a / HOUR_S) - p->base_hour;
+    double last = ceil((a + (run_s > 0 ? run_s : 1)) / HOUR_S) - p->base_hour;
+    if (first < 0)
+        first = 0;
+    if (last - first > MAX_BOOK_H)
+        last = first + MAX_BOOK_H;
+    *h0 = (size_t)first;
+    *h1 = (size_t)last;
+}
+
+static double shift_release(struct eco_carbon *p, const struct eco_carbon_view *v,
+                            const struct eco_carbon_job *j)
+{
+    double now = v->epoch0_s + v->now_s;
+    int booking = p->util > 0;
+    if (isnan(p->base_hour))
+        p->base_hour = floor(now / HOUR_S);
+    double cand[MAX_CANDIDATES];
+    size_t n = eco_carbon_candidates(v, j, cand, MAX_CANDIDATES);
+    double limit = p->util * (double)v->cluster_gpus;
+    if (limit < j->gpus)
+        limit = j->gpus; /* a job larger than the cap may still take hours nothing booked */
+    double kwh = (double)j->gpus * j->run_s / HOUR_S * NOMINAL_GPU_KW;
+    double best = v->now_s, best_c = INFINITY, least = v->now_s, least_peak = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double a = v->epoch0_s + cand[i];
+        if (booking) {
+            size_t h0, h1;
+            hours_of(p, a, j->run_s, &h0, &h1);
+            if (ensure(p, h1) < 0) {
+                booking = 0; /* out of memory: decide without the booking */
+            } else {
+                double peak = 0;
+                for (size_t h = h0; h < h1; h++)
+                    if (p->book[h] > peak)
+                        peak = p->book[h];
+                peak += j->gpus;
+                if (peak < least_peak) {
+                    least_peak = peak;
+                    least = cand[i];
+                }
+                if (peak > limit && n > 1)
+                    continue;
+            }
+        }
+        double kg = kwh * eco_forecast_mean(v->forecast, now, a, a + j->run_s) / 1000.0;
+        double c = kg + p->lambda * (cand[i] - v->now_s) / HOUR_S;
+        if (c < best_c) {
+            best_c = c;
+            best = cand[i];
+        }
+    }
+    double start = isinf(best_c) ? least : best;
+    if (booking) {
+        size_t h0, h1;
+        hours_of(p, v->epoch0_s + start, j->run_s, &h0, &h1);
+        if (ensure(p, h1) == 0)
+            for (size_t h = h0; h < h1; h++)
+                p->book[h] += j->gpus;
+    }
+    return start;
+}
+
+const struct eco_carbon_ops eco_carbon_shift = {
+    .name = "shift",
+    .summary = "ecosched's: the start that minimises the job's forecast carbon plus a\n"
+               "price on its delay (lambda=KG per hour, default 0.5), optionally within\n"
+               "a share of the GPUs every job books (util=U); keys lambda=,util=",
+    .create = shift_create,
+    .destroy = shift_destroy,
+    .release = shift_release,
+};

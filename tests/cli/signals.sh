@@ -1,0 +1,142 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Grid signals in `sim`: carbon and cost per run, node, job and over time, integrated over the
+# same pieces as energy (a constant signal gives energy x intensity; the nodes' figures add up
+# to the run's), --trace-start, and bad signal files or covers reported with file and line.
+set -eu
+ECO="$1"
+SRC="$2"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# A trace of three jobs on 1x8 (times relative to the trace's 0).
+cat > "$T/trace.csv" <<CSV
+job_id,submit_s,duration_s,gpus
+a,0,3600,4
+b,600,1800,2
+c,1200,7200,8
+CSV
+# A constant 400 g/kWh and a price of 100 AUD/MWh over 2022-01-01, hourly.
+{
+    echo "time_utc,carbon_gco2eq_per_kwh"
+    for h in 00 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20 21 22 23; do
+        echo "2022-01-01T$h:00:00Z,400"
+    done
+} > "$T/const.csv"
+{
+    echo "time_utc,price_aud_per_mwh"
+    for h in 00 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20 21 22 23; do
+        echo "2022-01-01T$h:00:00Z,100"
+    done
+} > "$T/price.csv"
+"$ECO" sim --trace "$T/trace.csv" --cluster 1x8 --carbon "$T/const.csv" --price "$T/price.csv" \
+    --trace-start 2022-01-01T00:00:00Z --out "$T/o" -q > "$T/table.txt"
+J="$T/o/summary.json"
+num() { sed -n "s/^ *\"$1\": \\([-0-9.e+]*\\),\\{0,1\\}$/\\1/p" "$J" | head -1; }
+e=$(num energy_kwh)
+c=$(num carbon_kg)
+k=$(num cost)
+# A constant signal: carbon = energy x 0.4 kg/kWh, cost = energy x 0.1 AUD/kWh.
+awk -v e="$e" -v c="$c" -v k="$k" 'BEGIN { d = c - 0.4 * e; d2 = k - 0.1 * e;
+    if (d < 0) d = -d; if (d2 < 0) d2 = -d2;
+    exit !(e > 0 && d <= 1e-9 * c && d2 <= 1e-9 * k) }' ||
+    fail "constant signal: carbon $c and cost $k against energy $e kWh"
+grep -q '"cost_currency": "AUD"' "$J" || fail "cost_currency missing"
+grep -q '"trace_start": "2022-01-01T00:00:00Z"' "$J" || fail "trace_start missing"
+grep -q 'carbon_kg *cost' "$T/table.txt" || fail "table lacks carbon and cost columns"
+grep -q ' AUD' "$T/table.txt" || fail "table lacks the currency"
+# Per node and per job: the nodes add up to the run; each job's carbon is its GPU energy's.
+head -1 "$T/o/nodes.csv" | grep -q ',carbon_kg,cost$' || fail "nodes.csv columns"
+awk -F, -v c="$c" 'NR > 1 { s += $7 } END { d = s - c; if (d < 0) d = -d; exit !(d <= 1e-9 * c) }' \
+    "$T/o/nodes.csv" || fail "nodes' carbon does not add up to $c"
+head -1 "$T/o/jobs.csv" | grep -q ',carbon_kg,cost$' || fail "jobs.csv columns"
+awk -F, 'NR > 1 { d = $12 - $10 / 3.6e6 * 0.4; if (d < 0) d = -d; if (d > 1e-12 + 1e-9 * $12) bad = 1 }
+    END { exit bad }' "$T/o/jobs.csv" || fail "a job's carbon is not its energy x intensity"
+head -1 "$T/o/timeline.csv" | grep -q ',carbon_g_per_kwh,carbon_kg,price_per_mwh,cost$' ||
+    fail "timeline.csv columns"
+# The last timeline row's cumulative carbon is the run's.
+tail -1 "$T/o/timeline.csv" | awk -F, -v c="$c" '{ d = $8 - c; if (d < 0) d = -d; exit !(d <= 1e-9 * c) }' ||
+    fail "timeline's last carbon is not the run's $c"
+
+# A step signal: 100 g/kWh until 01:00, 300 after. Job a alone on 1x8 from 00:30 to 01:30 draws
+# constant power, so its carbon splits at the step: half its energy at 100, half at 300.
+cat > "$T/one.csv" <<CSV
+job_id,submit_s,duration_s,gpus
+a,1800,3600,8
+CSV
+printf 'time_utc,carbon_gco2eq_per_kwh\n2022-01-01T00:00:00Z,100\n2022-01-01T01:00:00Z,300\n' > "$T/step.csv"
+"$ECO" sim --trace "$T/one.csv" --cluster 1x8 --carbon "$T/step.csv" --trace-start 2022-01-01 \
+    --out "$T/s" -q > /dev/null
+J="$T/s/summary.json"
+e=$(num energy_kwh)
+c=$(num carbon_kg)
+awk -v e="$e" -v c="$c" 'BEGIN { d = c - e * (0.5 * 0.1 + 0.5 * 0.3); if (d < 0) d = -d;
+    exit !(d <= 1e-9 * c) }' || fail "step signal: carbon $c for $e kWh, want half at 100 and half at 300"
+
+# Without --trace-start: the signal's start, said in a note.
+"$ECO" sim --trace "$T/one.csv" --cluster 1x8 --carbon "$T/step.csv" 2> "$T/err" > /dev/null
+grep -q "note: no --trace-start: the trace's time 0 is 2022-01-01T00:00:00Z" "$T/err" ||
+    fail "no note about the default trace start: $(cat "$T/err")"
+# Without signals nothing changes: no carbon columns.
+"$ECO" sim --trace "$T/one.csv" --cluster 1x8 --out "$T/n" -q > "$T/plain.txt"
+grep -q carbon "$T/plain.txt" "$T/n/jobs.csv" "$T/n/nodes.csv" "$T/n/timeline.csv" "$T/n/summary.json" &&
+    fail "carbon columns without a signal"
+
+# Errors, exit 2, naming what to fix.
+expect_err() { # expect_err WANT ARGS...: exit 2 and WANT on stderr
+    want="$1"
+    shift
+    set +e
+    "$ECO" sim --trace "$T/one.csv" --cluster 1x8 -q "$@" > /dev/null 2> "$T/err"
+    rc=$?
+    set -e
+    [ "$rc" -eq 2 ] || fail "exit $rc (want 2) for $*: $(cat "$T/err")"
+    grep -qF -- "$want" "$T/err" || fail "for $*: want '$want', got: $(cat "$T/err")"
+}
+expect_err "the carbon signal covers 2022-01-01T00:00:00Z to 2022-01-01T02:00:00Z, and the run starts at 2021-12-31T00:30:00Z" \
+    --carbon "$T/step.csv" --trace-start 2021-12-31
+expect_err "and the run runs from 2022-01-01T01:30:00Z to 2022-01-01T02:30:00Z" \
+    --carbon "$T/step.csv" --trace-start 2022-01-01T01:00:00Z
+expect_err "sim: --trace-start: '2022-01-01T00:00:00+01:00': the time must be UTC" \
+    --carbon "$T/step.csv" --trace-start 2022-01-01T00:00:00+01:00
+printf 'time_utc,carbon_gco2eq_per_kwh\n2022-01-01T00:00:00Z,100\n2022-01-01T01:00:00Z,x\n' > "$T/bad.csv"
+expect_err "sim: --carbon: $T/bad.csv:3: column 2 (carbon_gco2eq_per_kwh): 'x' is not a number" \
+    --carbon "$T/bad.csv"
+expect_err "sim: --price: $T/step.csv:1: no price column" --price "$T/step.csv"
+expect_err "sim: --carbon: $T/missing.csv" --carbon "$T/missing.csv"
+expect_err "sim: --price-column needs --price FILE" --price-column price_eur_per_mwh
+
+# The bundled series read; a gap is noted.
+PJM="$SRC/data/grid_signals/us_eia930_2022/eia930_PJM_2022_carbon.csv.gz"
+"$ECO" sim --trace "$T/trace.csv" --cluster 1x8 --carbon "$PJM" --trace-start 2022-06-01 \
+    2> "$T/err" > /dev/null || fail "PJM: $(cat "$T/err")"
+grep -q "note: --carbon: .*: 28 empty values, each holding the value before" "$T/err" ||
+    fail "no gap note for PJM: $(cat "$T/err")"
+# Carbon policies: a deferrable job waits for the clean hour (lwa, shift), counted in the
+# summary; the agnostic run defers nothing; wrong uses exit 2.
+printf 'time_utc,carbon_gco2eq_per_kwh\n' > "$T/day.csv"
+for h in 00 01 02 03 04 05 06 07 08 09 10 11; do
+    v=300; [ "$h" = 05 ] && v=50
+    echo "2022-01-01T$h:00:00Z,$v" >> "$T/day.csv"
+done
+printf 'job_id,submit_s,duration_s,gpus\nx,0,3600,8\n' > "$T/x.csv"
+for cp in lwa shift:lambda=0 threshold:0; do
+    "$ECO" sim --trace "$T/x.csv" --cluster 1x8 --carbon "$T/day.csv" --trace-start 2022-01-01 \
+        --carbon-policy "$cp" --forecast oracle --max-delay 8h --out "$T/c" -q > /dev/null
+    J="$T/c/summary.json"
+    [ "$(num avg_deferral_s)" = 18000.0 ] || fail "$cp: deferral $(num avg_deferral_s), want 18000 (to 05:00)"
+    grep -q '"deferred": 1,' "$J" || fail "$cp: deferred count"
+    awk -F, 'NR == 2 { exit !($3 == 18000) }' "$T/c/jobs.csv" || fail "$cp: the job did not start at 5 h"
+done
+"$ECO" sim --trace "$T/x.csv" --cluster 1x8 --carbon "$T/day.csv" --trace-start 2022-01-01 \
+    --out "$T/c" -q > /dev/null
+grep -q '"deferred"' "$T/c/summary.json" && fail "deferred without a carbon policy"
+expect_err "sim: --carbon-policy shift needs a signal to follow" --carbon-policy shift
+expect_err "sim: --carbon-policy: unknown policy 'psychic' (known: none, shift, lwa, threshold)" \
+    --carbon "$T/step.csv" --carbon-policy psychic
+expect_err "sim: --carbon-policy: threshold:PCT: '120' is not a percentile" \
+    --carbon "$T/step.csv" --carbon-policy threshold:120
+expect_err "sim: --max-delay: '6x': unknown unit 'x'" --carbon "$T/step.csv" --carbon-policy lwa --max-delay 6x
+expect_err "sim: --forecast: unknown forecast 'psychic'" --carbon "$T/step.csv" --carbon-policy lwa --forecast psychic
+echo "ok"

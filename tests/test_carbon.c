@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/* Carbon policies and forecasts on small hand-computed tables (ecosched/carbon.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include "ecosched/carbon.h"
+#include "test_util.h"
+
+#define H 3600.0
+/* 2022-01-01T00:00:00Z */
+#define T0 1640995200.0
+
+/* An hourly carbon signal of n values from T0. */
+static void hourly(struct eco_signal *s, const double *v, size_t n)
+{
+    double t[64];
+    for (size_t i = 0; i <= n; i++)
+        t[i] = T0 + (double)i * H;
+    assert_int_equal(eco_signal_build(s, ECO_SIGNAL_CARBON, t, v, n, NULL), 0);
+}
+
+/* Intensity by hour: 300 for hours 0-2, 100 for 3-4, 200 for 5-7, 50 for 8. */
+static const double day[] = {300, 300, 300, 100, 100, 200, 200, 200, 50, 300, 300, 300};
+
+static void test_forecasts(void **state)
+{
+    (void)state;
+    struct eco_signal s;
+    struct eco_forecast f;
+    hourly(&s, day, 12);
+    assert_int_equal(eco_forecast_init(&f, ECO_FORECAST_ORACLE, 0, &s, 1, NULL), 0);
+    assert_near(eco_forecast_mean(&f, T0, T0 + 2 * H, T0 + 4 * H), 200, 1e-9);
+    eco_forecast_fini(&f);
+    /* noisy with no error is the truth; with error, the past is still measured exactly */
+    assert_int_equal(eco_forecast_init(&f, ECO_FORECAST_NOISY, 0, &s, 1, NULL), 0);
+    assert_near(eco_forecast_mean(&f, T0, T0 + 3 * H, T0 + 5 * H), 100, 1e-9);
+    eco_forecast_fini(&f);
+    assert_int_equal(eco_forecast_init(&f, ECO_FORECAST_NOISY, 0.05, &s, 7, NULL), 0);
+    double v = eco_forecast_value(&f, T0, T0 + 3 * H);
+    assert_true(v != 100 && fabs(v - 100) < 30);
+    assert_near(eco_forecast_mean(&f, T0 + 6 * H, T0 + 3 * H, T0 + 5 * H), 100, 1e-9);
+    eco_forecast_fini(&f);
+    eco_signal_free(&s);
+
+    /* persist: made at hour 24 + 1.5, the next hours repeat the same hours of yesterday */
+    double two[48];
+    for (int i = 0; i < 48; i++)
+        two[i] = i < 24 ? 10 * i : 999;
+    double t[49];
+    for (int i = 0; i <= 48; i++)
+        t[i] = T0 + i * H;
+    assert_int_equal(eco_signal_build(&s, ECO_SIGNAL_CARBON, t, two, 48, NULL), 0);
+    assert_int_equal(eco_forecast_init(&f, ECO_FORECAST_PERSIST, 0, &s, 1, NULL), 0);
+    double now = T0 + 25.5 * H; /* profile: hours 1..24 (24 is measured: 999) */
+    assert_near(eco_forecast_value(&f, now, T0 + 26 * H), 20, 1e-9);  /* yesterday's hour 2 */
+    assert_near(eco_forecast_value(&f, now, T0 + 48 * H), 999, 1e-9); /* hour 24: measured */
+    assert_near(eco_forecast_value(&f, now, T0 + 49 * H), 10, 1e-9);  /* hour 1 again */
+    /* mean over [26 h, 28 h): hours 2 and 3 of yesterday, 20 and 30 */
+    assert_near(eco_forecast_mean(&f, now, T0 + 26 * H, T0 + 28 * H), 25, 1e-9);
+    /* the past half-hour is measured (999 at hour 25), the future half forecast (10) */
+    assert_near(eco_forecast_mean(&f, now, T0 + 25 * H, T0 + 26 * H), (999 + 10) / 2.0, 1e-9);
+    eco_forecast_fini(&f);
+    eco_signal_free(&s);
+
+    enum eco_forecast_kind k;
+    double sigma;
+    struct eco_error err;
+    assert_int_equal(eco_forecast_parse("noisy:0.1", &k, &sigma, &err), 0);
+    assert_int_equal(k, ECO_FORECAST_NOISY);
+    assert_near(sigma, 0.1, 0);
+    assert_int_equal(eco_forecast_parse("noisy:2", &k, &sigma, &err), -EINVAL);
+    assert_int_equal(eco_forecast_parse("psychic", &k, &sigma, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "known: noisy[:SIGMA], persist, oracle"));
+}
+
+/* A view at simulated now (simulated 0 = T0) with the oracle forecast of s. */
+static struct eco_carbon_view view_at(struct eco_forecast *f, double now, uint64_t gpus)
+{
+    return (struct eco_carbon_view){
+        .now_s = now, .epoch0_s = T0, .forecast = f, .step_s = H, .cluster_gpus = gpus};
+}
+
+static void test_candidates(void **state)
+{
+    (void)state;
+    struct eco_carbon_view v = view_at(NULL, 0.5 * H, 8);
+    struct eco_carbon_job j = {.submit_s = 0.5 * H, .run_s = H, .latest_start_s = 3.25 * H};
+    double c[16];
+    size_t n = eco_carbon_candidates(&v, &j, c, 16);
+    assert_int_equal(n, 5); /* now, 1 h, 2 h, 3 h, the latest start */
+    assert_near(c[0], 0.5 * H, 0);
+    assert_near(c[1], 1 * H, 0);
+    assert_near(c[3], 3 * H, 0);
+    assert_near(c[4], 3.25 * H, 0);
+    j.latest_start_s = j.submit_s;
+    assert_int_equal(eco_carbon_candidates(&v, &j, c, 16), 1);
+}
+
+static struct eco_carbon *make(const char *spec)
+{
+    const char *params;
+    const struct eco_carbon_ops *ops = eco_carbon_find(spec, &params);
+    assert_non_null(ops);
+    struct eco_carbon *p = ops->create(NULL, params, NULL);
+    assert_non_null(p);
+    return p;
+}
+
+static void test_policies(void **state)
+{
+    (void)state;
+    struct eco_signal s;
+    struct eco_forecast f;
+    hourly(&s, day, 12);
+    assert_int_equal(eco_forecast_init(&f, ECO_FORECAST_ORACLE, 0, &s, 1, NULL), 0);
+    const char *params;
+    struct eco_carbon_view v = view_at(&f, 0, 8);
+
+    /* lwa: a 2-hour job with 8 h of slack: its run [3 h, 5 h) at 100 is the cleanest (the
+     * hour at 50 is alone: [8 h, 10 h) averages 175). */
+    const struct eco_carbon_ops *lwa = eco_carbon_find("lwa", &params);
+    struct eco_carbon *p = make("lwa");
+    struct eco_carbon_job j = {.submit_s = 0, .run_s = 2 * H, .latest_start_s = 8 * H, .gpus = 8};
+    assert_near(lwa->release(p, &v, &j), 3 * H, 0);
+    /* a 1-hour job: the hour at 50 */
+    j.run_s = H;
+    assert_near(lwa->release(p, &v, &j), 8 * H, 0);
+    /* no slack: now */
+    j.latest_start_s = 0;
+    assert_near(lwa->release(p, &v, &j), 0, 0);
+    lwa->destroy(p);
+
+    /* threshold:0 over the window [0, 9 h) of a 1-hour job with 8 h slack: the minimum, 50,
+     * first reached at 8 h; threshold:50: the median of the 9 hours (200) first at 3 h. */
+    const struct eco_carbon_ops *thr = eco_carbon_find("threshold", &params);
+    p = make("threshold:0");
+    j = (struct eco_carbon_job){.submit_s = 0, .run_s = H, .latest_start_s = 8 * H, .gpus = 1};
+    assert_near(thr->release(p, &v, &j), 8 * H, 0);
+    thr->destroy(p);
+    p = make("threshold:50");
+    assert_near(thr->release(p, &v, &j), 3 * H, 0);
+    thr->destroy(p);
+
+    /* shift with no price on delay and booking up to all 8 GPUs (lambda=0,util=1), three
+     * 2-hour 8-GPU jobs with 8 h of slack. The first takes [3 h, 5 h)
+     * at 100. The second may not overlap it: of the starts left, [7 h, 9 h) averages
+     * (200 + 50) / 2 = 125, the cleanest. The third may overlap neither: 0 h, 1 h (300) and
+     * 5 h (200) are left, so 5 h. */
+    const struct eco_carbon_ops *shift = eco_carbon_find("shift", &params);
+    p = make("shift:lambda=0,util=1");
+    j = (struct eco_carbon_job){.submit_s = 0, .run_s = 2 * H, .latest_start_s = 8 * H, .gpus = 8};
+    assert_near(shift->release(p, &v, &j), 3 * H, 0);
+    assert_near(shift->release(p, &v, &j), 7 * H, 0);
+    assert_near(shift->release(p, &v, &j), 5 * H, 0);
+    /* capacity-blind lwa would put all three at 3 h */
+    shift->destroy(p);
+
+    /* The price on delay: a 1-hour 8-GPU job is 2.4 kWh at 0.3 kW per GPU, so its carbon plus
+     * lambda x hours waited is, now (300): 0.72 kg; at 3 h (100): 0.24 + 3 lambda; at 8 h (50):
+     * 0.12 + 8 lambda. lambda 0.1: 0.72, 0.54, 0.92: 3 h. lambda 0.2: 0.72, 0.84, 1.72: now.
+     * lambda 0: 8 h, lwa's choice. */
+    j = (struct eco_carbon_job){.submit_s = 0, .run_s = H, .latest_start_s = 8 * H, .gpus = 8};
+    p = make("shift:lambda=0.1");
+    assert_near(shift->release(p, &v, &j), 3 * H, 0);
+    shift->destroy(p);
+    p = make("shift:lambda=0.2");
+    assert_near(shift->release(p, &v, &j), 0, 0);
+    shift->destroy(p);
+    p = make("shift:lambda=0");
+    assert_near(shift->release(p, &v, &j), 8 * H, 0); /* lwa's choice */
+    shift->destroy(p);
+
+    struct eco_error err;
+    assert_null(eco_carbon_find("lwa", &params)->create(NULL, "3", &err));
+    assert_non_null(strstr(err.msg, "lwa takes no parameters"));
+    assert_null(thr->create(NULL, "120", &err));
+    assert_non_null(strstr(err.msg, "not a percentile"));
+    assert_null(shift->create(NULL, "0", &err));
+    assert_non_null(strstr(err.msg, "not KEY=VALUE"));
+    assert_null(shift->create(NULL, "lambda=-1", &err));
+    assert_null(shift->create(NULL, "util=2", &err));
+    assert_null(shift->create(NULL, "speed=2", &err));
+    assert_non_null(strstr(err.msg, "unknown key 'speed'"));
+    assert_null(eco_carbon_find("psychic", &params));
+    eco_forecast_fini(&f);
+    eco_signal_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_forecasts),
+        cmocka_unit_test(test_candidates),
+        cmocka_unit_test(test_policies),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
