@@ -618,8 +618,12 @@ int eco_cli__place_sweep(const struct eco_cli__sweep_cfg *cfg, const struct eco_
         eco_cli__err("place: --sweep: %s has no GPUs", cfg->nodes_path);
         goto out;
     }
-    if (base->n_items == 0) {
-        eco_cli__err("place: --sweep: %s has no items", cfg->items_path);
+    double req = 0;
+    for (uint32_t i = 0; i < base->n_items; i++)
+        req += (double)base->items[i].gpus * base->items[i].gpu_milli;
+    if (req <= 0) {
+        eco_cli__err("place: --sweep: %s requests no GPUs (the curve is against requested GPUs)",
+                     cfg->items_path);
         goto out;
     }
     s->n_pts = (size_t)floor(cfg->inflate_pct / cfg->step_pct + GRID_EPS) + 1;
