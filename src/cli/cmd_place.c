@@ -101,7 +101,8 @@ static const struct eco_opt place_opts[] = {
      .arg = "PCT",
      .help = "repeat items drawn at random (seeded) from the list after\n"
              "it until the requested GPUs reach PCT % of the cluster's\n"
-             "GPUs (FGD's saturation workload); default 0: as listed"},
+             "GPUs (FGD's saturation workload); default 0: as listed\n"
+             "(130 with --sweep)"},
     {.name = "shuffle",
      .kind = ECO_OPT_FLAG,
      .lo = 1,
@@ -144,7 +145,8 @@ static const struct eco_opt place_opts[] = {
      .kind = ECO_OPT_STR,
      .offset = A(out),
      .arg = "DIR",
-     .help = "write DIR/assignment.csv, DIR/metrics.json, DIR/arrival.csv"},
+     .help = "write DIR/assignment.csv, DIR/metrics.json, DIR/arrival.csv\n"
+             "(--sweep: DIR/curve.csv, DIR/report.html)"},
     {.name = "json",
      .kind = ECO_OPT_FLAG,
      .lo = 1,
