@@ -316,6 +316,13 @@ static size_t grid_at(const struct sweep *s, double pct)
     return k >= (double)s->n_pts ? s->n_pts - 1 : (size_t)k;
 }
 
+/* The point of the fragmentation column: 100 % arrived, or the curve's end below that. */
+static double frag_pct(const struct sweep *s)
+{
+    double end = (double)(s->n_pts - 1) * s->cfg->step_pct;
+    return end < 100 ? end : 100;
+}
+
 static double mean_at(const struct sweep *s, const struct curve *c, int m, size_t k)
 {
     return c->sum[m][k] / (double)s->n_seeds;
@@ -329,14 +336,14 @@ static void print_table(FILE *f, const struct sweep *s)
     for (size_t j = 0; j < N_KEYS; j++)
         if (key_pct[j] <= s->cfg->inflate_pct + GRID_EPS)
             fprintf(f, " %6.0f", key_pct[j]);
-    fprintf(f, "  frag@100  solve_s\n");
+    fprintf(f, "  frag@%-4g solve_s\n", frag_pct(s));
     for (size_t a = 0; a < s->n_algos; a++) {
         const struct curve *c = &s->c[a];
         fprintf(f, "%-16s", c->algo->name);
         for (size_t j = 0; j < N_KEYS; j++)
             if (key_pct[j] <= s->cfg->inflate_pct + GRID_EPS)
                 fprintf(f, " %6.2f", mean_at(s, c, M_UNALLOC, grid_at(s, key_pct[j])));
-        fprintf(f, "  %8.2f  %7.2f\n", mean_at(s, c, M_FRAG, grid_at(s, 100)),
+        fprintf(f, "  %8.2f  %7.2f\n", mean_at(s, c, M_FRAG, grid_at(s, frag_pct(s))),
                 c->solve_s / (double)s->n_seeds);
     }
 }
@@ -505,7 +512,7 @@ static void html_table(FILE *o, const struct sweep *s)
     for (size_t j = 0; j < N_KEYS; j++)
         if (key_pct[j] <= s->cfg->inflate_pct + GRID_EPS)
             fprintf(o, "<th>%g %%</th>", key_pct[j]);
-    fprintf(o, "<th>frag rate at 100 %%</th><th>solve s</th></tr></thead><tbody>\n");
+    fprintf(o, "<th>frag rate at %g %%</th><th>solve s</th></tr></thead><tbody>\n", frag_pct(s));
     for (size_t a = 0; a < s->n_algos; a++) {
         const struct curve *c = &s->c[a];
         fprintf(o, "<tr><td>%s</td>", c->algo->name);
@@ -519,8 +526,8 @@ static void html_table(FILE *o, const struct sweep *s)
                     best = mean_at(s, &s->c[b], M_UNALLOC, k);
             fprintf(o, "<td%s>%.2f</td>", v <= best ? " class=\"best\"" : "", v);
         }
-        fprintf(o, "<td>%.2f</td><td>%.2f</td></tr>\n", mean_at(s, c, M_FRAG, grid_at(s, 100)),
-                c->solve_s / (double)s->n_seeds);
+        fprintf(o, "<td>%.2f</td><td>%.2f</td></tr>\n",
+                mean_at(s, c, M_FRAG, grid_at(s, frag_pct(s))), c->solve_s / (double)s->n_seeds);
     }
     fprintf(o, "</tbody></table>\n");
 }
