@@ -233,7 +233,7 @@ reproduced on a list where fgd's cell at 130 % is bold and "fgd - best other" is
 on the others it is not.
 
 Run time of the sweep: $t_sweep s wall for the $n_fam lists, two at a time on the $(nproc) cores
-(per list $walls s, each $(echo "$ALGOS" | wc -w) policies x the seeds, about 10,000 pods per placement).
+(per list $walls s, $(echo "$ALGOS" | wc -w) policies x the seeds, each placing the list inflated to 130 %).
 CLAIM
 cat <<MID
 
