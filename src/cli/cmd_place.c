@@ -14,16 +14,17 @@
 #include "opts.h"
 #include "util/csv.h"
 #include "place/place_io.h"
+#include "place_sweep.h"
 #include "ecosched/rng.h"
 #include "util/clock.h"
 #include "util/fs.h"
 
 struct place_args {
-    const char *nodes, *items, *algo, *out;
-    int json, objective, shuffle;
+    const char *nodes, *items, *algo, *out, *seeds;
+    int json, objective, shuffle, sweep;
     int progress; /* 0: when stderr is a terminal, 1: --progress, 2: --no-progress */
     unsigned long long seed;
-    double time_limit_s, hold_s, inflate_pct;
+    double time_limit_s, hold_s, inflate_pct, sweep_step_pct;
     uint32_t swarm, iterations, window;
     unsigned pso_off;
     double solve_cpu_s; /* CPU time of the solve, set after it (equal-CPU comparisons) */
@@ -34,6 +35,11 @@ static int check_pso_off(const struct eco_opt *o, const char *v, void *args);
 static void usage(FILE *f);
 
 #define A(field) offsetof(struct place_args, field)
+/* --inflate in --sweep mode: the FGD paper's curves run to 130 % of the cluster's GPUs
+ * (Weng et al., ATC '23, Figure 7; the reference's tuneUpPods target). */
+#define SWEEP_INFLATE_PCT 130
+/* --sweep-step: one point per 1 % arrived, the resolution of the paper's curves. */
+#define SWEEP_STEP_PCT 1
 /* --seed: at most 2^53, the largest integer a double holds exactly (seeds were read as doubles
  * before; the same seeds stay accepted). */
 #define MAX_SEED 9007199254740992.0
@@ -115,7 +121,8 @@ static const struct eco_opt place_opts[] = {
      .arg = "PCT",
      .help = "repeat items drawn at random (seeded) from the list after\n"
              "it until the requested GPUs reach PCT % of the cluster's\n"
-             "GPUs (FGD's saturation workload); default 0: as listed"},
+             "GPUs (FGD's saturation workload); default 0: as listed\n"
+             "(130 with --sweep)"},
     {.name = "shuffle",
      .kind = ECO_OPT_FLAG,
      .lo = 1,
@@ -123,6 +130,30 @@ static const struct eco_opt place_opts[] = {
      .help = "shuffle the listed items (seeded by --seed) before\n"
              "--inflate appends its draws, as the FGD paper's simulator\n"
              "does (shufflePod); default: as listed"},
+    {.name = "sweep",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(sweep),
+     .help = "the FGD paper's protocol: items arrive shuffled, then\n"
+             "inflated (--shuffle implied, --inflate default 130); the\n"
+             "curve of unallocated GPU share and fragmentation rate\n"
+             "against arrived workload for each algorithm of --algo\n"
+             "(A,B,... or all-online) and each seed of --seeds; a table\n"
+             "on stdout, DIR/curve.csv and DIR/report.html with --out"},
+    {.name = "sweep-step",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 100,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(sweep_step_pct),
+     .arg = "PCT",
+     .help = "--sweep: one curve point per PCT % arrived; default 1"},
+    {.name = "seeds",
+     .kind = ECO_OPT_STR,
+     .offset = A(seeds),
+     .arg = "LIST",
+     .help = "--sweep: seeds A-B or A,B,...; mean, min and max over\n"
+             "them per point; default: --seed"},
     {.name = "hold-s",
      .kind = ECO_OPT_NUM,
      .lo = 0,
@@ -134,7 +165,8 @@ static const struct eco_opt place_opts[] = {
      .kind = ECO_OPT_STR,
      .offset = A(out),
      .arg = "DIR",
-     .help = "write DIR/assignment.csv, DIR/metrics.json, DIR/arrival.csv"},
+     .help = "write DIR/assignment.csv, DIR/metrics.json, DIR/arrival.csv\n"
+             "(--sweep: DIR/curve.csv, DIR/report.html)"},
     {.name = "json",
      .kind = ECO_OPT_FLAG,
      .lo = 1,
@@ -225,6 +257,22 @@ static int parse_args(int argc, char **argv, struct place_args *a)
     if (a->pso_off && strcmp(a->algo, "pso")) {
         eco_cli__err("place: --pso-off: only pso has these operators, not '%s'", a->algo);
         return ECO_EXIT_USAGE;
+    }
+    if (!a->sweep && (a->seeds || a->sweep_step_pct > 0)) {
+        eco_cli__err("place: %s needs --sweep", a->seeds ? "--seeds" : "--sweep-step");
+        return ECO_EXIT_USAGE;
+    }
+    if (a->sweep && a->json) {
+        eco_cli__err("place: --json does not apply to --sweep (its figures: --out DIR, "
+                     "DIR/curve.csv)");
+        return ECO_EXIT_USAGE;
+    }
+    if (a->sweep) {
+        a->shuffle = 1;
+        if (a->inflate_pct <= 0)
+            a->inflate_pct = SWEEP_INFLATE_PCT;
+        if (a->sweep_step_pct <= 0)
+            a->sweep_step_pct = SWEEP_STEP_PCT;
     }
     return 0;
 }
@@ -388,14 +436,37 @@ fail:
     return ECO_EXIT_FAIL;
 }
 
+/* --sweep: the listed items checked, then shuffled and inflated once per seed by the sweep. */
+static int run_sweep(const struct place_args *a, const struct eco_pl_instance *in,
+                     struct eco_error *err)
+{
+    if (eco_pl_instance_check(in, err)) {
+        eco_cli__err("place: %s", err->msg);
+        return ECO_EXIT_USAGE;
+    }
+    struct eco_cli__sweep_cfg cfg = {.algos = a->algo,
+                                     .seeds = a->seeds,
+                                     .seed = a->seed,
+                                     .step_pct = a->sweep_step_pct,
+                                     .inflate_pct = a->inflate_pct,
+                                     .time_limit_s = a->time_limit_s,
+                                     .objective = a->objective,
+                                     .swarm = a->swarm,
+                                     .iterations = a->iterations,
+                                     .nodes_path = a->nodes,
+                                     .items_path = a->items,
+                                     .out = a->out};
+    return eco_cli__place_sweep(&cfg, in);
+}
+
 int eco_cli__cmd_place(int argc, char **argv)
 {
     struct place_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc < 0 ? 0 : rc;
-    const struct eco_pl_algo *algo = eco_pl_find_any(a.algo);
-    if (!algo) {
+    const struct eco_pl_algo *algo = a.sweep ? NULL : eco_pl_find_any(a.algo);
+    if (!algo && !a.sweep) {
         struct eco_cli_list l;
         eco_cli__err("place: --algo: unknown '%s' (known: %s)", a.algo,
                      eco_cli__names(ECO_CLI_PLACE_ALGOS, &l));
@@ -412,6 +483,10 @@ int eco_cli__cmd_place(int argc, char **argv)
     }
     if (in.n_nodes == 0) {
         eco_cli__err("place: %s: no nodes", a.nodes);
+        goto out;
+    }
+    if (a.sweep) {
+        status = run_sweep(&a, &in, &err);
         goto out;
     }
     status = ECO_EXIT_FAIL;

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* `ecosched place --sweep`: the FGD paper's evaluation protocol (pods arrive in shuffled,
+ * inflated order; the curve of unallocated GPU share and fragmentation rate against arrived
+ * workload) for several algorithms and seeds, as DIR/curve.csv and DIR/report.html. */
+#ifndef ECOSCHED_CLI_PLACE_SWEEP_H
+#define ECOSCHED_CLI_PLACE_SWEEP_H
+
+#include <stdint.h>
+#include "ecosched/place.h"
+
+struct eco_cli__sweep_cfg {
+    const char *algos;   /* comma-separated names, or "all-online" */
+    const char *seeds;   /* "A-B", "A,B,C" or a mix; NULL: `seed` alone */
+    uint64_t seed;       /* --seed, when seeds is NULL */
+    double step_pct;     /* grid of arrived workload, % of the cluster's GPUs */
+    double inflate_pct;  /* the curve's end and --inflate's target */
+    double time_limit_s; /* per solve (pso, ilp); 0: none */
+    int objective;
+    uint32_t swarm, iterations;
+    const char *nodes_path, *items_path; /* for the report's heading */
+    const char *out;                     /* DIR, or NULL: the table on stdout only */
+};
+
+/* Runs the sweep on `base` (read and checked, not shuffled or inflated; borrowed, left as it
+ * is): prints the table of key points on stdout and writes cfg->out's files. Returns 0 or an
+ * exit status (ECO_EXIT_USAGE, ECO_EXIT_FAIL) with the message printed. */
+int eco_cli__place_sweep(const struct eco_cli__sweep_cfg *cfg, const struct eco_pl_instance *base);
+
+#endif
