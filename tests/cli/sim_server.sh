@@ -89,6 +89,16 @@ check "decided by Gavel: live does not share (shared 0)" [ "$(jget "$T/dg.json" 
 check "decided by Gavel: live's job 2 starts after job 1 ends" awk "BEGIN { exit !($(col "$T/dg/jobs-live.csv" 2 start_s) >= 100) }"
 check "decided by Gavel: share-fit still 141.421" near "$(jget "$T/dg.json" share-fit makespan_s)" 141.421 0.002
 check "the JSON names both models and says held out" grep -q '"judge": "lucid", "decide": "gavel", "held_out": true' "$T/dg.json"
+# --share-util: live without workloads shares by the utilisation rule. Job 2 arrives at 40 s, when
+# the window shows ResNet18's 58.667% alone: under 0.7 (the default) it joins at once, under 0.5
+# it waits for job 1 to end (100 s) and the GPU to be seen free (101 s).
+printf 'id,workload,gpus,work_s,submit_s\n1,%s,1,100,0\n2,%s,1,100,40\n' "$R18" "$R18" > "$T/late2.csv"
+for u in 0.7 0.5; do
+    "$ECO" sim --server --gpus 1 --series "$T/late2.csv" --startup 0 --noise 0 --strategy live \
+        --unknown-workloads --share-util "$u" --out "$T/su$u" > /dev/null
+done
+check "--share-util 0.7: job 2 shares from 40 s" [ "$(col "$T/su0.7/jobs-live.csv" 2 start_s)" = 40.000 ]
+check "--share-util 0.5: job 2 waits until 101 s" [ "$(col "$T/su0.5/jobs-live.csv" 2 start_s)" = 101.000 ]
 # Unknown workloads: the decision model reaches no strategy (a drawn series, Gavel judge).
 for d in lucid gavel; do
     "$ECO" sim --server --jobs 30 --seed 4 --judge gavel --unknown-workloads --decide "$d" \
@@ -129,6 +139,7 @@ bad "bad --gpus" "--gpus: '0'" --gpus 0
 bad "bad --work" "--work: '9:3'" --work 9:3
 bad "unknown GPU type" "--gpu-type: unknown 'Z80'" --gpu-type Z80
 bad "unknown judge" "--judge: unknown 'oracle' (lucid or gavel)" --judge oracle
+bad "--share-util past 1" "--share-util" --share-util 1.5
 bad "unknown decision model" "--decide: unknown 'oracle' (lucid or gavel)" --decide oracle
 bad "unknown option" "unknown option '--fast'" --fast
 bad "fractional --gpus" "--gpus: '2.5' is not a whole number in 1..64" --gpus 2.5
