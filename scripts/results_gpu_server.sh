@@ -445,7 +445,8 @@ Reading these figures:
   knowing the workloads can give; the held-out rows are the honest estimate.
 - **No one setting serves both judges without the workloads.** In the default runs the
   utilisation bar tuned on seeds 1-3 is 0 under Gavel's pairs (join a GPU only where the
-  hysteresis sees its job as light: almost no sharing) and 0.3-0.9 under Lucid's, where
+  hysteresis sees its job as light: 11 GPU-h shared on 8 x V100 against \`share-fit\`'s 27)
+  and 0.3-0.9 under Lucid's, where
   everything shares well; the default 0.7 loses to \`exclusive\` under Gavel's pairs as
   \`share-fit\` does (its "untuned" row). The daemon, which cannot know which model its
   jobs follow, has to pick one; the page does not pretend it can tune per judge.
