@@ -2,7 +2,8 @@
 /* One-server simulator (src/sim/server.c): the static assignment on hand-built series,
  * memory-threshold's double start ending out of memory (and live's claims avoiding it), the
  * energy of a hand-computed run, share-fit stacking three jobs on one GPU, the Gavel judge and
- * its Lucid-to-Gavel mapping, and bad input. */
+ * its Lucid-to-Gavel mapping, live deciding with Gavel's pairs (--decide), the decision model
+ * reaching no strategy under unknown workloads, and bad input. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -136,9 +137,15 @@ static void test_three_per_gpu(void **state)
     }
     near(res.gpu_util, 1.0, 1e-12);
     near(res.shared_gpu_s, 109, 1e-9);
+    near(res.shared3_gpu_s, 109, 1e-9); /* three jobs computing in each of the 109 steps */
+    /* two of them: shared, never three */
+    assert_int_equal(eco_srv_run(&p, "share-fit", j, 2, o, &res, NULL), 0);
+    assert_true(res.shared_gpu_s > 100);
+    near(res.shared3_gpu_s, 0, 0);
     /* exclusive on the same GPU: one after the other */
     assert_int_equal(eco_srv_run(&p, "exclusive", j, 3, o, &res, NULL), 0);
     near(res.makespan_s, 300, 1e-9);
+    near(res.shared3_gpu_s, 0, 0);
 }
 
 /* Lucid to Gavel (docs/models/colocation.md): the model's family, the nearest batch size, the
@@ -230,6 +237,79 @@ static void test_judge_gavel(void **state)
     assert_non_null(strstr(err.msg, "judge"));
 }
 
+/* --decide: the same ResNet50 ImageNet bs32 pair, live deciding with Gavel's pairs (0.366248
+ * each, 0.73 summed, under share_min_gain 1.1) does not share: job 2 waits for job 1 (ends at
+ * 100 s), whichever model judges. share-fit never looks a pair up: unchanged. Deciding with
+ * Lucid is the default. */
+static void test_decide_gavel(void **state)
+{
+    (void)state;
+    const char *r = "ResNet50 ImageNet bs32";
+    struct eco_srv_job j[] = {job(1, r, 1, 100), job(2, r, 1, 100)};
+    struct eco_srv_params p = params(1);
+    struct eco_srv_job_out o[2];
+    struct eco_srv_result res;
+    assert_int_equal(p.decide, ECO_SRV_JUDGE_LUCID);
+    p.decide = ECO_SRV_JUDGE_GAVEL;
+    for (int judge = ECO_SRV_JUDGE_LUCID; judge <= ECO_SRV_JUDGE_GAVEL; judge++) {
+        p.judge = judge;
+        assert_int_equal(eco_srv_run(&p, "live", j, 2, o, &res, NULL), 0);
+        near(o[0].end_s, 100, 1e-9);
+        assert_true(o[1].start_s >= 100);
+        near(res.shared_gpu_s, 0, 0);
+        assert_true(res.makespan_s >= 200 && res.makespan_s < 100 / 0.366248);
+    }
+    p.judge = ECO_SRV_JUDGE_LUCID;
+    assert_int_equal(eco_srv_run(&p, "share-fit", j, 2, o, &res, NULL), 0);
+    near(res.makespan_s, 100 / sqrt(0.5), 1e-6);
+
+    struct eco_error err = {{0}};
+    p.decide = 5;
+    assert_int_equal(eco_srv_run(&p, "live", j, 2, o, &res, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "decide"));
+}
+
+/* What the daemon knows (--unknown-workloads): no strategy may look a pair up, so the decision
+ * model cannot change any strategy's run; with known workloads only live's may change. A drawn
+ * series of 40 jobs on 8 V100s, judged by Lucid and by Gavel. */
+static void test_unknown_knowledge(void **state)
+{
+    (void)state;
+    struct eco_srv_series_spec spec = {.n_jobs = 40,
+                                       .work_min_s = 600,
+                                       .work_max_s = 3600,
+                                       .two_gpu_frac = 0.2,
+                                       .gpu_mem_mb = 32768};
+    struct eco_srv_job jobs[40];
+    struct eco_srv_job_out oa[40], ob[40];
+    struct eco_srv_result ra, rb;
+    assert_int_equal(eco_srv_series(3, &spec, jobs, NULL), 0);
+    static const char *const strat[] = {"static", "exclusive", "memory-threshold", "live",
+                                        "share-fit"};
+    int live_differs = 0;
+    for (int known = 0; known <= 1; known++)
+        for (int judge = ECO_SRV_JUDGE_LUCID; judge <= ECO_SRV_JUDGE_GAVEL; judge++)
+            for (size_t s = 0; s < sizeof strat / sizeof strat[0]; s++) {
+                struct eco_srv_params p;
+                eco_srv_params_default(&p);
+                p.known_workloads = known;
+                p.judge = judge;
+                p.decide = ECO_SRV_JUDGE_LUCID;
+                assert_int_equal(eco_srv_run(&p, strat[s], jobs, 40, oa, &ra, NULL), 0);
+                p.decide = ECO_SRV_JUDGE_GAVEL;
+                assert_int_equal(eco_srv_run(&p, strat[s], jobs, 40, ob, &rb, NULL), 0);
+                int same = memcmp(&ra, &rb, sizeof ra) == 0 && memcmp(oa, ob, sizeof oa) == 0;
+                if (!known || strcmp(strat[s], "live") != 0) {
+                    if (!same)
+                        fail_msg("%s (known %d, judge %d): the decision model changed the run",
+                                 strat[s], known, judge);
+                } else {
+                    live_differs += !same;
+                }
+            }
+    assert_int_equal(live_differs, 2); /* known workloads: live decides with the model */
+}
+
 static void test_series_and_bad_input(void **state)
 {
     (void)state;
@@ -276,6 +356,8 @@ int main(void)
         cmocka_unit_test(test_three_per_gpu),
         cmocka_unit_test(test_gavel_match),
         cmocka_unit_test(test_judge_gavel),
+        cmocka_unit_test(test_decide_gavel),
+        cmocka_unit_test(test_unknown_knowledge),
         cmocka_unit_test(test_series_and_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,6 +32,7 @@ struct args {
 static int check_type(const struct eco_opt *o, const char *v, void *args);
 static int check_work(const struct eco_opt *o, const char *v, void *args);
 static int check_judge(const struct eco_opt *o, const char *v, void *args);
+static int check_decide(const struct eco_opt *o, const char *v, void *args);
 static void usage(FILE *f);
 
 #define A(field) offsetof(struct args, field)
@@ -125,6 +126,14 @@ static const struct eco_opt server_opts[] = {
      .offset = A(p.sel.share_min_gain),
      .arg = "G",
      .help = "live: least summed speed factor of a pair (default 1.1)"},
+    {.name = "share-util",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1,
+     .offset = A(p.sel.share_util_max),
+     .arg = "U",
+     .help = "live, unknown workloads: a sharing job joins a GPU only\n"
+             "under this averaged utilisation (default 0.7)"},
     {.name = "util-window",
      .kind = ECO_OPT_NUM,
      .lo = 0,
@@ -157,9 +166,14 @@ static const struct eco_opt server_opts[] = {
     {.name = "judge",
      .kind = ECO_OPT_CUSTOM,
      .arg = "J",
-     .help = "pairs that slow sharing jobs: lucid (default) or gavel\n"
-             "(live still decides with Lucid's)",
+     .help = "pairs that slow sharing jobs: lucid (default) or gavel",
      .check = check_judge},
+    {.name = "decide",
+     .kind = ECO_OPT_CUSTOM,
+     .arg = "M",
+     .help = "pairs live decides with (known workloads): lucid\n"
+             "(default) or gavel; held out when it differs from --judge",
+     .check = check_decide},
     {.name = "startup",
      .kind = ECO_OPT_NUM,
      .lo = 0,
@@ -231,17 +245,28 @@ static int check_type(const struct eco_opt *o, const char *v, void *args)
     return 0;
 }
 
-static int check_judge(const struct eco_opt *o, const char *v, void *args)
+/* --judge and --decide: a pair set by name into *out; 2 (usage) with the option named. */
+static int parse_model(const char *opt, const char *v, int *out)
 {
-    struct args *a = args;
-    (void)o;
     enum eco_srv_judge j;
     if (eco_srv_judge_parse(v, &j)) {
-        eco_cli__err("sim --server: --judge: unknown '%s' (lucid or gavel)", v);
+        eco_cli__err("sim --server: --%s: unknown '%s' (lucid or gavel)", opt, v);
         return 2;
     }
-    a->p.judge = (int)j;
+    *out = (int)j;
     return 0;
+}
+
+static int check_judge(const struct eco_opt *o, const char *v, void *args)
+{
+    (void)o;
+    return parse_model("judge", v, &((struct args *)args)->p.judge);
+}
+
+static int check_decide(const struct eco_opt *o, const char *v, void *args)
+{
+    (void)o;
+    return parse_model("decide", v, &((struct args *)args)->p.decide);
 }
 
 static int check_work(const struct eco_opt *o, const char *s, void *args)
@@ -344,13 +369,15 @@ static void print_result(const struct args *a, const char *name, const struct ec
     if (a->json) {
         printf("%s    {\"strategy\": \"%s\", \"makespan_s\": %.3f, \"avg_jct_s\": %.3f, "
                "\"gpu_util\": %.4f, \"energy_j\": %.0f, \"gpu_energy_j\": %.0f, "
-               "\"oom_restarts\": %u, \"shared_gpu_s\": %.0f}%s\n",
+               "\"oom_restarts\": %u, \"shared_gpu_s\": %.0f, \"shared3_gpu_s\": %.0f}%s\n",
                first ? "" : "", name, r->makespan_s, r->avg_jct_s, r->gpu_util, r->energy_j,
-               r->gpu_energy_j, r->oom_restarts, r->shared_gpu_s, last ? "" : ",");
+               r->gpu_energy_j, r->oom_restarts, r->shared_gpu_s, r->shared3_gpu_s,
+               last ? "" : ",");
         return;
     }
-    printf("%-18s %11.0f %10.0f %9.3f %11.3f %13u %13.2f\n", name, r->makespan_s, r->avg_jct_s,
-           r->gpu_util, r->energy_j / 3.6e6, r->oom_restarts, r->shared_gpu_s / 3600.0);
+    printf("%-18s %11.0f %10.0f %9.3f %11.3f %13u %13.2f %14.2f\n", name, r->makespan_s,
+           r->avg_jct_s, r->gpu_util, r->energy_j / 3.6e6, r->oom_restarts,
+           r->shared_gpu_s / 3600.0, r->shared3_gpu_s / 3600.0);
 }
 
 int eco_cli__cmd_sim_server(int argc, char **argv)
@@ -402,19 +429,25 @@ int eco_cli__cmd_sim_server(int argc, char **argv)
         goto out;
     }
     const char *type = eco_catalog_get((size_t)a.p.gpu_type)->name;
-    /* the default judge prints nothing extra: its output stays what it was before --judge */
-    int held_out = a.p.judge != ECO_SRV_JUDGE_LUCID;
-    const char *judge = eco_srv_judge_name(a.p.judge);
+    /* the default models print nothing extra: the output stays what it was before --judge
+     * and --decide */
+    char models[96] = "";
+    int held_out = a.p.judge != a.p.decide;
+    if (a.p.judge != ECO_SRV_JUDGE_LUCID || a.p.decide != ECO_SRV_JUDGE_LUCID)
+        snprintf(models, sizeof models,
+                 a.json ? ", \"judge\": \"%s\", \"decide\": \"%s\", \"held_out\": %s"
+                        : ", judge %s, decide %s%s",
+                 eco_srv_judge_name(a.p.judge), eco_srv_judge_name(a.p.decide),
+                 a.json ? (held_out ? "true" : "false") : (held_out ? " (held out)" : ""));
     if (a.json)
         printf("{\"server\": {\"gpus\": %u, \"gpu_type\": \"%s\", \"jobs\": %zu, \"seed\": "
-               "%llu%s%s%s},\n  \"results\": [\n",
-               a.p.n_gpus, type, n, (unsigned long long)a.p.seed, held_out ? ", \"judge\": \"" : "",
-               held_out ? judge : "", held_out ? "\"" : "");
+               "%llu%s},\n  \"results\": [\n",
+               a.p.n_gpus, type, n, (unsigned long long)a.p.seed, models);
     else
-        printf("server: %u x %s, %zu jobs, seed %llu%s%s\n%-18s %11s %10s %9s %11s %13s %13s\n",
-               a.p.n_gpus, type, n, (unsigned long long)a.p.seed, held_out ? ", judge " : "",
-               held_out ? judge : "", "strategy", "makespan_s", "avg_jct_s", "gpu_util",
-               "energy_kwh", "oom_restarts", "shared_gpu_h");
+        printf("server: %u x %s, %zu jobs, seed %llu%s\n%-18s %11s %10s %9s %11s %13s %13s %14s\n",
+               a.p.n_gpus, type, n, (unsigned long long)a.p.seed, models, "strategy", "makespan_s",
+               "avg_jct_s", "gpu_util", "energy_kwh", "oom_restarts", "shared_gpu_h",
+               "shared3_gpu_h");
     for (size_t s = 0; s < ns; s++) {
         struct eco_srv_result r;
         int rc = eco_srv_run(&a.p, names[s], jobs, n, outs, &r, &err);

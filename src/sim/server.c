@@ -246,7 +246,8 @@ struct run {
     struct gstate g[ECO_GPUSEL_MAX_GPUS];
     struct eco_gpusel *sel; /* NULL for static */
     int is_live, is_memthr, is_sharefit;
-    uint32_t *truth_wl; /* per job: the workload whose pairs slow it (the judge's) */
+    uint32_t *truth_wl;  /* per job: the workload whose pairs slow it (the judge's) */
+    uint32_t *decide_wl; /* per job: the workload live looks up (the decision model's) */
     double mem_total_mb, idle_w, busy_w, base_w;
     uint32_t running;
     struct eco_rng rng;
@@ -375,7 +376,9 @@ static int pass_select(struct run *r, double t, struct eco_error *err)
             .n_gpus = job->n_gpus,
             .mem_b = (uint64_t)(job->gpu_mem_mb * 1048576.0),
             .share = (r->is_live && r->p->share) || r->is_sharefit,
-            .coloc_ref = r->is_live && r->p->known_workloads ? job->wl + 1 : 0,
+            /* the only workload knowledge a strategy gets: live's pair look-ups, and only
+             * when the workloads are known (the daemon never knows them) */
+            .coloc_ref = r->is_live && r->p->known_workloads ? r->decide_wl[j] + 1 : 0,
         };
         uint32_t gpus[ECO_GPUSEL_MAX_GPUS];
         int rc = eco_gpusel_choose(r->sel, t, &req, gpus);
@@ -456,6 +459,8 @@ static uint32_t advance(struct run *r, double t, struct eco_srv_result *res, dou
             k += r->js[r->g[g].jobs[i]].st == RUNNING;
         if (k >= 2)
             res->shared_gpu_s += dt;
+        if (k >= 3)
+            res->shared3_gpu_s += dt;
     }
     res->energy_j += power * dt;
 
@@ -523,6 +528,9 @@ static int check(const struct eco_srv_params *p, const char *strategy,
         return eco_errorf(err, -EINVAL, "server: noise %g: must be in 0..1", p->noise);
     if (p->judge != ECO_SRV_JUDGE_LUCID && p->judge != ECO_SRV_JUDGE_GAVEL)
         return eco_errorf(err, -EINVAL, "server: judge %d: must be lucid or gavel", (int)p->judge);
+    if (p->decide != ECO_SRV_JUDGE_LUCID && p->decide != ECO_SRV_JUDGE_GAVEL)
+        return eco_errorf(err, -EINVAL, "server: decide %d: must be lucid or gavel",
+                          (int)p->decide);
     if (eco_gpusel_params_check(&p->sel, err))
         return -EINVAL;
     double sum = 0;
@@ -559,18 +567,20 @@ static void assign_static(struct run *r)
     }
 }
 
-/* The workload whose pairs slow each job: its own (Lucid judge), or its nearest Gavel workload
- * on the server's GPU type (Gavel judge). 0 or -EINVAL (err says) for a workload without one. */
-static int judge_workloads(struct run *r, const char *gpu_type, struct eco_error *err)
+/* Each job's workload in the pair set `model` into wl[]: its own (Lucid), or its nearest Gavel
+ * workload on the server's GPU type (Gavel). `what` names the use in the error. 0 or -EINVAL
+ * (err says) for a workload without one. */
+static int map_workloads(const struct run *r, int model, const char *gpu_type, const char *what,
+                         uint32_t *wl, struct eco_error *err)
 {
     for (size_t i = 0; i < r->n; i++) {
         int g = (int)r->jobs[i].wl;
-        if (r->p->judge == ECO_SRV_JUDGE_GAVEL)
+        if (model == ECO_SRV_JUDGE_GAVEL)
             g = eco_coloc_gavel_match(r->jobs[i].wl, gpu_type);
         if (g < 0)
-            return eco_errorf(err, -EINVAL, "job %u: workload '%s' has no Gavel counterpart",
-                              r->jobs[i].id, eco_coloc_workload(r->jobs[i].wl)->name);
-        r->truth_wl[i] = (uint32_t)g;
+            return eco_errorf(err, -EINVAL, "job %u: workload '%s' has no Gavel counterpart (%s)",
+                              r->jobs[i].id, eco_coloc_workload(r->jobs[i].wl)->name, what);
+        wl[i] = (uint32_t)g;
     }
     return 0;
 }
@@ -588,8 +598,9 @@ int eco_srv_run(const struct eco_srv_params *p, const char *strategy,
     *res = (struct eco_srv_result){.n_jobs = n};
     r.js = calloc(n, sizeof *r.js);
     r.truth_wl = calloc(n, sizeof *r.truth_wl);
+    r.decide_wl = calloc(n, sizeof *r.decide_wl);
     r.out = out_jobs ? out_jobs : (own_out = calloc(n, sizeof *own_out));
-    if (!r.js || !r.out || !r.truth_wl) {
+    if (!r.js || !r.out || !r.truth_wl || !r.decide_wl) {
         rc = -ENOMEM;
         goto out;
     }
@@ -608,7 +619,8 @@ int eco_srv_run(const struct eco_srv_params *p, const char *strategy,
                             jobs[i].id, jobs[i].gpu_mem_mb, type->name, r.mem_total_mb);
             goto out;
         }
-    if ((rc = judge_workloads(&r, type->name, err)))
+    if ((rc = map_workloads(&r, p->judge, type->name, "judge", r.truth_wl, err)) ||
+        (rc = map_workloads(&r, p->decide, type->name, "decide", r.decide_wl, err)))
         goto out;
     eco_rng_init(&r.rng, p->seed);
     if (!strcasecmp(strategy, "static")) {
@@ -649,6 +661,7 @@ int eco_srv_run(const struct eco_srv_params *p, const char *strategy,
 out:
     eco_gpusel_destroy(r.sel);
     free(r.truth_wl);
+    free(r.decide_wl);
     free(r.js);
     free(own_out);
     return rc;

@@ -46,10 +46,11 @@ int eco_srv_series_read(const char *path, struct eco_srv_job **out, size_t *n,
 /* Writes the same format (with a gpu_mem_mb column, ignored when read). 0 or -errno. */
 int eco_srv_series_write(FILE *f, const struct eco_srv_job *jobs, size_t n);
 
-/* Whose measured pairs give the slowdown the simulator applies to jobs sharing a GPU (the
- * "truth"), independent of what `live` decides with (always Lucid's pairs, through the
- * selector): Lucid's own (the default), or Gavel's, each Lucid workload mapped to its
- * nearest Gavel workload on the server's GPU type (eco_coloc_gavel_match). */
+/* A set of measured pairs: Lucid's own, or Gavel's, each Lucid workload mapped to its nearest
+ * Gavel workload on the server's GPU type (eco_coloc_gavel_match). Used twice, independently:
+ * as the judge (the slowdown the simulator applies to jobs sharing a GPU, the "truth") and as
+ * what `live` decides with when it knows the jobs' workloads (--decide); a run whose two
+ * differ is judged by a model held out from its decisions. */
 enum eco_srv_judge { ECO_SRV_JUDGE_LUCID = 0, ECO_SRV_JUDGE_GAVEL = 1 };
 
 /* "lucid" or "gavel" (case-insensitive) into *out: 0 or -EINVAL. */
@@ -69,11 +70,12 @@ struct eco_srv_params {
     int share;           /* live: jobs may share a GPU */
     int known_workloads; /* live: the selector knows each job's workload (measured pairs) */
     int judge;           /* enum eco_srv_judge: pairs applied as the jobs' slowdown */
+    int decide;          /* enum eco_srv_judge: pairs live looks up (known workloads only) */
     struct eco_gpusel_params sel;
 };
 
 /* Defaults: 8 GPUs of V100, dt 1 s, start-up 20 s, noise 0.05, seed 1, share and known
- * workloads on, judged with Lucid's pairs, the selector's defaults. */
+ * workloads on, deciding and judged with Lucid's pairs, the selector's defaults. */
 void eco_srv_params_default(struct eco_srv_params *p);
 
 /* What happened to one job. */
@@ -91,7 +93,8 @@ struct eco_srv_result {
     double energy_j;     /* server (host base + GPUs) over [0, makespan] */
     double gpu_energy_j; /* GPUs only */
     uint32_t oom_restarts;
-    double shared_gpu_s; /* GPU-seconds with two or more jobs computing */
+    double shared_gpu_s;  /* GPU-seconds with two or more jobs computing */
+    double shared3_gpu_s; /* GPU-seconds with three or more (pair factors multiplied) */
     size_t n_jobs;
 };
 

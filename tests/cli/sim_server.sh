@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # `ecosched sim --server`: hand-computed runs on one and two GPUs (measured pair factors from
 # data/gpu_colocation), the static assignment, memory-threshold stacking, live sharing,
-# share-fit stacking three jobs, the Gavel judge, byte-identical repeated runs, and bad input.
+# share-fit stacking three jobs, the Gavel judge, live deciding with Gavel's pairs (--decide),
+# the decision model reaching no strategy under unknown workloads, byte-identical repeated runs,
+# and bad input.
 set -u
 ECO="$1"; SRC="$2"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
@@ -78,11 +80,41 @@ check "judged by Gavel: live still shares (decides with Lucid), 273.038" near "$
 check "judged by Gavel: exclusive unchanged, 200" near "$(jget "$T/jg.json" exclusive makespan_s)" 200 0.001
 check "the JSON names the Gavel judge" grep -q '"judge": "gavel"' "$T/jg.json"
 check "the default JSON has no judge key (output as before)" sh -c "! grep -q judge '$T/jl.json'"
+# --decide: live deciding with Gavel's pairs (0.366 each, summed 0.73 < 1.1) does not share the
+# ResNet50 pair; share-fit (no look-up) still does; --decide lucid is the default, byte for byte.
+"$ECO" sim --server --gpus 1 --series "$T/r50.csv" --startup 0 --noise 0 --strategy live,share-fit,exclusive --json --decide lucid > "$T/dl.json"
+check "--decide lucid is the default, byte for byte" cmp -s "$T/jl.json" "$T/dl.json"
+"$ECO" sim --server --gpus 1 --series "$T/r50.csv" --startup 0 --noise 0 --strategy live,share-fit --json --decide gavel --judge lucid --out "$T/dg" > "$T/dg.json"
+check "decided by Gavel: live does not share (shared 0)" [ "$(jget "$T/dg.json" live shared_gpu_s)" = 0 ]
+check "decided by Gavel: live's job 2 starts after job 1 ends" awk "BEGIN { exit !($(col "$T/dg/jobs-live.csv" 2 start_s) >= 100) }"
+check "decided by Gavel: share-fit still 141.421" near "$(jget "$T/dg.json" share-fit makespan_s)" 141.421 0.002
+check "the JSON names both models and says held out" grep -q '"judge": "lucid", "decide": "gavel", "held_out": true' "$T/dg.json"
+# --share-util: live without workloads shares by the utilisation rule. Job 2 arrives at 40 s, when
+# the window shows ResNet18's 58.667% alone: under 0.7 (the default) it joins at once, under 0.5
+# it waits for job 1 to end (100 s) and the GPU to be seen free (101 s).
+printf 'id,workload,gpus,work_s,submit_s\n1,%s,1,100,0\n2,%s,1,100,40\n' "$R18" "$R18" > "$T/late2.csv"
+for u in 0.7 0.5; do
+    "$ECO" sim --server --gpus 1 --series "$T/late2.csv" --startup 0 --noise 0 --strategy live \
+        --unknown-workloads --share-util "$u" --out "$T/su$u" > /dev/null
+done
+check "--share-util 0.7: job 2 shares from 40 s" [ "$(col "$T/su0.7/jobs-live.csv" 2 start_s)" = 40.000 ]
+check "--share-util 0.5: job 2 waits until 101 s" [ "$(col "$T/su0.5/jobs-live.csv" 2 start_s)" = 101.000 ]
+# Unknown workloads: the decision model reaches no strategy (a drawn series, Gavel judge).
+for d in lucid gavel; do
+    "$ECO" sim --server --jobs 30 --seed 4 --judge gavel --unknown-workloads --decide "$d" \
+        --strategy static,exclusive,memory-threshold,live,share-fit --out "$T/u$d" > /dev/null || check "unknown-workloads run" false
+done
+for f in jobs-static.csv jobs-exclusive.csv jobs-memory-threshold.csv jobs-live.csv jobs-share-fit.csv; do
+    check "unknown workloads: $f the same whichever model live would decide with" cmp -s "$T/ulucid/$f" "$T/ugavel/$f"
+done
 # Three ResNet18 bs32 jobs on one GPU: share-fit stacks all three, each at 0.9605^2.
 printf 'id,workload,gpus,work_s,submit_s\n1,%s,1,100,0\n2,%s,1,100,0\n3,%s,1,100,0\n' "$R18" "$R18" "$R18" > "$T/r3.csv"
 "$ECO" sim --server --gpus 1 --series "$T/r3.csv" --startup 0 --noise 0 --strategy share-fit --out "$T/o4" > /dev/null
 check "share-fit: job 3 shares GPU 0 from t = 0" [ "$(col "$T/o4/jobs-share-fit.csv" 3 gpu_ids)/$(col "$T/o4/jobs-share-fit.csv" 3 start_s)" = 0/0.000 ]
 check "share-fit: three on one GPU end at 100 / 0.9605^2 = 108.394" near "$(col "$T/o4/jobs-share-fit.csv" 3 end_s)" 108.394 0.001
+"$ECO" sim --server --gpus 1 --series "$T/r3.csv" --startup 0 --noise 0 --strategy share-fit,exclusive --json > "$T/o4.json"
+check "share-fit: 109 GPU-seconds with three jobs" [ "$(jget "$T/o4.json" share-fit shared3_gpu_s)" = 109 ]
+check "exclusive: none with three" [ "$(jget "$T/o4.json" exclusive shared3_gpu_s)" = 0 ]
 
 # Bad input: clear message naming file, line and field, exit 2.
 bad() {
@@ -107,6 +139,8 @@ bad "bad --gpus" "--gpus: '0'" --gpus 0
 bad "bad --work" "--work: '9:3'" --work 9:3
 bad "unknown GPU type" "--gpu-type: unknown 'Z80'" --gpu-type Z80
 bad "unknown judge" "--judge: unknown 'oracle' (lucid or gavel)" --judge oracle
+bad "--share-util past 1" "--share-util" --share-util 1.5
+bad "unknown decision model" "--decide: unknown 'oracle' (lucid or gavel)" --decide oracle
 bad "unknown option" "unknown option '--fast'" --fast
 bad "fractional --gpus" "--gpus: '2.5' is not a whole number in 1..64" --gpus 2.5
 bad "fractional --jobs" "--jobs: '2.5' is not a whole number in 1..1024" --jobs 2.5
