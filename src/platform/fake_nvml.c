@@ -55,6 +55,7 @@ struct fake_proc {
     int pid;
     uint64_t mask; /* GPUs it runs on */
     unsigned long long mem_b;
+    int sm_pct; /* its SM utilisation, percent; -1: unset (an equal part of BUSY_UTIL_PCT) */
 };
 
 struct fake_state {
@@ -74,6 +75,8 @@ struct snap {
     unsigned long long mem_total, mem_used, energy_mj;
     unsigned n_procs;
     nvmlProcessInfo_v2_t procs[MAX_PROCS];
+    unsigned sm_pct[MAX_PROCS]; /* each process's SM utilisation, percent */
+    long long t_ns;             /* when the snapshot was taken (CLOCK_REALTIME) */
 };
 
 struct nvmlDevice_st {
@@ -194,11 +197,14 @@ static int parse_line(struct fake_state *st, const char *line)
         st->gpu[i].lock_max_mhz = hi;
         return 0;
     }
-    if (sscanf(line, "proc %d gpus %199s mem_b %llu", &pid, gpus, &mem) == 3) {
+    int sm = -1; /* files written before per-process utilisation have no "sm" */
+    got = sscanf(line, "proc %d gpus %199s mem_b %llu sm %d", &pid, gpus, &mem, &sm);
+    if (got == 3 || got == 4) {
         uint64_t mask = parse_gpus(gpus, st->n);
-        if (!mask || pid <= 0 || st->n_procs >= MAX_PROCS)
+        if (!mask || pid <= 0 || sm < -1 || sm > 100 || st->n_procs >= MAX_PROCS)
             return -1;
-        st->procs[st->n_procs++] = (struct fake_proc){.pid = pid, .mask = mask, .mem_b = mem};
+        st->procs[st->n_procs++] =
+            (struct fake_proc){.pid = pid, .mask = mask, .mem_b = mem, .sm_pct = sm};
         return 0;
     }
     return -1;
@@ -236,8 +242,8 @@ static int format(const struct fake_state *st, char *buf, size_t cap, size_t *le
         char gpus[200];
         if (format_gpus(st->procs[i].mask, gpus, sizeof gpus) < 0)
             return -1;
-        n += (size_t)snprintf(buf + n, cap - n, "proc %d gpus %s mem_b %llu\n", st->procs[i].pid,
-                              gpus, st->procs[i].mem_b);
+        n += (size_t)snprintf(buf + n, cap - n, "proc %d gpus %s mem_b %llu sm %d\n",
+                              st->procs[i].pid, gpus, st->procs[i].mem_b, st->procs[i].sm_pct);
     }
     *len = n;
     return n < cap ? 0 : -1;
@@ -469,10 +475,13 @@ static nvmlReturn_t take_snap(struct fake_state *st, void *arg)
     s->mem_util = busy ? BUSY_MEM_UTIL_PCT : 0;
     s->mem_total = mem_total_of(st->model);
     s->energy_mj = (unsigned long long)st->gpu[s->index].energy_mj;
+    s->t_ns = st->updated_ns;
     for (unsigned i = 0; i < st->n_procs; i++) {
         if (!(st->procs[i].mask >> s->index & 1))
             continue;
         s->mem_used += st->procs[i].mem_b;
+        s->sm_pct[s->n_procs] =
+            st->procs[i].sm_pct >= 0 ? (unsigned)st->procs[i].sm_pct : BUSY_UTIL_PCT / busy;
         s->procs[s->n_procs++] = (nvmlProcessInfo_v2_t){.pid = (unsigned)st->procs[i].pid,
                                                         .usedGpuMemory = st->procs[i].mem_b};
     }
@@ -644,12 +653,41 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsign
     return nvmlDeviceGetComputeRunningProcesses_v3(device, infoCount, infos);
 }
 
+/* One sample per process on the GPU, stamped with the time of this call: the processes'
+ * SM utilisation as registered (docs/platform.md). */
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
+                                             nvmlProcessUtilizationSample_t *utilization,
+                                             unsigned int *processSamplesCount,
+                                             unsigned long long lastSeenTimeStamp)
+{
+    struct snap s;
+    const char *off = getenv("ECOSCHED_FAKE_NVML_NO_PROC_UTIL");
+    if (off && *off && strcmp(off, "0"))
+        return NVML_ERROR_NOT_SUPPORTED; /* a GPU without per-process accounting */
+    nvmlReturn_t r = processSamplesCount ? snapshot(device, &s) : NVML_ERROR_INVALID_ARGUMENT;
+    if (r != NVML_SUCCESS)
+        return r;
+    unsigned long long t_us = (unsigned long long)(s.t_ns / 1000);
+    if (!s.n_procs || t_us <= lastSeenTimeStamp)
+        return NVML_ERROR_NOT_FOUND;
+    if (*processSamplesCount < s.n_procs || !utilization) {
+        *processSamplesCount = s.n_procs;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    for (unsigned i = 0; i < s.n_procs; i++)
+        utilization[i] = (nvmlProcessUtilizationSample_t){
+            .pid = s.procs[i].pid, .timeStamp = t_us, .smUtil = s.sm_pct[i]};
+    *processSamplesCount = s.n_procs;
+    return NVML_SUCCESS;
+}
+
 /* ---- extras for tests and the run tool ---------------------------------------------------- */
 
 struct reg {
     int pid;
     const char *gpus;
     unsigned long long mem_b;
+    int sm_pct;
 };
 
 static nvmlReturn_t do_register(struct fake_state *st, void *arg)
@@ -657,7 +695,7 @@ static nvmlReturn_t do_register(struct fake_state *st, void *arg)
     const struct reg *a = arg;
     uint64_t mask = a->gpus ? parse_gpus(a->gpus, st->n) : 0;
     unsigned i = 0;
-    if (!mask || a->pid <= 0)
+    if (!mask || a->pid <= 0 || a->sm_pct < -1 || a->sm_pct > 100)
         return NVML_ERROR_INVALID_ARGUMENT;
     while (i < st->n_procs && st->procs[i].pid != a->pid)
         i++;
@@ -665,7 +703,8 @@ static nvmlReturn_t do_register(struct fake_state *st, void *arg)
         return NVML_ERROR_INSUFFICIENT_SIZE;
     if (i == st->n_procs)
         st->n_procs++;
-    st->procs[i] = (struct fake_proc){.pid = a->pid, .mask = mask, .mem_b = a->mem_b};
+    st->procs[i] =
+        (struct fake_proc){.pid = a->pid, .mask = mask, .mem_b = a->mem_b, .sm_pct = a->sm_pct};
     return NVML_SUCCESS;
 }
 
@@ -680,12 +719,18 @@ static nvmlReturn_t do_unregister(struct fake_state *st, void *arg)
     return NVML_SUCCESS;
 }
 
-int ecosched_fake_nvml_register(int pid, const char *gpus, unsigned long long mem_b)
+int ecosched_fake_nvml_register_util(int pid, const char *gpus, unsigned long long mem_b,
+                                     int sm_pct)
 {
     char path[PATH_CAP];
-    struct reg a = {.pid = pid, .gpus = gpus, .mem_b = mem_b};
+    struct reg a = {.pid = pid, .gpus = gpus, .mem_b = mem_b, .sm_pct = sm_pct};
     resolve_path(path, sizeof path);
     return txn(path, do_register, &a);
+}
+
+int ecosched_fake_nvml_register(int pid, const char *gpus, unsigned long long mem_b)
+{
+    return ecosched_fake_nvml_register_util(pid, gpus, mem_b, -1);
 }
 
 int ecosched_fake_nvml_unregister(int pid)
