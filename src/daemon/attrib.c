@@ -30,6 +30,14 @@ const char *ecod_basis_name(enum ecod_basis b)
     return b > ECOD_BASIS_NONE && b <= ECOD_BASIS_EQUAL ? names[b] : NULL;
 }
 
+enum ecod_basis ecod_basis_parse(const char *name)
+{
+    for (enum ecod_basis b = ECOD_BASIS_EXCLUSIVE; name && b <= ECOD_BASIS_EQUAL; b++)
+        if (!strcmp(name, ecod_basis_name(b)))
+            return b;
+    return ECOD_BASIS_NONE;
+}
+
 /* Weight of job i under basis b; negative or NaN readings weigh nothing. */
 static double weight(const struct ecod_attrib_job *j, enum ecod_basis b)
 {
@@ -37,12 +45,12 @@ static double weight(const struct ecod_attrib_job *j, enum ecod_basis b)
     return w > 0 ? w : 0;
 }
 
-/* Whether basis b can split: every job seen on the GPU and a positive total weight. */
+/* Whether basis b can split: every job's processes known and a positive total weight. */
 static bool usable(const struct ecod_attrib_job *jobs, size_t n, enum ecod_basis b)
 {
     double total = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!jobs[i].seen)
+        if (!jobs[i].known)
             return false;
         total += weight(&jobs[i], b);
     }
@@ -128,14 +136,12 @@ static void measure(struct ecod *d, unsigned g, const size_t *cand, size_t k,
     struct eco_proc_util *smp = calloc(MAX_SAMPLES, sizeof *smp);
     size_t n = 0;
     if (!pids || !mem || !smp)
-        goto out; /* nothing seen: an equal split */
+        goto out; /* nothing read: no weights, an equal split */
     if (eco_platform_gpu_procs(d->platform, g, pids, mem, MAX_PROCS, &n, NULL) == 0)
         for (size_t i = 0; i < n; i++) {
             int o = owner(d, cand, k, pids[i]);
-            if (o >= 0) {
-                jobs[o].seen = true;
+            if (o >= 0)
                 jobs[o].mem_b += (double)mem[i];
-            }
         }
     uint64_t since = d->gpu_util_us[g];
     int rc = eco_platform_proc_util(d->platform, g, since, smp, MAX_SAMPLES, &n, NULL);
@@ -145,10 +151,8 @@ static void measure(struct ecod *d, unsigned g, const size_t *cand, size_t k,
         if (smp[i].t_us > d->gpu_util_us[g])
             d->gpu_util_us[g] = smp[i].t_us;
         int o = owner(d, cand, k, smp[i].pid);
-        if (o >= 0) {
-            jobs[o].seen = true;
+        if (o >= 0)
             jobs[o].util += smp[i].sm;
-        }
     }
 out:
     free(pids);
@@ -177,8 +181,10 @@ void ecod__attrib_gpu(struct ecod *d, unsigned g, double delta_j)
     k = 0;
     for (size_t i = 0; i < d->n_runs; i++)
         for (uint32_t m = 0; m < d->runs[i].n_gpus; m++)
-            if (d->runs[i].gpus[m] == g)
+            if (d->runs[i].gpus[m] == g) {
+                jobs[k].known = d->runs[i].pid > 0;
                 cand[k++] = i;
+            }
     if (k > 1)
         measure(d, g, cand, k, jobs);
     enum ecod_basis b = ecod__attrib_split(delta_j, jobs, k, part);
@@ -186,11 +192,12 @@ void ecod__attrib_gpu(struct ecod *d, unsigned g, double delta_j)
     for (size_t i = 0; i < k; i++) {
         struct ecod_run *r = &d->runs[cand[i]];
         r->acc_j += part[i];
+        r->basis_j[b] += part[i];
         for (uint32_t m = 0; m < r->n_gpus; m++)
             if (r->gpus[m] == g)
                 r->frac[m] = frac[i];
         if (b > r->basis_now)
-            r->basis_now = b;
+            r->basis_now = b; /* the worst of its GPUs' */
     }
 out:
     free(cand);

@@ -38,10 +38,12 @@ struct ecod_run {
     double energy_j;      /* latest total: energy_base_j + acc_j */
     double stored_j;      /* energy_j as last written to the store */
     /* The split of its GPUs' energy (attrib.c): frac[m], its part of gpus[m]'s energy in the
-     * latest split (0..1; its power is sum frac[m] x the GPU's power); basis, what the latest
-     * split went by (the worst of its GPUs); basis_now, the split in progress; stored_basis,
-     * basis as last written to the store. */
+     * latest split (0..1; its power is sum frac[m] x the GPU's power); basis_j[b], its energy
+     * split by basis b since this daemon watched it; basis, the one of most joules (before any
+     * energy: the latest); basis_now, the worst of its GPUs in the accounting in progress;
+     * stored_basis, basis as last written to the store. */
     double frac[ECO_GPUSEL_MAX_GPUS];
+    double basis_j[ECOD_BASIS_EQUAL + 1];
     enum ecod_basis basis, basis_now, stored_basis;
     int64_t slurm_job;  /* > 0: a Slurm job registered by the SPANK plugin (no process here) */
     double slurm_cap_w; /* its --gpu-power-cap in watts (0: none): the controller's ceiling */

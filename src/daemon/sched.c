@@ -139,7 +139,13 @@ void ecod__sched_account(struct ecod *d, double mono)
     }
     for (size_t i = 0; i < d->n_runs; i++) {
         struct ecod_run *r = &d->runs[i];
-        if (r->basis_now != ECOD_BASIS_NONE)
+        enum ecod_basis most = ECOD_BASIS_NONE;
+        for (int b = ECOD_BASIS_EXCLUSIVE; b <= ECOD_BASIS_EQUAL; b++)
+            if (r->basis_j[b] > r->basis_j[most])
+                most = (enum ecod_basis)b;
+        if (most != ECOD_BASIS_NONE)
+            r->basis = most; /* the basis of most of its energy */
+        else if (r->basis_now != ECOD_BASIS_NONE && r->basis == ECOD_BASIS_NONE)
             r->basis = r->basis_now;
         r->energy_j = r->energy_base_j + r->acc_j;
     }
