@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Installs the Debian packages ecosched needs, only those missing: `setup.sh demo` the build
 # and run-time set (what `make demo` needs), `setup.sh check` that set plus the test tools.
-# promtool and the prometheus binary come out of the `prometheus` .deb into .tools/bin: no Prometheus
-# service is installed.
+# promtool and the prometheus binary come out of the `prometheus` .deb into .tools/bin: no
+# Prometheus service is installed.
 set -eu
 # Build and run time: the compiler, make, CMake and the libraries the binaries link.
 # (libcurl: the CLI's and the SPANK plugin's HTTP client; libmicrohttpd: ecoschedd's server.)

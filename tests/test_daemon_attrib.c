@@ -282,15 +282,33 @@ static void test_account_fallbacks(void **state)
     assert_true(fabs(f->d.runs[1].energy_j - 200) < 1e-9);
     assert_int_equal(f->d.runs[0].basis, ECOD_BASIS_MEMORY);
     f->s.mem_b[0] = f->s.mem_b[1] = 0;
-    account(f, 3, 1000);
-    assert_true(fabs(f->d.runs[0].energy_j - 700) < 1e-9);
-    assert_true(fabs(f->d.runs[1].energy_j - 300) < 1e-9);
-    /* B: 200 J by memory, 100 J equally: marked memory, the basis of most of its energy */
+    account(f, 3, 1000); /* the memory at the interval's start still counts: 150 / 50 J */
+    assert_true(fabs(f->d.runs[0].energy_j - 750) < 1e-9);
+    account(f, 4, 1400); /* no memory at either end: equal, 200 J each */
+    assert_true(fabs(f->d.runs[0].energy_j - 950) < 1e-9);
+    assert_true(fabs(f->d.runs[1].energy_j - 450) < 1e-9);
+    /* B: 250 J by memory, 200 J equally: marked memory, the basis of most of its energy */
     assert_int_equal(f->d.runs[1].basis, ECOD_BASIS_MEMORY);
-    account(f, 4, 1400);
-    assert_true(fabs(f->d.runs[1].energy_j - 500) < 1e-9);
-    assert_int_equal(f->d.runs[1].basis, ECOD_BASIS_EQUAL);  /* now 300 J equally */
-    assert_int_equal(f->d.runs[0].basis, ECOD_BASIS_MEMORY); /* 600 J by memory, 300 J equally */
+    account(f, 5, 1800);
+    assert_true(fabs(f->d.runs[1].energy_j - 650) < 1e-9);
+    assert_int_equal(f->d.runs[1].basis, ECOD_BASIS_EQUAL);  /* now 400 J equally */
+    assert_int_equal(f->d.runs[0].basis, ECOD_BASIS_MEMORY); /* 750 J by memory, 400 J equally */
+}
+
+/* Memory is read at the end of each interval: a job whose process has just exited (reaped at
+ * once, accounted just before) keeps its memory's weight for that interval, not after. */
+static void test_memory_of_exited_process(void **state)
+{
+    struct afix *f = *state;
+    f->s.no_util = true;
+    account(f, 1, 0);
+    account(f, 2, 800); /* 6 / 2 GiB: 600 / 200 J */
+    f->s.mem_b[0] = 0;  /* A's process gone at the end of the next interval */
+    account(f, 3, 1600);
+    assert_true(fabs(f->d.runs[0].energy_j - 1200) < 1e-9);
+    account(f, 4, 2400); /* gone for a whole interval: B takes it */
+    assert_true(fabs(f->d.runs[0].energy_j - 1200) < 1e-9);
+    assert_true(fabs(f->d.runs[1].energy_j - 1200) < 1e-9);
 }
 
 /* A job alone on its GPU takes the whole increase without a per-process reading. */
@@ -313,6 +331,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_account_by_util, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exited_process_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_account_fallbacks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_of_exited_process, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alone_reads_nothing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -160,6 +160,15 @@ out:
     free(smp);
 }
 
+/* Where GPU g is in run r's list (r holds it). */
+static uint32_t gpu_slot(const struct ecod_run *r, unsigned g)
+{
+    uint32_t m = 0;
+    while (m + 1 < r->n_gpus && r->gpus[m] != g)
+        m++;
+    return m;
+}
+
 void ecod__attrib_gpu(struct ecod *d, unsigned g, double delta_j)
 {
     size_t k = 0, *cand = NULL;
@@ -187,15 +196,22 @@ void ecod__attrib_gpu(struct ecod *d, unsigned g, double delta_j)
             }
     if (k > 1)
         measure(d, g, cand, k, jobs);
+    for (size_t i = 0; i < k; i++) {
+        /* memory is read at the interval's end, when a job that just exited (and is reaped
+         * now) has none left: its larger reading of the interval's two ends counts */
+        double *prev = &d->runs[cand[i]].mem_prev_b[gpu_slot(&d->runs[cand[i]], g)];
+        double now_b = k > 1 ? jobs[i].mem_b : 0;
+        if (*prev > jobs[i].mem_b)
+            jobs[i].mem_b = *prev;
+        *prev = now_b;
+    }
     enum ecod_basis b = ecod__attrib_split(delta_j, jobs, k, part);
     ecod__attrib_split(1.0, jobs, k, frac);
     for (size_t i = 0; i < k; i++) {
         struct ecod_run *r = &d->runs[cand[i]];
         r->acc_j += part[i];
         r->basis_j[b] += part[i];
-        for (uint32_t m = 0; m < r->n_gpus; m++)
-            if (r->gpus[m] == g)
-                r->frac[m] = frac[i];
+        r->frac[gpu_slot(r, g)] = frac[i];
         if (b > r->basis_now)
             r->basis_now = b; /* the worst of its GPUs' */
     }

@@ -43,6 +43,8 @@ struct ecod_run {
      * energy: the latest); basis_now, the worst of its GPUs in the accounting in progress;
      * stored_basis, basis as last written to the store. */
     double frac[ECO_GPUSEL_MAX_GPUS];
+    double mem_prev_b[ECO_GPUSEL_MAX_GPUS]; /* its processes' memory on gpus[m] at the previous
+                                             * split (0: alone on it, or none yet) */
     double basis_j[ECOD_BASIS_EQUAL + 1];
     enum ecod_basis basis, basis_now, stored_basis;
     int64_t slurm_job;  /* > 0: a Slurm job registered by the SPANK plugin (no process here) */

@@ -27,6 +27,7 @@ pair() {
     "$ECO" wait "$A"; "$ECO" wait "$B"
     EA=$(field "$A" energy_j); EB=$(field "$B" energy_j)
     SA=$(awk "BEGIN { print $EA / ($EA + $EB) }")
+    echo "SM $1/$3 %, memory $2/$4 MB: A $EA J, B $EB J, A's share $SA"
 }
 
 # near X WANT: |X - WANT| <= 0.04 (the skew above, over a RUN_S run)
