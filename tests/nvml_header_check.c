@@ -20,14 +20,19 @@ _Static_assert(NVML_ERROR_NOT_FOUND == 6 && NVML_ERROR_NOT_SUPPORTED == 3 &&
                    NVML_ERROR_INSUFFICIENT_SIZE == 7,
                "return codes");
 
-/* The prototypes the platform calls through its function pointers (src/platform/nvml.c). */
-static nvmlReturn_t (*const put)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
-                                 unsigned long long) = nvmlDeviceGetProcessUtilization;
-static nvmlReturn_t (*const procs)(nvmlDevice_t, unsigned *, nvmlProcessInfo_v2_t *) =
-    nvmlDeviceGetComputeRunningProcesses_v3;
+/* The prototypes the platform calls through its function pointers (src/platform/nvml.c),
+ * compared by type only: _Generic does not evaluate its operand, so nothing links against
+ * libnvidia-ml (a build machine may have the toolkit's header without the driver's library). */
+typedef nvmlReturn_t (*put_fn)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
+                               unsigned long long);
+typedef nvmlReturn_t (*procs_fn)(nvmlDevice_t, unsigned *, nvmlProcessInfo_v2_t *);
+_Static_assert(_Generic(&nvmlDeviceGetProcessUtilization, put_fn : 1, default : 0),
+               "nvmlDeviceGetProcessUtilization's prototype");
+_Static_assert(_Generic(&nvmlDeviceGetComputeRunningProcesses_v3, procs_fn : 1, default : 0),
+               "nvmlDeviceGetComputeRunningProcesses_v3's prototype");
 
-/* 1 when this file was built (the real header agreed), for test_nvml_layout. */
+/* 1: this file was built, so the real header agreed (for test_nvml_layout). */
 int eco_test_nvml_header_checked(void)
 {
-    return put != NULL && procs != NULL;
+    return 1;
 }
