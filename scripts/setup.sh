@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Installs the Debian packages ecosched needs, only those missing: `setup.sh demo` the build
 # and run-time set (what `make demo` needs), `setup.sh check` that set plus the test tools.
-# promtool comes out of the `prometheus` .deb into .tools/bin: no Prometheus server is installed.
+# promtool and the prometheus binary come out of the `prometheus` .deb into .tools/bin: no
+# Prometheus service is installed.
 set -eu
 # Build and run time: the compiler, make, CMake and the libraries the binaries link.
 # (libcurl: the CLI's and the SPANK plugin's HTTP client; libmicrohttpd: ecoschedd's server.)
@@ -14,7 +15,8 @@ libmicrohttpd-dev libcurl4-openssl-dev libglpk-dev"
 # format check). The Slurm test installs
 # munge and the Slurm daemons itself.
 TEST_PKGS="libcmocka-dev curl socat jq chromium libslurm-dev man-db python3 clang-format"
-# promtool (tests/daemon/metrics.sh) is taken from this package, unpacked, never installed.
+# promtool (tests/daemon/metrics.sh) and prometheus (tests/daemon/prometheus.sh) are taken from
+# this package, unpacked, never installed.
 PROMTOOL_DEB=prometheus
 
 what="${1:-check}"
@@ -51,10 +53,14 @@ if [ -n "$missing" ]; then
     $SUDO apt-get install -y -qq --no-install-recommends $missing
 fi
 
-# promtool without the Prometheus server (whose package starts a service on :9090): the
-# binary alone, out of the package, into .tools/bin (tests look there after PATH).
-if [ "$what" = check ] && ! command -v promtool >/dev/null && [ ! -x "$TOOLS/promtool" ]; then
-    echo "setup: unpacking promtool from the Debian package $PROMTOOL_DEB into .tools/bin"
+# promtool and the Prometheus server binary (tests/daemon/prometheus.sh runs it on a loopback
+# port) without installing the package, which starts a service on :9090: the binaries alone,
+# out of the package, into .tools/bin (tests look there after PATH).
+need_prom=false
+command -v promtool >/dev/null || [ -x "$TOOLS/promtool" ] || need_prom=true
+command -v prometheus >/dev/null || [ -x "$TOOLS/prometheus" ] || need_prom=true
+if [ "$what" = check ] && $need_prom; then
+    echo "setup: unpacking promtool and prometheus from the Debian package $PROMTOOL_DEB into .tools/bin"
     apt_update
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
@@ -64,5 +70,6 @@ if [ "$what" = check ] && ! command -v promtool >/dev/null && [ ! -x "$TOOLS/pro
     dpkg-deb -x "$tmp"/"$PROMTOOL_DEB"_*.deb "$tmp/x"
     mkdir -p "$TOOLS"
     cp "$tmp/x/usr/bin/promtool" "$TOOLS/promtool"
+    cp "$tmp/x/usr/bin/prometheus" "$TOOLS/prometheus"
     "$TOOLS/promtool" --version >/dev/null
 fi

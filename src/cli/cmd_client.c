@@ -703,6 +703,7 @@ int eco_cli__cmd_show(int argc, char **argv)
             {"exit_status", "exit_status", false},
             {"reason", "reason", false},
             {"energy_j", "energy_j", false},
+            {"energy_basis", "energy_basis", false},
             {"deadline_s", "deadline", true},
             {"deadline_missed", "deadline_missed", false},
             {"stdout", "stdout", false},

@@ -124,6 +124,8 @@ static json_t *job_json(const char *logs_dir, const struct eco_store_job *j, boo
     json_object_set_new(o, "exit_status",
                         j->exit_status >= 0 ? json_integer(j->exit_status) : json_null());
     json_object_set_new(o, "reason", reason ? json_string(reason) : json_null());
+    json_object_set_new(o, "energy_basis",
+                        j->energy_basis[0] ? json_string(j->energy_basis) : json_null());
     if (with_env)
         json_object_set_new(o, "env", json_loads(j->env_json ? j->env_json : "{}", 0, NULL));
     return o;

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include "ecosched/gpusel.h"
 #include "platform/platform.h"
+#include "daemon/attrib.h"
 #include "daemon/store.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -36,13 +37,32 @@ struct ecod_run {
     double acc_j;         /* its share of its GPUs' energy since this daemon watched it */
     double energy_j;      /* latest total: energy_base_j + acc_j */
     double stored_j;      /* energy_j as last written to the store */
-    int64_t slurm_job;    /* > 0: a Slurm job registered by the SPANK plugin (no process here) */
-    double slurm_cap_w;   /* its --gpu-power-cap in watts (0: none): the controller's ceiling */
+    /* The split of its GPUs' energy (attrib.c): frac[m], its part of gpus[m]'s energy in the
+     * latest split (0..1; its power is sum frac[m] x the GPU's power); basis_j[b], its energy
+     * split by basis b since this daemon watched it; basis, the one of most joules (before any
+     * energy: the latest); basis_now, the worst of its GPUs in the accounting in progress;
+     * stored_basis, basis as last written to the store. */
+    double frac[ECO_GPUSEL_MAX_GPUS];
+    double mem_prev_b[ECO_GPUSEL_MAX_GPUS]; /* its processes' memory on gpus[m] at the previous
+                                             * split (0: alone on it, or none yet) */
+    double basis_j[ECOD_BASIS_EQUAL + 1];
+    enum ecod_basis basis, basis_now, stored_basis;
+    int64_t slurm_job;  /* > 0: a Slurm job registered by the SPANK plugin (no process here) */
+    double slurm_cap_w; /* its --gpu-power-cap in watts (0: none): the controller's ceiling */
     /* Store writes that failed (full disk, I/O error), retried every tick (sched.c): */
     bool end_unrecorded; /* ended, its end not yet in the store: end_state, end_code, end_s */
     enum eco_store_state end_state; /* done or failed; ECO_STORE_CANCELLED: only the energy */
     int end_code;
     double end_s;
+};
+
+/* Processes whose job is known (attrib.c): a GPU process and the job it descends from. 256
+ * covers every process of the jobs on a full server, whose samples may outlive them by one
+ * sampling period. */
+#define ECOD_PID_CACHE 256
+struct ecod_pid_owner {
+    pid_t pid;
+    int64_t job;
 };
 
 /* Scheduling-pass timings (s), for /v1/status and /metrics. */
@@ -87,6 +107,11 @@ struct ecod {
     double gpu_counter_j[ECO_GPUSEL_MAX_GPUS];
     bool gpu_counter_ok[ECO_GPUSEL_MAX_GPUS];
     double acct_mono;
+    /* per GPU, the newest per-process utilisation sample used (NVML's microseconds), and the
+     * GPU processes' jobs (ring, next slot pid_owner_next): attrib.c */
+    uint64_t gpu_util_us[ECO_GPUSEL_MAX_GPUS];
+    struct ecod_pid_owner pid_owner[ECOD_PID_CACHE];
+    size_t pid_owner_next;
     /* store writes that failed (sched.c): unrecorded ends are retried, and starts wait, until
      * these monotonic times (0: none failed); store_failing: a start failure was logged */
     double end_retry_mono, start_retry_mono;

@@ -27,6 +27,16 @@ static unsigned long long proc_mem_b(void)
     return mb << 20;
 }
 
+/* ECOSCHED_FAKE_NVML_PROC_SM_PCT: the process's SM utilisation in percent (0..100); unset or
+ * out of range: -1, the fake's equal part of a busy GPU. */
+static int proc_sm_pct(void)
+{
+    const char *s = getenv("ECOSCHED_FAKE_NVML_PROC_SM_PCT");
+    char *end = NULL;
+    long v = s && *s ? strtol(s, &end, 10) : -1;
+    return end && *end == '\0' && v >= 0 && v <= 100 ? (int)v : -1;
+}
+
 /* Child: waits until the parent has registered it, then becomes CMD. */
 static void run_child(int go, const char *gpus, char **argv)
 {
@@ -77,7 +87,7 @@ int main(int argc, char **argv)
     struct sigaction ign = {.sa_handler = SIG_IGN};
     sigemptyset(&ign.sa_mask);
     sigaction(SIGPIPE, &ign, NULL);
-    int r = ecosched_fake_nvml_register((int)pid, argv[1], proc_mem_b());
+    int r = ecosched_fake_nvml_register_util((int)pid, argv[1], proc_mem_b(), proc_sm_pct());
     if (r != NVML_SUCCESS) {
         fprintf(stderr, "ecosched-fake-gpu-run: cannot register on GPUs '%s': %s\n", argv[1],
                 nvmlErrorString(r));

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* ecoschedd's GET /metrics: Prometheus text exposition format 0.0.4 (per GPU readings, job
- * counts per state, job energy with a bounded number of job labels); see docs/http-api.md. */
+ * counts per state, job energy with a bounded number of job labels, the running jobs' energy
+ * and power); see docs/http-api.md. */
 #define _GNU_SOURCE /* open_memstream */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +160,73 @@ static int job_metrics(struct ecod *d, FILE *f, struct eco_error *err)
     return 0;
 }
 
+/* The user name of uid, else the number (a uid without a passwd entry). */
+static void user_name(uid_t uid, char *buf, size_t cap)
+{
+    struct passwd pw, *res = NULL;
+    char tmp[1024];
+    if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res && res->pw_name[0])
+        snprintf(buf, cap, "%s", res->pw_name);
+    else
+        snprintf(buf, cap, "%u", (unsigned)uid);
+}
+
+/* Run r's power: its part of each of its GPUs (the latest split) times the GPU's power. False
+ * when a GPU has no power reading. */
+static bool run_power(struct ecod *d, const struct ecod_run *r, double *w)
+{
+    *w = 0;
+    for (uint32_t m = 0; m < r->n_gpus; m++) {
+        double p = 0;
+        if (eco_platform_power(d->platform, r->gpus[m], &p, NULL) < 0)
+            return false;
+        *w += r->frac[m] * p;
+    }
+    return true;
+}
+
+/* Labels of a running job: job_id, user, slurm_job_id ("" when not a Slurm job). */
+static void run_labels(struct ecod *d, const struct ecod_run *r, FILE *f)
+{
+    struct eco_store_job j;
+    char user[256] = "";
+    if (eco_store_get(d->store, r->id, &j, NULL) == 0)
+        user_name(j.uid, user, sizeof user);
+    eco_store_job_fini(&j);
+    fprintf(f, "{job_id=\"%" PRId64 "\",user=\"", r->id);
+    label_value(f, user);
+    if (r->slurm_job > 0)
+        fprintf(f, "\",slurm_job_id=\"%" PRId64 "\"}", r->slurm_job);
+    else
+        fputs("\",slurm_job_id=\"\"}", f);
+}
+
+/* The running jobs' GPU energy and power, one series each per running job: a job's series go
+ * when it ends, so their number is bounded by what runs at once (docs/http-api.md). */
+static void running_job_metrics(struct ecod *d, FILE *f)
+{
+    static const struct {
+        const char *name, *help, *type;
+    } fam[] = {
+        {"ecosched_running_job_energy_joules_total",
+         "GPU energy of a running job so far: its measured share of each GPU it uses.", "counter"},
+        {"ecosched_running_job_power_watts",
+         "GPU power of a running job: its latest share of its GPUs' power.", "gauge"},
+    };
+    for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++) {
+        header(f, fam[k].name, fam[k].help, fam[k].type);
+        for (size_t i = 0; i < d->n_runs; i++) {
+            const struct ecod_run *r = &d->runs[i];
+            double w = 0;
+            if (r->end_unrecorded || (k == 1 && !run_power(d, r, &w)))
+                continue;
+            fputs(fam[k].name, f);
+            run_labels(d, r, f);
+            value(f, k == 0 ? r->energy_j : w);
+        }
+    }
+}
+
 /* The node power budget's capping metrics, with the simulator's definitions
  * (docs/policies/powercap.md, "Metrics"); the budget is 0 when none is set. */
 static void budget_metrics(struct ecod *d, FILE *f)
@@ -218,6 +287,8 @@ int ecod__metrics_render(struct ecod *d, char **text, size_t *len, struct eco_er
     gpu_metrics(d, f);
     budget_metrics(d, f);
     ret = job_metrics(d, f, err);
+    if (ret == 0)
+        running_job_metrics(d, f);
     if (fclose(f) != 0 && ret == 0) {
         ret = eco_errorf(err, -ENOMEM, "metrics: out of memory");
     }

@@ -110,12 +110,15 @@ static void sample_gpus(struct ecod *d, double mono)
 
 /* Energy accounting (docs/daemon/README.md, "Energy"): what each GPU used since the last
  * accounting, from its energy counter (or, without one, its power times the interval), is
- * split equally among the jobs running on it then, so jobs sharing a GPU share its energy
- * and nothing is counted twice. Called at every sampling and before a job starts or ends. */
+ * split among the jobs running on it then by their measured share (attrib.c: SM utilisation,
+ * else memory, else equal; docs/models/energy.md), so jobs sharing a GPU share its energy and
+ * nothing is counted twice. Called at every sampling and before a job starts or ends. */
 void ecod__sched_account(struct ecod *d, double mono)
 {
     double dt = d->acct_mono > 0 ? mono - d->acct_mono : 0;
     d->acct_mono = mono;
+    for (size_t i = 0; i < d->n_runs; i++)
+        d->runs[i].basis_now = ECOD_BASIS_NONE;
     for (unsigned g = 0; g < d->n_gpus; g++) {
         unsigned k = 0;
         for (size_t i = 0; i < d->n_runs; i++)
@@ -131,13 +134,32 @@ void ecod__sched_account(struct ecod *d, double mono)
         }
         d->gpu_counter_j[g] = v;
         d->gpu_counter_ok[g] = have;
-        for (size_t i = 0; k > 0 && i < d->n_runs; i++)
-            for (uint32_t m = 0; m < d->runs[i].n_gpus; m++)
-                if (d->runs[i].gpus[m] == g)
-                    d->runs[i].acc_j += delta / k;
+        if (k > 0)
+            ecod__attrib_gpu(d, g, delta);
     }
-    for (size_t i = 0; i < d->n_runs; i++)
-        d->runs[i].energy_j = d->runs[i].energy_base_j + d->runs[i].acc_j;
+    for (size_t i = 0; i < d->n_runs; i++) {
+        struct ecod_run *r = &d->runs[i];
+        enum ecod_basis most = ECOD_BASIS_NONE;
+        for (int b = ECOD_BASIS_EXCLUSIVE; b <= ECOD_BASIS_EQUAL; b++)
+            if (r->basis_j[b] > r->basis_j[most])
+                most = (enum ecod_basis)b;
+        if (most != ECOD_BASIS_NONE)
+            r->basis = most; /* the basis of most of its energy */
+        else if (r->basis_now != ECOD_BASIS_NONE && r->basis == ECOD_BASIS_NONE)
+            r->basis = r->basis_now;
+        r->energy_j = r->energy_base_j + r->acc_j;
+    }
+}
+
+/* Writes run r's energy basis to the store when it changed (a failed write is tried again at
+ * the next sampling). */
+static void store_basis(struct ecod *d, struct ecod_run *r)
+{
+    const char *name = ecod_basis_name(r->basis);
+    if (!name || r->basis == r->stored_basis)
+        return;
+    if (eco_store_set_energy_basis(d->store, r->id, name, NULL) == 0)
+        r->stored_basis = r->basis;
 }
 
 /* Gives GPU g the limit its jobs other than run `skip` need on the knob (clock or power
@@ -267,6 +289,7 @@ static void end_run(struct ecod *d, size_t i, bool have_status, int status)
                                 : ECO_STORE_DONE;
     ECO_LOG(ECO_LOG_INFO, "sched", "job %" PRId64 " ended: %s%d, %.1f J", r->id,
             have_status ? "exit " : "adopted, status unknown ", code, r->energy_j);
+    store_basis(d, r);
     int rc = record_end(d, r, &err);
     if (store_retryable(rc)) {
         keep_unrecorded(d, r, err.msg);
@@ -710,11 +733,15 @@ void ecod__sched_sample(struct ecod *d, double now, double mono)
     reap(d, mono); /* as in the pass: a job that ended gets no share of the budget below */
     /* the jobs' energy to the sampling instant, written to the store when it moved */
     ecod__sched_account(d, mono);
-    for (size_t i = 0; i < d->n_runs; i++)
-        if (!d->runs[i].end_unrecorded && d->runs[i].energy_j != d->runs[i].stored_j) {
+    for (size_t i = 0; i < d->n_runs; i++) {
+        if (d->runs[i].end_unrecorded)
+            continue;
+        if (d->runs[i].energy_j != d->runs[i].stored_j) {
             eco_store_set_energy(d->store, d->runs[i].id, d->runs[i].energy_j, NULL);
             d->runs[i].stored_j = d->runs[i].energy_j;
         }
+        store_basis(d, &d->runs[i]);
+    }
     ecod__nodecap_tick(d, mono);
     double took = eco_mono_s() - mono; /* the sampling's own duration (status): measured */
     d->sample.samples++;

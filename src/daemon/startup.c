@@ -180,6 +180,7 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     r->energy_base_j = j->energy_j;
     r->energy_j = j->energy_j;
     r->stored_j = j->energy_j;
+    r->basis = r->stored_basis = ecod_basis_parse(j->energy_basis);
     struct eco_gpu_request req = ecod__run_request(j);
     req.n_gpus = r->n_gpus;
     if (d->sel && r->n_gpus > 0 &&

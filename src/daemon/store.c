@@ -73,9 +73,21 @@ static const char SQL_MIGRATION_1[] =
     ");"
     "CREATE INDEX jobs_state ON jobs (state, id);";
 
+/* Migration 2: what each job's GPU energy was split by on a shared GPU (docs/models/energy.md),
+ * in a table of its own, deleted with its job by the trigger. IF NOT EXISTS: the migration
+ * may meet a file that has it already (a version number set back by hand) and still passes. */
+static const char SQL_MIGRATION_2[] =
+    "CREATE TABLE IF NOT EXISTS job_energy_basis ("
+    " job INTEGER PRIMARY KEY,"
+    " basis TEXT NOT NULL CHECK (basis IN ('exclusive','utilization','memory','equal'))"
+    ");"
+    "CREATE TRIGGER IF NOT EXISTS job_energy_basis_gone AFTER DELETE ON jobs"
+    " BEGIN DELETE FROM job_energy_basis WHERE job = old.id; END;";
+
 /* MIGRATIONS[v] brings a file from version v-1 to v. Append only; never edit a shipped one. */
 static const char *const MIGRATIONS[] = {
     [1] = SQL_MIGRATION_1,
+    [2] = SQL_MIGRATION_2,
 };
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == ECO_STORE_SCHEMA_VERSION + 1,
                "one migration per schema version");
@@ -84,7 +96,8 @@ _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == ECO_STORE_SCHEMA_VERS
 #define JOB_COLUMNS                                                                                \
     "id, state, uid, gid, name, cwd, argv, env, gpus, gpu_mem_gb, share, power_cap_w,"             \
     " deadline_s, submit_s, start_s, end_s, assigned_gpus, pid, pgid, exit_status, reason,"        \
-    " energy_j, stdout_path, stderr_path"
+    " energy_j, stdout_path, stderr_path,"                                                         \
+    " (SELECT basis FROM job_energy_basis WHERE job_energy_basis.job = jobs.id)"
 
 static const char SQL_INSERT[] =
     "INSERT INTO jobs (uid, gid, name, cwd, argv, env, gpus, gpu_mem_gb, share, power_cap_w,"
@@ -117,6 +130,9 @@ static const char SQL_CANCEL[] = "UPDATE jobs SET state = 'cancelled', end_s = ?
 static const char SQL_LOSE[] = "UPDATE jobs SET state = 'lost', end_s = ?2, reason = ?3"
                                " WHERE id = ?1 AND state = 'running'";
 static const char SQL_ENERGY[] = "UPDATE jobs SET energy_j = ?2 WHERE id = ?1";
+/* Only for a job that exists (the SELECT finds none otherwise: no row, -ENOENT below). */
+static const char SQL_BASIS[] = "INSERT OR REPLACE INTO job_energy_basis (job, basis)"
+                                " SELECT id, ?2 FROM jobs WHERE id = ?1";
 /* A job that could not start: failed with the runner's reason; a start time (the attempt)
  * only when it had none (a failure after the start gate keeps the start's). */
 static const char SQL_FAIL_START[] =
@@ -149,6 +165,7 @@ enum stmt {
     ST_CANCEL,
     ST_LOSE,
     ST_ENERGY,
+    ST_BASIS,
     ST_CAP,
     ST_CHECK_ARGV,
     ST_CHECK_ENV,
@@ -176,6 +193,7 @@ static const char *const STMT_SQL[ST_COUNT] = {
     [ST_CANCEL] = SQL_CANCEL,
     [ST_LOSE] = SQL_LOSE,
     [ST_ENERGY] = SQL_ENERGY,
+    [ST_BASIS] = SQL_BASIS,
     [ST_CAP] = SQL_CAP,
     [ST_CHECK_ARGV] = SQL_CHECK_ARGV,
     [ST_CHECK_ENV] = SQL_CHECK_ENV,
@@ -721,7 +739,8 @@ enum {
     COL_REASON,
     COL_ENERGY,
     COL_STDOUT,
-    COL_STDERR
+    COL_STDERR,
+    COL_BASIS
 };
 
 static const char **text_field(struct eco_store_job *j, int col)
@@ -802,6 +821,8 @@ static int row_to_job(struct eco_store *s, sqlite3_stmt *st, struct eco_store_jo
     j->exit_status =
         sqlite3_column_type(st, COL_EXIT) == SQLITE_NULL ? -1 : sqlite3_column_int(st, COL_EXIT);
     j->energy_j = sqlite3_column_double(st, COL_ENERGY);
+    const unsigned char *basis = sqlite3_column_text(st, COL_BASIS);
+    snprintf(j->energy_basis, sizeof j->energy_basis, "%s", basis ? (const char *)basis : "");
     if (copy_strings(st, j) != 0)
         return eco_errorf(err, -ENOMEM, "%s: job %lld: out of memory", s->path, (long long)j->id);
     return 0;
@@ -1029,6 +1050,24 @@ int eco_store_set_energy(struct eco_store *s, int64_t id, double energy_j, struc
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_double(st, 2, energy_j);
     return transition(s, id, ST_ENERGY, ~0u, "set job energy", NULL, err);
+}
+
+int eco_store_set_energy_basis(struct eco_store *s, int64_t id, const char *basis,
+                               struct eco_error *err)
+{
+    static const char *const names[] = {"exclusive", "utilization", "memory", "equal"};
+    sqlite3_stmt *st = s->st[ST_BASIS];
+    size_t k = 0;
+    while (k < sizeof names / sizeof names[0] && (!basis || strcmp(basis, names[k])))
+        k++;
+    if (k == sizeof names / sizeof names[0])
+        return eco_errorf(err, -EINVAL,
+                          "%s: job %lld: energy basis '%s' is not one of "
+                          "exclusive, utilization, memory, equal",
+                          s->path, (long long)id, basis ? basis : "(null)");
+    sqlite3_bind_int64(st, 1, id);
+    bind_text(st, 2, basis);
+    return transition(s, id, ST_BASIS, ~0u, "set job energy basis", NULL, err);
 }
 
 /* ---- summaries -------------------------------------------------------------------------- */

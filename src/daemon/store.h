@@ -11,7 +11,7 @@
 #include "ecosched/error.h"
 
 /* Schema version this code writes (PRAGMA user_version); older files are migrated at open. */
-#define ECO_STORE_SCHEMA_VERSION 1
+#define ECO_STORE_SCHEMA_VERSION 2
 
 /* Job states as stored (the text in the `state` column is eco_store_state_name's). Allowed
  * transitions: queued -> running | cancelled; running -> done | failed | cancelled | lost. */
@@ -65,6 +65,9 @@ struct eco_store_job {
     int exit_status;    /* shell style: 0..255, 128+signal when killed; -1: none */
     const char *reason; /* why cancelled, lost or failed; may be NULL */
     double energy_j;
+    /* What its GPU energy was split by on a shared GPU ("exclusive", "utilization", "memory",
+     * "equal"; docs/models/energy.md), the latest split; "": none yet. Read only. */
+    char energy_basis[16];
     void *strings_; /* private: owner of the strings of a fetched job */
 };
 
@@ -160,6 +163,10 @@ int eco_store_fail_start(struct eco_store *s, int64_t id, int exit_status, doubl
                          const char *reason, struct eco_error *err);
 /* Sets the job's energy so far, in any state. -ENOENT when missing. */
 int eco_store_set_energy(struct eco_store *s, int64_t id, double energy_j, struct eco_error *err);
+/* Sets what the job's energy is split by (a name the schema accepts: "exclusive",
+ * "utilization", "memory", "equal"; -EINVAL otherwise), in any state. -ENOENT when missing. */
+int eco_store_set_energy_basis(struct eco_store *s, int64_t id, const char *basis,
+                               struct eco_error *err);
 /* Sets the job's power cap (watts, ECO_STORE_CAP_NONE or ECO_STORE_CAP_AUTO), in any state:
  * the daemon records here the limit it chose for a job submitted with "auto". -ENOENT when
  * missing, -EINVAL for any other value. */

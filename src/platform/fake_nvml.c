@@ -44,6 +44,12 @@ static const struct model models[] = {
 
 #define BUSY_UTIL_PCT 95     /* GPU utilisation of a busy fake GPU */
 #define BUSY_MEM_UTIL_PCT 40 /* memory-controller utilisation of a busy fake GPU (assumed) */
+/* Per-process utilisation samples: one every SAMPLE_NS per process (1/6 s, the shortest
+ * sampling period NVML's documentation gives for nvmlDeviceGetProcessUtilization), on a grid
+ * of the real-time clock, kept SAMPLE_KEEP_NS (NVML keeps a few seconds; 2 s is assumed), also
+ * for a process that has exited, as the driver's buffer does. */
+#define SAMPLE_NS 166666667LL
+#define SAMPLE_KEEP_NS 2000000000LL
 
 struct fake_gpu {
     unsigned limit_mw;
@@ -55,6 +61,8 @@ struct fake_proc {
     int pid;
     uint64_t mask; /* GPUs it runs on */
     unsigned long long mem_b;
+    int sm_pct; /* its SM utilisation, percent; -1: unset (an equal part of BUSY_UTIL_PCT) */
+    long long start_ns, end_ns; /* registered, and exited (0: running), CLOCK_REALTIME */
 };
 
 struct fake_state {
@@ -194,11 +202,16 @@ static int parse_line(struct fake_state *st, const char *line)
         st->gpu[i].lock_max_mhz = hi;
         return 0;
     }
-    if (sscanf(line, "proc %d gpus %199s mem_b %llu", &pid, gpus, &mem) == 3) {
+    int sm = -1; /* files written before per-process utilisation have no "sm" and times */
+    long long t0 = 0, t1 = 0;
+    got = sscanf(line, "proc %d gpus %199s mem_b %llu sm %d start_ns %lld end_ns %lld", &pid, gpus,
+                 &mem, &sm, &t0, &t1);
+    if (got == 3 || got == 4 || got == 6) {
         uint64_t mask = parse_gpus(gpus, st->n);
-        if (!mask || pid <= 0 || st->n_procs >= MAX_PROCS)
+        if (!mask || pid <= 0 || sm < -1 || sm > 100 || st->n_procs >= MAX_PROCS)
             return -1;
-        st->procs[st->n_procs++] = (struct fake_proc){.pid = pid, .mask = mask, .mem_b = mem};
+        st->procs[st->n_procs++] = (struct fake_proc){
+            .pid = pid, .mask = mask, .mem_b = mem, .sm_pct = sm, .start_ns = t0, .end_ns = t1};
         return 0;
     }
     return -1;
@@ -236,8 +249,10 @@ static int format(const struct fake_state *st, char *buf, size_t cap, size_t *le
         char gpus[200];
         if (format_gpus(st->procs[i].mask, gpus, sizeof gpus) < 0)
             return -1;
-        n += (size_t)snprintf(buf + n, cap - n, "proc %d gpus %s mem_b %llu\n", st->procs[i].pid,
-                              gpus, st->procs[i].mem_b);
+        n += (size_t)snprintf(buf + n, cap - n,
+                              "proc %d gpus %s mem_b %llu sm %d start_ns %lld end_ns %lld\n",
+                              st->procs[i].pid, gpus, st->procs[i].mem_b, st->procs[i].sm_pct,
+                              st->procs[i].start_ns, st->procs[i].end_ns);
     }
     *len = n;
     return n < cap ? 0 : -1;
@@ -269,7 +284,7 @@ static double power_w(const struct fake_state *st, unsigned gpu, unsigned *procs
 {
     unsigned busy = 0;
     for (unsigned i = 0; i < st->n_procs; i++)
-        busy += (unsigned)(st->procs[i].mask >> gpu & 1);
+        busy += (unsigned)(!st->procs[i].end_ns && (st->procs[i].mask >> gpu & 1));
     if (procs)
         *procs = busy;
     const struct model *m = limits(st);
@@ -279,15 +294,20 @@ static double power_w(const struct fake_state *st, unsigned gpu, unsigned *procs
     return busy ? (draw < cap ? draw : cap) : m->idle_w;
 }
 
-/* Drops dead processes, then charges each GPU its power since the last update. */
+/* Marks dead processes exited (their samples are kept SAMPLE_KEEP_NS), then charges each GPU
+ * its power since the last update. */
 static void advance(struct fake_state *st)
 {
     unsigned kept = 0;
-    for (unsigned i = 0; i < st->n_procs; i++)
-        if (alive(st->procs[i].pid))
-            st->procs[kept++] = st->procs[i];
-    st->n_procs = kept;
     long long now = now_ns();
+    for (unsigned i = 0; i < st->n_procs; i++) {
+        struct fake_proc *p = &st->procs[i];
+        if (!p->end_ns && !alive(p->pid))
+            p->end_ns = now;
+        if (!p->end_ns || now - p->end_ns <= SAMPLE_KEEP_NS)
+            st->procs[kept++] = *p;
+    }
+    st->n_procs = kept;
     double dt_s = now > st->updated_ns ? (double)(now - st->updated_ns) / 1e9 : 0.0;
     for (unsigned g = 0; g < st->n; g++)
         st->gpu[g].energy_mj += power_w(st, g, NULL) * dt_s * 1000.0;
@@ -470,7 +490,7 @@ static nvmlReturn_t take_snap(struct fake_state *st, void *arg)
     s->mem_total = mem_total_of(st->model);
     s->energy_mj = (unsigned long long)st->gpu[s->index].energy_mj;
     for (unsigned i = 0; i < st->n_procs; i++) {
-        if (!(st->procs[i].mask >> s->index & 1))
+        if (st->procs[i].end_ns || !(st->procs[i].mask >> s->index & 1))
             continue;
         s->mem_used += st->procs[i].mem_b;
         s->procs[s->n_procs++] = (nvmlProcessInfo_v2_t){.pid = (unsigned)st->procs[i].pid,
@@ -644,12 +664,80 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsign
     return nvmlDeviceGetComputeRunningProcesses_v3(device, infoCount, infos);
 }
 
+struct util_query {
+    unsigned index, cap, n;
+    long long since_ns; /* samples at or after this time */
+    nvmlProcessUtilizationSample_t *out;
+};
+
+/* The samples of GPU q->index's processes since q->since_ns: each process's grid points of
+ * SAMPLE_NS within its life and the last SAMPLE_KEEP_NS; counted in q->n, written while they
+ * fit. */
+static nvmlReturn_t take_util(struct fake_state *st, void *arg)
+{
+    struct util_query *q = arg;
+    long long now = st->updated_ns;
+    unsigned busy = 0;
+    if (q->index >= st->n)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    power_w(st, q->index, &busy);
+    for (unsigned i = 0; i < st->n_procs; i++) {
+        const struct fake_proc *p = &st->procs[i];
+        if (!(p->mask >> q->index & 1))
+            continue;
+        unsigned sm = p->sm_pct >= 0 ? (unsigned)p->sm_pct : BUSY_UTIL_PCT / (busy ? busy : 1);
+        long long lo = p->start_ns, hi = p->end_ns ? p->end_ns : now;
+        if (lo < now - SAMPLE_KEEP_NS)
+            lo = now - SAMPLE_KEEP_NS;
+        if (lo < q->since_ns)
+            lo = q->since_ns;
+        for (long long k = (lo + SAMPLE_NS - 1) / SAMPLE_NS; k * SAMPLE_NS <= hi; k++, q->n++)
+            if (q->out && q->n < q->cap)
+                q->out[q->n] = (nvmlProcessUtilizationSample_t){
+                    .pid = (unsigned)p->pid,
+                    .timeStamp = (unsigned long long)(k * SAMPLE_NS / 1000),
+                    .smUtil = sm};
+    }
+    return NVML_SUCCESS;
+}
+
+/* The registered processes' samples (docs/platform.md): SM utilisation as registered, every
+ * SAMPLE_NS of their lives, kept SAMPLE_KEEP_NS. */
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
+                                             nvmlProcessUtilizationSample_t *utilization,
+                                             unsigned int *processSamplesCount,
+                                             unsigned long long lastSeenTimeStamp)
+{
+    struct snap s;
+    const char *off = getenv("ECOSCHED_FAKE_NVML_NO_PROC_UTIL");
+    if (off && *off && strcmp(off, "0"))
+        return NVML_ERROR_NOT_SUPPORTED; /* a GPU without per-process accounting */
+    nvmlReturn_t r = processSamplesCount ? snapshot(device, &s) : NVML_ERROR_INVALID_ARGUMENT;
+    if (r != NVML_SUCCESS)
+        return r;
+    struct util_query q = {.index = s.index,
+                           .cap = utilization ? *processSamplesCount : 0,
+                           .since_ns = ((long long)lastSeenTimeStamp + 1) * 1000,
+                           .out = utilization};
+    if ((r = txn(NULL, take_util, &q)) != NVML_SUCCESS)
+        return r;
+    if (q.n == 0)
+        return NVML_ERROR_NOT_FOUND;
+    if (q.n > q.cap) {
+        *processSamplesCount = q.n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    *processSamplesCount = q.n;
+    return NVML_SUCCESS;
+}
+
 /* ---- extras for tests and the run tool ---------------------------------------------------- */
 
 struct reg {
     int pid;
     const char *gpus;
     unsigned long long mem_b;
+    int sm_pct;
 };
 
 static nvmlReturn_t do_register(struct fake_state *st, void *arg)
@@ -657,7 +745,7 @@ static nvmlReturn_t do_register(struct fake_state *st, void *arg)
     const struct reg *a = arg;
     uint64_t mask = a->gpus ? parse_gpus(a->gpus, st->n) : 0;
     unsigned i = 0;
-    if (!mask || a->pid <= 0)
+    if (!mask || a->pid <= 0 || a->sm_pct < -1 || a->sm_pct > 100)
         return NVML_ERROR_INVALID_ARGUMENT;
     while (i < st->n_procs && st->procs[i].pid != a->pid)
         i++;
@@ -665,27 +753,35 @@ static nvmlReturn_t do_register(struct fake_state *st, void *arg)
         return NVML_ERROR_INSUFFICIENT_SIZE;
     if (i == st->n_procs)
         st->n_procs++;
-    st->procs[i] = (struct fake_proc){.pid = a->pid, .mask = mask, .mem_b = a->mem_b};
+    st->procs[i] = (struct fake_proc){.pid = a->pid,
+                                      .mask = mask,
+                                      .mem_b = a->mem_b,
+                                      .sm_pct = a->sm_pct,
+                                      .start_ns = st->updated_ns};
     return NVML_SUCCESS;
 }
 
 static nvmlReturn_t do_unregister(struct fake_state *st, void *arg)
 {
     int pid = *(const int *)arg;
-    unsigned kept = 0;
     for (unsigned i = 0; i < st->n_procs; i++)
-        if (st->procs[i].pid != pid)
-            st->procs[kept++] = st->procs[i];
-    st->n_procs = kept;
+        if (st->procs[i].pid == pid && !st->procs[i].end_ns)
+            st->procs[i].end_ns = st->updated_ns; /* exited: its samples stay a while */
     return NVML_SUCCESS;
+}
+
+int ecosched_fake_nvml_register_util(int pid, const char *gpus, unsigned long long mem_b,
+                                     int sm_pct)
+{
+    char path[PATH_CAP];
+    struct reg a = {.pid = pid, .gpus = gpus, .mem_b = mem_b, .sm_pct = sm_pct};
+    resolve_path(path, sizeof path);
+    return txn(path, do_register, &a);
 }
 
 int ecosched_fake_nvml_register(int pid, const char *gpus, unsigned long long mem_b)
 {
-    char path[PATH_CAP];
-    struct reg a = {.pid = pid, .gpus = gpus, .mem_b = mem_b};
-    resolve_path(path, sizeof path);
-    return txn(path, do_register, &a);
+    return ecosched_fake_nvml_register_util(pid, gpus, mem_b, -1);
 }
 
 int ecosched_fake_nvml_unregister(int pid)

@@ -28,6 +28,8 @@ typedef nvmlReturn_t (*fn_range)(nvmlDevice_t, unsigned *, unsigned *);
 typedef nvmlReturn_t (*fn_set)(nvmlDevice_t, unsigned);
 typedef nvmlReturn_t (*fn_ull)(nvmlDevice_t, unsigned long long *);
 typedef nvmlReturn_t (*fn_procs)(nvmlDevice_t, unsigned *, nvmlProcessInfo_v2_t *);
+typedef nvmlReturn_t (*fn_putil)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
+                                 unsigned long long);
 typedef nvmlReturn_t (*fn_lock)(nvmlDevice_t, unsigned, unsigned);
 typedef nvmlReturn_t (*fn_dev)(nvmlDevice_t);
 typedef nvmlReturn_t (*fn_clock)(nvmlDevice_t, nvmlClockType_t, unsigned *);
@@ -51,6 +53,7 @@ struct nvml {
     fn_set set_limit;
     fn_ull energy;       /* optional: pre-Volta drivers lack it */
     fn_procs procs;      /* optional: _v3, else _v2 */
+    fn_putil proc_util;  /* optional: per-process utilisation samples */
     fn_lock lock_clocks; /* optional: drivers before 418 lack locked clocks */
     fn_dev reset_clocks; /* optional, with lock_clocks */
     fn_clock clock_info; /* optional */
@@ -90,6 +93,7 @@ static int load_syms(struct nvml *st, struct eco_error *err)
     st->procs = (fn_procs)sym(st, "nvmlDeviceGetComputeRunningProcesses_v3", false, &rc, err);
     if (!st->procs)
         st->procs = (fn_procs)sym(st, "nvmlDeviceGetComputeRunningProcesses_v2", false, &rc, err);
+    st->proc_util = (fn_putil)sym(st, "nvmlDeviceGetProcessUtilization", false, &rc, err);
     st->lock_clocks = (fn_lock)sym(st, "nvmlDeviceSetGpuLockedClocks", false, &rc, err);
     st->reset_clocks = (fn_dev)sym(st, "nvmlDeviceResetGpuLockedClocks", false, &rc, err);
     st->clock_info = (fn_clock)sym(st, "nvmlDeviceGetClockInfo", false, &rc, err);
@@ -393,8 +397,11 @@ static int nvml_set_limit(void *state, unsigned gpu, double limit_w, struct eco_
                       r == NVML_ERROR_NO_PERMISSION ? " (setting limits needs root)" : "");
 }
 
-static int nvml_pids(void *state, unsigned gpu, pid_t *pids, size_t cap, size_t *n,
-                     struct eco_error *err)
+static int need(const struct nvml *st, unsigned gpu, bool have, const char *name,
+                struct eco_error *err);
+
+static int nvml_procs(void *state, unsigned gpu, pid_t *pids, uint64_t *mem_b, size_t cap,
+                      size_t *n, struct eco_error *err)
 {
     struct nvml *st = state;
     nvmlProcessInfo_v2_t *info = NULL;
@@ -429,11 +436,62 @@ static int nvml_pids(void *state, unsigned gpu, pid_t *pids, size_t cap, size_t 
     rc = check(st, gpu, r, "nvmlDeviceGetComputeRunningProcesses", err);
     if (rc < 0)
         goto out;
-    for (unsigned i = 0; i < count && i < cap; i++)
+    for (unsigned i = 0; i < count && i < cap; i++) {
         pids[i] = (pid_t)info[i].pid;
+        if (mem_b)
+            mem_b[i] =
+                info[i].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE ? 0 : info[i].usedGpuMemory;
+    }
     *n = count;
 out:
     free(info);
+    return rc;
+}
+
+static int nvml_pids(void *state, unsigned gpu, pid_t *pids, size_t cap, size_t *n,
+                     struct eco_error *err)
+{
+    return nvml_procs(state, gpu, pids, NULL, cap, n, err);
+}
+
+static int nvml_proc_util(void *state, unsigned gpu, uint64_t since_us, struct eco_proc_util *out,
+                          size_t cap, size_t *n, struct eco_error *err)
+{
+    struct nvml *st = state;
+    nvmlProcessUtilizationSample_t *smp = NULL;
+    nvmlDevice_t d = NULL;
+    *n = 0;
+    int rc = device(st, gpu, &d, err);
+    if (rc == 0)
+        rc = need(st, gpu, st->proc_util != NULL, "nvmlDeviceGetProcessUtilization", err);
+    if (rc < 0)
+        goto out;
+    if (cap > 4096)
+        cap = 4096; /* NVML keeps about a second of samples per process; bounds the buffer */
+    if (cap && !(smp = calloc(cap, sizeof *smp))) {
+        rc = eco_errorf(err, -ENOMEM, "%s: out of memory", st->backend);
+        goto out;
+    }
+    unsigned count = (unsigned)cap;
+    nvmlReturn_t r = st->proc_util(d, smp, &count, since_us);
+    if (r == NVML_ERROR_NOT_FOUND)
+        goto out; /* no samples since since_us */
+    if (r == NVML_ERROR_INSUFFICIENT_SIZE) {
+        *n = count;
+        rc = eco_errorf(err, -ENOSPC, "%s: GPU %u: %u utilisation samples, room for %zu",
+                        st->backend, gpu, count, cap);
+        goto out;
+    }
+    rc = check(st, gpu, r, "nvmlDeviceGetProcessUtilization", err);
+    if (rc < 0)
+        goto out;
+    for (unsigned i = 0; i < count && i < cap; i++)
+        out[i] = (struct eco_proc_util){.pid = (pid_t)smp[i].pid,
+                                        .t_us = smp[i].timeStamp,
+                                        .sm = (smp[i].smUtil > 100 ? 100 : smp[i].smUtil) / 100.0};
+    *n = count < cap ? count : cap;
+out:
+    free(smp);
     return rc;
 }
 
@@ -499,9 +557,9 @@ static int nvml_sm_clock(void *state, unsigned gpu, double *mhz, struct eco_erro
     .destroy = nvml_destroy, .gpu_count = nvml_count, .gpu_name = nvml_name,                       \
     .gpu_uuid = nvml_uuid, .memory = nvml_memory, .util = nvml_util, .power = nvml_power,          \
     .power_limit = nvml_limit, .power_range = nvml_range, .energy = nvml_energy,                   \
-    .set_power_limit = nvml_set_limit, .gpu_pids = nvml_pids,                                      \
-    .set_locked_clocks = nvml_lock_clocks, .reset_locked_clocks = nvml_reset_clocks,               \
-    .sm_clock = nvml_sm_clock
+    .set_power_limit = nvml_set_limit, .gpu_pids = nvml_pids, .gpu_procs = nvml_procs,             \
+    .proc_util = nvml_proc_util, .set_locked_clocks = nvml_lock_clocks,                            \
+    .reset_locked_clocks = nvml_reset_clocks, .sm_clock = nvml_sm_clock
 
 const struct eco_platform_ops eco_platform_nvml = {
     .name = "nvml",

@@ -47,6 +47,20 @@ typedef struct {
     unsigned int computeInstanceId;
 } nvmlProcessInfo_v2_t;
 
+/* One per-process utilisation sample: timeStamp in microseconds (CPU time), the others in
+ * percent over the sample's period. Field order and types as NVIDIA's nvml.h (API 10 to 12). */
+typedef struct {
+    unsigned int pid;
+    unsigned long long timeStamp;
+    unsigned int smUtil;
+    unsigned int memUtil;
+    unsigned int encUtil;
+    unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
+/* usedGpuMemory when the driver cannot tell (Windows WDDM, some MIG setups). */
+#define NVML_VALUE_NOT_AVAILABLE (~0ULL)
+
 /* nvmlInit, nvmlDeviceGetCount and nvmlDeviceGetHandleByIndex are macros for these _v2
  * symbols in NVIDIA's header. Power figures are milliwatts, energy millijoules. */
 nvmlReturn_t nvmlInit_v2(void);
@@ -72,6 +86,13 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
                                                      nvmlProcessInfo_v2_t *infos);
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
                                                      nvmlProcessInfo_v2_t *infos);
+/* Samples with timeStamp > lastSeenTimeStamp (0: all kept); utilization NULL asks for the
+ * count (INSUFFICIENT_SIZE); none since the time stamp: NOT_FOUND; NOT_SUPPORTED on GPUs
+ * without per-process accounting (before Maxwell, vGPU without it). */
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
+                                             nvmlProcessUtilizationSample_t *utilization,
+                                             unsigned int *processSamplesCount,
+                                             unsigned long long lastSeenTimeStamp);
 
 /* Clocks (MHz). NVML_CLOCK_SM is 1 in nvmlClockType_t. */
 typedef int nvmlClockType_t;
@@ -87,6 +108,10 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, u
  * on each, in the state file named by $ECOSCHED_FAKE_NVML_STATE; replaces an earlier entry of
  * the same pid. Returns an NVML code (INVALID_ARGUMENT for a bad list or GPU index). */
 int ecosched_fake_nvml_register(int pid, const char *gpus, unsigned long long mem_b);
+/* As ecosched_fake_nvml_register, with the process's SM utilisation in percent (0..100, or -1:
+ * unset, the GPU's busy utilisation split equally among its processes without one). */
+int ecosched_fake_nvml_register_util(int pid, const char *gpus, unsigned long long mem_b,
+                                     int sm_pct);
 /* Removes pid's entry, if any. */
 int ecosched_fake_nvml_unregister(int pid);
 

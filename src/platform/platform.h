@@ -19,6 +19,15 @@ struct eco_power_range {
     double min_w, max_w, default_w;
 };
 
+/* One per-process utilisation sample (NVML's nvmlProcessUtilizationSample_t): the process,
+ * when the driver took it (t_us, microseconds on the clock NVML stamps samples with), and its
+ * SM utilisation over that sample's period, 0..1. */
+struct eco_proc_util {
+    pid_t pid;
+    uint64_t t_us;
+    double sm;
+};
+
 /* A backend. Every int function returns 0 or a negative errno code and, on failure, fills the
  * optional `err` with a message naming the backend, the GPU and the call that failed. GPU
  * indices run from 0 to count-1; an index out of range gives -ENODEV. `state` is what
@@ -52,6 +61,16 @@ struct eco_platform_ops {
      * there are: when that exceeds cap the call returns -ENOSPC (cap 0 asks for the count). */
     int (*gpu_pids)(void *state, unsigned gpu, pid_t *pids, size_t cap, size_t *n,
                     struct eco_error *err);
+    /* The compute processes as gpu_pids, each with the GPU memory it uses (bytes; 0 where the
+     * driver does not say). mem_b may be NULL. NULL in a backend without processes. */
+    int (*gpu_procs)(void *state, unsigned gpu, pid_t *pids, uint64_t *mem_b, size_t cap, size_t *n,
+                     struct eco_error *err);
+    /* Per-process utilisation samples taken after since_us (0: all the driver keeps), written
+     * into out[0..cap) (nvmlDeviceGetProcessUtilization). *n receives how many there are; more
+     * than cap: -ENOSPC (cap 0 asks for the count). None since since_us: 0 with *n = 0.
+     * -ENOTSUP where the GPU does not report them; NULL in a backend without them. */
+    int (*proc_util)(void *state, unsigned gpu, uint64_t since_us, struct eco_proc_util *out,
+                     size_t cap, size_t *n, struct eco_error *err);
     /* Locks the SM clock to [min_mhz, max_mhz] (nvmlDeviceSetGpuLockedClocks: Volta and later,
      * root, -EPERM otherwise; -EINVAL for min > max); the lock stays until reset, also after the
      * process exits. NULL in a backend without clocks: the wrappers return -ENOTSUP. */
@@ -111,6 +130,11 @@ int eco_platform_set_power_limit(struct eco_platform *p, unsigned gpu, double li
                                  struct eco_error *err);
 int eco_platform_gpu_pids(struct eco_platform *p, unsigned gpu, pid_t *pids, size_t cap, size_t *n,
                           struct eco_error *err);
+/* -ENOTSUP (with err) when the backend has no per-process readings. */
+int eco_platform_gpu_procs(struct eco_platform *p, unsigned gpu, pid_t *pids, uint64_t *mem_b,
+                           size_t cap, size_t *n, struct eco_error *err);
+int eco_platform_proc_util(struct eco_platform *p, unsigned gpu, uint64_t since_us,
+                           struct eco_proc_util *out, size_t cap, size_t *n, struct eco_error *err);
 /* -ENOTSUP (with err) when the backend has no clock control. */
 int eco_platform_set_locked_clocks(struct eco_platform *p, unsigned gpu, double min_mhz,
                                    double max_mhz, struct eco_error *err);

@@ -130,6 +130,24 @@ int eco_platform_gpu_pids(struct eco_platform *p, unsigned gpu, pid_t *pids, siz
     return p->ops->gpu_pids(p->state, gpu, pids, cap, n, err);
 }
 
+int eco_platform_gpu_procs(struct eco_platform *p, unsigned gpu, pid_t *pids, uint64_t *mem_b,
+                           size_t cap, size_t *n, struct eco_error *err)
+{
+    *n = 0;
+    if (!p->ops->gpu_procs)
+        return eco_errorf(err, -ENOTSUP, "%s: no per-process memory readings", p->ops->name);
+    return p->ops->gpu_procs(p->state, gpu, pids, mem_b, cap, n, err);
+}
+
+int eco_platform_proc_util(struct eco_platform *p, unsigned gpu, uint64_t since_us,
+                           struct eco_proc_util *out, size_t cap, size_t *n, struct eco_error *err)
+{
+    *n = 0;
+    if (!p->ops->proc_util)
+        return eco_errorf(err, -ENOTSUP, "%s: no per-process utilisation", p->ops->name);
+    return p->ops->proc_util(p->state, gpu, since_us, out, cap, n, err);
+}
+
 int eco_platform_set_locked_clocks(struct eco_platform *p, unsigned gpu, double min_mhz,
                                    double max_mhz, struct eco_error *err)
 {
