@@ -535,7 +535,7 @@ static void test_power_state_constants(void **state)
 }
 
 /* A GPU holding a context: piecewise linear through idle-with-context, the low-utilisation
- * point (10 %) and busy power. */
+ * point (15 %) and busy power. */
 static void test_gpu_power_curve(void **state)
 {
     (void)state;
@@ -544,9 +544,9 @@ static void test_gpu_power_curve(void **state)
     const double ctx = 23 + 0.27 * 14;
     assert_rel(eco_node_group_gpu_power_w(&g, 200, 0), ctx, 1e-12);
     assert_rel(eco_node_group_gpu_power_w(&g, 200, -1), ctx, 1e-12);
-    assert_rel(eco_node_group_gpu_power_w(&g, 200, 0.05), (ctx + 37) / 2, 1e-12);
-    assert_rel(eco_node_group_gpu_power_w(&g, 200, 0.1), 37, 1e-12);
-    assert_rel(eco_node_group_gpu_power_w(&g, 200, 0.55), 37 + 163 * 0.5, 1e-12);
+    assert_rel(eco_node_group_gpu_power_w(&g, 200, 0.075), (ctx + 37) / 2, 1e-12);
+    assert_rel(eco_node_group_gpu_power_w(&g, 200, 0.15), 37, 1e-12);
+    assert_rel(eco_node_group_gpu_power_w(&g, 200, 0.575), 37 + 163 * 0.5, 1e-12);
     assert_rel(eco_node_group_gpu_power_w(&g, 200, 2), 200, 1e-12);
     /* A busy figure below the low point (a very low limit): flat at the low point. */
     assert_rel(eco_node_group_gpu_power_w(&g, 30, 1), 37, 1e-12);
