@@ -666,6 +666,34 @@ static void test_cycle_cost_reported(void **state)
     eco_cluster_destroy(c);
 }
 
+/* --node-power: every group set, or none when any setting is bad (named). */
+static void test_set_power(void **state)
+{
+    (void)state;
+    struct eco_cluster *c = NULL;
+    struct eco_error err;
+    assert_int_equal(eco_cluster_parse_spec("1x4:A100-SXM,2x8:V100", &c, &err), 0);
+    double b0 = c->groups[0].base_w, b1 = c->groups[1].base_w;
+    assert_int_equal(eco_cluster_set_power(c, "base_w=450,cycle_j=-1", &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "cycle_j"));
+    assert_rel(c->groups[0].base_w, b0, 0);
+    assert_rel(c->groups[1].base_w, b1, 0);
+    /* 300 W: valid for the A100 group (400 W maximum), not for the V100 one (250 W): neither
+     * changes. */
+    assert_int_equal(eco_cluster_set_power(c, "gpu_idle_w=300", &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "gpu_idle_w"));
+    assert_rel(c->groups[0].gpu_idle_w, 45, 0);
+    assert_int_equal(eco_cluster_set_power(c, "base_w=450,boot_s=600,gpu_idle_ctx_w=40", &err), 0);
+    for (int g = 0; g < 2; g++) {
+        assert_rel(c->groups[g].base_w, 450, 0);
+        assert_rel(c->groups[g].boot_s, 600, 0);
+        assert_rel(c->groups[g].gpu_idle_ctx_w, 40, 0);
+    }
+    assert_int_equal(eco_cluster_set_power(c, "speed=2", &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "speed: unknown key"));
+    eco_cluster_destroy(c);
+}
+
 static void test_unknown_workload(void **state)
 {
     (void)state;
@@ -712,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_breakeven),
         cmocka_unit_test(test_cycle_cost_in_policies),
         cmocka_unit_test(test_cycle_cost_reported),
+        cmocka_unit_test(test_set_power),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

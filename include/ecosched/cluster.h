@@ -63,6 +63,18 @@ double eco_node_group_gpu_power_w(const struct eco_node_group *g, double busy_w,
  * longer than this. s; a huge value when off_w is not below the idle node's power. */
 double eco_node_group_breakeven_s(const struct eco_node_group *g);
 
+/* The group's power figure named `key` (the cluster-file field names: base_w, off_w, boot_s,
+ * shutdown_s, gpu_idle_w, gpu_idle_ctx_w, gpu_low_w, trans_w, cycle_j, power_limit_w), or
+ * NULL when there is none. The pointer is into g. */
+double *eco_node_group_field(struct eco_node_group *g, const char *key);
+/* Those names, comma-separated, for messages (static storage). */
+const char *eco_node_group_field_names(void);
+
+/* Sets power figures of every group from "KEY=VALUE[,KEY=VALUE...]" (keys as
+ * eco_node_group_field), e.g. "base_w=450,cycle_j=0": all are parsed and every group checked
+ * before any is changed. 0, or -EINVAL with err naming the key (nothing changed). */
+int eco_cluster_set_power(struct eco_cluster *c, const char *spec, struct eco_error *err);
+
 /* Checks a group's figures: non-negative, idle power below the type's maximum limit, limit
  * within the type's range. 0 or -EINVAL with err naming the field. */
 int eco_node_group_check(const struct eco_node_group *g, struct eco_error *err);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Cluster model: nodes of catalog GPU types, and the inline spec COUNTxGPUS[:TYPE],... */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ecosched/catalog.h"
@@ -74,6 +75,89 @@ double eco_node_group_breakeven_s(const struct eco_node_group *g)
     double d = (tr * (g->shutdown_s + g->boot_s) - g->off_w * g->shutdown_s + g->cycle_j) /
                (idle - g->off_w);
     return d > g->shutdown_s ? d : g->shutdown_s;
+}
+
+static const struct {
+    const char *key;
+    size_t offset;
+} fields[] = {
+    {"base_w", offsetof(struct eco_node_group, base_w)},
+    {"off_w", offsetof(struct eco_node_group, off_w)},
+    {"boot_s", offsetof(struct eco_node_group, boot_s)},
+    {"shutdown_s", offsetof(struct eco_node_group, shutdown_s)},
+    {"gpu_idle_w", offsetof(struct eco_node_group, gpu_idle_w)},
+    {"gpu_idle_ctx_w", offsetof(struct eco_node_group, gpu_idle_ctx_w)},
+    {"gpu_low_w", offsetof(struct eco_node_group, gpu_low_w)},
+    {"trans_w", offsetof(struct eco_node_group, trans_w)},
+    {"cycle_j", offsetof(struct eco_node_group, cycle_j)},
+    {"power_limit_w", offsetof(struct eco_node_group, limit_w)},
+};
+
+double *eco_node_group_field(struct eco_node_group *g, const char *key)
+{
+    for (size_t i = 0; key && i < sizeof fields / sizeof fields[0]; i++)
+        if (!strcmp(key, fields[i].key))
+            return (double *)((char *)g + fields[i].offset);
+    return NULL;
+}
+
+const char *eco_node_group_field_names(void)
+{
+    return "base_w, off_w, boot_s, shutdown_s, gpu_idle_w, gpu_idle_ctx_w, gpu_low_w, trans_w, "
+           "cycle_j, power_limit_w";
+}
+
+/* Applies one KEY=VALUE (s[0..len)) to g; 0 or -EINVAL naming the key. */
+static int set_one(struct eco_node_group *g, const char *s, size_t len, struct eco_error *err)
+{
+    char buf[64];
+    if (len >= sizeof buf)
+        return eco_errorf(err, -EINVAL, "'%.20s...': too long", s);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *eq = strchr(buf, '=');
+    if (!eq)
+        return eco_errorf(err, -EINVAL, "'%s': expected KEY=VALUE (keys: %s)", buf,
+                          eco_node_group_field_names());
+    *eq = '\0';
+    double *dst = eco_node_group_field(g, buf);
+    if (!dst)
+        return eco_errorf(err, -EINVAL, "%s: unknown key (known: %s)", buf,
+                          eco_node_group_field_names());
+    char *end;
+    double v = strtod(eq + 1, &end);
+    if (end == eq + 1 || *end)
+        return eco_errorf(err, -EINVAL, "%s: '%s' is not a number", buf, eq + 1);
+    *dst = v;
+    return 0;
+}
+
+int eco_cluster_set_power(struct eco_cluster *c, const char *spec, struct eco_error *err)
+{
+    struct eco_node_group g;
+    if (!spec || !*spec)
+        return eco_errorf(err, -EINVAL, "empty: expected KEY=VALUE[,KEY=VALUE...]");
+    /* Every group checked with every setting before any is changed. */
+    for (int apply = 0; apply < 2; apply++)
+        for (uint16_t i = 0; i < c->n_groups; i++) {
+            g = c->groups[i];
+            for (const char *p = spec;;) {
+                const char *comma = strchr(p, ',');
+                size_t len = comma ? (size_t)(comma - p) : strlen(p);
+                int rc = set_one(&g, p, len, err);
+                if (rc)
+                    return rc;
+                if (!comma)
+                    break;
+                p = comma + 1;
+            }
+            int rc = eco_node_group_check(&g, err);
+            if (rc)
+                return rc;
+            if (apply)
+                c->groups[i] = g;
+        }
+    return 0;
 }
 
 static int finite_nonneg(double v)
