@@ -168,12 +168,13 @@ static void test_admission_and_rejection(void **state)
     struct eco_cluster *c = NULL;
     struct eco_error err;
     assert_int_equal(eco_cluster_parse_spec("2x4:V100", &c, &err), 0);
-    /* Hosts and idle GPUs draw 2 x (522 + 4 x 52.375 + 4 x 23) = 1647 W. j0 and j1 each need
-     * about 4 x (100 - 23) W more at their minimum limit: one fits under 2100 W, two do not,
-     * so j1 waits for j0. j2 (8 GPUs) can never run under 2100 W: rejected. */
+    /* Hosts and idle GPUs draw 2 x ((522 + 4 x 52.375) / 3 + 4 x 23) = 671.7 W (the DGX-1
+     * host class, catalog.c). j0 and j1 each need about 4 x (100 - 23) W more at their minimum
+     * limit: one fits under 1100 W, two do not, so j1 waits for j0. j2 (8 GPUs) can never run
+     * under 1100 W: rejected. */
     static const struct jspec js[] = {{0, 100, 4, NULL}, {0, 100, 4, NULL}, {0, 100, 8, NULL}};
     struct eco_jobset *set = make_jobs(js, 3);
-    struct eco_budget_step b = {0, 2100};
+    struct eco_budget_step b = {0, 1100};
     struct eco_sim_config cfg = {.policy = eco_policy_find("greedy"),
                                  .placement = eco_placement_find("pack"),
                                  .seed = 1,

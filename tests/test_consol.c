@@ -461,6 +461,34 @@ static void demand(void *ctx, uint32_t c, size_t step, double *u, double *m)
     *m = c == 0 ? 10240 : 20480;
 }
 
+/* The simulator's GPU power states on a hand-computed host: 8 V100 slots (DGX-1 class host
+ * (522 + 8 x 52.375) / 3 = 313.67 W), busy 200 W. Two containers of 5 % each on one GPU
+ * (10 % on it) or on two GPUs (5 % each): both points lie on the first segment of the curve
+ * (idle-with-context 26.78 W to 37 W at 15 %), so spreading costs exactly one more GPU's
+ * context, idle_ctx_w - idle_w = 0.27 x (37 - 23) = 3.78 W. At 50 % each the convex upper
+ * segment (37 W at 15 % to 200 W) makes packing cost more: packed 100 % = 200 W against 2 x
+ * (37 + 163 x 0.35 / 0.85) = 208.24 W, less the one idle GPU's 23 W: packing +14.76 W. */
+static void test_sim_gpu_power_states(void **state)
+{
+    (void)state;
+    struct eco_node_group g;
+    eco_node_group_defaults(&g, eco_catalog_find("V100"), 8);
+    const double ctx = 23 + 0.27 * 14, base = (522 + 8 * 52.375) / 3;
+    double one[64] = {0.10}, two[64] = {0.05, 0.05};
+    double p1 = eco_consol_sim__host_power_w(&g, 200, 8, one, 0x1);
+    double p2 = eco_consol_sim__host_power_w(&g, 200, 8, two, 0x3);
+    assert_near(p1, base + ctx + (37 - ctx) * 0.10 / 0.15 + 7 * 23, 1e-9);
+    assert_near(p2 - p1, ctx - 23, 1e-9);
+    assert_near(p2 - p1, 3.78, 1e-9);
+    double one_h[64] = {1.0}, two_h[64] = {0.5, 0.5};
+    double q1 = eco_consol_sim__host_power_w(&g, 200, 8, one_h, 0x1);
+    double q2 = eco_consol_sim__host_power_w(&g, 200, 8, two_h, 0x3);
+    assert_near(q1 - q2, 200 + 23 - 2 * (37 + 163 * 0.35 / 0.85), 1e-9);
+    /* No container anywhere: base and eight GPUs idle without a context. */
+    double none[64] = {0};
+    assert_near(eco_consol_sim__host_power_w(&g, 200, 8, none, 0), base + 8 * 23, 1e-9);
+}
+
 static void test_sim_migration(void **state)
 {
     (void)state;
@@ -505,12 +533,16 @@ static void test_sim_migration(void **state)
         eco_power_eval(cl->nodes[0].type, ECO_WORKLOAD_GENERIC, g->limit_w, NULL, &busy), 0);
     struct eco_consol_host H = {
         .gpus = 8, .base_w = g->base_w, .gpu_idle_w = g->gpu_idle_w, .gpu_busy_w = busy};
+    /* A host without containers: no GPU holds a context. */
     double P0 = eco_consol_host_power_w(&H, 0);
-    double e0 = (eco_consol_host_power_w(&H, 1) + eco_consol_host_power_w(&H, 2)) * 300;
+    /* Both containers span all 8 GPUs: each GPU holds a context and an eighth of the load. */
+#define ON_W(u) (g->base_w + 8 * eco_node_group_gpu_power_w(g, busy, (u) / 8.0))
+    double e0 = (ON_W(1) + ON_W(2)) * 300;
     /* period 2: host 0 stays on for the 21 s migration, then off; host 1 runs container 1
      * and container 0 for the 279 s after its restore */
-    double e1 = P0 * 21 + g->off_w * 279 + eco_consol_host_power_w(&H, 2 + 279.0 / 300) * 300;
-    double e2 = g->off_w * 300 + eco_consol_host_power_w(&H, 3) * 300;
+    double e1 = P0 * 21 + g->off_w * 279 + ON_W(2 + 279.0 / 300) * 300;
+    double e2 = g->off_w * 300 + ON_W(3) * 300;
+#undef ON_W
     double emig = 21 * 2 * 60.0;
     assert_near(s.energy_migration_j, emig, 1e-6);
     assert_near(s.energy_j, e0 + e1 + e2 + emig, 1e-6);
@@ -630,9 +662,9 @@ static void test_lost_work_charged(void **state)
     double busy;
     assert_int_equal(
         eco_power_eval(cl->nodes[0].type, ECO_WORKLOAD_GENERIC, g->limit_w, NULL, &busy), 0);
-    struct eco_consol_host H = {
-        .gpus = 8, .base_w = g->base_w, .gpu_idle_w = g->gpu_idle_w, .gpu_busy_w = busy};
-    double E = eco_consol_host_power_w(&H, 1.6) * 3600;
+    /* the two containers on GPUs 0 and 1, each at 0.8 and holding a context */
+    double load[8] = {0.8, 0.8};
+    double E = eco_consol_sim__host_power_w(g, busy, 8, load, 0x3) * 3600;
     assert_near(s.energy_j, E, 1e-6);
     assert_near(s.lost_contention, 0.2, 1e-12);
     assert_near(s.work_demanded_gpu_s, 1.6 * 3600, 1e-9);
@@ -661,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_never_over_threshold),
         cmocka_unit_test(test_host_power),
         cmocka_unit_test(test_workload),
+        cmocka_unit_test(test_sim_gpu_power_states),
         cmocka_unit_test(test_sim_migration),
         cmocka_unit_test(test_knobs),
         cmocka_unit_test(test_underload_rule),

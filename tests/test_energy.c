@@ -40,6 +40,7 @@ static struct eco_cluster *two_nodes(void)
     g.shutdown_s = 20;
     g.gpu_idle_w = 20;
     g.limit_w = 250;
+    g.cycle_j = 0; /* break-even (140 x 70 - 10 x 20) / 130 = 73.8 s (eco_node_group_breakeven_s) */
     assert_int_equal(eco_cluster_add_group(c, &g, &err), 0);
     return c;
 }
@@ -59,10 +60,10 @@ static void collect(void *ctx, const struct eco_timeline_row *row)
 static void test_hand_computed(void **state)
 {
     (void)state;
-    /* j0 (2 GPUs, 100 s) on node 0 and j1 (2 GPUs, 40 s) on node 1 at t=0. Under idle:30
-     * node 1 idles from 40, shuts down 70..90, is off from 90; node 0 idles from 100, shuts
-     * down 130..150, is off from 150. j2 (2 GPUs, 50 s) arrives at 200, wakes node 0 (boot
-     * 200..250) and runs 250..300. */
+    /* j0 (2 GPUs, 100 s) on node 0 and j1 (2 GPUs, 40 s) on node 1 at t=0. Under idle:75
+     * (above the nodes' 73.8 s break-even) node 1 idles from 40, shuts down 115..135, is off
+     * from 135; node 0 idles from 100, shuts down 175..195, is off from 195. j2 (2 GPUs, 50 s)
+     * arrives at 200, wakes node 0 (boot 200..250) and runs 250..300. */
     struct eco_cluster *c = two_nodes();
     static const struct eco_test_jspec js[] = {{0, 100, 2}, {0, 40, 2}, {200, 50, 2}};
     struct eco_jobset *set = eco_test_make_jobs(js, 3);
@@ -71,7 +72,7 @@ static void test_hand_computed(void **state)
     struct eco_sim_config cfg = {
         .policy = eco_policy_find("fifo"),
         .placement = eco_placement_find("pack"),
-        .power_down = eco_powerdown_find("idle:30", &params),
+        .power_down = eco_powerdown_find("idle:75", &params),
         .seed = 1,
         .timeline = collect,
         .timeline_ctx = &rows,
@@ -85,10 +86,10 @@ static void test_hand_computed(void **state)
         eco_power_eval(eco_catalog_find("V100"), ECO_WORKLOAD_GENERIC, 250, &speed, &p), 0);
     assert_rel(speed, 1.0, 1e-12);
     const struct eco_energy *en = &res.summary.energy_j;
-    const double idle = 2 * 20.0 * (30 + 30);               /* node 1 40..70, node 0 100..130 */
-    const double base = 100.0 * ((130 + 50) + 70);          /* on: node 0 0..130, 250..300 */
+    const double idle = 2 * 20.0 * (75 + 75);               /* node 1 40..115, node 0 100..175 */
+    const double base = 100.0 * ((175 + 50) + 115);         /* on: node 0 0..175, 250..300 */
     const double trans = (100 + 2 * 20.0) * (20 + 20 + 50); /* two shutdowns, one boot */
-    const double off = 10.0 * ((300 - 90) + (200 - 150));
+    const double off = 10.0 * ((300 - 135) + (200 - 195));
     assert_rel(en->gpu_busy, 2 * p * (100 + 40 + 50), 1e-9);
     assert_rel(en->gpu_idle, idle, 1e-9);
     assert_rel(en->node_base, base, 1e-9);
@@ -99,14 +100,16 @@ static void test_hand_computed(void **state)
     assert_rel(res.summary.peak_power_w, 2 * (100 + 2 * p), 1e-9);
     assert_int_equal(res.summary.node_boots, 1);
     assert_int_equal(res.summary.node_shutdowns, 2);
+    assert_int_equal(res.summary.power_cycles, 2);
+    assert_rel(res.summary.cycle_cost_j, 0, 1e-12);
     /* Per job and per node. */
     assert_rel(set->jobs[0].energy_j, 2 * p * 100, 1e-9);
     assert_rel(set->jobs[1].energy_j, 2 * p * 40, 1e-9);
     assert_rel(set->jobs[2].energy_j, 2 * p * 50, 1e-9);
     assert_rel(res.node_energy_j[0],
-               2 * p * 150 + 2 * 20.0 * 30 + 100.0 * 180 + 140.0 * 70 + 10.0 * 50, 1e-9);
+               2 * p * 150 + 2 * 20.0 * 75 + 100.0 * 225 + 140.0 * 70 + 10.0 * 5, 1e-9);
     assert_rel(res.node_energy_j[1],
-               2 * p * 40 + 2 * 20.0 * 30 + 100.0 * 70 + 140.0 * 20 + 10.0 * 210, 1e-9);
+               2 * p * 40 + 2 * 20.0 * 75 + 100.0 * 115 + 140.0 * 20 + 10.0 * 165, 1e-9);
     assert_int_equal(res.node_boots[0], 1);
     assert_int_equal(res.node_boots[1], 0);
     /* j2 waited for the boot. */
@@ -238,6 +241,9 @@ static void pdv_init(struct pdv *p, uint32_t n)
         p->state[i] = ECO_NODE_ON;
         p->idle_since[i] = -1;
     }
+    /* No cycle cost unless a test sets one: the 4-GPU V100 node's break-even is then
+     * (335.83 x 330 - 15 x 30) / 320.83 = 344.0 s, below the waits tested. */
+    p->c->groups[0].cycle_j = 0;
 }
 
 /* Node i idle since t (appended to the idle list). */
@@ -457,18 +463,25 @@ static void test_bad_power_figures(void **state)
         const char *field;
         double value;
     } bad[] = {
-        {"base_w", -1},      {"off_w", -0.5},    {"boot_s", -10},       {"shutdown_s", -1},
-        {"gpu_idle_w", 251}, {"gpu_idle_w", -2}, {"power_limit_w", 99}, {"power_limit_w", 300},
+        {"base_w", -1},          {"off_w", -0.5},        {"boot_s", -10},
+        {"shutdown_s", -1},      {"gpu_idle_w", 251},    {"gpu_idle_w", -2},
+        {"power_limit_w", 99},   {"power_limit_w", 300}, {"gpu_idle_ctx_w", -1},
+        {"gpu_idle_ctx_w", 251}, {"gpu_low_w", -3},      {"gpu_low_w", 1e9},
+        {"trans_w", -2},         {"cycle_j", -1},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         eco_node_group_defaults(&g, v100, 8);
         assert_int_equal(eco_node_group_check(&g, &err), 0);
-        double *dst = !strcmp(bad[i].field, "base_w")       ? &g.base_w
-                      : !strcmp(bad[i].field, "off_w")      ? &g.off_w
-                      : !strcmp(bad[i].field, "boot_s")     ? &g.boot_s
-                      : !strcmp(bad[i].field, "shutdown_s") ? &g.shutdown_s
-                      : !strcmp(bad[i].field, "gpu_idle_w") ? &g.gpu_idle_w
-                                                            : &g.limit_w;
+        double *dst = !strcmp(bad[i].field, "base_w")           ? &g.base_w
+                      : !strcmp(bad[i].field, "off_w")          ? &g.off_w
+                      : !strcmp(bad[i].field, "boot_s")         ? &g.boot_s
+                      : !strcmp(bad[i].field, "shutdown_s")     ? &g.shutdown_s
+                      : !strcmp(bad[i].field, "gpu_idle_w")     ? &g.gpu_idle_w
+                      : !strcmp(bad[i].field, "gpu_idle_ctx_w") ? &g.gpu_idle_ctx_w
+                      : !strcmp(bad[i].field, "gpu_low_w")      ? &g.gpu_low_w
+                      : !strcmp(bad[i].field, "trans_w")        ? &g.trans_w
+                      : !strcmp(bad[i].field, "cycle_j")        ? &g.cycle_j
+                                                                : &g.limit_w;
         *dst = bad[i].value;
         err.msg[0] = '\0';
         assert_int_equal(eco_node_group_check(&g, &err), -EINVAL);
@@ -476,6 +489,209 @@ static void test_bad_power_figures(void **state)
             print_error("%s=%g: message '%s'\n", bad[i].field, bad[i].value, err.msg);
         assert_non_null(strstr(err.msg, bad[i].field));
     }
+}
+
+/* The catalog's power states and host classes, each against the figures of its source
+ * (catalog.c, docs/models/energy.md "Every constant and its source"). */
+static void test_power_state_constants(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *type;
+        double idle_w, ctx_w, low_w, host8_w;
+    } want[] = {
+        /* V100: idle snapshot 23 W, Zeus ncf median 37 W at 250 W; DGX-1 host = 941 / 3. */
+        {"V100", 23, 23 + 0.27 * 14, 37, 941.0 / 3},
+        {"P100", 25, 25 + 0.27 * 9, 34, 941.0 / 3},
+        {"A40", 22.5, 22.5 + 0.27 * 64.5, 87, 941},
+        {"RTX6000", 20, 20 + 0.27 * 46, 66, 941.0 / 3},
+        /* A100-SXM: Acme's steps 63.4 -> 67.3 -> 77.7 W added to the 45 W snapshot. */
+        {"A100-PCIE", 32, 32 + 0.27 * 14.3 * 0.625, 32 + 14.3 * 0.625, 941},
+        {"A100-SXM", 45, 45 + 0.27 * 14.3, 45 + 14.3, 941},
+        {"H100-SXM", 86.5, 86.5 + 0.27 * 14.3 * 1.75, 86.5 + 14.3 * 1.75, 941 * 4600.0 / 3300},
+        {"H100-NVL", 61.5, 61.5 + 0.27 * 14.3, 61.5 + 14.3, 941},
+    };
+    assert_int_equal(sizeof want / sizeof want[0], eco_catalog_count());
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        int ty = eco_catalog_find(want[i].type);
+        assert_true(ty >= 0);
+        const struct eco_gpu_type *t = eco_catalog_get((size_t)ty);
+        assert_rel(t->idle_w, want[i].idle_w, 1e-12);
+        assert_rel(t->idle_ctx_w, want[i].ctx_w, 1e-12);
+        assert_rel(t->low_util_w, want[i].low_w, 1e-12);
+        assert_true(t->idle_w < t->idle_ctx_w && t->idle_ctx_w < t->low_util_w &&
+                    t->low_util_w < t->min_limit_w);
+        assert_non_null(t->host_source);
+        struct eco_node_group g;
+        eco_node_group_defaults(&g, ty, 8);
+        assert_rel(g.base_w, want[i].host8_w, 1e-12);
+        assert_rel(g.gpu_idle_ctx_w, t->idle_ctx_w, 1e-12);
+        assert_rel(g.gpu_low_w, t->low_util_w, 1e-12);
+        assert_rel(g.boot_s, 300, 1e-12);
+        assert_rel(g.shutdown_s, 30, 1e-12);
+        assert_rel(g.cycle_j, 180e3, 1e-12);
+        assert_rel(eco_node_group_trans_w(&g), g.base_w + 8 * t->idle_w, 1e-12);
+    }
+}
+
+/* A GPU holding a context: piecewise linear through idle-with-context, the low-utilisation
+ * point (15 %) and busy power. */
+static void test_gpu_power_curve(void **state)
+{
+    (void)state;
+    struct eco_node_group g;
+    eco_node_group_defaults(&g, eco_catalog_find("V100"), 8);
+    const double ctx = 23 + 0.27 * 14;
+    assert_rel(eco_node_group_gpu_power_w(&g, 200, 0), ctx, 1e-12);
+    assert_rel(eco_node_group_gpu_power_w(&g, 200, -1), ctx, 1e-12);
+    assert_rel(eco_node_group_gpu_power_w(&g, 200, 0.075), (ctx + 37) / 2, 1e-12);
+    assert_rel(eco_node_group_gpu_power_w(&g, 200, 0.15), 37, 1e-12);
+    assert_rel(eco_node_group_gpu_power_w(&g, 200, 0.575), 37 + 163 * 0.5, 1e-12);
+    assert_rel(eco_node_group_gpu_power_w(&g, 200, 2), 200, 1e-12);
+    /* A busy figure below the low point (a very low limit): flat at the low point. */
+    assert_rel(eco_node_group_gpu_power_w(&g, 30, 1), 37, 1e-12);
+}
+
+/* Break-even idle time by hand: idle node 100 + 2 x 20 = 140 W, off 10 W, boot 50 s,
+ * shutdown 10 s. */
+static void test_breakeven(void **state)
+{
+    (void)state;
+    struct eco_node_group g;
+    eco_node_group_defaults(&g, eco_catalog_find("V100"), 2);
+    g.base_w = 100;
+    g.gpu_idle_w = 20;
+    g.off_w = 10;
+    g.boot_s = 50;
+    g.shutdown_s = 10;
+    g.cycle_j = 6000;
+    /* (140 x 60 - 10 x 10 + 6000) / 130 = 110 s */
+    assert_rel(eco_node_group_breakeven_s(&g), 110, 1e-12);
+    g.trans_w = 400; /* (400 x 60 - 100 + 6000) / 130 = 230 s */
+    assert_rel(eco_node_group_breakeven_s(&g), 230, 1e-12);
+    g.trans_w = 0; /* free transitions and no wear: at least the shutdown time */
+    g.cycle_j = 0;
+    assert_rel(eco_node_group_breakeven_s(&g), 10, 1e-12);
+    g.off_w = 200; /* off draws more than idle: never worth it */
+    assert_true(eco_node_group_breakeven_s(&g) > 1e100);
+}
+
+/* The power-down policies see the cycle cost: with the default 180 kJ a 4-GPU V100 node
+ * (335.83 W idle) breaks even after (335.83 x 330 - 15 x 30 + 180000) / 320.83 = 905.1 s. */
+static void test_cycle_cost_in_policies(void **state)
+{
+    (void)state;
+    struct pdv p;
+    pdv_init(&p, 2);
+    p.c->groups[0].cycle_j = 180e3;
+    const struct eco_node_group *g = &p.c->groups[0];
+    double idle_w = g->base_w + 4 * 23.0;
+    assert_rel(idle_w, (522 + 4 * 52.375) / 3 + 92, 1e-12);
+    double be = (idle_w * 330 - 15 * 30 + 180e3) / (idle_w - 15);
+    assert_rel(eco_node_group_breakeven_s(g), be, 1e-12);
+    assert_true(be > 905 && be < 906);
+    pdv_idle(&p, 1, 100);
+    const char *params;
+    const struct eco_powerdown_ops *ops = eco_powerdown_find("idle:600", &params);
+    struct eco_error err;
+    struct eco_powerdown *pd = ops->create(p.c, params, &err);
+    assert_non_null(pd);
+    struct eco_pd_decisions d = {0};
+    /* idle:600 is due at 700, but 600 s of expected off time do not pay for the cycle. */
+    p.v.now_s = 700;
+    assert_int_equal(ops->decide(pd, &p.v, &d), 0);
+    assert_int_equal(d.n_shutdown, 0);
+    assert_rel(ops->next_wakeup(pd, &p.v), 100 + be, 1e-12);
+    p.v.now_s = 100 + be;
+    assert_int_equal(ops->decide(pd, &p.v, &d), 0);
+    assert_int_equal(d.n_shutdown, 1);
+    assert_int_equal(d.shutdown[0], 1);
+    ops->destroy(pd);
+    /* forecast, busy (an arrival a minute): after its 900 s dwell the node still waits for
+     * its break-even, then goes. */
+    ops = eco_powerdown_find("forecast:margin=0", &params);
+    pd = ops->create(p.c, params, &err);
+    assert_non_null(pd);
+    p.v.n_idle_nodes = 0;
+    for (int k = 0; k < 60; k++) {
+        p.v.now_s = 60.0 * k;
+        p.v.arrivals = (uint64_t)k + 1;
+        p.v.arrived_gpus = 4.0 * (k + 1);
+        p.v.last_arrival_gpus = 4;
+        d.n_shutdown = d.n_boot = 0;
+        assert_int_equal(ops->decide(pd, &p.v, &d), 0);
+    }
+    p.idle_since[1] = -1;
+    pdv_idle(&p, 1, 3540);
+    p.v.now_s = 3540 + 900;
+    p.v.arrivals = 61;
+    p.v.arrived_gpus = 4.0 * 61;
+    d.n_shutdown = d.n_boot = 0;
+    assert_int_equal(ops->decide(pd, &p.v, &d), 0);
+    assert_int_equal(d.n_shutdown, 0);
+    assert_rel(ops->next_wakeup(pd, &p.v), 3540 + be, 1e-12);
+    p.v.now_s = 3540 + be;
+    assert_int_equal(ops->decide(pd, &p.v, &d), 0);
+    assert_int_equal(d.n_shutdown, 1);
+    eco_pd_decisions_fini(&d);
+    ops->destroy(pd);
+    eco_cluster_destroy(p.c);
+}
+
+/* The engine counts power cycles and their wear: the hand-computed run with 100 J a cycle
+ * (break-even 74.6 s, still below idle:75) has the same schedule and 2 x 100 J of wear. */
+static void test_cycle_cost_reported(void **state)
+{
+    (void)state;
+    struct eco_cluster *c = two_nodes();
+    c->groups[0].cycle_j = 100;
+    static const struct eco_test_jspec js[] = {{0, 100, 2}, {0, 40, 2}, {200, 50, 2}};
+    struct eco_jobset *set = eco_test_make_jobs(js, 3);
+    const char *params;
+    struct eco_sim_config cfg = {
+        .policy = eco_policy_find("fifo"),
+        .placement = eco_placement_find("pack"),
+        .power_down = eco_powerdown_find("idle:75", &params),
+        .seed = 1,
+    };
+    cfg.power_down_params = params;
+    struct eco_sim_result res;
+    struct eco_error err;
+    assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
+    assert_int_equal(res.summary.power_cycles, 2);
+    assert_rel(res.summary.cycle_cost_j, 200, 1e-12);
+    assert_true(set->jobs[2].start_s == 250);
+    eco_sim_result_fini(&res);
+    eco_jobset_destroy(set);
+    eco_cluster_destroy(c);
+}
+
+/* --node-power: every group set, or none when any setting is bad (named). */
+static void test_set_power(void **state)
+{
+    (void)state;
+    struct eco_cluster *c = NULL;
+    struct eco_error err;
+    assert_int_equal(eco_cluster_parse_spec("1x4:A100-SXM,2x8:V100", &c, &err), 0);
+    double b0 = c->groups[0].base_w, b1 = c->groups[1].base_w;
+    assert_int_equal(eco_cluster_set_power(c, "base_w=450,cycle_j=-1", &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "cycle_j"));
+    assert_rel(c->groups[0].base_w, b0, 0);
+    assert_rel(c->groups[1].base_w, b1, 0);
+    /* 300 W: valid for the A100 group (400 W maximum), not for the V100 one (250 W): neither
+     * changes. */
+    assert_int_equal(eco_cluster_set_power(c, "gpu_idle_w=300", &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "gpu_idle_w"));
+    assert_rel(c->groups[0].gpu_idle_w, 45, 0);
+    assert_int_equal(eco_cluster_set_power(c, "base_w=450,boot_s=600,gpu_idle_ctx_w=40", &err), 0);
+    for (int g = 0; g < 2; g++) {
+        assert_rel(c->groups[g].base_w, 450, 0);
+        assert_rel(c->groups[g].boot_s, 600, 0);
+        assert_rel(c->groups[g].gpu_idle_ctx_w, 40, 0);
+    }
+    assert_int_equal(eco_cluster_set_power(c, "speed=2", &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "speed: unknown key"));
+    eco_cluster_destroy(c);
 }
 
 static void test_unknown_workload(void **state)
@@ -519,6 +735,12 @@ int main(void)
         cmocka_unit_test(test_timeline_sampling),
         cmocka_unit_test(test_bad_power_figures),
         cmocka_unit_test(test_unknown_workload),
+        cmocka_unit_test(test_power_state_constants),
+        cmocka_unit_test(test_gpu_power_curve),
+        cmocka_unit_test(test_breakeven),
+        cmocka_unit_test(test_cycle_cost_in_policies),
+        cmocka_unit_test(test_cycle_cost_reported),
+        cmocka_unit_test(test_set_power),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

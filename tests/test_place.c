@@ -210,8 +210,10 @@ static void test_metrics_by_hand(void **state)
     assert_near(m.mem_util, 0.5, 1e-12);
     assert_near(m.gpu_util, 0.75, 1e-12);
     assert_near(m.gpu_alloc_ratio, 1.5 / 4, 1e-12);
-    assert_near(m.power_w, 626.75 + 250 + 137.5, 1e-9);
-    assert_near(m.energy_j, 10 * (626.75 + 250 + 137.5), 1e-6);
+    /* Host of 2 V100 slots: the DGX-1 class, (522 + 2 x 52.375) / 3 W (catalog.c). */
+    const double host_w = (522 + 2 * 52.375) / 3;
+    assert_near(m.power_w, host_w + 250 + 137.5, 1e-9);
+    assert_near(m.energy_j, 10 * (host_w + 250 + 137.5), 1e-6);
     /* a slot over capacity is refused */
     slots[2] = (struct eco_pl_slot){0, 3};
     assert_int_equal(eco_pl_verify(&in, slots, &err), -EINVAL);

@@ -14,15 +14,20 @@
 
 /* Nodes are added in groups that share GPU type, GPU count and power figures. */
 struct eco_node_group {
-    uint16_t type;     /* index into the GPU catalog */
-    uint16_t gpus;     /* GPUs per node */
-    uint32_t count;    /* nodes in the group */
-    double base_w;     /* node power without its GPUs while on (CPU, memory, fans, NICs), W */
-    double off_w;      /* node power while off (BMC), W */
-    double boot_s;     /* time from power-on to accepting jobs, s */
-    double shutdown_s; /* time from shutdown to off, s */
-    double gpu_idle_w; /* power of one idle GPU, W */
-    double limit_w;    /* power limit of the group's GPUs, W */
+    uint16_t type;         /* index into the GPU catalog */
+    uint16_t gpus;         /* GPUs per node */
+    uint32_t count;        /* nodes in the group */
+    double base_w;         /* node power without its GPUs while on (CPU, memory, fans, NICs), W */
+    double off_w;          /* node power while off (BMC), W */
+    double boot_s;         /* time from power-on to accepting jobs, s */
+    double shutdown_s;     /* time from shutdown to off, s */
+    double gpu_idle_w;     /* power of one idle GPU holding no CUDA context, W */
+    double limit_w;        /* power limit of the group's GPUs, W */
+    double gpu_idle_ctx_w; /* power of one idle GPU holding a context (a job or container), W */
+    double gpu_low_w;      /* power of one GPU at low utilisation (ECO_LOW_UTIL), W */
+    double trans_w;        /* node power while booting or shutting down, W; < 0: as an idle
+                            * node that is on (base_w + gpus x gpu_idle_w) */
+    double cycle_j;        /* wear of one power cycle as an energy equivalent, J */
 };
 
 struct eco_node {
@@ -44,6 +49,31 @@ struct eco_cluster {
 /* Default power figures for a node of `gpus` GPUs of catalog type `type` (docs/models/
  * energy.md gives the source of each). */
 void eco_node_group_defaults(struct eco_node_group *g, int type, uint32_t gpus);
+
+/* Power of a node of the group while booting or shutting down, W. */
+double eco_node_group_trans_w(const struct eco_node_group *g);
+
+/* Power of one GPU of the group that holds at least one context, at utilisation u (0..1,
+ * clamped), when it draws busy_w fully busy: piecewise linear through gpu_idle_ctx_w at 0,
+ * gpu_low_w at ECO_LOW_UTIL and busy_w (at least gpu_low_w) at 1. W. */
+double eco_node_group_gpu_power_w(const struct eco_node_group *g, double busy_w, double u);
+
+/* Break-even idle time of a node of the group: an idle node powered down saves energy (its
+ * shutdown, off time and boot against staying on idle, plus cycle_j) only when it stays off
+ * longer than this. s; a huge value when off_w is not below the idle node's power. */
+double eco_node_group_breakeven_s(const struct eco_node_group *g);
+
+/* The group's power figure named `key` (the cluster-file field names: base_w, off_w, boot_s,
+ * shutdown_s, gpu_idle_w, gpu_idle_ctx_w, gpu_low_w, trans_w, cycle_j, power_limit_w), or
+ * NULL when there is none. The pointer is into g. */
+double *eco_node_group_field(struct eco_node_group *g, const char *key);
+/* Those names, comma-separated, for messages (static storage). */
+const char *eco_node_group_field_names(void);
+
+/* Sets power figures of every group from "KEY=VALUE[,KEY=VALUE...]" (keys as
+ * eco_node_group_field), e.g. "base_w=450,cycle_j=0": all are parsed and every group checked
+ * before any is changed. 0, or -EINVAL with err naming the key (nothing changed). */
+int eco_cluster_set_power(struct eco_cluster *c, const char *spec, struct eco_error *err);
 
 /* Checks a group's figures: non-negative, idle power below the type's maximum limit, limit
  * within the type's range. 0 or -EINVAL with err naming the field. */

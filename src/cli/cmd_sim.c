@@ -46,6 +46,7 @@
 struct sim_args {
     const char *trace;
     const char *cluster;
+    const char *node_power;
     const char *format;
     const char *policy;
     const char *placement;
@@ -194,6 +195,13 @@ static const struct eco_opt sim_opts[] = {
              "auto[xGPUS][:TYPE]: sized from the trace for 70% average\n"
              "utilisation, or peak[xGPUS][:TYPE]: for its peak demand\n"
              "(docs/formats/cluster.md)"},
+    {.name = "node-power",
+     .kind = ECO_OPT_STR,
+     .offset = A(node_power),
+     .arg = "K=V,..",
+     .help = "set power figures of every node group of the cluster, e.g.\n"
+             "base_w=450,boot_s=600,cycle_j=0,gpu_idle_w=30 (keys and units:\n"
+             "docs/formats/cluster.md; for sensitivity sweeps)"},
     {.name = "policy",
      .kind = ECO_OPT_STR,
      .offset = A(policy),
@@ -1378,6 +1386,11 @@ int eco_cli__cmd_sim(int argc, char **argv)
         if (!a.quiet)
             eco_cli__err("note: --cluster %s: %u nodes x %u GPUs (%llu GPUs)", a.cluster,
                          c->n_nodes, c->nodes[0].gpus, (unsigned long long)c->total_gpus);
+    }
+    if (a.node_power && (rc = eco_cluster_set_power(c, a.node_power, &err))) {
+        eco_cli__err("sim: --node-power: %s", err.msg);
+        status = ECO_EXIT_USAGE;
+        goto done;
     }
     if (a.report && !a.out) { /* --report alone: the run's files go to a temporary dir */
         const char *tmp = getenv("TMPDIR");

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Cluster model: nodes of catalog GPU types, and the inline spec COUNTxGPUS[:TYPE],... */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ecosched/catalog.h"
@@ -23,22 +24,12 @@ void eco_cluster_destroy(struct eco_cluster *c)
     free(c);
 }
 
-/* Node power figures. Host power without GPUs: an idle 8-GPU A100 server draws about
- * 1,421 W (Acme Seren fleet, p1 of IPMI server power) of which its 8 idle GPUs draw about
- * 8 x 60 W (p1 of GPU power), leaving ~941 W; a CPU-only server of the same fleet idles at
- * 522 W (p1). The host part is taken as 522 W plus (941 - 522) / 8 = 52.4 W per GPU slot
- * (PCIe switches, NICs, fans). data/acme_shlab in the shared data; docs/models/energy.md. */
-#define HOST_BASE_W 522.0
-#define HOST_PER_GPU_W 52.375
 /* Baseboard management controller of a node that is off: assumption (no measurement in the
  * bundled data); BMCs commonly draw 5-20 W. */
 #define NODE_OFF_W 15.0
-/* Power-on to ready (firmware POST of a multi-GPU server plus OS boot and node daemons):
- * assumption of 300 s; Slurm's ResumeTimeout must exceed it on such clusters. */
-#define NODE_BOOT_S 300.0
-/* Shutdown to off: Slurm's default SuspendTimeout (30 s). */
-#define NODE_SHUTDOWN_S 30.0
 
+/* Host base power, boot and shutdown times and the cycle cost come from the GPU type's host
+ * class in the catalog (catalog.c and docs/models/energy.md give each source). */
 void eco_node_group_defaults(struct eco_node_group *g, int type, uint32_t gpus)
 {
     const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
@@ -46,13 +37,127 @@ void eco_node_group_defaults(struct eco_node_group *g, int type, uint32_t gpus)
         .type = (uint16_t)type,
         .gpus = (uint16_t)gpus,
         .count = 1,
-        .base_w = HOST_BASE_W + HOST_PER_GPU_W * gpus,
+        .base_w = t ? t->host_base_w + t->host_per_gpu_w * gpus : 0,
         .off_w = NODE_OFF_W,
-        .boot_s = NODE_BOOT_S,
-        .shutdown_s = NODE_SHUTDOWN_S,
+        .boot_s = t ? t->boot_s : 0,
+        .shutdown_s = t ? t->shutdown_s : 0,
         .gpu_idle_w = t ? t->idle_w : 0,
         .limit_w = t ? t->default_limit_w : 0,
+        .gpu_idle_ctx_w = t ? t->idle_ctx_w : 0,
+        .gpu_low_w = t ? t->low_util_w : 0,
+        .trans_w = -1,
+        .cycle_j = t ? t->cycle_j : 0,
     };
+}
+
+double eco_node_group_trans_w(const struct eco_node_group *g)
+{
+    return g->trans_w >= 0 ? g->trans_w : g->base_w + (double)g->gpus * g->gpu_idle_w;
+}
+
+double eco_node_group_gpu_power_w(const struct eco_node_group *g, double busy_w, double u)
+{
+    double hi = busy_w > g->gpu_low_w ? busy_w : g->gpu_low_w;
+    u = u < 0 ? 0 : u > 1 ? 1 : u;
+    if (u <= ECO_LOW_UTIL)
+        return g->gpu_idle_ctx_w + (g->gpu_low_w - g->gpu_idle_ctx_w) * u / ECO_LOW_UTIL;
+    return g->gpu_low_w + (hi - g->gpu_low_w) * (u - ECO_LOW_UTIL) / (1 - ECO_LOW_UTIL);
+}
+
+/* Powering down at idle time 0 a node needed again D seconds later costs trans_w over the
+ * shutdown and the boot, off_w over the rest of D, and cycle_j; staying on costs the idle
+ * node's power over D. Equal at D = (trans (sd + boot) - off sd + cycle) / (idle - off). */
+double eco_node_group_breakeven_s(const struct eco_node_group *g)
+{
+    double idle = g->base_w + (double)g->gpus * g->gpu_idle_w, tr = eco_node_group_trans_w(g);
+    if (!(idle > g->off_w))
+        return 1e300;
+    double d = (tr * (g->shutdown_s + g->boot_s) - g->off_w * g->shutdown_s + g->cycle_j) /
+               (idle - g->off_w);
+    return d > g->shutdown_s ? d : g->shutdown_s;
+}
+
+static const struct {
+    const char *key;
+    size_t offset;
+} fields[] = {
+    {"base_w", offsetof(struct eco_node_group, base_w)},
+    {"off_w", offsetof(struct eco_node_group, off_w)},
+    {"boot_s", offsetof(struct eco_node_group, boot_s)},
+    {"shutdown_s", offsetof(struct eco_node_group, shutdown_s)},
+    {"gpu_idle_w", offsetof(struct eco_node_group, gpu_idle_w)},
+    {"gpu_idle_ctx_w", offsetof(struct eco_node_group, gpu_idle_ctx_w)},
+    {"gpu_low_w", offsetof(struct eco_node_group, gpu_low_w)},
+    {"trans_w", offsetof(struct eco_node_group, trans_w)},
+    {"cycle_j", offsetof(struct eco_node_group, cycle_j)},
+    {"power_limit_w", offsetof(struct eco_node_group, limit_w)},
+};
+
+double *eco_node_group_field(struct eco_node_group *g, const char *key)
+{
+    for (size_t i = 0; key && i < sizeof fields / sizeof fields[0]; i++)
+        if (!strcmp(key, fields[i].key))
+            return (double *)((char *)g + fields[i].offset);
+    return NULL;
+}
+
+const char *eco_node_group_field_names(void)
+{
+    return "base_w, off_w, boot_s, shutdown_s, gpu_idle_w, gpu_idle_ctx_w, gpu_low_w, trans_w, "
+           "cycle_j, power_limit_w";
+}
+
+/* Applies one KEY=VALUE (s[0..len)) to g; 0 or -EINVAL naming the key. */
+static int set_one(struct eco_node_group *g, const char *s, size_t len, struct eco_error *err)
+{
+    char buf[64];
+    if (len >= sizeof buf)
+        return eco_errorf(err, -EINVAL, "'%.20s...': too long", s);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *eq = strchr(buf, '=');
+    if (!eq)
+        return eco_errorf(err, -EINVAL, "'%s': expected KEY=VALUE (keys: %s)", buf,
+                          eco_node_group_field_names());
+    *eq = '\0';
+    double *dst = eco_node_group_field(g, buf);
+    if (!dst)
+        return eco_errorf(err, -EINVAL, "%s: unknown key (known: %s)", buf,
+                          eco_node_group_field_names());
+    char *end;
+    double v = strtod(eq + 1, &end);
+    if (end == eq + 1 || *end)
+        return eco_errorf(err, -EINVAL, "%s: '%s' is not a number", buf, eq + 1);
+    *dst = v;
+    return 0;
+}
+
+int eco_cluster_set_power(struct eco_cluster *c, const char *spec, struct eco_error *err)
+{
+    struct eco_node_group g;
+    if (!spec || !*spec)
+        return eco_errorf(err, -EINVAL, "empty: expected KEY=VALUE[,KEY=VALUE...]");
+    /* Every group checked with every setting before any is changed. */
+    for (int apply = 0; apply < 2; apply++)
+        for (uint16_t i = 0; i < c->n_groups; i++) {
+            g = c->groups[i];
+            for (const char *p = spec;;) {
+                const char *comma = strchr(p, ',');
+                size_t len = comma ? (size_t)(comma - p) : strlen(p);
+                int rc = set_one(&g, p, len, err);
+                if (rc)
+                    return rc;
+                if (!comma)
+                    break;
+                p = comma + 1;
+            }
+            int rc = eco_node_group_check(&g, err);
+            if (rc)
+                return rc;
+            if (apply)
+                c->groups[i] = g;
+        }
+    return 0;
 }
 
 static int finite_nonneg(double v)
@@ -87,6 +192,25 @@ int eco_node_group_check(const struct eco_node_group *g, struct eco_error *err)
                           "gpu_idle_w: idle GPU power must be 0..%g W (the %s maximum "
                           "power limit), got %g",
                           t->max_limit_w, t->name, g->gpu_idle_w);
+    if (!finite_nonneg(g->gpu_idle_ctx_w) || g->gpu_idle_ctx_w > t->max_limit_w)
+        return eco_errorf(err, -EINVAL,
+                          "gpu_idle_ctx_w: idle GPU power with a context must be 0..%g W (the %s "
+                          "maximum power limit), got %g",
+                          t->max_limit_w, t->name, g->gpu_idle_ctx_w);
+    if (!finite_nonneg(g->gpu_low_w) || g->gpu_low_w > t->max_limit_w)
+        return eco_errorf(err, -EINVAL,
+                          "gpu_low_w: GPU power at low utilisation must be 0..%g W (the %s "
+                          "maximum power limit), got %g",
+                          t->max_limit_w, t->name, g->gpu_low_w);
+    if (!(g->trans_w < 0 && g->trans_w == -1) && !finite_nonneg(g->trans_w))
+        return eco_errorf(err, -EINVAL,
+                          "trans_w: power while booting or shutting down must be a number >= 0 "
+                          "W, got %g",
+                          g->trans_w);
+    if (!finite_nonneg(g->cycle_j))
+        return eco_errorf(err, -EINVAL,
+                          "cycle_j: cost of a power cycle must be a number >= 0 J, got %g",
+                          g->cycle_j);
     if (!(g->limit_w >= t->min_limit_w && g->limit_w <= t->max_limit_w))
         return eco_errorf(err, -EINVAL, "power_limit_w: %g W is outside the %s range %g..%g W",
                           g->limit_w, t->name, t->min_limit_w, t->max_limit_w);

@@ -16,18 +16,12 @@ static int is_file_arg(const char *arg)
     return stat(arg, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-#define KNOWN_FIELDS                                                                               \
-    "count, gpus, gpu_type, base_w, off_w, boot_s, shutdown_s, gpu_idle_w, power_limit_w"
-
+/* count, gpus and gpu_type, or a power figure of the node group (eco_node_group_field). */
 static int is_known_field(const char *key)
 {
-    static const char *const known[] = {"count",      "gpus",       "gpu_type",
-                                        "base_w",     "off_w",      "boot_s",
-                                        "shutdown_s", "gpu_idle_w", "power_limit_w"};
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (!strcmp(key, known[i]))
-            return 1;
-    return 0;
+    struct eco_node_group g;
+    return !strcmp(key, "count") || !strcmp(key, "gpus") || !strcmp(key, "gpu_type") ||
+           eco_node_group_field(&g, key);
 }
 
 static int get_uint(const char *path, size_t i, json_t *node, const char *key, long long max,
@@ -87,8 +81,10 @@ static int load_json(const char *path, struct eco_cluster *c, struct eco_error *
         json_object_foreach(node, key, val)
         {
             if (!is_known_field(key)) {
-                rc = eco_errorf(err, -EINVAL, "%s: nodes[%zu]: unknown field '%s' (known: %s)",
-                                path, i, key, KNOWN_FIELDS);
+                rc = eco_errorf(err, -EINVAL,
+                                "%s: nodes[%zu]: unknown field '%s' (known: count, gpus, "
+                                "gpu_type, %s)",
+                                path, i, key, eco_node_group_field_names());
                 goto done;
             }
         }
@@ -114,24 +110,16 @@ static int load_json(const char *path, struct eco_cluster *c, struct eco_error *
         struct eco_node_group g;
         eco_node_group_defaults(&g, type, (uint32_t)gpus);
         g.count = (uint32_t)count;
-        const struct {
-            const char *key;
-            double *dst;
-        } nums[] = {
-            {"base_w", &g.base_w},         {"off_w", &g.off_w},
-            {"boot_s", &g.boot_s},         {"shutdown_s", &g.shutdown_s},
-            {"gpu_idle_w", &g.gpu_idle_w}, {"power_limit_w", &g.limit_w},
-        };
-        for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
-            json_t *v = json_object_get(node, nums[k].key);
-            if (!v)
-                continue;
-            if (!json_is_number(v)) {
-                rc = eco_errorf(err, -EINVAL, "%s: nodes[%zu].%s: expected a number", path, i,
-                                nums[k].key);
+        json_object_foreach(node, key, val)
+        {
+            double *dst = eco_node_group_field(&g, key);
+            if (!dst)
+                continue; /* count, gpus, gpu_type */
+            if (!json_is_number(val)) {
+                rc = eco_errorf(err, -EINVAL, "%s: nodes[%zu].%s: expected a number", path, i, key);
                 goto done;
             }
-            *nums[k].dst = json_number_value(v);
+            *dst = json_number_value(val);
         }
         struct eco_error e2;
         if ((rc = eco_cluster_add_group(c, &g, &e2))) {

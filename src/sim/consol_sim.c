@@ -19,6 +19,7 @@
 
 struct csim {
     const struct eco_consol_workload *w;
+    const struct eco_cluster *cl; /* the hosts' node groups (GPU power states) */
     uint32_t nh, nc;
     struct eco_consol_host *hosts;
     uint16_t *hosts_type; /* per host: catalog GPU type index */
@@ -191,6 +192,7 @@ static int csim_alloc(struct csim *s)
 
 static int setup_hosts(struct csim *s, const struct eco_cluster *c, struct eco_error *err)
 {
+    s->cl = c;
     for (uint32_t h = 0; h < s->nh; h++) {
         const struct eco_node *n = &c->nodes[h];
         const struct eco_node_group *g = &c->groups[n->group];
@@ -366,6 +368,37 @@ static void apply(struct csim *s, const struct eco_consol_decisions *d, struct a
     }
 }
 
+double eco_consol_sim__host_power_w(const struct eco_node_group *g, double busy_w, uint32_t gpus,
+                                    const double *load, uint64_t held)
+{
+    double p = g->base_w;
+    for (uint32_t q = 0; q < gpus && q < 64; q++)
+        p += held >> q & 1 ? eco_node_group_gpu_power_w(g, busy_w, load[q]) : g->gpu_idle_w;
+    return p;
+}
+
+/* Power of on host h over a period of dt with its containers l[0..n) on the GPUs of their
+ * masks (assign_gpus): each container's utilisation, less the part it spends paused, spread
+ * evenly over its GPUs; a GPU holding any container keeps a context. */
+static double on_host_power_w(const struct csim *s, uint32_t h, const uint32_t *l, size_t n,
+                              const uint64_t *mask, double dt)
+{
+    const struct eco_consol_host *H = &s->hosts[h];
+    double load[64] = {0};
+    uint64_t held = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_consol_ctr *x = &s->ctrs[l[i]];
+        double paused = s->pause_left[l[i]] < dt ? s->pause_left[l[i]] : dt;
+        int k = __builtin_popcountll(mask[i]);
+        for (uint32_t q = 0; q < H->gpus && k > 0; q++)
+            if (mask[i] >> q & 1)
+                load[q] += x->util_gpus * (dt - paused) / dt / k;
+        held |= mask[i];
+    }
+    return eco_consol_sim__host_power_w(&s->cl->groups[s->cl->nodes[h].group], H->gpu_busy_w,
+                                        H->gpus, load, held);
+}
+
 /* Energy, SLA and lost work of the period [t, t + dt) after the decisions. */
 static void account(struct csim *s, double t, double dt, const struct eco_consol_sim_config *cfg,
                     struct acc *a)
@@ -385,15 +418,13 @@ static void account(struct csim *s, double t, double dt, const struct eco_consol
             energy += e_on + e_off;
             continue;
         }
-        double u = 0, ueff = 0, m = 0;
+        double u = 0, m = 0;
         for (size_t i = 0; i < n; i++) {
-            const struct eco_consol_ctr *x = &s->ctrs[l[i]];
-            double paused = s->pause_left[l[i]] < dt ? s->pause_left[l[i]] : dt;
-            u += x->util_gpus;
-            ueff += x->util_gpus * (dt - paused) / dt;
-            m += x->mem_mb;
+            u += s->ctrs[l[i]].util_gpus;
+            m += s->ctrs[l[i]].mem_mb;
         }
-        double e = eco_consol_host_power_w(H, ueff) * dt;
+        assign_gpus(s, H->gpus, l, n, s->mask);
+        double e = on_host_power_w(s, h, l, n, s->mask, dt) * dt;
         a->sum->energy_on_j += e;
         energy += e;
         row.hosts_on++;
@@ -411,7 +442,6 @@ static void account(struct csim *s, double t, double dt, const struct eco_consol
             a->over_s += dt;
         double contention = us > ms ? us : ms;
         contention = contention > 1 ? 1 / contention : 1;
-        assign_gpus(s, H->gpus, l, n, s->mask);
         for (size_t i = 0; i < n; i++)
             s->factor[i] = coloc_factor(s, s->wl_truth, h, l, s->mask, n, i);
         for (size_t i = 0; i < n; i++) {

@@ -185,6 +185,12 @@ int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_work
 /* JSON object of the summary (deterministic: %.15g). Caller frees; NULL on ENOMEM. */
 char *eco_consol_summary_json(const struct eco_consol_summary *s);
 /* timeline.csv: header, then one row per call. */
+/* The simulator's power of an on host of group g: base_w, plus for each GPU q < gpus that
+ * holds a context (bit q of `held`) eco_node_group_gpu_power_w at utilisation load[q] (busy_w
+ * fully busy), and gpu_idle_w for each GPU without one. W. Exposed for tests. */
+double eco_consol_sim__host_power_w(const struct eco_node_group *g, double busy_w, uint32_t gpus,
+                                    const double *load, uint64_t held);
+
 int eco_consol_timeline_header(FILE *f);
 void eco_consol_timeline_write(void *ctx, const struct eco_consol_tl_row *row);
 

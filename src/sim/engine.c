@@ -916,6 +916,8 @@ static int energy_summary(struct engine *e, struct eco_sim_result *res)
     s->peak_power_w = e->peak_w;
     s->node_boots = e->node_boots;
     s->node_shutdowns = e->node_shutdowns;
+    s->power_cycles = e->node_shutdowns;
+    s->cycle_cost_j = e->cycle_j;
     uint32_t nn = e->c->n_nodes;
     res->node_energy_j = malloc(nn * sizeof *res->node_energy_j);
     res->node_boots = malloc(nn * sizeof *res->node_boots);

@@ -85,6 +85,7 @@ struct engine {
     uint64_t booting_gpus;
     uint32_t nodes_powered;
     uint64_t node_boots, node_shutdowns;
+    double cycle_j; /* wear of the power cycles so far (cycle_j of each shutdown node), J */
     /* Power capping (powerctl.c); NULL when no power policy. */
     struct powerctl *pc;
     size_t admission_waits;

@@ -50,8 +50,8 @@ static struct contrib node_contrib(const struct engine *e, uint32_t n)
         c.off = g->off_w;
         break;
     default:
-        /* Booting or shutting down: host on, GPUs idle. */
-        c.trans = g->base_w + (double)g->gpus * g->gpu_idle_w;
+        /* Booting or shutting down: trans_w, by default the host on with its GPUs idle. */
+        c.trans = eco_node_group_trans_w(g);
         break;
     }
     return c;
@@ -214,6 +214,7 @@ static int shutdown_node(struct engine *e, uint32_t n, double t)
     e->state[n] = ECO_NODE_SHUTTING_DOWN;
     eco_freemap_take(e->fm, n, g);
     e->node_shutdowns++;
+    e->cycle_j += group_of(e, n)->cycle_j; /* a shutdown starts a power cycle */
     eco_nodes__refresh(e, n, t);
     return eco_heap_push(&e->heap, t + group_of(e, n)->shutdown_s, EV_NODE_DOWN, n, 0);
 }

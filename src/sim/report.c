@@ -947,6 +947,10 @@ static const struct {
     {"energy_j.transitions", "boots and shutdowns"},
     {"avg_power_w", "mean cluster power"},
     {"peak_power_w", "highest cluster power"},
+    {"node_boots", "node boots"},
+    {"node_shutdowns", "node shutdowns"},
+    {"power_cycles", "power cycles (a shutdown starts one)"},
+    {"cycle_cost_kwh", "wear of the power cycles as energy (cycle_j each), not in energy"},
     {"deadline_miss_ratio", "jobs ending after their deadline"},
     {"power_cap_mae_pct", "mean error of power against the budget, periods where it binds"},
     {"power_cap_mae_all_pct", "mean error of power against the budget, every period"},
@@ -985,7 +989,9 @@ static int better(const char *key)
                                         "power_cap_over_kwh",
                                         "power_cap_over_share",
                                         "carbon_kg",
-                                        "cost"};
+                                        "cost",
+                                        "power_cycles",
+                                        "cycle_cost_kwh"};
     for (size_t i = 0; i < sizeof lower / sizeof lower[0]; i++)
         if (!strcmp(key, lower[i]))
             return 1;

@@ -65,6 +65,24 @@ static int idle_entry_valid(const struct eco_pd_view *v, size_t k)
     return v->node_state[n] == ECO_NODE_ON && v->idle_since[n] == v->idle_times[k];
 }
 
+/* Break-even idle time of node n: powering it down saves energy, its boot, shutdown and
+ * power-cycle cost included, only when it stays off longer than this
+ * (eco_node_group_breakeven_s). */
+static double breakeven_s(const struct eco_pd_view *v, uint32_t n)
+{
+    const struct eco_cluster *c = v->cluster;
+    return eco_node_group_breakeven_s(&c->groups[c->nodes[n].group]);
+}
+
+/* When idle entry k becomes due under `wait` s of idle time (idle:SECONDS or forecast's
+ * dwell): the expected off time of a node idle for d seconds is taken as d (the time already
+ * idle predicts the time still to come), so it goes down only after max(wait, break-even). */
+static double due_s(const struct eco_pd_view *v, size_t k, double wait)
+{
+    double be = breakeven_s(v, v->idle_nodes[k]);
+    return v->idle_times[k] + (wait > be ? wait : be);
+}
+
 #define MAX_TYPES 32
 
 /* Supply for waiting jobs: GPUs of idle ON nodes and of booting nodes, in all and per GPU
@@ -280,6 +298,8 @@ static int idle_decide(struct eco_powerdown *p, const struct eco_pd_view *v,
             continue;
         if (v->idle_times[k] + s->suspend_time_s > v->now_s)
             break; /* entries are in idle-time order */
+        if (due_s(v, k, s->suspend_time_s) > v->now_s)
+            continue; /* would not stay off long enough to pay for its cycle */
         if ((rc = eco_pd_shutdown(out, v->idle_nodes[k])))
             return rc;
         s->suspend.used++;
@@ -293,15 +313,19 @@ static double idle_next_wakeup(struct eco_powerdown *p, const struct eco_pd_view
     struct idle *s = (struct idle *)p;
     if (jobs_waiting(v))
         return -1; /* the next completion or arrival brings the next pass */
+    double best = -1;
     for (size_t k = 0; k < v->n_idle_nodes; k++) {
         if (!idle_entry_valid(v, k))
             continue;
-        double t = v->idle_times[k] + s->suspend_time_s;
+        if (best >= 0 && v->idle_times[k] + s->suspend_time_s >= best)
+            break; /* entries are in idle-time order: no later one is due sooner */
+        double t = due_s(v, k, s->suspend_time_s);
         if (t <= v->now_s) /* due but rate-limited: try at the next minute */
             t = s->suspend.minute_start_s + 60.0;
-        return t > v->now_s ? t : -1;
+        if (t > v->now_s && (best < 0 || t < best))
+            best = t;
     }
-    return -1;
+    return best;
 }
 
 static const struct eco_powerdown_ops idle_ops = {
@@ -518,6 +542,11 @@ static int fc_decide(struct eco_powerdown *p, const struct eco_pd_view *v,
             continue;
         if (v->idle_times[k] + dwell > v->now_s)
             break; /* entries are in idle-time order */
+        /* Expected off time: the time already idle, or the mean time between arrivals when
+         * that is longer; it must pay for the boot, the shutdown and the cycle. */
+        double be = breakeven_s(v, n);
+        if (!(jobs_rate <= 0 || 1 / jobs_rate >= be) && due_s(v, k, 0) > v->now_s)
+            continue;
         if ((rc = eco_pd_shutdown(out, n)))
             return rc;
         spare -= v->cluster->nodes[n].gpus;
@@ -532,17 +561,18 @@ static double fc_next_wakeup(struct eco_powerdown *p, const struct eco_pd_view *
     double best = f->n ? fc_at(f, 0)->t_s + f->window_s : -1;
     if (best <= v->now_s)
         best = -1;
-    if (f->dwell_s > 0)
-        for (size_t k = 0; k < v->n_idle_nodes; k++) {
-            if (!idle_entry_valid(v, k))
-                continue;
-            double t = v->idle_times[k] + f->dwell_s;
-            if (t > v->now_s) { /* the first still to come is the earliest */
-                if (best < 0 || t < best)
-                    best = t;
-                break;
-            }
-        }
+    for (size_t k = 0; k < v->n_idle_nodes; k++) {
+        if (!idle_entry_valid(v, k))
+            continue;
+        if (best >= 0 && v->idle_times[k] >= best)
+            break; /* entries are in idle-time order: no later one is due sooner */
+        /* Due after the dwell, or once idle for its break-even time should that hold it. */
+        double t = v->idle_times[k] + f->dwell_s, tb = due_s(v, k, 0);
+        if (t <= v->now_s || f->dwell_s <= 0)
+            t = tb;
+        if (t > v->now_s && (best < 0 || t < best))
+            best = t;
+    }
     return best;
 }
 
