@@ -130,6 +130,10 @@ static void test_policies(void **state)
     /* a 1-hour job: the hour at 50 */
     j.run_s = H;
     assert_near(lwa->release(p, &v, &j), 8 * H, 0);
+    /* a 4-hour flexibility window: the hour at 50 (8 h) is out of it; 3 h at 100 is in */
+    struct eco_carbon *p4 = make("lwa:4");
+    assert_near(lwa->release(p4, &v, &j), 3 * H, 0);
+    lwa->destroy(p4);
     /* no slack: now */
     j.latest_start_s = 0;
     assert_near(lwa->release(p, &v, &j), 0, 0);
@@ -176,8 +180,8 @@ static void test_policies(void **state)
     shift->destroy(p);
 
     struct eco_error err;
-    assert_null(eco_carbon_find("lwa", &params)->create(NULL, "3", &err));
-    assert_non_null(strstr(err.msg, "lwa takes no parameters"));
+    assert_null(eco_carbon_find("lwa", &params)->create(NULL, "-3", &err));
+    assert_non_null(strstr(err.msg, "lwa:HOURS"));
     assert_null(thr->create(NULL, "120", &err));
     assert_non_null(strstr(err.msg, "not a percentile"));
     assert_null(shift->create(NULL, "0", &err));
