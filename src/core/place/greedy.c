@@ -3,6 +3,7 @@
  * (ffd, bfd), the dot-product rule of Tetris (Grandl et al., SIGCOMM '14) and fragmentation
  * gradient descent (fgd, Weng et al., USENIX ATC '23) on items in arrival order. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ecosched/place.h"
@@ -107,8 +108,34 @@ static double dot_score(const struct eco_pl_state *s, uint32_t item, uint32_t n)
     return score;
 }
 
-/* FGD: frag growth of placing item on node n with the best GPU choice; *gpus_out gets it. */
-static double fgd_delta(const struct eco_pl_state *s, const struct eco_pl_workload *w,
+/* FGD's score as the reference computes it (hkust-adsl/kubernetes-scheduler-simulator,
+ * pkg/simulator/plugin/fgd_score.go): int64(sigmoid((F_before - F_after) / 1000) x 100) with F
+ * in milli-GPUs, i.e. the frag growth `grow` in GPUs squashed and truncated to an integer of
+ * 0-100. The truncation makes many nodes tie; the caller keeps the first of them. */
+#define FGD_REF_MAX_SCORE 100.0 /* framework.MaxNodeScore of the Kubernetes scheduler */
+static double fgd_ref_score(double grow)
+{
+    return floor(FGD_REF_MAX_SCORE / (1.0 + exp(grow)));
+}
+
+/* Share of CPU-only types in the workload. The reference counts all of a node's free GPU share
+ * as fragmentation for them (pkg/utils/frag.go NodeGpuShareFragAmount, classes XL and XR),
+ * which eco_place__frag_raw leaves out; placing `milli` GPU share on any node lowers that part
+ * by share x milli, which moves the reference's truncated score. */
+static double cpu_only_share(const struct eco_pl_workload *w)
+{
+    double sh = 0;
+    for (size_t k = 0; w && k < w->n; k++)
+        if (w->types[k].gpus == 0)
+            sh += w->types[k].share;
+    return sh;
+}
+
+/* FGD: the reference's score (higher is better) of placing item on node n with its GPU
+ * choice; *gpus_out gets it. A shared item takes the first GPU of the highest score (the
+ * reference's strict `>` over GPU indices); whole GPUs are the lowest-index free ones
+ * (pkg/type/resource.go AllocateExclusiveGpuId). */
+static double fgd_score(const struct eco_pl_state *s, const struct eco_pl_workload *w,
                         uint32_t item, uint32_t n, double before, uint64_t *gpus_out)
 {
     const struct eco_pl_item *it = &s->in->items[item];
@@ -117,28 +144,22 @@ static double fgd_delta(const struct eco_pl_state *s, const struct eco_pl_worklo
     memcpy(f, s->gpu_free + s->gpu_off[n], ng * sizeof *f);
     /* CPU and memory after placing decide which task types still fit */
     int64_t cpu = s->cpu_free[n] - it->cpu_milli, mem = s->mem_free[n] - it->mem_mib;
+    double cpu_part = -cpu_only_share(w) * it->gpus * it->gpu_milli / ECO_PL_GPU_MILLI;
     double best = 0;
     uint64_t best_mask = 0;
     if (it->gpus == 0) {
-        best = eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before;
+        best = fgd_ref_score(eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before);
     } else if (it->gpu_milli < ECO_PL_GPU_MILLI) {
         int have = 0;
         for (uint32_t g = 0; g < ng; g++) {
             if (f[g] < it->gpu_milli)
                 continue;
-            int seen = 0; /* GPUs with equal free shares give equal fragmentation */
-            for (uint32_t h = 0; h < g && !seen; h++)
-                seen = f[h] == f[g];
-            if (seen)
-                continue;
             f[g] -= it->gpu_milli;
-            double d = eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before;
+            double d = eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before + cpu_part;
             f[g] += it->gpu_milli;
-            /* ties: the GPU with less free share (best fit) */
-            if (!have || d < best - 1e-9 ||
-                (d <= best + 1e-9 &&
-                 f[g] < s->gpu_free[s->gpu_off[n] + __builtin_ctzll(best_mask)])) {
-                best = d;
+            double sc = fgd_ref_score(d);
+            if (!have || sc > best) {
+                best = sc;
                 best_mask = 1ull << g;
                 have = 1;
             }
@@ -147,7 +168,7 @@ static double fgd_delta(const struct eco_pl_state *s, const struct eco_pl_worklo
         best_mask = eco_pl_pick_gpus(s, item, n, -1);
         for (uint64_t m = best_mask; m; m &= m - 1)
             f[__builtin_ctzll(m)] = 0;
-        best = eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before;
+        best = fgd_ref_score(eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before + cpu_part);
     }
     *gpus_out = best_mask;
     return best;
@@ -180,9 +201,10 @@ int64_t eco_place__pick_cached(const struct eco_pl_state *s, const struct eco_pl
             gpus = eco_pl_pick_gpus(s, item, n, -1);
         } else {
             double before = frag_now ? frag_now[n] : eco_pl_node_frag(s, w, n, NULL);
-            score = fgd_delta(s, w, item, n, before, &gpus);
+            score = -fgd_score(s, w, item, n, before, &gpus);
         }
-        /* ties (within rounding of the fragmentation sums) keep the lower index */
+        /* ties (within rounding of the sums; fgd's integer scores tie exactly) keep the lower
+         * index, as the reference keeps the lowest node name */
         if (best < 0 || score < best_score - 1e-9) {
             best = n;
             best_score = score;
