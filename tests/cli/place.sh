@@ -109,4 +109,10 @@ cmp -s "$T/s1.names" "$T/s2.names" && { echo "FAIL shuffle: seeds 1 and 2 agree"
 cmp -s "$T/s1.names" "$T/plain.names" && { echo "FAIL shuffle: order unchanged"; fail=1; }
 sort "$T/s1.names" > "$T/s1.sorted"; sort "$T/plain.names" > "$T/plain.sorted"
 cmp -s "$T/s1.sorted" "$T/plain.sorted" || { echo "FAIL shuffle: not the same pods"; fail=1; }
+# scripts/crosscheck_fgd.sh (never run here: it needs Go and the reference's checkout) skips
+# with 77 and says why when the checkout is not one
+out=$(bash "$SRC/scripts/crosscheck_fgd.sh" "$T" "$(dirname "$ECO")" 2>&1); st=$?
+check crosscheck_skip "$st" 77 "$out" "is not a checkout of hkust-adsl/kubernetes-scheduler-simulator"
+out=$(bash "$SRC/scripts/crosscheck_fgd.sh" 2>&1); st=$?
+check crosscheck_usage "$st" 2 "$out" "usage:"
 exit $fail
