@@ -210,6 +210,15 @@ static void test_fgd_reference_score(void **state)
         assert_int_equal(slots[i].node, want[i].node);
         assert_int_equal(slots[i].gpus, want[i].gpus);
     }
+    /* fgd-fine compares the growth itself: item 1 takes GPU 1 (0.1667 < 0.2); item 2 (700)
+     * then fits only GPU 0 of node 0: [0, 500], F from 0.5 / 3 (700 does not fit GPU 1) to
+     * 0.5 / 3 (700 fits nowhere), growth 0, against 0.2 on node 1 -> node 0, GPU 0. */
+    assert_int_equal(eco_pl_algo_find("fgd-fine")->solve(&in, &p, slots, NULL, &err), 0);
+    static const struct eco_pl_slot fine[3] = {{0, 1}, {0, 2}, {0, 1}};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(slots[i].node, fine[i].node);
+        assert_int_equal(slots[i].gpus, fine[i].gpus);
+    }
     eco_pl_instance_fini(&in);
 }
 
