@@ -144,17 +144,24 @@ def parse_log(path):
 def base(name):
     return re.sub(r'-tuned-[0-9]+$', '', name)
 
-def replay(podcsv, nodecsv, log, items_out, nodes_out, ref_out):
-    seq, where, prefix, headline = parse_log(log)
-    fields, pods = rows(podcsv)
-    byname = {r['name']: r for r in pods}
-    with open(items_out, 'w', newline='') as f:
+def write_items(path, fields, byname, names):
+    with open(path, 'w', newline='') as f:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
-        for name in seq:
+        for name in names:
             r = dict(byname[base(name)])
             r['name'] = name
             w.writerow(r)
+
+def replay(podcsv, nodecsv, log, items_out, orig_out, nodes_out, ref_out):
+    seq, where, prefix, headline = parse_log(log)
+    fields, pods = rows(podcsv)
+    byname = {r['name']: r for r in pods}
+    write_items(items_out, fields, byname, seq)
+    # the listed pods alone, in the reference's order (its tuned copies come after them): the
+    # typical pods ecosched builds from them are the reference's, which builds them from the
+    # listed pods, not from its copies
+    write_items(orig_out, fields, byname, [n for n in seq if n == base(n)])
     nfields, nodes = rows(nodecsv)
     key = nfields[0]
     order = sorted(range(len(nodes)), key=lambda i: (nodes[i][key] not in prefix,
@@ -178,7 +185,7 @@ def alloc(seq, req, placed, cap_milli, pct):
             used += req[name]
     return 100.0 * used / cap_milli
 
-def compare(items, ref_json, assignment, nodecsv, out):
+def compare(items, ref_json, assignment, orig_assignment, nodecsv, out):
     r = json.load(open(ref_json))
     _, its = rows(items)
     req = {x['name']: int(x['num_gpu']) * int(x.get('gpu_milli') or 1000) if int(x['num_gpu'])
@@ -188,10 +195,15 @@ def compare(items, ref_json, assignment, nodecsv, out):
     _, asg = rows(assignment)
     eco = {a['name']: a['node_name'] for a in asg if a['node_name']}
     seq, ref = r['seq'], r['where']
-    diff = [k for k, n in enumerate(seq) if eco.get(n) != ref.get(n)]
-    res = {'pods': len(seq), 'same_node': len(seq) - len(diff),
-           'first_diff': diff[0] if diff else -1, 'headline': r['headline'],
-           'unnamed_nodes': r['unnamed_nodes']}
+    _, oasg = rows(orig_assignment)
+    orig = [a['name'] for a in oasg]
+    oeco = {a['name']: a['node_name'] for a in oasg if a['node_name']}
+    diff = [k for k, n in enumerate(orig) if oeco.get(n) != ref.get(n)]
+    fdiff = [k for k, n in enumerate(seq) if eco.get(n) != ref.get(n)]
+    res = {'pods': len(orig), 'same_node': len(orig) - len(diff),
+           'first_diff': diff[0] if diff else -1, 'all_pods': len(seq),
+           'all_same_node': len(seq) - len(fdiff), 'all_first_diff': fdiff[0] if fdiff else -1,
+           'headline': r['headline'], 'unnamed_nodes': r['unnamed_nodes']}
     for pct in (100, 130):
         res['eco%d' % pct] = alloc(seq, req, lambda n: n in eco, cap, pct)
         res['ref%d' % pct] = alloc(seq, req, lambda n: n in ref, cap, pct)
@@ -217,16 +229,19 @@ def table(results, families, policies):
                 cells.append('-' if not d else '%.1f / %.1f (%+.1f)' % (
                     d['eco%d' % pct], d['ref%d' % pct], d['eco%d' % pct] - d['ref%d' % pct]))
             print('| %s | %s |' % (fam, ' | '.join(cells)))
-    print('\n**Same node, pod by pod** (pods placed on the same node by both / pods; first '
-          'differing pod, 0-based; -1: none):\n')
+    print('\n**Same node, pod by pod**, the listed pods in the reference\'s order (typical pods '
+          'identical): pods on the same node in both / pods (first differing pod, 0-based; -1: '
+          'none); then all pods, tuned copies included (typical pods built from all of them '
+          'here, from the listed ones in the reference):\n')
     print('| pods | ' + ' | '.join(policies) + ' |')
     print('|---|' + '---|' * len(policies))
     for fam in families:
         cells = []
         for pol in policies:
             d = res.get((fam, pol))
-            cells.append('-' if not d else '%d / %d (first %d)' % (
-                d['same_node'], d['pods'], d['first_diff']))
+            cells.append('-' if not d else '%d / %d (first %d); all: %d / %d (first %d)' % (
+                d['same_node'], d['pods'], d['first_diff'], d['all_same_node'],
+                d['all_pods'], d['all_first_diff']))
         print('| %s | %s |' % (fam, ' | '.join(cells)))
     print('\nThe reference\'s own headline (MilliGpu of its final analysis, %):\n')
     print('| pods | ' + ' | '.join(policies) + ' |')
@@ -290,12 +305,14 @@ for fam in $FAMILIES; do
         exp="$work/exp/$fam/$pol"
         grep -q "Cluster Analysis Results" "$exp/log" 2>/dev/null ||
             { echo "crosscheck_fgd: reference $fam $pol did not finish (see $exp/log)" >&2; continue; }
-        python3 "$py" replay "$pods" "$nodecsv" "$exp/log" "$exp/items.csv" "$exp/nodes.csv" \
-            "$exp/ref.json"
-        "$eco" place --nodes "$exp/nodes.csv" --items "$exp/items.csv" --algo "$(eco_algo "$pol")" \
-            --seed 42 --out "$exp/eco" >/dev/null
-        python3 "$py" compare "$exp/items.csv" "$exp/ref.json" "$exp/eco/assignment.csv" \
-            "$exp/nodes.csv" "$exp/cmp.json"
+        python3 "$py" replay "$pods" "$nodecsv" "$exp/log" "$exp/items.csv" "$exp/orig.csv" \
+            "$exp/nodes.csv" "$exp/ref.json"
+        for i in items orig; do
+            "$eco" place --nodes "$exp/nodes.csv" --items "$exp/$i.csv" \
+                --algo "$(eco_algo "$pol")" --seed 42 --out "$exp/eco-$i" >/dev/null
+        done
+        python3 "$py" compare "$exp/items.csv" "$exp/ref.json" "$exp/eco-items/assignment.csv" \
+            "$exp/eco-orig/assignment.csv" "$exp/nodes.csv" "$exp/cmp.json"
         python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d.update(family=sys.argv[2], policy=sys.argv[3]); json.dump(d, open(sys.argv[1], "w"))' \
             "$exp/cmp.json" "$fam" "$pol"
         results+=("$exp/cmp.json")
