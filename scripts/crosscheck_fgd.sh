@@ -14,7 +14,11 @@
 #   "default gpushare100"; default every openb_pod_list_*.csv.gz in DATA_DIR), POLICIES
 #   (default "Random DotProd GpuClustering GpuPacking BestFit FGD"), WORK_DIR (default
 #   /var/tmp/crosscheck_fgd; reference logs there are reused, delete them to rerun), JOBS
-#   (reference runs at a time, default 1).
+#   (reference runs at a time, default 1), ALLOW_PARTIAL (non-empty: compare the pods an
+#   unfinished reference log has reached, e.g. one still running; no allocation figures).
+# Two replays: the listed pods alone in the reference's order (ecosched's typical pods are then
+# the reference's, which builds them from the listed pods) decide the pod-by-pod table; all
+# pods, tuned copies included, give the allocated shares (typical pods from all of them here).
 # One reference run takes 10-40 minutes of CPU (its README: about 10 on 2 vCPU). Never part of
 # `make check`: it needs Go and the reference's checkout, and exits 77 without them.
 set -euo pipefail
@@ -157,11 +161,17 @@ def replay(podcsv, nodecsv, log, items_out, orig_out, nodes_out, ref_out):
     seq, where, prefix, headline = parse_log(log)
     fields, pods = rows(podcsv)
     byname = {r['name']: r for r in pods}
+    partial = headline is None
+    if partial and seq:
+        seq = seq[:-1]  # an unfinished run: its last pod may be in flight
     write_items(items_out, fields, byname, seq)
     # the listed pods alone, in the reference's order (its tuned copies come after them): the
     # typical pods ecosched builds from them are the reference's, which builds them from the
-    # listed pods, not from its copies
-    write_items(orig_out, fields, byname, [n for n in seq if n == base(n)])
+    # listed pods, not from its copies; an unfinished run's pods not reached yet follow in
+    # file order (placed, not compared)
+    orig = [n for n in seq if n == base(n)]
+    seen = set(orig)
+    write_items(orig_out, fields, byname, orig + [r['name'] for r in pods if r['name'] not in seen])
     nfields, nodes = rows(nodecsv)
     key = nfields[0]
     order = sorted(range(len(nodes)), key=lambda i: (nodes[i][key] not in prefix,
@@ -171,7 +181,7 @@ def replay(podcsv, nodecsv, log, items_out, orig_out, nodes_out, ref_out):
         w.writeheader()
         for i in order:
             w.writerow(nodes[i])
-    json.dump({'seq': seq, 'where': where, 'headline': headline,
+    json.dump({'seq': seq, 'where': where, 'headline': headline, 'partial': partial,
                'unnamed_nodes': sum(1 for r in nodes if r[key] not in prefix)},
               open(ref_out, 'w'))
 
@@ -196,14 +206,16 @@ def compare(items, ref_json, assignment, orig_assignment, nodecsv, out):
     eco = {a['name']: a['node_name'] for a in asg if a['node_name']}
     seq, ref = r['seq'], r['where']
     _, oasg = rows(orig_assignment)
-    orig = [a['name'] for a in oasg]
+    logged = set(seq)
+    orig = [a['name'] for a in oasg if a['name'] in logged]
     oeco = {a['name']: a['node_name'] for a in oasg if a['node_name']}
     diff = [k for k, n in enumerate(orig) if oeco.get(n) != ref.get(n)]
     fdiff = [k for k, n in enumerate(seq) if eco.get(n) != ref.get(n)]
     res = {'pods': len(orig), 'same_node': len(orig) - len(diff),
            'first_diff': diff[0] if diff else -1, 'all_pods': len(seq),
            'all_same_node': len(seq) - len(fdiff), 'all_first_diff': fdiff[0] if fdiff else -1,
-           'headline': r['headline'], 'unnamed_nodes': r['unnamed_nodes']}
+           'headline': r['headline'], 'unnamed_nodes': r['unnamed_nodes'],
+           'partial': r['partial']}
     for pct in (100, 130):
         res['eco%d' % pct] = alloc(seq, req, lambda n: n in eco, cap, pct)
         res['ref%d' % pct] = alloc(seq, req, lambda n: n in ref, cap, pct)
@@ -226,7 +238,7 @@ def table(results, families, policies):
             cells = []
             for pol in policies:
                 d = res.get((fam, pol))
-                cells.append('-' if not d else '%.1f / %.1f (%+.1f)' % (
+                cells.append('-' if not d or d['partial'] else '%.1f / %.1f (%+.1f)' % (
                     d['eco%d' % pct], d['ref%d' % pct], d['eco%d' % pct] - d['ref%d' % pct]))
             print('| %s | %s |' % (fam, ' | '.join(cells)))
     print('\n**Same node, pod by pod**, the listed pods in the reference\'s order (typical pods '
@@ -268,7 +280,8 @@ nodecsv="$data/openb_node_list_gpu_node.csv.gz"
 run_ref() { # family policy
     local fam=$1 pol=$2 in="$work/in/$1" exp="$work/exp/$1/$2"
     mkdir -p "$exp"
-    if grep -q "Cluster Analysis Results" "$exp/log" 2>/dev/null; then
+    if grep -q "Cluster Analysis Results" "$exp/log" 2>/dev/null ||
+        { [ -n "${ALLOW_PARTIAL:-}" ] && [ -s "$exp/log" ]; }; then
         return 0
     fi
     # shellcheck disable=SC2046
@@ -303,7 +316,7 @@ for fam in $FAMILIES; do
     wait
     for pol in $policies; do
         exp="$work/exp/$fam/$pol"
-        grep -q "Cluster Analysis Results" "$exp/log" 2>/dev/null ||
+        grep -q "Cluster Analysis Results" "$exp/log" 2>/dev/null || [ -n "${ALLOW_PARTIAL:-}" ] ||
             { echo "crosscheck_fgd: reference $fam $pol did not finish (see $exp/log)" >&2; continue; }
         python3 "$py" replay "$pods" "$nodecsv" "$exp/log" "$exp/items.csv" "$exp/orig.csv" \
             "$exp/nodes.csv" "$exp/ref.json"
