@@ -182,6 +182,74 @@ static void test_fgd_choice(void **state)
     eco_pl_instance_fini(&in);
 }
 
+/* fgd's score as the reference computes it: int64(sigmoid(-growth) x 100) (growth of the
+ * fragmentation in GPUs), the first node and the first GPU of the highest score. Two nodes of 8
+ * cores and 2 GPUs; items 300, 500 and 700 milli (1, 1, 2 cores), so three types of share 1/3.
+ * Item 0 (300): no growth anywhere, 50 everywhere -> node 0, GPU 0: [700, 1000].
+ * Item 1 (500): node 0 GPU 0 -> [200, 1000]: 0.2 below each request, growth 0.2 -> 45.02 ->
+ *   45; node 0 GPU 1 -> [700, 500]: 0.5 below 700 (1/3), growth 0.1667 -> 45.84 -> 45; node 1
+ *   GPU 0 -> [500, 1000]: 0.1667 too -> 45. All tie: node 0, GPU 0 (the old rule took GPU 1,
+ *   the smaller growth).
+ * Item 2 (700): node 0 only GPU 1 -> [200, 300]: from 0.2 to (0.2 + 0.5 + 0.5) / 3 = 0.4,
+ *   growth 0.2 -> 45; node 1 -> [300, 1000]: 0.3 below 500 and 700: 0.2 -> 45: node 0, GPU 1. */
+static void test_fgd_reference_score(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    add_node(&in, 8000, 262144, 2, "G2");
+    add_node(&in, 8000, 262144, 2, "G2");
+    add_item(&in, 1000, 1024, 1, 300);
+    add_item(&in, 1000, 1024, 1, 500);
+    add_item(&in, 2000, 1024, 1, 700);
+    struct eco_pl_slot slots[3];
+    struct eco_error err = {{0}};
+    struct eco_pl_params p = {0};
+    assert_int_equal(eco_pl_algo_find("fgd")->solve(&in, &p, slots, NULL, &err), 0);
+    static const struct eco_pl_slot want[3] = {{0, 1}, {0, 1}, {0, 2}};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(slots[i].node, want[i].node);
+        assert_int_equal(slots[i].gpus, want[i].gpus);
+    }
+    /* fgd-fine compares the growth itself: item 1 takes GPU 1 (0.1667 < 0.2); item 2 (700)
+     * then fits only GPU 0 of node 0: [0, 500], F from 0.5 / 3 (700 does not fit GPU 1) to
+     * 0.5 / 3 (700 fits nowhere), growth 0, against 0.2 on node 1 -> node 0, GPU 0. */
+    assert_int_equal(eco_pl_algo_find("fgd-fine")->solve(&in, &p, slots, NULL, &err), 0);
+    static const struct eco_pl_slot fine[3] = {{0, 1}, {0, 2}, {0, 1}};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(slots[i].node, fine[i].node);
+        assert_int_equal(slots[i].gpus, fine[i].gpus);
+    }
+    eco_pl_instance_fini(&in);
+}
+
+/* The reference counts all free GPU share of a node as fragmentation for a CPU-only type, so
+ * placing m milli lowers F by share x m on every node, which moves the truncated score. Items
+ * 300 milli (2 cores), 500 milli, CPU-only, 700 milli: four types of share 1/4.
+ * Item 0 (300): growth 0 - 0.25 x 0.3 everywhere -> 51 -> node 0, GPU 0: [700, 1000].
+ * Item 1 (500): GPU 0 -> [200, 1000]: 0.2 below 300, 500, 700 (x 0.25): 0.15 - 0.125 = 0.025
+ *   -> 49.4 -> 49; GPU 1 -> [700, 500]: 0.5 below 700: 0.125 - 0.125 = 0 -> 50: GPU 1. Without
+ *   the CPU-only part both are 46 (46.3, 46.9) and GPU 0 would win the tie. */
+static void test_fgd_reference_cpu_only(void **state)
+{
+    (void)state;
+    struct eco_pl_instance in = {0};
+    add_node(&in, 8000, 262144, 2, "G2");
+    add_node(&in, 8000, 262144, 2, "G2");
+    add_item(&in, 2000, 1024, 1, 300);
+    add_item(&in, 1000, 1024, 1, 500);
+    add_item(&in, 1000, 1024, 0, 0);
+    add_item(&in, 1000, 1024, 1, 700);
+    struct eco_pl_slot slots[4];
+    struct eco_error err = {{0}};
+    struct eco_pl_params p = {0};
+    assert_int_equal(eco_pl_algo_find("fgd")->solve(&in, &p, slots, NULL, &err), 0);
+    assert_int_equal(slots[0].node, 0);
+    assert_int_equal(slots[0].gpus, 1);
+    assert_int_equal(slots[1].node, 0);
+    assert_int_equal(slots[1].gpus, 2);
+    eco_pl_instance_fini(&in);
+}
+
 /* Metrics by hand: node 0 (2 P100, 64 cores, 256 GiB) gets a whole GPU and a 500-milli share;
  * node 1 stays idle; item 2 (3 GPUs) fits nowhere. Power of node 0: host 522 + 2 x 52.375
  * = 626.75 W, GPU 0 at 250 W (full), GPU 1 at 25 + 0.5 x (250 - 25) = 137.5 W. */
@@ -1028,6 +1096,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fgd_frag_by_hand),
         cmocka_unit_test(test_fgd_choice),
+        cmocka_unit_test(test_fgd_reference_score),
+        cmocka_unit_test(test_fgd_reference_cpu_only),
         cmocka_unit_test(test_typical_pods_by_hand),
         cmocka_unit_test(test_shuffle_seeded),
         cmocka_unit_test(test_metrics_by_hand),

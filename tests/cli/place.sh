@@ -141,4 +141,10 @@ out=$(win --algo pso --pso-off seeding,swarm)
 check off-both $? 2 "$out" "'seeding' and 'swarm' together leave nothing to run"
 out=$(win --algo pso-basic --pso-off mutation)
 check off-basic $? 2 "$out" "place: --pso-off: only pso has these operators, not 'pso-basic'"
+# scripts/crosscheck_fgd.sh (never run here: it needs Go and the reference's checkout) skips
+# with 77 and says why when the checkout is not one
+out=$(bash "$SRC/scripts/crosscheck_fgd.sh" "$T" "$(dirname "$ECO")" 2>&1); st=$?
+check crosscheck_skip "$st" 77 "$out" "is not a checkout of hkust-adsl/kubernetes-scheduler-simulator"
+out=$(bash "$SRC/scripts/crosscheck_fgd.sh" 2>&1); st=$?
+check crosscheck_usage "$st" 2 "$out" "usage:"
 exit $fail

@@ -3,6 +3,7 @@
  * (ffd, bfd), the dot-product rule of Tetris (Grandl et al., SIGCOMM '14) and fragmentation
  * gradient descent (fgd, Weng et al., USENIX ATC '23) on items in arrival order. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ecosched/place.h"
@@ -107,7 +108,32 @@ static double dot_score(const struct eco_pl_state *s, uint32_t item, uint32_t n)
     return score;
 }
 
-/* FGD: frag growth of placing item on node n with the best GPU choice; *gpus_out gets it. */
+/* FGD's score as the reference computes it (hkust-adsl/kubernetes-scheduler-simulator,
+ * pkg/simulator/plugin/fgd_score.go): int64(sigmoid((F_before - F_after) / 1000) x 100) with F
+ * in milli-GPUs, i.e. the frag growth `grow` in GPUs squashed and truncated to an integer of
+ * 0-100. The truncation makes many nodes tie; the caller keeps the first of them. */
+#define FGD_REF_MAX_SCORE 100.0 /* framework.MaxNodeScore of the Kubernetes scheduler */
+static double fgd_ref_score(double grow)
+{
+    return floor(FGD_REF_MAX_SCORE / (1.0 + exp(grow)));
+}
+
+/* Share of CPU-only types in the workload. The reference counts all of a node's free GPU share
+ * as fragmentation for them (pkg/utils/frag.go NodeGpuShareFragAmount, classes XL and XR),
+ * which eco_place__frag_raw leaves out; placing `milli` GPU share on any node lowers that part
+ * by share x milli, which moves the reference's truncated score. */
+static double cpu_only_share(const struct eco_pl_workload *w)
+{
+    double sh = 0;
+    for (size_t k = 0; w && k < w->n; k++)
+        if (w->types[k].gpus == 0)
+            sh += w->types[k].share;
+    return sh;
+}
+
+/* fgd-fine: the growth itself (lower is better), GPU ties by best fit: ecosched's rule before
+ * it followed the reference's truncated score, kept because the truncation ignores growth
+ * differences below about 0.04 GPU (docs/policies/fgd.md). */
 static double fgd_delta(const struct eco_pl_state *s, const struct eco_pl_workload *w,
                         uint32_t item, uint32_t n, double before, uint64_t *gpus_out)
 {
@@ -115,7 +141,6 @@ static double fgd_delta(const struct eco_pl_state *s, const struct eco_pl_worklo
     uint32_t ng = s->in->nodes[n].gpus;
     uint16_t f[ECO_PL_MAX_GPUS];
     memcpy(f, s->gpu_free + s->gpu_off[n], ng * sizeof *f);
-    /* CPU and memory after placing decide which task types still fit */
     int64_t cpu = s->cpu_free[n] - it->cpu_milli, mem = s->mem_free[n] - it->mem_mib;
     double best = 0;
     uint64_t best_mask = 0;
@@ -125,11 +150,6 @@ static double fgd_delta(const struct eco_pl_state *s, const struct eco_pl_worklo
         int have = 0;
         for (uint32_t g = 0; g < ng; g++) {
             if (f[g] < it->gpu_milli)
-                continue;
-            int seen = 0; /* GPUs with equal free shares give equal fragmentation */
-            for (uint32_t h = 0; h < g && !seen; h++)
-                seen = f[h] == f[g];
-            if (seen)
                 continue;
             f[g] -= it->gpu_milli;
             double d = eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before;
@@ -148,6 +168,49 @@ static double fgd_delta(const struct eco_pl_state *s, const struct eco_pl_worklo
         for (uint64_t m = best_mask; m; m &= m - 1)
             f[__builtin_ctzll(m)] = 0;
         best = eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before;
+    }
+    *gpus_out = best_mask;
+    return best;
+}
+
+/* FGD: the reference's score (higher is better) of placing item on node n with its GPU
+ * choice; *gpus_out gets it. A shared item takes the first GPU of the highest score (the
+ * reference's strict `>` over GPU indices); whole GPUs are the lowest-index free ones
+ * (pkg/type/resource.go AllocateExclusiveGpuId). */
+static double fgd_score(const struct eco_pl_state *s, const struct eco_pl_workload *w,
+                        uint32_t item, uint32_t n, double before, uint64_t *gpus_out)
+{
+    const struct eco_pl_item *it = &s->in->items[item];
+    uint32_t ng = s->in->nodes[n].gpus;
+    uint16_t f[ECO_PL_MAX_GPUS];
+    memcpy(f, s->gpu_free + s->gpu_off[n], ng * sizeof *f);
+    /* CPU and memory after placing decide which task types still fit */
+    int64_t cpu = s->cpu_free[n] - it->cpu_milli, mem = s->mem_free[n] - it->mem_mib;
+    double cpu_part = -cpu_only_share(w) * it->gpus * it->gpu_milli / ECO_PL_GPU_MILLI;
+    double best = 0;
+    uint64_t best_mask = 0;
+    if (it->gpus == 0) {
+        best = fgd_ref_score(eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before);
+    } else if (it->gpu_milli < ECO_PL_GPU_MILLI) {
+        int have = 0;
+        for (uint32_t g = 0; g < ng; g++) {
+            if (f[g] < it->gpu_milli)
+                continue;
+            f[g] -= it->gpu_milli;
+            double d = eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before + cpu_part;
+            f[g] += it->gpu_milli;
+            double sc = fgd_ref_score(d);
+            if (!have || sc > best) {
+                best = sc;
+                best_mask = 1ull << g;
+                have = 1;
+            }
+        }
+    } else {
+        best_mask = eco_pl_pick_gpus(s, item, n, -1);
+        for (uint64_t m = best_mask; m; m &= m - 1)
+            f[__builtin_ctzll(m)] = 0;
+        best = fgd_ref_score(eco_place__frag_raw(s->in, w, n, cpu, mem, f) - before + cpu_part);
     }
     *gpus_out = best_mask;
     return best;
@@ -180,9 +243,11 @@ int64_t eco_place__pick_cached(const struct eco_pl_state *s, const struct eco_pl
             gpus = eco_pl_pick_gpus(s, item, n, -1);
         } else {
             double before = frag_now ? frag_now[n] : eco_pl_node_frag(s, w, n, NULL);
-            score = fgd_delta(s, w, item, n, before, &gpus);
+            score = rule == ECO_PLACE__RULE_FGD_FINE ? fgd_delta(s, w, item, n, before, &gpus)
+                                                     : -fgd_score(s, w, item, n, before, &gpus);
         }
-        /* ties (within rounding of the fragmentation sums) keep the lower index */
+        /* ties (within rounding of the sums; fgd's integer scores tie exactly) keep the lower
+         * index, as the reference keeps the lowest node name */
         if (best < 0 || score < best_score - 1e-9) {
             best = n;
             best_score = score;
@@ -212,10 +277,11 @@ int eco_place__greedy_run(const struct eco_pl_instance *in, int rule, int decrea
         free(frag);
         return -ENOMEM;
     }
-    if (rule == ECO_PL_RULE_FGD && eco_pl_workload_from_items(in, &w))
+    int fgd = rule == ECO_PL_RULE_FGD || rule == ECO_PLACE__RULE_FGD_FINE;
+    if (fgd && eco_pl_workload_from_items(in, &w))
         goto out;
     for (uint32_t n = 0; n < in->n_nodes; n++)
-        frag[n] = rule == ECO_PL_RULE_FGD ? eco_pl_node_frag(&s, &w, n, NULL) : 0;
+        frag[n] = fgd ? eco_pl_node_frag(&s, &w, n, NULL) : 0;
     if (decreasing)
         eco_pl_order_decreasing(in, order);
     else
@@ -229,7 +295,7 @@ int eco_place__greedy_run(const struct eco_pl_instance *in, int rule, int decrea
         if (n < 0)
             continue;
         eco_pl_take(&s, i, &slots[i]);
-        if (rule == ECO_PL_RULE_FGD)
+        if (fgd)
             frag[n] = eco_pl_node_frag(&s, &w, (uint32_t)n, NULL);
     }
     rc = 0;
@@ -269,6 +335,14 @@ static int solve_fgd(const struct eco_pl_instance *in, const struct eco_pl_param
     return eco_place__greedy_run(in, ECO_PL_RULE_FGD, 0, slots);
 }
 
+static int solve_fgd_fine(const struct eco_pl_instance *in, const struct eco_pl_params *p,
+                          struct eco_pl_slot *slots, struct eco_pl_outcome *out,
+                          struct eco_error *err)
+{
+    (void)p, (void)out, (void)err;
+    return eco_place__greedy_run(in, ECO_PLACE__RULE_FGD_FINE, 0, slots);
+}
+
 static const struct eco_pl_algo ffd_algo = {
     .name = "ffd",
     .summary = "first fit decreasing: items by dominant share, largest first, each on the "
@@ -290,8 +364,15 @@ static const struct eco_pl_algo dot_algo = {
 static const struct eco_pl_algo fgd_algo = {
     .name = "fgd",
     .summary = "fragmentation gradient descent (ATC '23): items in arrival order, each on the "
-               "node and GPU where expected GPU fragmentation grows least",
+               "node and GPU where expected GPU fragmentation grows least, scored as the "
+               "paper's simulator does (truncated to 0-100)",
     .solve = solve_fgd,
+};
+static const struct eco_pl_algo fgd_fine_algo = {
+    .name = "fgd-fine",
+    .summary = "fgd on the growth itself, not the reference's truncated integer score; "
+               "GPU ties by best fit",
+    .solve = solve_fgd_fine,
 };
 
 extern const struct eco_pl_algo eco_pl_algo_pso, eco_pl_algo_pso_basic;
@@ -304,6 +385,7 @@ static const struct eco_pl_algo *const algos[] = {
     &bfd_algo,
     &dot_algo,
     &fgd_algo,
+    &fgd_fine_algo,
     &eco_pl_algo_random,
     &eco_pl_algo_gpu_clustering,
     &eco_pl_algo_gpu_packing,

@@ -9,6 +9,9 @@
 double eco_place__frag_raw(const struct eco_pl_instance *in, const struct eco_pl_workload *w,
                            uint32_t node, int64_t cpu_free, int64_t mem_free, const uint16_t *f);
 
+/* fgd-fine's rule (greedy.c): fgd on the growth itself; private, next to enum eco_pl_rule. */
+#define ECO_PLACE__RULE_FGD_FINE 100
+
 /* eco_pl_greedy_pick with the current fragmentation of every node (frag_now, may be NULL). */
 int64_t eco_place__pick_cached(const struct eco_pl_state *s, const struct eco_pl_workload *w,
                                int rule, uint32_t item, const double *frag_now, uint64_t *gpus_out);
