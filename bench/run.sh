@@ -57,6 +57,15 @@ tmp=$(mktemp)
     echo
     sh bench/capped_section.sh "$BUILD"
     echo
+    echo "## Grid signals"
+    echo
+    echo "The simulator with an hourly carbon signal (CISO 2022) and price signal (NSW1) against"
+    echo "the same run without, and with the shift carbon policy and 24 h of slack"
+    echo "(bench/signals_section.sh; target: at most 2x the time without signals). sim wall s,"
+    echo "median of 3."
+    echo
+    sh bench/signals_section.sh "$BUILD"
+    echo
     echo "## GPU-server daemon"
     echo
     echo "ecoschedd (Release) on the fake NVML platform with 8 GPUs, in a temporary state directory"
