@@ -69,6 +69,7 @@ struct sim_args {
     const char *carbon, *carbon_column, *price, *price_column, *trace_start;
     const char *carbon_policy, *forecast, *max_delay;
     double deferrable;
+    double suspend_s;
     int json;
     int skip_bad_rows;
     int quiet;
@@ -366,6 +367,14 @@ static const struct eco_opt sim_opts[] = {
      .arg = "F",
      .help = "share of the jobs without a deadline that --max-delay makes\n"
              "deferrable, drawn with --seed (default 1: all)"},
+    {.name = "suspend-cost",
+     .kind = ECO_OPT_NUM,
+     .hi = 86400,
+     .offset = A(suspend_s),
+     .arg = "S",
+     .help = "an interrupting carbon policy's checkpoint and restore per\n"
+             "suspension, s of the job's time at its draw (default 120;\n"
+             "docs/policies/carbon.md)"},
     {.name = "trace-start",
      .kind = ECO_OPT_STR,
      .offset = A(trace_start),
@@ -565,8 +574,12 @@ static int check_max_jobs(const struct eco_opt *o, const char *v, void *args)
 
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
-    *a = (struct sim_args){
-        .policy = "fifo", .placement = "pack", .format = "auto", .power_down = "none", .seed = 1};
+    *a = (struct sim_args){.policy = "fifo",
+                           .placement = "pack",
+                           .format = "auto",
+                           .power_down = "none",
+                           .seed = 1,
+                           .suspend_s = ECO_SIM_SUSPEND_S};
     int rc = eco_cli__opt_parse(&sim_cmd, argc, argv, a);
     if (rc)
         return rc;
@@ -1029,6 +1042,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             .forecast_sigma = sig->sigma,
             .max_delay_s = sig->max_delay_s,
             .deferrable = a->deferrable,
+            .suspend_s = a->suspend_s,
         };
         cfg.power_down_params = pd_params;
         struct sim_progress prog = {.policy = pol[i]->name, .run = i + 1, .runs = npol};

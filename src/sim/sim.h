@@ -96,7 +96,17 @@ struct eco_sim_config {
     double forecast_sigma;
     double max_delay_s;
     double deferrable;
+    /* An interrupting carbon policy's cost of one suspension (checkpoint and restore), s:
+     * the job does that much more work at its draw on resuming (docs/policies/carbon.md). */
+    double suspend_s;
 };
+
+/* Default cost of one suspension by an interrupting carbon policy, s: an 8-GPU V100 job's
+ * CRIU + cuda-checkpoint image (16 GiB of device memory and 4 GiB of host memory per GPU,
+ * docs/models/energy.md "Migration": 160 GiB) written to and read back from local NVMe at
+ * about 3 GB/s (2 x 57 s), plus the 2 s checkpoint and 3 s restore fixed parts and the device
+ * copies over PCIe (2 x 1.4 s): about 120 s. An assumption, not a measurement. */
+#define ECO_SIM_SUSPEND_S 120.0
 
 /* Cluster energy by where it goes, J; the parts add up to total. */
 struct eco_energy {
@@ -163,6 +173,9 @@ struct eco_sim_summary {
     const char *carbon_policy; /* "none" without */
     size_t deferred;           /* jobs the carbon policy started later than they arrived */
     double avg_deferral_s;     /* mean delay of those, s */
+    int interrupting;          /* the carbon policy may suspend jobs */
+    size_t suspensions;        /* jobs it suspended (each resumed later) */
+    double checkpoint_s;       /* their checkpoint and restore time, s */
     char cost_currency[8];
     double epoch0_s; /* calendar time of simulated time 0 */
     double sim_wall_s;

@@ -133,10 +133,44 @@ done
     --out "$T/c" -q > /dev/null
 grep -q '"deferred"' "$T/c/summary.json" && fail "deferred without a carbon policy"
 expect_err "sim: --carbon-policy shift needs a signal to follow" --carbon-policy shift
-expect_err "sim: --carbon-policy: unknown policy 'psychic' (known: none, shift, lwa, threshold)" \
+expect_err "sim: --carbon-policy: unknown policy 'psychic' (known: none, shift, lwa, lwa-int, threshold)" \
     --carbon "$T/step.csv" --carbon-policy psychic
 expect_err "sim: --carbon-policy: threshold:PCT: '120' is not a percentile" \
     --carbon "$T/step.csv" --carbon-policy threshold:120
+# Interrupting shifting: a 2-hour 8-GPU job with 3 h of slack, clean (100) only in hours 0
+# and 3: lwa-int runs it [0, 1 h) and [3 h, 4 h), its carbon its energy x 0.1 kg/kWh (lwa
+# and shift without interrupt: one run from 0, x 0.3); shift:interrupt=1 at lambda 0 the
+# same. A suspension costing 600 s is 600 s more of the job's work: hour 1's first 600 s.
+printf 'job_id,submit_s,duration_s,gpus\na,0,7200,8\n' > "$T/two.csv"
+printf 'time_utc,carbon_gco2eq_per_kwh\n' > "$T/dirty.csv"
+for h in 00 01 02 03 04 05 06 07 08 09 10 11; do
+    v=500; { [ "$h" = 00 ] || [ "$h" = 03 ]; } && v=100
+    echo "2022-01-01T$h:00:00Z,$v" >> "$T/dirty.csv"
+done
+for cp in lwa-int shift:lambda=0,interrupt=1; do
+    "$ECO" sim --trace "$T/two.csv" --cluster 1x8 --carbon "$T/dirty.csv" --trace-start 2022-01-01 \
+        --carbon-policy "$cp" --forecast oracle --max-delay 3h --suspend-cost 0 --out "$T/i" -q > /dev/null
+    J="$T/i/summary.json"
+    grep -q '"suspensions": 1,' "$J" || fail "$cp: suspensions: $(grep suspensions "$J")"
+    awk -F, 'NR == 2 { d = $12 - $10 / 3.6e6 * 0.1; if (d < 0) d = -d;
+        exit !($3 == 0 && $4 == 14400 && d <= 1e-9 * $12) }' "$T/i/jobs.csv" ||
+        fail "$cp: not run in the clean hours: $(cat "$T/i/jobs.csv")"
+done
+"$ECO" sim --trace "$T/two.csv" --cluster 1x8 --carbon "$T/dirty.csv" --trace-start 2022-01-01 \
+    --carbon-policy shift:lambda=0 --forecast oracle --max-delay 3h --out "$T/i" -q > /dev/null
+grep -q '"suspensions"' "$T/i/summary.json" && fail "shift without interrupt reports suspensions"
+awk -F, 'NR == 2 { exit !($4 == 7200) }' "$T/i/jobs.csv" || fail "shift without interrupt split the job"
+"$ECO" sim --trace "$T/two.csv" --cluster 1x8 --carbon "$T/dirty.csv" --trace-start 2022-01-01 \
+    --carbon-policy lwa-int --forecast oracle --max-delay 3h --suspend-cost 600 --out "$T/i" -q > /dev/null
+J="$T/i/summary.json"
+[ "$(num checkpoint_s)" = 600.0 ] || fail "checkpoint_s $(num checkpoint_s), want 600"
+awk -F, 'NR == 2 { exit !($4 == 14400) }' "$T/i/jobs.csv" || fail "lwa-int with a 600 s suspension: $(cat "$T/i/jobs.csv")"
+# Capacity: two such jobs on 1x8 want the same hours; the queue still places them one at a time.
+printf 'job_id,submit_s,duration_s,gpus\na,0,7200,8\nb,0,7200,8\n' > "$T/two2.csv"
+"$ECO" sim --trace "$T/two2.csv" --cluster 1x8 --carbon "$T/dirty.csv" --trace-start 2022-01-01 \
+    --carbon-policy lwa-int --forecast oracle --max-delay 3h --suspend-cost 0 --out "$T/i" -q > /dev/null
+awk -F, 'NR > 1 && $4 != "" { n++; gs += $5 } END { exit !(n == 2) }' "$T/i/jobs.csv" ||
+    fail "two lwa-int jobs did not both finish: $(cat "$T/i/jobs.csv")"
 expect_err "sim: --max-delay: '6x': unknown unit 'x'" --carbon "$T/step.csv" --carbon-policy lwa --max-delay 6x
 expect_err "sim: --forecast: unknown forecast 'psychic'" --carbon "$T/step.csv" --carbon-policy lwa --forecast psychic
 echo "ok"
