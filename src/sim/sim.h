@@ -247,6 +247,21 @@ int eco_cluster_load(const char *arg, struct eco_cluster **out, struct eco_error
 int eco_budget_load(const char *path, struct eco_budget_step **steps, size_t *n,
                     struct eco_error *err);
 
+/* A budget that follows a grid signal's forecast (--power-budget-follow
+ * HIGH_W:LOW_W:PCT[:carbon|price]; docs/policies/powercap.md, "Demand response"). */
+struct eco_budget_follow {
+    double high_w, low_w, pct;
+    int which; /* 0: the price signal if given, else carbon; 1 carbon; 2 price */
+};
+/* Parses its value; 0 or -EINVAL with err naming the part. */
+int eco_budget_follow_parse(const char *spec, struct eco_budget_follow *out, struct eco_error *err);
+/* Budget steps (simulated time, the first at 0) from forecast f (of the signal followed) over
+ * the signal's cover from calendar epoch0_s: each day's forecast issued at its midnight UTC;
+ * an hour above the day's PCT-th percentile gets low_w, the others high_w; equal neighbours
+ * merged. Caller frees *steps. 0 or -ENOMEM. */
+int eco_budget_follow(const struct eco_budget_follow *bf, struct eco_forecast *f, double epoch0_s,
+                      struct eco_budget_step **steps, size_t *n);
+
 /* Average utilisation the `auto` cluster size aims at: busy enough that policies differ, with
  * headroom for bursts (the ITP clusters' peak demand is 2-10x their average). */
 #define ECO_AUTO_TARGET_UTIL 0.7
