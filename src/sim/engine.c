@@ -499,7 +499,7 @@ static int keep_plan(struct engine *e, uint32_t j, const struct eco_carbon_seg *
     return 0;
 }
 
-/* When the carbon policy lets job j, arriving at t, enter the queue (-1: out of memory). */
+/* When the carbon policy lets job j, arriving at t, enter the queue (NaN: out of memory). */
 static double carbon_release(struct engine *e, uint32_t j, double t)
 {
     const struct eco_sim_config *cfg = e->cfg;
@@ -533,7 +533,7 @@ static double carbon_release(struct engine *e, uint32_t j, double t)
         size_t n = cfg->carbon_policy->plan(e->cpol, &v, &cj, sg, ECO_CARBON_MAX_SEGS);
         r = n ? sg[0].start_s : t;
         if (n > 1 && keep_plan(e, j, sg, n) < 0)
-            return -1; /* out of memory */
+            return NAN; /* out of memory */
     } else {
         r = cfg->carbon_policy->release(e->cpol, &v, &cj);
     }
@@ -691,7 +691,7 @@ static int loop(struct engine *e)
                e->jobs[e->arrivals[e->next_arrival]].submit_s == t) {
             uint32_t j = e->arrivals[e->next_arrival++];
             double r = e->cpol ? carbon_release(e, j, t) : t;
-            if (r < 0)
+            if (isnan(r))
                 return -ENOMEM;
             if (r > t) {
                 if ((rc = eco_heap_push(&e->heap, r, EV_RELEASE, j, 0)))
