@@ -1009,6 +1009,7 @@ static int load_signals(const struct sim_args *a, struct signals *sig)
     if (a->trace_start) {
         if (eco_parse_utc(a->trace_start, &sig->epoch0_s, &err) < 0) {
             eco_cli__err("sim: --trace-start: %s", err.msg);
+            free_signals(sig);
             return ECO_EXIT_USAGE;
         }
         if (!a->carbon && !a->price && !a->quiet)
