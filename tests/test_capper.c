@@ -195,6 +195,52 @@ static void test_hand_splits(void **state)
     eco_capper_destroy(c);
 }
 
+/* The grid floor: one GPU of the linear model, 1000 s of work at full speed, so its cost is
+ * T = 300000 / L s. At 300 per MWh (8.33e-8 per J) and value 4e-5 per hour, a watt over the
+ * 1 s period costs 8.33e-8 x 1 x 3600 / 4e-5 = 7.5 s of completion time: the job buys power
+ * up to L with 300000 / L^2 = 7.5, L = 200 W (on the 10 W grid), far under the 10 kW budget.
+ * A carbon price of 1000 per t at 300 g/kWh is the same 8.33e-8 per J; no signal: 300 W. */
+static void test_grid_floor(void **state)
+{
+    (void)state;
+    const char *spec = "mpc:gain=0,dither=0,grid=21,horizon=0,weight=one,grid_floor=1,value=4e-5";
+    struct {
+        const char *spec;
+        double price, carbon, want;
+    } rows[] = {
+        {spec, 300, 0, 200},
+        {"mpc:gain=0,dither=0,grid=21,horizon=0,weight=one,grid_floor=1,value=4e-5,"
+         "carbon_price=1000",
+         0, 300, 200},
+        {spec, 0, 300, 300},                                               /* no carbon price */
+        {spec, 0, 0, 300},                                                 /* no signal */
+        {"mpc:gain=0,dither=0,grid=21,horizon=0,weight=one", 300, 0, 300}, /* no floor */
+        {"oracle:gain=0,dither=0,grid=21,horizon=0,weight=one,grid_floor=1,value=4e-5", 300, 0,
+         200},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        struct eco_capper *c = make(rows[r].spec);
+        struct eco_capper_job jobs[1] = {job(1, MIN_W, MAX_W, 300)};
+        struct eco_rng rng;
+        eco_rng_init(&rng, 1);
+        double lim[1];
+        struct eco_capper_view v = {.period_s = 1,
+                                    .budget_w = 10000,
+                                    .measured_w = NAN,
+                                    .jobs = jobs,
+                                    .n = 1,
+                                    .grid_price_per_mwh = rows[r].price,
+                                    .grid_carbon_g_per_kwh = rows[r].carbon};
+        assert_int_equal(eco_capper_decide(c, &v, &rng, lim), 0);
+        if (fabs(lim[0] - rows[r].want) > 1e-6)
+            fail_msg("row %zu (%s): %g W, want %g", r, rows[r].spec, lim[0], rows[r].want);
+        eco_capper_destroy(c);
+    }
+    struct eco_error err = {{0}};
+    assert_null(eco_capper_create("mpc:grid_floor=1", &err));
+    assert_non_null(strstr(err.msg, "grid_floor=1 needs value=V > 0"));
+}
+
 static void test_feedback(void **state)
 {
     (void)state;
@@ -398,9 +444,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry_table), cmocka_unit_test(test_hand_splits),
-        cmocka_unit_test(test_feedback),       cmocka_unit_test(test_dither),
-        cmocka_unit_test(test_admission),      cmocka_unit_test(test_params),
-        cmocka_unit_test(test_levels),
+        cmocka_unit_test(test_grid_floor),     cmocka_unit_test(test_feedback),
+        cmocka_unit_test(test_dither),         cmocka_unit_test(test_admission),
+        cmocka_unit_test(test_params),         cmocka_unit_test(test_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

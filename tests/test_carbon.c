@@ -195,12 +195,78 @@ static void test_policies(void **state)
     eco_signal_free(&s);
 }
 
+/* Interrupting shifting: the lowest pieces that add up to the run, suspensions' cost
+ * included, and shift's choice between them and one run. */
+static void test_interrupt(void **state)
+{
+    (void)state;
+    struct eco_signal s;
+    struct eco_forecast f;
+    hourly(&s, day, 12);
+    assert_int_equal(eco_forecast_init(&f, ECO_FORECAST_ORACLE, 0, &s, 1, NULL), 0);
+    struct eco_carbon_view v = view_at(&f, 0, 8);
+    struct eco_carbon_seg sg[ECO_CARBON_MAX_SEGS];
+    /* A 3-hour job that may start by 6 h: window [0, 9 h). The cheapest hours are 8 (50), 3
+     * and 4 (100): runs [3 h, 5 h) and [8 h, 9 h), 250 g/kWh x hour. */
+    struct eco_carbon_job j = {.submit_s = 0, .run_s = 3 * H, .latest_start_s = 6 * H, .gpus = 8};
+    double score;
+    assert_int_equal(eco_carbon_lowest_runs(&v, &j, sg, ECO_CARBON_MAX_SEGS, &score), 2);
+    assert_near(sg[0].start_s, 3 * H, 0);
+    assert_near(sg[0].end_s, 5 * H, 0);
+    assert_near(sg[1].start_s, 8 * H, 0);
+    assert_near(sg[1].end_s, 9 * H, 0);
+    assert_near(score, 250 * H, 1e-6);
+    /* A suspension costing half an hour: half of hour 5 (200) is added, after hour 4. */
+    j.suspend_s = 0.5 * H;
+    assert_int_equal(eco_carbon_lowest_runs(&v, &j, sg, ECO_CARBON_MAX_SEGS, &score), 2);
+    assert_near(sg[0].end_s, 5.5 * H, 0);
+    assert_near(sg[1].start_s, 8 * H, 0);
+    assert_near(score, 350 * H, 1e-6);
+    /* Out of room: one run left, it goes on through. */
+    assert_int_equal(eco_carbon_lowest_runs(&v, &j, sg, 1, NULL), 1);
+    assert_near(sg[0].start_s, 3 * H, 0);
+    assert_near(sg[0].end_s, 9 * H, 0);
+    /* lwa-int follows it; release is its first run's start */
+    const char *params;
+    const struct eco_carbon_ops *li = eco_carbon_find("lwa-int", &params);
+    assert_non_null(li);
+    struct eco_carbon *p = make("lwa-int");
+    j.suspend_s = 0;
+    assert_int_equal(li->plan(p, &v, &j, sg, ECO_CARBON_MAX_SEGS), 2);
+    assert_near(li->release(p, &v, &j), 3 * H, 0);
+    li->destroy(p);
+    /* shift:interrupt=1. lambda 0.1: the two runs, 0.6 kg (8 x 0.3 kW x 250 g/kWh x h) + 0.1 x
+     * 6 h late = 1.2, beat one run at 3 h, 0.96 kg + 0.3 = 1.26. lambda 0.5: one run at 0
+     * (2.16 kg) beats them (0.6 + 3). interrupt=0 never splits. */
+    const struct eco_carbon_ops *sh = eco_carbon_find("shift", &params);
+    p = make("shift:lambda=0.1,interrupt=1");
+    assert_true(sh->interrupts(p));
+    assert_int_equal(sh->plan(p, &v, &j, sg, ECO_CARBON_MAX_SEGS), 2);
+    assert_near(sg[0].start_s, 3 * H, 0);
+    sh->destroy(p);
+    p = make("shift:lambda=0.5,interrupt=1");
+    assert_int_equal(sh->plan(p, &v, &j, sg, ECO_CARBON_MAX_SEGS), 1);
+    assert_near(sg[0].start_s, 0, 0);
+    sh->destroy(p);
+    p = make("shift:lambda=0");
+    assert_false(sh->interrupts(p));
+    assert_int_equal(sh->plan(p, &v, &j, sg, ECO_CARBON_MAX_SEGS), 1);
+    assert_near(sg[0].start_s, 3 * H, 0);
+    sh->destroy(p);
+    struct eco_error err;
+    assert_null(sh->create(NULL, "interrupt=2", &err));
+    assert_non_null(strstr(err.msg, "interrupt: 2 is not 0 or 1"));
+    eco_forecast_fini(&f);
+    eco_signal_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forecasts),
         cmocka_unit_test(test_candidates),
         cmocka_unit_test(test_policies),
+        cmocka_unit_test(test_interrupt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

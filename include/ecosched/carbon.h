@@ -57,6 +57,9 @@ struct eco_carbon_job {
     double run_s;          /* its expected run time (the trace's duration) */
     double latest_start_s; /* the latest start its slack allows (>= submit_s) */
     uint32_t gpus;
+    /* The cost of one suspension (checkpoint and restore), s of the job's time at its draw:
+     * an interrupting plan weighs it; 0 for the others. */
+    double suspend_s;
 };
 
 /* What a policy sees: the time, the forecast, the cluster's GPUs and where simulated time
@@ -69,6 +72,13 @@ struct eco_carbon_view {
     uint64_t cluster_gpus;
 };
 
+/* One run of an interrupting plan: the job runs over [start_s, end_s) (simulated). */
+struct eco_carbon_seg {
+    double start_s, end_s;
+};
+/* Runs an interrupting plan holds at most (more are merged into the last). */
+#define ECO_CARBON_MAX_SEGS 32
+
 struct eco_carbon;
 
 struct eco_carbon_ops {
@@ -80,6 +90,14 @@ struct eco_carbon_ops {
     /* The simulated time at which the job enters the queue: in [now, latest_start]. */
     double (*release)(struct eco_carbon *p, const struct eco_carbon_view *v,
                       const struct eco_carbon_job *j);
+    /* Optional, for an interrupting policy (the engine then calls it instead of release):
+     * writes the job's runs to out[0..max) in time order, disjoint, the first starting in
+     * [now, latest_start]; the job is suspended at the end of each run but the last and
+     * resumed at the next one's start; the last runs to completion. Returns the count (>= 1). */
+    size_t (*plan)(struct eco_carbon *p, const struct eco_carbon_view *v,
+                   const struct eco_carbon_job *j, struct eco_carbon_seg *out, size_t max);
+    /* Optional with plan: whether this instance may suspend jobs (NULL: it may). */
+    int (*interrupts)(const struct eco_carbon *p);
 };
 
 /* Finds the policy of a --carbon-policy value "NAME[:PARAMS]", its params part in *params
@@ -92,5 +110,13 @@ const struct eco_carbon_ops *const *eco_carbon_all(void);
  * out[0..max) (the latest start always last). */
 size_t eco_carbon_candidates(const struct eco_carbon_view *v, const struct eco_carbon_job *j,
                              double *out, size_t max);
+
+/* The runs of Let's Wait Awhile with interruption: the signal's pieces in [now, latest_start
+ * + run) with the lowest forecast mean (ties: the earliest), taken until they add up to the
+ * job's run time plus suspend_s for each suspension they need, written in time order with
+ * adjacent pieces merged (at most max, the rest merged into the last). Returns the count; its
+ * forecast carbon intensity x time (g/kWh x s) in *score when score is not NULL. */
+size_t eco_carbon_lowest_runs(const struct eco_carbon_view *v, const struct eco_carbon_job *j,
+                              struct eco_carbon_seg *out, size_t max, double *score);
 
 #endif

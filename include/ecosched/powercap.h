@@ -314,6 +314,9 @@ struct eco_capper_view {
     int clock;         /* the settings are SM clocks (MHz, docs/models/clock.md), not limits */
     const struct eco_capper_job *jobs;
     size_t n;
+    /* The grid now (measured, 0 without a signal): electricity price per MWh and carbon
+     * intensity, g CO2eq per kWh, for the allocator's grid floor (grid_floor=1). */
+    double grid_price_per_mwh, grid_carbon_g_per_kwh;
 };
 
 /* A queued job asking to start on GPUs whose minimum draw is min_w in total (each GPU at its

@@ -58,7 +58,7 @@ struct sim_args {
     const char *workload_mix;
     double sample_s;
     const char *power_policy;
-    const char *budget_file;
+    const char *budget_file, *budget_follow;
     double budget_w;
     double control_period_s;
     int control_skip_off;
@@ -69,6 +69,7 @@ struct sim_args {
     const char *carbon, *carbon_column, *price, *price_column, *trace_start;
     const char *carbon_policy, *forecast, *max_delay;
     double deferrable;
+    double suspend_s;
     int json;
     int skip_bad_rows;
     int quiet;
@@ -278,6 +279,14 @@ static const struct eco_opt sim_opts[] = {
      .offset = A(budget_file),
      .arg = "F",
      .help = "budget steps over time: CSV 'time_s,watts'"},
+    {.name = "power-budget-follow",
+     .kind = ECO_OPT_STR,
+     .offset = A(budget_follow),
+     .arg = "HIGH_W:LOW_W:PCT[:carbon|price]",
+     .help = "demand response: LOW_W (the guaranteed floor) in the hours\n"
+             "whose day-ahead forecast of the price (else carbon) signal\n"
+             "is above the day's PCT-th percentile, HIGH_W otherwise\n"
+             "(--forecast says what is known; docs/policies/powercap.md)"},
     {.name = "power-knob",
      .kind = ECO_OPT_CUSTOM,
      .arg = "K",
@@ -366,6 +375,14 @@ static const struct eco_opt sim_opts[] = {
      .arg = "F",
      .help = "share of the jobs without a deadline that --max-delay makes\n"
              "deferrable, drawn with --seed (default 1: all)"},
+    {.name = "suspend-cost",
+     .kind = ECO_OPT_NUM,
+     .hi = 86400,
+     .offset = A(suspend_s),
+     .arg = "S",
+     .help = "an interrupting carbon policy's checkpoint and restore per\n"
+             "suspension, s of the job's time at its draw (default 120;\n"
+             "docs/policies/carbon.md)"},
     {.name = "trace-start",
      .kind = ECO_OPT_STR,
      .offset = A(trace_start),
@@ -565,8 +582,12 @@ static int check_max_jobs(const struct eco_opt *o, const char *v, void *args)
 
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
-    *a = (struct sim_args){
-        .policy = "fifo", .placement = "pack", .format = "auto", .power_down = "none", .seed = 1};
+    *a = (struct sim_args){.policy = "fifo",
+                           .placement = "pack",
+                           .format = "auto",
+                           .power_down = "none",
+                           .seed = 1,
+                           .suspend_s = ECO_SIM_SUSPEND_S};
     int rc = eco_cli__opt_parse(&sim_cmd, argc, argv, a);
     if (rc)
         return rc;
@@ -892,6 +913,35 @@ static void free_signals(struct signals *sig)
     eco_signal_free(&sig->price);
 }
 
+/* --power-budget-follow: the budget steps from a forecast of the signal it follows (the
+ * forecast --forecast names, seeded as the run's): 0 or an exit status, the message printed. */
+static int follow_budget(const struct eco_budget_follow *bf, struct signals *sig,
+                         unsigned long long seed, struct eco_budget_step **steps, size_t *n)
+{
+    struct eco_error err = {{0}};
+    int price = bf->which == 2 || (bf->which == 0 && sig->have_price);
+    if (!(price ? sig->have_price : sig->have_carbon)) {
+        eco_cli__err("sim: --power-budget-follow needs the signal it follows: --%s FILE",
+                     bf->which == 1   ? "carbon"
+                     : bf->which == 2 ? "price"
+                                      : "price or --carbon");
+        return ECO_EXIT_USAGE;
+    }
+    struct eco_forecast f;
+    if (eco_forecast_init(&f, sig->forecast, sig->sigma, price ? &sig->price : &sig->carbon,
+                          (uint64_t)seed, &err) < 0) {
+        eco_cli__err("sim: --power-budget-follow: %s", err.msg);
+        return ECO_EXIT_FAIL;
+    }
+    int rc = eco_budget_follow(bf, &f, sig->epoch0_s, steps, n);
+    eco_forecast_fini(&f);
+    if (rc < 0) {
+        eco_cli__err("sim: --power-budget-follow: %s", strerror(-rc));
+        return ECO_EXIT_FAIL;
+    }
+    return 0;
+}
+
 /* Reads --carbon and --price and sets the trace's start: 0, or an exit status with the
  * message printed. */
 static int load_signals(const struct sim_args *a, struct signals *sig)
@@ -959,6 +1009,7 @@ static int load_signals(const struct sim_args *a, struct signals *sig)
     if (a->trace_start) {
         if (eco_parse_utc(a->trace_start, &sig->epoch0_s, &err) < 0) {
             eco_cli__err("sim: --trace-start: %s", err.msg);
+            free_signals(sig);
             return ECO_EXIT_USAGE;
         }
         if (!a->carbon && !a->price && !a->quiet)
@@ -1029,6 +1080,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             .forecast_sigma = sig->sigma,
             .max_delay_s = sig->max_delay_s,
             .deferrable = a->deferrable,
+            .suspend_s = a->suspend_s,
         };
         cfg.power_down_params = pd_params;
         struct sim_progress prog = {.policy = pol[i]->name, .run = i + 1, .runs = npol};
@@ -1297,9 +1349,19 @@ int eco_cli__cmd_sim(int argc, char **argv)
     struct signals sig = {0};
     char tmp_out[4096] = "";
     size_t n_budget = 0;
-    if (a.budget_w > 0 && a.budget_file) {
-        eco_cli__err("sim: give --power-budget or --power-budget-file, not both");
+    if ((a.budget_w > 0) + !!a.budget_file + !!a.budget_follow > 1) {
+        eco_cli__err("sim: give one of --power-budget, --power-budget-file and "
+                     "--power-budget-follow");
         return ECO_EXIT_USAGE;
+    }
+    struct eco_budget_follow follow;
+    if (a.budget_follow) {
+        if (eco_budget_follow_parse(a.budget_follow, &follow, &err) < 0) {
+            eco_cli__err("sim: --power-budget-follow: %s", err.msg);
+            return ECO_EXIT_USAGE;
+        }
+        one = (struct eco_budget_step){0, follow.high_w}; /* until the signal is read */
+        n_budget = 1;
     }
 
     if (a.budget_file) {
@@ -1347,6 +1409,11 @@ int eco_cli__cmd_sim(int argc, char **argv)
         free(budget);
         return status;
     }
+    if (a.budget_follow && (status = follow_budget(&follow, &sig, a.seed, &budget, &n_budget))) {
+        free_signals(&sig);
+        return status;
+    }
+    steps = budget ? budget : &one;
     int rc = eco_cluster_is_auto(a.cluster) ? 0 : eco_cluster_load(a.cluster, &c, &err);
     if (rc) {
         eco_cli__err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);

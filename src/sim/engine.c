@@ -274,6 +274,23 @@ static int control_changed(struct engine *e, double t)
     return 0;
 }
 
+/* An interrupting plan's next suspension of job j, started at t: at the end of the first of
+ * its runs from the one in force that ends after t, unless that is its last run. */
+static int arm_suspend(struct engine *e, uint32_t j, double t)
+{
+    if (!e->segs || e->seg_n[j] < 2)
+        return 0;
+    const struct eco_carbon_seg *sg = e->segs + e->seg_off[j];
+    uint32_t k = e->seg_k[j];
+    while (k + 1 < e->seg_n[j] && sg[k].end_s <= t)
+        k++;
+    e->seg_k[j] = k;
+    e->run_gen[j]++;
+    if (k + 1 >= e->seg_n[j])
+        return 0;
+    return eco_heap_push(&e->heap, sg[k].end_s, EV_SUSPEND, j, e->run_gen[j]);
+}
+
 static int apply_start(struct engine *e, size_t k, double t)
 {
     uint32_t j = e->dec.starts[k];
@@ -318,6 +335,9 @@ static int apply_start(struct engine *e, size_t k, double t)
         if (rc)
             return rc;
     }
+    int rc = arm_suspend(e, j, t);
+    if (rc)
+        return rc;
     return eco_heap_push(&e->heap, t + job->remaining_s / job->speed, EV_COMPLETE, j, job->gen);
 }
 
@@ -354,6 +374,41 @@ static int apply_preempt(struct engine *e, uint32_t j, double t)
     }
     nodes_busy(e, job, -1, t); /* the decision list already returned its GPUs */
     return q_insert(e, j);
+}
+
+/* Suspends running job j at t by its plan: its GPUs are freed, its remaining work kept (plus
+ * the checkpoint and restore, done at its draw when it resumes), and it re-enters the queue
+ * at its next run's start. */
+static int suspend(struct engine *e, uint32_t j, double t)
+{
+    struct eco_job *job = &e->jobs[j];
+    account_segment(e, job, t);
+    job->state = ECO_JOB_PENDING; /* off the queue until its EV_RELEASE */
+    job->gen++;
+    /* Its dead queue entries go now: one would come alive again when it is queued. */
+    size_t w = e->qhead;
+    for (size_t i = e->qhead; i < e->qn; i++) {
+        if (e->q[i] == j)
+            e->qdead--;
+        else
+            e->q[w++] = e->q[i];
+    }
+    e->qn = w;
+    job->remaining_s += e->cfg->suspend_s;
+    e->suspensions++;
+    e->suspend_total_s += e->cfg->suspend_s;
+    e->busy_gpus -= job->gpus;
+    run_remove(e, j);
+    if (e->pc) {
+        e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl__job_min_w(e, j) : 0;
+        e->changed = 1;
+    }
+    for (uint32_t i = 0; i < job->alloc_n; i++)
+        eco_freemap_give(e->fm, e->pool[job->alloc_off + i].node, e->pool[job->alloc_off + i].gpus);
+    nodes_busy(e, job, -1, t);
+    uint32_t k = ++e->seg_k[j];
+    double r = e->segs[e->seg_off[j] + k].start_s;
+    return eco_heap_push(&e->heap, r > t ? r : t, EV_RELEASE, j, 1);
 }
 
 static int pass(struct engine *e, double t)
@@ -423,7 +478,28 @@ static void enqueue_arrival(struct engine *e, uint32_t j, double t)
         e->instant_max_gpus = job->gpus;
 }
 
-/* When the carbon policy lets job j, arriving at t, enter the queue. */
+/* Keeps job j's interrupting plan sg[0..n). 0 or -ENOMEM. */
+static int keep_plan(struct engine *e, uint32_t j, const struct eco_carbon_seg *sg, size_t n)
+{
+    if (e->nsegs + n > e->cap_segs) {
+        size_t cap = e->cap_segs ? e->cap_segs * 2 : 1024;
+        while (cap < e->nsegs + n)
+            cap *= 2;
+        struct eco_carbon_seg *p = realloc(e->segs, cap * sizeof *p);
+        if (!p || cap > UINT32_MAX)
+            return -ENOMEM;
+        e->segs = p;
+        e->cap_segs = cap;
+    }
+    memcpy(e->segs + e->nsegs, sg, n * sizeof *sg);
+    e->seg_off[j] = (uint32_t)e->nsegs;
+    e->seg_n[j] = (uint32_t)n;
+    e->seg_k[j] = 0;
+    e->nsegs += n;
+    return 0;
+}
+
+/* When the carbon policy lets job j, arriving at t, enter the queue (NaN: out of memory). */
 static double carbon_release(struct engine *e, uint32_t j, double t)
 {
     const struct eco_sim_config *cfg = e->cfg;
@@ -449,8 +525,18 @@ static double carbon_release(struct engine *e, uint32_t j, double t)
         .run_s = job->duration_s,
         .latest_start_s = t + slack,
         .gpus = job->gpus,
+        .suspend_s = cfg->suspend_s,
     };
-    double r = cfg->carbon_policy->release(e->cpol, &v, &cj);
+    double r;
+    if (e->segs) {
+        struct eco_carbon_seg sg[ECO_CARBON_MAX_SEGS];
+        size_t n = cfg->carbon_policy->plan(e->cpol, &v, &cj, sg, ECO_CARBON_MAX_SEGS);
+        r = n ? sg[0].start_s : t;
+        if (n > 1 && keep_plan(e, j, sg, n) < 0)
+            return NAN; /* out of memory */
+    } else {
+        r = cfg->carbon_policy->release(e->cpol, &v, &cj);
+    }
     return r > cj.latest_start_s ? cj.latest_start_s : (r < t ? t : r);
 }
 
@@ -523,8 +609,24 @@ static int pop_instant(struct engine *e, double t, uint64_t *ticks)
             break;
         }
         case EV_RELEASE: {
-            enqueue_arrival(e, ev.job, t);
+            if (ev.gen) { /* a suspended job resumes */
+                e->jobs[ev.job].state = ECO_JOB_QUEUED;
+                e->jobs[ev.job].enqueue_s = t;
+                e->n_queued++;
+            } else {
+                enqueue_arrival(e, ev.job, t);
+            }
             int rc = q_insert(e, ev.job);
+            if (rc)
+                return rc;
+            e->events++;
+            break;
+        }
+        case EV_SUSPEND: {
+            struct eco_job *job = &e->jobs[ev.job];
+            if (job->state != ECO_JOB_RUNNING || e->run_gen[ev.job] != ev.gen)
+                break; /* stale: the job stopped since */
+            int rc = suspend(e, ev.job, t);
             if (rc)
                 return rc;
             e->events++;
@@ -589,6 +691,8 @@ static int loop(struct engine *e)
                e->jobs[e->arrivals[e->next_arrival]].submit_s == t) {
             uint32_t j = e->arrivals[e->next_arrival++];
             double r = e->cpol ? carbon_release(e, j, t) : t;
+            if (isnan(r))
+                return -ENOMEM;
             if (r > t) {
                 if ((rc = eco_heap_push(&e->heap, r, EV_RELEASE, j, 0)))
                     return rc;
@@ -1081,6 +1185,19 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
             goto done;
         e.have_forecast = 1;
         eco_rng_init(&e.defer_rng, cfg->seed ^ 0xdefe11edULL);
+        if (cfg->carbon_policy->plan) {
+            size_t nj = set->n ? set->n : 1;
+            e.segs = malloc(16 * sizeof *e.segs);
+            e.cap_segs = 16;
+            e.seg_off = calloc(nj, sizeof *e.seg_off);
+            e.seg_n = calloc(nj, sizeof *e.seg_n);
+            e.seg_k = calloc(nj, sizeof *e.seg_k);
+            e.run_gen = calloc(nj, sizeof *e.run_gen);
+            if (!e.segs || !e.seg_off || !e.seg_n || !e.seg_k || !e.run_gen) {
+                rc = -ENOMEM;
+                goto done;
+            }
+        }
     }
     if ((rc = eco_nodes__init(&e, first_submit(&e))) || (rc = eco_powerctl__init(&e)))
         goto done;
@@ -1113,6 +1230,10 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
     s->carbon_policy = cfg->carbon_policy ? cfg->carbon_policy->name : "none";
     s->deferred = e.deferred;
     s->avg_deferral_s = e.deferred ? e.deferred_s / (double)e.deferred : 0;
+    s->interrupting =
+        e.segs && (!cfg->carbon_policy->interrupts || cfg->carbon_policy->interrupts(e.cpol));
+    s->suspensions = e.suspensions;
+    s->checkpoint_s = e.suspend_total_s;
     s->admission_waits = e.admission_waits;
     s->overshoot_s = e.overshoot_s;
     eco_powerctl__summary(&e, s);
@@ -1131,6 +1252,11 @@ done:
         cfg->carbon_policy->destroy(e.cpol);
     if (e.have_forecast)
         eco_forecast_fini(&e.forecast);
+    free(e.segs);
+    free(e.seg_off);
+    free(e.seg_n);
+    free(e.seg_k);
+    free(e.run_gen);
     eco_powerctl__fini(&e);
     if (nodes_ready)
         eco_nodes__fini(&e);

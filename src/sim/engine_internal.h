@@ -17,7 +17,8 @@ enum {
     EV_PD_WAKEUP,
     EV_TICK,
     EV_BUDGET,
-    EV_RELEASE, /* a job deferred by the carbon policy enters the queue */
+    EV_RELEASE, /* a job deferred by the carbon policy enters the queue (gen 1: resumes) */
+    EV_SUSPEND, /* an interrupting carbon plan suspends a running job (gen: its run_gen) */
 };
 
 struct powerctl;
@@ -77,6 +78,14 @@ struct engine {
     struct eco_rng defer_rng;
     size_t deferred;
     double deferred_s;
+    /* Interrupting plans (NULL without): each job's runs in segs[seg_off[j] ..
+     * seg_off[j] + seg_n[j]), the one in force seg_k[j], and the start count run_gen[j] an
+     * EV_SUSPEND must match; suspensions so far and their checkpoint time, s. */
+    struct eco_carbon_seg *segs;
+    size_t nsegs, cap_segs;
+    uint32_t *seg_off, *seg_n, *seg_k, *run_gen;
+    size_t suspensions;
+    double suspend_total_s;
     struct contrib *cur; /* current contribution of each node to the category powers */
     uint32_t *boots;
     uint32_t *idle_nodes;

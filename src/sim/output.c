@@ -253,6 +253,10 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall)
         bad |= json_object_set_new(o, "carbon_policy", json_string(s->carbon_policy));
         bad |= set_int(o, "deferred", s->deferred);
         bad |= set_num(o, "avg_deferral_s", s->avg_deferral_s);
+        if (s->interrupting) {
+            bad |= set_int(o, "suspensions", s->suspensions);
+            bad |= set_num(o, "checkpoint_s", s->checkpoint_s);
+        }
     }
     if (s->have_price) {
         bad |= set_num(o, "cost", s->cost);

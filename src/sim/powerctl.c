@@ -435,6 +435,11 @@ static int build_view(struct engine *e, double t, double measured_w, int step,
                                   .clock = pc->clock,
                                   .jobs = pc->vj,
                                   .n = n};
+    const struct eco_sim_config *cfg = e->cfg;
+    if (cfg->price) /* the present is measured: the grid floor reads the signal itself */
+        v->grid_price_per_mwh = eco_signal_value(cfg->price, cfg->epoch0_s + t);
+    if (cfg->carbon)
+        v->grid_carbon_g_per_kwh = eco_signal_value(cfg->carbon, cfg->epoch0_s + t);
     return 0;
 }
 

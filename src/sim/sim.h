@@ -96,7 +96,17 @@ struct eco_sim_config {
     double forecast_sigma;
     double max_delay_s;
     double deferrable;
+    /* An interrupting carbon policy's cost of one suspension (checkpoint and restore), s:
+     * the job does that much more work at its draw on resuming (docs/policies/carbon.md). */
+    double suspend_s;
 };
+
+/* Default cost of one suspension by an interrupting carbon policy, s: an 8-GPU V100 job's
+ * CRIU + cuda-checkpoint image (16 GiB of device memory and 4 GiB of host memory per GPU,
+ * docs/models/energy.md "Migration": 160 GiB) written to and read back from local NVMe at
+ * about 3 GB/s (2 x 57 s), plus the 2 s checkpoint and 3 s restore fixed parts and the device
+ * copies over PCIe (2 x 1.4 s): about 120 s. An assumption, not a measurement. */
+#define ECO_SIM_SUSPEND_S 120.0
 
 /* Cluster energy by where it goes, J; the parts add up to total. */
 struct eco_energy {
@@ -163,6 +173,9 @@ struct eco_sim_summary {
     const char *carbon_policy; /* "none" without */
     size_t deferred;           /* jobs the carbon policy started later than they arrived */
     double avg_deferral_s;     /* mean delay of those, s */
+    int interrupting;          /* the carbon policy may suspend jobs */
+    size_t suspensions;        /* jobs it suspended (each resumed later) */
+    double checkpoint_s;       /* their checkpoint and restore time, s */
     char cost_currency[8];
     double epoch0_s; /* calendar time of simulated time 0 */
     double sim_wall_s;
@@ -233,6 +246,21 @@ int eco_cluster_load(const char *arg, struct eco_cluster **out, struct eco_error
  * Caller frees *steps. 0, -EINVAL (err names file, line and column), -ENOENT or -ENOMEM. */
 int eco_budget_load(const char *path, struct eco_budget_step **steps, size_t *n,
                     struct eco_error *err);
+
+/* A budget that follows a grid signal's forecast (--power-budget-follow
+ * HIGH_W:LOW_W:PCT[:carbon|price]; docs/policies/powercap.md, "Demand response"). */
+struct eco_budget_follow {
+    double high_w, low_w, pct;
+    int which; /* 0: the price signal if given, else carbon; 1 carbon; 2 price */
+};
+/* Parses its value; 0 or -EINVAL with err naming the part. */
+int eco_budget_follow_parse(const char *spec, struct eco_budget_follow *out, struct eco_error *err);
+/* Budget steps (simulated time, the first at 0) from forecast f (of the signal followed) over
+ * the signal's cover from calendar epoch0_s: each day's forecast issued at its midnight UTC;
+ * an hour above the day's PCT-th percentile gets low_w, the others high_w; equal neighbours
+ * merged. Caller frees *steps. 0 or -ENOMEM. */
+int eco_budget_follow(const struct eco_budget_follow *bf, struct eco_forecast *f, double epoch0_s,
+                      struct eco_budget_step **steps, size_t *n);
 
 /* Average utilisation the `auto` cluster size aims at: busy enough that policies differ, with
  * headroom for bursts (the ITP clusters' peak demand is 2-10x their average). */

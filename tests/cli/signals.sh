@@ -133,10 +133,79 @@ done
     --out "$T/c" -q > /dev/null
 grep -q '"deferred"' "$T/c/summary.json" && fail "deferred without a carbon policy"
 expect_err "sim: --carbon-policy shift needs a signal to follow" --carbon-policy shift
-expect_err "sim: --carbon-policy: unknown policy 'psychic' (known: none, shift, lwa, threshold)" \
+expect_err "sim: --carbon-policy: unknown policy 'psychic' (known: none, shift, lwa, lwa-int, threshold)" \
     --carbon "$T/step.csv" --carbon-policy psychic
 expect_err "sim: --carbon-policy: threshold:PCT: '120' is not a percentile" \
     --carbon "$T/step.csv" --carbon-policy threshold:120
+# Interrupting shifting: a 2-hour 8-GPU job with 3 h of slack, clean (100) only in hours 0
+# and 3: lwa-int runs it [0, 1 h) and [3 h, 4 h), its carbon its energy x 0.1 kg/kWh (lwa
+# and shift without interrupt: one run from 0, x 0.3); shift:interrupt=1 at lambda 0 the
+# same. A suspension costing 600 s is 600 s more of the job's work: hour 1's first 600 s.
+printf 'job_id,submit_s,duration_s,gpus\na,0,7200,8\n' > "$T/two.csv"
+printf 'time_utc,carbon_gco2eq_per_kwh\n' > "$T/dirty.csv"
+for h in 00 01 02 03 04 05 06 07 08 09 10 11; do
+    v=500; { [ "$h" = 00 ] || [ "$h" = 03 ]; } && v=100
+    echo "2022-01-01T$h:00:00Z,$v" >> "$T/dirty.csv"
+done
+for cp in lwa-int shift:lambda=0,interrupt=1; do
+    "$ECO" sim --trace "$T/two.csv" --cluster 1x8 --carbon "$T/dirty.csv" --trace-start 2022-01-01 \
+        --carbon-policy "$cp" --forecast oracle --max-delay 3h --suspend-cost 0 --out "$T/i" -q > /dev/null
+    J="$T/i/summary.json"
+    grep -q '"suspensions": 1,' "$J" || fail "$cp: suspensions: $(grep suspensions "$J")"
+    awk -F, 'NR == 2 { d = $12 - $10 / 3.6e6 * 0.1; if (d < 0) d = -d;
+        exit !($3 == 0 && $4 == 14400 && d <= 1e-9 * $12) }' "$T/i/jobs.csv" ||
+        fail "$cp: not run in the clean hours: $(cat "$T/i/jobs.csv")"
+done
+"$ECO" sim --trace "$T/two.csv" --cluster 1x8 --carbon "$T/dirty.csv" --trace-start 2022-01-01 \
+    --carbon-policy shift:lambda=0 --forecast oracle --max-delay 3h --out "$T/i" -q > /dev/null
+grep -q '"suspensions"' "$T/i/summary.json" && fail "shift without interrupt reports suspensions"
+awk -F, 'NR == 2 { exit !($4 == 7200) }' "$T/i/jobs.csv" || fail "shift without interrupt split the job"
+"$ECO" sim --trace "$T/two.csv" --cluster 1x8 --carbon "$T/dirty.csv" --trace-start 2022-01-01 \
+    --carbon-policy lwa-int --forecast oracle --max-delay 3h --suspend-cost 600 --out "$T/i" -q > /dev/null
+J="$T/i/summary.json"
+[ "$(num checkpoint_s)" = 600.0 ] || fail "checkpoint_s $(num checkpoint_s), want 600"
+awk -F, 'NR == 2 { exit !($4 == 14400) }' "$T/i/jobs.csv" || fail "lwa-int with a 600 s suspension: $(cat "$T/i/jobs.csv")"
+# Capacity: two such jobs on 1x8 want the same hours; the queue still places them one at a time.
+printf 'job_id,submit_s,duration_s,gpus\na,0,7200,8\nb,0,7200,8\n' > "$T/two2.csv"
+"$ECO" sim --trace "$T/two2.csv" --cluster 1x8 --carbon "$T/dirty.csv" --trace-start 2022-01-01 \
+    --carbon-policy lwa-int --forecast oracle --max-delay 3h --suspend-cost 0 --out "$T/i" -q > /dev/null
+awk -F, 'NR > 1 && $4 != "" { n++; gs += $5 } END { exit !(n == 2) }' "$T/i/jobs.csv" ||
+    fail "two lwa-int jobs did not both finish: $(cat "$T/i/jobs.csv")"
+# Demand response: a budget of 1500 W in the hours whose forecast price is above the day's
+# 80th percentile, 3000 W otherwise. Day 1's dear hours are 17-20, day 2's 5-8. An oracle
+# forecast lowers the budget at 17:00 and on day 2 at 05:00; seasonal persistence (day 2
+# forecast as day 1 repeated) keeps 3000 W at day 2's 06:00 and lowers it at its 18:00: the
+# steps come from the forecast, not from the signal.
+printf 'time_utc,price_aud_per_mwh\n' > "$T/dr.csv"
+for d in 01 02; do
+    for h in 00 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20 21 22 23; do
+        v=50
+        if [ "$d" = 01 ]; then [ "$h" -ge 17 ] && [ "$h" -le 20 ] && v=300; fi
+        if [ "$d" = 02 ]; then [ "$h" -ge 5 ] && [ "$h" -le 8 ] && v=300; fi
+        echo "2022-01-$d""T$h:00:00Z,$v" >> "$T/dr.csv"
+    done
+done
+printf 'job_id,submit_s,duration_s,gpus\na,0,160000,8\n' > "$T/long.csv"
+budget_at() { awk -F, -v t="$1" 'NR > 1 && $1 <= t { b = $3 } END { print b }' "$T/d/timeline.csv"; }
+for fc in oracle persist; do
+    "$ECO" sim --trace "$T/long.csv" --cluster 1x8 --price "$T/dr.csv" --trace-start 2022-01-01 \
+        --power-budget-follow 3000:1500:80 --forecast "$fc" --out "$T/d" -q > /dev/null 2> "$T/err" ||
+        fail "follow $fc: $(cat "$T/err")"
+    [ "$(budget_at 61199)" = 3000 ] && [ "$(budget_at 61200)" = 1500 ] ||
+        [ "$fc" = persist ] || fail "$fc: day 1 17:00 budget $(budget_at 61200)"
+    want=1500; [ "$fc" = persist ] && want=3000
+    [ "$(budget_at 108000)" = "$want" ] || fail "$fc: day 2 06:00 budget $(budget_at 108000), want $want"
+    want=3000; [ "$fc" = persist ] && want=1500
+    [ "$(budget_at 151200)" = "$want" ] || fail "$fc: day 2 18:00 budget $(budget_at 151200), want $want"
+done
+expect_err "sim: --power-budget-follow: '3000:4000:80': want 0 < LOW_W <= HIGH_W" \
+    --price "$T/dr.csv" --power-budget-follow 3000:4000:80
+expect_err "sim: --power-budget-follow: '3000:1500': PCT is missing" --price "$T/dr.csv" \
+    --power-budget-follow 3000:1500
+expect_err "sim: --power-budget-follow needs the signal it follows: --carbon FILE" \
+    --price "$T/dr.csv" --power-budget-follow 3000:1500:80:carbon
+expect_err "sim: give one of --power-budget, --power-budget-file and --power-budget-follow" \
+    --price "$T/dr.csv" --power-budget 2000 --power-budget-follow 3000:1500:80
 expect_err "sim: --max-delay: '6x': unknown unit 'x'" --carbon "$T/step.csv" --carbon-policy lwa --max-delay 6x
 expect_err "sim: --forecast: unknown forecast 'psychic'" --carbon "$T/step.csv" --carbon-policy lwa --forecast psychic
 echo "ok"

@@ -11,7 +11,10 @@
  * the price LAMBDA (kg CO2eq per hour of delay), which sets the trade between carbon and mean
  * JCT; LAMBDA 0 is Let's Wait Awhile's choice. Optionally (util=U) every arriving job books
  * its GPUs over the hours it is expected to run and a deferred job only takes starts where the
- * booked GPUs plus its own stay within U of the cluster. docs/policies/carbon.md. */
+ * booked GPUs plus its own stay within U of the cluster. With interrupt=1 the job may instead
+ * run in the lowest-forecast pieces of its window (eco_carbon_lowest_runs, suspended in the
+ * dirty hours between them) when that plan's carbon, its suspensions' time at the job's draw
+ * included, plus LAMBDA x the delay of its end is lower. docs/policies/carbon.md. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -34,12 +37,14 @@
 struct eco_carbon {
     double lambda;    /* kg per hour of delay */
     double util;      /* booking cap, share of the GPUs; 0: no booking */
+    int interrupt;    /* 1: an interrupting plan may be chosen */
     double base_hour; /* calendar hour of book[0]; NAN before the first job */
     double *book;     /* GPUs booked per hour */
     size_t n, cap;
 };
 
-static int parse_params(const char *params, double *lambda, double *util, struct eco_error *err)
+static int parse_params(const char *params, double *lambda, double *util, int *interrupt,
+                        struct eco_error *err)
 {
     char buf[128];
     if (strlen(params) >= sizeof buf)
@@ -48,8 +53,8 @@ static int parse_params(const char *params, double *lambda, double *util, struct
     for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(kv, '=');
         if (!eq)
-            return eco_errorf(err, -EINVAL, "shift: '%s' is not KEY=VALUE (keys: lambda, util)",
-                              kv);
+            return eco_errorf(err, -EINVAL,
+                              "shift: '%s' is not KEY=VALUE (keys: lambda, util, interrupt)", kv);
         *eq = '\0';
         char *end;
         double v = strtod(eq + 1, &end);
@@ -69,8 +74,13 @@ static int parse_params(const char *params, double *lambda, double *util, struct
                                   "(0, 1]",
                                   v);
             *util = v;
+        } else if (!strcmp(kv, "interrupt")) {
+            if (v != 0 && v != 1)
+                return eco_errorf(err, -EINVAL, "shift: interrupt: %g is not 0 or 1", v);
+            *interrupt = (int)v;
         } else {
-            return eco_errorf(err, -EINVAL, "shift: unknown key '%s' (keys: lambda, util)", kv);
+            return eco_errorf(err, -EINVAL,
+                              "shift: unknown key '%s' (keys: lambda, util, interrupt)", kv);
         }
     }
     return 0;
@@ -81,7 +91,8 @@ static struct eco_carbon *shift_create(const struct eco_cluster *c, const char *
 {
     (void)c;
     double lambda = DEFAULT_LAMBDA, util = 0;
-    if (params && *params && parse_params(params, &lambda, &util, err) < 0)
+    int interrupt = 0;
+    if (params && *params && parse_params(params, &lambda, &util, &interrupt, err) < 0)
         return NULL;
     struct eco_carbon *p = calloc(1, sizeof *p);
     if (!p) {
@@ -90,6 +101,7 @@ static struct eco_carbon *shift_create(const struct eco_cluster *c, const char *
     }
     p->lambda = lambda;
     p->util = util;
+    p->interrupt = interrupt;
     p->base_hour = NAN;
     return p;
 }
@@ -133,8 +145,19 @@ static void hours_of(const struct eco_carbon *p, double a, double run_s, size_t 
     *h1 = (size_t)last;
 }
 
-static double shift_release(struct eco_carbon *p, const struct eco_carbon_view *v,
-                            const struct eco_carbon_job *j)
+/* Books the job's GPUs over the hours of a run at calendar a for run_s. */
+static void book(struct eco_carbon *p, double a, double run_s, uint32_t gpus)
+{
+    size_t h0, h1;
+    hours_of(p, a, run_s, &h0, &h1);
+    if (ensure(p, h1) == 0)
+        for (size_t h = h0; h < h1; h++)
+            p->book[h] += gpus;
+}
+
+/* The non-interrupting choice: its start, and its cost (kg) in *cost. */
+static double choose(struct eco_carbon *p, const struct eco_carbon_view *v,
+                     const struct eco_carbon_job *j, double *cost)
 {
     double now = v->epoch0_s + v->now_s;
     int booking = p->util > 0;
@@ -175,23 +198,57 @@ static double shift_release(struct eco_carbon *p, const struct eco_carbon_view *
             best = cand[i];
         }
     }
-    double start = isinf(best_c) ? least : best;
-    if (booking) {
-        size_t h0, h1;
-        hours_of(p, v->epoch0_s + start, j->run_s, &h0, &h1);
-        if (ensure(p, h1) == 0)
-            for (size_t h = h0; h < h1; h++)
-                p->book[h] += j->gpus;
-    }
+    *cost = best_c;
+    return isinf(best_c) ? least : best;
+}
+
+static double shift_release(struct eco_carbon *p, const struct eco_carbon_view *v,
+                            const struct eco_carbon_job *j)
+{
+    double cost, start = choose(p, v, j, &cost);
+    if (p->util > 0)
+        book(p, v->epoch0_s + start, j->run_s, j->gpus);
     return start;
+}
+
+static size_t shift_plan(struct eco_carbon *p, const struct eco_carbon_view *v,
+                         const struct eco_carbon_job *j, struct eco_carbon_seg *out, size_t max)
+{
+    double cost, start = choose(p, v, j, &cost);
+    size_t n = 0;
+    if (p->interrupt && max > 0) {
+        double score;
+        n = eco_carbon_lowest_runs(v, j, out, max, &score);
+        double kg = (double)j->gpus * NOMINAL_GPU_KW * score / HOUR_S / 1000.0;
+        double late = out[n - 1].end_s - (v->now_s + j->run_s);
+        double c = kg + p->lambda * (late > 0 ? late : 0) / HOUR_S;
+        if (n < 2 || !(c < cost))
+            n = 0; /* not worth a suspension */
+    }
+    if (n == 0) {
+        out[0] = (struct eco_carbon_seg){start, start + j->run_s};
+        n = 1;
+    }
+    if (p->util > 0)
+        for (size_t k = 0; k < n; k++)
+            book(p, v->epoch0_s + out[k].start_s, out[k].end_s - out[k].start_s, j->gpus);
+    return n;
+}
+
+static int shift_interrupts(const struct eco_carbon *p)
+{
+    return p->interrupt;
 }
 
 const struct eco_carbon_ops eco_carbon_shift = {
     .name = "shift",
     .summary = "ecosched's: the start that minimises the job's forecast carbon plus a\n"
                "price on its delay (lambda=KG per hour, default 0.5), optionally within\n"
-               "a share of the GPUs every job books (util=U); keys lambda=,util=",
+               "a share of the GPUs every job books (util=U), suspended in dirty hours\n"
+               "when that saves more (interrupt=1); keys lambda=,util=,interrupt=",
     .create = shift_create,
     .destroy = shift_destroy,
     .release = shift_release,
+    .plan = shift_plan,
+    .interrupts = shift_interrupts,
 };

@@ -154,6 +154,9 @@ static const struct key keys[] = {
     {"lost", K_U32, ECO_CAPPER_KEYS_ALLOC, 0, 1, CM(lost)},
     {"weight", K_WEIGHT, ECO_CAPPER_KEYS_ALLOC, 0, 0, CM(weight)},
     {"plan", K_U32, ECO_CAPPER_KEYS_ALLOC, 0, 1, CM(plan)},
+    {"grid_floor", K_U32, ECO_CAPPER_KEYS_ALLOC, 0, 1, CM(grid_floor)},
+    {"value", K_DOUBLE, ECO_CAPPER_KEYS_ALLOC, 0, 1e9, CM(value)},
+    {"carbon_price", K_DOUBLE, ECO_CAPPER_KEYS_ALLOC, 0, 1e6, CM(carbon_price)},
     {"rebalance", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0, 1e6,
      offsetof(struct eco_capper, thr.rebalance_s)},
     {"high", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0.01, 2,
@@ -266,6 +269,14 @@ struct eco_capper *eco_capper__create_common(const struct eco_capper_ops *ops, c
     eco_cap_params_default(&c->cap);
     eco_threshold_init(&c->thr);
     if (parse_params(c, params, keys_in, err)) {
+        free(c);
+        return NULL;
+    }
+    if (c->cm.grid_floor && !(c->cm.value > 0)) {
+        eco_errorf(err, -EINVAL,
+                   "power policy %s: grid_floor=1 needs value=V > 0 (what an hour of a job's "
+                   "weighted completion time is worth, in the price signal's currency)",
+                   ops->name);
         free(c);
         return NULL;
     }

@@ -11,7 +11,8 @@ enum { ECO_CAPPER_ADMIT_MIN, ECO_CAPPER_ADMIT_DEADLINE };
 
 /* Which optional keys a policy accepts besides the family's (gain, bound, margin, guard,
  * dither, early, admit, near). */
-#define ECO_CAPPER_KEYS_ALLOC 1u     /* grid, penalty, horizon, miss, sigma, lost, weight, plan */
+/* grid, penalty, horizon, miss, sigma, lost, weight, plan, grid_floor, value, carbon_price */
+#define ECO_CAPPER_KEYS_ALLOC 1u
 #define ECO_CAPPER_KEYS_THRESHOLD 2u /* rebalance, high, low, step: the threshold's */
 
 struct eco_capper_common {
@@ -31,7 +32,17 @@ struct eco_capper_common {
     uint32_t lost;
     int weight;    /* ECO_CAPPER_WEIGHT_* */
     uint32_t plan; /* 1: eco_cap_plan over cap.horizon periods, 0: one eco_cap_allocate */
+    /* The grid floor (docs/policies/powercap.md, "Grid floor"): 1 puts the grid's price of a
+     * watt under the allocator's own; value is what an hour of (weighted) completion time is
+     * worth, carbon_price what a tonne of CO2eq costs, both in the price signal's currency. */
+    uint32_t grid_floor;
+    double value, carbon_price;
 };
+
+/* The grid floor in the allocator's units (cost, s of weighted completion time, per W): the
+ * money a watt costs over the allocator's horizon, at the view's price and carbon, over the
+ * value of a second of completion time; 0 without grid_floor. */
+double eco_capper__grid_floor(const struct eco_capper *c, const struct eco_capper_view *v);
 
 /* Weight of a job's completion time in the cost: 1 for every job, or its GPUs over its
  * reference duration (miss_ref_s, else remaining_s), so that a miss or an hour of a small,

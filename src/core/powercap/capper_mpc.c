@@ -4,6 +4,23 @@
 #include <math.h>
 #include "capper_internal.h"
 
+/* Joules in a MWh and in a kWh; grams in a tonne; seconds in an hour. */
+#define J_PER_MWH 3.6e9
+#define J_PER_KWH 3.6e6
+#define G_PER_T 1e6
+#define S_PER_H 3600.0
+
+double eco_capper__grid_floor(const struct eco_capper *c, const struct eco_capper_view *v)
+{
+    if (!c->cm.grid_floor || !(c->cm.value > 0))
+        return 0;
+    double per_j = v->grid_price_per_mwh / J_PER_MWH +
+                   c->cm.carbon_price * v->grid_carbon_g_per_kwh / G_PER_T / J_PER_KWH;
+    double horizon_s = (c->cap.horizon ? c->cap.horizon : 1) * v->period_s;
+    double grid = per_j * horizon_s / (c->cm.value / S_PER_H);
+    return grid > 0 ? grid : 0; /* a negative price buys nothing more than full power */
+}
+
 int eco_capper__split_alloc(struct eco_capper *c, const struct eco_capper_view *v,
                             const struct eco_cap_job *jobs, double gpu_budget_w, double *limits_w)
 {
@@ -12,6 +29,10 @@ int eco_capper__split_alloc(struct eco_capper *c, const struct eco_capper_view *
                        : eco_cap_allocate(jobs, v->n, gpu_budget_w, &c->cap, limits_w, c->scratch);
     if (price < 0)
         return (int)price;
+    double grid = eco_capper__grid_floor(c, v);
+    if (grid > price) /* the grid's price binds: each job buys power only above it */
+        for (size_t i = 0; i < v->n; i++)
+            eco_cap_local_choice(&jobs[i], &c->cap, grid, &limits_w[i], NULL);
     return price > 0;
 }
 
@@ -21,7 +42,8 @@ const struct eco_capper_ops eco_capper_mpc = {
     .name = "mpc",
     .summary = "price-coordinated allocation over the learned models (eco_cap_allocate)",
     .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near, grid, "
-                   "penalty, horizon, miss, sigma, lost, weight=one|size, plan",
+                   "penalty, horizon, miss, sigma, lost, weight=one|size, plan, grid_floor, "
+                   "value, carbon_price",
     .start_at_max = 0,
     .create = create,
     .destroy = eco_capper__destroy_common,

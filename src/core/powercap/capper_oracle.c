@@ -10,7 +10,8 @@ const struct eco_capper_ops eco_capper_oracle = {
     .name = "oracle",
     .summary = "eco_cap_allocate over the true curves: the bound for the learned cappers",
     .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near, grid, "
-                   "penalty, horizon, miss, sigma, lost, weight=one|size, plan",
+                   "penalty, horizon, miss, sigma, lost, weight=one|size, plan, grid_floor, "
+                   "value, carbon_price",
     .start_at_max = 0,
     .create = create,
     .destroy = eco_capper__destroy_common,
