@@ -84,18 +84,24 @@ static const char SQL_MIGRATION_2[] =
     "CREATE TRIGGER IF NOT EXISTS job_energy_basis_gone AFTER DELETE ON jobs"
     " BEGIN DELETE FROM job_energy_basis WHERE job = old.id; END;";
 
-/* Migration 3: grid signals (docs/daemon/README.md, "Grid signals"): a job's slack (max_delay_s,
- * 0: not deferrable; not_before_s, 0: none) and its carbon (kg CO2eq) and cost so far, NULL
- * while no signal was set; *_partial: part of its run lay outside the signal's cover, so the
- * figure counts only the covered part. */
+/* Migration 3: grid signals (docs/daemon/README.md, "Grid signals"), in a table of its own as
+ * migration 2's (IF NOT EXISTS for the same reason), deleted with its job by the trigger: a
+ * job's slack (max_delay_s, 0: not deferrable; not_before_s, 0: none) and its carbon (kg CO2eq)
+ * and cost so far, NULL while no signal was set; *_partial: part of its run lay outside the
+ * signal's cover, so the figure counts only the covered part. A job without a row has none. */
 static const char SQL_MIGRATION_3[] =
-    "ALTER TABLE jobs ADD COLUMN max_delay_s REAL NOT NULL DEFAULT 0 CHECK (max_delay_s >= 0);"
-    "ALTER TABLE jobs ADD COLUMN not_before_s REAL NOT NULL DEFAULT 0 CHECK (not_before_s >= 0);"
-    "ALTER TABLE jobs ADD COLUMN carbon_kg REAL;"
-    "ALTER TABLE jobs ADD COLUMN carbon_partial INTEGER NOT NULL DEFAULT 0;"
-    "ALTER TABLE jobs ADD COLUMN cost REAL;"
-    "ALTER TABLE jobs ADD COLUMN cost_partial INTEGER NOT NULL DEFAULT 0;"
-    "ALTER TABLE jobs ADD COLUMN currency TEXT;";
+    "CREATE TABLE IF NOT EXISTS job_grid ("
+    " job INTEGER PRIMARY KEY,"
+    " max_delay_s REAL NOT NULL DEFAULT 0 CHECK (max_delay_s >= 0),"
+    " not_before_s REAL NOT NULL DEFAULT 0 CHECK (not_before_s >= 0),"
+    " carbon_kg REAL,"
+    " carbon_partial INTEGER NOT NULL DEFAULT 0 CHECK (carbon_partial IN (0, 1)),"
+    " cost REAL,"
+    " cost_partial INTEGER NOT NULL DEFAULT 0 CHECK (cost_partial IN (0, 1)),"
+    " currency TEXT"
+    ");"
+    "CREATE TRIGGER IF NOT EXISTS job_grid_gone AFTER DELETE ON jobs"
+    " BEGIN DELETE FROM job_grid WHERE job = old.id; END;";
 
 /* MIGRATIONS[v] brings a file from version v-1 to v. Append only; never edit a shipped one. */
 static const char *const MIGRATIONS[] = {
@@ -116,18 +122,22 @@ _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == ECO_STORE_SCHEMA_VERS
 
 static const char SQL_INSERT[] =
     "INSERT INTO jobs (uid, gid, name, cwd, argv, env, gpus, gpu_mem_gb, share, power_cap_w,"
-    " deadline_s, submit_s, stdout_path, stderr_path, max_delay_s, not_before_s)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
-static const char SQL_GET[] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1";
+    " deadline_s, submit_s, stdout_path, stderr_path)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+static const char SQL_INSERT_SLACK[] =
+    "INSERT INTO job_grid (job, max_delay_s, not_before_s) VALUES (?1, ?2, ?3)";
+/* The jobs with their grid row, for every read of whole jobs. */
+#define JOBS_FROM " FROM jobs LEFT JOIN job_grid ON job_grid.job = jobs.id"
+static const char SQL_GET[] = "SELECT " JOB_COLUMNS JOBS_FROM " WHERE id = ?1";
 static const char SQL_LIST_ALL[] =
-    "SELECT " JOB_COLUMNS " FROM jobs ORDER BY id LIMIT ?1 OFFSET ?2";
+    "SELECT " JOB_COLUMNS JOBS_FROM " ORDER BY id LIMIT ?1 OFFSET ?2";
 static const char SQL_LIST_STATE[] =
-    "SELECT " JOB_COLUMNS " FROM jobs WHERE state = ?3 ORDER BY id LIMIT ?1 OFFSET ?2";
+    "SELECT " JOB_COLUMNS JOBS_FROM " WHERE state = ?3 ORDER BY id LIMIT ?1 OFFSET ?2";
 /* A page after a cursor: ids above ?2 in id order (the primary key: no OFFSET scan). */
 static const char SQL_PAGE_ALL[] =
-    "SELECT " JOB_COLUMNS " FROM jobs WHERE id > ?2 ORDER BY id LIMIT ?1";
+    "SELECT " JOB_COLUMNS JOBS_FROM " WHERE id > ?2 ORDER BY id LIMIT ?1";
 static const char SQL_PAGE_STATE[] =
-    "SELECT " JOB_COLUMNS " FROM jobs WHERE state = ?3 AND id > ?2 ORDER BY id LIMIT ?1";
+    "SELECT " JOB_COLUMNS JOBS_FROM " WHERE state = ?3 AND id > ?2 ORDER BY id LIMIT ?1";
 /* Pruning: the oldest ?2 jobs in a final state that ended before ?1, deleted; their ids come
  * back for the daemon to delete their logs. AUTOINCREMENT keeps their ids from reuse. */
 static const char SQL_PRUNE[] =
@@ -145,8 +155,12 @@ static const char SQL_CANCEL[] = "UPDATE jobs SET state = 'cancelled', end_s = ?
 static const char SQL_LOSE[] = "UPDATE jobs SET state = 'lost', end_s = ?2, reason = ?3"
                                " WHERE id = ?1 AND state = 'running'";
 static const char SQL_ENERGY[] = "UPDATE jobs SET energy_j = ?2 WHERE id = ?1";
-static const char SQL_GRID[] = "UPDATE jobs SET carbon_kg = ?2, carbon_partial = ?3, cost = ?4,"
-                               " cost_partial = ?5, currency = ?6 WHERE id = ?1";
+/* Only for a job that exists (as SQL_BASIS). */
+static const char SQL_GRID[] =
+    "INSERT INTO job_grid (job, carbon_kg, carbon_partial, cost, cost_partial, currency)"
+    " SELECT id, ?2, ?3, ?4, ?5, ?6 FROM jobs WHERE id = ?1 ON CONFLICT (job) DO UPDATE SET"
+    " carbon_kg = excluded.carbon_kg, carbon_partial = excluded.carbon_partial,"
+    " cost = excluded.cost, cost_partial = excluded.cost_partial, currency = excluded.currency";
 /* Only for a job that exists (the SELECT finds none otherwise: no row, -ENOENT below). */
 static const char SQL_BASIS[] = "INSERT OR REPLACE INTO job_energy_basis (job, basis)"
                                 " SELECT id, ?2 FROM jobs WHERE id = ?1";
@@ -157,8 +171,8 @@ static const char SQL_FAIL_START[] =
     " start_s = COALESCE(start_s, ?3) WHERE id = ?1 AND state IN ('queued', 'running')";
 static const char SQL_CAP[] = "UPDATE jobs SET power_cap_w = ?2 WHERE id = ?1";
 /* For metrics: jobs and their energy per state; the newest jobs' energy. */
-static const char SQL_STATS[] = "SELECT state, COUNT(*), TOTAL(energy_j), TOTAL(carbon_kg), "
-                                "TOTAL(cost) FROM jobs GROUP BY state";
+static const char SQL_STATS[] = "SELECT state, COUNT(*), TOTAL(energy_j), TOTAL(carbon_kg),"
+                                " TOTAL(cost)" JOBS_FROM " GROUP BY state";
 static const char SQL_RECENT_ENERGY[] = "SELECT id, energy_j FROM jobs ORDER BY id DESC LIMIT ?1";
 /* Field checks before insert, so the error names the field: argv a non-empty array of
  * strings, env an object of strings. */
@@ -174,6 +188,7 @@ enum stmt {
     ST_COMMIT,
     ST_ROLLBACK,
     ST_INSERT,
+    ST_INSERT_SLACK,
     ST_GET,
     ST_LIST_ALL,
     ST_LIST_STATE,
@@ -203,6 +218,7 @@ static const char *const STMT_SQL[ST_COUNT] = {
     [ST_COMMIT] = SQL_COMMIT,
     [ST_ROLLBACK] = SQL_ROLLBACK,
     [ST_INSERT] = SQL_INSERT,
+    [ST_INSERT_SLACK] = SQL_INSERT_SLACK,
     [ST_GET] = SQL_GET,
     [ST_LIST_ALL] = SQL_LIST_ALL,
     [ST_LIST_STATE] = SQL_LIST_STATE,
@@ -711,11 +727,16 @@ int eco_store_insert(struct eco_store *s, const struct eco_store_job *j, int64_t
     sqlite3_bind_double(st, 12, j->submit_s);
     bind_text(st, 13, j->stdout_path);
     bind_text(st, 14, j->stderr_path);
-    sqlite3_bind_double(st, 15, j->max_delay_s);
-    sqlite3_bind_double(st, 16, j->not_before_s);
     ret = exec_stmt(s, ST_INSERT, "insert job", err);
     if (ret == 0)
         *id = sqlite3_last_insert_rowid(s->db);
+    if (ret == 0 && (j->max_delay_s > 0 || j->not_before_s > 0)) {
+        st = s->st[ST_INSERT_SLACK];
+        sqlite3_bind_int64(st, 1, *id);
+        sqlite3_bind_double(st, 2, j->max_delay_s);
+        sqlite3_bind_double(st, 3, j->not_before_s);
+        ret = exec_stmt(s, ST_INSERT_SLACK, "insert job slack", err);
+    }
     return tx_end(s, ret, err);
 }
 
