@@ -174,36 +174,40 @@ void ecod__grid_fini(struct ecod_grid *g)
     memset(g, 0, sizeof *g);
 }
 
-static void refresh_src(struct ecod_grid_src *src, double mono, double fetch_s)
+static bool refresh_src(struct ecod_grid_src *src, double mono, double fetch_s)
 {
     struct eco_error err = {{0}};
     if (src->url[0]) {
         if (mono < src->next_fetch_mono)
-            return;
+            return false;
         src->next_fetch_mono = mono + fetch_s;
     } else {
         struct stat st;
         if (!src->path[0] || stat(src->path, &st) != 0)
-            return; /* a file being replaced: the old series until it is back */
+            return false; /* a file being replaced: the old series until it is back */
         if (st.st_mtim.tv_sec == src->mtime.tv_sec && st.st_mtim.tv_nsec == src->mtime.tv_nsec &&
             st.st_size == src->size)
-            return;
+            return false;
         src->mtime = st.st_mtim; /* tried once per change: a bad file is logged once */
         src->size = st.st_size;
     }
-    if (load(src, &err) < 0)
+    if (load(src, &err) < 0) {
         ECO_LOG(ECO_LOG_ERR, "grid", "%s signal not refreshed, the previous one is kept: %s",
                 src->kind == ECO_SIGNAL_CARBON ? "carbon" : "price", err.msg);
-    else
-        ECO_LOG(ECO_LOG_INFO, "grid", "%s signal read from %s: %zu pieces",
-                src->kind == ECO_SIGNAL_CARBON ? "carbon" : "price",
-                src->url[0] ? src->url : src->path, src->s.n);
+        return false;
+    }
+    ECO_LOG(ECO_LOG_INFO, "grid", "%s signal read from %s: %zu pieces",
+            src->kind == ECO_SIGNAL_CARBON ? "carbon" : "price", src->url[0] ? src->url : src->path,
+            src->s.n);
+    return true;
 }
 
 void ecod__grid_refresh(struct ecod_grid *g, double mono)
 {
-    refresh_src(&g->carbon, mono, g->fetch_s);
-    refresh_src(&g->price, mono, g->fetch_s);
+    if (refresh_src(&g->carbon, mono, g->fetch_s))
+        g->generation++;
+    if (refresh_src(&g->price, mono, g->fetch_s))
+        g->generation++;
 }
 
 /* The covered part of [a, b] under s: 0 when none; *partial set when some is not covered. */

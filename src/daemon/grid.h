@@ -29,6 +29,7 @@ struct ecod_grid_src {
 
 struct ecod_grid {
     struct ecod_grid_src carbon, price;
+    unsigned generation;                 /* counts the series read (a refresh that took moves it) */
     double fetch_s;                      /* url: how often it is fetched */
     const struct eco_carbon_ops *policy; /* NULL: none (every job released at once) */
     struct eco_carbon *pol;
