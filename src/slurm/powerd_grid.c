@@ -2,8 +2,9 @@
 /* `ecosched powerd` and grid signals (docs/slurm/powerd.md, "Grid signals"): the signal read as
  * ecoschedd reads it (src/daemon/grid.c: a file re-read when it changes, or a loopback URL), a
  * demand-response budget (lower when the signal is high, never under a guaranteed floor), and
- * deferrable Slurm jobs (--comment=ecosched:max-delay=DURATION) held with `scontrol hold` until
- * the carbon policy's release time, then released with `scontrol release`. */
+ * deferrable Slurm jobs (sbatch --hold --comment=ecosched:max-delay=DURATION) kept held until
+ * the carbon policy's release time, then released with `scontrol release` (a deferrable job
+ * submitted without --hold is held with `scontrol hold` when powerd sees it pending). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -97,6 +98,10 @@ void eco_powerd__defer_job(struct powerd *pd, const json_t *o, double now_s)
     }
     if (strcmp(state, "PENDING"))
         return;
+    /* submitted with sbatch --hold (the documented way: it cannot start before powerd decided) */
+    const char *reason = json_string_value(json_object_get(o, "state_reason"));
+    if (reason && !strncmp(reason, "JobHeld", 7))
+        d->held = true;
     if (!d->held && d->release_s > now_s && scontrol("hold", id) == 0)
         d->held = true;
     else if (d->held && d->release_s <= now_s && scontrol("release", id) == 0) {
