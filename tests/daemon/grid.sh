@@ -33,6 +33,14 @@ scrape
 check "running job's carbon series" grep -q "^ecosched_running_job_carbon_kg_total{job_id=\"$j\"," "$T/metrics"
 check "running job's cost series" grep -q "^ecosched_running_job_cost_total{job_id=\"$j\"," "$T/metrics"
 check "intensity gauge 400" [ "$(metric ecosched_grid_carbon_gco2eq_per_kwh)" = 400 ]
+PATH="$PATH:$SRC/.tools/bin"
+if command -v promtool >/dev/null; then
+    promtool check metrics <"$T/metrics" >"$T/promtool.out" 2>&1; rc=$?
+    check "promtool check metrics is clean with the grid series (rc $rc: $(cat "$T/promtool.out"))" \
+        sh -c "[ $rc -eq 0 ] && [ ! -s '$T/promtool.out' ]"
+else
+    echo "note: promtool not found: the exposition is not linted"
+fi
 touch "$T/go"
 "$ECO" wait "$j" >/dev/null
 e=$(jfield "$j" energy_j); kg=$(jfield "$j" carbon_kg); cost=$(jfield "$j" cost)
