@@ -63,9 +63,10 @@ static int fetch(struct ecod_grid_src *src, struct eco_error *err)
     char base[512];
     snprintf(base, sizeof base, "%.*s", (int)(slash - src->url), src->url);
     struct eco_http_req req = {.endpoint = base, .path = slash, .timeout_ms = FETCH_TIMEOUT_MS};
-    ret = eco_http_request(&req, &resp, err);
+    struct eco_error why = {{0}};
+    ret = eco_http_request(&req, &resp, &why);
     if (ret < 0) {
-        ret = eco_errorf(err, -EIO, "%s: %s", src->url, err ? err->msg : "not reached");
+        ret = eco_errorf(err, -EIO, "%s: %s", src->url, why.msg[0] ? why.msg : "not reached");
         goto out;
     }
     if (resp.status != 200) {
@@ -156,9 +157,10 @@ int ecod__grid_setup(struct ecod_grid *g, const char *carbon, const char *carbon
                               "carbon_policy '%s': unknown (none, shift, lwa or "
                               "threshold)",
                               policy);
-        g->pol = g->policy->create(NULL, params, err);
+        struct eco_error why = {{0}};
+        g->pol = g->policy->create(NULL, params, &why);
         if (!g->pol)
-            return eco_errorf(err, -EINVAL, "carbon_policy '%s': %s", policy, err ? err->msg : "");
+            return eco_errorf(err, -EINVAL, "carbon_policy '%s': %s", policy, why.msg);
     }
     return 0;
 }
