@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "opts.h"
 #include "util/http_client.h"
+#include "util/grid_signal.h"
 
 extern char **environ;
 
@@ -233,7 +234,8 @@ static long long job_id(const char *s)
 static void submit_usage(FILE *f)
 {
     fprintf(f, "usage: ecosched submit [--gpus N] [--gpu-mem GB] [--share] [--power-cap W|auto]\n"
-               "                       [--deadline TIME] [--name NAME] [--socket PATH]\n"
+               "                       [--deadline TIME] [--max-delay DURATION]\n"
+               "                       [--not-before ISO-TIME] [--name NAME] [--socket PATH]\n"
                "                       -- CMD [ARGS...]\n\n"
                "Queues CMD on ecoschedd, to run as you in this directory with this environment,\n"
                "and prints the job id. --gpus defaults to 1 (0 on a server without GPUs).\n\n"
@@ -244,6 +246,9 @@ static void submit_usage(FILE *f)
                "  --deadline TIME  when the job should be done: +DURATION from now (90s, 30m,\n"
                "                   2h, 1d), YYYY-MM-DD[THH:MM[:SS]] local time, or @UNIX_TIME;\n"
                "                   the edf queue policy runs earliest deadlines first\n"
+               "  --max-delay D    slack: the daemon's carbon policy may hold the job up to D\n"
+               "                   (6h, 90m, 1.5d, seconds) for a cleaner or cheaper hour\n"
+               "  --not-before T   start no earlier than T, ISO 8601 UTC (2026-12-01T22:00Z)\n"
                "  --url URL        reach the daemon's loopback TCP listener (http://127.0.0.1:P)\n"
                "                   with the bearer token of --token-file (or ECOSCHED_URL,\n"
                "                   ECOSCHED_TOKEN_FILE) instead of the unix socket\n");
@@ -398,6 +403,22 @@ static int submit_opts(int argc, char **argv, struct copts *o, json_t *req)
             if (parse_deadline(v, &t) < 0)
                 return -1;
             json_object_set_new(req, "deadline", json_real(t));
+        } else if ((v = opt_value(argc, argv, &i, "--max-delay", &bad))) {
+            struct eco_error e = {{0}};
+            double s;
+            if (eco_parse_duration(v, &s, &e) < 0) {
+                eco_cli__err("--max-delay: '%s': %s", v, e.msg);
+                return -1;
+            }
+            json_object_set_new(req, "max_delay", json_real(s));
+        } else if ((v = opt_value(argc, argv, &i, "--not-before", &bad))) {
+            struct eco_error e = {{0}};
+            double t;
+            if (eco_parse_utc(v, &t, &e) < 0) {
+                eco_cli__err("--not-before: '%s': %s (e.g. 2026-12-01T22:00Z)", v, e.msg);
+                return -1;
+            }
+            json_object_set_new(req, "not_before", json_real(t));
         } else if (bad) {
             return -1;
         } else if (a[0] == '-') {
@@ -706,6 +727,15 @@ int eco_cli__cmd_show(int argc, char **argv)
             {"energy_basis", "energy_basis", false},
             {"deadline_s", "deadline", true},
             {"deadline_missed", "deadline_missed", false},
+            {"max_delay_s", "max_delay_s", false},
+            {"not_before_s", "not_before", true},
+            {"held_until_s", "held_until", true},
+            {"forecast", "forecast", false},
+            {"carbon_kg", "carbon_kg", false},
+            {"carbon_partial", "carbon_partial", false},
+            {"cost", "cost", false},
+            {"currency", "currency", false},
+            {"cost_partial", "cost_partial", false},
             {"stdout", "stdout", false},
             {"stderr", "stderr", false},
         };

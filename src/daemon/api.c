@@ -126,6 +126,20 @@ static json_t *job_json(const char *logs_dir, const struct eco_store_job *j, boo
     json_object_set_new(o, "reason", reason ? json_string(reason) : json_null());
     json_object_set_new(o, "energy_basis",
                         j->energy_basis[0] ? json_string(j->energy_basis) : json_null());
+    json_object_set_new(o, "max_delay_s",
+                        j->max_delay_s > 0 ? json_real(j->max_delay_s) : json_null());
+    json_object_set_new(o, "not_before_s",
+                        j->not_before_s > 0 ? json_real(j->not_before_s) : json_null());
+    /* carbon and cost of its energy so far: null without a signal; *_partial: part of its run
+     * lay outside the signal, so the figure counts only the covered part */
+    json_object_set_new(o, "carbon_kg", j->has_carbon ? json_real(j->carbon_kg) : json_null());
+    json_object_set_new(o, "carbon_partial",
+                        j->has_carbon ? json_boolean(j->carbon_partial) : json_null());
+    json_object_set_new(o, "cost", j->has_cost ? json_real(j->cost) : json_null());
+    json_object_set_new(o, "cost_partial",
+                        j->has_cost ? json_boolean(j->cost_partial) : json_null());
+    json_object_set_new(o, "currency",
+                        j->has_cost && j->currency[0] ? json_string(j->currency) : json_null());
     if (with_env)
         json_object_set_new(o, "env", json_loads(j->env_json ? j->env_json : "{}", 0, NULL));
     return o;
@@ -316,12 +330,47 @@ static const char *check_gpus(struct ecod *d, const json_t *obj, struct eco_stor
     return NULL;
 }
 
+/* Longest slack a job may ask for: a month. Longer is a job to submit later, not a deferral,
+ * and a typo in units (6d meant 6h) is caught at a plausible size. */
+#define MAX_DELAY_S (31.0 * 86400)
+
+/* max_delay (seconds of slack) and not_before (a Unix time) of a submit body. */
+static const char *check_deferral(const json_t *obj, struct eco_store_job *job,
+                                  struct eco_error *err)
+{
+    const json_t *md = json_object_get(obj, "max_delay"), *nb = json_object_get(obj, "not_before");
+    if (md && !json_is_null(md)) {
+        double x = json_is_number(md) ? json_number_value(md) : NAN;
+        if (!(x >= 0 && x <= MAX_DELAY_S)) {
+            eco_errorf(err, -EINVAL, "max_delay must be seconds 0..%.0f (31 days)", MAX_DELAY_S);
+            return "max_delay";
+        }
+        job->max_delay_s = x;
+    }
+    if (nb && !json_is_null(nb)) {
+        double t = json_is_number(nb) ? json_number_value(nb) : NAN;
+        if (!(t >= 1e9 && t < 1e10)) { /* as deadline: a duration sent by mistake is refused */
+            eco_errorf(err, -EINVAL, "not_before must be a Unix time in seconds (e.g. %.0f)",
+                       eco_wall_s() + 3600);
+            return "not_before";
+        }
+        if (job->deadline_s > 0 && t >= job->deadline_s) {
+            eco_errorf(err, -EINVAL, "not_before (%.0f) is not before the deadline (%.0f)", t,
+                       job->deadline_s);
+            return "not_before";
+        }
+        job->not_before_s = t;
+    }
+    return NULL;
+}
+
 /* Checks every field of a submit body; NULL and *s filled, or the field at fault and err. */
 static const char *check_submit(struct ecod *d, const json_t *obj, struct submit *s,
                                 struct eco_error *err)
 {
-    static const char *const known[] = {"argv",  "env",       "cwd",  "gpus",     "gpu_mem_gb",
-                                        "share", "power_cap", "name", "deadline", NULL};
+    static const char *const known[] = {"argv",       "env",       "cwd",        "gpus",
+                                        "gpu_mem_gb", "share",     "power_cap",  "name",
+                                        "deadline",   "max_delay", "not_before", NULL};
     const char *key, *bad;
     size_t klen;
     json_t *val;
@@ -378,6 +427,8 @@ static const char *check_submit(struct ecod *d, const json_t *obj, struct submit
         }
         s->job.deadline_s = t;
     }
+    if ((bad = check_deferral(obj, &s->job, err)))
+        return bad;
     s->job.cwd = json_string_value(cwd);
     s->argv_json = json_dumps(argv, JSON_COMPACT);
     s->env_json = env ? json_dumps(env, JSON_COMPACT) : NULL;
@@ -421,7 +472,7 @@ static enum MHD_Result submit(struct ecod *d, struct MHD_Connection *c, const st
     }
     s.job.id = id;
     s.job.state = ECO_STORE_QUEUED;
-    if (ecod__queue_add(d, &s.job) < 0) /* stored: the next daemon start queues it */
+    if (ecod__defer_enqueue(d, &s.job, s.job.submit_s) < 0) /* stored: the next start queues it */
         ECO_LOG(ECO_LOG_ERR, "api", "job %" PRId64 ": queue: out of memory", id);
     ECO_LOG(ECO_LOG_INFO, "api", "job %" PRId64 " submitted by uid %u", id, (unsigned)p->uid);
     d->want_sched = true;
@@ -580,7 +631,14 @@ static enum MHD_Result show_job(struct ecod *d, struct MHD_Connection *c, const 
     if (fetch(d, c, ids, &j, &ret) < 0)
         goto out;
     /* the environment may hold secrets: only its owner and root see it */
-    ret = eco_http_reply(c, 200, job_json(d->logs_dir, &j, p->uid == 0 || p->uid == j.uid));
+    json_t *o = job_json(d->logs_dir, &j, p->uid == 0 || p->uid == j.uid);
+    double held = ecod__defer_held_until(d, j.id);
+    if (o && j.state == ECO_STORE_QUEUED) { /* a deferred job: until when, by which forecast */
+        json_object_set_new(o, "held_until_s", held > 0 ? json_real(held) : json_null());
+        json_object_set_new(o, "forecast",
+                            json_string(ecod__grid_forecast_name(&d->grid, eco_wall_s())));
+    }
+    ret = eco_http_reply(c, 200, o);
 out:
     eco_store_job_fini(&j);
     return ret;

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <strings.h>
 #include "config.h"
+#include "ecosched/carbon.h"
+#include "grid.h"
 #include "nodecap.h"
 #include "queue.h"
 
@@ -26,7 +28,9 @@ enum key_type {
     K_GSTRATEGY,
     K_KNOB,
     K_WATTS,
-    K_CAPPER
+    K_CAPPER,
+    K_URL,
+    K_CPOLICY
 };
 
 const char *ecod__join_names(char *buf, size_t size, const char *const *names, size_t n)
@@ -107,6 +111,22 @@ static const struct key KEYS[] = {
      offsetof(struct ecod_config, power_policy)},
     {"keep_finished_s", K_SECONDS, 0, 315360000, "604800",
      offsetof(struct ecod_config, keep_finished_s)},
+    /* grid signals (docs/daemon/README.md, "Grid signals"): a file an operator's job
+     * refreshes, or a loopback HTTP source; the carbon policy that defers jobs with slack */
+    STR_KEY(carbon, carbon, NULL),
+    STR_KEY(price, price, NULL),
+    {"carbon_url", K_URL, 0, sizeof(((struct ecod_config *)0)->carbon_url) - 1, NULL,
+     offsetof(struct ecod_config, carbon_url)},
+    {"price_url", K_URL, 0, sizeof(((struct ecod_config *)0)->price_url) - 1, NULL,
+     offsetof(struct ecod_config, price_url)},
+    {"carbon_policy", K_CPOLICY, 0, sizeof(((struct ecod_config *)0)->carbon_policy) - 1, "none",
+     offsetof(struct ecod_config, carbon_policy)},
+    /* the daemon knows no job's run time; an hour, the signals' step, is what a policy assumes
+     * (a shorter job's window is then judged by its first hour) */
+    {"carbon_run_s", K_SECONDS, 1, 31536000, "3600", offsetof(struct ecod_config, carbon_run_s)},
+    /* a *_url source is fetched this often: 5 minutes follows a source that updates hourly
+     * within a twelfth of its step; at least 1 s, as the fetch runs on the loop */
+    {"signal_fetch_s", K_SECONDS, 1, 86400, "300", offsetof(struct ecod_config, signal_fetch_s)},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -203,6 +223,22 @@ static int set_value(const struct key *k, const char *v, struct ecod_config *c,
             return -EINVAL;
         strcpy(field, v);
         return 0;
+    case K_URL:
+        if (strlen(v) > (size_t)k->max)
+            return eco_errorf(err, -EINVAL, "longer than %.0f bytes", k->max);
+        if ((why = ecod__grid_check_url(v)))
+            return eco_errorf(err, -EINVAL, "%s", why);
+        strcpy(field, v);
+        return 0;
+    case K_CPOLICY: {
+        const char *params = NULL;
+        if (strlen(v) > (size_t)k->max)
+            return eco_errorf(err, -EINVAL, "longer than %.0f bytes", k->max);
+        if (strcmp(v, "none") && !eco_carbon_find(v, &params))
+            return eco_errorf(err, -EINVAL, "must be none, shift, lwa or threshold[:PARAMS]");
+        strcpy(field, v);
+        return 0;
+    }
     case K_LEVEL:
         if ((lvl = eco_log_level_parse(v)) < 0)
             return eco_errorf(err, -EINVAL, "must be error, warning, info or debug");

@@ -28,8 +28,12 @@ struct ecod_config {
     double memthr_wait_s;
     char power_knob[8]; /* "limit" or "clock" */
     double keep_finished_s;
-    double power_budget_w;  /* 0: none */
-    char power_policy[128]; /* capper "family[:key=value,...]" */
+    double power_budget_w;                /* 0: none */
+    char power_policy[128];               /* capper "family[:key=value,...]" */
+    char carbon[4096], price[4096];       /* grid-signal files; "": none */
+    char carbon_url[512], price_url[512]; /* loopback http:// sources; "": none */
+    char carbon_policy[128];              /* none, shift, lwa, threshold[:PARAMS] */
+    double carbon_run_s, signal_fetch_s;
 };
 
 /* The names a value may take, from the registries, as messages and --help write them: the GPU

@@ -12,6 +12,7 @@
 #include "ecosched/gpusel.h"
 #include "platform/platform.h"
 #include "daemon/attrib.h"
+#include "daemon/grid.h"
 #include "daemon/store.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -37,6 +38,10 @@ struct ecod_run {
     double acc_j;         /* its share of its GPUs' energy since this daemon watched it */
     double energy_j;      /* latest total: energy_base_j + acc_j */
     double stored_j;      /* energy_j as last written to the store */
+    /* Its carbon and cost (grid.c) over the same accounting pieces as acc_j: grid_acc_j is
+     * acc_j when they were last added; stored_grid as last written to the store. */
+    struct ecod_grid_acc grid, stored_grid;
+    double grid_acc_j;
     /* The split of its GPUs' energy (attrib.c): frac[m], its part of gpus[m]'s energy in the
      * latest split (0..1; its power is sum frac[m] x the GPU's power); basis_j[b], its energy
      * split by basis b since this daemon watched it; basis, the one of most joules (before any
@@ -131,6 +136,12 @@ struct ecod {
     bool power_knob_clock;        /* caps as locked SM clocks (power_knob = clock) */
     double power_budget_w;        /* the node power budget at start (0: none) */
     const char *power_policy;     /* its capper, "family[:key=value,...]" */
+    /* Grid signals and deferral (grid.c); release[i] is the wall time from which queued job
+     * release_id[i] may start, decided once by the carbon policy (recomputed after a restart) */
+    struct ecod_grid grid;
+    int64_t *release_id;
+    double *release_s;
+    size_t n_release, cap_release;
 };
 
 #endif

@@ -78,6 +78,9 @@ static void usage(FILE *f)
         "  --memthr-wait S      memory-threshold: seconds between starts (default 30)\n"
         "  --power-budget W     node power budget for the jobs' GPUs (0: none, default)\n"
         "  --power-policy P     capper for it, FAMILY[:key=value,...] (default mpc)\n"
+        "  --carbon FILE, --price FILE  grid signals (re-read when changed)\n"
+        "  --carbon-url URL, --price-url URL  the same from a loopback HTTP source\n"
+        "  --carbon-policy P    none, shift, lwa or threshold: defers jobs with slack\n"
         "  -h, --help           this text;  -V, --version  the version\n",
         ecod__platform_names(platforms, sizeof platforms),
         ecod__gpu_strategy_names(strategies, sizeof strategies));
@@ -161,6 +164,11 @@ static const struct flag {
     {"--memthr-wait", "memthr_wait_s", NULL, false, NULL},
     {"--power-budget", "power_budget_w", NULL, true, NULL},
     {"--power-policy", "power_policy", NULL, true, NULL},
+    {"--carbon", "carbon", NULL, true, NULL},
+    {"--price", "price", NULL, true, NULL},
+    {"--carbon-url", "carbon_url", NULL, true, NULL},
+    {"--price-url", "price_url", NULL, true, NULL},
+    {"--carbon-policy", "carbon_policy", NULL, true, NULL},
 };
 
 /* Option f's value v into o->cfg. 0, or -EINVAL (written to stderr). */
@@ -590,7 +598,10 @@ int main(int argc, char **argv)
     if (claim_socket(o.socket, &err) < 0 || setup_signals(&err) < 0 ||
         private_state(&d, &err) < 0 || open_platform(&o, &d, &err) < 0 ||
         ecod__startup_open_store(&d, &err) < 0 || ecod__startup_init(&d, &o.sel, &err) < 0 ||
-        ecod__nodecap_init(&d, &err) < 0) {
+        ecod__nodecap_init(&d, &err) < 0 ||
+        ecod__grid_setup(&d.grid, o.cfg.carbon, o.cfg.carbon_url, o.cfg.price, o.cfg.price_url,
+                         o.cfg.carbon_policy, o.cfg.carbon_run_s, o.cfg.signal_fetch_s, o.state_dir,
+                         eco_mono_s(), &err) < 0) {
         ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
         goto out;
     }
@@ -669,6 +680,9 @@ out:
         close(fd);
     ecod__nodecap_fini(&d);
     ecod__sched_fini(&d);
+    ecod__grid_fini(&d.grid);
+    free(d.release_id);
+    free(d.release_s);
     if (d.fake_run_fd >= 0)
         close(d.fake_run_fd);
     eco_store_close(d.store);

@@ -157,6 +157,19 @@ static int job_metrics(struct ecod *d, FILE *f, struct eco_error *err)
         fprintf(f, "ecosched_job_energy_joules_total{job=\"%" PRId64 "\"}", ids[i]);
         value(f, energy[i]);
     }
+    if (d->grid.carbon.loaded) {
+        header(f, "ecosched_jobs_carbon_kg_total",
+               "Carbon (kg CO2eq) of all stored jobs' GPU energy under the carbon signal.",
+               "counter");
+        fputs("ecosched_jobs_carbon_kg_total", f);
+        value(f, st.carbon_kg);
+    }
+    if (d->grid.price.loaded) {
+        header(f, "ecosched_jobs_cost_total",
+               "Cost of all stored jobs' GPU energy under the price signal.", "counter");
+        fprintf(f, "ecosched_jobs_cost_total{currency=\"%s\"}", ecod__grid_currency(&d->grid));
+        value(f, st.cost);
+    }
     return 0;
 }
 
@@ -201,6 +214,52 @@ static void run_labels(struct ecod *d, const struct ecod_run *r, FILE *f)
         fputs("\",slurm_job_id=\"\"}", f);
 }
 
+/* The running jobs' carbon and cost so far, beside their energy (only with a signal; a job's
+ * figure counts only the part of its run the signal covers: see the API's *_partial). */
+static void running_grid_metrics(struct ecod *d, FILE *f)
+{
+    if (d->grid.carbon.loaded) {
+        header(f, "ecosched_running_job_carbon_kg_total",
+               "Carbon (kg CO2eq) of a running job's GPU energy so far, under the carbon signal.",
+               "counter");
+        for (size_t i = 0; i < d->n_runs; i++) {
+            if (d->runs[i].end_unrecorded)
+                continue;
+            fputs("ecosched_running_job_carbon_kg_total", f);
+            run_labels(d, &d->runs[i], f);
+            value(f, d->runs[i].grid.carbon_kg);
+        }
+    }
+    if (d->grid.price.loaded) {
+        header(f, "ecosched_running_job_cost_total",
+               "Cost of a running job's GPU energy so far under the price signal (currency in "
+               "the ecosched_grid_price_per_mwh series' label).",
+               "counter");
+        for (size_t i = 0; i < d->n_runs; i++) {
+            if (d->runs[i].end_unrecorded)
+                continue;
+            fputs("ecosched_running_job_cost_total", f);
+            run_labels(d, &d->runs[i], f);
+            value(f, d->runs[i].grid.cost);
+        }
+    }
+    double now = eco_wall_s();
+    if (d->grid.carbon.loaded && eco_signal_covers(&d->grid.carbon.s, now, now)) {
+        header(f, "ecosched_grid_carbon_gco2eq_per_kwh",
+               "The carbon signal's intensity now (absent when the signal does not cover now).",
+               "gauge");
+        fputs("ecosched_grid_carbon_gco2eq_per_kwh", f);
+        value(f, eco_signal_value(&d->grid.carbon.s, now));
+    }
+    if (d->grid.price.loaded && eco_signal_covers(&d->grid.price.s, now, now)) {
+        header(f, "ecosched_grid_price_per_mwh",
+               "The price signal's electricity price now per MWh (absent when not covered).",
+               "gauge");
+        fprintf(f, "ecosched_grid_price_per_mwh{currency=\"%s\"}", ecod__grid_currency(&d->grid));
+        value(f, eco_signal_value(&d->grid.price.s, now));
+    }
+}
+
 /* The running jobs' GPU energy and power, one series each per running job: a job's series go
  * when it ends, so their number is bounded by what runs at once (docs/http-api.md). */
 static void running_job_metrics(struct ecod *d, FILE *f)
@@ -225,6 +284,7 @@ static void running_job_metrics(struct ecod *d, FILE *f)
             value(f, k == 0 ? r->energy_j : w);
         }
     }
+    running_grid_metrics(d, f);
 }
 
 /* The node power budget's capping metrics, with the simulator's definitions

@@ -54,7 +54,7 @@ void ecod__log_path(const struct ecod *d, int64_t id, const char *ext, char *buf
     ecod__log_path_in(d->logs_dir, id, ext, buf, cap);
 }
 
-static int record_end(struct ecod *d, const struct ecod_run *r, struct eco_error *err);
+static int record_end(struct ecod *d, struct ecod_run *r, struct eco_error *err);
 
 void ecod__sched_fini(struct ecod *d)
 {
@@ -62,7 +62,7 @@ void ecod__sched_fini(struct ecod *d)
      * daemon (their process is gone), so say so with what the store should have said */
     for (size_t i = 0; d->store && i < d->n_runs; i++) {
         struct eco_error err = {{0}};
-        const struct ecod_run *r = &d->runs[i];
+        struct ecod_run *r = &d->runs[i];
         if (r->end_unrecorded && record_end(d, r, &err) < 0)
             ECO_LOG(ECO_LOG_ERR, "sched",
                     "job %" PRId64 ": %s, exit %d at %.0f not recorded (%s); the next start "
@@ -148,7 +148,35 @@ void ecod__sched_account(struct ecod *d, double mono)
         else if (r->basis_now != ECOD_BASIS_NONE && r->basis == ECOD_BASIS_NONE)
             r->basis = r->basis_now;
         r->energy_j = r->energy_base_j + r->acc_j;
+        /* the same piece's carbon and cost: its energy spread evenly over the interval */
+        ecod__grid_account(&d->grid, r->acc_j - r->grid_acc_j, d->now_s - dt, d->now_s, &r->grid);
+        r->grid_acc_j = r->acc_j;
     }
+}
+
+/* Writes run r's carbon and cost to the store when they moved. */
+static int store_grid(struct ecod *d, struct ecod_run *r, struct eco_error *err)
+{
+    if (!r->grid.has_carbon && !r->grid.has_cost)
+        return 0;
+    const struct ecod_grid_acc *a = &r->grid, *b = &r->stored_grid;
+    if (a->has_carbon == b->has_carbon && a->carbon_partial == b->carbon_partial &&
+        a->has_cost == b->has_cost && a->cost_partial == b->cost_partial &&
+        a->carbon_kg == b->carbon_kg && a->cost == b->cost)
+        return 0;
+    struct eco_store_grid g = {
+        .has_carbon = r->grid.has_carbon,
+        .carbon_partial = r->grid.carbon_partial,
+        .has_cost = r->grid.has_cost,
+        .cost_partial = r->grid.cost_partial,
+        .carbon_kg = r->grid.carbon_kg,
+        .cost = r->grid.cost,
+    };
+    snprintf(g.currency, sizeof g.currency, "%s", ecod__grid_currency(&d->grid));
+    int rc = eco_store_set_grid(d->store, r->id, &g, err);
+    if (rc == 0)
+        r->stored_grid = r->grid;
+    return rc;
 }
 
 /* Writes run r's energy basis to the store when it changed (a failed write is tried again at
@@ -203,8 +231,11 @@ static int auto_cap(struct ecod *d, uint32_t g, double *cap_w, struct eco_error 
 
 /* Writes run r's end into the store: done or failed with its exit status, or only the energy
  * of a job the store already has as cancelled. */
-static int record_end(struct ecod *d, const struct ecod_run *r, struct eco_error *err)
+static int record_end(struct ecod *d, struct ecod_run *r, struct eco_error *err)
 {
+    int rc = store_grid(d, r, err);
+    if (rc < 0)
+        return rc;
     if (r->end_state == ECO_STORE_CANCELLED)
         return eco_store_set_energy(d->store, r->id, r->energy_j, err);
     return eco_store_finish(d->store, r->id, r->end_state, r->end_code, r->end_s, r->energy_j, err);
@@ -677,7 +708,7 @@ int ecod__sched_load_queue(struct ecod *d, struct eco_error *err)
     size_t n = 0;
     int rc = eco_store_list(d->store, ECO_STORE_QUEUED, 0, 0, &jobs, &n, err);
     for (size_t i = 0; rc == 0 && i < n; i++)
-        if (ecod__queue_add(d, &jobs[i]) < 0)
+        if (ecod__defer_enqueue(d, &jobs[i], eco_wall_s()) < 0)
             rc = eco_errorf(err, -ENOMEM, "queue: out of memory");
     eco_store_jobs_free(jobs, n);
     return rc;
@@ -731,6 +762,7 @@ void ecod__sched_sample(struct ecod *d, double now, double mono)
         sample_gpus(d, mono);
     d->last_sample_mono = mono;
     reap(d, mono); /* as in the pass: a job that ended gets no share of the budget below */
+    ecod__grid_refresh(&d->grid, mono); /* a signal file its operator's job rewrote */
     /* the jobs' energy to the sampling instant, written to the store when it moved */
     ecod__sched_account(d, mono);
     for (size_t i = 0; i < d->n_runs; i++) {
@@ -741,6 +773,7 @@ void ecod__sched_sample(struct ecod *d, double now, double mono)
             d->runs[i].stored_j = d->runs[i].energy_j;
         }
         store_basis(d, &d->runs[i]);
+        store_grid(d, &d->runs[i], NULL);
     }
     ecod__nodecap_tick(d, mono);
     double took = eco_mono_s() - mono; /* the sampling's own duration (status): measured */
@@ -765,6 +798,7 @@ void ecod__sched_pass(struct ecod *d, double now, double mono)
     reap(d, mono);
     retry_store(d, mono);
     prune(d, mono);
+    ecod__defer_release_due(d, now); /* held jobs whose release time came join the queue */
     size_t queued = ecod__queue_len(d);
     double t0 = eco_mono_s(); /* the pass's own duration (status, /metrics): measured */
     /* energy accounted at this instant already (the sampling just ran): the jobs started now

@@ -17,6 +17,15 @@ void ecod__sched_fini(struct ecod *d);
 void ecod__sched_account(struct ecod *d, double mono);
 /* Fills the in-memory queue from the store's queued jobs (once, at start). */
 int ecod__sched_load_queue(struct ecod *d, struct eco_error *err);
+/* Deferral (defer.c): the release time (wall s) of queued job j seen at now: its not_before,
+ * and with slack (max_delay_s, up to its deadline) the carbon policy's choice; a job whose
+ * release is later is held out of the queue (ecod__defer_enqueue; -ENOMEM), and queued when
+ * it comes (ecod__defer_release_due, from the pass). ecod__defer_held_until: the release of
+ * a held job, 0 when not held. */
+double ecod__defer_release(struct ecod *d, const struct eco_store_job *j, double now);
+int ecod__defer_enqueue(struct ecod *d, const struct eco_store_job *j, double now);
+void ecod__defer_release_due(struct ecod *d, double now);
+double ecod__defer_held_until(const struct ecod *d, int64_t id);
 /* Whether a pass about to run at monotonic time mono needs a fresh sample first: never
  * sampled, or 0.2 s since the last (every tick's pass, and at most 5 of the passes a second
  * that submissions, cancels and job ends ask for). */

@@ -180,6 +180,15 @@ static void recover_one(struct ecod *d, const struct eco_store_job *j)
     r->energy_base_j = j->energy_j;
     r->energy_j = j->energy_j;
     r->stored_j = j->energy_j;
+    r->grid = (struct ecod_grid_acc){
+        .has_carbon = j->has_carbon,
+        .carbon_partial = j->carbon_partial,
+        .has_cost = j->has_cost,
+        .cost_partial = j->cost_partial,
+        .carbon_kg = j->carbon_kg,
+        .cost = j->cost,
+    };
+    r->stored_grid = r->grid;
     r->basis = r->stored_basis = ecod_basis_parse(j->energy_basis);
     struct eco_gpu_request req = ecod__run_request(j);
     req.n_gpus = r->n_gpus;

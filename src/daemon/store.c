@@ -84,10 +84,30 @@ static const char SQL_MIGRATION_2[] =
     "CREATE TRIGGER IF NOT EXISTS job_energy_basis_gone AFTER DELETE ON jobs"
     " BEGIN DELETE FROM job_energy_basis WHERE job = old.id; END;";
 
+/* Migration 3: grid signals (docs/daemon/README.md, "Grid signals"), in a table of its own as
+ * migration 2's (IF NOT EXISTS for the same reason), deleted with its job by the trigger: a
+ * job's slack (max_delay_s, 0: not deferrable; not_before_s, 0: none) and its carbon (kg CO2eq)
+ * and cost so far, NULL while no signal was set; *_partial: part of its run lay outside the
+ * signal's cover, so the figure counts only the covered part. A job without a row has none. */
+static const char SQL_MIGRATION_3[] =
+    "CREATE TABLE IF NOT EXISTS job_grid ("
+    " job INTEGER PRIMARY KEY,"
+    " max_delay_s REAL NOT NULL DEFAULT 0 CHECK (max_delay_s >= 0),"
+    " not_before_s REAL NOT NULL DEFAULT 0 CHECK (not_before_s >= 0),"
+    " carbon_kg REAL,"
+    " carbon_partial INTEGER NOT NULL DEFAULT 0 CHECK (carbon_partial IN (0, 1)),"
+    " cost REAL,"
+    " cost_partial INTEGER NOT NULL DEFAULT 0 CHECK (cost_partial IN (0, 1)),"
+    " currency TEXT"
+    ");"
+    "CREATE TRIGGER IF NOT EXISTS job_grid_gone AFTER DELETE ON jobs"
+    " BEGIN DELETE FROM job_grid WHERE job = old.id; END;";
+
 /* MIGRATIONS[v] brings a file from version v-1 to v. Append only; never edit a shipped one. */
 static const char *const MIGRATIONS[] = {
     [1] = SQL_MIGRATION_1,
     [2] = SQL_MIGRATION_2,
+    [3] = SQL_MIGRATION_3,
 };
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == ECO_STORE_SCHEMA_VERSION + 1,
                "one migration per schema version");
@@ -97,22 +117,27 @@ _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == ECO_STORE_SCHEMA_VERS
     "id, state, uid, gid, name, cwd, argv, env, gpus, gpu_mem_gb, share, power_cap_w,"             \
     " deadline_s, submit_s, start_s, end_s, assigned_gpus, pid, pgid, exit_status, reason,"        \
     " energy_j, stdout_path, stderr_path,"                                                         \
-    " (SELECT basis FROM job_energy_basis WHERE job_energy_basis.job = jobs.id)"
+    " (SELECT basis FROM job_energy_basis WHERE job_energy_basis.job = jobs.id),"                  \
+    " max_delay_s, not_before_s, carbon_kg, carbon_partial, cost, cost_partial, currency"
 
 static const char SQL_INSERT[] =
     "INSERT INTO jobs (uid, gid, name, cwd, argv, env, gpus, gpu_mem_gb, share, power_cap_w,"
     " deadline_s, submit_s, stdout_path, stderr_path)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
-static const char SQL_GET[] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1";
+static const char SQL_INSERT_SLACK[] =
+    "INSERT INTO job_grid (job, max_delay_s, not_before_s) VALUES (?1, ?2, ?3)";
+/* The jobs with their grid row, for every read of whole jobs. */
+#define JOBS_FROM " FROM jobs LEFT JOIN job_grid ON job_grid.job = jobs.id"
+static const char SQL_GET[] = "SELECT " JOB_COLUMNS JOBS_FROM " WHERE id = ?1";
 static const char SQL_LIST_ALL[] =
-    "SELECT " JOB_COLUMNS " FROM jobs ORDER BY id LIMIT ?1 OFFSET ?2";
+    "SELECT " JOB_COLUMNS JOBS_FROM " ORDER BY id LIMIT ?1 OFFSET ?2";
 static const char SQL_LIST_STATE[] =
-    "SELECT " JOB_COLUMNS " FROM jobs WHERE state = ?3 ORDER BY id LIMIT ?1 OFFSET ?2";
+    "SELECT " JOB_COLUMNS JOBS_FROM " WHERE state = ?3 ORDER BY id LIMIT ?1 OFFSET ?2";
 /* A page after a cursor: ids above ?2 in id order (the primary key: no OFFSET scan). */
 static const char SQL_PAGE_ALL[] =
-    "SELECT " JOB_COLUMNS " FROM jobs WHERE id > ?2 ORDER BY id LIMIT ?1";
+    "SELECT " JOB_COLUMNS JOBS_FROM " WHERE id > ?2 ORDER BY id LIMIT ?1";
 static const char SQL_PAGE_STATE[] =
-    "SELECT " JOB_COLUMNS " FROM jobs WHERE state = ?3 AND id > ?2 ORDER BY id LIMIT ?1";
+    "SELECT " JOB_COLUMNS JOBS_FROM " WHERE state = ?3 AND id > ?2 ORDER BY id LIMIT ?1";
 /* Pruning: the oldest ?2 jobs in a final state that ended before ?1, deleted; their ids come
  * back for the daemon to delete their logs. AUTOINCREMENT keeps their ids from reuse. */
 static const char SQL_PRUNE[] =
@@ -130,6 +155,12 @@ static const char SQL_CANCEL[] = "UPDATE jobs SET state = 'cancelled', end_s = ?
 static const char SQL_LOSE[] = "UPDATE jobs SET state = 'lost', end_s = ?2, reason = ?3"
                                " WHERE id = ?1 AND state = 'running'";
 static const char SQL_ENERGY[] = "UPDATE jobs SET energy_j = ?2 WHERE id = ?1";
+/* Only for a job that exists (as SQL_BASIS). */
+static const char SQL_GRID[] =
+    "INSERT INTO job_grid (job, carbon_kg, carbon_partial, cost, cost_partial, currency)"
+    " SELECT id, ?2, ?3, ?4, ?5, ?6 FROM jobs WHERE id = ?1 ON CONFLICT (job) DO UPDATE SET"
+    " carbon_kg = excluded.carbon_kg, carbon_partial = excluded.carbon_partial,"
+    " cost = excluded.cost, cost_partial = excluded.cost_partial, currency = excluded.currency";
 /* Only for a job that exists (the SELECT finds none otherwise: no row, -ENOENT below). */
 static const char SQL_BASIS[] = "INSERT OR REPLACE INTO job_energy_basis (job, basis)"
                                 " SELECT id, ?2 FROM jobs WHERE id = ?1";
@@ -140,7 +171,8 @@ static const char SQL_FAIL_START[] =
     " start_s = COALESCE(start_s, ?3) WHERE id = ?1 AND state IN ('queued', 'running')";
 static const char SQL_CAP[] = "UPDATE jobs SET power_cap_w = ?2 WHERE id = ?1";
 /* For metrics: jobs and their energy per state; the newest jobs' energy. */
-static const char SQL_STATS[] = "SELECT state, COUNT(*), TOTAL(energy_j) FROM jobs GROUP BY state";
+static const char SQL_STATS[] = "SELECT state, COUNT(*), TOTAL(energy_j), TOTAL(carbon_kg),"
+                                " TOTAL(cost)" JOBS_FROM " GROUP BY state";
 static const char SQL_RECENT_ENERGY[] = "SELECT id, energy_j FROM jobs ORDER BY id DESC LIMIT ?1";
 /* Field checks before insert, so the error names the field: argv a non-empty array of
  * strings, env an object of strings. */
@@ -156,6 +188,7 @@ enum stmt {
     ST_COMMIT,
     ST_ROLLBACK,
     ST_INSERT,
+    ST_INSERT_SLACK,
     ST_GET,
     ST_LIST_ALL,
     ST_LIST_STATE,
@@ -165,6 +198,7 @@ enum stmt {
     ST_CANCEL,
     ST_LOSE,
     ST_ENERGY,
+    ST_GRID,
     ST_BASIS,
     ST_CAP,
     ST_CHECK_ARGV,
@@ -184,6 +218,7 @@ static const char *const STMT_SQL[ST_COUNT] = {
     [ST_COMMIT] = SQL_COMMIT,
     [ST_ROLLBACK] = SQL_ROLLBACK,
     [ST_INSERT] = SQL_INSERT,
+    [ST_INSERT_SLACK] = SQL_INSERT_SLACK,
     [ST_GET] = SQL_GET,
     [ST_LIST_ALL] = SQL_LIST_ALL,
     [ST_LIST_STATE] = SQL_LIST_STATE,
@@ -193,6 +228,7 @@ static const char *const STMT_SQL[ST_COUNT] = {
     [ST_CANCEL] = SQL_CANCEL,
     [ST_LOSE] = SQL_LOSE,
     [ST_ENERGY] = SQL_ENERGY,
+    [ST_GRID] = SQL_GRID,
     [ST_BASIS] = SQL_BASIS,
     [ST_CAP] = SQL_CAP,
     [ST_CHECK_ARGV] = SQL_CHECK_ARGV,
@@ -694,6 +730,13 @@ int eco_store_insert(struct eco_store *s, const struct eco_store_job *j, int64_t
     ret = exec_stmt(s, ST_INSERT, "insert job", err);
     if (ret == 0)
         *id = sqlite3_last_insert_rowid(s->db);
+    if (ret == 0 && (j->max_delay_s > 0 || j->not_before_s > 0)) {
+        st = s->st[ST_INSERT_SLACK];
+        sqlite3_bind_int64(st, 1, *id);
+        sqlite3_bind_double(st, 2, j->max_delay_s);
+        sqlite3_bind_double(st, 3, j->not_before_s);
+        ret = exec_stmt(s, ST_INSERT_SLACK, "insert job slack", err);
+    }
     return tx_end(s, ret, err);
 }
 
@@ -740,7 +783,14 @@ enum {
     COL_ENERGY,
     COL_STDOUT,
     COL_STDERR,
-    COL_BASIS
+    COL_BASIS,
+    COL_MAX_DELAY,
+    COL_NOT_BEFORE,
+    COL_CARBON,
+    COL_CARBON_PARTIAL,
+    COL_COST,
+    COL_COST_PARTIAL,
+    COL_CURRENCY
 };
 
 static const char **text_field(struct eco_store_job *j, int col)
@@ -823,6 +873,16 @@ static int row_to_job(struct eco_store *s, sqlite3_stmt *st, struct eco_store_jo
     j->energy_j = sqlite3_column_double(st, COL_ENERGY);
     const unsigned char *basis = sqlite3_column_text(st, COL_BASIS);
     snprintf(j->energy_basis, sizeof j->energy_basis, "%s", basis ? (const char *)basis : "");
+    j->max_delay_s = sqlite3_column_double(st, COL_MAX_DELAY);
+    j->not_before_s = sqlite3_column_double(st, COL_NOT_BEFORE);
+    j->has_carbon = sqlite3_column_type(st, COL_CARBON) != SQLITE_NULL;
+    j->carbon_kg = sqlite3_column_double(st, COL_CARBON);
+    j->carbon_partial = sqlite3_column_int(st, COL_CARBON_PARTIAL) != 0;
+    j->has_cost = sqlite3_column_type(st, COL_COST) != SQLITE_NULL;
+    j->cost = sqlite3_column_double(st, COL_COST);
+    j->cost_partial = sqlite3_column_int(st, COL_COST_PARTIAL) != 0;
+    const unsigned char *cur = sqlite3_column_text(st, COL_CURRENCY);
+    snprintf(j->currency, sizeof j->currency, "%s", cur ? (const char *)cur : "");
     if (copy_strings(st, j) != 0)
         return eco_errorf(err, -ENOMEM, "%s: job %lld: out of memory", s->path, (long long)j->id);
     return 0;
@@ -1052,6 +1112,25 @@ int eco_store_set_energy(struct eco_store *s, int64_t id, double energy_j, struc
     return transition(s, id, ST_ENERGY, ~0u, "set job energy", NULL, err);
 }
 
+int eco_store_set_grid(struct eco_store *s, int64_t id, const struct eco_store_grid *g,
+                       struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_GRID];
+    sqlite3_bind_int64(st, 1, id);
+    if (g->has_carbon)
+        sqlite3_bind_double(st, 2, g->carbon_kg);
+    else
+        sqlite3_bind_null(st, 2);
+    sqlite3_bind_int(st, 3, g->carbon_partial ? 1 : 0);
+    if (g->has_cost)
+        sqlite3_bind_double(st, 4, g->cost);
+    else
+        sqlite3_bind_null(st, 4);
+    sqlite3_bind_int(st, 5, g->cost_partial ? 1 : 0);
+    bind_text(st, 6, g->has_cost && g->currency[0] ? g->currency : NULL);
+    return transition(s, id, ST_GRID, ~0u, "set job carbon and cost", NULL, err);
+}
+
 int eco_store_set_energy_basis(struct eco_store *s, int64_t id, const char *basis,
                                struct eco_error *err)
 {
@@ -1084,6 +1163,8 @@ int eco_store_stats(struct eco_store *s, struct eco_store_stats *out, struct eco
             continue; /* the schema's CHECK keeps other states out */
         out->jobs[state] = (uint64_t)sqlite3_column_int64(st, 1);
         out->energy_j += sqlite3_column_double(st, 2);
+        out->carbon_kg += sqlite3_column_double(st, 3);
+        out->cost += sqlite3_column_double(st, 4);
     }
     if (rc != SQLITE_DONE)
         ret = fail_sql(s, err, rc, "job statistics");

@@ -11,7 +11,7 @@
 #include "ecosched/error.h"
 
 /* Schema version this code writes (PRAGMA user_version); older files are migrated at open. */
-#define ECO_STORE_SCHEMA_VERSION 2
+#define ECO_STORE_SCHEMA_VERSION 3
 
 /* Job states as stored (the text in the `state` column is eco_store_state_name's). Allowed
  * transitions: queued -> running | cancelled; running -> done | failed | cancelled | lost. */
@@ -56,6 +56,8 @@ struct eco_store_job {
     double submit_s;
     const char *stdout_path; /* may be NULL */
     const char *stderr_path; /* may be NULL */
+    double max_delay_s;      /* slack: the daemon may hold it this long after submit_s; 0: none */
+    double not_before_s;     /* absolute, 0: none: it starts no earlier */
     /* Run fields, written by the transitions. */
     double start_s;
     double end_s;
@@ -68,6 +70,13 @@ struct eco_store_job {
     /* What its GPU energy was split by on a shared GPU ("exclusive", "utilization", "memory",
      * "equal"; docs/models/energy.md), the latest split; "": none yet. Read only. */
     char energy_basis[16];
+    /* Carbon (kg CO2eq) and cost (in currency, "AUD") of its energy under the daemon's grid
+     * signals (docs/daemon/README.md, "Grid signals"); has_*: a signal was set while it ran;
+     * *_partial: part of its run lay outside the signal's cover and is not counted. Read only
+     * (eco_store_set_grid writes them). */
+    bool has_carbon, carbon_partial, has_cost, cost_partial;
+    double carbon_kg, cost;
+    char currency[8];
     void *strings_; /* private: owner of the strings of a fetched job */
 };
 
@@ -163,6 +172,15 @@ int eco_store_fail_start(struct eco_store *s, int64_t id, int exit_status, doubl
                          const char *reason, struct eco_error *err);
 /* Sets the job's energy so far, in any state. -ENOENT when missing. */
 int eco_store_set_energy(struct eco_store *s, int64_t id, double energy_j, struct eco_error *err);
+/* A job's carbon and cost so far (the fields of the same names in eco_store_job). */
+struct eco_store_grid {
+    bool has_carbon, carbon_partial, has_cost, cost_partial;
+    double carbon_kg, cost;
+    char currency[8];
+};
+/* Sets the job's carbon and cost so far, in any state. -ENOENT when missing. */
+int eco_store_set_grid(struct eco_store *s, int64_t id, const struct eco_store_grid *g,
+                       struct eco_error *err);
 /* Sets what the job's energy is split by (a name the schema accepts: "exclusive",
  * "utilization", "memory", "equal"; -EINVAL otherwise), in any state. -ENOENT when missing. */
 int eco_store_set_energy_basis(struct eco_store *s, int64_t id, const char *basis,
@@ -175,7 +193,8 @@ int eco_store_set_power_cap(struct eco_store *s, int64_t id, double cap_w, struc
 /* Counts of jobs per state and the energy of all jobs (for the daemon's /metrics). */
 struct eco_store_stats {
     uint64_t jobs[ECO_STORE_NSTATES];
-    double energy_j; /* sum of every stored job's energy_j */
+    double energy_j;        /* sum of every stored job's energy_j */
+    double carbon_kg, cost; /* sums of the jobs' carbon and cost (0 without a signal) */
 };
 /* Fills *out from one aggregate query (cost grows with the number of stored jobs, no
  * strings are copied). */

@@ -220,6 +220,10 @@ static void period(struct powerd *pd)
     double budget = pd->budget_w;
     pthread_mutex_unlock(&pd->lock);
     json_t *st = json_object();
+    ecod__grid_refresh(&pd->grid, now); /* a signal file its operator's job rewrote */
+    double wall = eco_wall_s(), set_w = budget;
+    budget = eco_powerd__dr_budget(pd, budget, wall); /* demand response: lower when high */
+    json_object_set_new(st, "grid", eco_powerd__grid_json(pd, set_w, wall));
     bool slurm_ok = eco_powerd__read_nodes(pd, now) == 0;
     eco_powerd__read_node_power(pd);
     slurm_ok = slurm_ok && eco_powerd__read_jobs(pd) == 0;
@@ -251,8 +255,9 @@ static void period(struct powerd *pd)
 
 /* The command line, parsed by the CLI's option table (src/cli/opts.c). */
 struct powerd_args {
-    double budget_w, period_s;
+    double budget_w, period_s, dr_above, dr_scale, dr_floor_w;
     const char *nodes, *socket, *power_down, *policy;
+    const char *carbon, *price, *carbon_url, *price_url, *carbon_policy;
     int no_weights;
 };
 
@@ -299,6 +304,55 @@ static const struct eco_opt powerd_opts[] = {
      .arg = "P[:PARAMS]",
      .help = "power capper of the family `ecosched sim --power-policy`\n"
              "takes (default " DEFAULT_CAPPER "; ecosched sim --help lists them)"},
+    {.name = "carbon",
+     .kind = ECO_OPT_STR,
+     .offset = A(carbon),
+     .arg = "FILE",
+     .help = "carbon signal (docs/formats/grid-signal.md), re-read when\nit changes"},
+    {.name = "price",
+     .kind = ECO_OPT_STR,
+     .offset = A(price),
+     .arg = "FILE",
+     .help = "price signal, the same way"},
+    {.name = "carbon-url",
+     .kind = ECO_OPT_STR,
+     .offset = A(carbon_url),
+     .arg = "URL",
+     .help = "the carbon signal from a loopback http:// source"},
+    {.name = "price-url",
+     .kind = ECO_OPT_STR,
+     .offset = A(price_url),
+     .arg = "URL",
+     .help = "the price signal from one"},
+    {.name = "carbon-policy",
+     .kind = ECO_OPT_STR,
+     .offset = A(carbon_policy),
+     .arg = "P",
+     .help = "none, shift, lwa or threshold: holds jobs submitted with\n"
+             "--comment=ecosched:max-delay=D (default none)"},
+    {.name = "dr-above",
+     .kind = ECO_OPT_NUM,
+     .lo = -1e9,
+     .hi = 1e9,
+     .offset = A(dr_above),
+     .arg = "VALUE",
+     .help = "demand response: while the signal (carbon, else price) is\n"
+             "above VALUE the budget is cut to --dr-scale of itself"},
+    {.name = "dr-scale",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1,
+     .offset = A(dr_scale),
+     .arg = "F",
+     .noun = "a fraction",
+     .help = "the budget's fraction in high hours (default 0.5)"},
+    {.name = "dr-floor",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1e9,
+     .offset = A(dr_floor_w),
+     .arg = "WATTS",
+     .help = "the guaranteed floor under the cut budget (required with\n--dr-above)"},
     {.name = "no-weights",
      .kind = ECO_OPT_FLAG,
      .lo = 1,
@@ -310,6 +364,50 @@ static const struct eco_opt powerd_opts[] = {
 #undef A
 
 static void usage(FILE *f);
+
+/* With the budget cut in high hours, half: the order of the flexible share demand-response
+ * programmes ask of a data centre's load; the operator's --dr-scale overrides it. */
+#define DR_DEFAULT_SCALE 0.5
+/* A *_url source is fetched every 5 minutes (as ecoschedd's signal_fetch_s default). */
+#define GRID_FETCH_S 300.0
+
+/* The grid options into pd: 0, or an exit status (printed). */
+static int setup_grid(struct powerd *pd, const struct powerd_args *a)
+{
+    struct eco_error err = {{0}};
+    const char *urls[] = {a->carbon_url, a->price_url}, *why;
+    for (size_t i = 0; i < 2; i++)
+        if (urls[i] && (why = ecod__grid_check_url(urls[i]))) {
+            eco_cli__err("powerd: --%s-url '%s' %s", i ? "price" : "carbon", urls[i], why);
+            return ECO_EXIT_USAGE;
+        }
+    if (!isnan(a->dr_above) && isnan(a->dr_floor_w)) {
+        eco_cli__err("powerd: --dr-above needs --dr-floor WATTS (the guaranteed floor)");
+        return ECO_EXIT_USAGE;
+    }
+    if (!isnan(a->dr_above) && !a->carbon && !a->price && !a->carbon_url && !a->price_url) {
+        eco_cli__err("powerd: --dr-above needs a signal (--carbon, --price or their -url)");
+        return ECO_EXIT_USAGE;
+    }
+    pd->dr_above = isnan(a->dr_above) ? -INFINITY : a->dr_above;
+    pd->dr_scale = a->dr_scale;
+    pd->dr_floor_w = isnan(a->dr_floor_w) ? 0 : a->dr_floor_w;
+    /* a URL's answers are cached beside the API socket (a directory powerd owns), not in a
+     * shared /tmp */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", pd->socket);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
+    if (ecod__grid_setup(&pd->grid, a->carbon, a->carbon_url, a->price, a->price_url,
+                         a->carbon_policy, 3600, GRID_FETCH_S, dir, eco_mono_s(), &err) < 0) {
+        eco_cli__err("powerd: %s", err.msg);
+        return ECO_EXIT_USAGE;
+    }
+    return 0;
+}
 
 static const struct eco_opt_cmd powerd_cmd = {
     .prefix = "powerd",
@@ -340,7 +438,10 @@ int eco_cli__cmd_powerd(int argc, char **argv)
                             .nodes = "/run/ecosched/%n.sock",
                             .power_down = "forecast",
                             .period_s = 5,
-                            .policy = DEFAULT_CAPPER};
+                            .policy = DEFAULT_CAPPER,
+                            .dr_above = NAN,
+                            .dr_scale = DR_DEFAULT_SCALE,
+                            .dr_floor_w = NAN};
     int rc = eco_cli__opt_parse(&powerd_cmd, argc, argv, &a);
     if (rc)
         return rc < 0 ? 0 : rc;
@@ -382,8 +483,12 @@ int eco_cli__cmd_powerd(int argc, char **argv)
     pthread_mutex_init(&pd.lock, NULL);
     pd.nodes = calloc(MAX_NODES, sizeof *pd.nodes);
     pd.jobs = calloc(MAX_JOBS, sizeof *pd.jobs);
-    if (!pd.nodes || !pd.jobs)
+    pd.defer = calloc(MAX_JOBS, sizeof *pd.defer);
+    if (!pd.nodes || !pd.jobs || !pd.defer)
         goto out;
+    if ((rc = setup_grid(&pd, &a)) != 0)
+        goto out;
+    rc = ECO_EXIT_FAIL;
     if (!(mhd = eco_powerd__api_start(&pd)))
         goto out;
     struct sigaction sa = {.sa_handler = on_signal};
@@ -416,6 +521,8 @@ out:
     json_decref(pd.status);
     free(pd.nodes);
     free(pd.jobs);
+    free(pd.defer);
+    ecod__grid_fini(&pd.grid);
     pthread_mutex_destroy(&pd.lock);
     return rc;
 }

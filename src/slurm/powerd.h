@@ -14,6 +14,7 @@
 #include "ecosched/policy.h"
 #include "ecosched/powercap.h"
 #include "ecosched/rng.h"
+#include "daemon/grid.h"
 
 #define MAX_NODES 4096
 #define MAX_GPUS 64
@@ -78,6 +79,14 @@ struct pjob {
     bool decided; /* limit_w is this period's decision (eco_powerd__allocate) */
 };
 
+/* A deferrable Slurm job (--comment=ecosched:max-delay=D; powerd_grid.c). */
+struct pdefer {
+    int64_t id;
+    double release_s;    /* epoch s: the carbon policy's release time */
+    unsigned generation; /* the signal's generation it was decided on */
+    bool decided, held, done, seen_now;
+};
+
 struct powerd {
     /* options */
     const char *socket, *node_pattern, *forecast;
@@ -106,7 +115,21 @@ struct powerd {
     struct eco_cluster *cluster;
     struct eco_powerdown *pd;
     const struct eco_powerdown_ops *pd_ops;
+    /* grid signals (powerd_grid.c): the demand-response budget is max(dr_floor_w, budget x
+     * dr_scale) while the signal is above dr_above (-inf: never), else the budget */
+    struct ecod_grid grid;
+    double dr_above, dr_scale, dr_floor_w;
+    struct pdefer *defer;
+    size_t n_defer;
 };
+
+/* powerd_grid.c: the budget in force at epoch time now_s under demand response; a deferrable
+ * job of squeue --json (object o) held or released; the jobs no longer listed forgotten (after
+ * each read); the grid part of the status. */
+double eco_powerd__dr_budget(const struct powerd *pd, double budget, double now_s);
+void eco_powerd__defer_job(struct powerd *pd, const json_t *o, double now_s);
+void eco_powerd__defer_sweep(struct powerd *pd);
+json_t *eco_powerd__grid_json(const struct powerd *pd, double budget, double now_s);
 
 /* powerd_nodes.c: one period's reading of Slurm (sinfo, squeue --json) and of each node's
  * ecoschedd (/v1/node), and what is sent back (limits, Slurm node weights). 0 or < 0 (Slurm

@@ -49,7 +49,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (strcmp(method, "GET"))
             return eco_http_fail(c, 405, NULL, "use GET on /v1/status");
         pthread_mutex_lock(&pd->lock);
-        json_t *o = json_deep_copy(pd->status ? pd->status : json_object());
+        /* before the first period there is no status: an empty one (a copy of a fresh
+         * object would leak the original) */
+        json_t *o = pd->status ? json_deep_copy(pd->status) : json_object();
         json_object_set_new(o, "budget_w", json_real(pd->budget_w));
         json_object_set_new(o, "period_s", json_real(pd->period_s));
         pthread_mutex_unlock(&pd->lock);

@@ -264,6 +264,7 @@ int eco_powerd__read_jobs(struct powerd *pd)
             pd->arrivals++;
             pd->arrived_gpus += (double)per * (double)(nn > 0 ? nn : 1);
         }
+        eco_powerd__defer_job(pd, o, (double)now);
         if (strcmp(state, "RUNNING"))
             continue;
         struct pjob *pj = job_get(pd, id);
@@ -301,6 +302,7 @@ int eco_powerd__read_jobs(struct powerd *pd)
         if (pd->jobs[k].seen_now)
             pd->jobs[kept++] = pd->jobs[k];
     pd->n_jobs = kept;
+    eco_powerd__defer_sweep(pd);
     json_decref(j);
     return 0;
 }

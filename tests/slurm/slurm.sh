@@ -326,6 +326,56 @@ check "resume powers on every node listed" [ "$(wc -l <"$R/out/on")" -eq 3 ]
 "$ECO" power budget -5 >/dev/null 2>&1; rc=$?
 check "power budget -5 refused with exit 2 (got $rc)" [ "$rc" -eq 2 ]
 
+# 6. grid signals (docs/slurm/powerd.md, "Grid signals"): a second powerd reads a carbon signal
+#    that is high now and low in 3 hours (the operator's forecast), cuts the 1000 W budget to
+#    max(600 W floor, 0.5 x 1000 W) while it is high, keeps a job submitted with sbatch --hold
+#    --comment=ecosched:max-delay=6h held and releases it (scontrol release) once the refreshed signal
+#    makes this hour the lowest (and the budget is whole again)
+kill -TERM "$PPID_"; wait "$PPID_"; rc=$?
+check "first powerd exits 0 on SIGTERM (got $rc)" [ "$rc" -eq 0 ]
+gnow=$(date +%s); gh0=$((gnow - gnow % 3600))
+# carbon_file LOW_HOUR: hourly rows -24..24 h around this hour, 500 g/kWh, 50 in LOW_HOUR
+carbon_file() {
+    { echo time_utc,carbon_gco2eq_per_kwh
+      for h in $(seq -24 24); do
+          v=500; [ "$h" -eq "$1" ] && v=50
+          echo "$(date -u -d "@$((gh0 + 3600 * h))" +%Y-%m-%dT%H:00:00Z),$v"
+      done; } >"$R/carbon.tmp"
+    mv "$R/carbon.tmp" "$R/carbon.csv"
+}
+carbon_file 3
+"$ECO" powerd --budget 1000 --period 1 --nodes "$R/%n/d.sock" --socket "$PSOCK" \
+    --carbon "$R/carbon.csv" --carbon-policy lwa --dr-above 300 --dr-scale 0.5 --dr-floor 600 \
+    2>>"$R/log/powerd.log" &
+PPID_=$!
+PIDS="$PIDS $PPID_"
+# gfield KEY: a field of the grid part of powerd's status
+gfield() {
+    "$ECO" power status --json 2>/dev/null | python3 -c "import json, sys
+print(json.load(sys.stdin).get('grid', {}).get('$1'))" 2>/dev/null
+}
+dr_cut() { [ "$(gfield budget_effective_w)" = 600.0 ]; }
+check "demand response: budget 1000 W cut to the 600 W floor while carbon is 500 g/kWh" \
+    until_true 100 dr_cut
+gforecast=$(gfield forecast)
+check "powerd names the operator's forecast ($gforecast)" [ "$gforecast" = operator ]
+sbatch --parsable -w n1 --gres=gpu:1 --hold --comment=ecosched:max-delay=6h -o "$R/out/defer.out" \
+    --wrap "echo deferred-ok" >"$R/out/defer.id"
+DJ=$(cat "$R/out/defer.id")
+is_held() { squeue -h -j "$DJ" -o %r 2>/dev/null | grep -q JobHeld; }
+is_listed() { "$ECO" power status --json | tr -d ' \n' | grep -q "\"job_id\":$DJ"; }
+check "deferrable job $DJ (sbatch --hold) decided by powerd and listed held" until_true 100 is_listed
+check "it is held in Slurm" is_held
+check "powerd logged its release time" grep -q "job $DJ: release at" "$R/log/powerd.log"
+sleep 2
+check "still held two periods later" is_held
+carbon_file 0
+dj_done() { grep -q deferred-ok "$R/out/defer.out" 2>/dev/null; }
+check "released when the refreshed signal makes this hour the lowest; it ran" until_true 300 dj_done
+dr_whole() { [ "$(gfield budget_effective_w)" = 1000.0 ]; }
+check "budget whole again at 50 g/kWh" until_true 50 dr_whole
+check "powerd logged the hold's release" grep -q "job $DJ released" "$R/log/powerd.log"
+
 # powerd and the node daemons stop cleanly (a sanitizer build reports leaks at exit)
 kill -TERM "$PPID_"; wait "$PPID_"; rc=$?
 check "powerd exits 0 on SIGTERM (got $rc)" [ "$rc" -eq 0 ]
