@@ -33,6 +33,11 @@ static const struct merge_case cases[] = {
     /* the same node again (a retried epilog) replaces its part */
     {"ecosched gpu_energy_j=1234.5 nodes=2 n1=600.1J n2=634.4J", "n1", 100, -1,
      "ecosched gpu_energy_j=734.4 nodes=2 n1=100.0J n2=634.4J"},
+    /* as sacctmgr stores it: in lower case */
+    {"ecosched gpu_energy_j=5.0 carbon_g=1.00 nodes=1 n1=5.0j,1.00g", "n2", 1, 1,
+     "ecosched gpu_energy_j=6.0 carbon_g=2.00 nodes=2 n1=5.0J,1.00g n2=1.0J,1.00g"},
+    {"ecosched gpu_energy_j=5.0 nodes=1 gpu1=5.0j", "GPU1", 2, -1,
+     "ecosched gpu_energy_j=2.0 nodes=1 gpu1=2.0J"},
     /* a site's own comment stays in front */
     {"checked by ops", "gpu7", 5, -1,
      "checked by ops; ecosched gpu_energy_j=5.0 nodes=1 gpu7=5.0J"},

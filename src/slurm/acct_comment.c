@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "acct_comment_internal.h"
 
 /* A node name in a part: Slurm node names never hold a blank or '=' (slurm.conf NodeName). */
@@ -27,7 +28,7 @@ struct parts {
 static int add(struct parts *p, const char *node, size_t len, double e, double c)
 {
     for (size_t i = 0; i < p->n; i++)
-        if (strlen(p->v[i].node) == len && !strncmp(p->v[i].node, node, len)) {
+        if (strlen(p->v[i].node) == len && !strncasecmp(p->v[i].node, node, len)) {
             p->v[i].energy_j = e, p->v[i].carbon_g = c;
             return 0;
         }
@@ -45,7 +46,8 @@ static int add(struct parts *p, const char *node, size_t len, double e, double c
 }
 
 /* The parts of ecosched's text `s` (from ECO_ACCT_TAG on): totals are skipped, every other
- * "NAME=EJ[,Cg]" token is a part. */
+ * "NAME=EJ[,Cg]" token is a part. Read without regard to case: sacctmgr stores the comment
+ * in lower case (seen with Debian's 22.05, quoted or not). */
 static int parse(const char *s, struct parts *p, struct eco_error *err)
 {
     while (*s) {
@@ -64,13 +66,14 @@ static int parse(const char *s, struct parts *p, struct eco_error *err)
         if (!total) {
             char *end;
             double e = strtod(eq + 1, &end), c = -1;
-            if (end == eq + 1 || *end != 'J' || !(e >= 0 && e < PART_MAX) || klen >= NAME_MAX_LEN)
+            if (end == eq + 1 || (*end != 'J' && *end != 'j') || !(e >= 0 && e < PART_MAX) ||
+                klen >= NAME_MAX_LEN)
                 return eco_errorf(err, -EINVAL, "AdminComment: part '%.*s' is not NODE=JOULESJ",
                                   (int)len, s);
             if (end[1] == ',') {
                 const char *cs = end + 2;
                 c = strtod(cs, &end);
-                if (end == cs || *end != 'g' || !(c >= 0 && c < PART_MAX))
+                if (end == cs || (*end != 'g' && *end != 'G') || !(c >= 0 && c < PART_MAX))
                     return eco_errorf(err, -EINVAL,
                                       "AdminComment: part '%.*s': carbon is not GRAMSg", (int)len,
                                       s);
@@ -146,7 +149,7 @@ bool eco_slurm__comment_has(const char *comment, const char *node)
     bool found = false;
     if (ours && parse(ours + strlen("ecosched "), &p, NULL) == 0)
         for (size_t i = 0; i < p.n && !found; i++)
-            found = !strcmp(p.v[i].node, node);
+            found = !strcasecmp(p.v[i].node, node);
     free(p.v);
     return found;
 }

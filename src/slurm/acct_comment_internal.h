@@ -22,8 +22,8 @@
 int eco_slurm__comment_merge(const char *old, const char *node, double energy_j, double carbon_g,
                              char **out, struct eco_error *err);
 
-/* Whether the comment holds a part for NODE (the check after a write that may have raced
- * another node's). */
+/* Whether the comment holds a part for NODE, in any case (the check after a write that may
+ * have raced another node's). */
 bool eco_slurm__comment_has(const char *comment, const char *node);
 
 #endif

@@ -477,7 +477,8 @@ static void record_accounting(const struct cfg *c, uint32_t job, const char *nod
         if (read_comment(c, job, old, sizeof old) < 0) {
             snprintf(e.msg, sizeof e.msg, "sacct -j %u failed (accounting storage off?)", job);
         } else if (eco_slurm__comment_merge(old, node, energy_j, carbon_g, &val, &e) == 0) {
-            snprintf(set, sizeof set, "AdminComment=%s", val);
+            /* quoted: sacctmgr lowercases a value without quotes */
+            snprintf(set, sizeof set, "AdminComment=\"%s\"", val);
             char *argv[] = {"sacctmgr", "-i", "modify", "job", "where", id, "set", set, NULL};
             if (run_capture(argv, c->timeout_s, NULL, 0) != 0)
                 snprintf(e.msg, sizeof e.msg, "sacctmgr modify job %s failed", id);
