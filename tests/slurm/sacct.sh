@@ -197,7 +197,7 @@ total() { comment "$1" | sed -n 's/.*ecosched gpu_energy_j=\([0-9.]*\) .*/\1/p';
 near() { awk "BEGIN { d = ($1) - ($2); exit !(\"$1\" != \"\" && \"$2\" != \"\" && d < 0.15 && d > -0.15) }"; }
 
 # 1. a one-node interactive srun
-srun -w n1 --gres=gpu:1 sh -c "echo \$SLURM_JOB_ID; $(gpu_job 2)" >"$R/out/srun1" 2>&1; rc=$?
+srun -A proj-a -w n1 --gres=gpu:1 sh -c "echo \$SLURM_JOB_ID; $(gpu_job 2)" >"$R/out/srun1" 2>&1; rc=$?
 j1=$(head -1 "$R/out/srun1")
 check "interactive srun exits 0 (got $rc: $(cat "$R/out/srun1"))" [ "$rc" -eq 0 ]
 check "srun job $j1: one node's part in AdminComment" until_true 100 has_nodes "$j1" 1
@@ -207,7 +207,7 @@ check "srun job: sacct's GPU energy ($(total "$j1") J) is n1's measure ($e1 J)" 
 check "srun job: energy above zero ($e1 J)" awk "BEGIN { exit !(\"${e1:-0}\" + 0 > 0) }"
 
 # 2. a two-node batch job with two steps: each node's part, summed
-j2=$(sbatch --parsable -N 2 --gres=gpu:1 -o "$R/out/b2-%j.out" \
+j2=$(sbatch --parsable -A proj-a -N 2 --gres=gpu:1 -o "$R/out/b2-%j.out" \
     --wrap "srun -N 2 sh -c '$(gpu_job 1)'; srun -N 2 sh -c '$(gpu_job 1)'")
 check "two-node sbatch accepted ($j2)" [ -n "$j2" ]
 check "two-node job $j2: both nodes' parts in AdminComment" until_true 600 has_nodes "$j2" 2
@@ -223,7 +223,7 @@ dj=$(ECOSCHED_SOCKET="$R/n2/d.sock" "$ECO" submit --gpus 1 --share -- \
     sh -c "ECOSCHED_FAKE_NVML_STATE=$R/fake/n2.state $FAKE_RUN \$CUDA_VISIBLE_DEVICES sh -c 'while [ ! -e $R/go ]; do sleep 0.2; done'")
 dj_running() { ECOSCHED_SOCKET="$R/n2/d.sock" "$ECO" show "$dj" | grep -q "^state *running"; }
 check "daemon job $dj runs on n2" until_true 100 dj_running
-srun -w n2 --gres=gpu:2 sh -c "echo \$SLURM_JOB_ID; $(gpu_job 2)" >"$R/out/srun3" 2>&1; rc=$?
+srun -A proj-a -w n2 --gres=gpu:2 sh -c "echo \$SLURM_JOB_ID; $(gpu_job 2)" >"$R/out/srun3" 2>&1; rc=$?
 touch "$R/go"
 j3=$(head -1 "$R/out/srun3")
 check "shared-GPU srun exits 0 (got $rc: $(cat "$R/out/srun3"))" [ "$rc" -eq 0 ]
@@ -237,13 +237,15 @@ basis=$(ECOSCHED_SOCKET="$R/n2/d.sock" "$ECO" ls --all --json |
 echo "shared-GPU job: the daemon's basis for its energy: $basis"
 
 # 4. the operator's report from sacct --json: proj-a's energy is the three jobs' sum
-sacct --json -S now-1hour >"$R/out/sacct.json" 2>"$R/out/sacct.err"
+sacct --json -j "$j1,$j2,$j3" >"$R/out/sacct.json" 2>"$R/out/sacct.err"
 "$ECO" report --accounting "$R/out/sacct.json" >"$R/out/report.txt" 2>&1; rc=$?
 cat "$R/out/report.txt"
 want=$(awk "BEGIN { printf \"%.1f\", $(total "$j1") + $(total "$j2") + $(total "$j3") }")
 check "report --accounting exits 0 (got $rc)" [ "$rc" -eq 0 ]
 check "report: account proj-a's energy is the jobs' sum ($want J)" \
     sh -c "awk '\$1 == \"account\" && \$2 == \"proj-a\" { print \$4 }' '$R/out/report.txt' | grep -qx '$want'"
+check "report: proj-a's GPU hours from sacct's gres/gpu TRES above zero" \
+    sh -c "awk '\$1 == \"account\" && \$2 == \"proj-a\" && \$6 > 0 { ok = 1 } END { exit !ok }' '$R/out/report.txt'"
 
 echo "$(basename "$0" .sh): $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
