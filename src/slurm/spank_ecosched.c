@@ -100,9 +100,15 @@ static int check_cap(int val, const char *optarg, int remote)
     return 0;
 }
 
+/* srun made the job's allocation itself (not a step inside sbatch or salloc): the job ends
+ * with this srun, and slurm_spank_exit can show the job's GPU energy (local context only). */
+static bool own_allocation;
+
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
     (void)ac, (void)av;
+    if (spank_context() == S_CTX_LOCAL)
+        own_allocation = !getenv("SLURM_JOB_ID");
     if (spank_option_register(sp, &opt_cap) != ESPANK_SUCCESS ||
         spank_option_register(sp, &opt_energy) != ESPANK_SUCCESS)
         slurm_error("ecosched: cannot register options");
@@ -559,5 +565,54 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
         if (want_energy)
             append_as_user(&j, out, line);
     }
+    return 0;
+}
+
+/* Waits in tenths of a second for the epilogs (they run once srun has let the job go). */
+#define SRUN_WAIT_TENTHS_PER_S 10
+
+/* srun's job, kept from slurm_spank_local_user_init for slurm_spank_exit (where Slurm 22.05
+ * answers neither options nor items: ESPANK_NOT_AVAIL). */
+static uint32_t srun_job, srun_nodes;
+static bool srun_energy;
+
+int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
+{
+    (void)ac, (void)av;
+    srun_energy = own_allocation && spank_option_getopt(sp, &opt_energy, NULL) == ESPANK_SUCCESS &&
+                  spank_get_item(sp, S_JOB_ID, &srun_job) == ESPANK_SUCCESS;
+    if (spank_get_item(sp, S_JOB_NNODES, &srun_nodes) != ESPANK_SUCCESS || srun_nodes == 0)
+        srun_nodes = 1;
+    return 0;
+}
+
+/* srun --gpu-energy on a job srun allocated (interactive): once the job's epilogs have written
+ * every node's part into the AdminComment (accounting=admincomment), the job's GPU energy on
+ * srun's stderr; the wait is bounded by timeout= (twice: one for the epilogs, one for sacct). */
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+    struct cfg c;
+    char comment[8192], want[32];
+    (void)sp;
+    if (spank_context() != S_CTX_LOCAL || !srun_energy)
+        return 0;
+    parse_args(&c, ac, av);
+    if (!c.accounting)
+        return 0;
+    snprintf(want, sizeof want, " nodes=%u ", srun_nodes);
+    for (long t = 0; t < 2 * c.timeout_s * SRUN_WAIT_TENTHS_PER_S; t++) {
+        if (read_comment(&c, srun_job, comment, sizeof comment) == 0 && strstr(comment, want)) {
+            const char *ours = strstr(comment, ECO_ACCT_TAG);
+            double e = strtod(ours + strlen(ECO_ACCT_TAG), NULL);
+            fprintf(stderr, "ecosched: job %u: GPU energy %.1f J (%.4f kWh) on %u node%s: %s\n",
+                    srun_job, e, e / 3.6e6, srun_nodes, srun_nodes > 1 ? "s" : "", ours);
+            return 0;
+        }
+        usleep(1000000 / SRUN_WAIT_TENTHS_PER_S);
+    }
+    fprintf(stderr,
+            "ecosched: job %u: GPU energy not in Slurm's accounting yet (later: sacct -j %u -o "
+            "AdminComment%%100)\n",
+            srun_job, srun_job);
     return 0;
 }

@@ -197,12 +197,14 @@ total() { comment "$1" | sed -n 's/.*ecosched gpu_energy_j=\([0-9.]*\) .*/\1/p';
 near() { awk "BEGIN { d = ($1) - ($2); exit !(\"$1\" != \"\" && \"$2\" != \"\" && d < 0.15 && d > -0.15) }"; }
 
 # 1. a one-node interactive srun
-srun -A proj-a -w n1 --gres=gpu:1 sh -c "echo \$SLURM_JOB_ID; $(gpu_job 2)" >"$R/out/srun1" 2>&1; rc=$?
+srun -A proj-a -w n1 --gres=gpu:1 --gpu-energy sh -c "echo \$SLURM_JOB_ID; $(gpu_job 2)" >"$R/out/srun1" 2>&1; rc=$?
 j1=$(head -1 "$R/out/srun1")
 check "interactive srun exits 0 (got $rc: $(cat "$R/out/srun1"))" [ "$rc" -eq 0 ]
 check "srun job $j1: one node's part in AdminComment" until_true 100 has_nodes "$j1" 1
 echo "sacct -j $j1: $(sacct -n -X -j "$j1" -o JobID,User,Account,NNodes,AdminComment%80)"
 e1=$(daemon_e n1 "$j1")
+check "srun --gpu-energy: srun's stderr has the job's GPU energy ($(grep 'ecosched: job' "$R/out/srun1"))" \
+    grep -q "ecosched: job $j1: GPU energy $e1 J ([0-9.]* kWh) on 1 node: ecosched gpu_energy_j=" "$R/out/srun1"
 check "srun job: sacct's GPU energy ($(total "$j1") J) is n1's measure ($e1 J)" near "$(total "$j1")" "$e1"
 check "srun job: energy above zero ($e1 J)" awk "BEGIN { exit !(\"${e1:-0}\" + 0 > 0) }"
 
