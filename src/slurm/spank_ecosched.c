@@ -44,6 +44,9 @@ SPANK_PLUGIN(ecosched, 1);
  * against a local slurmdbd) to have landed, short beside an epilog's time; a random share up
  * to the same again spreads the retries of two racing nodes apart. */
 #define ACCT_CHECK_MS 300
+/* Room for a job's AdminComment as read back: a part is about 20 bytes, so some 3000 nodes;
+ * a longer comment is refused rather than merged from a cut copy. */
+#define ACCT_COMMENT_MAX 65536
 
 /* Plugin arguments from plugstack.conf; %n in a path is the node's name. */
 struct cfg {
@@ -437,7 +440,8 @@ static int run_capture(char *const argv[], long timeout_s, char *out, size_t cap
 }
 
 /* The job's AdminComment in Slurm's accounting (its last allocation record), "" when none;
- * 0 or -1 (sacct failed: accounting off or slurmdbd down). */
+ * 0, -1 (sacct failed: accounting off or slurmdbd down) or -2 (longer than cap - 1 bytes:
+ * never merged from a cut copy, which would drop the parts past the cut). */
 static int read_comment(const struct cfg *c, uint32_t job, char *out, size_t cap)
 {
     char id[16];
@@ -446,6 +450,8 @@ static int read_comment(const struct cfg *c, uint32_t job, char *out, size_t cap
     if (run_capture(argv, c->timeout_s, out, cap) != 0)
         return -1;
     size_t len = strlen(out);
+    if (len + 1 >= cap)
+        return -2;
     while (len && out[len - 1] == '\n')
         out[--len] = '\0';
     char *last = strrchr(out, '\n'); /* a requeued job has a record per run: the last */
@@ -463,7 +469,7 @@ static int read_comment(const struct cfg *c, uint32_t job, char *out, size_t cap
 static void record_accounting(const struct cfg *c, uint32_t job, const char *node, double energy_j,
                               double carbon_g)
 {
-    char old[8192], id[48], *val = NULL, set[8300];
+    char old[ACCT_COMMENT_MAX], id[48], *val = NULL, *set = NULL;
     struct eco_error e = {{0}};
     int lock = -1;
     bool ok = false;
@@ -480,14 +486,21 @@ static void record_accounting(const struct cfg *c, uint32_t job, const char *nod
             flock(lock, LOCK_EX);
         free(val);
         val = NULL;
-        if (read_comment(c, job, old, sizeof old) < 0) {
-            snprintf(e.msg, sizeof e.msg, "sacct -j %u failed (accounting storage off?)", job);
+        int rd = read_comment(c, job, old, sizeof old);
+        if (rd < 0) {
+            snprintf(e.msg, sizeof e.msg, "sacct -j %u %s", job,
+                     rd == -2 ? "AdminComment too long" : "failed (accounting storage off?)");
         } else if (eco_slurm__comment_merge(old, node, energy_j, carbon_g, &val, &e) == 0) {
-            /* quoted: sacctmgr lowercases a value without quotes */
-            snprintf(set, sizeof set, "AdminComment=\"%s\"", val);
-            char *argv[] = {"sacctmgr", "-i", "modify", "job", "where", id, "set", set, NULL};
-            if (run_capture(argv, c->timeout_s, NULL, 0) != 0)
-                snprintf(e.msg, sizeof e.msg, "sacctmgr modify job %s failed", id);
+            size_t len = strlen(val) + sizeof "AdminComment=\"\"";
+            free(set);
+            if (!(set = malloc(len))) {
+                snprintf(e.msg, sizeof e.msg, "out of memory");
+            } else {
+                snprintf(set, len, "AdminComment=\"%s\"", val); /* quoted, as sacctmgr wants */
+                char *argv[] = {"sacctmgr", "-i", "modify", "job", "where", id, "set", set, NULL};
+                if (run_capture(argv, c->timeout_s, NULL, 0) != 0)
+                    snprintf(e.msg, sizeof e.msg, "sacctmgr modify job %s failed", id);
+            }
         }
         if (lock >= 0)
             flock(lock, LOCK_UN);
@@ -503,6 +516,7 @@ static void record_accounting(const struct cfg *c, uint32_t job, const char *nod
                     e.msg[0] ? e.msg : "this node's part was written over each time");
     if (lock >= 0)
         close(lock);
+    free(set);
     free(val);
 }
 
@@ -592,7 +606,7 @@ int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
     struct cfg c;
-    char comment[8192], want[32];
+    char comment[ACCT_COMMENT_MAX], want[32];
     (void)sp;
     if (spank_context() != S_CTX_LOCAL || !srun_energy)
         return 0;
