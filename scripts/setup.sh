@@ -12,9 +12,12 @@ libmicrohttpd-dev libcurl4-openssl-dev libglpk-dev"
 # Test only: cmocka (unit tests), curl, socat and jq (daemon tests), chromium (report and live-page
 # tests), libslurm-dev (the SPANK plugin and the Slurm test), man-db (`man -l` of the man pages
 # in the install test), python3 (the table generators' --check tests), clang-format (the
-# format check). The Slurm test installs
-# munge and the Slurm daemons itself.
-TEST_PKGS="libcmocka-dev curl socat jq chromium libslurm-dev man-db python3 clang-format"
+# format check), mariadb-server and slurmdbd (tests/slurm/sacct.sh runs slurmdbd on a private
+# MariaDB, as a site stores Slurm's accounting, to check the jobs' GPU energy in `sacct`). The
+# Slurm tests install munge and the other Slurm daemons themselves. (Where systemd runs,
+# installing mariadb-server also starts its service; the test never uses it.)
+TEST_PKGS="libcmocka-dev curl socat jq chromium libslurm-dev man-db python3 clang-format
+mariadb-server slurmdbd"
 # promtool (tests/daemon/metrics.sh) and prometheus (tests/daemon/prometheus.sh) are taken from
 # this package, unpacked, never installed.
 PROMTOOL_DEB=prometheus

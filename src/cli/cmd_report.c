@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "opts.h"
+#include "report_acct.h"
 #include "sim/report.h"
 
 #ifndef ECO_VERSION
@@ -17,7 +18,7 @@
 #endif
 
 struct report_args {
-    const char *output, *title;
+    const char *output, *title, *accounting;
 };
 
 static void report_usage(FILE *f);
@@ -35,6 +36,12 @@ static const struct eco_opt report_opts[] = {
      .offset = offsetof(struct report_args, title),
      .arg = "TEXT",
      .help = "page title (default 'ecosched simulation report')"},
+    {.name = "accounting",
+     .kind = ECO_OPT_STR,
+     .offset = offsetof(struct report_args, accounting),
+     .arg = "FILE",
+     .help = "instead of DIRs: GPU energy, carbon and GPU hours per user and per account from "
+             "`sacct --json` output (FILE, or - for stdin); a table, or HTML with -o"},
     {.name = "help", .short_name = 'h', .kind = ECO_OPT_HELP, .help = "this help"},
     {0},
 };
@@ -50,6 +57,7 @@ static const struct eco_opt_cmd report_cmd = {
 static void report_usage(FILE *f)
 {
     fprintf(f, "usage: ecosched report [-o FILE.html] [--title TEXT] DIR...\n"
+               "       ecosched report --accounting FILE|- [-o FILE.html] [--title TEXT]\n"
                "\n"
                "Writes one self-contained HTML file (no script, no network needed to view it) "
                "with\n"
@@ -62,6 +70,12 @@ static void report_usage(FILE *f)
                "summary.json, timeline.csv and jobs.csv) or a --compare run (one subdirectory "
                "per\n"
                "policy). Several DIRs go side by side, e.g. one per power-down policy.\n"
+               "\n"
+               "With --accounting, an operator's report of Slurm jobs instead: `sacct --json`\n"
+               "output (e.g. `sacct --json -a -S 2026-11-01 | ecosched report --accounting -`)\n"
+               "summed per user and per account, the GPU energy and carbon read from the jobs'\n"
+               "AdminComment (the SPANK plugin's accounting=admincomment), printed as a table\n"
+               "or, with -o, written as an HTML page.\n"
                "\n");
     eco_cli__opt_help(f, &report_cmd);
     fprintf(f, "\n"
@@ -177,6 +191,46 @@ int eco_cli__report_to_file(const struct eco_report_run *runs, size_t n, const c
     return 0;
 }
 
+/* --accounting: the table of FILE on stdout, or the HTML page to output. */
+static int report_accounting(const char *file, const char *output, const char *title)
+{
+    struct eco_acct_table *t = NULL;
+    struct eco_error err = {{0}};
+    char tmp[4200];
+    int rc = eco_cli__acct_load(file, &t, &err), status = 0;
+    if (rc) {
+        eco_cli__err("report: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+        return rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
+    }
+    if (!output) {
+        eco_cli__acct_print(stdout, t);
+        goto done;
+    }
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", output, (long)getpid()) >= sizeof tmp) {
+        eco_cli__err("report: path too long: %s", output);
+        status = ECO_EXIT_USAGE;
+        goto done;
+    }
+    FILE *f = fopen(tmp, "w");
+    rc = f ? eco_cli__acct_html(f, t, title ? title : "ecosched accounting report",
+                                !strcmp(file, "-") ? "sacct --json (stdin)" : file)
+           : -errno;
+    if (f && fclose(f) && !rc)
+        rc = -EIO;
+    if (!rc && rename(tmp, output))
+        rc = -errno;
+    if (rc) {
+        unlink(tmp);
+        eco_cli__err("report: cannot write %s: %s", output, strerror(-rc));
+        status = ECO_EXIT_FAIL;
+    } else {
+        printf("report: %s\n", output);
+    }
+done:
+    eco_cli__acct_free(t);
+    return status;
+}
+
 int eco_cli__cmd_report(int argc, char **argv)
 {
     struct report_args args = {0};
@@ -185,6 +239,13 @@ int eco_cli__cmd_report(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     const char *output = args.output, *title = args.title;
     int ndirs = argc - optind;
+    if (args.accounting && ndirs > 0) {
+        eco_cli__err("report: --accounting reads one sacct --json file, not DIRs ('%s')",
+                     argv[optind]);
+        return ECO_EXIT_USAGE;
+    }
+    if (args.accounting)
+        return report_accounting(args.accounting, output, title);
     if (ndirs < 1) {
         eco_cli__err("report: give an output directory of `ecosched sim --out DIR` (try "
                      "'ecosched report --help')");

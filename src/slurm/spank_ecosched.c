@@ -3,8 +3,9 @@
  * prolog sets the limits on the job's GPUs through the daemon's platform code (NVML, or the fake
  * library in tests) and registers the job with the node's ecoschedd, which measures its GPU
  * energy; the epilog ends it there, restores the limits and, with --gpu-energy, appends the
- * energy to the job's output. Failures are logged and never fail the prolog (a failing prolog
- * drains the node). docs/slurm.md. */
+ * energy to the job's output and, with accounting=admincomment, adds this node's part to the
+ * job's AdminComment in Slurm's accounting (sacct). Failures are logged and never fail the
+ * prolog (a failing prolog drains the node). docs/slurm.md, docs/slurm/accounting.md. */
 #define _DEFAULT_SOURCE /* setgroups (not in POSIX) */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,11 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "platform/platform.h"
+#include "acct_comment_internal.h"
 #include "slurm_int.h"
 
 SPANK_PLUGIN(ecosched, 1);
@@ -34,6 +37,16 @@ SPANK_PLUGIN(ecosched, 1);
  * maximum is 700 W), so only nonsense is refused before the job; the prolog checks the cap
  * against each GPU's own range (cap_outside_range) before anything is set. */
 #define MAX_CAP_W 2000.0
+/* Writes of this node's part into the AdminComment: one, and two more when the check after it
+ * finds the part gone (another node's epilog wrote over it without a shared lock_dir). */
+#define ACCT_TRIES 3
+/* Wait before that check, in ms: long enough for a racing node's sacctmgr (a few tens of ms
+ * against a local slurmdbd) to have landed, short beside an epilog's time; a random share up
+ * to the same again spreads the retries of two racing nodes apart. */
+#define ACCT_CHECK_MS 300
+/* Room for a job's AdminComment as read back: a part is about 20 bytes, so some 3000 nodes;
+ * a longer comment is refused rather than merged from a cut copy. */
+#define ACCT_COMMENT_MAX 65536
 
 /* Plugin arguments from plugstack.conf; %n in a path is the node's name. */
 struct cfg {
@@ -41,6 +54,8 @@ struct cfg {
     char platform[16];
     char library[512];
     char fake_state[512];
+    char lock_dir[512];
+    bool accounting; /* accounting=admincomment */
     long timeout_s;
 };
 
@@ -88,9 +103,15 @@ static int check_cap(int val, const char *optarg, int remote)
     return 0;
 }
 
+/* srun made the job's allocation itself (not a step inside sbatch or salloc): the job ends
+ * with this srun, and slurm_spank_exit can show the job's GPU energy (local context only). */
+static bool own_allocation;
+
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
     (void)ac, (void)av;
+    if (spank_context() == S_CTX_LOCAL)
+        own_allocation = !getenv("SLURM_JOB_ID");
     if (spank_option_register(sp, &opt_cap) != ESPANK_SUCCESS ||
         spank_option_register(sp, &opt_energy) != ESPANK_SUCCESS)
         slurm_error("ecosched: cannot register options");
@@ -125,7 +146,8 @@ static void parse_args(struct cfg *c, int ac, char **av)
 {
     snprintf(c->socket, sizeof c->socket, "%s", DEFAULT_SOCKET);
     snprintf(c->platform, sizeof c->platform, "nvml");
-    c->library[0] = c->fake_state[0] = '\0';
+    c->library[0] = c->fake_state[0] = c->lock_dir[0] = '\0';
+    c->accounting = false;
     c->timeout_s = DEFAULT_TIMEOUT_S;
     for (int i = 0; i < ac; i++) {
         const char *a = av[i];
@@ -139,9 +161,14 @@ static void parse_args(struct cfg *c, int ac, char **av)
             expand(c->fake_state, sizeof c->fake_state, a + 11);
         else if (!strncmp(a, "timeout=", 8) && atol(a + 8) > 0)
             c->timeout_s = atol(a + 8);
+        else if (!strcmp(a, "accounting=admincomment") || !strcmp(a, "accounting=none"))
+            c->accounting = !strcmp(a, "accounting=admincomment");
+        else if (!strncmp(a, "lock_dir=", 9))
+            expand(c->lock_dir, sizeof c->lock_dir, a + 9);
         else
             slurm_error("ecosched: plugstack.conf: unknown argument '%s' (known: socket=PATH, "
-                        "platform=nvml|fake|none, library=PATH, fake_state=PATH, timeout=S)",
+                        "platform=nvml|fake|none, library=PATH, fake_state=PATH, timeout=S, "
+                        "accounting=admincomment|none, lock_dir=PATH)",
                         a);
     }
 }
@@ -379,6 +406,120 @@ static void append_as_user(const struct job *j, const char *path, const char *te
         slurm_error("ecosched: job %u: cannot append the GPU energy to %s", j->id, path);
 }
 
+/* Runs argv (no shell) as root with a time limit (SIGALRM ends it); its first `cap` - 1 bytes
+ * of stdout into out (NULL: discarded), stderr discarded. The exit status, or -1. */
+static int run_capture(char *const argv[], long timeout_s, char *out, size_t cap)
+{
+    int fd[2], st = 0;
+    size_t n = 0;
+    if (pipe(fd) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(fd[1], 1);
+        dup2(null, 2);
+        close(fd[0]);
+        alarm((unsigned)timeout_s); /* kept across exec: a hung client is killed */
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    for (ssize_t r = 1; pid > 0 && r > 0;) {
+        char tmp[512];
+        r = read(fd[0], tmp, sizeof tmp);
+        for (ssize_t i = 0; i < r && out && n + 1 < cap; i++)
+            out[n++] = tmp[i];
+    }
+    close(fd[0]);
+    if (out && cap)
+        out[n] = '\0';
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st);
+}
+
+/* The job's AdminComment in Slurm's accounting (its last allocation record), "" when none;
+ * 0, -1 (sacct failed: accounting off or slurmdbd down) or -2 (longer than cap - 1 bytes:
+ * never merged from a cut copy, which would drop the parts past the cut). */
+static int read_comment(const struct cfg *c, uint32_t job, char *out, size_t cap)
+{
+    char id[16];
+    snprintf(id, sizeof id, "%u", job);
+    char *argv[] = {"sacct", "-n", "-X", "-P", "-j", id, "-o", "AdminComment", NULL};
+    if (run_capture(argv, c->timeout_s, out, cap) != 0)
+        return -1;
+    size_t len = strlen(out);
+    if (len + 1 >= cap)
+        return -2;
+    while (len && out[len - 1] == '\n')
+        out[--len] = '\0';
+    char *last = strrchr(out, '\n'); /* a requeued job has a record per run: the last */
+    if (last)
+        memmove(out, last + 1, strlen(last + 1) + 1);
+    return 0;
+}
+
+/* Adds this node's part (energy_j, carbon_g < 0: unknown) to the job's AdminComment through
+ * sacctmgr, which writes slurmdbd's record (scontrol refuses a finished job, and the epilog
+ * runs when the job has finished). Each node's epilog does the same, so the comment ends with
+ * the sum over the job's nodes; under lock_dir (a directory every node shares) the writes take
+ * turns, without it a write that lost a race is found by the check after it and done again.
+ * docs/slurm/accounting.md. */
+static void record_accounting(const struct cfg *c, uint32_t job, const char *node, double energy_j,
+                              double carbon_g)
+{
+    char old[ACCT_COMMENT_MAX], id[48], *val = NULL, *set = NULL;
+    struct eco_error e = {{0}};
+    int lock = -1;
+    bool ok = false;
+    snprintf(id, sizeof id, "jobid=%u", job);
+    if (c->lock_dir[0]) {
+        char lp[600];
+        snprintf(lp, sizeof lp, "%s/ecosched-acct.%u.lock", c->lock_dir, job);
+        if ((lock = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+            slurm_error("ecosched: job %u: lock %s: %s (written without it)", job, lp,
+                        strerror(errno));
+    }
+    for (int t = 0; t < ACCT_TRIES && !ok; t++) {
+        if (lock >= 0)
+            flock(lock, LOCK_EX);
+        free(val);
+        val = NULL;
+        int rd = read_comment(c, job, old, sizeof old);
+        if (rd < 0) {
+            snprintf(e.msg, sizeof e.msg, "sacct -j %u %s", job,
+                     rd == -2 ? "AdminComment too long" : "failed (accounting storage off?)");
+        } else if (eco_slurm__comment_merge(old, node, energy_j, carbon_g, &val, &e) == 0) {
+            size_t len = strlen(val) + sizeof "AdminComment=\"\"";
+            free(set);
+            if (!(set = malloc(len))) {
+                snprintf(e.msg, sizeof e.msg, "out of memory");
+            } else {
+                snprintf(set, len, "AdminComment=\"%s\"", val); /* quoted, as sacctmgr wants */
+                char *argv[] = {"sacctmgr", "-i", "modify", "job", "where", id, "set", set, NULL};
+                if (run_capture(argv, c->timeout_s, NULL, 0) != 0)
+                    snprintf(e.msg, sizeof e.msg, "sacctmgr modify job %s failed", id);
+            }
+        }
+        if (lock >= 0)
+            flock(lock, LOCK_UN);
+        if (!val || e.msg[0])
+            break;
+        usleep((useconds_t)(ACCT_CHECK_MS + rand() % ACCT_CHECK_MS) * 1000u);
+        ok = read_comment(c, job, old, sizeof old) == 0 && eco_slurm__comment_has(old, node);
+    }
+    if (ok)
+        slurm_info("ecosched: job %u: AdminComment: %s", job, val);
+    else
+        slurm_error("ecosched: job %u: GPU energy not in Slurm's accounting: %s", job,
+                    e.msg[0] ? e.msg : "this node's part was written over each time");
+    if (lock >= 0)
+        close(lock);
+    free(set);
+    free(val);
+}
+
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
     struct cfg c;
@@ -393,6 +534,9 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     json_t *ans = post(&c, path, "{}", &status, &e);
     double energy = ans ? json_number_value(json_object_get(ans, "energy_j")) : -1;
     double elapsed = ans ? json_number_value(json_object_get(ans, "elapsed_s")) : 0;
+    /* the job's carbon on this node, where the daemon knows the grid's signal (absent: -1) */
+    const json_t *cj = json_object_get(ans, "carbon_g");
+    double carbon = json_is_number(cj) ? json_number_value(cj) : -1;
     bool restored = json_is_true(json_object_get(ans, "limits_restored"));
     json_decref(ans);
     char *arg = NULL;
@@ -421,6 +565,10 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
                  "ecosched: job %u on %s: GPU energy %.1f J (%.4f kWh) on GPUs %s in %.1f s\n",
                  j.id, node, energy, energy / 3.6e6, j.gpu_list, elapsed);
     }
+    if (c.accounting && energy >= 0) {
+        srand((unsigned)getpid());
+        record_accounting(&c, j.id, node, energy, carbon);
+    }
     bool want_energy = spank_option_getopt(sp, &opt_energy, NULL) == ESPANK_SUCCESS;
     if ((want_energy || refused) && job_stdout(j.id, out, sizeof out) == 0) {
         if (refused) { /* the prolog's output is not the job's: say it here */
@@ -431,5 +579,54 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
         if (want_energy)
             append_as_user(&j, out, line);
     }
+    return 0;
+}
+
+/* Waits in tenths of a second for the epilogs (they run once srun has let the job go). */
+#define SRUN_WAIT_TENTHS_PER_S 10
+
+/* srun's job, kept from slurm_spank_local_user_init for slurm_spank_exit (where Slurm 22.05
+ * answers neither options nor items: ESPANK_NOT_AVAIL). */
+static uint32_t srun_job, srun_nodes;
+static bool srun_energy;
+
+int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
+{
+    (void)ac, (void)av;
+    srun_energy = own_allocation && spank_option_getopt(sp, &opt_energy, NULL) == ESPANK_SUCCESS &&
+                  spank_get_item(sp, S_JOB_ID, &srun_job) == ESPANK_SUCCESS;
+    if (spank_get_item(sp, S_JOB_NNODES, &srun_nodes) != ESPANK_SUCCESS || srun_nodes == 0)
+        srun_nodes = 1;
+    return 0;
+}
+
+/* srun --gpu-energy on a job srun allocated (interactive): once the job's epilogs have written
+ * every node's part into the AdminComment (accounting=admincomment), the job's GPU energy on
+ * srun's stderr; the wait is bounded by timeout= (twice: one for the epilogs, one for sacct). */
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+    struct cfg c;
+    char comment[ACCT_COMMENT_MAX], want[32];
+    (void)sp;
+    if (spank_context() != S_CTX_LOCAL || !srun_energy)
+        return 0;
+    parse_args(&c, ac, av);
+    if (!c.accounting)
+        return 0;
+    snprintf(want, sizeof want, " nodes=%u ", srun_nodes);
+    for (long t = 0; t < 2 * c.timeout_s * SRUN_WAIT_TENTHS_PER_S; t++) {
+        if (read_comment(&c, srun_job, comment, sizeof comment) == 0 && strstr(comment, want)) {
+            const char *ours = strstr(comment, ECO_ACCT_TAG);
+            double e = strtod(ours + strlen(ECO_ACCT_TAG), NULL);
+            fprintf(stderr, "ecosched: job %u: GPU energy %.1f J (%.4f kWh) on %u node%s: %s\n",
+                    srun_job, e, e / 3.6e6, srun_nodes, srun_nodes > 1 ? "s" : "", ours);
+            return 0;
+        }
+        usleep(1000000 / SRUN_WAIT_TENTHS_PER_S);
+    }
+    fprintf(stderr,
+            "ecosched: job %u: GPU energy not in Slurm's accounting yet (later: sacct -j %u -o "
+            "AdminComment%%100)\n",
+            srun_job, srun_job);
     return 0;
 }

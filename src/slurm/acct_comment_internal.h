@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* The job's GPU energy in Slurm's accounting: the text ecosched keeps in a job's AdminComment,
+ * one part per node merged into a sum (docs/slurm/accounting.md). Pure string work; the SPANK
+ * plugin reads and writes the comment through sacct and sacctmgr. */
+#ifndef ECOSCHED_ACCT_COMMENT_INTERNAL_H
+#define ECOSCHED_ACCT_COMMENT_INTERNAL_H
+
+#include <stdbool.h>
+#include "ecosched/error.h"
+
+/* What starts ecosched's part of an AdminComment; text before it (a site's own comment) is
+ * kept as it is. */
+#define ECO_ACCT_TAG "ecosched gpu_energy_j="
+
+/* The comment `old` (NULL or "" for none) with NODE's part set to energy_j (>= 0) and
+ * carbon_g (< 0: unknown), the sum over all parts recomputed:
+ *   "[SITE TEXT; ]ecosched gpu_energy_j=SUM [carbon_g=SUM] nodes=K NODE=EJ[,Cg] ..."
+ * carbon_g is summed only when every part has one. A part already there for NODE is replaced
+ * (an epilog retried), the others are kept in their order. *out is the caller's to free();
+ * 0, -EINVAL (bad node name or energy, or an unreadable part in old; err says which) or
+ * -ENOMEM. */
+int eco_slurm__comment_merge(const char *old, const char *node, double energy_j, double carbon_g,
+                             char **out, struct eco_error *err);
+
+/* Whether the comment holds a part for NODE, in any case (the check after a write that may
+ * have raced another node's). */
+bool eco_slurm__comment_has(const char *comment, const char *node);
+
+#endif

@@ -1,0 +1,253 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The jobs' GPU energy in Slurm's accounting, as a site runs it: a private MariaDB, slurmdbd,
+# slurmctld and two slurmd (n1, n2, two fake GPUs each) with one ecoschedd per node and the SPANK
+# plugin with accounting=admincomment. `sacct -j ID -o AdminComment` must show the GPU energy
+# each node's daemon measured, summed over the nodes, for a one-node interactive srun, a
+# two-node batch job of two steps and a job on a GPU shared with a daemon job (its measured
+# share); `ecosched report --accounting` reads the same jobs from `sacct --json`.
+# Arguments: ECOSCHED ECOSCHEDD FAKE_NVML_LIB FAKE_GPU_RUN SPANK_SO FAKE_NVML_PLAIN SOURCE_DIR.
+# Needs root, a mounted /sys/fs/cgroup, MariaDB and slurmdbd (installed when missing; skipped,
+# exit 77, with the reason where they cannot be installed or started); stops what it starts.
+set -u
+ECO="$1"; ECOD="$2"; FAKE_LIB="$3"; FAKE_RUN="$4"; SPANK="$5"; FAKE_PLAIN="$6"
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (starts MariaDB, munged, slurmdbd, slurmctld and slurmd)"
+[ -f "$SPANK" ] || skip "SPANK plugin not built (slurm/spank.h was missing at configure)"
+CGROUP_DIR="${ECO_TEST_CGROUP_DIR:-/sys/fs/cgroup}"
+mountpoint -q "$CGROUP_DIR" 2>/dev/null ||
+    skip "no cgroup filesystem mounted on $CGROUP_DIR (slurmd refuses to start without one)"
+need=""
+for p in munge slurmctld slurmd slurm-client slurmdbd mariadb-server; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
+done
+if [ -n "$need" ]; then
+    echo "installing:$need"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends $need; } >/dev/null 2>&1 ||
+        skip "could not install$need with apt-get"
+fi
+command -v mariadbd >/dev/null && command -v mariadb-install-db >/dev/null ||
+    skip "mariadbd or mariadb-install-db missing (package mariadb-server)"
+
+R=$(mktemp -d /tmp/ecosched-sacct.XXXXXX)
+chmod 755 "$R"
+NODES="n1 n2"
+PIDS=""
+fail=0; n=0
+BASE=$((20000 + ($$ % 4000) * 10)) # a block of ports per run (see slurm.sh)
+DB_PORT=$((BASE + 8)); DBD_PORT=$((BASE + 9))
+export SLURM_CONF="$R/slurm.conf"
+
+cleanup() {
+    for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
+    sleep 1
+    for p in $PIDS; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    if [ "$fail" -ne 0 ] || [ -n "${KEEP_T:-}" ]; then
+        for f in "$R"/log/*; do echo "--- $f"; tail -25 "$f"; done
+    fi
+    [ -n "${KEEP_T:-}" ] || rm -rf "$R"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+check() {
+    what="$1"; shift
+    n=$((n + 1))
+    if ! "$@"; then echo "FAIL: $what"; fail=$((fail + 1)); fi
+}
+until_true() {
+    t="$1"; shift; i=0
+    while [ $i -lt "$t" ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
+    return 1
+}
+mkdir -p "$R/log" "$R/state" "$R/fake" "$R/out" "$R/db" "$R/lock"
+
+# MariaDB on a private directory and loopback port, as slurmdbd's storage
+mariadb-install-db --no-defaults --datadir="$R/db" --user=root \
+    --auth-root-authentication-method=normal --skip-test-db >"$R/log/install-db.log" 2>&1 ||
+    skip "mariadb-install-db failed: $(tail -3 "$R/log/install-db.log")"
+mariadbd --no-defaults --datadir="$R/db" --socket="$R/my.sock" --port=$DB_PORT \
+    --bind-address=127.0.0.1 --user=root --pid-file="$R/my.pid" --log-error="$R/log/mariadb.log" \
+    --innodb-buffer-pool-size=32M &
+PIDS="$PIDS $!"
+db_up() { mariadb --no-defaults -S "$R/my.sock" -u root -e 'select 1' >/dev/null 2>&1; }
+until_true 300 db_up || skip "MariaDB did not start: $(tail -3 "$R/log/mariadb.log")"
+mariadb --no-defaults -S "$R/my.sock" -u root -e "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'ecotest'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" ||
+    skip "cannot create MariaDB's slurm user"
+
+dd if=/dev/urandom of="$R/munge.key" bs=1024 count=1 2>/dev/null
+chmod 400 "$R/munge.key"
+munged -F --force --socket="$R/munge.sock" --key-file="$R/munge.key" --pid-file="$R/munged.pid" \
+    --log-file="$R/log/munged.log" --seed-file="$R/munge.seed" 2>>"$R/log/munged.log" &
+PIDS="$PIDS $!"
+until_true 50 test -S "$R/munge.sock" || skip "munged did not start"
+
+# slurmdbd reads slurmdbd.conf beside $SLURM_CONF; it must be private to SlurmUser
+cat >"$R/slurmdbd.conf" <<EOF
+AuthType=auth/munge
+AuthInfo=socket=$R/munge.sock
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$DBD_PORT
+SlurmUser=root
+PidFile=$R/slurmdbd.pid
+LogFile=$R/log/slurmdbd.log
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$DB_PORT
+StorageUser=slurm
+StoragePass=ecotest
+StorageLoc=slurm_acct_db
+EOF
+chmod 600 "$R/slurmdbd.conf"
+HOST=$(hostname -s)
+# AccountingStoragePass names the munge socket for slurmdbd connections (slurm.conf(5))
+cat >"$R/slurm.conf" <<EOF
+ClusterName=ecoacct
+SlurmctldHost=$HOST(127.0.0.1)
+SlurmctldPort=$BASE
+SlurmUser=root
+AuthType=auth/munge
+AuthInfo=socket=$R/munge.sock
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+MailProg=/bin/true
+GresTypes=gpu
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$DBD_PORT
+AccountingStoragePass=$R/munge.sock
+AccountingStorageTRES=gres/gpu
+JobAcctGatherType=jobacct_gather/none
+StateSaveLocation=$R/state
+SlurmdSpoolDir=$R/spool/%n
+SlurmctldPidFile=$R/slurmctld.pid
+SlurmdPidFile=$R/slurmd.%n.pid
+SlurmctldLogFile=$R/log/slurmctld.log
+SlurmdLogFile=$R/log/slurmd.%n.log
+SlurmdParameters=config_overrides
+PlugStackConfig=$R/plugstack.conf
+ReturnToService=2
+SchedulerParameters=sched_interval=1
+InactiveLimit=0
+KillWait=2
+EOF
+i=1
+for nd in $NODES; do
+    mkdir -p "$R/spool/$nd" "$R/dev/$nd" "$R/$nd"
+    for g in 0 1; do
+        mknod "$R/dev/$nd/nvidia$g" c 1 3 2>/dev/null ||
+            skip "cannot create character devices for the fake GPUs (mknod not permitted here)"
+    done
+    echo "NodeName=$nd NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((BASE + i)) CPUs=2 Sockets=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000 Gres=gpu:2 State=UNKNOWN" >>"$R/slurm.conf"
+    echo "NodeName=$nd Name=gpu File=$R/dev/$nd/nvidia[0-1]" >>"$R/gres.conf"
+    i=$((i + 1))
+done
+echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$R/slurm.conf"
+echo "AutoDetect=off" | cat - "$R/gres.conf" >"$R/gres.tmp" && mv "$R/gres.tmp" "$R/gres.conf"
+echo "required $SPANK socket=$R/%n/d.sock platform=fake library=$FAKE_PLAIN fake_state=$R/fake/%n.state accounting=admincomment lock_dir=$R/lock" >"$R/plugstack.conf"
+
+slurmdbd -D >>"$R/log/slurmdbd.out" 2>&1 &
+PIDS="$PIDS $!"
+dbd_up() { timeout 5 sacctmgr -n list cluster >/dev/null 2>&1; }
+until_true 100 dbd_up || skip "slurmdbd did not start: $(tail -3 "$R/log/slurmdbd.log" 2>/dev/null)"
+# the cluster, an account and its user, as a site sets them up (report per account)
+for a in "add cluster ecoacct" "add account proj-a" "add user root account=proj-a"; do
+    # shellcheck disable=SC2086
+    timeout 10 sacctmgr -i $a >>"$R/log/sacctmgr.log" 2>&1 || { echo "FAIL: sacctmgr $a"; fail=1; exit 1; }
+done
+
+for nd in $NODES; do
+    ECOSCHED_FAKE_NVML_STATE="$R/fake/$nd.state" ECOSCHED_FAKE_NVML_GPUS=2 \
+        ECOSCHED_FAKE_NVML_LIB="$FAKE_LIB" "$ECOD" --foreground --socket "$R/$nd/d.sock" \
+        --state-dir "$R/$nd/state" --platform fake --util-window 1 --log-level debug \
+        2>>"$R/log/ecoschedd.$nd.log" &
+    PIDS="$PIDS $!"
+done
+slurmctld -D -i >>"$R/log/slurmctld.out" 2>&1 &
+PIDS="$PIDS $!"
+for nd in $NODES; do
+    slurmd -D -N "$nd" >>"$R/log/slurmd.$nd.out" 2>&1 &
+    PIDS="$PIDS $!"
+done
+nodes_idle() { [ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" -eq 2 ]; }
+until_true 300 nodes_idle || { echo "FAIL: Slurm nodes not idle"; sinfo -N; fail=1; exit 1; }
+for nd in $NODES; do
+    until_true 50 test -S "$R/$nd/d.sock" || { echo "FAIL: ecoschedd on $nd"; fail=1; exit 1; }
+done
+echo "slurm with slurmdbd up: $(sinfo -h -N -o '%N %t' | tr '\n' ' ')"
+
+gpu_job() { echo "ECOSCHED_FAKE_NVML_STATE=$R/fake/\$SLURMD_NODENAME.state $FAKE_RUN \$CUDA_VISIBLE_DEVICES sleep $1"; }
+# comment ID: the job's AdminComment in slurmdbd
+comment() { sacct -n -X -P -j "$1" -o AdminComment 2>/dev/null | tail -1; }
+# has_nodes ID K: the comment holds K nodes' parts
+has_nodes() { comment "$1" | grep -q "ecosched gpu_energy_j=[0-9.]* nodes=$2 "; }
+# daemon_e NODE ID: the energy NODE's ecoschedd recorded for Slurm job ID (slurm-ID)
+daemon_e() {
+    ECOSCHED_SOCKET="$R/$1/d.sock" "$ECO" ls --all --json |
+        jq -r --arg n "slurm-$2" '.jobs[] | select(.name == $n) | .energy_j' | awk '{ printf "%.1f", $1 }'
+}
+# part ID NODE: that node's part in the comment; total ID: the sum
+part() { comment "$1" | tr ' ' '\n' | sed -n "s/^$2=\([0-9.]*\)[Jj].*/\1/p"; }
+total() { comment "$1" | sed -n 's/.*ecosched gpu_energy_j=\([0-9.]*\) .*/\1/p'; }
+near() { awk "BEGIN { d = ($1) - ($2); exit !(\"$1\" != \"\" && \"$2\" != \"\" && d < 0.15 && d > -0.15) }"; }
+
+# 1. a one-node interactive srun
+srun -A proj-a -w n1 --gres=gpu:1 --gpu-energy sh -c "echo \$SLURM_JOB_ID; $(gpu_job 2)" >"$R/out/srun1" 2>&1; rc=$?
+j1=$(head -1 "$R/out/srun1")
+check "interactive srun exits 0 (got $rc: $(cat "$R/out/srun1"))" [ "$rc" -eq 0 ]
+check "srun job $j1: one node's part in AdminComment" until_true 100 has_nodes "$j1" 1
+echo "sacct -j $j1: $(sacct -n -X -j "$j1" -o JobID,User,Account,NNodes,AdminComment%80)"
+e1=$(daemon_e n1 "$j1")
+check "srun --gpu-energy: srun's stderr has the job's GPU energy ($(grep 'ecosched: job' "$R/out/srun1"))" \
+    grep -q "ecosched: job $j1: GPU energy $e1 J ([0-9.]* kWh) on 1 node: ecosched gpu_energy_j=" "$R/out/srun1"
+check "srun job: sacct's GPU energy ($(total "$j1") J) is n1's measure ($e1 J)" near "$(total "$j1")" "$e1"
+check "srun job: energy above zero ($e1 J)" awk "BEGIN { exit !(\"${e1:-0}\" + 0 > 0) }"
+
+# 2. a two-node batch job with two steps: each node's part, summed
+j2=$(sbatch --parsable -A proj-a -N 2 --gres=gpu:1 -o "$R/out/b2-%j.out" \
+    --wrap "srun -N 2 sh -c '$(gpu_job 1)'; srun -N 2 sh -c '$(gpu_job 1)'")
+check "two-node sbatch accepted ($j2)" [ -n "$j2" ]
+check "two-node job $j2: both nodes' parts in AdminComment" until_true 600 has_nodes "$j2" 2
+echo "sacct -j $j2: $(sacct -n -X -j "$j2" -o JobID,User,Account,NNodes,AdminComment%100)"
+a=$(daemon_e n1 "$j2"); b=$(daemon_e n2 "$j2")
+check "two-node job: n1's part ($(part "$j2" n1)) is n1's measure ($a)" near "$(part "$j2" n1)" "$a"
+check "two-node job: n2's part ($(part "$j2" n2)) is n2's measure ($b)" near "$(part "$j2" n2)" "$b"
+check "two-node job: the total ($(total "$j2")) is the sum ($a + $b)" \
+    near "$(total "$j2")" "${a:-0} + ${b:-0}"
+
+# 3. a job on a GPU shared with a daemon job: its part is the daemon's measured share
+dj=$(ECOSCHED_SOCKET="$R/n2/d.sock" "$ECO" submit --gpus 1 --share -- \
+    sh -c "ECOSCHED_FAKE_NVML_STATE=$R/fake/n2.state $FAKE_RUN \$CUDA_VISIBLE_DEVICES sh -c 'while [ ! -e $R/go ]; do sleep 0.2; done'")
+dj_running() { ECOSCHED_SOCKET="$R/n2/d.sock" "$ECO" show "$dj" | grep -q "^state *running"; }
+check "daemon job $dj runs on n2" until_true 100 dj_running
+srun -A proj-a -w n2 --gres=gpu:2 sh -c "echo \$SLURM_JOB_ID; $(gpu_job 2)" >"$R/out/srun3" 2>&1; rc=$?
+touch "$R/go"
+j3=$(head -1 "$R/out/srun3")
+check "shared-GPU srun exits 0 (got $rc: $(cat "$R/out/srun3"))" [ "$rc" -eq 0 ]
+check "shared-GPU job $j3: n2's part in AdminComment" until_true 100 has_nodes "$j3" 1
+echo "sacct -j $j3: $(sacct -n -X -j "$j3" -o JobID,User,Account,NNodes,AdminComment%80)"
+e3=$(daemon_e n2 "$j3")
+check "shared-GPU job: sacct's energy ($(total "$j3") J) is n2's split share ($e3 J)" \
+    near "$(total "$j3")" "$e3"
+basis=$(ECOSCHED_SOCKET="$R/n2/d.sock" "$ECO" ls --all --json |
+    jq -r --arg n "slurm-$j3" '.jobs[] | select(.name == $n) | .energy_basis')
+echo "shared-GPU job: the daemon's basis for its energy: $basis"
+
+# 4. the operator's report from sacct --json: proj-a's energy is the three jobs' sum
+sacct --json -j "$j1,$j2,$j3" >"$R/out/sacct.json" 2>"$R/out/sacct.err"
+"$ECO" report --accounting "$R/out/sacct.json" >"$R/out/report.txt" 2>&1; rc=$?
+cat "$R/out/report.txt"
+want=$(awk "BEGIN { printf \"%.1f\", $(total "$j1") + $(total "$j2") + $(total "$j3") }")
+check "report --accounting exits 0 (got $rc)" [ "$rc" -eq 0 ]
+check "report: account proj-a's energy is the jobs' sum ($want J)" \
+    sh -c "awk '\$1 == \"account\" && \$2 == \"proj-a\" { print \$4 }' '$R/out/report.txt' | grep -qx '$want'"
+check "report: proj-a's GPU hours from sacct's gres/gpu TRES above zero" \
+    sh -c "awk '\$1 == \"account\" && \$2 == \"proj-a\" && \$6 > 0 { ok = 1 } END { exit !ok }' '$R/out/report.txt'"
+
+echo "$(basename "$0" .sh): $((n - fail)) passed, $fail failed"
+[ "$fail" -eq 0 ]
