@@ -82,6 +82,7 @@ def compare(group, fc):
         "gain": 1 - fc["E"] / ref["E"],
         "dE_none": fc["E"] / none["E"] - 1,
         "dJ_none": fc["J"] / none["J"] - 1,
+        "dJ_same": fc["J"] / get(group, "none", fc["pl"])["J"] - 1 if get(group, "none", fc["pl"]) else None,
         "front": on_front(group, fc),
     }
 
@@ -246,6 +247,12 @@ def page(tmp, tuned, version, nruns, secs, jobs):
         "yes" if 2 * n_gain >= len(auto) else "no"))
     P("| never > 3 %% higher average JCT than always-on | worst %s (%s at %s); %d of %d cases above 3 %% | %s |" % (
         pct(worst_j["dJ_none"], 2), worst_key[0], worst_key[1], n_j, len(allc), "yes" if n_j == 0 else "no"))
+    same = [c for c in allc if c["dJ_same"] is not None]
+    worst_s = max(same, key=lambda c: c["dJ_same"]) if same else None
+    ws_key = [k for k, v in results.items() if v is worst_s][0] if same else None
+    same and P("| (the same, against always-on with the `energy` placement: the cost of powering down alone) | worst %s (%s at %s); %d of %d cases above 3 %% | %s |" % (
+        pct(worst_s["dJ_same"], 2), ws_key[0], ws_key[1], sum(c["dJ_same"] > JCT_GOAL for c in same), len(same),
+        "yes" if all(c["dJ_same"] <= JCT_GOAL for c in same) else "no"))
     P()
     # Tuning.
     P("## Forecast's knobs, chosen on the tuning traces")
