@@ -75,6 +75,7 @@ cluster_for() { # cluster_for SIZE PEAK_NODES
 }
 grid() { # grid ID FILE SIZE CLUSTER NODEPOWER OUT_FOR_NONE SEED FORECASTS
     add "$1" "$2" "$3" "$4" none pack "$5" "$7" "$6"
+    add "$1" "$2" "$3" "$4" none energy "$5" "$7" 0
     for t in $TS; do
         for pl in pack energy; do add "$1" "$2" "$3" "$4" "idle:$t" $pl "$5" "$7" 0; done
     done

@@ -335,6 +335,9 @@ def page(tmp, tuned, version, nruns, secs, jobs):
     P("At `auto` with `--workload-mix default` (each job's workload drawn with `--seed`), seeds 1-3:")
     P("forecast's gain against the best idle:T at equal JCT and its JCT change against always-on.")
     P()
+    P("The drawn workloads change every run's energy alike and no job's speed on V100 (the reference")
+    P("GPU), so gains and JCT changes repeat across seeds: the conclusions do not hang on one draw.")
+    P()
     P("| trace | gain seed 1 / 2 / 3 | dJCT seed 1 / 2 / 3 | on front (of 3) |")
     P("|---|---|---|---:|")
     for tid in ORDER:
@@ -357,9 +360,9 @@ def closing(results, auto, tuned):
     a = list(auto.values())
     bi = [c["best_idle"]["E"] / c["none"]["E"] - 1 for c in a]
     fc = [c["dE_none"] for c in a]
-    P("At 70 %% utilisation (`auto`) the best idle:T saves %s to %s against always-on and forecast" % (
+    P("At 70 %% utilisation (`auto`) the best idle:T changes energy by %s to %s against always-on and" % (
         pct(max(bi)), pct(min(bi))))
-    P("(`%s` + `energy`) %s to %s; against the best idle:T at equal JCT forecast's gain is %s to %s." % (
+    P("forecast (`%s` + `energy`) by %s to %s; against the best idle:T at equal JCT forecast's gain is %s to %s." % (
         tuned, pct(max(fc)), pct(min(fc)), pct(min(c["gain"] for c in a)), pct(max(c["gain"] for c in a))))
     orc = [-float(c["none"]["oracle"]["saved_kwh"]) / c["none"]["E"] for c in a if "oracle" in c["none"]]
     hr = [c["headroom"] for c in a if "headroom" in c]
