@@ -1,117 +1,118 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Reproduces docs/results/energy.md: every bundled ITP cluster under four power-down policies
-# and two placements. Usage: scripts/results_energy.sh [BUILD_DIR] > docs/results/energy.md
+# Reproduces docs/results/energy.md: power-down judged against Slurm's idle:T swept over T, at
+# offered utilisations from 0.5x to 1x of peak and auto, with oracle bounds and sensitivities.
+# Usage: scripts/results_energy.sh [BUILD_DIR] > docs/results/energy.md   (JOBS=2 runs at once)
 set -eu
 BUILD="${1:-build}"
 ECO="$BUILD/ecosched"
-POLICY=easy
-field() { # field NAME < summary.json: the number after "NAME":
-    sed -n "s/^ *\"$1\": \\([-0-9.e+]*\\),\\{0,1\\}$/\\1/p" | head -1
-}
-cat <<HEAD
-# Energy results on the bundled ITP traces
-
-Produced by \`scripts/results_energy.sh > docs/results/energy.md\` (ecosched $("$ECO" --version | cut -d' ' -f2)).
-Each of the ten Microsoft ITP clusters (data/itp) replays on a cluster of 8-GPU V100 nodes
-sized for its peak demand (\`--cluster peak\`: as few nodes as hold the peak concurrent GPU
-demand if every job started on arrival), with the \`$POLICY\` queue policy (EASY backfilling, as
-Slurm's backfill scheduler), the default node power figures (docs/models/energy.md) and the
-\`generic\` workload for every job (the traces name none). Energy is that of the whole
-cluster (GPUs, hosts, nodes off and in transition) from the first submission to the last
-completion.
-
-Columns: energy in MWh; average job completion time (JCT) in hours; 95th percentile of the
-time jobs waited in the queue, in minutes; node boots.
-
-HEAD
+JOBS="${JOBS:-2}"
+SRC=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-summary="$tmp/summary"
-echo "| cluster | GPUs | power-down | placement | energy MWh | avg JCT h | p95 wait min | boots |"
-echo "|---|---:|---|---|---:|---:|---:|---:|"
-for k in 01 02 03 04 05 06 07 08 09 10; do
-    trace=data/itp/cluster$k.csv.gz
-    for pd in none idle:600 idle:1800 forecast; do
-        for pl in pack energy; do
-            "$ECO" sim --trace "$trace" --cluster peak --policy $POLICY --placement $pl \
-                --power-down $pd --quiet --out "$tmp/$k-$pd-$pl" >/dev/null
-            f="$tmp/$k-$pd-$pl/summary.json"
-            gpus=$(field cluster_gpus < "$f")
-            e=$(field energy_kwh < "$f")
-            jct=$(field avg_jct_s < "$f")
-            w=$(field p95_wait_s < "$f")
-            b=$(field node_boots < "$f")
-            echo "$k $pd $pl $e $jct" >> "$summary"
-            awk -v k="$k" -v g="$gpus" -v pd="$pd" -v pl="$pl" -v e="$e" -v j="$jct" -v w="$w" -v b="$b" \
-                'BEGIN { printf "| %s | %d | %s | %s | %.2f | %.3f | %.1f | %d |\n", k, g, pd, pl, e/1000, j/3600, w/60, b }'
-        done
-    done
-done
-cat <<MID
+mkdir -p "$tmp/r" "$tmp/o"
 
-## Targets
+# Traces: id and file. Tuning traces (forecast's knobs are chosen on them): itp01-itp05; the
+# others are held out.
+cat > "$tmp/traces" <<EOF
+itp01 data/itp/cluster01.csv.gz
+itp02 data/itp/cluster02.csv.gz
+itp03 data/itp/cluster03.csv.gz
+itp04 data/itp/cluster04.csv.gz
+itp05 data/itp/cluster05.csv.gz
+itp06 data/itp/cluster06.csv.gz
+itp07 data/itp/cluster07.csv.gz
+itp08 data/itp/cluster08.csv.gz
+itp09 data/itp/cluster09.csv.gz
+itp10 data/itp/cluster10.csv.gz
+philly data/philly/philly_multigpu_pass_jobs.csv.gz
+openb data/alibaba_gpu_v2023_openb/openb_pod_list_default.csv.gz
+EOF
+if [ -n "${ONLY:-}" ]; then # a subset for trying the script out: ONLY='itp01|openb'
+    grep -E "^($ONLY) " "$tmp/traces" > "$tmp/t2"; mv "$tmp/t2" "$tmp/traces"
+fi
+TS="0 300 600 1800 3600 7200" # Slurm SuspendTime values swept
+SIZES="0.5 0.625 0.75 0.875 1 auto"
+MARGINS="0 0.25 0.5 1 2"
+DWELLS="0 900 1800"
+# Sensitivity variants (point 4), each one figure moved from its default (docs/models/energy.md).
+VARIANTS="base_w=150 base_w=941 boot_s=120 boot_s=600 cycle_j=0 cycle_j=720000 gpu_idle_w=10 gpu_idle_w=50"
 
-\`forecast\` + \`energy\` against \`none\` + \`pack\` (target: at least 30% less energy, average JCT
-at most 3% higher) and against \`idle:600\` + \`pack\` (target: less energy at no higher
-average JCT). Negative changes are reductions.
-
-| cluster | energy vs none+pack | JCT vs none+pack | energy vs idle:600+pack | JCT vs idle:600+pack | targets met |
-|---|---:|---:|---:|---:|---|
-MID
-awk '
-{ e[$1" "$2" "$3] = $4; j[$1" "$2" "$3] = $5; ks[$1] = 1 }
-END {
-    n = 0; ok_all = 1
-    for (k in ks) keys[n++] = k
-    for (a = 0; a < n; a++) for (b = a + 1; b < n; b++) if (keys[b] < keys[a]) { t = keys[a]; keys[a] = keys[b]; keys[b] = t }
-    for (i = 0; i < n; i++) {
-        k = keys[i]
-        fe = e[k" forecast energy"]; fj = j[k" forecast energy"]
-        ne = e[k" none pack"]; nj = j[k" none pack"]
-        ie = e[k" idle:600 pack"]; ij = j[k" idle:600 pack"]
-        de = (fe / ne - 1) * 100; dj = (fj / nj - 1) * 100
-        die = (fe / ie - 1) * 100; dij = (fj / ij - 1) * 100
-        ok = (de <= -30 && dj <= 3 && fe < ie && fj <= ij) ? "yes" : "no"
-        if (ok == "no") ok_all = 0
-        printf "| %s | %+.1f%% | %+.2f%% | %+.1f%% | %+.2f%% | %s |\n", k, de, dj, die, dij, ok
-    }
-    printf "\nAll targets met on every cluster: %s.\n", ok_all ? "yes" : "no"
-}' "$summary"
-
-# The trade-off behind forecast's defaults: every cluster under forecast variants + energy
-# placement, compared with idle:600 + pack.
-cat <<SWEEP
-
-## The forecast trade-off
-
-Keeping nodes warm costs energy and saves boot waits. The sweep below runs \`forecast\` with
-the \`energy\` placement for several reserve margins and dwell times on all ten clusters and
-compares each with \`idle:600\` + \`pack\`: on how many clusters it used less energy, on how
-many its average JCT was no higher, and the largest JCT increase. The defaults are
-\`margin=0.5,dwell=900\`.
-
-| forecast parameters | clusters with less energy | clusters with no higher JCT | worst JCT change | worst energy change |
-|---|---:|---:|---:|---:|
-SWEEP
-for params in margin=0,dwell=0 margin=0,dwell=900 margin=0.1,dwell=600 margin=0.1,dwell=900 \
-    margin=0.25,dwell=900 margin=0.5,dwell=600 margin=0.5,dwell=900 margin=1,dwell=900 margin=2,dwell=0; do
-    for k in 01 02 03 04 05 06 07 08 09 10; do
-        "$ECO" sim --trace data/itp/cluster$k.csv.gz --cluster peak --policy $POLICY \
-            --placement energy --power-down "forecast:$params" --quiet --out "$tmp/sweep" >/dev/null
-        e=$(field energy_kwh < "$tmp/sweep/summary.json")
-        j=$(field avg_jct_s < "$tmp/sweep/summary.json")
-        echo "$k $params $e $j"
-    done
-done > "$tmp/sweep.txt"
-awk -v summary="$summary" '
-BEGIN { while ((getline line < summary) > 0) { split(line, f, " "); if (f[2] == "idle:600" && f[3] == "pack") { ie[f[1]] = f[4]; ij[f[1]] = f[5] } } }
-{
-    p = $2; order[p] = order[p] ? order[p] : ++np; names[order[p]] = p
-    de = ($3 / ie[$1] - 1) * 100; dj = ($4 / ij[$1] - 1) * 100
-    if (de < 0) le[p]++
-    if (dj <= 0) lj[p]++
-    if (!(p in wj) || dj > wj[p]) wj[p] = dj
-    if (!(p in we) || de > we[p]) we[p] = de
+idx=0
+: > "$tmp/manifest"
+: > "$tmp/cmds"
+add() { # add TRACE_ID FILE SIZE CLUSTER PD PL NODEPOWER SEED OUT
+    idx=$((idx + 1))
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$idx" "$1" "$3" "$5" "$6" "$7" "$8" >> "$tmp/manifest"
+    extra=""
+    [ "$7" = "-" ] || extra="$extra --node-power $7"
+    [ "$8" = "0" ] || extra="$extra --workload-mix default --seed $8"
+    [ "$9" = "0" ] || extra="$extra --out $tmp/o/$idx --sample-s 60"
+    echo "cd '$SRC' && '$ECO' sim -q --trace $2 --cluster $4 --policy easy --placement $6 --power-down $5$extra --json > '$tmp/r/$idx.json'" >> "$tmp/cmds"
 }
-END { for (i = 1; i <= np; i++) { p = names[i]; printf "| %s | %d | %d | %+.3f%% | %+.2f%% |\n", p, le[p], lj[p], wj[p], we[p] } }' "$tmp/sweep.txt"
+run_all() {
+    nice -n 10 xargs -P "$JOBS" -I{} sh -c '{}' < "$tmp/cmds"
+    : > "$tmp/cmds"
+}
+nodes_of() { # nodes_of IDX: cluster_nodes of a finished run
+    sed -n 's/^ *"cluster_nodes": \([0-9]*\),$/\1/p' "$tmp/r/$1.json"
+}
+start=$(date +%s)
+
+# Phase 0: peak sizes.
+while read -r id file; do add "$id" "$file" peak peak none pack - 0 0; done < "$tmp/traces"
+run_all
+i=0
+while read -r id file; do
+    i=$((i + 1))
+    echo "$id $file $(nodes_of $i)"
+done < "$tmp/traces" > "$tmp/peaks"
+
+cluster_for() { # cluster_for SIZE PEAK_NODES
+    if [ "$1" = auto ]; then echo auto; else
+        awk -v f="$1" -v p="$2" 'BEGIN { n = f * p; c = int(n); if (c < n) c++; if (c < 1) c = 1; printf "%dx8\n", c }'
+    fi
+}
+grid() { # grid ID FILE SIZE CLUSTER NODEPOWER OUT_FOR_NONE SEED FORECASTS
+    add "$1" "$2" "$3" "$4" none pack "$5" "$7" "$6"
+    add "$1" "$2" "$3" "$4" none energy "$5" "$7" 0
+    for t in $TS; do
+        for pl in pack energy; do add "$1" "$2" "$3" "$4" "idle:$t" $pl "$5" "$7" 0; done
+    done
+    for fc in $8; do
+        for pl in pack energy; do add "$1" "$2" "$3" "$4" "$fc" $pl "$5" "$7" 0; done
+    done
+}
+
+# Phase 1: every trace and size; idle:T front, default forecast.
+while read -r id file peak; do
+    for s in $SIZES; do grid "$id" "$file" "$s" "$(cluster_for "$s" "$peak")" - 1 0 forecast; done
+done < "$tmp/peaks"
+# Phase 2: forecast's knobs on the tuning traces at 0.75x peak and auto (energy placement).
+while read -r id file peak; do
+    case "$id" in itp0[1-5]) ;; *) continue ;; esac
+    for s in 0.75 auto; do
+        for m in $MARGINS; do for d in $DWELLS; do
+            add "$id" "$file" "$s" "$(cluster_for "$s" "$peak")" "forecast:margin=$m,dwell=$d" energy - 0 0
+        done; done
+    done
+done < "$tmp/peaks"
+run_all
+for n in $(ls "$tmp/o"); do # the oracle on each always-on run's busy series
+    echo "python3 '$SRC/scripts/pd_oracle.py' '$tmp/o/$n/timeline.csv' --time-col time_s --used-col busy_gpus --gpus-per-node 8 --total-nodes $(nodes_of "$n") > '$tmp/o/$n.oracle' && rm -rf '$tmp/o/$n'" >> "$tmp/cmds"
+done
+run_all
+tuned=$(python3 "$SRC/scripts/results_energy_tables.py" tune "$tmp")
+# Phase 3: the tuned forecast everywhere; sensitivity and workload seeds at auto.
+while read -r id file peak; do
+    for s in $SIZES; do
+        c=$(cluster_for "$s" "$peak")
+        for pl in pack energy; do add "$id" "$file" "$s" "$c" "$tuned" $pl - 0 0; done
+    done
+    for v in $VARIANTS; do grid "$id" "$file" auto auto "$v" 0 0 "$tuned"; done
+    for seed in 1 2 3; do grid "$id" "$file" auto auto - 0 "$seed" "$tuned"; done
+done < "$tmp/peaks"
+run_all
+end=$(date +%s)
+python3 "$SRC/scripts/results_energy_tables.py" page "$tmp" "$tuned" "$("$ECO" --version | cut -d' ' -f2)" \
+    "$(wc -l < "$tmp/manifest")" "$((end - start))" "$JOBS"

@@ -30,5 +30,24 @@ n=$((n + 1))
 got=$(tr '\n' ' ' <"$T/on" 2>/dev/null)
 [ "$got" = "a08 a09 a10 gpu7 " ] || { echo "FAIL: resume ran for '$got', want 'a08 a09 a10 gpu7 '"; fail=$((fail + 1)); }
 expect 0 "n1: powering off" -- power suspend n1 --command true
+# scripts/pd_oracle.py, the oracle bound of docs/results/energy.md: 2 nodes, one idle for
+# 2,000 s; powering it down saves (497.7 - 15) W x 2,000 s - (497.7 - 15) W x 330 s - 180 kJ
+# = 626,109 J = 0.174 kWh; the 60 s idle at the end is too short to pay for a cycle.
+if [ -n "${2:-}" ] && command -v python3 >/dev/null 2>&1; then
+    printf 'time,active\n0,1\n2000,2\n3000,1\n' >"$T/act.csv"
+    printf 'time,active\n0,1\n20x0,2\n' >"$T/bad.csv"
+    n=$((n + 3))
+    got=$(python3 "$2/scripts/pd_oracle.py" "$T/act.csv" --total-nodes 2 2>&1)
+    case "$got" in *"saved_kwh=0.174 idle_kwh=0.285 "*"cycles=1 "*) ;;
+    *) echo "FAIL: pd_oracle gave '$got'"; fail=$((fail + 1)) ;; esac
+    got=$(python3 "$2/scripts/pd_oracle.py" "$T/bad.csv" --total-nodes 2 2>&1) &&
+        { echo "FAIL: pd_oracle took a bad number"; fail=$((fail + 1)); }
+    case "$got" in *"bad.csv:3: bad number in 'time'"*) ;;
+    *) echo "FAIL: pd_oracle said '$got'"; fail=$((fail + 1)) ;; esac
+    got=$(python3 "$2/scripts/pd_oracle.py" "$T/act.csv" --used-col busy --total-nodes 2 2>&1) &&
+        { echo "FAIL: pd_oracle took a missing column"; fail=$((fail + 1)); }
+else
+    echo "power: pd_oracle checks skipped (no python3 or no source directory)"
+fi
 echo "power: $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
