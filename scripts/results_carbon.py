@@ -37,7 +37,8 @@ JCT_BUDGET = 0.03  # the issue's goal: at most 3 % higher mean JCT than carbon-a
 KNOBS = {
     "lwa": ["lwa:0.25", "lwa:0.5", "lwa:1", "lwa:2", "lwa:4", "lwa:8", "lwa"],
     "threshold": ["threshold:1", "threshold:5", "threshold:10", "threshold:20",
-                  "threshold:30", "threshold:50", "threshold:70"],
+                  "threshold:30", "threshold:50", "threshold:70", "threshold:80", "threshold:90",
+                  "threshold:95"],
     "shift": ["shift:lambda=0.02", "shift:lambda=0.05", "shift:lambda=0.1", "shift:lambda=0.2",
               "shift:lambda=0.5", "shift:lambda=1", "shift:lambda=2"],
 }
@@ -57,6 +58,7 @@ def trace_path(t):
 
 
 CACHE = {}
+OVER = set()  # (price, policy) whose every setting is over the JCT budget on the tuning set
 
 
 def run(trace, start, signal, policy, delay, frac, forecast="noisy:0.05", price=False):
@@ -113,7 +115,11 @@ def tune(knobs, price):
             table.append((name, v, s, j))
             if j <= 100 * JCT_BUDGET and (best is None or s > best[1]):
                 best = (v, s, j)
-        chosen[name] = best[0] if best else values[0]
+        if best is None:  # no setting keeps the budget: the one closest to it, said on the page
+            v, s, j = min(((v, s, j) for (nm, v, s, j) in table if nm == name), key=lambda x: x[2])
+            best = (v, s, j)
+            OVER.add((price, name))
+        chosen[name] = best[0]
     return chosen, table
 
 
@@ -136,9 +142,10 @@ def main():
             for (d, f) in SCENARIOS:
                 for rg in CARBON:
                     for name in ["none", "lwa-full", "lwa", "threshold", "shift", "shift-oracle",
-                                 "lwa-oracle"]:
+                                 "lwa-oracle", "lwa-int", "shift-int"]:
                         pol = {"none": "none", "lwa-full": "lwa", "shift-oracle":
-                               carbon_knobs["shift"], "lwa-oracle": "lwa"}.get(
+                               carbon_knobs["shift"], "lwa-oracle": "lwa", "lwa-int": "lwa-int",
+                               "shift-int": carbon_knobs["shift"] + ",interrupt=1"}.get(
                                    name, carbon_knobs.get(name))
                         fc = "oracle" if name.endswith("oracle") else "noisy:0.05"
                         jobs.append(((t, st, rg, pol, d, f), {"forecast": fc}))
@@ -194,7 +201,8 @@ def main():
     p("| policy | carbon runs | price runs (NSW1) |")
     p("|---|---|---|")
     for name in ["lwa", "threshold", "shift"]:
-        p(f"| {name} | `{carbon_knobs[name]}` | `{price_knobs[name]}` |")
+        mark = lambda pr: " (no setting within the budget: the lowest JCT)" if (pr, name) in OVER else ""
+        p(f"| {name} | `{carbon_knobs[name]}`{mark(False)} | `{price_knobs[name]}`{mark(True)} |")
     p()
     p("Tuning set, every setting: mean carbon saved and mean JCT change against carbon-agnostic"
       " (both scenarios, both tuning regions):")
@@ -204,17 +212,28 @@ def main():
     for (name, v, s, j) in carbon_tune:
         p(f"| {name} | `{v}` | {fmt(s)} | {fmt(j, 1)} |")
     p()
+    p("Price runs (NSW1, June 2022, tuning traces): mean cost saved and JCT change:")
+    p()
+    p("| policy | setting | cost saved % | JCT change % |")
+    p("|---|---|---:|---:|")
+    for (name, v, s, j) in price_tune:
+        p(f"| {name} | `{v}` | {fmt(s)} | {fmt(j, 1)} |")
+    p()
     for scen in SCENARIOS:
         label = f"max delay {scen[0]}, deferrable share {scen[1]}"
         p(f"## Held out: carbon saved ({label})")
         p()
         p("Mean over the held-out traces and months of the carbon saved against carbon-agnostic,"
-          " % (mean JCT change, %, in brackets).")
+          " % (mean JCT change, %, in brackets). The bound is Let's Wait Awhile with its whole"
+          " window and the signal itself as its forecast: about the most that non-interrupting"
+          " shifting within the slack saves, at whatever JCT it costs.")
         p()
-        names = ["lwa-full", "lwa", "threshold", "shift", "lwa-oracle", "shift-oracle"]
+        names = ["lwa-full", "lwa", "threshold", "shift", "lwa-int", "shift-int", "lwa-oracle",
+                 "shift-oracle"]
         head = {"lwa-full": "lwa, full window", "lwa": "lwa, tuned", "threshold":
-                "threshold, tuned", "shift": "shift (ecosched), tuned", "lwa-oracle":
-                "bound: lwa full, oracle", "shift-oracle": "bound: shift, oracle"}
+                "threshold, tuned", "shift": "shift (ecosched), tuned", "lwa-int": "lwa-int (interrupting), full window",
+                "shift-int": "shift tuned, interrupting", "lwa-oracle":
+                "lwa full window, oracle (bound)", "shift-oracle": "shift tuned, oracle forecast"}
         p("| region | " + " | ".join(head[n] for n in names) + " | shift / lwa tuned |")
         p("|---|" + "---:|" * (len(names) + 1))
         for rg in CARBON:
@@ -273,16 +292,31 @@ def main():
       f" tuning set): {'met' if wins >= 3 else 'not met'} in {wins} of {len(CARBON)} regions. "
       + "; ".join(lines) + ". Against lwa with its full window (no JCT limit) shift saves less"
       " carbon; that lwa costs the JCT shown above.")
-    s_sh, _ = agg("NSW1", "shift", SCENARIOS[0], "cost")
-    s_th, _ = agg("NSW1", "threshold", SCENARIOS[0], "cost")
+    s_sh, j_sh = agg("NSW1", "shift", SCENARIOS[0], "cost")
+    s_th, j_th = agg("NSW1", "threshold", SCENARIOS[0], "cost")
     okc = s_th > 0 and s_sh >= 1.5 * s_th
-    p(f"- **Cost saved on NSW1 >= 1.5x the threshold baseline's**: "
-      f"{'met' if okc else 'not met'}: shift {fmt(s_sh)} %, threshold {fmt(s_th)} % (24 h"
-      " scenario).")
+    p(f"- **Cost saved on NSW1 >= 1.5x the threshold baseline's** (24 h scenario): "
+      f"{'met' if okc else 'not met'} as a ratio: shift {fmt(s_sh)} % at {fmt(j_sh, 1)} % JCT,"
+      f" threshold {fmt(s_th)} % at {fmt(j_th, 1)} % JCT."
+      + (" Neither keeps within the 3 % JCT budget on the held-out traces." if j_sh > 100 *
+         JCT_BUDGET and j_th > 100 * JCT_BUDGET else ""))
+    s_b, _ = agg("CISO", "lwa-oracle", SCENARIOS[0], "carbon")
+    s_c, j_c = agg("CISO", "shift", SCENARIOS[0], "carbon")
+    p(f"- **How much is left**: within a 3 % JCT budget every policy saves under 1 % of the"
+      f" cluster's carbon here (CISO: shift {fmt(s_c)} %), while shifting within the whole 24 h"
+      f" slack with a perfect forecast saves {fmt(s_b)} % at about +80 % mean JCT. The saving"
+      " available without hurting JCT is small on these clusters, because most of their energy"
+      " is the hosts and GPUs of busy nodes over weeks, not the few hours a job can be moved.")
     p("- **Deadline misses**: these scenarios give jobs slack, not deadlines, so no miss is"
       " counted; the deadline case is not on this page yet.")
     p("- **Combined shifting + capping + power-down**: every run here has power-down; capping by"
-      " the grid is not on this page yet.")
+      " the grid (mpc with a demand-response budget and the grid floor) is measured on one trace"
+      " only, with untuned settings, in docs/policies/carbon.md (\"All together\": ITP cluster04,"
+      " CISO: 25.6 % combined against 17.4 % for the best single lever, at +87 % mean JCT): the"
+      " goal is met there but not judged on held-out traces, since a capped run takes about"
+      " 75 s and this page's 1,400 runs would take hours.")
+    p("- **Interrupting shifting** (checkpoint cost 120 s of work per suspension): the"
+      " `lwa-int` and `shift, interrupting` columns above.")
     p()
     p("## Published figures beside")
     p()
