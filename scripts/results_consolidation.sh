@@ -19,7 +19,7 @@ HELD="${HELD:-4 5 6 7 8}"
 # 8 W, GPU idle without / with a context 23 / 26.78 W, 37 W at low utilisation (0.15), the
 # generic workload at 250 W 179.5 W, 15 W off, boot 300 s, a power cycle's wear 180 kJ. The
 # sensitivity variants below change one of them; the fluid bound is computed with the same.
-BASE_W=313.664 IDLE_W=23 CTX_W=26.78 LOW_W=37 BUSY_W=179.5 OFF_W=15 BOOT_S=300 CYCLE_J=180000
+BASE_W=313.664 IDLE_W=23 CTX_W=26.78 LOW_W=37 BUSY_W=179.5 OFF_W=15
 HOSTS=150 GPUS=8 GPU_MIB=32768
 # Held-out judging: dgddep decides with one set of measured co-location pairs and the run is
 # judged (slowdowns applied) with the other; lucid:lucid is the same model, not held out.
@@ -105,7 +105,8 @@ jobs "$CONFIGS" "$TUNE" "$tmp/settings" "$tmp/tune" | runall
 for cfg in $CONFIGS; do means "$tmp/tune" "$cfg" "$TUNE" "$tmp/settings"; done > "$tmp/tune.txt"
 pareto < "$tmp/tune.txt" > "$tmp/chosen.txt"
 H1=$(echo $CONFIGS | cut -d' ' -f1)
-for c in $SAME; do awk -v c="$c" -v h="$H1" '$1 == h { $1 = c; print }' "$tmp/chosen.txt"; done >> "$tmp/chosen.txt"
+for c in $SAME; do awk -v c="$c" -v h="$H1" '$1 == h { $1 = c; print }' "$tmp/chosen.txt"; done > "$tmp/same"
+cat "$tmp/same" >> "$tmp/chosen.txt"
 # ---- 2. held-out seeds: each policy's chosen settings, and none for the demand ---------------
 : > "$tmp/held.txt"
 for cfg in $CONFIGS $SAME; do
