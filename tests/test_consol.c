@@ -403,6 +403,65 @@ static void test_host_power(void **state)
     assert_near(eco_consol_host_power_w(&h, 12), 941 + 8 * 200, 1e-9); /* capped at 8 GPUs */
 }
 
+/* The policies' power estimate has the simulator's GPU power states: an idle GPU without a
+ * context 23 W, with one 40 W, 60 W at ECO_LOW_UTIL (0.15), 200 W busy. */
+static struct eco_consol_host host8_states(int on)
+{
+    struct eco_consol_host h = host8(on);
+    h.gpu_ctx_w = 40;
+    h.gpu_low_w = 60;
+    return h;
+}
+
+/* One held GPU at utilisation u of host8_states, W. */
+static double held8(double u)
+{
+    return u <= 0.15 ? 40 + 20 * u / 0.15 : 60 + 140 * (u - 0.15) / 0.85;
+}
+
+static void test_policy_power_states(void **state)
+{
+    (void)state;
+    struct eco_consol_host h = host8_states(1);
+    assert_near(eco_consol_host_power_held_w(&h, 0, 0), 941 + 8 * 23, 1e-9);
+    /* 0.2 GPUs of load on one held GPU or spread over two: the second costs its context. */
+    double one = eco_consol_host_power_held_w(&h, 0.2, 1);
+    double two = eco_consol_host_power_held_w(&h, 0.2, 2);
+    assert_near(one, 941 + 7 * 23 + held8(0.2), 1e-9);
+    assert_near(two, 941 + 6 * 23 + 2 * held8(0.1), 1e-9);
+    assert_true(two - one > 15 && two - one < 16);
+    /* Load that needs both GPUs: holding one or two is the same; at full load packing saves
+     * nothing. */
+    assert_near(eco_consol_host_power_held_w(&h, 1.6, 1), eco_consol_host_power_held_w(&h, 1.6, 2),
+                1e-9);
+    assert_near(eco_consol_host_power_held_w(&h, 8, 8), 941 + 8 * 200, 1e-9);
+    assert_near(eco_consol_host_power_held_w(&h, 12, 20), 941 + 8 * 200, 1e-9); /* capped */
+    assert_near(eco_consol_host_power_w(&h, 0.2), one, 1e-9);
+
+    /* Host 0 is over 0.8 of its GPUs (6.45 of 8); its one-GPU container 1 (0.1 GPUs, quick to
+     * move) leaves. Host 1 runs a one-GPU container at 0.8, host 2 an eight-GPU one at 0.8
+     * (0.1 on each GPU): on host 1 container 1 needs a GPU of its own (a new context, +28.8 W),
+     * on host 2 it shares held GPUs at low load (+13.3 W). The linear model sees 0.1 x 177 W
+     * on both and keeps the first. Both PABFD and DGDDEP take host 2. */
+    struct eco_consol_host hs[3] = {host8_states(1), host8_states(1), host8_states(1)};
+    struct eco_consol_ctr c[4] = {ctr(0, 6.35, 1000, 100), ctr(0, 0.1, 1000, 1),
+                                  ctr(1, 0.8, 1000, 1), ctr(2, 0.8, 1000, 1)};
+    c[0].gpus = 8;
+    c[3].gpus = 8;
+    double on1 = 941 + 6 * 23 + 2 * held8(0.45) - (941 + 7 * 23 + held8(0.8));
+    double on2 = 8 * (held8(0.9 / 8) - held8(0.1));
+    assert_near(on1, 28.76, 0.01);
+    assert_near(on2, 13.33, 0.01);
+    const char *pols[] = {"dgddep", "dual-pabfd"};
+    for (size_t i = 0; i < 2; i++) {
+        struct eco_consol_decisions d = {0};
+        run_policy(pols[i], hs, 3, c, 4, &d);
+        assert_int_equal(moved_to(&d, 1), 2);
+        assert_int_equal(moved_to(&d, 0), -1);
+        eco_consol_decisions_fini(&d);
+    }
+}
+
 /* ---- workload builder ----------------------------------------------------------------------- */
 
 static void test_workload(void **state)
@@ -692,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_wake),
         cmocka_unit_test(test_never_over_threshold),
         cmocka_unit_test(test_host_power),
+        cmocka_unit_test(test_policy_power_states),
         cmocka_unit_test(test_workload),
         cmocka_unit_test(test_sim_gpu_power_states),
         cmocka_unit_test(test_sim_migration),

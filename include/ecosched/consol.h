@@ -62,8 +62,13 @@ struct eco_consol_host {
     double base_w;     /* host without GPUs while on, W */
     double gpu_idle_w; /* one idle GPU, W */
     double gpu_busy_w; /* one GPU at full utilisation, W */
-    double off_w;      /* host while off, W */
-    double boot_s;     /* power-on to accepting containers, s */
+    /* GPU power states (docs/models/energy.md, "GPU power states"): an idle GPU holding a
+     * context, and one at ECO_LOW_UTIL. Both 0: not given, the linear model between
+     * gpu_idle_w and gpu_busy_w (hand-built hosts in tests). */
+    double gpu_ctx_w; /* one idle GPU holding a CUDA context, W */
+    double gpu_low_w; /* one GPU at ECO_LOW_UTIL utilisation, W */
+    double off_w;     /* host while off, W */
+    double boot_s;    /* power-on to accepting containers, s */
 };
 
 /* A container as a policy sees it. */
@@ -136,9 +141,17 @@ const struct eco_consol_ops *eco_consol_find(const char *name);
 /* NULL-terminated list of all consolidation policies. */
 const struct eco_consol_ops *const *eco_consol_all(void);
 
-/* Power of host `h` on with GPU utilisation demand `util_gpus` (capped at its GPU count): host
- * base, plus each GPU linear between idle and busy power in its utilisation (the linear server
- * power model of Fan et al., ISCA '07, that CloudSim's PowerModelLinear uses). W. */
+/* Power of host `h` on with GPU utilisation demand `util_gpus` spread evenly over `held_gpus`
+ * GPUs that hold a context (both capped at its GPU count; the simulator's LPT assignment puts
+ * containers on distinct GPUs while there are empty ones): host base, the GPUs without a
+ * context at gpu_idle_w, each held GPU piecewise linear through gpu_ctx_w at 0, gpu_low_w at
+ * ECO_LOW_UTIL and gpu_busy_w at 1, as the simulator charges (eco_node_group_gpu_power_w).
+ * A host without power states (gpu_ctx_w and gpu_low_w 0): every GPU linear between idle and
+ * busy power in its utilisation (Fan et al., ISCA '07; CloudSim's PowerModelLinear). W. */
+double eco_consol_host_power_held_w(const struct eco_consol_host *h, double util_gpus,
+                                    double held_gpus);
+/* eco_consol_host_power_held_w with the fewest GPUs that can carry util_gpus held
+ * (ceil(util_gpus); none at 0). W. */
 double eco_consol_host_power_w(const struct eco_consol_host *h, double util_gpus);
 
 /* CloudSim's detectors, exposed for tests. `hist` holds n host utilisation samples (shares of

@@ -212,6 +212,8 @@ static int setup_hosts(struct csim *s, const struct eco_cluster *c, struct eco_e
             .base_w = g->base_w,
             .gpu_idle_w = g->gpu_idle_w,
             .gpu_busy_w = busy_w > g->gpu_idle_w ? busy_w : g->gpu_idle_w,
+            .gpu_ctx_w = g->gpu_idle_ctx_w,
+            .gpu_low_w = g->gpu_low_w,
             .off_w = g->off_w,
             .boot_s = g->boot_s,
         };

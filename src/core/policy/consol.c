@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ecosched/consol.h"
+#include "ecosched/catalog.h"
 
 /* CloudSim's parameters (Beloglazov and Buyya, CCPE 2012, and the PlanetLab runner of
  * CloudSim 3/4): safety parameters of MAD 2.5, IQR 1.5 and LR 1.2; static threshold 0.8; the
@@ -151,10 +152,32 @@ void eco_consol_decisions_fini(struct eco_consol_decisions *d)
 
 /* ---- models and detectors --------------------------------------------------------------- */
 
-double eco_consol_host_power_w(const struct eco_consol_host *h, double util_gpus)
+/* One GPU holding a context at utilisation u (0..1): the shape of eco_node_group_gpu_power_w. */
+static double gpu_held_w(const struct eco_consol_host *h, double u)
+{
+    double hi = h->gpu_busy_w > h->gpu_low_w ? h->gpu_busy_w : h->gpu_low_w;
+    if (u <= ECO_LOW_UTIL)
+        return h->gpu_ctx_w + (h->gpu_low_w - h->gpu_ctx_w) * u / ECO_LOW_UTIL;
+    return h->gpu_low_w + (hi - h->gpu_low_w) * (u - ECO_LOW_UTIL) / (1 - ECO_LOW_UTIL);
+}
+
+double eco_consol_host_power_held_w(const struct eco_consol_host *h, double util_gpus,
+                                    double held_gpus)
 {
     double u = util_gpus < 0 ? 0 : util_gpus > h->gpus ? h->gpus : util_gpus;
-    return h->base_w + h->gpus * h->gpu_idle_w + u * (h->gpu_busy_w - h->gpu_idle_w);
+    if (!(h->gpu_ctx_w > 0) && !(h->gpu_low_w > 0))
+        return h->base_w + h->gpus * h->gpu_idle_w + u * (h->gpu_busy_w - h->gpu_idle_w);
+    double k = held_gpus < 0 ? 0 : held_gpus > h->gpus ? h->gpus : held_gpus;
+    if (u > k) /* demand needs at least this many GPUs */
+        k = ceil(u - 1e-9);
+    if (!(k > 0))
+        return h->base_w + h->gpus * h->gpu_idle_w;
+    return h->base_w + (h->gpus - k) * h->gpu_idle_w + k * gpu_held_w(h, u / k);
+}
+
+double eco_consol_host_power_w(const struct eco_consol_host *h, double util_gpus)
+{
+    return eco_consol_host_power_held_w(h, util_gpus, util_gpus > 0 ? ceil(util_gpus - 1e-9) : 0);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -243,6 +266,7 @@ struct eco_consol {
     /* Scratch, grown to the view's size. */
     uint32_t cap_h, cap_c;
     double *util, *mem; /* per host: demand in GPUs and MiB */
+    double *held;       /* per host: GPUs its containers span (GPUs holding a context, uncapped) */
     double *hist;       /* per host: ECO_CONSOL_HISTORY summed samples (GPUs), end-aligned */
     uint32_t *head, *next, *prev, *cur; /* per-host container lists; cur: host of each container */
     uint8_t *over, *touched, *tried, *evac, *on;
@@ -265,6 +289,7 @@ static int ensure(struct eco_consol *p, uint32_t nh, uint32_t nc)
     if (nh > p->cap_h) {
         p->util = grow(p->util, nh, sizeof(double), &fail);
         p->mem = grow(p->mem, nh, sizeof(double), &fail);
+        p->held = grow(p->held, nh, sizeof(double), &fail);
         p->hist = grow(p->hist, (size_t)nh * ECO_CONSOL_HISTORY, sizeof(double), &fail);
         p->head = grow(p->head, nh, sizeof(uint32_t), &fail);
         p->over = grow(p->over, nh, 1, &fail);
@@ -299,6 +324,7 @@ static void account(struct eco_consol *p, const struct eco_consol_view *v, uint3
     const struct eco_consol_ctr *x = &v->ctrs[c];
     p->util[h] += sign * x->util_gpus;
     p->mem[h] += sign * x->mem_mb;
+    p->held[h] += sign * x->gpus;
     double *hh = p->hist + (size_t)h * ECO_CONSOL_HISTORY;
     for (uint32_t k = 0; k < x->n_hist && k < ECO_CONSOL_HISTORY; k++)
         hh[ECO_CONSOL_HISTORY - 1 - k] += sign * x->hist[x->n_hist - 1 - k];
@@ -391,6 +417,18 @@ static int fits(const struct eco_consol *p, const struct eco_consol_view *v, uin
            p->mem[h] + x->mem_mb <= H->mem_cap_mb + 1e-6;
 }
 
+/* The rise of host h's power if container c joined it (from off_w for a host that is off),
+ * with the GPU power states: a container that needs GPUs no other one holds adds their
+ * context power, one that shares held GPUs adds only its utilisation's. W. */
+static double power_rise_w(const struct eco_consol *p, const struct eco_consol_view *v, uint32_t c,
+                           uint32_t h)
+{
+    const struct eco_consol_host *H = &v->hosts[h];
+    const struct eco_consol_ctr *x = &v->ctrs[c];
+    double after = eco_consol_host_power_held_w(H, p->util[h] + x->util_gpus, p->held[h] + x->gpus);
+    return after - (p->on[h] ? eco_consol_host_power_held_w(H, p->util[h], p->held[h]) : H->off_w);
+}
+
 /* Energy DGDDEP charges for putting container c on host h for the next period: the rise of the
  * host's power over the period, stretched by the interference slowdown the container would
  * suffer there (the same work takes 1/speed as long), plus the boot of an off host. */
@@ -398,16 +436,9 @@ static double dgddep_cost(const struct eco_consol *p, const struct eco_consol_vi
                           uint32_t h)
 {
     const struct eco_consol_host *H = &v->hosts[h];
-    double du = v->ctrs[c].util_gpus;
-    double cost;
-    if (p->on[h]) {
-        cost =
-            (eco_consol_host_power_w(H, p->util[h] + du) - eco_consol_host_power_w(H, p->util[h])) *
-            v->period_s;
-    } else {
-        cost = (eco_consol_host_power_w(H, du) - H->off_w) * v->period_s +
-               eco_consol_host_power_w(H, 0) * H->boot_s;
-    }
+    double cost = power_rise_w(p, v, c, h) * v->period_s;
+    if (!p->on[h])
+        cost += eco_consol_host_power_w(H, 0) * H->boot_s;
     if (v->interference && p->on[h]) {
         size_t n = 0;
         for (uint32_t o = p->head[h]; o != NONE; o = p->next[o])
@@ -449,11 +480,7 @@ static uint32_t find_dest(struct eco_consol *p, const struct eco_consol_view *v,
             if (p->dest == DEST_DGDDEP) {
                 cost = dgddep_cost(p, v, c, h);
             } else {
-                const struct eco_consol_host *H = &v->hosts[h];
-                double du = v->ctrs[c].util_gpus;
-                cost = p->on[h] ? eco_consol_host_power_w(H, p->util[h] + du) -
-                                      eco_consol_host_power_w(H, p->util[h])
-                                : eco_consol_host_power_w(H, du) - H->off_w;
+                cost = power_rise_w(p, v, c, h);
             }
             if (cost < best_cost) {
                 best_cost = cost;
@@ -613,12 +640,50 @@ static double overflow(double mu, double sd, double cap, double *p_over)
     return sd * exp(-0.5 * z * z) / SQRT_2PI - (cap - mu) * q;
 }
 
+/* Power of host h with the containers l[0..n) on it (detached now), W. */
+static double source_w(const struct eco_consol_view *v, uint32_t h, const uint32_t *l, size_t n)
+{
+    double u = 0, g = 0;
+    for (size_t i = 0; i < n; i++) {
+        u += v->ctrs[l[i]].util_gpus;
+        g += v->ctrs[l[i]].gpus;
+    }
+    return eco_consol_host_power_held_w(&v->hosts[h], u, g);
+}
+
+/* How much more the destinations draw with the containers l[0..n) tentatively on dest[0..n)
+ * than without them, each destination once, W. */
+static double dest_rise_w(const struct eco_consol *p, const struct eco_consol_view *v,
+                          const uint32_t *l, const uint32_t *dest, size_t n)
+{
+    double rise = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < i && dest[j] != dest[i])
+            j++;
+        if (j < i)
+            continue; /* counted with its first container */
+        double du = 0, dg = 0;
+        for (size_t k = i; k < n; k++)
+            if (dest[k] == dest[i]) {
+                du += v->ctrs[l[k]].util_gpus;
+                dg += v->ctrs[l[k]].gpus;
+            }
+        const struct eco_consol_host *D = &v->hosts[dest[i]];
+        uint32_t d = dest[i];
+        rise += eco_consol_host_power_held_w(D, p->util[d], p->held[d]) -
+                eco_consol_host_power_held_w(D, p->util[d] - du, p->held[d] - dg);
+    }
+    return rise;
+}
+
 /* The underload energy rule (docs/policies/dgddep.md, "Underload"): with host h's containers
- * l[0..n) tentatively on dest[0..n), is emptying h worth it? Gain: h's idle power above off over
- * the horizon, less one boot back. Cost: the migrations' energy and the paused work redone at
- * the source's busy GPU power. Risk, for each container: the chance its destination overflows
- * next period times the cost of moving it again, plus the overflow it adds there (expected
- * excess GPUs with it less without, for a period) at a full destination's energy per GPU.
+ * l[0..n) tentatively on dest[0..n), is emptying h worth it? Gain: h's power with its containers
+ * (GPU power states: their contexts, their load) above off, less what the destinations draw
+ * more with them, over the horizon, less one boot back. Cost: the migrations' energy and the paused
+ * work redone at the source's busy GPU power. Risk, for each container: the chance its destination
+ * overflows next period times the cost of moving it again, plus the overflow it adds there
+ * (expected excess GPUs with it less without, for a period) at a full destination's energy per GPU.
  * Always 1 when the rule is off. */
 static int worth_emptying(const struct eco_consol *p, const struct eco_consol_view *v, uint32_t h,
                           const uint32_t *l, const uint32_t *dest, size_t n)
@@ -627,7 +692,8 @@ static int worth_emptying(const struct eco_consol *p, const struct eco_consol_vi
         return 1;
     const struct eco_consol_host *H = &v->hosts[h];
     double idle = eco_consol_host_power_w(H, 0);
-    double gain = (idle - H->off_w) * p->horizon_s - idle * H->boot_s;
+    double gain = (source_w(v, h, l, n) - H->off_w - dest_rise_w(p, v, l, dest, n)) * p->horizon_s -
+                  idle * H->boot_s;
     double cost = 0, risk = 0;
     for (size_t i = 0; i < n; i++) {
         const struct eco_consol_ctr *x = &v->ctrs[l[i]];
@@ -700,6 +766,7 @@ static int decide(struct eco_consol *p, const struct eco_consol_view *v,
         return -ENOMEM;
     memset(p->util, 0, nh * sizeof *p->util);
     memset(p->mem, 0, nh * sizeof *p->mem);
+    memset(p->held, 0, nh * sizeof *p->held);
     memset(p->hist, 0, (size_t)nh * ECO_CONSOL_HISTORY * sizeof *p->hist);
     memset(p->over, 0, nh);
     memset(p->touched, 0, nh);
@@ -789,6 +856,7 @@ static void destroy(struct eco_consol *p)
         return;
     free(p->util);
     free(p->mem);
+    free(p->held);
     free(p->hist);
     free(p->head);
     free(p->next);
