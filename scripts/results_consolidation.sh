@@ -325,7 +325,7 @@ Runtime of this script: $((end - start)) s with $JOBS parallel runs (\`JOBS\`), 
 T
 cat <<'READ'
 
-## Reading (closing note)
+## Reading
 
 - **Goal not met.** The goal: dgddep's front dominates every CloudSim policy's tuned front on
   held-out seeds by >= 5% charged energy at equal (no more) SLATAH and equal lost work, with

@@ -355,7 +355,7 @@ def page(tmp, tuned, version, nruns, secs, jobs):
 
 def closing(results, auto, tuned):
     P = print
-    P("## Closing note")
+    P("## Reading")
     P()
     a = list(auto.values())
     bi = [c["best_idle"]["E"] / c["none"]["E"] - 1 for c in a]
