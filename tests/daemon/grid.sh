@@ -107,7 +107,7 @@ check "non-loopback carbon_url refused (rc $rc)" sh -c "[ $rc -eq 2 ] && grep -q
 if command -v python3 >/dev/null; then
     mkdir -p "$T/www"
     sig "$T/www/carbon.csv" carbon_gco2eq_per_kwh 321 -48 48
-    python3 -m http.server 0 --bind 127.0.0.1 --directory "$T/www" >"$T/http.out" 2>&1 &
+    python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$T/www" >"$T/http.out" 2>&1 &
     HPID=$!
     i=0
     while [ $i -lt 50 ] && ! grep -q 'port' "$T/http.out"; do sleep 0.1; i=$((i + 1)); done
