@@ -119,6 +119,15 @@ out:
     free(order);
 }
 
+/* The answering nodes' measured GPU power (the silent ones are left out: unknown). */
+static double cluster_power(const struct powerd *pd)
+{
+    double w = 0;
+    for (size_t i = 0; i < pd->n_nodes; i++)
+        w += pd->nodes[i].up ? pd->nodes[i].power_w : 0;
+    return w;
+}
+
 static json_t *nodes_json(const struct powerd *pd)
 {
     json_t *a = json_array();
@@ -144,10 +153,54 @@ static json_t *jobs_json(const struct powerd *pd)
                                 j->deadline_s >= 0 ? json_real(j->deadline_s) : json_null());
             json_object_set_new(o, "measured_speed",
                                 isfinite(j->speed) ? json_real(j->speed) : json_null());
+            json_object_set_new(o, "user", json_string(j->user));
+            json_object_set_new(o, "power_w", json_real(j->power_w));
+            json_object_set_new(o, "energy_j", json_real(j->energy_j));
         }
         json_array_append_new(a, o);
     }
     return a;
+}
+
+/* ---- per-job power and energy (docs/slurm/powerd.md, "Metrics") ------------------------- */
+
+/* How many running jobs hold GPU g of node ni (a GPU Slurm shares, e.g. with shards). */
+static unsigned gpu_holders(const struct powerd *pd, uint32_t ni, uint32_t g)
+{
+    unsigned n = 0;
+    for (size_t k = 0; k < pd->n_jobs; k++)
+        for (unsigned q = 0; pd->jobs[k].running && q < pd->jobs[k].n; q++)
+            n += pd->jobs[k].node[q] == ni && pd->jobs[k].gpu[q] == g;
+    return n;
+}
+
+/* A job's power: the measured power of each of its GPUs on an answering node, split equally
+ * among the running jobs holding that GPU (powerd sees no per-process share). Its energy: the
+ * sum over its nodes of the node daemons' own figure for it (each run's measured share of the
+ * GPUs' energy counters), a silent node's last answer kept; it never decreases (a step that
+ * ended on a node leaves that daemon's list). */
+void eco_powerd__job_power(struct powerd *pd)
+{
+    for (size_t k = 0; k < pd->n_jobs; k++) {
+        struct pjob *j = &pd->jobs[k];
+        double w = 0, e = 0;
+        for (unsigned q = 0; j->running && q < j->n; q++) {
+            const struct pnode *nd = &pd->nodes[j->node[q]];
+            unsigned h = gpu_holders(pd, j->node[q], j->gpu[q]);
+            if (nd->up && j->gpu[q] < nd->n_gpus && h)
+                w += nd->gpu[j->gpu[q]].power_w / h;
+        }
+        for (size_t i = 0; i < pd->n_nodes; i++) {
+            bool mine = false;
+            for (unsigned q = 0; !mine && q < j->n; q++)
+                mine = j->node[q] == i;
+            for (unsigned s = 0; mine && s < pd->nodes[i].n_sjob; s++)
+                if (pd->nodes[i].sjob[s].id == j->id)
+                    e += pd->nodes[i].sjob[s].energy_j;
+        }
+        j->power_w = w;
+        j->energy_j = fmax(j->energy_j, e);
+    }
 }
 
 /* ---- capping metrics ---------------------------------------------------------------------- */
@@ -228,6 +281,7 @@ static void period(struct powerd *pd)
     eco_powerd__read_node_power(pd);
     slurm_ok = slurm_ok && eco_powerd__read_jobs(pd) == 0;
     if (slurm_ok) {
+        eco_powerd__job_power(pd);
         metrics_sample(pd, now, budget);
         if (eco_powerd__allocate(pd, budget, (double)time(NULL), st) == 0)
             eco_powerd__send_limits(pd);
@@ -240,6 +294,7 @@ static void period(struct powerd *pd)
     }
     json_object_set_new(st, "slurm", json_boolean(slurm_ok));
     json_object_set_new(st, "nodes", nodes_json(pd));
+    json_object_set_new(st, "power_w", json_real(cluster_power(pd)));
     json_object_set_new(st, "jobs", jobs_json(pd));
     json_object_set_new(st, "arrivals", json_integer((json_int_t)pd->arrivals));
     json_object_set_new(st, "metrics", metrics_json(pd));
