@@ -162,47 +162,6 @@ static json_t *jobs_json(const struct powerd *pd)
     return a;
 }
 
-/* ---- per-job power and energy (docs/slurm/powerd.md, "Metrics") ------------------------- */
-
-/* How many running jobs hold GPU g of node ni (a GPU Slurm shares, e.g. with shards). */
-static unsigned gpu_holders(const struct powerd *pd, uint32_t ni, uint32_t g)
-{
-    unsigned n = 0;
-    for (size_t k = 0; k < pd->n_jobs; k++)
-        for (unsigned q = 0; pd->jobs[k].running && q < pd->jobs[k].n; q++)
-            n += pd->jobs[k].node[q] == ni && pd->jobs[k].gpu[q] == g;
-    return n;
-}
-
-/* A job's power: the measured power of each of its GPUs on an answering node, split equally
- * among the running jobs holding that GPU (powerd sees no per-process share). Its energy: the
- * sum over its nodes of the node daemons' own figure for it (each run's measured share of the
- * GPUs' energy counters), a silent node's last answer kept; it never decreases (a step that
- * ended on a node leaves that daemon's list). */
-void eco_powerd__job_power(struct powerd *pd)
-{
-    for (size_t k = 0; k < pd->n_jobs; k++) {
-        struct pjob *j = &pd->jobs[k];
-        double w = 0, e = 0;
-        for (unsigned q = 0; j->running && q < j->n; q++) {
-            const struct pnode *nd = &pd->nodes[j->node[q]];
-            unsigned h = gpu_holders(pd, j->node[q], j->gpu[q]);
-            if (nd->up && j->gpu[q] < nd->n_gpus && h)
-                w += nd->gpu[j->gpu[q]].power_w / h;
-        }
-        for (size_t i = 0; i < pd->n_nodes; i++) {
-            bool mine = false;
-            for (unsigned q = 0; !mine && q < j->n; q++)
-                mine = j->node[q] == i;
-            for (unsigned s = 0; mine && s < pd->nodes[i].n_sjob; s++)
-                if (pd->nodes[i].sjob[s].id == j->id)
-                    e += pd->nodes[i].sjob[s].energy_j;
-        }
-        j->power_w = w;
-        j->energy_j = fmax(j->energy_j, e);
-    }
-}
-
 /* ---- capping metrics ---------------------------------------------------------------------- */
 
 /* One metrics period ending now: the nodes' measured GPU power (a silent node counted at its

@@ -178,9 +178,12 @@ void eco_powerd__read_node_power(struct powerd *pd)
         json_array_foreach(sj, k, s)
         {
             json_t *id = json_object_get(s, "job_id"), *e = json_object_get(s, "energy_j");
-            if (nd->n_sjob >= MAX_GPUS || !json_is_integer(id) || !json_is_number(e))
+            json_t *run = json_object_get(s, "id");
+            if (nd->n_sjob >= MAX_GPUS || !json_is_integer(id) || !json_is_integer(run) ||
+                !json_is_number(e))
                 continue;
             nd->sjob[nd->n_sjob].id = (int64_t)json_integer_value(id);
+            nd->sjob[nd->n_sjob].run = (int64_t)json_integer_value(run);
             nd->sjob[nd->n_sjob++].energy_j = json_number_value(e);
         }
         json_decref(o);
