@@ -57,7 +57,8 @@ static const struct eco_opt_cmd report_cmd = {
 static void report_usage(FILE *f)
 {
     fprintf(f, "usage: ecosched report [-o FILE.html] [--title TEXT] DIR...\n"
-               "       ecosched report --accounting FILE|- [-o FILE.html] [--title TEXT]\n"
+               "       ecosched report --accounting FILE|-|daemon:[SOCKET|URL] [-o FILE.html] "
+               "[--title TEXT]\n"
                "\n"
                "Writes one self-contained HTML file (no script, no network needed to view it) "
                "with\n"
@@ -75,7 +76,9 @@ static void report_usage(FILE *f)
                "output (e.g. `sacct --json -a -S 2026-11-01 | ecosched report --accounting -`)\n"
                "summed per user and per account, the GPU energy and carbon read from the jobs'\n"
                "AdminComment (the SPANK plugin's accounting=admincomment), printed as a table\n"
-               "or, with -o, written as an HTML page.\n"
+               "or, with -o, written as an HTML page. With daemon:[SOCKET|URL] (default\n"
+               "$ECOSCHED_SOCKET or the daemon's socket) the jobs of a running ecoschedd\n"
+               "instead (GET /v1/jobs, every page), per user.\n"
                "\n");
     eco_cli__opt_help(f, &report_cmd);
     fprintf(f, "\n"

@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /* `ecosched report --accounting FILE`: an operator's table of GPU energy, carbon (where known)
  * and GPU hours per user and per account, from `sacct --json` output and the AdminComment the
- * SPANK plugin writes (docs/report.md "Accounting report", docs/slurm/accounting.md). */
+ * SPANK plugin writes, or per user from an ecoschedd's jobs (`daemon:[SOCKET|URL]`, its
+ * GET /v1/jobs pages; docs/report.md "Accounting report", docs/slurm/accounting.md). */
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "cli.h"
 #include "report_acct.h"
+#include "util/http_client.h"
 
 /* What starts ecosched's text in an AdminComment (src/slurm/acct_comment_internal.h: the CLI
  * may not include the Slurm module's headers, so the tag is repeated here and the test
@@ -18,6 +24,16 @@
 /* Seconds in a GPU hour and joules in a kWh. */
 #define S_PER_H 3600.0
 #define J_PER_KWH 3.6e6
+/* What names an ecoschedd instead of a file, and its socket without one (the CLI clients'
+ * default, src/cli/cmd_client.c; ECOSCHED_SOCKET overrides it as it does for them). */
+#define DAEMON_PREFIX "daemon:"
+#define DAEMON_SOCKET "/run/ecosched/ecoschedd.sock"
+/* GET /v1/jobs pages: the daemon's largest page (LIST_MAX in src/daemon/api.c), a 10 s wait
+ * per page (a page of 1000 jobs is read from SQLite in milliseconds), and 10^4 pages (ten
+ * million jobs) at most, so a daemon that never ends its listing cannot hold the report. */
+#define DAEMON_PAGE 1000
+#define DAEMON_TIMEOUT_MS 10000
+#define DAEMON_MAX_PAGES 10000
 
 struct row {
     char kind[8]; /* "user" or "account" */
@@ -147,6 +163,122 @@ static int add_job(struct table *t, const json_t *job, const char *path, size_t 
     return 0;
 }
 
+/* A uid's user name, or the number when the passwd database has none. */
+static void user_of(uid_t uid, char *buf, size_t cap)
+{
+    struct passwd pw, *res = NULL;
+    char tmp[1024];
+    if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res && res->pw_name[0])
+        snprintf(buf, cap, "%s", res->pw_name);
+    else
+        snprintf(buf, cap, "%u", (unsigned)uid);
+}
+
+/* A job of the daemon's GET /v1/jobs (docs/http-api.md) into its user's row: energy_j (the
+ * daemon's measured share of its GPUs' counters), carbon_kg where the daemon had a signal, and
+ * GPU hours from start_s to end_s (to now while running). A job that never started counts but
+ * is not measured. The daemon has no accounts: user rows only. */
+static int add_daemon_job(struct table *t, const json_t *job, const char *src, size_t i,
+                          double now_s, struct eco_error *err)
+{
+    const json_t *uid = json_object_get(job, "uid"), *e = json_object_get(job, "energy_j");
+    const json_t *gpus = json_object_get(job, "gpus"), *st = json_object_get(job, "start_s");
+    const json_t *en = json_object_get(job, "end_s"), *c = json_object_get(job, "carbon_kg");
+    char user[256];
+    if (!json_is_object(job))
+        return eco_errorf(err, -EINVAL, "%s: jobs[%zu]: not an object", src, i);
+    if (!json_is_integer(uid) || json_integer_value(uid) < 0)
+        return eco_errorf(err, -EINVAL, "%s: jobs[%zu].uid: missing or not a user id", src, i);
+    if (!json_is_number(e) || !(json_number_value(e) >= 0))
+        return eco_errorf(err, -EINVAL, "%s: jobs[%zu].energy_j: missing or not joules", src, i);
+    if (!json_is_integer(gpus) || json_integer_value(gpus) < 0)
+        return eco_errorf(err, -EINVAL, "%s: jobs[%zu].gpus: missing or not a GPU count", src, i);
+    if ((st && !json_is_null(st) && !json_is_number(st)) ||
+        (en && !json_is_null(en) && !json_is_number(en)))
+        return eco_errorf(err, -EINVAL, "%s: jobs[%zu].start_s/end_s: not seconds", src, i);
+    if (c && !json_is_null(c) && (!json_is_number(c) || !(json_number_value(c) >= 0)))
+        return eco_errorf(err, -EINVAL, "%s: jobs[%zu].carbon_kg: not kilograms", src, i);
+    user_of((uid_t)json_integer_value(uid), user, sizeof user);
+    struct row *r = find(t, "user", user);
+    if (!r)
+        return -ENOMEM;
+    r->jobs++;
+    if (!json_is_number(st))
+        return 0;
+    double end = json_is_number(en) ? json_number_value(en) : now_s;
+    r->gpu_h += (double)json_integer_value(gpus) * fmax(0, end - json_number_value(st)) / S_PER_H;
+    r->measured++;
+    r->energy_j += json_number_value(e);
+    if (json_is_number(c)) {
+        r->with_carbon++;
+        r->carbon_g += json_number_value(c) * 1000.0;
+    }
+    return 0;
+}
+
+/* The jobs of one /v1/jobs page (root, named src in errors) into t; *next the page's "next"
+ * (-1 on the last page). */
+static int add_daemon_page(struct table *t, const json_t *root, const char *src, size_t *base,
+                           json_int_t *next, struct eco_error *err)
+{
+    const json_t *jobs = json_object_get(root, "jobs"), *job, *nx = json_object_get(root, "next");
+    size_t i;
+    int rc;
+    double now_s = (double)time(NULL);
+    if (!json_is_array(jobs))
+        return eco_errorf(err, -EINVAL, "%s: field 'jobs': missing or not an array", src);
+    if (!json_is_null(nx) && (!json_is_integer(nx) || json_integer_value(nx) <= 0))
+        return eco_errorf(err, -EINVAL, "%s: field 'next': not a job id or null", src);
+    json_array_foreach(jobs, i, job)
+    {
+        if ((rc = add_daemon_job(t, job, src, *base + i, now_s, err)) < 0)
+            return rc;
+    }
+    *base += json_array_size(jobs);
+    *next = json_is_integer(nx) ? json_integer_value(nx) : -1;
+    return 0;
+}
+
+/* Every job of the ecoschedd at endpoint (a socket path or an http(s) URL), page by page. */
+static int load_daemon(struct table *t, const char *endpoint, struct eco_error *err)
+{
+    json_int_t after = 0;
+    size_t base = 0;
+    int rc = 0;
+    for (unsigned page = 0; after >= 0; page++) {
+        char path[96];
+        long status = 0;
+        struct eco_error he = {{0}};
+        if (page >= DAEMON_MAX_PAGES)
+            return eco_errorf(err, -EIO, "%s: GET /v1/jobs: more than %d pages", endpoint,
+                              DAEMON_MAX_PAGES);
+        snprintf(path, sizeof path, "/v1/jobs?limit=%d&after=%" JSON_INTEGER_FORMAT, DAEMON_PAGE,
+                 after);
+        json_t *o = eco_http_json(endpoint, path, NULL, DAEMON_TIMEOUT_MS, &status, &he);
+        if (!o || status != 200) {
+            const char *why = o ? json_string_value(json_object_get(o, "error")) : NULL;
+            if (!o) /* he.msg names the endpoint */
+                rc = eco_errorf(err, -EIO, "%s (GET %s)", he.msg, path);
+            else
+                rc = eco_errorf(err, -EIO, "%s: GET %s: HTTP %ld: %s", endpoint, path, status,
+                                why ? why : "not a job listing");
+            json_decref(o);
+            return rc;
+        }
+        json_int_t next = -1;
+        rc = add_daemon_page(t, o, endpoint, &base, &next, err);
+        json_decref(o);
+        if (rc < 0)
+            return rc;
+        if (next >= 0 && next <= after)
+            return eco_errorf(err, -EIO,
+                              "%s: GET %s: 'next' %" JSON_INTEGER_FORMAT " does not advance",
+                              endpoint, path, next);
+        after = next;
+    }
+    return 0;
+}
+
 static int cmp_row(const void *a, const void *b)
 {
     const struct row *x = a, *y = b;
@@ -165,6 +297,14 @@ int eco_cli__acct_load(const char *path, struct eco_acct_table **out, struct eco
     *out = NULL;
     if (!t)
         return -ENOMEM;
+    if (!strncmp(path, DAEMON_PREFIX, strlen(DAEMON_PREFIX))) {
+        const char *ep = path + strlen(DAEMON_PREFIX), *env = getenv("ECOSCHED_SOCKET");
+        if (!*ep)
+            ep = env && *env ? env : DAEMON_SOCKET;
+        if ((rc = load_daemon(t, ep, err)) < 0)
+            goto done;
+        goto sorted;
+    }
     root = !strcmp(path, "-") ? json_loadf(stdin, 0, &je) : json_load_file(path, 0, &je);
     if (!root) {
         rc = eco_errorf(err, -EINVAL, "%s:%d: not JSON (sacct --json output): %s", path, je.line,
@@ -172,6 +312,13 @@ int eco_cli__acct_load(const char *path, struct eco_acct_table **out, struct eco
         goto done;
     }
     const json_t *jobs = json_object_get(root, "jobs");
+    if (json_object_get(root, "next")) { /* a saved page of an ecoschedd's GET /v1/jobs */
+        json_int_t next;
+        size_t base = 0;
+        if ((rc = add_daemon_page(t, root, path, &base, &next, err)) < 0)
+            goto done;
+        goto sorted;
+    }
     if (!json_is_array(jobs)) {
         rc = eco_errorf(err, -EINVAL,
                         "%s: field 'jobs': missing or not an array (sacct --json "
@@ -184,6 +331,7 @@ int eco_cli__acct_load(const char *path, struct eco_acct_table **out, struct eco
         if ((rc = add_job(t, job, path, i, err)) < 0)
             goto done;
     }
+sorted:
     qsort(t->v, t->n, sizeof *t->v, cmp_row);
     *out = (struct eco_acct_table *)t;
     t = NULL;
@@ -254,14 +402,21 @@ int eco_cli__acct_html(FILE *f, const struct eco_acct_table *at, const char *tit
           "th:first-child,td:first-child{text-align:left}</style></head><body>\n<h1>",
           f);
     html_text(f, title);
-    fputs("</h1>\n<p>GPU energy measured by ecosched on each node (the jobs' AdminComment), "
-          "carbon where the node knew the grid's signal, and GPU hours (allocated GPUs times "
-          "elapsed time), from <code>",
-          f);
+    fprintf(f,
+            "</h1>\n<p>GPU energy measured by ecosched on each node (%s), carbon where the "
+            "node knew the grid's signal, and GPU hours (allocated GPUs times elapsed time), "
+            "from <code>",
+            strncmp(source, DAEMON_PREFIX, strlen(DAEMON_PREFIX)) ? "the jobs' AdminComment"
+                                                                  : "the daemon's jobs");
     html_text(f, source);
     fputs("</code>.</p>\n", f);
     static const char *const kinds[2] = {"user", "account"};
     for (int k = 0; k < 2; k++) {
+        size_t rows = 0;
+        for (size_t i = 0; i < t->n; i++)
+            rows += !strcmp(t->v[i].kind, kinds[k]);
+        if (!rows && k > 0) /* an ecoschedd's jobs have no accounts */
+            continue;
         fprintf(f,
                 "<h2>Per %s</h2>\n<table><tr><th>%s</th><th>jobs</th><th>energy (kWh)</th>"
                 "<th>energy (J)</th><th>carbon (g CO2e)</th><th>GPU hours</th>"

@@ -119,6 +119,15 @@ out:
     free(order);
 }
 
+/* The answering nodes' measured GPU power (the silent ones are left out: unknown). */
+static double cluster_power(const struct powerd *pd)
+{
+    double w = 0;
+    for (size_t i = 0; i < pd->n_nodes; i++)
+        w += pd->nodes[i].up ? pd->nodes[i].power_w : 0;
+    return w;
+}
+
 static json_t *nodes_json(const struct powerd *pd)
 {
     json_t *a = json_array();
@@ -144,6 +153,9 @@ static json_t *jobs_json(const struct powerd *pd)
                                 j->deadline_s >= 0 ? json_real(j->deadline_s) : json_null());
             json_object_set_new(o, "measured_speed",
                                 isfinite(j->speed) ? json_real(j->speed) : json_null());
+            json_object_set_new(o, "user", json_string(j->user));
+            json_object_set_new(o, "power_w", json_real(j->power_w));
+            json_object_set_new(o, "energy_j", json_real(j->energy_j));
         }
         json_array_append_new(a, o);
     }
@@ -228,6 +240,7 @@ static void period(struct powerd *pd)
     eco_powerd__read_node_power(pd);
     slurm_ok = slurm_ok && eco_powerd__read_jobs(pd) == 0;
     if (slurm_ok) {
+        eco_powerd__job_power(pd);
         metrics_sample(pd, now, budget);
         if (eco_powerd__allocate(pd, budget, (double)time(NULL), st) == 0)
             eco_powerd__send_limits(pd);
@@ -240,6 +253,7 @@ static void period(struct powerd *pd)
     }
     json_object_set_new(st, "slurm", json_boolean(slurm_ok));
     json_object_set_new(st, "nodes", nodes_json(pd));
+    json_object_set_new(st, "power_w", json_real(cluster_power(pd)));
     json_object_set_new(st, "jobs", jobs_json(pd));
     json_object_set_new(st, "arrivals", json_integer((json_int_t)pd->arrivals));
     json_object_set_new(st, "metrics", metrics_json(pd));

@@ -61,6 +61,13 @@ struct pnode {
     unsigned n_gpus;
     struct pgpu gpu[MAX_GPUS];
     long weight; /* Slurm's */
+    /* the Slurm jobs its ecoschedd runs (/v1/node "slurm_jobs", last answer): each one's GPU
+     * energy on this node, its measured share of the GPUs' counters (docs/models/energy.md) */
+    struct pnode_job {
+        int64_t id, run; /* the Slurm job, the daemon's run of it (a step) */
+        double energy_j;
+    } sjob[MAX_GPUS];
+    unsigned n_sjob;
 };
 
 struct pjob {
@@ -75,8 +82,20 @@ struct pjob {
     double ref_rate, speed;
     struct eco_job_model model;
     bool model_init;
-    bool metered; /* its start has been counted by the metrics (settling) */
-    bool decided; /* limit_w is this period's decision (eco_powerd__allocate) */
+    bool metered;    /* its start has been counted by the metrics (settling) */
+    bool decided;    /* limit_w is this period's decision (eco_powerd__allocate) */
+    char user[64];   /* squeue's user_name ("" when it has none) */
+    double power_w;  /* its GPUs' power, a shared GPU's split equally (eco_powerd__job_power) */
+    double energy_j; /* its GPU energy on all its nodes so far (eco_powerd__job_power) */
+    /* the node daemons' runs of it seen running (node index, run id, last energy), and the
+     * energy of those that ended (left their daemon's list) */
+    struct prun {
+        uint32_t node;
+        int64_t run;
+        double energy_j;
+    } run[MAX_GPUS];
+    unsigned n_run;
+    double ended_j;
 };
 
 /* A deferrable Slurm job (--comment=ecosched:max-delay=D; powerd_grid.c). */
@@ -149,6 +168,15 @@ void eco_powerd__update_weights(struct powerd *pd);
  * evaluates). Sets limit_w and decided of those jobs (nothing is sent) and the allocation's
  * figures in st. 0, or < 0 (out of memory, the capper failed: logged; no job decided). */
 int eco_powerd__allocate(struct powerd *pd, double budget, double now, json_t *st);
+
+/* powerd_jobs.c: each running job's power_w and energy_j from this period's node answers
+ * (read_node_power, then read_jobs). */
+void eco_powerd__job_power(struct powerd *pd);
+
+/* powerd_metrics.c: GET /metrics, Prometheus text format 0.0.4, from the last period's status
+ * (the budget under pd->lock). */
+struct MHD_Connection;
+int eco_powerd__metrics(struct powerd *pd, struct MHD_Connection *c);
 
 /* powerd_api.c: listens on pd->socket and serves GET /v1/status and POST /v1/budget on a
  * thread of libmicrohttpd's; NULL on failure (printed). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* `ecosched powerd`'s API on a unix socket: GET /v1/status (the last period), POST /v1/budget
- * (root or powerd's own user; docs/slurm.md). */
+/* `ecosched powerd`'s API on a unix socket: GET /v1/status (the last period), GET /metrics
+ * (Prometheus, powerd_metrics.c), POST /v1/budget (root or powerd's own user; docs/slurm.md). */
 #define _GNU_SOURCE /* SO_PEERCRED */
 #include <errno.h>
 #include <inttypes.h>
@@ -57,6 +57,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         pthread_mutex_unlock(&pd->lock);
         return eco_http_reply(c, 200, o);
     }
+    if (!strcmp(url, "/metrics")) {
+        if (strcmp(method, "GET"))
+            return eco_http_fail(c, 405, NULL, "use GET on /metrics");
+        return (enum MHD_Result)eco_powerd__metrics(pd, c);
+    }
     if (!strcmp(url, "/v1/budget")) {
         if (strcmp(method, "POST"))
             return eco_http_fail(c, 405, NULL, "use POST on /v1/budget");
@@ -83,7 +88,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         ECO_LOG(ECO_LOG_INFO, NULL, "budget %.0f W -> %.0f W (uid %u)", old, v, (unsigned)cr.uid);
         return eco_http_reply(c, 200, json_pack("{s:f,s:f}", "budget_w", v, "previous_w", old));
     }
-    return eco_http_fail(c, 404, NULL, "no such path (GET /v1/status, POST /v1/budget)");
+    return eco_http_fail(c, 404, NULL,
+                         "no such path (GET /v1/status, GET /metrics, POST /v1/budget)");
 }
 
 static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,

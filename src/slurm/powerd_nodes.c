@@ -173,6 +173,19 @@ void eco_powerd__read_node_power(struct powerd *pd)
         }
         if (idle_n)
             nd->idle_w_per_gpu = idle_sum / idle_n;
+        json_t *sj = json_object_get(o, "slurm_jobs"), *s;
+        nd->n_sjob = 0;
+        json_array_foreach(sj, k, s)
+        {
+            json_t *id = json_object_get(s, "job_id"), *e = json_object_get(s, "energy_j");
+            json_t *run = json_object_get(s, "id");
+            if (nd->n_sjob >= MAX_GPUS || !json_is_integer(id) || !json_is_integer(run) ||
+                !json_is_number(e))
+                continue;
+            nd->sjob[nd->n_sjob].id = (int64_t)json_integer_value(id);
+            nd->sjob[nd->n_sjob].run = (int64_t)json_integer_value(run);
+            nd->sjob[nd->n_sjob++].energy_j = json_number_value(e);
+        }
         json_decref(o);
     }
 }
@@ -272,6 +285,8 @@ int eco_powerd__read_jobs(struct powerd *pd)
             continue;
         pj->seen_now = pj->running = true;
         pj->n = 0;
+        const char *user = json_string_value(json_object_get(o, "user_name"));
+        snprintf(pj->user, sizeof pj->user, "%s", user ? user : "");
         json_t *alloc = json_object_get(json_object_get(o, "job_resources"), "allocated_nodes");
         json_t *gd = json_object_get(o, "gres_detail"), *an;
         size_t k;

@@ -289,6 +289,36 @@ check "powerd's status names the capper (mpc, the family's decide)" \
     sh -c "printf '%s' '$pstat' | grep -q '\"capper\":\"mpc\"'"
 check "powerd passes n2's sbatch --deadline to the capper" \
     sh -c "printf '%s' '$pstat' | grep -q '\"deadline_s\":[0-9]'"
+# 4b. powerd's /metrics (docs/slurm/powerd.md, "Metrics"): one power and one energy series per
+#     running Slurm job (job_id = slurm_job_id, user root), valid for promtool
+pmetrics() { curl -s --max-time 2 --unix-socket "$PSOCK" http://x/metrics; }
+PJOBS=$(cat "$R"/out/p-n1.id "$R"/out/p-n2.id "$R"/out/p-n3.id)
+# jseries NAME ID: the sample value of job ID's series NAME
+jseries() {
+    pmetrics | sed -n "s/^$1{job_id=\"$2\",user=\"root\",slurm_job_id=\"$2\"} \(.*\)/\1/p"
+}
+job_energy_up() {
+    for j in $PJOBS; do
+        e=$(jseries ecosched_powerd_job_energy_joules_total "$j")
+        awk "BEGIN { exit !(\"$e\" != \"\" && $e > 0) }" || return 1
+    done
+}
+check "powerd's /metrics has each running job's energy, growing above 0" until_true 100 job_energy_up
+for j in $PJOBS; do
+    pw=$(jseries ecosched_powerd_job_power_watts "$j")
+    check "job $j's power series in powerd's /metrics (${pw:-none} W)" \
+        awk "BEGIN { exit !(\"$pw\" != \"\" && $pw > 0 && $pw <= 500) }"
+done
+pmetrics >"$R/out/pmetrics"
+check "powerd's /metrics names the budget (950 W) and n1's power" \
+    sh -c "grep -q '^ecosched_powerd_budget_watts 950$' '$R/out/pmetrics' &&
+           grep -q '^ecosched_powerd_node_power_watts{node=\"n1\"} [0-9]' '$R/out/pmetrics'"
+if command -v promtool >/dev/null 2>&1; then
+    check "promtool check metrics accepts powerd's /metrics" \
+        sh -c "promtool check metrics <'$R/out/pmetrics' >'$R/out/promtool' 2>&1"
+else
+    echo "note: promtool not installed, the format check of powerd's /metrics skipped"
+fi
 kill -KILL $DPID_n3
 sleep 2 # a period or two: powerd finds n3 silent
 n3_lim="$(limit_mw n3 0) $(limit_mw n3 1)"
@@ -302,6 +332,11 @@ check "node weights: n1 busy ($wn1) below n3 silent ($wn3)" [ "${wn1:-0}" -gt 0 
 touch "$R/go"
 done_all() { [ "$(squeue -h | wc -l)" -eq 0 ]; }
 check "the three jobs ended" until_true 600 done_all
+no_job_series() { ! pmetrics | grep -q '^ecosched_powerd_job_'; }
+check "the ended jobs' series left powerd's /metrics" until_true 50 no_job_series
+check "... while the families' HELP lines stay" \
+    sh -c "curl -s --max-time 2 --unix-socket '$PSOCK' http://x/metrics |
+           grep -q '^# HELP ecosched_powerd_job_power_watts'"
 for nd in $NODES; do
     check "job on $nd completed (its daemon killed or not)" grep -q job-ok "$R/out/p-$nd.out"
 done
