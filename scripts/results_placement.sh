@@ -112,8 +112,9 @@ is [fgd-reference.md](fgd-reference.md).
 (data/alibaba_gpu_v2023_openb; Weng et al., USENIX ATC '23, section 6 and Figure 7; the
 reference simulator hkust-adsl/kubernetes-scheduler-simulator runs the same lists):
 
-- **Nodes**: all 1,523 of openb (6,212 GPUs; 310 CPU-only nodes take CPU-only pods), as the
-  reference uses them.
+- **Nodes**: all 1,523 of openb (6,212 GPUs; 310 CPU-only nodes take CPU-only pods). The
+  reference's experiments use the 1,213 GPU nodes (same 6,212 GPUs; fgd-reference.md and
+  docs/policies/placement.md compare on those); here the CPU-only pods have nodes of their own.
 - **Arrivals**: per seed, the listed pods shuffled, then pods drawn at random from the list
   appended until the requests reach 130 % of the cluster's GPUs (the reference's
   \`shufflePod\` and \`tuneUpPods\`; docs/policies/placement.md, "Reference protocol"). Every
