@@ -95,11 +95,9 @@ double eco_signal_value(const struct eco_signal *s, double t)
     return s->v[piece(s, clamp(s, t))];
 }
 
-/* Integral from t[0] to t. */
-static double cumulative(const struct eco_signal *s, double t)
+/* Integral from t[0] to t, t inside the cover and in piece i. */
+static double cumulative(const struct eco_signal *s, size_t i, double t)
 {
-    t = clamp(s, t);
-    size_t i = piece(s, t);
     return s->cum[i] + s->v[i] * (t - s->t[i]);
 }
 
@@ -113,7 +111,7 @@ double eco_signal_integral(const struct eco_signal *s, double a, double b)
     size_t ia = piece(s, ca), ib = piece(s, cb);
     if (ia == ib)
         return s->v[ia] * (cb - ca);
-    return cumulative(s, b) - cumulative(s, a);
+    return cumulative(s, ib, cb) - cumulative(s, ia, ca);
 }
 
 double eco_signal_carbon_kg(const struct eco_signal *s, double w, double a, double b)

@@ -116,31 +116,22 @@ double eco_forecast_mean(struct eco_forecast *f, double now, double a, double b)
 {
     if (!(b > a))
         return eco_forecast_value(f, now, a);
-    switch (f->kind) {
-    case ECO_FORECAST_ORACLE:
+    if (f->kind == ECO_FORECAST_ORACLE)
         return eco_signal_integral(f->truth, a, b) / (b - a);
-    case ECO_FORECAST_NOISY: {
-        /* the past is measured: the truth before now */
-        double past = 0, fut = 0;
-        if (a < now)
-            past = eco_signal_integral(f->truth, a, b < now ? b : now);
-        if (b > now)
-            fut = eco_signal_integral(&f->noisy, a > now ? a : now, b);
-        return (past + fut) / (b - a);
-    }
-    case ECO_FORECAST_PERSIST: {
-        persist_issue(f, now);
-        double past = 0, fut = 0;
-        if (a < now)
-            past = eco_signal_integral(f->truth, a, b < now ? b : now);
-        if (b > now) {
-            double x = a > now ? a : now;
+    /* the past is measured: the truth before now, the forecast after it */
+    double past = 0, fut = 0;
+    if (a < now)
+        past = eco_signal_integral(f->truth, a, b < now ? b : now);
+    if (b > now) {
+        double x = a > now ? a : now;
+        if (f->kind == ECO_FORECAST_NOISY) {
+            fut = eco_signal_integral(&f->noisy, x, b);
+        } else {
+            persist_issue(f, now);
             fut = persist_cum(f, b) - persist_cum(f, x);
         }
-        return (past + fut) / (b - a);
     }
-    }
-    return 0;
+    return (past + fut) / (b - a);
 }
 
 double eco_forecast_value(struct eco_forecast *f, double now, double t)
