@@ -89,11 +89,11 @@ KNOBS=${KNOBS:-"limit clock"}
 PAR=${PAR:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
 BASELINES="uniform proportional threshold"
 TUNED="mpc $BASELINES"
-# Tuning candidates: the shared knobs (feedback gain on measured power, admission rule) for
+# Tuning candidates: the shared knobs (feedback gain on measured power, admission rule, slew) for
 # every policy, then each one's own. The oracle is the bound: not tuned, default parameters.
-GRID_mpc=${GRID_mpc:-"- miss=3 miss=30 admit=deadline"}
-GRID_uniform=${GRID_uniform:-"- gain=0 gain=0.5 admit=deadline"}
-GRID_proportional=${GRID_proportional:-"- gain=0 gain=0.5 admit=deadline"}
+GRID_mpc=${GRID_mpc:-"- miss=3 miss=30 admit=deadline slew=0.2 slew=0"}
+GRID_uniform=${GRID_uniform:-"- gain=0 gain=0.5 admit=deadline slew=0.2 slew=0"}
+GRID_proportional=${GRID_proportional:-"- gain=0 gain=0.5 admit=deadline slew=0.2 slew=0"}
 GRID_threshold=${GRID_threshold:-"- step=0.02 rebalance=5 rebalance=5,step=0.02"}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -173,10 +173,14 @@ $(echo $SEEDS | sed 's/ /, /g') only, on every trace (the tuning traces' reporte
 unseen; $(for t in $TRACES; do case " $TUNE_TRACES " in *" $t "*) ;; *) printf '%s ' "$t";; esac; done)were not tuned on at all).
 
 **Same information.** Every policy sees the same view each period (fresh remaining work,
-deadlines, the learned models, measured draws and the measured total), gets the same feedback
-and exploration unless its parameters turn them off, and may use the same admission rules;
-the oracle alone decides with the true curves, and every run is judged with the true curves
-(docs/policies/powercap.md).
+deadlines, the learned models, measured draws and the measured total), gets the same slew bound
+(a setting rises by at most 10% of its range per period) and the same downward exploration
+unless its parameters turn them off, and may use the same admission rules. Feedback on the
+measured total: mpc corrects the bias of the models it decides with (the disturbance observer),
+uniform and proportional, whose splits do not predict through the models, with the integral
+(with the observer, uniform held MAE 5.7% on ITP cluster 04 at 60%); both are family keys
+(\`observer=0|1\`) open to every policy. The oracle alone decides with the true curves, and
+every run is judged with the true curves (docs/policies/powercap.md).
 
 **Columns** (docs/policies/powercap.md, "Metrics"): MAE bind = mean |power - budget| / budget
 over the periods whose demand at full power exceeds the budget; MAE all = over every period;
@@ -241,21 +245,26 @@ awk -v traces="$TRACES" -v budgets="$BUDGETS" -v knobs="$KNOBS" -v bl="$BASELINE
                   if (mb[kl] / cnt[kl] > 1.0) { over = over (over == "" ? "" : ", ") L[l]; continue }
                   if (best == "" || mi[kl] < mi[base " " best " " K[q]]) best = L[l]
                   if (j[kl] / cnt[kl] < bj) bj = j[kl] / cnt[kl] }
-              if (best == "") { printf "| %s | %s | %s | none holds the budget | | | | | | | | | | |\n", T[t], B[b], K[q]; over = ""; continue }
-              kb = base " " best " " K[q]; ko = base " oracle " K[q]
+              ko = base " oracle " K[q]
+              if (best == "") { # no baseline to compare with: the figures of mpc alone, the comparisons n/a
+                  printf "| %s | %s | %s | none holds the budget (%s above it) | - | %d | - | %s | n/a | %.3f%s | %.2f%s | %.2f | - | n/a |\n",
+                      T[t], B[b] == "step" ? "step" : B[b] "%", K[q], over, mi[km], (ko in cnt) ? mi[ko] : "-",
+                      mb[km] / cnt[km], mb[km] / cnt[km] <= 0.5 ? "" : " (**not met**)", so[km] / cnt[km], so[km] / cnt[km] <= 1 ? "" : " (**not met**)",
+                      j[km] / cnt[km] / 3600; over = ""; continue }
+              kb = base " " best " " K[q]
               red = mi[kb] > 0 ? 100 * (mi[kb] - mi[km]) / mi[kb] : 0
               applies = B[b] != "step" && B[b] + 0 <= 75 && mi[kb] >= 0.05 * dj[kb]
               g = applies ? (red >= 25 ? "met" : "**not met**") : "n/a"
               jg = j[km] / cnt[km] <= bj * 1.0005 ? "met" : "**not met**"
               printf "| %s | %s | %s | %s%s | %d | %d | %.0f%% | %s | %s | %.3f%s | %.2f%s | %.2f | %.2f | %s |\n", T[t],
-                  B[b] == "step" ? "step" : B[b] "%", K[q], best, over == "" ? "" : " (not counted, above the budget: " over ")", mi[kb], mi[km], red, (ko in cnt) ? mi[ko] : "-", g,
+                  B[b] == "step" ? "step" : B[b] "%", K[q], best, over == "" ? "" : " (" over " above the budget, not counted)", mi[kb], mi[km], red, (ko in cnt) ? mi[ko] : "-", g,
                   mb[km] / cnt[km], mb[km] / cnt[km] <= 0.5 ? "" : " (**not met**)", so[km] / cnt[km], so[km] / cnt[km] <= 1 ? "" : " (**not met**)",
                   j[km] / cnt[km] / 3600, bj / 3600, jg; over = "" } }' "$WORK/report.txt" | tee "$WORK/goals.txt"
 echo
 # The count of each goal met, from the table above.
-awk -F'|' '$5 !~ /none holds/ { n++
+awk -F'|' '{ n++
         if ($10 ~ /not met/) mn++; else if ($10 ~ /met/) mm++
         if ($11 ~ /not met/) an++; else am++
         if ($12 ~ /not met/) on++; else om++
-        if ($15 ~ /not met/) jn++; else jm++ }
-    END { printf "Summary: the misses goal applies in %d of the %d cases and is met in %d; MAE over binding periods <= 0.5%% is met in %d of %d; settled overshoot <= 1%% in %d of %d; average JCT no worse than the best baseline in %d of %d.\n", mm + mn, n, mm, am, n, om, n, jm, n }' "$WORK/goals.txt"
+        if ($5 ~ /none holds/) nb++; else if ($15 ~ /not met/) jn++; else jm++ }
+    END { printf "Summary: the misses goal applies in %d of the %d cases and is met in %d; MAE over binding periods <= 0.5%% is met in %d of %d; settled overshoot <= 1%% in %d of %d; average JCT no worse than the best baseline in %d of %d (in %d no baseline holds the budget).\n", mm + mn, n, mm, am, n, om, n, jm, n - nb, nb + 0 }' "$WORK/goals.txt"

@@ -156,11 +156,11 @@ static void test_hand_splits(void **state)
         /* 400 W over two GPUs: 200 each */
         {"uniform:gain=0,dither=0", 400, 100, 300, NAN, NAN, 200, 200},
         /* B is held at its 150 W maximum: A gets the rest, 250 */
-        {"uniform:gain=0,dither=0", 400, 100, 150, NAN, NAN, 250, 150},
+        {"uniform:gain=0,dither=0,slew=0", 400, 100, 150, NAN, NAN, 250, 150},
         /* demands 100 x 300/200 = 150 and 200 x 300/200 = 300: alpha = 300 / 450 */
         {"proportional:gain=0,dither=0", 300, 100, 300, 100, 200, 100, 200},
         /* no measurement: both demand 300 (the model at the maximum), an even split */
-        {"proportional:gain=0,dither=0", 500, 100, 300, NAN, NAN, 250, 250},
+        {"proportional:gain=0,dither=0,slew=0", 500, 100, 300, NAN, NAN, 250, 250},
     };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         struct eco_capper *c = make(rows[r].spec);
@@ -244,7 +244,7 @@ static void test_grid_floor(void **state)
 static void test_feedback(void **state)
 {
     (void)state;
-    struct eco_capper *c = make("uniform:gain=0.5,margin=0,dither=0,bound=0.2");
+    struct eco_capper *c = make("uniform:gain=0.5,margin=0,dither=0,bound=0.2,slew=0,observer=0");
     struct eco_capper_job j[1] = {job(1, MIN_W, MAX_W, 200)};
     double lim[1];
     /* 100 W over the 250 W budget: the integral takes half of it off */
@@ -277,10 +277,85 @@ static void test_feedback(void **state)
     assert_float_equal(eco_capper_feedback_w(c), -0.03 * 250, 1e-9);
     eco_capper_destroy(c);
     /* gain=0: no feedback at all */
-    c = make("uniform:gain=0,dither=0");
+    c = make("uniform:gain=0,dither=0,slew=0");
     decide1(c, j, 1, 250, 350, 0, lim);
     assert_float_equal(eco_capper_feedback_w(c), 0, 0);
     assert_float_equal(lim[0], 250, 1e-9);
+    eco_capper_destroy(c);
+}
+
+/* The disturbance observer (observer=1, mpc's and the oracle's default; uniform here, whose
+ * split is exact for the test model where power equals the limit): the jobs get the budget less the
+ * smoothed bias of measured over predicted; a job still in its early samples counts at its
+ * measured draw, not its prior. */
+static void test_observer(void **state)
+{
+    (void)state;
+    struct eco_capper *c = make("uniform:gain=0.5,margin=0,dither=0,slew=0,bound=0.5,observer=1");
+    struct eco_capper_job j[2] = {job(1, MIN_W, MAX_W, 200), job(1, MIN_W, MAX_W, 200)};
+    double lim[2];
+    /* 260 W measured where the model predicts 200: a 60 W bias (its first sample), so the
+     * job gets 250 - 60 = 190 */
+    decide1(c, j, 1, 250, 260, 0, lim);
+    assert_float_equal(eco_capper_feedback_w(c), -60, 1e-9);
+    assert_float_equal(lim[0], 190, 1e-9);
+    /* at 190 it measures 250: the bias is still 60, the estimate stays, nothing winds up */
+    j[0].limit_w = 190;
+    decide1(c, j, 1, 250, 250, 0, lim);
+    assert_float_equal(eco_capper_feedback_w(c), -60, 1e-9);
+    assert_float_equal(lim[0], 190, 1e-9);
+    /* a bias of 100: the estimate moves half way, 60 + 0.5 x 40 = 80 */
+    decide1(c, j, 1, 250, 290, 0, lim);
+    assert_float_equal(eco_capper_feedback_w(c), -80, 1e-9);
+    /* far above: bounded at 50% of the budget */
+    decide1(c, j, 1, 250, 2000, 0, lim);
+    assert_float_equal(eco_capper_feedback_w(c), -125, 1e-9);
+    eco_capper_destroy(c);
+    /* A new job (no samples) drawing 50 W at 200 where its prior says 200: counted at 50, the
+     * bias is 250 - (200 + 50) = 0 and 300 W are split evenly; with its prior the bias would
+     * be -150 and 225 W each would overshoot once its model learns. */
+    c = make("uniform:gain=0.5,margin=0,dither=0,slew=0,observer=1");
+    j[1].samples = 0;
+    j[1].measured_w = 50;
+    j[0].limit_w = 200;
+    decide1(c, j, 2, 300, 250, 0, lim);
+    assert_float_equal(eco_capper_feedback_w(c), 0, 1e-9);
+    assert_float_equal(lim[0], 150, 1e-9);
+    assert_float_equal(lim[1], 150, 1e-9);
+    eco_capper_destroy(c);
+}
+
+/* The slew bound (slew=0.1, the default): a limit rises by at most 10% of its range per
+ * period and falls freely; mpc's allocator gives the power a bounded job cannot take to the
+ * others. Grid of 26 points over [100, 300]: 8 W steps. */
+static void test_slew(void **state)
+{
+    (void)state;
+    double lim[2];
+    /* mpc, the budget does not bind: from 150 at most 170, the grid point 164 */
+    struct eco_capper *c = make("mpc:gain=0,dither=0");
+    struct eco_capper_job j[2] = {job(1, MIN_W, MAX_W, 150), job(1, MIN_W, MAX_W, 300)};
+    decide1(c, j, 1, 1e4, NAN, 0, lim);
+    assert_float_equal(lim[0], 164, 1e-9);
+    /* two equal jobs under 500 W split 250 / 250 unbounded; with A bounded at 164 the other
+     * keeps its 300 */
+    decide1(c, j, 2, 500, NAN, 0, lim);
+    assert_float_equal(lim[0], 164, 1e-9);
+    assert_float_equal(lim[1], 300, 1e-9);
+    /* lowering is not bounded: from 300 to the grid point under 150 at once */
+    j[0].limit_w = 300;
+    decide1(c, j, 1, 150, NAN, 0, lim);
+    assert_float_equal(lim[0], 148, 1e-9);
+    eco_capper_destroy(c);
+    c = make("mpc:gain=0,dither=0,slew=0");
+    j[0].limit_w = 150;
+    decide1(c, j, 2, 500, NAN, 0, lim);
+    assert_float_equal(lim[0], 252, 1e-9); /* the grid point nearest the even split */
+    eco_capper_destroy(c);
+    /* uniform, a split without the bound: its 300 is clamped to 150 + 20 */
+    c = make("uniform:gain=0,dither=0");
+    decide1(c, j, 1, 1e4, NAN, 0, lim);
+    assert_float_equal(lim[0], 170, 1e-9);
     eco_capper_destroy(c);
 }
 
@@ -304,7 +379,8 @@ static void test_dither(void **state)
         int moved = 0;
         for (size_t i = 0; i < 4; i++) {
             assert_true(a[i] >= MIN_W && a[i] <= MAX_W);
-            assert_true(fabs(a[i] - b[i]) <= 0.15 * (MAX_W - MIN_W) + 1e-9);
+            /* downward only, up to twice the dither's share of the range */
+            assert_true(a[i] <= b[i] && b[i] - a[i] <= 0.30 * (MAX_W - MIN_W) + 1e-9);
             if (i >= 2)
                 assert_float_equal(a[i], b[i], 0); /* seasoned: no dithering */
             else
@@ -445,6 +521,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry_table), cmocka_unit_test(test_hand_splits),
         cmocka_unit_test(test_grid_floor),     cmocka_unit_test(test_feedback),
+        cmocka_unit_test(test_observer),       cmocka_unit_test(test_slew),
         cmocka_unit_test(test_dither),         cmocka_unit_test(test_admission),
         cmocka_unit_test(test_params),         cmocka_unit_test(test_levels),
     };

@@ -117,6 +117,11 @@ struct eco_cap_job {
      * constant until the job finishes. */
     const double *plan_speed;
     uint32_t plan_len;
+    /* Trust region: the highest setting this period may take (the setting in force plus the
+     * family's slew, docs/policies/powercap.md, "Slew"), so that no limit moves far into a part
+     * of its curve the model has not sampled lately; 0 or above max_limit_w: no bound. Grid
+     * points above it are priced as the highest one at or below it. */
+    double upper_w;
 };
 
 /* `predict` callbacks: ctx is a const struct eco_job_model * (learned), or a

@@ -14,10 +14,11 @@
 #include "util/clock.h"
 #include "util/grid_signal.h"
 
-/* Control-period skipping (docs/policies/powercap.md, "Skipping settled periods"): after
- * SKIP_QUIET_TICKS ticks in a row in which no job started or ended, the budget and the
- * nodes' power states held, and the running jobs' next limits moved on average (weighted by
- * GPUs) by at most SKIP_TOL of their ranges, the limits are held and the next tick comes
+/* Control-period skipping (docs/policies/powercap.md, "Skipping settled periods"): once
+ * SKIP_QUIET_TICKS ticks have run since a job last started or ended, the budget or the
+ * nodes' power states last changed, at the first tick at which the running jobs' next limits
+ * move on average (weighted by GPUs) by at most SKIP_TOL of their ranges, the limits are held
+ * and the next tick comes
  * SKIP_FIRST periods later, doubling while the allocation stays put, up to SKIP_MAX periods (a
  * re-check: the deadlines' slack moves while nothing else does). Any change re-arms the tick
  * at the next period. SKIP_TOL is about the feedback's response to measurement noise (gain
@@ -243,7 +244,9 @@ static int control_tick(struct engine *e, double t)
     e->tick_last_s = t;
     double step = 1;
     if (!e->cfg->control_skip_off && eco_powerctl__settled(e, SKIP_TOL, 0)) {
-        if (++e->tick_quiet >= SKIP_QUIET_TICKS) {
+        if (e->tick_quiet < 64)
+            e->tick_quiet++;
+        if (e->tick_quiet >= SKIP_QUIET_TICKS) {
             e->tick_skip = e->tick_skip > 0 ? 2 * e->tick_skip : SKIP_FIRST;
             if (e->tick_skip > SKIP_MAX)
                 e->tick_skip = SKIP_MAX;
@@ -251,7 +254,10 @@ static int control_tick(struct engine *e, double t)
             eco_powerctl__settled(e, SKIP_TOL, 1); /* hold the limits over the skip */
         }
     } else {
-        e->tick_quiet = 0;
+        /* the ticks since the last change still count: only a change restarts them (counted
+         * up to 64: powerctl.c's settling test reads how long ago the change was) */
+        if (e->tick_quiet < 64)
+            e->tick_quiet++;
         e->tick_skip = 0;
     }
     e->tick_pending = 1;

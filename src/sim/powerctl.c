@@ -32,6 +32,7 @@ struct truth {
     uint16_t type[TRUTH_TYPES];
     uint32_t gpus[TRUTH_TYPES];
     uint32_t total;
+    double at, at_p, at_speed; /* the last setting measured and the truth there (NaN: none) */
 };
 
 struct powerctl {
@@ -46,7 +47,8 @@ struct powerctl {
     size_t bi;                    /* budget step in force */
     double budget_w;
     int tick_pending;
-    double pass_s; /* time of the scheduling pass in progress (admission's clock) */
+    double pass_s;          /* time of the scheduling pass in progress (admission's clock) */
+    double last_measured_w; /* the last tick's measured total (NaN before one) */
     /* The view of one decide (and of admission). */
     struct eco_capper_job *vj;
     double *lim;
@@ -74,12 +76,15 @@ int eco_powerctl__check(const char *spec, struct eco_error *err)
     return 0;
 }
 
-static double gauss(struct eco_rng *r)
+/* Two independent standard normal draws from one Box-Muller pair. */
+static void gauss2(struct eco_rng *r, double *z1, double *z2)
 {
     double u1 = eco_rng_uniform(r), u2 = eco_rng_uniform(r);
     if (u1 < 1e-300)
         u1 = 1e-300;
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+    double rad = sqrt(-2.0 * log(u1)), a = 2.0 * 3.14159265358979323846 * u2;
+    *z1 = rad * cos(a);
+    *z2 = rad * sin(a);
 }
 
 /* The knob's range on a GPU type: its power-limit range, or its clock range. */
@@ -122,7 +127,7 @@ static void truth_predict(const void *ctx, double limit_w, double *power_w, doub
 static struct truth truth_of(const struct engine *e, const struct eco_job *j, int clock,
                              const struct eco_alloc *a, size_t n)
 {
-    struct truth t = {.workload = j->workload, .clock = (uint8_t)clock};
+    struct truth t = {.workload = j->workload, .clock = (uint8_t)clock, .at = NAN};
     for (size_t i = 0; i < n; i++) {
         uint16_t type = (uint16_t)e->c->nodes[a[i].node].type;
         uint8_t k = 0;
@@ -190,6 +195,7 @@ int eco_powerctl__init(struct engine *e)
     if (!pc)
         return -ENOMEM;
     e->pc = pc;
+    pc->last_measured_w = NAN;
     if (!(pc->capper = eco_capper_create(cfg->power_policy, NULL)))
         return -EINVAL; /* engine.c checked the name and parameters before */
     pc->clock = cfg->power_knob == ECO_POWER_KNOB_CLOCK;
@@ -538,15 +544,22 @@ int eco_powerctl__tick(struct engine *e, double t,
     for (size_t i = 0; i < e->nrun; i++) {
         uint32_t j = e->run[i];
         const struct eco_job *job = &e->jobs[j];
-        double speed, p;
-        truth_predict(&pc->truth[j], setting_of(pc, job), &p, &speed);
-        double mp = p * (1 + pc->noise_p * gauss(&pc->rng));
-        double ms = speed * (1 + pc->noise_s * gauss(&pc->rng));
+        struct truth *tr = &pc->truth[j];
+        double setting = setting_of(pc, job), z1, z2;
+        if (!(tr->at == setting)) { /* the truth at a held setting is evaluated once */
+            truth_predict(tr, setting, &tr->at_p, &tr->at_speed);
+            tr->at = setting;
+        }
+        double speed = tr->at_speed, p = tr->at_p;
+        gauss2(&pc->rng, &z1, &z2);
+        double mp = p * (1 + pc->noise_p * z1);
+        double ms = speed * (1 + pc->noise_s * z2);
         measured += mp * job->gpus;
         pc->meas_w[j] = mp;
         pc->meas_speed[j] = ms;
-        eco_job_model_observe(&pc->models[j], setting_of(pc, job), mp, ms);
+        eco_job_model_observe(&pc->models[j], setting, mp, ms);
     }
+    pc->last_measured_w = measured;
     /* 4. Next period's limits (the family's feedback reads the measured total). */
     return allocate(e, t, measured, 0);
 }
@@ -578,7 +591,12 @@ int eco_powerctl__started(struct engine *e, double t,
     /* The rest of the period in progress (or, on an idle cluster, the time until the first
      * tick) follows an admission: settling, with the new jobs in its full-power demand. */
     struct powerctl *pc = e->pc;
-    if (pc->open) {
+    if (pc->open && pc->open_t < t) {
+        /* a start inside a held span: the span ends under the demand it had (its mean power
+         * and binding state stay those of the jobs before the start), a settling period opens */
+        metrics_close(e, t);
+        metrics_open(e, t, 1);
+    } else if (pc->open) {
         pc->open_settle = 1;
         pc->open_demand = fmax(pc->open_demand, full_demand(e));
     } else {
@@ -608,6 +626,12 @@ void eco_powerctl__idle(struct engine *e, double t)
 /* Samples a job's model needs before the loop may count as settled: the family's early
  * dithering span (its parameter early, default 10). */
 #define SETTLE_SAMPLES 10
+/* ... and, while the budget binds, the measured total within 1 % of the budget: a few times
+ * the measured noise of a cluster's total (2 % per job, averaging over the jobs). */
+#define SETTLE_POWER_TOL 0.01
+/* ... for the first 30 ticks after a change: a capper whose split cannot reach the budget
+ * (uniform limits over jobs that draw less than them) is held anyway after that. */
+#define SETTLE_POWER_TICKS 30
 
 int eco_powerctl__settled(struct engine *e, double tol, int hold)
 {
@@ -625,6 +649,11 @@ int eco_powerctl__settled(struct engine *e, double tol, int hold)
         gpus += e->jobs[j].gpus;
     }
     if (moved > tol * gpus)
+        return 0;
+    /* while the budget binds, the feedback must have brought the measured power near it:
+     * a held period far under (or over) the budget would keep its error for the whole skip */
+    if (e->tick_quiet < SETTLE_POWER_TICKS && pc->open_demand > pc->budget_w &&
+        !(fabs(pc->last_measured_w - pc->budget_w) <= SETTLE_POWER_TOL * pc->budget_w))
         return 0;
     for (size_t i = 0; hold && i < e->nrun; i++)
         pc->pending[e->run[i]] = setting_of(pc, &e->jobs[e->run[i]]);

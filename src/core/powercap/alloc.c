@@ -284,6 +284,23 @@ void eco_cap__eval_grid(const struct eco_cap_job *j, const struct eco_cap_params
     for (uint32_t k = 0; k < g; k++)
         smax = c[k] > smax ? c[k] : smax;
     cost_row(j, p, inv_hz, c, g, smax);
+    /* the trust region: points above the slew bound are priced as the last one within it,
+     * so that they add no power and save no cost (never chosen over it) */
+    uint32_t top = eco_cap__upper_index(j, g);
+    for (uint32_t k = top + 1; k < g; k++) {
+        pw[k] = pw[top];
+        c[k] = c[top];
+    }
+}
+
+uint32_t eco_cap__upper_index(const struct eco_cap_job *j, uint32_t g)
+{
+    if (!(j->upper_w > 0.0) || !(j->upper_w < j->max_limit_w))
+        return g - 1;
+    uint32_t k = 0;
+    while (k + 1 < g && eco_cap__grid_at(j, g, k + 1) <= j->upper_w)
+        k++;
+    return k;
 }
 
 double eco_cap_job_cost(const struct eco_cap_job *j, const struct eco_cap_params *p, double limit_w)
@@ -324,9 +341,9 @@ static uint32_t job_hull(const double *pw, const double *c, uint32_t g, uint16_t
         strict &= pw[k] > pw[k - 1];
         *mono &= pw[k] >= pw[k - 1];
     }
-    for (uint32_t k = 0; k < g; k++) {
+    for (uint32_t k = 0; !strict && k < g; k++) {
         uint32_t m = k;
-        while (!strict && m > 0) {
+        while (m > 0) {
             uint32_t q = ord[m - 1];
             if (pw[q] < pw[k] || (pw[q] == pw[k] && c[q] <= c[k]))
                 break;
@@ -335,7 +352,12 @@ static uint32_t job_hull(const double *pw, const double *c, uint32_t g, uint16_t
         }
         ord[m] = (uint16_t)k;
     }
-    double sl[ECO_CAP_GRID_MAX];
+    /* In grid order the slope from a point to the next is the one the chain needs most often
+     * (a convex row keeps every point): computed up front, in a loop without dependencies
+     * between its divisions, with the same expression as below (the same values). */
+    double sl[ECO_CAP_GRID_MAX], next[ECO_CAP_GRID_MAX];
+    for (uint32_t k = 1; strict && k < g; k++)
+        next[k] = (c[k - 1] - c[k]) / (pw[k] - pw[k - 1]);
     uint32_t h = 0;
     for (uint32_t t = 0; t < g; t++) {
         uint32_t k = strict ? t : ord[t];
@@ -344,7 +366,7 @@ static uint32_t job_hull(const double *pw, const double *c, uint32_t g, uint16_t
         double s = 0.0;
         while (h > 0) {
             uint32_t b = hull[h - 1];
-            s = (c[b] - c[k]) / (pw[k] - pw[b]);
+            s = strict && b + 1 == k ? next[k] : (c[b] - c[k]) / (pw[k] - pw[b]);
             if (h < 2 || sl[h - 2] > s)
                 break;
             h--; /* b is on or above the segment from the vertex before it to k */
@@ -900,8 +922,10 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
             exchange(&f, n, room);
         }
     }
-    for (size_t i = 0; i < n; i++)
-        limits_w[i] = eco_cap__grid_at(&jobs[i], g, (uint32_t)cur[i]);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t k = (uint32_t)cur[i], top = eco_cap__upper_index(&jobs[i], g);
+        limits_w[i] = eco_cap__grid_at(&jobs[i], g, k < top ? k : top);
+    }
     free(own);
     return price;
 }

@@ -29,6 +29,8 @@ struct eco_cap_prior_cache {
  * cache (NULL: none, zeroed before first use) holds prior curves for one grid size. */
 void eco_cap__eval_grid(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
                         struct eco_cap_prior_cache *cache, double *pw, double *c);
+/* The highest grid index at or below the job's trust region (upper_w), g - 1 without one. */
+uint32_t eco_cap__upper_index(const struct eco_cap_job *j, uint32_t g);
 /* 0, or -EINVAL when a job has no predict, gpus 0 or a bad range. */
 int eco_cap__check_jobs(const struct eco_cap_job *jobs, size_t n);
 

@@ -106,6 +106,12 @@ void eco_capper__common_default(struct eco_capper_common *d)
          * become ready (eco_job_model_ready); afterwards the allocation's own moves feed it. */
         .dither = 0.15,
         .early = 10,
+        /* A limit rises by at most 10 % of its range per period (two or three grid steps):
+         * the learned curves forget the limits a job has not held for a minute, and a large
+         * simultaneous raise of several jobs to such limits was where the measured power
+         * overshot most (docs/policies/powercap.md, "Slew"); lowering is never bounded. */
+        .slew = 0.1,
+        .observer = 1,
         .admit = ECO_CAPPER_ADMIT_MIN,
         /* A deadline within twice its full-speed time left is near: refusing it then
          * costs the deadline for certain. */
@@ -142,6 +148,8 @@ static const struct key keys[] = {
     {"guard", K_DOUBLE, 0, 0, 0.5, CM(guard)},
     {"dither", K_DOUBLE, 0, 0, 0.5, CM(dither)},
     {"early", K_U32, 0, 0, 1e6, CM(early)},
+    {"slew", K_DOUBLE, 0, 0, 1, CM(slew)},
+    {"observer", K_U32, 0, 0, 1, CM(observer)},
     {"admit", K_ADMIT, 0, 0, 0, CM(admit)},
     {"near", K_DOUBLE, 0, 0, 100, CM(near)},
     {"grid", K_U32, ECO_CAPPER_KEYS_ALLOC, 2, ECO_CAP_GRID_MAX,
@@ -341,6 +349,34 @@ static void feedback(struct eco_capper *c, const struct eco_capper_view *v)
         c->integral = 0;
         return;
     }
+    if (c->cm.observer) {
+        /* The disturbance observer: the measured total minus what the models predict at the
+         * settings in force, smoothed; the jobs get the budget less that bias. A model that
+         * changes (a new job learning its curve, a dithered setting) moves its prediction and
+         * the estimate together, so nothing winds up. */
+        if (isfinite(v->measured_w)) {
+            double pred = v->fixed_w;
+            for (size_t i = 0; i < v->n; i++) {
+                const struct eco_cap_job *j = &c->cj[i];
+                double x = fmax(j->min_limit_w, fmin(j->max_limit_w, v->jobs[i].limit_w));
+                double p = x, sp = 1;
+                if (v->jobs[i].samples < c->cm.early && isfinite(v->jobs[i].measured_w))
+                    p = v->jobs[i].measured_w; /* its prior, far off, is about to be replaced */
+                else if (x == x)
+                    j->predict(j->ctx, x, &p, &sp);
+                pred += (isfinite(p) && p > 0 ? p : 0) * j->gpus;
+            }
+            double bias = v->measured_w - pred;
+            c->bias = c->bias_n ? c->bias + c->cm.gain * (bias - c->bias) : bias;
+            c->bias_n = 1;
+            double bound = c->cm.bound * v->budget_w;
+            c->bias = fmax(-bound, fmin(bound, c->bias));
+        }
+        c->integral = -c->bias - c->cm.margin * v->budget_w;
+        if (v->budget_step < 0 && c->integral > -c->cm.guard * v->budget_w)
+            c->integral = -c->cm.guard * v->budget_w;
+        return;
+    }
     if (isfinite(v->measured_w)) {
         double target = v->budget_w * (1 - c->cm.margin);
         c->integral += c->cm.gain * (target - v->measured_w);
@@ -375,7 +411,6 @@ int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view
     int rc = grow(c, n);
     if (rc)
         return rc;
-    feedback(c, v);
     c->cap.period_s = v->period_s > 0 ? v->period_s : 1;
     c->cap.miss_cost = c->cm.miss;
     c->cap.miss_sigma = c->cm.sigma;
@@ -393,20 +428,30 @@ int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view
         }
         if (!c->cj[i].predict)
             return -EINVAL;
+        c->cj[i].upper_w = 0;
+        if (c->cm.slew > 0 && j->samples >= c->cm.early && isfinite(j->limit_w) &&
+            j->limit_w >= j->cap.min_limit_w)
+            c->cj[i].upper_w = j->limit_w + c->cm.slew * (j->cap.max_limit_w - j->cap.min_limit_w);
         limits_w[i] = j->limit_w;
     }
+    feedback(c, v);
     double gpu_budget = v->budget_w - v->fixed_w + c->integral;
     rc = split(c, v, c->cj, gpu_budget, limits_w);
     if (rc < 0)
         return rc;
-    if (rc == 0)
+    if (rc == 0 && !c->cm.observer)
         c->integral = 0; /* anti-windup: nothing to correct while the budget does not bind */
     for (size_t i = 0; i < n; i++) {
         const struct eco_cap_job *j = &c->cj[i];
         double lim = limits_w[i];
+        if (j->upper_w > 0 && j->upper_w < j->max_limit_w && lim > j->upper_w)
+            lim = j->upper_w;   /* a split without the bound (uniform, proportional) */
         if (c->cm.dither > 0) { /* one draw per job, so the stream does not depend on samples */
+            /* Downward only, over twice the width: the same span of samples for the model,
+             * and a dithered job never draws more than its share (a large job dithered
+             * upwards was the largest overshoot; docs/policies/powercap.md, "Exploration"). */
             double d = v->jobs[i].samples < c->cm.early ? c->cm.dither : 0;
-            lim += (eco_rng_uniform(rng) * 2 - 1) * d * (j->max_limit_w - j->min_limit_w);
+            lim -= eco_rng_uniform(rng) * 2 * d * (j->max_limit_w - j->min_limit_w);
         }
         if (!(lim == lim))
             lim = v->jobs[i].limit_w;

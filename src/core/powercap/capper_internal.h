@@ -16,14 +16,16 @@ enum { ECO_CAPPER_ADMIT_MIN, ECO_CAPPER_ADMIT_DEADLINE };
 #define ECO_CAPPER_KEYS_THRESHOLD 2u /* rebalance, high, low, step: the threshold's */
 
 struct eco_capper_common {
-    double gain;    /* feedback: share of the measured error added to the integral per period */
-    double bound;   /* feedback integral bound, share of the budget */
-    double margin;  /* the feedback aims this share below the budget */
-    double guard;   /* after a budget step down the integral starts this share below it */
-    double dither;  /* early dithering, share of the knob's range (+-) */
-    uint32_t early; /* samples below which a job is dithered */
-    int admit;      /* ECO_CAPPER_ADMIT_* */
-    double near;    /* admit=deadline: a candidate is urgent at slack <= near x its time */
+    double gain;       /* feedback: share of the measured error added to the integral per period */
+    double bound;      /* feedback integral bound, share of the budget */
+    double margin;     /* the feedback aims this share below the budget */
+    double guard;      /* after a budget step down the integral starts this share below it */
+    double dither;     /* early dithering, share of the knob's range (+-) */
+    uint32_t early;    /* samples below which a job is dithered */
+    double slew;       /* most a limit rises per period, share of its range (0: no bound) */
+    uint32_t observer; /* feedback: 1 a disturbance observer on the models' bias, 0 an integral */
+    int admit;         /* ECO_CAPPER_ADMIT_* */
+    double near;       /* admit=deadline: a candidate is urgent at slack <= near x its time */
     /* The deadline-aware allocation (ECO_CAPPER_KEYS_ALLOC; docs/policies/powercap.md,
      * "Deadline-aware cost"): eco_cap_params' miss_cost, miss_sigma and lost_release, the
      * weight rule and whether the receding-horizon plan (eco_cap_plan) decides. */
@@ -65,6 +67,8 @@ struct eco_capper {
     struct eco_cap_params cap;    /* ECO_CAPPER_KEYS_ALLOC */
     struct eco_threshold_ctl thr; /* ECO_CAPPER_KEYS_THRESHOLD */
     double integral;              /* feedback correction of the jobs' budget, W */
+    double bias;                  /* observer: smoothed measured - predicted total, W */
+    int bias_n;                   /* observer: the estimate has a first sample */
     eco_capper_split_fn split;    /* the policy's own part */
     int use_truth;                /* its jobs' predict is their truth (the oracle) */
     /* Scratch, grown on demand and kept between decides. */

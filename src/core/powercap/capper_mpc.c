@@ -41,7 +41,8 @@ static struct eco_capper *create(const char *params, struct eco_error *err);
 const struct eco_capper_ops eco_capper_mpc = {
     .name = "mpc",
     .summary = "price-coordinated allocation over the learned models (eco_cap_allocate)",
-    .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near, grid, "
+    .params_help = "gain, bound, margin, guard, dither, early, slew, observer, admit=min|deadline, "
+                   "near, grid, "
                    "penalty, horizon, miss, sigma, lost, weight=one|size, plan, grid_floor, "
                    "value, carbon_price",
     .start_at_max = 0,

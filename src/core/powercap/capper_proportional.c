@@ -27,7 +27,8 @@ static struct eco_capper *create(const char *params, struct eco_error *err);
 const struct eco_capper_ops eco_capper_proportional = {
     .name = "proportional",
     .summary = "limits in proportion to each job's measured draw, scaled to its maximum",
-    .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near",
+    .params_help =
+        "gain, bound, margin, guard, dither, early, slew, observer, admit=min|deadline, near",
     .start_at_max = 0,
     .limits_only = 1,
     .create = create,
@@ -39,5 +40,6 @@ static struct eco_capper *create(const char *params, struct eco_error *err)
 {
     struct eco_capper_common d;
     eco_capper__common_default(&d);
+    d.observer = 0; /* its split does not predict through the models: the integral */
     return eco_capper__create_common(&eco_capper_proportional, params, &d, 0, split, 0, err);
 }

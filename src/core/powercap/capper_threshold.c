@@ -22,8 +22,9 @@ static struct eco_capper *create(const char *params, struct eco_error *err);
 const struct eco_capper_ops eco_capper_threshold = {
     .name = "threshold",
     .summary = "Slurm power/cray-style steps when measured power leaves a band",
-    .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near, "
-                   "rebalance, high, low, step",
+    .params_help =
+        "gain, bound, margin, guard, dither, early, slew, observer, admit=min|deadline, near, "
+        "rebalance, high, low, step",
     .start_at_max = 1,
     .create = create,
     .destroy = eco_capper__destroy_common,
@@ -34,8 +35,9 @@ static struct eco_capper *create(const char *params, struct eco_error *err)
 {
     struct eco_capper_common d;
     eco_capper__common_default(&d);
-    d.gain = 0;   /* it is a feedback controller on measured power itself */
-    d.dither = 0; /* it reads no model */
+    d.observer = 0; /* its split does not predict through the models: the integral */
+    d.gain = 0;     /* it is a feedback controller on measured power itself */
+    d.dither = 0;   /* it reads no model */
     return eco_capper__create_common(&eco_capper_threshold, params, &d, ECO_CAPPER_KEYS_THRESHOLD,
                                      split, 0, err);
 }

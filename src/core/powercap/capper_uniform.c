@@ -20,7 +20,8 @@ static struct eco_capper *create(const char *params, struct eco_error *err);
 const struct eco_capper_ops eco_capper_uniform = {
     .name = "uniform",
     .summary = "the same share for every GPU (clock knob: the same fraction of every range)",
-    .params_help = "gain, bound, margin, guard, dither, early, admit=min|deadline, near",
+    .params_help =
+        "gain, bound, margin, guard, dither, early, slew, observer, admit=min|deadline, near",
     .start_at_max = 0,
     .create = create,
     .destroy = eco_capper__destroy_common,
@@ -31,5 +32,6 @@ static struct eco_capper *create(const char *params, struct eco_error *err)
 {
     struct eco_capper_common d;
     eco_capper__common_default(&d);
+    d.observer = 0; /* its split does not predict through the models: the integral */
     return eco_capper__create_common(&eco_capper_uniform, params, &d, 0, split, 0, err);
 }

@@ -52,7 +52,9 @@ double eco_cap_local_choice(const struct eco_cap_job *j, const struct eco_cap_pa
         return NAN;
     double pw[ECO_CAP_GRID_MAX], c[ECO_CAP_GRID_MAX];
     eco_cap__eval_grid(j, p, eco_cap__horizon_inv(p), NULL, pw, c);
-    uint32_t k = isinf(price) ? 0 : local_best(pw, c, p->grid, price);
+    uint32_t k = isinf(price) ? 0 : local_best(pw, c, p->grid, price),
+             top = eco_cap__upper_index(j, p->grid);
+    k = k < top ? k : top; /* a point above the trust region is priced as its top one */
     if (limit_w)
         *limit_w = eco_cap__grid_at(j, p->grid, k);
     if (power_w)
