@@ -17,8 +17,8 @@
 /* Control-period skipping (docs/policies/powercap.md, "Skipping settled periods"): once
  * SKIP_QUIET_TICKS ticks have run since a job last started or ended, the budget or the
  * nodes' power states last changed, at the first tick at which the running jobs' next limits
- * move on average (weighted by GPUs) by at most SKIP_TOL of their ranges, the limits are held
- * and the next tick comes
+ * move on average (weighted by GPUs) by at most SKIP_TOL of their ranges (and powerctl.c's
+ * test on the measured power passes), the limits are held and the next tick comes
  * SKIP_FIRST periods later, doubling while the allocation stays put, up to SKIP_MAX periods (a
  * re-check: the deadlines' slack moves while nothing else does). Any change re-arms the tick
  * at the next period. SKIP_TOL is about the feedback's response to measurement noise (gain
@@ -26,6 +26,9 @@
  * their range): on ITP cluster02, 300 jobs at 60 kW, it cuts ticks 89x against the 1 s loop
  * with avg JCT, energy and misses unchanged (docs); a per-job bound of 1 % never settled. */
 #define SKIP_QUIET_TICKS 5
+/* Ticks since the last change are counted up to this (powerctl.c's settling test reads how
+ * long ago the change was, up to 30). */
+#define SKIP_QUIET_MAX 64
 #define SKIP_TOL 0.05
 #define SKIP_FIRST 8.0
 #define SKIP_MAX 512.0
@@ -243,9 +246,12 @@ static int control_tick(struct engine *e, double t)
         return rc;
     e->tick_last_s = t;
     double step = 1;
-    if (!e->cfg->control_skip_off && eco_powerctl__settled(e, SKIP_TOL, 0)) {
-        if (e->tick_quiet < 64)
-            e->tick_quiet++;
+    int settled = !e->cfg->control_skip_off && eco_powerctl__settled(e, SKIP_TOL, 0);
+    /* the ticks since the last change count whether settled or not: only a change restarts
+     * them (control_changed) */
+    if (e->tick_quiet < SKIP_QUIET_MAX)
+        e->tick_quiet++;
+    if (settled) {
         if (e->tick_quiet >= SKIP_QUIET_TICKS) {
             e->tick_skip = e->tick_skip > 0 ? 2 * e->tick_skip : SKIP_FIRST;
             if (e->tick_skip > SKIP_MAX)
@@ -254,10 +260,6 @@ static int control_tick(struct engine *e, double t)
             eco_powerctl__settled(e, SKIP_TOL, 1); /* hold the limits over the skip */
         }
     } else {
-        /* the ticks since the last change still count: only a change restarts them (counted
-         * up to 64: powerctl.c's settling test reads how long ago the change was) */
-        if (e->tick_quiet < 64)
-            e->tick_quiet++;
         e->tick_skip = 0;
     }
     e->tick_pending = 1;

@@ -297,10 +297,17 @@ uint32_t eco_cap__upper_index(const struct eco_cap_job *j, uint32_t g)
 {
     if (!(j->upper_w > 0.0) || !(j->upper_w < j->max_limit_w))
         return g - 1;
-    uint32_t k = 0;
-    while (k + 1 < g && eco_cap__grid_at(j, g, k + 1) <= j->upper_w)
-        k++;
-    return k;
+    /* grid points never decrease with k (snapping to levels keeps the order): a binary
+     * search for the last one at or below the bound, point 0 when none is */
+    uint32_t lo = 0, hi = g - 1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (eco_cap__grid_at(j, g, mid) <= j->upper_w)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
 double eco_cap_job_cost(const struct eco_cap_job *j, const struct eco_cap_params *p, double limit_w)

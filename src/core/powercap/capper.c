@@ -343,41 +343,41 @@ static double snap(const struct eco_cap_job *j, double x)
     return best;
 }
 
+/* The disturbance observer's estimate of the bias, measured total minus what the models
+ * predict at the settings in force, smoothed. A model that changes (a new job learning its
+ * curve, a dithered setting) moves its prediction and the estimate together, so nothing
+ * winds up. */
+static void observe_bias(struct eco_capper *c, const struct eco_capper_view *v)
+{
+    double pred = v->fixed_w;
+    for (size_t i = 0; i < v->n; i++) {
+        const struct eco_cap_job *j = &c->cj[i];
+        double x = fmax(j->min_limit_w, fmin(j->max_limit_w, v->jobs[i].limit_w));
+        double p = x, sp = 1;
+        if (v->jobs[i].samples < c->cm.early && isfinite(v->jobs[i].measured_w))
+            p = v->jobs[i].measured_w; /* its prior, far off, is about to be replaced */
+        else
+            j->predict(j->ctx, x, &p, &sp);
+        pred += (isfinite(p) && p > 0 ? p : 0) * j->gpus;
+    }
+    double bias = v->measured_w - pred;
+    c->bias = c->bias_n ? c->bias + c->cm.gain * (bias - c->bias) : bias;
+    c->bias_n = 1;
+    double bound = c->cm.bound * v->budget_w;
+    c->bias = fmax(-bound, fmin(bound, c->bias));
+}
+
 static void feedback(struct eco_capper *c, const struct eco_capper_view *v)
 {
     if (!(c->cm.gain > 0)) {
         c->integral = 0;
         return;
     }
-    if (c->cm.observer) {
-        /* The disturbance observer: the measured total minus what the models predict at the
-         * settings in force, smoothed; the jobs get the budget less that bias. A model that
-         * changes (a new job learning its curve, a dithered setting) moves its prediction and
-         * the estimate together, so nothing winds up. */
-        if (isfinite(v->measured_w)) {
-            double pred = v->fixed_w;
-            for (size_t i = 0; i < v->n; i++) {
-                const struct eco_cap_job *j = &c->cj[i];
-                double x = fmax(j->min_limit_w, fmin(j->max_limit_w, v->jobs[i].limit_w));
-                double p = x, sp = 1;
-                if (v->jobs[i].samples < c->cm.early && isfinite(v->jobs[i].measured_w))
-                    p = v->jobs[i].measured_w; /* its prior, far off, is about to be replaced */
-                else if (x == x)
-                    j->predict(j->ctx, x, &p, &sp);
-                pred += (isfinite(p) && p > 0 ? p : 0) * j->gpus;
-            }
-            double bias = v->measured_w - pred;
-            c->bias = c->bias_n ? c->bias + c->cm.gain * (bias - c->bias) : bias;
-            c->bias_n = 1;
-            double bound = c->cm.bound * v->budget_w;
-            c->bias = fmax(-bound, fmin(bound, c->bias));
-        }
+    if (c->cm.observer) { /* the jobs get the budget less the bias and the margin */
+        if (isfinite(v->measured_w))
+            observe_bias(c, v);
         c->integral = -c->bias - c->cm.margin * v->budget_w;
-        if (v->budget_step < 0 && c->integral > -c->cm.guard * v->budget_w)
-            c->integral = -c->cm.guard * v->budget_w;
-        return;
-    }
-    if (isfinite(v->measured_w)) {
+    } else if (isfinite(v->measured_w)) {
         double target = v->budget_w * (1 - c->cm.margin);
         c->integral += c->cm.gain * (target - v->measured_w);
         double bound = c->cm.bound * v->budget_w;
