@@ -8,6 +8,9 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "ecosched/carbon.h"
 #include "test_util.h"
 
@@ -260,13 +263,77 @@ static void test_interrupt(void **state)
     eco_signal_free(&s);
 }
 
+/* The peak resident memory (bytes) a forked child adds when it decides one 8-GPU job of
+ * shift:lambda=0,util=1 with latest start `latest` (simulated s), the child's release in
+ * *out (through a pipe); aborts the test when the child fails (a sanitizer report). */
+static long child_growth(struct eco_carbon_view *v, double latest, double *out)
+{
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    struct rusage self;
+    getrusage(RUSAGE_SELF, &self);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct eco_carbon *p = make("shift:lambda=0,util=1");
+        struct eco_carbon_job j = {.run_s = 2 * H, .latest_start_s = latest, .gpus = 8};
+        double r = eco_carbon_find("shift", &(const char *){0})->release(p, v, &j);
+        eco_carbon_find("shift", &(const char *){0})->destroy(p);
+        _exit(write(fd[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 1);
+    }
+    close(fd[1]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_int_equal(read(fd[0], out, sizeof *out), (ssize_t)sizeof *out);
+    close(fd[0]);
+    struct rusage ch;
+    getrusage(RUSAGE_CHILDREN, &ch);
+    return (ch.ru_maxrss - self.ru_maxrss) * 1024L; /* ru_maxrss is in KiB on Linux */
+}
+
+/* A slack far beyond any the edges accept (finding 1 of issue 28: powerd took 5.6 GB for a
+ * job with 30000000 days of slack, and UBSan reported inf converted to size_t at 1e300 days):
+ * shift's booking covers a bounded horizon ahead of now, so such a job costs the same memory
+ * as a short one, and its release stays within [now, latest start]. */
+static void test_shift_huge_slack(void **state)
+{
+    (void)state;
+    struct eco_signal s;
+    struct eco_forecast f;
+    hourly(&s, day, 12);
+    assert_int_equal(eco_forecast_init(&f, ECO_FORECAST_ORACLE, 0, &s, 1, NULL), 0);
+    struct eco_carbon_view v = view_at(&f, 0, 8);
+    static const double slack[] = {1e11, 1e300 * 1e300 /* inf */};
+    for (size_t i = 0; i < sizeof slack / sizeof slack[0]; i++) {
+        double r = -1;
+        long grew = child_growth(&v, slack[i], &r);
+        /* 64 MiB: a hundred times the bounded booking, far below the 0.2 GB that 1e11 s of
+         * hours took before (1e300 days: undefined behaviour) */
+        assert_true(grew < 64L << 20);
+        assert_true(r >= 0 && r <= slack[i]);
+    }
+    /* the booking still works next to it: a job with a huge slack books its start, and a
+     * second one with the same window does not overlap it (as in test_policies) */
+    const char *params;
+    const struct eco_carbon_ops *shift = eco_carbon_find("shift", &params);
+    struct eco_carbon *p = make("shift:lambda=0,util=1");
+    struct eco_carbon_job j = {.run_s = 2 * H, .latest_start_s = 1e300 * 1e300, .gpus = 8};
+    double a = shift->release(p, &v, &j);
+    j.latest_start_s = 8 * H;
+    double b = shift->release(p, &v, &j);
+    assert_true(a >= 0 && b >= 0 && (b >= a + 2 * H || a >= b + 2 * H));
+    shift->destroy(p);
+    eco_forecast_fini(&f);
+    eco_signal_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_forecasts),
-        cmocka_unit_test(test_candidates),
-        cmocka_unit_test(test_policies),
-        cmocka_unit_test(test_interrupt),
+        cmocka_unit_test(test_forecasts),        cmocka_unit_test(test_candidates),
+        cmocka_unit_test(test_policies),         cmocka_unit_test(test_interrupt),
+        cmocka_unit_test(test_shift_huge_slack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -132,24 +132,43 @@ static int ensure(struct eco_carbon *p, size_t h1)
     return 0;
 }
 
-/* The booking hours a run at calendar a for run_s covers: [*h0, *h1). */
-static void hours_of(const struct eco_carbon *p, double a, double run_s, size_t *h0, size_t *h1)
+/* Hours ahead of now the booking covers: a year. The edges accept 31 days of slack at most
+ * (ecoschedd's max_delay, powerd's ecosched:max-delay=) and a run books its first week, so a
+ * year holds every booking they can make; a start further ahead (a simulation's --max-delay
+ * of years, or an unbounded slack) is neither booked nor limited by the booking. It bounds the
+ * booking's memory to the hours since the first job plus this horizon (issue 28: a job with
+ * 30000000 days of slack took 5.6 GB, and 1e300 days converted inf to size_t). */
+#define MAX_AHEAD_H (366.0 * 24)
+
+/* The booking hours a run at calendar a for run_s covers, decided at calendar now: [*h0, *h1),
+ * empty when a lies beyond the horizon or is not a number. */
+static void hours_of(const struct eco_carbon *p, double now, double a, double run_s, size_t *h0,
+                     size_t *h1)
 {
+    double lim = floor(now / HOUR_S) - p->base_hour + MAX_AHEAD_H;
     double first = floor(a / HOUR_S) - p->base_hour;
     double last = ceil((a + (run_s > 0 ? run_s : 1)) / HOUR_S) - p->base_hour;
-    if (first < 0)
+    if (!(lim >= 0)) /* the clock went back before the first job by a year */
+        lim = 0;
+    if (!(first >= 0))
         first = 0;
-    if (last - first > MAX_BOOK_H)
+    if (!(last - first <= MAX_BOOK_H))
         last = first + MAX_BOOK_H;
+    if (!(first <= lim)) /* beyond the horizon (inf too) */
+        first = lim;
+    if (!(last <= lim))
+        last = lim;
+    if (!(last >= first)) /* NaN */
+        last = first;
     *h0 = (size_t)first;
     *h1 = (size_t)last;
 }
 
 /* Books the job's GPUs over the hours of a run at calendar a for run_s. */
-static void book(struct eco_carbon *p, double a, double run_s, uint32_t gpus)
+static void book(struct eco_carbon *p, double now, double a, double run_s, uint32_t gpus)
 {
     size_t h0, h1;
-    hours_of(p, a, run_s, &h0, &h1);
+    hours_of(p, now, a, run_s, &h0, &h1);
     if (ensure(p, h1) == 0)
         for (size_t h = h0; h < h1; h++)
             p->book[h] += gpus;
@@ -174,7 +193,7 @@ static double choose(struct eco_carbon *p, const struct eco_carbon_view *v,
         double a = v->epoch0_s + cand[i];
         if (booking) {
             size_t h0, h1;
-            hours_of(p, a, j->run_s, &h0, &h1);
+            hours_of(p, now, a, j->run_s, &h0, &h1);
             if (ensure(p, h1) < 0) {
                 booking = 0; /* out of memory: decide without the booking */
             } else {
@@ -207,7 +226,7 @@ static double shift_release(struct eco_carbon *p, const struct eco_carbon_view *
 {
     double cost, start = choose(p, v, j, &cost);
     if (p->util > 0)
-        book(p, v->epoch0_s + start, j->run_s, j->gpus);
+        book(p, v->epoch0_s + v->now_s, v->epoch0_s + start, j->run_s, j->gpus);
     return start;
 }
 
@@ -231,7 +250,8 @@ static size_t shift_plan(struct eco_carbon *p, const struct eco_carbon_view *v,
     }
     if (p->util > 0)
         for (size_t k = 0; k < n; k++)
-            book(p, v->epoch0_s + out[k].start_s, out[k].end_s - out[k].start_s, j->gpus);
+            book(p, v->epoch0_s + v->now_s, v->epoch0_s + out[k].start_s,
+                 out[k].end_s - out[k].start_s, j->gpus);
     return n;
 }
 
