@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include "util/grid_signal.h"
 #include "util/http_server.h"
 #include "api.h"
 #include "ecod.h"
@@ -330,10 +331,6 @@ static const char *check_gpus(struct ecod *d, const json_t *obj, struct eco_stor
     return NULL;
 }
 
-/* Longest slack a job may ask for: a month. Longer is a job to submit later, not a deferral,
- * and a typo in units (6d meant 6h) is caught at a plausible size. */
-#define MAX_DELAY_S (31.0 * 86400)
-
 /* max_delay (seconds of slack) and not_before (a Unix time) of a submit body. */
 static const char *check_deferral(const json_t *obj, struct eco_store_job *job,
                                   struct eco_error *err)
@@ -341,10 +338,8 @@ static const char *check_deferral(const json_t *obj, struct eco_store_job *job,
     const json_t *md = json_object_get(obj, "max_delay"), *nb = json_object_get(obj, "not_before");
     if (md && !json_is_null(md)) {
         double x = json_is_number(md) ? json_number_value(md) : NAN;
-        if (!(x >= 0 && x <= MAX_DELAY_S)) {
-            eco_errorf(err, -EINVAL, "max_delay must be seconds 0..%.0f (31 days)", MAX_DELAY_S);
+        if (eco_check_max_delay("max_delay", x, err) < 0) /* ECO_MAX_DELAY_S, as powerd */
             return "max_delay";
-        }
         job->max_delay_s = x;
     }
     if (nb && !json_is_null(nb)) {

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "ecosched/cluster.h"
+#include "ecosched/error.h"
 #include "ecosched/policy.h"
 #include "ecosched/powercap.h"
 #include "ecosched/rng.h"
@@ -38,6 +39,10 @@
 /* The capping metrics go to the log every 600 s of periods (and at exit): ten minutes is the
  * scale of a budget's effect on the jobs, and keeps a 1 s period's log to 144 lines a day. */
 #define METRICS_LOG_S 600.0
+/* A deferral entry is forgotten a day after squeue last listed its job: Slurm drops a finished
+ * job from squeue MinJobAge after it ends (300 s by default) and never reuses its id, so a
+ * day is long past any return; until then a job held again is known as no hold of powerd's. */
+#define DEFER_FORGET_S 86400.0
 
 struct pgpu {
     double power_w, limit_w, min_w, max_w, default_w;
@@ -98,12 +103,21 @@ struct pjob {
     double ended_j;
 };
 
-/* A deferrable Slurm job (--comment=ecosched:max-delay=D; powerd_grid.c). */
+/* A deferrable Slurm job (--comment=ecosched:max-delay=D; powerd_grid.c). powerd releases only
+ * a hold it owns: one it placed (`scontrol uhold`), or the user hold (JobHeldUser) of a job
+ * pending with the comment when powerd first saw it (sbatch --hold); never an administrator's
+ * (JobHeldAdmin). An entry stays after it is done (released, refused, left to the user or an
+ * administrator) for DEFER_FORGET_S after squeue last listed the job, so that a job held again
+ * is never taken for powerd's. */
 struct pdefer {
     int64_t id;
     double release_s;    /* epoch s: the carbon policy's release time */
+    double last_seen_s;  /* epoch s: squeue last listed it (with the comment) */
     unsigned generation; /* the signal's generation it was decided on */
-    bool decided, held, done, seen_now;
+    bool decided;        /* release_s is set */
+    bool owned;          /* the job's hold is powerd's to release */
+    bool done;           /* powerd never acts on the job again */
+    bool seen_now;
 };
 
 struct powerd {
@@ -138,16 +152,24 @@ struct powerd {
      * dr_scale) while the signal is above dr_above (-inf: never), else the budget */
     struct ecod_grid grid;
     double dr_above, dr_scale, dr_floor_w;
-    struct pdefer *defer;
+    struct pdefer *defer; /* MAX_JOBS entries */
     size_t n_defer;
+    /* runs `scontrol VERB JOBID` (hold, uhold, release): 0 or < 0 (logged); NULL: the real
+     * one (powerd_grid.c), a test's stand-in otherwise */
+    int (*scontrol)(const char *verb, int64_t id);
 };
 
 /* powerd_grid.c: the budget in force at epoch time now_s under demand response; a deferrable
- * job of squeue --json (object o) held or released; the jobs no longer listed forgotten (after
- * each read); the grid part of the status. */
+ * job of squeue --json (object o) held or released (the rules at struct pdefer); after each
+ * read, the entries of jobs squeue has not listed for DEFER_FORGET_S forgotten; the grid part
+ * of the status. */
 double eco_powerd__dr_budget(const struct powerd *pd, double budget, double now_s);
 void eco_powerd__defer_job(struct powerd *pd, const json_t *o, double now_s);
-void eco_powerd__defer_sweep(struct powerd *pd);
+/* The slack of a job comment beginning "ecosched:": "ecosched:max-delay=DURATION", at most
+ * ECO_MAX_DELAY_S (31 days, as ecoschedd's max_delay). 0 and *delay_s, or -EINVAL with err
+ * naming the field ("field max-delay: ..."). */
+int eco_powerd__defer_parse(const char *comment, double *delay_s, struct eco_error *err);
+void eco_powerd__defer_sweep(struct powerd *pd, double now_s);
 json_t *eco_powerd__grid_json(const struct powerd *pd, double budget, double now_s);
 
 /* powerd_nodes.c: one period's reading of Slurm (sinfo, squeue --json) and of each node's

@@ -317,7 +317,7 @@ int eco_powerd__read_jobs(struct powerd *pd)
         if (pd->jobs[k].seen_now)
             pd->jobs[kept++] = pd->jobs[k];
     pd->n_jobs = kept;
-    eco_powerd__defer_sweep(pd);
+    eco_powerd__defer_sweep(pd, (double)now);
     json_decref(j);
     return 0;
 }

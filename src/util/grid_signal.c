@@ -128,6 +128,13 @@ int eco_parse_duration(const char *s, double *out, struct eco_error *err)
     return 0;
 }
 
+int eco_check_max_delay(const char *field, double s, struct eco_error *err)
+{
+    if (s >= 0 && s <= ECO_MAX_DELAY_S)
+        return 0;
+    return eco_errorf(err, -EINVAL, "%s must be seconds 0..%.0f (31 days)", field, ECO_MAX_DELAY_S);
+}
+
 void eco_format_utc(double t, char *buf, size_t size)
 {
     int64_t secs = (int64_t)floor(t);

@@ -16,6 +16,14 @@ int eco_parse_utc(const char *s, double *out, struct eco_error *err);
 /* Parses a duration: a number >= 0 with an optional unit s, m (minutes), h or d ("6h", "90m",
  * "1.5d", "3600"), into seconds. 0 or -EINVAL with err saying what is wrong. */
 int eco_parse_duration(const char *s, double *out, struct eco_error *err);
+/* The longest slack a deferrable job may ask for, seconds: a month, for ecoschedd's max_delay
+ * and powerd's `ecosched:max-delay=`. Longer is a job to submit later, not a deferral, and a
+ * typo in units (6d meant 6h) is caught at a plausible size; it also bounds what one job's
+ * deferral costs a carbon policy (its candidate starts and bookings). */
+#define ECO_MAX_DELAY_S (31.0 * 86400)
+/* 0 when s is a slack in 0..ECO_MAX_DELAY_S (not NaN, not inf), else -EINVAL with err
+ * "FIELD must be seconds 0..2678400 (31 days)", FIELD as the caller names it. */
+int eco_check_max_delay(const char *field, double s, struct eco_error *err);
 /* Formats epoch seconds as "YYYY-MM-DDTHH:MM:SSZ" (whole seconds, rounded down) into buf. */
 void eco_format_utc(double t, char *buf, size_t size);
 
