@@ -8,6 +8,7 @@
  * the options and the loop; see powerd.h for the others. */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -270,7 +271,7 @@ static void period(struct powerd *pd)
 /* The command line, parsed by the CLI's option table (src/cli/opts.c). */
 struct powerd_args {
     double budget_w, period_s, dr_above, dr_scale, dr_floor_w;
-    const char *nodes, *socket, *power_down, *policy;
+    const char *nodes, *socket, *socket_group, *power_down, *policy;
     const char *carbon, *price, *carbon_url, *price_url, *carbon_policy;
     int no_weights;
 };
@@ -305,7 +306,14 @@ static const struct eco_opt powerd_opts[] = {
      .kind = ECO_OPT_STR,
      .offset = A(socket),
      .arg = "PATH",
-     .help = "API socket (default " ECO_POWERD_SOCKET ")"},
+     .help = "API socket, mode 0660 (default " ECO_POWERD_SOCKET ")"},
+    {.name = "socket-group",
+     .kind = ECO_OPT_STR,
+     .offset = A(socket_group),
+     .arg = "NAME",
+     .help = "group owning the API socket: its members may read the status\n"
+             "(every running job's user and energy); include Slurm's\n"
+             "SlurmUser for 'ecosched power suspend' (default: powerd's group)"},
     {.name = "power-down",
      .kind = ECO_OPT_STR,
      .offset = A(power_down),
@@ -466,12 +474,21 @@ int eco_cli__cmd_powerd(int argc, char **argv)
                         .budget_w = a.budget_w,
                         .met_last_t = -1,
                         .policy = a.policy,
+                        .socket_gid = (gid_t)-1,
                         .weights = !a.no_weights};
     rc = ECO_EXIT_FAIL;
     struct MHD_Daemon *mhd = NULL;
     if (optind < argc) {
         eco_cli__err("powerd: unexpected argument '%s'", argv[optind]);
         return ECO_EXIT_USAGE;
+    }
+    if (a.socket_group) {
+        struct group *g = getgrnam(a.socket_group);
+        if (!g) {
+            eco_cli__err("powerd: --socket-group '%s': no such group", a.socket_group);
+            return ECO_EXIT_USAGE;
+        }
+        pd.socket_gid = g->gr_gid;
     }
     if (pd.budget_w <= 0) {
         eco_cli__err("powerd: --budget WATTS is required");

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "ecosched/cluster.h"
 #include "ecosched/error.h"
 #include "ecosched/policy.h"
@@ -123,6 +124,7 @@ struct pdefer {
 struct powerd {
     /* options */
     const char *socket, *node_pattern, *forecast;
+    gid_t socket_gid; /* --socket-group's, (gid_t)-1: powerd's own group */
     double period_s;
     bool weights;
     /* shared with the API thread, under lock */

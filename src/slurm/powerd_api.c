@@ -102,7 +102,10 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
-static int listen_unix(const char *path)
+/* The API socket, mode 0660: powerd's user and the members of its group (--socket-group, else
+ * powerd's own group) may read the status, which names every running job's user and energy;
+ * POST /v1/budget checks the caller besides. Bound under umask 0117, so it is never wider. */
+static int listen_unix(const char *path, gid_t gid)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof a.sun_path) {
@@ -112,19 +115,26 @@ static int listen_unix(const char *path)
     snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     unlink(path);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0) {
+    mode_t old = umask(0117);
+    int b = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&a, sizeof a);
+    umask(old);
+    if (b < 0 || listen(fd, 64) < 0 || chmod(path, 0660) < 0) {
         eco_cli__err("powerd: --socket %s: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
     }
-    chmod(path, 0666); /* anyone may read the status; POST /v1/budget checks the caller */
+    if (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) {
+        eco_cli__err("powerd: --socket %s: --socket-group: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
     return fd;
 }
 
 struct MHD_Daemon *eco_powerd__api_start(struct powerd *pd)
 {
-    int fd = listen_unix(pd->socket);
+    int fd = listen_unix(pd->socket, pd->socket_gid);
     if (fd < 0)
         return NULL;
     struct MHD_Daemon *mhd = MHD_start_daemon(

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# `ecosched powerd` and `ecosched power`: bad flags and values exit 2 naming what to fix, an
-# absent controller exits 1, and the ResumeProgram expands Slurm hostlists (no Slurm needed).
+# `ecosched powerd` and `ecosched power`: bad flags and values exit 2 naming what to fix, the
+# API socket's mode and group, an absent controller exits 1, and the ResumeProgram expands
+# Slurm hostlists (no Slurm needed).
 set -u
 ECO="$1"
 T=$(mktemp -d /tmp/ecosched-power.XXXXXX)
@@ -17,6 +18,18 @@ expect 2 "unknown policy 'sleepy'" -- powerd --budget 1000 --power-down sleepy
 expect 0 "--policy P[:PARAMS]" -- powerd --help
 expect 2 "unknown policy 'sleepy'" -- powerd --budget 1000 --policy sleepy
 expect 2 "unknown parameter 'gian'" -- powerd --budget 1000 --policy mpc:gian=0.5
+expect 2 "--socket-group 'no-such-group-x': no such group" -- \
+    powerd --budget 1000 --socket "$T/p.sock" --socket-group no-such-group-x
+# the API socket is 0660, group powerd's own or --socket-group's (issue 28: it was 0666, so
+# every user read every user's jobs and energy); no Slurm here: powerd logs that and serves
+SLURM_CONF="$T/none.conf" "$ECO" powerd --budget 1000 --period 3600 --nodes "$T/%n.sock" \
+    --socket "$T/p.sock" --socket-group "$(id -gn)" 2>"$T/powerd.log" &
+pid=$!
+i=0; while [ $i -lt 100 ] && [ ! -S "$T/p.sock" ]; do sleep 0.1; i=$((i + 1)); done
+n=$((n + 1))
+mode=$(stat -c '%a %G' "$T/p.sock" 2>/dev/null)
+[ "$mode" = "660 $(id -gn)" ] || { echo "FAIL: powerd's socket is '$mode', want '660 $(id -gn)'"; fail=$((fail + 1)); }
+kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 expect 0 "usage: ecosched power COMMAND" -- power --help
 expect 2 "usage: ecosched power COMMAND" -- power
 expect 2 "WATTS must be a number > 0" -- power budget -5
