@@ -351,7 +351,8 @@ static const struct eco_opt powerd_opts[] = {
      .offset = A(carbon_policy),
      .arg = "P",
      .help = "none, shift, lwa or threshold: holds jobs submitted with\n"
-             "--comment=ecosched:max-delay=D (default none)"},
+             "--comment=ecosched:max-delay=D, D at most 31d; releases\n"
+             "only its own holds, never JobHeldAdmin (default none)"},
     {.name = "dr-above",
      .kind = ECO_OPT_NUM,
      .lo = -1e9,

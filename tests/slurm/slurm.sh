@@ -6,7 +6,8 @@
 # GPU energy recorded, a bad option refused, a cap outside the GPU's range refused and said in the
 # job's output, a GPU shared with a daemon job keeping the lower cap through a Slurm job's
 # prolog and epilog, the power controller holding the fake GPUs' power
-# under a budget that steps down, and a node daemon killed mid-run harming no job.
+# under a budget that steps down, a node daemon killed mid-run harming no job, and deferrable
+# jobs held and released (never an administrator's hold; powerd's socket 0660).
 # Arguments: ECOSCHED ECOSCHEDD FAKE_NVML_LIB FAKE_GPU_RUN SPANK_SO FAKE_NVML_PLAIN SOURCE_DIR.
 # Needs root and a mounted /sys/fs/cgroup (else skipped, exit 77, the reason printed);
 # installs the Slurm packages when missing; stops everything it starts by PID.
@@ -232,6 +233,13 @@ export ECOSCHED_POWERD_SOCKET="$PSOCK"
     --power-down forecast:window=600,margin=10 2>>"$R/log/powerd.log" &
 PPID_=$!
 PIDS="$PIDS $PPID_"
+# the API socket is 0660 in powerd's group (issue 28: it was 0666, every user read every user's
+# jobs and energy); --socket-group below lets nobody's group read it
+OTHER="setpriv --reuid=65534 --regid=65534 --clear-groups"
+until_true 50 test -S "$PSOCK"
+check "powerd's socket is 0660 ($(stat -c %a "$PSOCK"))" [ "$(stat -c %a "$PSOCK")" = 660 ]
+check "another user cannot read powerd's status" \
+    sh -c "! $OTHER curl -sf --max-time 2 --unix-socket '$PSOCK' http://x/v1/status >/dev/null 2>&1"
 for nd in $NODES; do
     cap=""; [ "$nd" = n1 ] && cap=--gpu-power-cap=150
     [ "$nd" = n2 ] && cap=--deadline=now+1hour # powerd passes it to the capper
@@ -381,7 +389,7 @@ carbon_file() {
 carbon_file 3
 "$ECO" powerd --budget 1000 --period 1 --nodes "$R/%n/d.sock" --socket "$PSOCK" \
     --carbon "$R/carbon.csv" --carbon-policy lwa --dr-above 300 --dr-scale 0.5 --dr-floor 600 \
-    2>>"$R/log/powerd.log" &
+    --socket-group "$(getent group 65534 | cut -d: -f1)" 2>>"$R/log/powerd.log" &
 PPID_=$!
 PIDS="$PIDS $PPID_"
 # gfield KEY: a field of the grid part of powerd's status
@@ -394,6 +402,8 @@ check "demand response: budget 1000 W cut to the 600 W floor while carbon is 500
     until_true 100 dr_cut
 gforecast=$(gfield forecast)
 check "powerd names the operator's forecast ($gforecast)" [ "$gforecast" = operator ]
+check "a member of --socket-group reads powerd's status" \
+    sh -c "$OTHER curl -sf --max-time 2 --unix-socket '$PSOCK' http://x/v1/status | grep -q budget_w"
 sbatch --parsable -w n1 --gres=gpu:1 --hold --comment=ecosched:max-delay=6h -o "$R/out/defer.out" \
     --wrap "echo deferred-ok" >"$R/out/defer.id"
 DJ=$(cat "$R/out/defer.id")
@@ -410,6 +420,26 @@ check "released when the refreshed signal makes this hour the lowest; it ran" un
 dr_whole() { [ "$(gfield budget_effective_w)" = 1000.0 ]; }
 check "budget whole again at 50 g/kWh" until_true 50 dr_whole
 check "powerd logged the hold's release" grep -q "job $DJ released" "$R/log/powerd.log"
+# issue 28: an administrator holds job AJ (JobHeldAdmin), its user then sets
+# comment=ecosched:max-delay=0s: powerd must never release it (it did within a period); a
+# comment beyond 31 days of slack is refused, logged with the job and the field
+AJ=$(sbatch --parsable -w n1 --gres=gpu:1 --hold -o /dev/null --wrap true)
+scontrol hold "$AJ"
+scontrol update jobid="$AJ" comment=ecosched:max-delay=0s
+BJ=$(sbatch --parsable -w n1 --gres=gpu:1 --hold --comment=ecosched:max-delay=30000000d \
+    -o /dev/null --wrap true)
+check "powerd logged job $AJ's administrator's hold as not its own" \
+    until_true 100 grep -q "job $AJ: held by an administrator" "$R/log/powerd.log"
+check "powerd refused job $BJ's max-delay of 30000000 days, naming the field" \
+    until_true 100 grep -q "job $BJ: comment .*field max-delay must be seconds 0..2678400" \
+    "$R/log/powerd.log"
+sleep 3 # three periods
+check "job $AJ still held by its administrator ($(squeue -h -j "$AJ" -o %r))" \
+    [ "$(squeue -h -j "$AJ" -o %r)" = JobHeldAdmin ]
+check "job $BJ still held by its user ($(squeue -h -j "$BJ" -o %r))" \
+    [ "$(squeue -h -j "$BJ" -o %r)" = JobHeldUser ]
+check "powerd never released them" sh -c "! grep -q -e 'job $AJ released' -e 'job $BJ released' '$R/log/powerd.log'"
+scancel "$AJ" "$BJ"
 
 # powerd and the node daemons stop cleanly (a sanitizer build reports leaks at exit)
 kill -TERM "$PPID_"; wait "$PPID_"; rc=$?
