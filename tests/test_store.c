@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Job store: round trips with awkward argv/env, bad input refused, guarded transitions,
- * migrations and reopen, non-SQLite files, two handles at once (WAL), and SIGKILL mid-write. */
+ * migrations and reopen, non-SQLite files, two handles at once (WAL), pruned jobs' totals, the
+ * id file against a lost or cut WAL and a reboot, and SIGKILL mid-write. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,18 +12,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <jansson.h>
 #include <sqlite3.h>
 #include "daemon/store.h"
+#include "test_util.h"
 
 struct fixture {
     char dir[64];
     char path[96];
 };
 
-static const char *const DB_SUFFIXES[] = {"", "-wal", "-shm", "-journal"};
+static const char *const DB_SUFFIXES[] = {"", "-wal", "-shm", "-journal", ".ids"};
 
 static int setup(void **state)
 {
@@ -488,6 +491,262 @@ static void test_reader(void **state)
     assert_non_null(strstr(err.msg, "none.db"));
 }
 
+/* ---- pruned totals ---------------------------------------------------------------------- */
+
+/* A finished job of uid with energy e (J), carbon kg (< 0: none) and cost, run from t to t+d
+ * on gpus GPUs. */
+static int64_t finished_job(struct eco_store *s, uid_t uid, unsigned gpus, double t, double d,
+                            double e, double kg, double cost)
+{
+    struct eco_store_job j = sample_job("[\"x\"]", NULL);
+    struct eco_error err = {{0}};
+    j.uid = uid;
+    j.gpus = gpus;
+    int64_t id = insert_ok(s, &j);
+    assert_int_equal(eco_store_start(s, id, 10, 10, "0", t, &err), 0);
+    assert_int_equal(eco_store_finish(s, id, ECO_STORE_DONE, 0, t + d, e, &err), 0);
+    struct eco_store_grid g = {
+        .has_carbon = kg >= 0, .carbon_kg = kg, .has_cost = true, .cost = cost, .currency = "AUD"};
+    assert_int_equal(eco_store_set_grid(s, id, &g, &err), 0);
+    return id;
+}
+
+/* Pruning moves the jobs' figures into their users' totals in the same transaction: the
+ * all-jobs sums of eco_store_stats stay where they were, per user too, across batches and a
+ * reopen; a job that never started counts as a job, unmeasured. */
+static void test_pruned_totals(void **state)
+{
+    struct fixture *f = *state;
+    struct eco_store *s = open_ok(f->path);
+    struct eco_store_stats before, after;
+    struct eco_store_pruned *rows = NULL;
+    struct eco_error err = {{0}};
+    int64_t ids[8];
+    size_t n = 0;
+    finished_job(s, 1000, 2, 100, 50, 10.0, 0.5, 1.0);  /* ends at 150 */
+    finished_job(s, 1000, 1, 200, 100, 20.0, -1, 2.0);  /* ends at 300 */
+    finished_job(s, 2000, 4, 100, 10, 40.0, 0.25, 4.0); /* ends at 110 */
+    struct eco_store_job q = sample_job("[\"x\"]", NULL);
+    q.uid = 2000;
+    int64_t never = insert_ok(s, &q);
+    assert_int_equal(eco_store_cancel(s, never, 120, "no", NULL, &err), 0);
+    finished_job(s, 3000, 1, 1000, 10, 80.0, 1.0, 8.0); /* ends at 1010: kept */
+    assert_int_equal(eco_store_stats(s, &before, &err), 0);
+    assert_near(before.energy_j, 150.0, 1e-9);
+    assert_int_equal(before.pruned_jobs, 0);
+    assert_int_equal(eco_store_pruned(s, &rows, &n, &err), 0);
+    assert_int_equal(n, 0);
+    assert_null(rows);
+
+    /* two batches: 3 of the 4 that ended before 500, then the last */
+    assert_int_equal(eco_store_prune(s, 500, 3, ids, &n, &err), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(eco_store_prune(s, 500, 3, ids, &n, &err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(ids[0], never);
+    assert_int_equal(count_jobs(s, ECO_STORE_ANY), 1);
+    assert_int_equal(eco_store_stats(s, &after, &err), 0);
+    assert_near(after.energy_j, before.energy_j, 1e-9);
+    assert_near(after.carbon_kg, before.carbon_kg, 1e-12);
+    assert_near(after.cost, before.cost, 1e-12);
+    assert_int_equal(after.pruned_jobs, 4);
+    assert_int_equal(after.jobs[ECO_STORE_DONE], 1);
+    eco_store_close(s);
+
+    s = open_ok(f->path); /* kept across a reopen */
+    assert_int_equal(eco_store_stats(s, &after, &err), 0);
+    assert_near(after.energy_j, 150.0, 1e-9);
+    assert_int_equal(eco_store_pruned(s, &rows, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].uid, 1000);
+    assert_int_equal(rows[0].jobs, 2);
+    assert_int_equal(rows[0].started, 2);
+    assert_int_equal(rows[0].with_carbon, 1);
+    assert_near(rows[0].energy_j, 30.0, 1e-9);
+    assert_near(rows[0].gpu_s, 2 * 50 + 1 * 100, 1e-9);
+    assert_near(rows[0].carbon_kg, 0.5, 1e-12);
+    assert_near(rows[0].cost, 3.0, 1e-12);
+    assert_near(rows[0].last_end_s, 300, 1e-9);
+    assert_int_equal(rows[1].uid, 2000);
+    assert_int_equal(rows[1].jobs, 2); /* the cancelled one too */
+    assert_int_equal(rows[1].started, 1);
+    assert_near(rows[1].gpu_s, 40, 1e-9);
+    assert_near(rows[1].last_end_s, 120, 1e-9);
+    free(rows);
+    eco_store_close(s);
+}
+
+/* A version-3 store (before the totals) migrates: its totals start as the sums of its jobs. */
+static void test_pruned_migration(void **state)
+{
+    struct fixture *f = *state;
+    struct eco_store *s = open_ok(f->path);
+    struct eco_store_stats st;
+    finished_job(s, 1000, 1, 100, 10, 7.0, 0.1, 1.0);
+    finished_job(s, 1001, 1, 100, 10, 5.0, 0.2, 1.0);
+    eco_store_close(s);
+    raw_int(f->path, "DROP TABLE pruned");
+    raw_int(f->path, "PRAGMA user_version = 3");
+    s = open_ok(f->path);
+    assert_int_equal(eco_store_schema_version(s), ECO_STORE_SCHEMA_VERSION);
+    assert_int_equal(eco_store_stats(s, &st, NULL), 0);
+    assert_near(st.energy_j, 12.0, 1e-9);
+    assert_near(st.carbon_kg, 0.3, 1e-12);
+    int64_t ids[4];
+    size_t n = 0;
+    assert_int_equal(eco_store_prune(s, 1e9, 4, ids, &n, NULL), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(eco_store_stats(s, &st, NULL), 0);
+    assert_near(st.energy_j, 12.0, 1e-9);
+    assert_int_equal(st.pruned_jobs, 2);
+    eco_store_close(s);
+}
+
+/* ---- id file ---------------------------------------------------------------------------- */
+
+/* A child opens the store, inserts n jobs and is SIGKILLed (no close: the WAL stays). */
+static void insert_and_die(const char *path, int n)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct eco_store *s = NULL;
+        struct eco_store_job j = {.cwd = "/tmp", .argv_json = "[\"x\"]", .submit_s = 1};
+        int64_t id = 0;
+        if (eco_store_open(path, &s, NULL) != 0)
+            _exit(3);
+        for (int i = 0; i < n; i++)
+            if (eco_store_insert(s, &j, &id, NULL) != 0)
+                _exit(4);
+        raise(SIGKILL);
+        _exit(5);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+static void unlink_suffix(const char *path, const char *suffix)
+{
+    char p[160];
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    unlink(p);
+}
+
+/* Opens with flags, expecting -EBADMSG with `want` in the message. */
+static void expect_lost(const char *path, const char *want)
+{
+    struct eco_store *s = NULL;
+    struct eco_error err = {{0}};
+    assert_int_equal(eco_store_open(path, &s, &err), -EBADMSG);
+    assert_null(s);
+    if (!strstr(err.msg, want) || !strstr(err.msg, "--accept-lost-jobs"))
+        fail_msg("wanted '%s' and --accept-lost-jobs in: %s", want, err.msg);
+}
+
+static int64_t next_id(struct eco_store *s)
+{
+    struct eco_store_job j = sample_job("[\"x\"]", NULL);
+    return insert_ok(s, &j);
+}
+
+/* The WAL deleted after a crash, then its tail cut: both refused, naming the lost ids; with
+ * ECO_STORE_ACCEPT_LOSS the store opens, says which ids were lost, and gives none again. */
+static void test_lost_wal(void **state)
+{
+    struct fixture *f = *state;
+    struct eco_store *s = NULL;
+    struct eco_error err = {{0}};
+    int64_t first = 0, last = 0;
+    insert_and_die(f->path, 5);
+    unlink_suffix(f->path, "-wal");
+    unlink_suffix(f->path, "-shm");
+    expect_lost(f->path, "jobs 1..5 are missing");
+    assert_int_equal(eco_store_open_ex(f->path, ECO_STORE_ACCEPT_LOSS, &s, &err), 0);
+    assert_true(eco_store_lost(s, &first, &last));
+    assert_int_equal(first, 1);
+    assert_int_equal(last, 5);
+    assert_int_equal(count_jobs(s, ECO_STORE_ANY), 0);
+    assert_int_equal(next_id(s), 6);
+    eco_store_close(s);
+    s = open_ok(f->path); /* accepted once: a plain open now */
+    assert_false(eco_store_lost(s, &first, &last));
+    eco_store_close(s);
+
+    /* a torn tail: the last commit (job 9) is gone */
+    insert_and_die(f->path, 3);
+    char wal[160];
+    struct stat st;
+    snprintf(wal, sizeof wal, "%s-wal", f->path);
+    assert_int_equal(stat(wal, &st), 0);
+    assert_int_equal(truncate(wal, st.st_size - 100), 0);
+    unlink_suffix(f->path, "-shm");
+    expect_lost(f->path, "jobs 9..9 are missing");
+    assert_int_equal(eco_store_open_ex(f->path, ECO_STORE_ACCEPT_LOSS, &s, &err), 0);
+    assert_int_equal(count_jobs(s, ECO_STORE_ANY), 3); /* 6 (after the first loss), 7, 8 */
+    assert_int_equal(next_id(s), 10);
+    eco_store_close(s);
+
+    /* a missing database beside the id file: refused before an empty one is created */
+    unlink_suffix(f->path, "");
+    unlink_suffix(f->path, "-wal");
+    unlink_suffix(f->path, "-shm");
+    expect_lost(f->path, "jobs 1..10 are missing");
+    assert_int_equal(access(f->path, F_OK), -1);
+}
+
+/* The id file's record, as store.c writes it (FNV-1a check over the line before " check="). */
+static void write_ids(const char *path, long long acked, long long reserved, const char *boot)
+{
+    char p[160], line[256];
+    uint32_t h = 2166136261u;
+    int n = snprintf(line, sizeof line, "ecosched-ids 1 acked=%020lld reserved=%020lld boot=%-36s",
+                     acked, reserved, boot);
+    for (int i = 0; i < n; i++)
+        h = (h ^ (unsigned char)line[i]) * 16777619u;
+    snprintf(line + n, sizeof line - (size_t)n, " check=%08x\n", h);
+    snprintf(p, sizeof p, "%s.ids", path);
+    FILE *fp = fopen(p, "w");
+    assert_non_null(fp);
+    fputs(line, fp);
+    fclose(fp);
+}
+
+/* After a crash in this boot new ids follow the last one; after a reboot (another boot id in
+ * the file) they start above the reserved block; a clean close leaves no reservation; a
+ * damaged id file is refused naming it. */
+static void test_id_reservation(void **state)
+{
+    struct fixture *f = *state;
+    struct eco_store *s = NULL;
+    struct eco_error err = {{0}};
+    insert_and_die(f->path, 3);
+    s = open_ok(f->path);
+    assert_int_equal(next_id(s), 4); /* same boot: no gap */
+    eco_store_close(s);
+    char p[160], line[256] = "";
+    snprintf(p, sizeof p, "%s.ids", f->path);
+    FILE *fp = fopen(p, "r");
+    assert_non_null(fp);
+    assert_non_null(fgets(line, sizeof line, fp));
+    fclose(fp);
+    assert_non_null(strstr(line, "acked=00000000000000000004 reserved=00000000000000000004"));
+
+    /* as a power loss would leave it: job 4 acknowledged, ids to 4 + block reserved, written in
+     * another boot; the database lost nothing here, yet the reservation is skipped */
+    write_ids(f->path, 4, 4 + ECO_STORE_ID_BLOCK - 1, "00000000-0000-0000-0000-000000000000");
+    s = open_ok(f->path);
+    assert_int_equal(next_id(s), 4 + ECO_STORE_ID_BLOCK);
+    eco_store_close(s);
+
+    fp = fopen(p, "r+");
+    assert_non_null(fp);
+    fputs("ecosched-ids 1 acked=9", fp); /* the check no longer holds */
+    fclose(fp);
+    assert_int_equal(eco_store_open(f->path, &s, &err), -EBADMSG);
+    assert_non_null(strstr(err.msg, ".ids: damaged"));
+}
+
 /* ---- crash test ------------------------------------------------------------------------- */
 
 #define CRASH_ROUNDS 12
@@ -659,6 +918,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_handles, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pruned_totals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pruned_migration, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lost_wal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_id_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_sigkill, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

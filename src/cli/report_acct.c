@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,11 @@
 #define DAEMON_PAGE 1000
 #define DAEMON_TIMEOUT_MS 10000
 #define DAEMON_MAX_PAGES 10000
+/* Listings tried again when the daemon pruned jobs while the pages were read (a pruned job's
+ * figures move from its row to the totals of the first page, so it might count twice or not
+ * at all): pruning runs once a minute at most (PRUNE_EVERY_S in src/daemon/sched.c), so a
+ * second try almost always reads a quiet store; three, then the report fails. */
+#define DAEMON_TRIES 3
 
 struct row {
     char kind[8]; /* "user" or "account" */
@@ -45,6 +51,10 @@ struct row {
 struct table {
     struct row *v;
     size_t n, cap;
+    /* an ecoschedd's pruned jobs (its first page's "pruned"; docs/http-api.md), counted in
+     * the user rows and named below the table */
+    size_t pruned_jobs;
+    double pruned_energy_j, pruned_last_end_s;
 };
 
 static struct row *find(struct table *t, const char *kind, const char *name)
@@ -216,6 +226,72 @@ static int add_daemon_job(struct table *t, const json_t *job, const char *src, s
     return 0;
 }
 
+/* field F of o as a count >= 0 into *v; false when missing or not one. */
+static bool get_count(const json_t *o, const char *f, size_t *v)
+{
+    const json_t *x = json_object_get(o, f);
+    if (!json_is_integer(x) || json_integer_value(x) < 0)
+        return false;
+    *v = (size_t)json_integer_value(x);
+    return true;
+}
+
+/* field F of o as a number >= 0 into *v; false when missing or not one. */
+static bool get_amount(const json_t *o, const char *f, double *v)
+{
+    const json_t *x = json_object_get(o, f);
+    if (!json_is_number(x) || !(json_number_value(x) >= 0) || !isfinite(json_number_value(x)))
+        return false;
+    *v = json_number_value(x);
+    return true;
+}
+
+/* A first page's "pruned" (the daemon's totals of the jobs it deleted after keep_finished_s,
+ * per user) into t: each user's into their row, the count and the latest end into t. */
+static int add_pruned(struct table *t, const json_t *p, const char *src, struct eco_error *err)
+{
+    const json_t *users = json_object_get(p, "users"), *u;
+    const json_t *last = json_object_get(p, "last_end_s");
+    size_t jobs = 0, i;
+    double e = 0;
+    if (!json_is_object(p) || !get_count(p, "jobs", &jobs) || !get_amount(p, "energy_j", &e) ||
+        !json_is_array(users) || (!json_is_null(last) && !json_is_number(last)))
+        return eco_errorf(err, -EINVAL,
+                          "%s: field 'pruned': not the daemon's pruned totals (jobs, energy_j, "
+                          "last_end_s, users)",
+                          src);
+    json_array_foreach(users, i, u)
+    {
+        size_t n = 0, started = 0, with_carbon = 0;
+        double ej = 0, gpu_s = 0, kg = 0;
+        const json_t *uid = json_object_get(u, "uid");
+        char user[256];
+        if (!json_is_integer(uid) || json_integer_value(uid) < 0 || !get_count(u, "jobs", &n) ||
+            !get_count(u, "started", &started) || !get_count(u, "with_carbon", &with_carbon) ||
+            !get_amount(u, "energy_j", &ej) || !get_amount(u, "gpu_s", &gpu_s) ||
+            !get_amount(u, "carbon_kg", &kg))
+            return eco_errorf(err, -EINVAL,
+                              "%s: pruned.users[%zu]: not a user's pruned totals (uid, jobs, "
+                              "started, with_carbon, energy_j, gpu_s, carbon_kg)",
+                              src, i);
+        user_of((uid_t)json_integer_value(uid), user, sizeof user);
+        struct row *r = find(t, "user", user);
+        if (!r)
+            return -ENOMEM;
+        r->jobs += n;
+        r->measured += started;
+        r->energy_j += ej;
+        r->gpu_h += gpu_s / S_PER_H;
+        r->with_carbon += with_carbon;
+        r->carbon_g += kg * 1000.0;
+    }
+    t->pruned_jobs += jobs;
+    t->pruned_energy_j += e;
+    if (json_is_number(last) && json_number_value(last) > t->pruned_last_end_s)
+        t->pruned_last_end_s = json_number_value(last);
+    return 0;
+}
+
 /* The jobs of one /v1/jobs page (root, named src in errors) into t; *next the page's "next"
  * (-1 on the last page). */
 static int add_daemon_page(struct table *t, const json_t *root, const char *src, size_t *base,
@@ -229,6 +305,9 @@ static int add_daemon_page(struct table *t, const json_t *root, const char *src,
         return eco_errorf(err, -EINVAL, "%s: field 'jobs': missing or not an array", src);
     if (!json_is_null(nx) && (!json_is_integer(nx) || json_integer_value(nx) <= 0))
         return eco_errorf(err, -EINVAL, "%s: field 'next': not a job id or null", src);
+    if (json_object_get(root, "pruned") &&
+        (rc = add_pruned(t, json_object_get(root, "pruned"), src, err)) < 0)
+        return rc;
     json_array_foreach(jobs, i, job)
     {
         if ((rc = add_daemon_job(t, job, src, *base + i, now_s, err)) < 0)
@@ -239,32 +318,66 @@ static int add_daemon_page(struct table *t, const json_t *root, const char *src,
     return 0;
 }
 
+/* GET path of the ecoschedd at endpoint into *out (the caller's), or an error naming both. */
+static int get_page(const char *endpoint, const char *path, json_t **out, struct eco_error *err)
+{
+    long status = 0;
+    struct eco_error he = {{0}};
+    int rc = 0;
+    json_t *o = eco_http_json(endpoint, path, NULL, DAEMON_TIMEOUT_MS, &status, &he);
+    *out = NULL;
+    if (!o || status != 200) {
+        const char *why = o ? json_string_value(json_object_get(o, "error")) : NULL;
+        if (!o) /* he.msg names the endpoint */
+            rc = eco_errorf(err, -EIO, "%s (GET %s)", he.msg, path);
+        else
+            rc = eco_errorf(err, -EIO, "%s: GET %s: HTTP %ld: %s", endpoint, path, status,
+                            why ? why : "not a job listing");
+        json_decref(o);
+        return rc;
+    }
+    *out = o;
+    return 0;
+}
+
+/* The daemon's count of pruned jobs now (its first page's), into *n. */
+static int pruned_now(const char *endpoint, size_t *n, struct eco_error *err)
+{
+    json_t *o = NULL;
+    int rc = get_page(endpoint, "/v1/jobs?limit=1", &o, err);
+    *n = 0;
+    if (rc == 0 && !get_count(json_object_get(o, "pruned"), "jobs", n))
+        *n = 0; /* a daemon that does not prune says nothing */
+    json_decref(o);
+    return rc;
+}
+
+/* Empties t for another try. */
+static void table_clear(struct table *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->v[i].name);
+    t->n = 0;
+    t->pruned_jobs = 0;
+    t->pruned_energy_j = t->pruned_last_end_s = 0;
+}
+
 /* Every job of the ecoschedd at endpoint (a socket path or an http(s) URL), page by page. */
-static int load_daemon(struct table *t, const char *endpoint, struct eco_error *err)
+static int load_daemon_once(struct table *t, const char *endpoint, struct eco_error *err)
 {
     json_int_t after = 0;
     size_t base = 0;
     int rc = 0;
     for (unsigned page = 0; after >= 0; page++) {
         char path[96];
-        long status = 0;
-        struct eco_error he = {{0}};
+        json_t *o = NULL;
         if (page >= DAEMON_MAX_PAGES)
             return eco_errorf(err, -EIO, "%s: GET /v1/jobs: more than %d pages", endpoint,
                               DAEMON_MAX_PAGES);
         snprintf(path, sizeof path, "/v1/jobs?limit=%d&after=%" JSON_INTEGER_FORMAT, DAEMON_PAGE,
                  after);
-        json_t *o = eco_http_json(endpoint, path, NULL, DAEMON_TIMEOUT_MS, &status, &he);
-        if (!o || status != 200) {
-            const char *why = o ? json_string_value(json_object_get(o, "error")) : NULL;
-            if (!o) /* he.msg names the endpoint */
-                rc = eco_errorf(err, -EIO, "%s (GET %s)", he.msg, path);
-            else
-                rc = eco_errorf(err, -EIO, "%s: GET %s: HTTP %ld: %s", endpoint, path, status,
-                                why ? why : "not a job listing");
-            json_decref(o);
+        if ((rc = get_page(endpoint, path, &o, err)) < 0)
             return rc;
-        }
         json_int_t next = -1;
         rc = add_daemon_page(t, o, endpoint, &base, &next, err);
         json_decref(o);
@@ -277,6 +390,26 @@ static int load_daemon(struct table *t, const char *endpoint, struct eco_error *
         after = next;
     }
     return 0;
+}
+
+/* load_daemon_once, again while the daemon pruned jobs meanwhile (its count of pruned jobs
+ * after the pages is not the first page's). */
+static int load_daemon(struct table *t, const char *endpoint, struct eco_error *err)
+{
+    for (int k = 0; k < DAEMON_TRIES; k++) {
+        size_t now = 0;
+        int rc;
+        table_clear(t);
+        if ((rc = load_daemon_once(t, endpoint, err)) < 0 ||
+            (rc = pruned_now(endpoint, &now, err)) < 0)
+            return rc;
+        if (now == t->pruned_jobs)
+            return 0;
+    }
+    return eco_errorf(err, -EAGAIN,
+                      "%s: GET /v1/jobs: the daemon pruned jobs while its listing was read, %d "
+                      "times; try again",
+                      endpoint, DAEMON_TRIES);
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -352,6 +485,16 @@ void eco_cli__acct_free(struct eco_acct_table *at)
     free(t);
 }
 
+/* Unix seconds as "YYYY-MM-DD HH:MM:SS UTC" into buf. */
+static const char *utc(double t_s, char *buf, size_t cap)
+{
+    struct tm tm;
+    time_t t = (time_t)t_s;
+    if (!gmtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%d %H:%M:%S UTC", &tm))
+        snprintf(buf, cap, "@%.0f", t_s);
+    return buf;
+}
+
 void eco_cli__acct_print(FILE *f, const struct eco_acct_table *at)
 {
     const struct table *t = (const struct table *)at;
@@ -366,6 +509,15 @@ void eco_cli__acct_print(FILE *f, const struct eco_acct_table *at)
         snprintf(cfor, sizeof cfor, "%zu/%zu", r->with_carbon, r->jobs);
         fprintf(f, "%-8s %-16s %6zu %14.1f %12.4f %10.3f %9s %12s %11s\n", r->kind, r->name,
                 r->jobs, r->energy_j, r->energy_j / J_PER_KWH, r->gpu_h, measured, carbon, cfor);
+    }
+    if (t->pruned_jobs) {
+        char when[64];
+        fprintf(f,
+                "pruned: %zu jobs that ended by %s were deleted from the daemon's store "
+                "(keep_finished_s); their %.4f kWh, GPU hours and carbon are in the user rows "
+                "above, from the daemon's totals\n",
+                t->pruned_jobs, utc(t->pruned_last_end_s, when, sizeof when),
+                t->pruned_energy_j / J_PER_KWH);
     }
 }
 
@@ -410,6 +562,15 @@ int eco_cli__acct_html(FILE *f, const struct eco_acct_table *at, const char *tit
                                                                   : "the daemon's jobs");
     html_text(f, source);
     fputs("</code>.</p>\n", f);
+    if (t->pruned_jobs) {
+        char when[64];
+        fprintf(f,
+                "<p>%zu jobs that ended by %s were pruned from the daemon's store "
+                "(<code>keep_finished_s</code>); their %.4f kWh, GPU hours and carbon are in the "
+                "user rows, from the daemon's totals.</p>\n",
+                t->pruned_jobs, utc(t->pruned_last_end_s, when, sizeof when),
+                t->pruned_energy_j / J_PER_KWH);
+    }
     static const char *const kinds[2] = {"user", "account"};
     for (int k = 0; k < 2; k++) {
         size_t rows = 0;

@@ -512,6 +512,41 @@ static void page_body(json_t *obj, struct ecod_list_req *r)
         text[r->len - 1] = '\n'; /* replaces the NUL */
 }
 
+/* The pruned jobs' totals (store.h, eco_store_pruned): {"jobs", "energy_j", "carbon_kg",
+ * "cost", "gpu_s", "last_end_s" (null when none was pruned), "users": [{"uid", "jobs",
+ * "started", "with_carbon", "energy_j", "gpu_s", "carbon_kg", "cost", "last_end_s"}]}; NULL on
+ * a store error (logged) or out of memory. */
+static json_t *pruned_json(struct eco_store *s)
+{
+    struct eco_store_pruned *rows = NULL;
+    struct eco_error err = {{0}};
+    size_t n = 0;
+    if (eco_store_pruned(s, &rows, &n, &err) < 0) {
+        ECO_LOG(ECO_LOG_ERR, "api", "pruned totals: %s", err.msg);
+        return NULL;
+    }
+    json_t *users = json_array();
+    json_int_t jobs = 0;
+    double e = 0, c = 0, cost = 0, gpu_s = 0, last = 0;
+    for (size_t i = 0; users && i < n; i++) {
+        const struct eco_store_pruned *p = &rows[i];
+        jobs += (json_int_t)p->jobs;
+        e += p->energy_j, c += p->carbon_kg, cost += p->cost, gpu_s += p->gpu_s;
+        last = p->last_end_s > last ? p->last_end_s : last;
+        json_array_append_new(users, json_pack("{s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f}", "uid",
+                                               (json_int_t)p->uid, "jobs", (json_int_t)p->jobs,
+                                               "started", (json_int_t)p->started, "with_carbon",
+                                               (json_int_t)p->with_carbon, "energy_j", p->energy_j,
+                                               "gpu_s", p->gpu_s, "carbon_kg", p->carbon_kg, "cost",
+                                               p->cost, "last_end_s", p->last_end_s));
+    }
+    free(rows);
+    return users ? json_pack("{s:I,s:f,s:f,s:f,s:f,s:o,s:o}", "jobs", jobs, "energy_j", e,
+                             "carbon_kg", c, "cost", cost, "gpu_s", gpu_s, "last_end_s",
+                             jobs ? json_real(last) : json_null(), "users", users)
+                 : NULL;
+}
+
 void ecod__api_jobs_page(struct eco_store *s, const char *logs_dir, struct ecod_list_req *r)
 {
     struct eco_store_job *jobs = NULL;
@@ -530,9 +565,17 @@ void ecod__api_jobs_page(struct eco_store *s, const char *logs_dir, struct ecod_
     for (size_t i = 0; a && i < shown; i++)
         json_array_append_new(a, job_json(logs_dir, &jobs[i], false));
     r->status = 200;
-    page_body(json_pack("{s:o,s:o}", "jobs", a, "next",
-                        more ? json_integer((json_int_t)jobs[shown - 1].id) : json_null()),
-              r);
+    json_t *page = json_pack("{s:o,s:o}", "jobs", a, "next",
+                             more ? json_integer((json_int_t)jobs[shown - 1].id) : json_null());
+    /* the first page of the whole listing also says what pruning took out of it, so a sum
+     * over the pages (report --accounting daemon:) can still count every job */
+    if (page && r->after == 0 && r->state == ECO_STORE_ANY &&
+        json_object_set_new(page, "pruned", pruned_json(s)) < 0) {
+        json_decref(page); /* a page without it would undercount: none rather */
+        r->status = 500;
+        page = json_pack("{s:s}", "error", "cannot read the pruned jobs' totals");
+    }
+    page_body(page, r);
 out:
     eco_store_jobs_free(jobs, n);
 }

@@ -133,6 +133,7 @@ struct ecod {
     double auto_cap_max_slowdown; /* power_cap "auto": slowdown bound, fraction of the time at
                                    * the maximum limit */
     double keep_finished_s;       /* how long finished jobs are kept; 0: forever */
+    bool accept_lost_jobs;        /* --accept-lost-jobs: open a store that lost jobs */
     bool power_knob_clock;        /* caps as locked SM clocks (power_knob = clock) */
     double power_budget_w;        /* the node power budget at start (0: none) */
     const char *power_policy;     /* its capper, "family[:key=value,...]" */

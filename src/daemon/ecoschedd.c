@@ -44,6 +44,7 @@ struct opts {
     const char *platform;
     const char *nvml_lib;
     bool foreground;
+    bool accept_lost_jobs; /* --accept-lost-jobs: open a store that lost acknowledged jobs */
     const char *queue_policy;
     struct eco_gpusel_params sel;
     struct ecod_config cfg; /* the config file's values (strings above may point into it) */
@@ -64,6 +65,9 @@ static void usage(FILE *f)
         "  --platform P         %s (default auto: nvml, else none)\n"
         "  --nvml-library PATH  NVML library to load (nvml and fake platforms)\n"
         "  --foreground         stay attached and log to stderr (default: detach, syslog)\n"
+        "  --accept-lost-jobs   start on a job store that lost acknowledged jobs (a deleted\n"
+        "                       or cut -wal file, an older jobs.db restored): once, after\n"
+        "                       ecoschedd refused it; their ids are not given again\n"
         "  --log-level L        error, warning, info (default) or debug\n"
         "  --util-window S      utilisation averaging window of GPU selection (default 10)\n"
         "  --grace S            claim of a just-started job on its GPUs (default 30)\n"
@@ -224,6 +228,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
         }
         if (!strcmp(a, "--foreground")) {
             o->foreground = true;
+            continue;
+        }
+        if (!strcmp(a, "--accept-lost-jobs")) {
+            o->accept_lost_jobs = true;
             continue;
         }
         size_t k = 0;
@@ -502,7 +510,7 @@ static int tighten(const char *path, mode_t mode)
  * files, tightened to 0600 (new ones are created so by ecod__store_open). 0 or -errno. */
 static int private_state(const struct ecod *d, struct eco_error *err)
 {
-    static const char *const SUFFIXES[] = {"", "-wal", "-shm", "-journal"};
+    static const char *const SUFFIXES[] = {"", "-wal", "-shm", "-journal", ".ids"};
     char path[sizeof d->db_path + 16];
     int rc = 0;
     if ((rc = eco_mkdir(d->state_dir, STATE_DIR_MODE)) < 0) {
@@ -592,6 +600,7 @@ int main(int argc, char **argv)
     apply_config(&o, &d);
     int ready_fd = detach(o.foreground);
     d.state_dir = o.state_dir;
+    d.accept_lost_jobs = o.accept_lost_jobs;
     d.fake_run_fd = -1;
     snprintf(d.db_path, sizeof d.db_path, "%s/jobs.db", o.state_dir);
     /* before the store and the GPUs are touched: a daemon already serving there owns them */

@@ -146,8 +146,17 @@ static int job_metrics(struct ecod *d, FILE *f, struct eco_error *err)
     for (int s = 0; s < ECO_STORE_NSTATES; s++)
         fprintf(f, "ecosched_jobs{state=\"%s\"} %" PRIu64 "\n",
                 eco_store_state_name((enum eco_store_state)s), st.jobs[s]);
+    /* the all-jobs counters are the stored jobs' sums plus the pruned jobs' totals, which the
+     * store keeps apart from the rows (store.h, eco_store_prune): pruning never lowers them */
+    header(f, "ecosched_jobs_pruned_total",
+           "Finished jobs deleted from the store after keep_finished_s (still counted in the "
+           "all-jobs totals).",
+           "counter");
+    fprintf(f, "ecosched_jobs_pruned_total %" PRIu64 "\n", st.pruned_jobs);
     header(f, "ecosched_jobs_energy_joules_total",
-           "GPU energy of all jobs ever run (jobs sharing a GPU each count it).", "counter");
+           "GPU energy of all jobs ever run, pruned ones included (jobs sharing a GPU each count "
+           "it).",
+           "counter");
     fputs("ecosched_jobs_energy_joules_total", f);
     value(f, st.energy_j);
     header(f, "ecosched_job_energy_joules_total",
@@ -159,14 +168,16 @@ static int job_metrics(struct ecod *d, FILE *f, struct eco_error *err)
     }
     if (d->grid.carbon.loaded) {
         header(f, "ecosched_jobs_carbon_kg_total",
-               "Carbon (kg CO2eq) of all stored jobs' GPU energy under the carbon signal.",
+               "Carbon (kg CO2eq) of all jobs' GPU energy under the carbon signal, pruned ones "
+               "included.",
                "counter");
         fputs("ecosched_jobs_carbon_kg_total", f);
         value(f, st.carbon_kg);
     }
     if (d->grid.price.loaded) {
         header(f, "ecosched_jobs_cost_total",
-               "Cost of all stored jobs' GPU energy under the price signal.", "counter");
+               "Cost of all jobs' GPU energy under the price signal, pruned ones included.",
+               "counter");
         fprintf(f, "ecosched_jobs_cost_total{currency=\"%s\"}", ecod__grid_currency(&d->grid));
         value(f, st.cost);
     }

@@ -83,10 +83,17 @@ int ecod__startup_open_store(struct ecod *d, struct eco_error *err)
     /* SQLite creates jobs.db with 0644 less the umask, and its -wal and -shm with the
      * database's mode: 077 makes all three private to the daemon */
     mode_t old = umask(077);
-    rc = eco_store_open(d->db_path, &d->store, err);
+    rc = eco_store_open_ex(d->db_path, d->accept_lost_jobs ? ECO_STORE_ACCEPT_LOSS : 0, &d->store,
+                           err);
     umask(old);
     if (rc < 0)
         return rc;
+    int64_t first, last;
+    if (eco_store_lost(d->store, &first, &last))
+        ECO_LOG(ECO_LOG_WARN, "sched",
+                "%s: accepted the loss of jobs %" PRId64 "..%" PRId64
+                " (--accept-lost-jobs): they are gone, and new ids start above %" PRId64,
+                d->db_path, first, last, last);
     if (hi > 0 && (rc = eco_store_reserve_ids(d->store, hi, err)) < 0) {
         eco_store_close(d->store);
         d->store = NULL;

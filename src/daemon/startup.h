@@ -9,7 +9,9 @@
 
 /* Opens d->db_path into d->store after checking the state directory: a missing or empty
  * jobs.db while logs/ or run/ hold files of past jobs is refused (-EBADMSG; the message says
- * how to fix it), and ids up to the highest such file's are never given again. */
+ * how to fix it), and ids up to the highest such file's are never given again. A store that
+ * lost acknowledged jobs (store.h) is refused unless d->accept_lost_jobs; accepted, the loss is
+ * logged. */
 int ecod__startup_open_store(struct ecod *d, struct eco_error *err);
 /* Makes the state directory's logs/ and run/ (0700) and the GPU selector for the platform's
  * GPUs (d->gpu_strategy, params). 0, or < 0 and err. */

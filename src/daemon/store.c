@@ -2,10 +2,13 @@
 /* The daemon's job store on SQLite: schema migrations, statements prepared once at open, and
  * guarded state transitions, each write in its own transaction. See docs/daemon/store.md. */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sqlite3.h>
 #include "daemon/store.h"
 
@@ -103,11 +106,33 @@ static const char SQL_MIGRATION_3[] =
     "CREATE TRIGGER IF NOT EXISTS job_grid_gone AFTER DELETE ON jobs"
     " BEGIN DELETE FROM job_grid WHERE job = old.id; END;";
 
+/* Migration 4: the pruned jobs' totals per user (eco_store_prune moves a job's figures here in
+ * the transaction that deletes it), so the all-jobs sums (the daemon's /metrics counters, the
+ * accounting report) do not go down when old jobs are pruned. Kept as totals of the pruned
+ * jobs only, the live rows summed beside them: a running job's energy grows while it runs and
+ * a figure may still be set after the end, and every such value counts once, from its row
+ * while the row exists, from here after, with nothing to update at finish. A store from before
+ * starts with no row here: its totals are the sums of the jobs it holds. IF NOT EXISTS as
+ * migration 2's. */
+static const char SQL_MIGRATION_4[] =
+    "CREATE TABLE IF NOT EXISTS pruned ("
+    " uid INTEGER PRIMARY KEY CHECK (uid >= 0),"
+    " jobs INTEGER NOT NULL DEFAULT 0 CHECK (jobs >= 0),"
+    " started INTEGER NOT NULL DEFAULT 0 CHECK (started >= 0),"
+    " with_carbon INTEGER NOT NULL DEFAULT 0 CHECK (with_carbon >= 0),"
+    " energy_j REAL NOT NULL DEFAULT 0,"
+    " gpu_s REAL NOT NULL DEFAULT 0,"
+    " carbon_kg REAL NOT NULL DEFAULT 0,"
+    " cost REAL NOT NULL DEFAULT 0,"
+    " last_end_s REAL NOT NULL DEFAULT 0"
+    ");";
+
 /* MIGRATIONS[v] brings a file from version v-1 to v. Append only; never edit a shipped one. */
 static const char *const MIGRATIONS[] = {
     [1] = SQL_MIGRATION_1,
     [2] = SQL_MIGRATION_2,
     [3] = SQL_MIGRATION_3,
+    [4] = SQL_MIGRATION_4,
 };
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == ECO_STORE_SCHEMA_VERSION + 1,
                "one migration per schema version");
@@ -138,11 +163,32 @@ static const char SQL_PAGE_ALL[] =
     "SELECT " JOB_COLUMNS JOBS_FROM " WHERE id > ?2 ORDER BY id LIMIT ?1";
 static const char SQL_PAGE_STATE[] =
     "SELECT " JOB_COLUMNS JOBS_FROM " WHERE state = ?3 AND id > ?2 ORDER BY id LIMIT ?1";
-/* Pruning: the oldest ?2 jobs in a final state that ended before ?1, deleted; their ids come
- * back for the daemon to delete their logs. AUTOINCREMENT keeps their ids from reuse. */
-static const char SQL_PRUNE[] =
-    "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE state IN"
-    " ('done', 'failed', 'cancelled', 'lost') AND end_s < ?1 ORDER BY id LIMIT ?2) RETURNING id";
+/* Pruning: the oldest ?2 jobs in a final state that ended before ?1 (one set for both
+ * statements, which run in one transaction: the same rows), summed per user into `pruned`
+ * (WHERE present: it keeps the upsert's ON CONFLICT apart from the join), then deleted; their
+ * ids come back for the daemon to delete their logs. AUTOINCREMENT keeps their ids from reuse. */
+#define PRUNE_SET                                                                                  \
+    "SELECT id FROM jobs WHERE state IN ('done', 'failed', 'cancelled', 'lost') AND end_s < ?1"    \
+    " ORDER BY id LIMIT ?2"
+static const char SQL_PRUNE_TOTALS[] =
+    "INSERT INTO pruned (uid, jobs, started, with_carbon, energy_j, gpu_s, carbon_kg, cost,"
+    " last_end_s) SELECT uid, COUNT(*), COUNT(start_s), COUNT(carbon_kg), TOTAL(energy_j),"
+    " TOTAL(CASE WHEN start_s IS NULL THEN 0 ELSE gpus * MAX(0, end_s - start_s) END),"
+    " TOTAL(carbon_kg), TOTAL(cost), MAX(end_s)" JOBS_FROM " WHERE id IN (" PRUNE_SET ")"
+    " GROUP BY uid ON CONFLICT (uid) DO UPDATE SET jobs = jobs + excluded.jobs,"
+    " started = started + excluded.started, with_carbon = with_carbon + excluded.with_carbon,"
+    " energy_j = energy_j + excluded.energy_j, gpu_s = gpu_s + excluded.gpu_s,"
+    " carbon_kg = carbon_kg + excluded.carbon_kg, cost = cost + excluded.cost,"
+    " last_end_s = MAX(last_end_s, excluded.last_end_s)";
+static const char SQL_PRUNE[] = "DELETE FROM jobs WHERE id IN (" PRUNE_SET ") RETURNING id";
+static const char SQL_PRUNED[] = "SELECT uid, jobs, started, with_carbon, energy_j, gpu_s,"
+                                 " carbon_kg, cost, last_end_s FROM pruned ORDER BY uid";
+static const char SQL_PRUNED_SUM[] =
+    "SELECT TOTAL(jobs), TOTAL(energy_j), TOTAL(carbon_kg), TOTAL(cost) FROM pruned";
+/* The highest id the store knows it gave: AUTOINCREMENT's mark or the largest stored id. */
+static const char SQL_HIGH_ID[] =
+    "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0),"
+    " COALESCE((SELECT MAX(id) FROM jobs), 0))";
 static const char SQL_STATE[] = "SELECT state FROM jobs WHERE id = ?1";
 static const char SQL_START[] =
     "UPDATE jobs SET state = 'running', pid = ?2, pgid = ?3, assigned_gpus = ?4, start_s = ?5"
@@ -210,6 +256,10 @@ enum stmt {
     ST_PAGE_ALL,
     ST_PAGE_STATE,
     ST_PRUNE,
+    ST_PRUNE_TOTALS,
+    ST_PRUNED,
+    ST_PRUNED_SUM,
+    ST_HIGH_ID,
     ST_COUNT,
 };
 
@@ -240,6 +290,10 @@ static const char *const STMT_SQL[ST_COUNT] = {
     [ST_PAGE_ALL] = SQL_PAGE_ALL,
     [ST_PAGE_STATE] = SQL_PAGE_STATE,
     [ST_PRUNE] = SQL_PRUNE,
+    [ST_PRUNE_TOTALS] = SQL_PRUNE_TOTALS,
+    [ST_PRUNED] = SQL_PRUNED,
+    [ST_PRUNED_SUM] = SQL_PRUNED_SUM,
+    [ST_HIGH_ID] = SQL_HIGH_ID,
 };
 
 static const char *const STATE_NAMES[ECO_STORE_NSTATES] = {
@@ -247,10 +301,21 @@ static const char *const STATE_NAMES[ECO_STORE_NSTATES] = {
     [ECO_STORE_FAILED] = "failed", [ECO_STORE_CANCELLED] = "cancelled", [ECO_STORE_LOST] = "lost",
 };
 
+/* The id file, path.ids (see "id file" below). */
+struct id_file {
+    int fd;           /* open for writing (the writer only), else -1 */
+    int64_t acked;    /* highest id eco_store_insert returned (or found at open) */
+    int64_t reserved; /* ids up to this may have been given (fsynced before they are) */
+    char boot[40];    /* the kernel's boot id when written ("" unknown) */
+};
+
 struct eco_store {
     sqlite3 *db;
     char *path;
     int version;
+    unsigned flags;
+    struct id_file ids;
+    int64_t lost_first, lost_last; /* ids an accepted loss took (0, 0: none) */
     sqlite3_stmt *st[ST_COUNT];
 };
 
@@ -482,8 +547,8 @@ static int check_wal(const char *path, struct eco_error *err)
     if (stat(wal, &st) < 0 || st.st_size == 0)
         return 0;
     const char *fix = "restore the state directory from a backup, or, to keep what the database "
-                      "file alone holds, move the -wal file aside (jobs since the last "
-                      "checkpoint are then lost)";
+                      "file alone holds, move the -wal file aside and start ecoschedd once with "
+                      "--accept-lost-jobs (jobs since the last checkpoint are then lost)";
     if (stat(path, &db) < 0 || db.st_size == 0)
         return eco_errorf(err, -EBADMSG,
                           "%s: the database is %s but its write-ahead log %s holds "
@@ -555,6 +620,196 @@ static int check_integrity(struct eco_store *s, struct eco_error *err)
     return ret;
 }
 
+/* ---- id file ------------------------------------------------------------------------ */
+
+/* path.ids: one line, rewritten in place (the same length every time, so one write of a few
+ * bytes in one disk sector) with the highest id handed to a client ("acked", written after the
+ * commit, before the daemon answers), the ids reserved ahead ("reserved", fsynced before any
+ * id above the old reservation is committed), the kernel's boot id and a checksum of the line.
+ * It lives beside the database, not in it: a lost or cut WAL takes the database's own
+ * high-water mark (sqlite_sequence) with it, and PRAGMA user_version or application_id in the
+ * header page are written through the WAL too. At open:
+ * - acked above the database's highest id: acknowledged jobs are gone (refused, or with
+ *   ECO_STORE_ACCEPT_LOSS their ids are skipped);
+ * - written in this boot: the kernel still held every write, so acked is exact and new ids
+ *   start above it; written in an earlier boot (an OS crash or power loss may have dropped the
+ *   last unsynced writes of both files): above the reservation. A clean close sets the
+ *   reservation back to acked, so a clean reboot leaves no gap. */
+#define IDS_SUFFIX ".ids"
+#define IDS_FMT "ecosched-ids 1 acked=%020" PRId64 " reserved=%020" PRId64 " boot=%-36s"
+#define IDS_CHECK " check="
+#define BOOT_ID_FILE "/proc/sys/kernel/random/boot_id"
+
+/* FNV-1a, 32 bits: a damaged line's check fails (the line is not a secret). */
+static uint32_t fnv1a(const char *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 16777619u;
+    return h;
+}
+
+/* The kernel's boot id into buf (cap >= 37), "" when unreadable (then a file is never taken
+ * for this boot's). */
+static void boot_id(char *buf, size_t cap)
+{
+    FILE *f = fopen(BOOT_ID_FILE, "re");
+    buf[0] = '\0';
+    if (f && fgets(buf, (int)cap, f))
+        buf[strcspn(buf, " \n")] = '\0';
+    if (f)
+        fclose(f);
+}
+
+static void ids_path(const char *db, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s" IDS_SUFFIX, db);
+}
+
+/* Reads db's id file into *out: 0 (*found false when there is none), or -EBADMSG naming it
+ * when its line is damaged, -errno when it cannot be read. */
+static int ids_read(const char *db, struct id_file *out, bool *found, struct eco_error *err)
+{
+    char path[4200], line[256] = "", boot[40] = "";
+    long long acked = 0, reserved = 0;
+    unsigned check = 0;
+    memset(out, 0, sizeof *out);
+    out->fd = -1;
+    *found = false;
+    ids_path(db, path, sizeof path);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT
+                   ? 0
+                   : eco_errorf(err, -errno, "%s: cannot read: %s", path, strerror(errno));
+    bool ok = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    const char *c = ok ? strstr(line, IDS_CHECK) : NULL;
+    if (!c ||
+        sscanf(line, "ecosched-ids 1 acked=%20lld reserved=%20lld boot=%36s check=%8x", &acked,
+               &reserved, boot, &check) != 4 ||
+        check != fnv1a(line, (size_t)(c - line)) || acked < 0 || reserved < 0)
+        return eco_errorf(err, -EBADMSG,
+                          "%s: damaged (not the line ecoschedd writes): it keeps the highest job "
+                          "id given to clients; restore the state directory from a backup, or "
+                          "delete the file to trust the database alone (ids may then be given "
+                          "again if the database lost jobs)",
+                          path);
+    out->acked = acked;
+    out->reserved = reserved;
+    snprintf(out->boot, sizeof out->boot, "%s", strcmp(boot, "-") ? boot : "");
+    *found = true;
+    return 0;
+}
+
+/* Writes s's id record over the file's (fdatasync'd when sync). */
+static int ids_write(struct eco_store *s, bool sync, struct eco_error *err)
+{
+    char line[256];
+    int n = snprintf(line, sizeof line, IDS_FMT, s->ids.acked, s->ids.reserved,
+                     s->ids.boot[0] ? s->ids.boot : "-");
+    n += snprintf(line + n, sizeof line - (size_t)n, IDS_CHECK "%08x\n", fnv1a(line, (size_t)n));
+    if (pwrite(s->ids.fd, line, (size_t)n, 0) != n || (sync && fdatasync(s->ids.fd) < 0))
+        return eco_errorf(err, errno ? -errno : -EIO, "%s" IDS_SUFFIX ": cannot write: %s", s->path,
+                          strerror(errno ? errno : EIO));
+    return 0;
+}
+
+/* The highest id the database knows it gave. */
+static int high_id(struct eco_store *s, int64_t *out, struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_HIGH_ID];
+    int rc = sqlite3_step(st), ret = 0;
+    if (rc == SQLITE_ROW)
+        *out = sqlite3_column_int64(st, 0);
+    else
+        ret = fail_sql(s, err, rc, "highest job id");
+    done(st);
+    return ret;
+}
+
+static int reserve_ids(struct eco_store *s, int64_t max_id, struct eco_error *err);
+
+/* What to say when acknowledged jobs first..last are gone (ids file says acked, the
+ * database's highest id is high). */
+static int lost_jobs(struct eco_store *s, int64_t first, int64_t last, struct eco_error *err)
+{
+    return eco_errorf(err, -EBADMSG,
+                      "%s: jobs %" PRId64 "..%" PRId64 " are missing: %s" IDS_SUFFIX
+                      " says ids up to %" PRId64 " were given to clients, but the database "
+                      "holds ids up to %" PRId64 " only (its write-ahead log %s-wal was deleted, "
+                      "moved aside or cut short, or an older copy of the database was "
+                      "restored). Put the -wal file back or restore the whole state directory "
+                      "from a backup; or, to go on without those jobs, start ecoschedd once "
+                      "with --accept-lost-jobs (their ids are not given again)",
+                      s->path, first, last, s->path, last, first - 1, s->path);
+}
+
+/* At open, after the migration: checks the id file `file` (found: it exists) against the
+ * database, raises the id mark above every id that may have been given, and opens the file
+ * for the inserts, writing the current record. */
+static int ids_open(struct eco_store *s, const struct id_file *file, bool found,
+                    struct eco_error *err)
+{
+    char path[4200];
+    int64_t high = 0;
+    int ret = high_id(s, &high, err);
+    if (ret != 0)
+        return ret;
+    boot_id(s->ids.boot, sizeof s->ids.boot);
+    if (found && file->acked > high) {
+        if (!(s->flags & ECO_STORE_ACCEPT_LOSS))
+            return lost_jobs(s, high + 1, file->acked, err);
+        s->lost_first = high + 1;
+        s->lost_last = file->acked;
+    }
+    bool same_boot = found && file->boot[0] && !strcmp(file->boot, s->ids.boot);
+    int64_t floor = found && file->acked > high ? file->acked : high;
+    if (found && !same_boot && file->reserved > floor)
+        floor = file->reserved;
+    if (floor > high && (ret = reserve_ids(s, floor, err)) != 0)
+        return ret;
+    s->ids.acked = found && file->acked > high ? file->acked : high;
+    s->ids.reserved = floor;
+    ids_path(s->path, path, sizeof path);
+    s->ids.fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (s->ids.fd < 0)
+        return eco_errorf(err, -errno, "%s: cannot open: %s", path, strerror(errno));
+    ret = ids_write(s, true, err);
+    if (ret == 0 && !found) { /* a new file: its directory entry synced too */
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s", s->path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+    }
+    return ret;
+}
+
+/* Before the open: a missing or empty database beside an id file that names acknowledged
+ * jobs is refused (unless ECO_STORE_ACCEPT_LOSS), before SQLite creates an empty one. */
+static int ids_precheck(const char *path, unsigned flags, const struct id_file *file, bool found,
+                        struct eco_error *err)
+{
+    struct stat db;
+    bool missing = stat(path, &db) < 0;
+    if (!found || file->acked == 0 || (flags & ECO_STORE_ACCEPT_LOSS) || (!missing && db.st_size))
+        return 0;
+    return eco_errorf(err, -EBADMSG,
+                      "%s: jobs 1..%" PRId64 " are missing: the database is %s but %s" IDS_SUFFIX
+                      " says ids up to %" PRId64 " were given to clients. Restore the "
+                      "database (or the whole state directory) from a backup; or, to go on "
+                      "without those jobs, start ecoschedd once with --accept-lost-jobs (their "
+                      "ids are not given again)",
+                      path, file->acked, missing ? "missing" : "empty (0 bytes)", path,
+                      file->acked);
+}
+
 static int prepare_all(struct eco_store *s, struct eco_error *err)
 {
     for (int i = 0; i < ST_COUNT; i++) {
@@ -575,6 +830,8 @@ static int store_connect(const char *path, int sqlite_flags, const char *what, s
     if (!path || !*path)
         return eco_errorf(err, -EINVAL, "store: no database path given");
     *s = calloc(1, sizeof **s);
+    if (*s)
+        (*s)->ids.fd = -1;
     if (!*s || !((*s)->path = strdup(path)))
         return eco_errorf(err, -ENOMEM, "%s: out of memory", path);
     int rc = sqlite3_open_v2(path, &(*s)->db, sqlite_flags | SQLITE_OPEN_NOMUTEX, NULL);
@@ -599,13 +856,21 @@ int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
                       struct eco_error *err)
 {
     struct eco_store *s = NULL;
+    struct id_file file;
+    bool found = false;
     *out = NULL;
     if (!path || !*path)
         return eco_errorf(err, -EINVAL, "store: no database path given");
     /* before SQLite opens it: opening replays (or silently drops) the log */
     int ret = check_wal(path, err);
     if (ret == 0)
+        ret = ids_read(path, &file, &found, err);
+    if (ret == 0)
+        ret = ids_precheck(path, flags, &file, found, err);
+    if (ret == 0)
         ret = store_connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "open", &s, err);
+    if (ret == 0)
+        s->flags = flags;
     if (ret == 0)
         ret = set_pragmas(s, flags, err);
     if (ret == 0)
@@ -614,6 +879,8 @@ int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
         ret = migrate(s, err);
     if (ret == 0)
         ret = prepare_all(s, err);
+    if (ret == 0)
+        ret = ids_open(s, &file, found, err);
     return open_done(s, ret, out);
 }
 
@@ -643,6 +910,13 @@ void eco_store_close(struct eco_store *s)
 {
     if (!s)
         return;
+    if (s->ids.fd >= 0) {
+        /* a clean close: no id above acked was given, so the reservation goes back to it
+         * (a reboot after it leaves no gap); best effort, a failed write keeps the old one */
+        s->ids.reserved = s->ids.acked;
+        ids_write(s, true, NULL);
+        close(s->ids.fd);
+    }
     for (int i = 0; i < ST_COUNT; i++)
         sqlite3_finalize(s->st[i]);
     sqlite3_close(s->db);
@@ -650,7 +924,19 @@ void eco_store_close(struct eco_store *s)
     free(s);
 }
 
+bool eco_store_lost(const struct eco_store *s, int64_t *first, int64_t *last)
+{
+    *first = s->lost_first;
+    *last = s->lost_last;
+    return s->lost_last > 0;
+}
+
 int eco_store_reserve_ids(struct eco_store *s, int64_t max_id, struct eco_error *err)
+{
+    return reserve_ids(s, max_id, err);
+}
+
+static int reserve_ids(struct eco_store *s, int64_t max_id, struct eco_error *err)
 {
     sqlite3_stmt *st = s->st[ST_RESERVE_IDS];
     int ret = tx_begin(s, err);
@@ -730,6 +1016,14 @@ int eco_store_insert(struct eco_store *s, const struct eco_store_job *j, int64_t
     ret = exec_stmt(s, ST_INSERT, "insert job", err);
     if (ret == 0)
         *id = sqlite3_last_insert_rowid(s->db);
+    if (ret == 0 && s->ids.fd >= 0 && *id > s->ids.reserved) {
+        /* the next block of ids, on disk before this one is committed: a failed write fails
+         * the insert (rolled back: nothing was given) */
+        int64_t old = s->ids.reserved;
+        s->ids.reserved = *id + ECO_STORE_ID_BLOCK - 1;
+        if ((ret = ids_write(s, true, err)) != 0)
+            s->ids.reserved = old;
+    }
     if (ret == 0 && (j->max_delay_s > 0 || j->not_before_s > 0)) {
         st = s->st[ST_INSERT_SLACK];
         sqlite3_bind_int64(st, 1, *id);
@@ -737,7 +1031,15 @@ int eco_store_insert(struct eco_store *s, const struct eco_store_job *j, int64_t
         sqlite3_bind_double(st, 3, j->not_before_s);
         ret = exec_stmt(s, ST_INSERT_SLACK, "insert job slack", err);
     }
-    return tx_end(s, ret, err);
+    ret = tx_end(s, ret, err);
+    if (ret == 0 && s->ids.fd >= 0 && *id > s->ids.acked) {
+        /* committed: recorded as given before the caller answers. A failed write is not the
+         * insert's failure (the job is stored): the reservation above still keeps its id from
+         * reuse, only a later loss of exactly these last jobs would go unseen */
+        s->ids.acked = *id;
+        ids_write(s, (s->flags & ECO_STORE_SYNC_FULL) != 0, NULL);
+    }
+    return ret;
 }
 
 /* ---- reading jobs ----------------------------------------------------------------------- */
@@ -974,6 +1276,12 @@ int eco_store_prune(struct eco_store *s, double ended_before_s, size_t limit, in
         return 0;
     if ((ret = tx_begin(s, err)) != 0)
         return ret;
+    /* first the totals of the rows about to go, then the rows: one transaction, same set */
+    sqlite3_stmt *tot = s->st[ST_PRUNE_TOTALS];
+    sqlite3_bind_double(tot, 1, ended_before_s);
+    sqlite3_bind_int64(tot, 2, (sqlite3_int64)limit);
+    if ((ret = exec_stmt(s, ST_PRUNE_TOTALS, "add pruned jobs to their users' totals", err)) != 0)
+        return tx_end(s, ret, err);
     sqlite3_bind_double(st, 1, ended_before_s);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
@@ -1169,7 +1477,64 @@ int eco_store_stats(struct eco_store *s, struct eco_store_stats *out, struct eco
     if (rc != SQLITE_DONE)
         ret = fail_sql(s, err, rc, "job statistics");
     done(st);
+    if (ret != 0)
+        return ret;
+    st = s->st[ST_PRUNED_SUM];
+    if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        out->pruned_jobs = (uint64_t)sqlite3_column_int64(st, 0);
+        out->energy_j += sqlite3_column_double(st, 1);
+        out->carbon_kg += sqlite3_column_double(st, 2);
+        out->cost += sqlite3_column_double(st, 3);
+    } else {
+        ret = fail_sql(s, err, rc, "pruned jobs' totals");
+    }
+    done(st);
     return ret;
+}
+
+int eco_store_pruned(struct eco_store *s, struct eco_store_pruned **rows, size_t *n,
+                     struct eco_error *err)
+{
+    sqlite3_stmt *st = s->st[ST_PRUNED];
+    struct eco_store_pruned *v = NULL;
+    size_t len = 0, cap = 0;
+    int ret = 0, rc;
+    *rows = NULL;
+    *n = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (len == cap) {
+            size_t ncap = cap ? 2 * cap : 8;
+            struct eco_store_pruned *nv = realloc(v, ncap * sizeof *nv);
+            if (!nv) {
+                ret = eco_errorf(err, -ENOMEM, "%s: pruned totals: out of memory", s->path);
+                goto out;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        v[len++] = (struct eco_store_pruned){
+            .uid = (uid_t)sqlite3_column_int64(st, 0),
+            .jobs = (uint64_t)sqlite3_column_int64(st, 1),
+            .started = (uint64_t)sqlite3_column_int64(st, 2),
+            .with_carbon = (uint64_t)sqlite3_column_int64(st, 3),
+            .energy_j = sqlite3_column_double(st, 4),
+            .gpu_s = sqlite3_column_double(st, 5),
+            .carbon_kg = sqlite3_column_double(st, 6),
+            .cost = sqlite3_column_double(st, 7),
+            .last_end_s = sqlite3_column_double(st, 8),
+        };
+    }
+    if (rc != SQLITE_DONE)
+        ret = fail_sql(s, err, rc, "pruned totals");
+out:
+    done(st);
+    if (ret != 0) {
+        free(v);
+        return ret;
+    }
+    *rows = v;
+    *n = len;
+    return 0;
 }
 
 int eco_store_recent_energy(struct eco_store *s, size_t limit, int64_t *ids, double *energy_j,

@@ -11,7 +11,7 @@
 #include "ecosched/error.h"
 
 /* Schema version this code writes (PRAGMA user_version); older files are migrated at open. */
-#define ECO_STORE_SCHEMA_VERSION 3
+#define ECO_STORE_SCHEMA_VERSION 4
 
 /* Job states as stored (the text in the `state` column is eco_store_state_name's). Allowed
  * transitions: queued -> running | cancelled; running -> done | failed | cancelled | lost. */
@@ -34,6 +34,17 @@ enum eco_store_state {
 
 /* eco_store_open_ex flags. */
 #define ECO_STORE_SYNC_FULL 0x1 /* fsync the WAL at every commit (survives power loss) */
+/* Open a store that lost acknowledged jobs (its id file, path.ids, names ids the database no
+ * longer has: a deleted or cut WAL, an older backup) instead of refusing it: the lost ids are
+ * never given again, eco_store_lost says which they were. */
+#define ECO_STORE_ACCEPT_LOSS 0x2
+
+/* Ids the store reserves ahead at a time in its id file (path.ids), with one fsync: after an
+ * OS crash or power loss (which can drop the last WAL commits, docs/daemon/store.md) new ids
+ * start above the reservation, so no id a client was given is given again. 1,000 ids make
+ * that fsync (about 2 ms on this VM's ext4) cost 2 us a submit, against the 5,000 submits a
+ * second of bench/README.md; the price is a gap of at most 1,000 ids after such a crash. */
+#define ECO_STORE_ID_BLOCK 1000
 
 /* One job. For eco_store_insert the caller fills the submit fields and keeps the strings
  * (borrowed for the call only). Fetched jobs own their strings in one block released by
@@ -99,7 +110,12 @@ int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
                       struct eco_error *err);
 /* Both open calls refuse a damaged store with -EBADMSG and a message saying what is wrong and
  * how to fix it: a non-empty path-wal whose header is invalid or with a damaged frame inside
- * the log, a WAL beside a missing or empty database, or a file PRAGMA quick_check faults. */
+ * the log, a WAL beside a missing or empty database, or a file PRAGMA quick_check faults.
+ * They also refuse (-EBADMSG, unless ECO_STORE_ACCEPT_LOSS) a store that lost jobs its id
+ * file says were acknowledged: path.ids keeps the highest id eco_store_insert returned
+ * (written after the commit, before the caller answers) and the ids reserved ahead, so the
+ * loss of the WAL, or of its tail, or a restored older database is seen, and no acknowledged
+ * id is given again. The writer is the only one to write path.ids (one writer per store). */
 /* Opens the store at `path` read-only, for a second thread beside the writer (the daemon's
  * listing worker): no damage checks, pragmas or migration (the writer's open did them and
  * must come first); the schema must be ECO_STORE_SCHEMA_VERSION (-ENOTSUP otherwise). Only
@@ -108,6 +124,10 @@ int eco_store_open_ex(const char *path, unsigned flags, struct eco_store **out,
 int eco_store_open_reader(const char *path, struct eco_store **out, struct eco_error *err);
 /* Finalizes the statements and closes the file (checkpointing the WAL). Accepts NULL. */
 void eco_store_close(struct eco_store *s);
+/* After an open with ECO_STORE_ACCEPT_LOSS that found lost jobs: true, and the ids they had
+ * (*first..*last: ids the database no longer has up to the highest acknowledged one); false
+ * when nothing was lost. */
+bool eco_store_lost(const struct eco_store *s, int64_t *first, int64_t *last);
 
 /* Makes every id given from now on greater than max_id (and than every id ever stored), so
  * ids found in files outside the store (a daemon's logs) are never given again. */
@@ -140,7 +160,9 @@ int eco_store_list_after(struct eco_store *s, int state, int64_t after_id, size_
                          struct eco_store_job **jobs, size_t *n, struct eco_error *err);
 /* Deletes at most `limit` of the oldest jobs in a final state (done, failed, cancelled, lost)
  * that ended before ended_before_s, in one transaction; their ids go to ids[] (at least
- * `limit` entries, the caller's) and *n. Their ids are never given again. */
+ * `limit` entries, the caller's) and *n. Their ids are never given again. In the same
+ * transaction their count, energy, GPU time, carbon and cost are added to their users' pruned
+ * totals (eco_store_pruned), so the all-jobs sums of eco_store_stats never go down. */
 int eco_store_prune(struct eco_store *s, double ended_before_s, size_t limit, int64_t *ids,
                     size_t *n, struct eco_error *err);
 /* Every running job: the ones to adopt or mark lost after a restart. Same ownership. */
@@ -192,13 +214,27 @@ int eco_store_set_power_cap(struct eco_store *s, int64_t id, double cap_w, struc
 
 /* Counts of jobs per state and the energy of all jobs (for the daemon's /metrics). */
 struct eco_store_stats {
-    uint64_t jobs[ECO_STORE_NSTATES];
-    double energy_j;        /* sum of every stored job's energy_j */
-    double carbon_kg, cost; /* sums of the jobs' carbon and cost (0 without a signal) */
+    uint64_t jobs[ECO_STORE_NSTATES]; /* stored jobs (pruned ones not among them) */
+    uint64_t pruned_jobs;             /* jobs deleted by eco_store_prune, ever */
+    double energy_j;        /* every job ever: the stored jobs' energy_j and the pruned ones' */
+    double carbon_kg, cost; /* the same for carbon and cost (0 without a signal) */
 };
-/* Fills *out from one aggregate query (cost grows with the number of stored jobs, no
+/* Fills *out from two aggregate queries (cost grows with the number of stored jobs, no
  * strings are copied). */
 int eco_store_stats(struct eco_store *s, struct eco_store_stats *out, struct eco_error *err);
+/* One user's pruned jobs, summed (eco_store_prune adds to them; never reset). */
+struct eco_store_pruned {
+    uid_t uid;
+    uint64_t jobs;        /* pruned jobs */
+    uint64_t started;     /* of which had started (a start time): measured */
+    uint64_t with_carbon; /* of which had a carbon figure */
+    double energy_j, carbon_kg, cost;
+    double gpu_s;      /* GPUs x (end - start) of the started ones */
+    double last_end_s; /* the latest end among them (Unix s) */
+};
+/* Every user's pruned totals, in uid order: *rows the caller's (free()), NULL when *n is 0. */
+int eco_store_pruned(struct eco_store *s, struct eco_store_pruned **rows, size_t *n,
+                     struct eco_error *err);
 /* The `limit` newest jobs (highest ids first): ids[i] and energy_j[i], arrays of at least
  * `limit` entries owned by the caller; *n how many were filled. */
 int eco_store_recent_energy(struct eco_store *s, size_t limit, int64_t *ids, double *energy_j,

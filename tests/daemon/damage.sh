@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # ecoschedd refuses to start on a damaged job store rather than forget jobs: random bytes in
 # the WAL's header or inside its frames, a damaged database page, a zero-length or missing
-# jobs.db while logs of past jobs exist; the message says what is wrong and how to fix it.
-# The intact files start again with every job; an older backup never makes ids reused.
+# jobs.db while logs of past jobs exist, an older backup of jobs.db alone (it lacks jobs that
+# were acknowledged); the message says what is wrong and how to fix it. The intact files start
+# again with every job; an older backup never makes ids reused.
 . "$(dirname "$0")/common.shlib"
 DB="$T/state/jobs.db"
 
@@ -62,9 +63,13 @@ size=$(wc -c < "$DB")
 head -c 4096 /dev/urandom | dd of="$DB" bs=4096 seek=1 conv=notrunc 2>/dev/null
 refuses "the database is damaged"
 
-# restoring the older backup: its jobs are back, and new ids continue after the logs' ids
+# restoring the older backup alone: it lacks jobs 5 and 6, which jobs.db.ids says were given,
+# so the start is refused until the loss is accepted; then the backup's jobs are back, and new
+# ids continue after every id given (the id file's and the logs')
 cp "$T/backup.db" "$DB"
-start_daemon
+refuses "jobs 5\.\.6 are missing"
+check "the message names --accept-lost-jobs" grep -q -e "--accept-lost-jobs" "$T/refuse.log"
+start_daemon --accept-lost-jobs
 check "the backup's four jobs" [ "$("$ECO" ls | awk 'NR > 1' | wc -l)" -eq 4 ]
 new=$("$ECO" submit --gpus 0 -- true)
 check "a new id ($new) above every id in logs/ ($last)" [ "$new" -gt "$last" ]
