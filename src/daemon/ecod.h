@@ -140,6 +140,8 @@ struct ecod {
      * /proc/PID/cgroup writes it; "" when jobs are told apart by the process tree */
     char cgroup_dir[4096];
     char cgroup_rel[4096];
+    bool cgroup_sweep;          /* an ended job's cgroup may be left: ecod__jobcg_sweep */
+    int64_t cgroup_kept_logged; /* the newest job whose left processes were logged */
     /* store writes that failed (sched.c): unrecorded ends are retried, and starts wait, until
      * these monotonic times (0: none failed); store_failing: a start failure was logged */
     double end_retry_mono, start_retry_mono;

@@ -3,6 +3,7 @@
  * moved into a cgroup of its own before it execs, and a process's job read back from
  * /proc/PID/cgroup. A job's descendants stay in its cgroup whatever they do (setsid, double
  * fork): only a writer of the cgroup directories (root, or the daemon's user) can move them. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -146,6 +147,7 @@ int ecod__jobcg_init(struct ecod *d, const char *setting, struct eco_error *err)
         if (strcmp(setting, "auto"))
             return eco_errorf(err, -EINVAL, "job_cgroup %s: %s", setting, why);
     }
+    d->cgroup_sweep = d->cgroup_dir[0] != '\0'; /* jobs that ended while none watched them */
     if (d->cgroup_dir[0])
         ECO_LOG(ECO_LOG_INFO, "main", "jobs' processes told apart by cgroup: %s/job-ID",
                 d->cgroup_dir);
@@ -186,10 +188,62 @@ void ecod__jobcg_remove(struct ecod *d, int64_t id)
         return;
     snprintf(path, sizeof path, "%s/job-%" PRId64, d->cgroup_dir, id);
     if (rmdir(path) < 0 && errno != ENOENT)
-        ECO_LOG(ECO_LOG_WARN, "sched",
-                "job %" PRId64 ": %s: %s: processes it left are still there (their GPU use "
-                "is reported as unattributed)",
-                id, path, strerror(errno));
+        d->cgroup_sweep = true;
+}
+
+/* Whether job directory `name` ("job-ID") is of a watched job. */
+static bool watched_dir(const struct ecod *d, const char *name)
+{
+    char *end = NULL;
+    long long id = strtoll(name + 4, &end, 10);
+    for (size_t i = 0; end && !*end && i < d->n_runs; i++)
+        if (d->runs[i].id == id)
+            return true;
+    return false;
+}
+
+/* Whether cgroup directory dir holds a process. */
+static bool populated(const char *dir)
+{
+    char path[4500], c = 0;
+    if ((size_t)snprintf(path, sizeof path, "%s/cgroup.procs", dir) >= sizeof path)
+        return true; /* cannot tell: kept */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, &c, 1) : 0;
+    if (fd >= 0)
+        close(fd);
+    return n > 0;
+}
+
+void ecod__jobcg_sweep(struct ecod *d)
+{
+    char path[4400];
+    if (!d->cgroup_dir[0] || !d->cgroup_sweep)
+        return;
+    DIR *dp = opendir(d->cgroup_dir);
+    struct dirent *e;
+    d->cgroup_sweep = false;
+    while (dp && (e = readdir(dp))) {
+        if (strncmp(e->d_name, "job-", 4) || watched_dir(d, e->d_name))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", d->cgroup_dir, e->d_name);
+        if (rmdir(path) == 0 || errno == ENOENT)
+            continue;
+        if (!populated(path)) {
+            d->cgroup_sweep = true; /* not released yet: the next tick */
+            continue;
+        }
+        long long id = strtoll(e->d_name + 4, NULL, 10);
+        if (id > d->cgroup_kept_logged) {
+            ECO_LOG(ECO_LOG_WARN, "sched",
+                    "job %lld ended, but processes it left run on in %s (their GPU use is "
+                    "reported as unattributed)",
+                    id, path);
+            d->cgroup_kept_logged = id;
+        }
+    }
+    if (dp)
+        closedir(dp);
 }
 
 int64_t ecod__jobcg_job_of(const struct ecod *d, pid_t pid)
@@ -211,6 +265,9 @@ int64_t ecod__jobcg_job_of(const struct ecod *d, pid_t pid)
 
 void ecod__jobcg_fini(struct ecod *d)
 {
-    if (d->cgroup_dir[0])
-        rmdir(d->cgroup_dir); /* ENOTEMPTY / EBUSY while jobs left running keep theirs */
+    if (!d->cgroup_dir[0])
+        return;
+    d->cgroup_sweep = true;
+    ecod__jobcg_sweep(d);
+    rmdir(d->cgroup_dir); /* ENOTEMPTY / EBUSY while jobs left running keep theirs */
 }

@@ -21,8 +21,15 @@ int ecod__jobcg_init(struct ecod *d, const char *setting, struct eco_error *err)
 /* Creates job id's cgroup (kept when it exists) and moves process pid, the job's first, into
  * it. Nothing when there is no jobs' cgroup. 0, or < 0 and err. */
 int ecod__jobcg_enter(struct ecod *d, int64_t id, pid_t pid, struct eco_error *err);
-/* Removes job id's cgroup once the job ended; processes it left there keep it (logged). */
+/* Removes job id's cgroup once the job ended; when it is still busy (the kernel releases an
+ * exited process's place a moment after its reap, or processes the job left behind are there)
+ * ecod__jobcg_sweep tries again. */
 void ecod__jobcg_remove(struct ecod *d, int64_t id);
+/* Removes the empty cgroups of jobs no longer watched (ended while no daemon watched them,
+ * or busy at their removal); a cgroup that still holds processes is kept, logged once at
+ * warning level. Does nothing unless a removal is pending (d->cgroup_sweep: set at start and
+ * by a busy removal). Called at each sampling tick. */
+void ecod__jobcg_sweep(struct ecod *d);
 /* The job whose cgroup process pid is in (read from /proc/PID/cgroup), 0 for none or when
  * there is no jobs' cgroup. */
 int64_t ecod__jobcg_job_of(const struct ecod *d, pid_t pid);

@@ -612,6 +612,7 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
     if (rc < 0) {
         bool capped = r->capped, clock = ecod__caps_clock(d, r);
         d->n_runs--;
+        ecod__jobcg_remove(d, j->id);              /* made at the gate; the child is reaped */
         for (uint32_t k = 0; capped && k < n; k++) /* as it was without this job */
             settle_gpu(d, j->id, gpus[k], SIZE_MAX, clock);
         if (gate.store_rc < 0) { /* the gate stayed shut: the command never ran */
@@ -768,6 +769,7 @@ void ecod__sched_sample(struct ecod *d, double now, double mono)
     ecod__grid_refresh(&d->grid, mono); /* a signal file its operator's job rewrote */
     /* the jobs' energy to the sampling instant, written to the store when it moved */
     ecod__sched_account(d, mono);
+    ecod__jobcg_sweep(d); /* ended jobs' cgroups the kernel had not released yet */
     for (size_t i = 0; i < d->n_runs; i++) {
         if (d->runs[i].end_unrecorded)
             continue;

@@ -29,7 +29,9 @@ gpus() { curl -s --unix-socket "$SOCK" http://localhost/v1/gpus; }
 near() { awk "BEGIN { d = $1 - $2; if (d < 0) d = -d; exit !(d <= $3) }"; }
 between() { awk "BEGIN { exit !($1 >= $2 && $1 <= $3) }"; }
 
-# escape MODE: A (50 %) and B (1 %, with the escaping child at 49 %) started in one pass.
+# escape MODE [restart]: A (50 %) and B (1 %, with the escaping child at 49 %) started in one
+# pass; with "restart", the daemon is restarted (SIGTERM, then the same options) halfway, so
+# that the adopted jobs are told apart the same way.
 escape() {
     rm -f "$T/go-hold" "$T/go-ab" "$T/child.pid"
     hold=$("$ECO" submit -- sh -c "while [ ! -e $T/go-hold ]; do sleep 0.05; done")
@@ -43,7 +45,15 @@ escape() {
     while [ ! -s "$T/child.pid" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     child=$(cat "$T/child.pid" 2>/dev/null)
     bpid=$(jfield "$B" pid)
-    sleep "$RUN_S"
+    if [ "${2:-}" = restart ]; then
+        sleep $((RUN_S / 2))
+        stop_daemon
+        start_daemon $OPTS
+        check "$1: A and B adopted" grep -q "job $B adopted" "$T/daemon.log"
+        sleep $((RUN_S / 2 + 1))
+    else
+        sleep "$RUN_S"
+    fi
     csid=$(ps -o sid= -p "$child" | tr -d ' ')
     cgrp=$(grep '^0::' "/proc/$child/cgroup" 2>/dev/null)
     check "$1: the child left B's session (child $child sid $csid, B's leader $bpid)" \
@@ -59,15 +69,22 @@ escape() {
     check "$1: B is charged its escaped child's share, ~50 % (got $SB)" near "$SB" 0.50 0.05
 }
 
+OPTS=""
 start_daemon
 grep -E "processes told apart by" "$T/daemon.log"
 escape "auto"
+escape "auto, restarted" restart
 
 # a stray GPU process outside any job, at 40 % SM, beside A and B at 30 % each
-# (started after them: the live GPU strategy starts no job on a GPU busy with a stranger)
-rm -f "$T/go-ab"
+# (started after them: the live GPU strategy starts no job on a GPU busy with a stranger; A and
+# B queued behind a holder, so they start in the same pass)
+rm -f "$T/go-ab" "$T/go-hold"
+hold=$("$ECO" submit -- sh -c "while [ ! -e $T/go-hold ]; do sleep 0.05; done")
+until_state "$hold" running || echo "FAIL: holder did not start"
 A=$(ECOSCHED_FAKE_NVML_PROC_SM_PCT=30 "$ECO" submit --share -- sh -c "$WAIT_AB")
 B=$(ECOSCHED_FAKE_NVML_PROC_SM_PCT=30 "$ECO" submit --share -- sh -c "$WAIT_AB")
+touch "$T/go-hold"
+"$ECO" wait "$hold"
 until_state "$A" running 100 && until_state "$B" running 50 || echo "FAIL: pair did not start"
 ECOSCHED_FAKE_NVML_PROC_SM_PCT=40 "$FAKE_RUN" 0 sh -c "$WAIT_AB" &
 STRAY=$!
@@ -100,9 +117,11 @@ stop_daemon
 
 # without cgroups: the job's leader is a child subreaper, the escaped child stays below it
 rm -f "$T/daemon.log"
-start_daemon --job-cgroup off
+OPTS="--job-cgroup off"
+start_daemon $OPTS
 check "job_cgroup = off: told apart by the process tree" \
     grep -q "processes told apart by the process tree" "$T/daemon.log"
 escape "off"
+escape "off, restarted" restart
 stop_daemon
 finish
