@@ -10,13 +10,16 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "daemon/attrib.h"
 #include "daemon/ecod.h"
+#include "daemon/jobcg.h"
 #include "daemon/runs.h"
 #include "daemon/sched.h"
 #include "platform/platform.h"
@@ -477,6 +480,60 @@ static void test_account_escaped_child(void **state)
     assert_true(fabs(f->d.stray[0].energy_j) < 1e-9);
 }
 
+/* The jobs' cgroups (jobcg.c) where this machine lets the test make one (root, a writable
+ * cgroup2): a job's child in job-7 is job 7's whatever its parent chain (it escaped as far
+ * as it can: re-parented to init); a process outside, none; the cgroup goes at the job's end. */
+static void test_cgroup_job_of(void **state)
+{
+    (void)state;
+    struct ecod *d = calloc(1, sizeof *d);
+    char mnt[4096] = "", dir[4200], line[4500];
+    struct eco_error err = {{0}};
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    while (f && fgets(line, sizeof line, f))
+        if (strstr(line, " - cgroup2 ") && sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1)
+            break;
+    if (f)
+        fclose(f);
+    snprintf(dir, sizeof dir, "%s/ecosched-unit.%d", mnt, (int)getpid());
+    assert_non_null(d);
+    if (!mnt[0] || geteuid() != 0 || ecod__jobcg_init(d, dir, &err) < 0) {
+        print_message("skipped: no writable cgroup2 here (%s)\n",
+                      err.msg[0] ? err.msg : "not root");
+        free(d);
+        return;
+    }
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t kid = fork();
+    if (kid == 0) {
+        char go;
+        close(fds[1]);
+        ssize_t r = read(fds[0], &go, 1); /* moved by then */
+        setsid();
+        pause();
+        _exit(r == 1 ? 0 : 1);
+    }
+    close(fds[0]);
+    assert_int_equal(ecod__jobcg_enter(d, 7, kid, &err), 0);
+    assert_int_equal(write(fds[1], "g", 1), 1);
+    close(fds[1]);
+    assert_int_equal(ecod__jobcg_job_of(d, kid), 7);
+    assert_int_equal(ecod__jobcg_job_of(d, getpid()), 0);
+    assert_int_equal(ecod__jobcg_job_of(d, 0), 0);
+    kill(kid, SIGKILL);
+    waitpid(kid, NULL, 0);
+    ecod__jobcg_remove(d, 7);
+    ecod__jobcg_fini(d);
+    for (int i = 0; i < 100 && access(dir, F_OK) == 0; i++) { /* released a moment after */
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+        d->cgroup_sweep = true;
+        ecod__jobcg_fini(d);
+    }
+    assert_int_not_equal(access(dir, F_OK), 0);
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -490,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_split_stray_table),
         cmocka_unit_test_setup_teardown(test_account_stray, setup, teardown),
         cmocka_unit_test_setup_teardown(test_account_escaped_child, setup, teardown),
+        cmocka_unit_test(test_cgroup_job_of),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

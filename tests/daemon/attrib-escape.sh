@@ -90,6 +90,7 @@ ECOSCHED_FAKE_NVML_PROC_SM_PCT=40 "$FAKE_RUN" 0 sh -c "$WAIT_AB" &
 STRAY=$!
 sleep "$RUN_S"
 gpus >"$T/gpus.json"
+"$ECO" gpus >"$T/gpus.txt"
 curl -s --unix-socket "$SOCK" -o "$T/metrics" http://localhost/metrics
 touch "$T/go-ab"
 "$ECO" wait "$A"; "$ECO" wait "$B"
@@ -108,12 +109,22 @@ check "/metrics has the unattributed process count" \
 check "/metrics has the unattributed energy" \
     grep -q '^ecosched_gpu_unattributed_energy_joules_total{gpu="0",model="[^"]*"} [1-9]' "$T/metrics"
 check "the log names the stray process" grep -q "belongs to no job" "$T/daemon.log"
+check "ecosched gpus shows it" grep -q "+1 unattributed" "$T/gpus.txt"
 check "A and B are charged alike ($EA J, $EB J)" \
     near "$(awk "BEGIN { print $EA / ($EA + $EB) }")" 0.50 0.04
 # 40 % while the three ran (less the moment before the stray registered)
 check "the stray's share is charged to no job: 33..45 % unattributed ($U J)" \
     between "$(awk "BEGIN { print $U / ($EA + $EB + $U) }")" 0.33 0.45
 stop_daemon
+
+# a bad job_cgroup is refused before anything starts, naming the key
+for v in relative/dir "$T/not-a-cgroup"; do
+    "$ECOD" --foreground --socket "$T/bad.sock" --state-dir "$T/bad-state" --platform fake \
+        --job-cgroup "$v" 2>"$T/bad.err"
+    rc=$?
+    check "--job-cgroup $v refused (exit $rc: $(cat "$T/bad.err"))" \
+        sh -c "[ $rc -ne 0 ] && grep -q 'job_cgroup' '$T/bad.err'"
+done
 
 # without cgroups: the job's leader is a child subreaper, the escaped child stays below it
 rm -f "$T/daemon.log"
