@@ -198,10 +198,15 @@ static int64_t job_of(struct ecod *d, pid_t pid, bool *alive)
     }
     if (r)
         job = r->id;
-    if (job > 0) {
-        d->pid_owner[d->pid_owner_next] =
-            (struct ecod_pid_owner){.pid = pid, .start_ticks = ticks, .job = job};
-        d->pid_owner_next = (d->pid_owner_next + 1) % ECOD_PID_CACHE;
+    if (job > 0) { /* remembered in its own slot when it has one (no churn of the ring) */
+        size_t c = 0;
+        while (c < ECOD_PID_CACHE && d->pid_owner[c].pid != pid)
+            c++;
+        if (c == ECOD_PID_CACHE) {
+            c = d->pid_owner_next;
+            d->pid_owner_next = (d->pid_owner_next + 1) % ECOD_PID_CACHE;
+        }
+        d->pid_owner[c] = (struct ecod_pid_owner){.pid = pid, .start_ticks = ticks, .job = job};
     }
     return job;
 }
