@@ -10,12 +10,16 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "daemon/attrib.h"
 #include "daemon/ecod.h"
+#include "daemon/jobcg.h"
 #include "daemon/runs.h"
 #include "daemon/sched.h"
 #include "platform/platform.h"
@@ -311,16 +315,223 @@ static void test_memory_of_exited_process(void **state)
     assert_true(fabs(f->d.runs[1].energy_j - 1200) < 1e-9);
 }
 
-/* A job alone on its GPU takes the whole increase without a per-process reading. */
-static void test_alone_reads_nothing(void **state)
+/* A job alone on its GPU with only its own processes takes the whole increase. */
+static void test_alone_exclusive(void **state)
 {
     struct afix *f = *state;
-    f->d.runs[1].n_gpus = 0; /* B released its GPU */
+    f->d.runs[1].n_gpus = 0; /* B released its GPU, and its process left it */
+    f->s.n = 1;
     account(f, 1, 0);
     account(f, 2, 250);
     assert_true(fabs(f->d.runs[0].energy_j - 250) < 1e-12);
     assert_int_equal(f->d.runs[0].basis, ECOD_BASIS_EXCLUSIVE);
-    assert_int_equal(f->s.util_calls, 0);
+    assert_int_equal(f->d.stray[0].n, 0);
+}
+
+/* The split with a stray party (processes of no job): its part is its weight's, the parts and
+ * its part add up to the increase, and beside a job whose processes cannot be told it takes
+ * none. */
+static void test_split_stray_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *what;
+        size_t n;
+        struct ecod_attrib_job jobs[2], stray;
+        enum ecod_basis basis;
+        double frac[2], stray_frac;
+    } cases[] = {
+        {"30 / 30 % SM beside a 40 % stray",
+         2,
+         {{0.3, 1, true}, {0.3, 1, true}},
+         {0.4, 1, true},
+         ECOD_BASIS_UTIL,
+         {0.3, 0.3},
+         0.4},
+        {"alone beside a stray: no longer exclusive",
+         1,
+         {{0.5, 1, true}},
+         {0.5, 1, true},
+         ECOD_BASIS_UTIL,
+         {0.5},
+         0.5},
+        {"no job: the stray takes it all",
+         0,
+         {{0, 0, false}},
+         {0.2, 0, true},
+         ECOD_BASIS_UTIL,
+         {0},
+         1.0},
+        {"no stray: as before",
+         2,
+         {{0.7, 1, true}, {0.3, 1, true}},
+         {0, 0, false},
+         ECOD_BASIS_UTIL,
+         {0.7, 0.3},
+         0},
+        {"by memory 3 / 1 GB and a 4 GB stray",
+         2,
+         {{0, 3e9, true}, {0, 1e9, true}},
+         {0, 4e9, true},
+         ECOD_BASIS_MEMORY,
+         {0.375, 0.125},
+         0.5},
+        {"no readings: the stray is one equal party",
+         2,
+         {{0, 0, true}, {0, 0, true}},
+         {0, 0, true},
+         ECOD_BASIS_EQUAL,
+         {1.0 / 3, 1.0 / 3},
+         1.0 / 3},
+        {"beside a Slurm job the stray cannot be told: equal between the jobs",
+         2,
+         {{0.5, 1, true}, {0, 0, false}},
+         {0.5, 1, true},
+         ECOD_BASIS_EQUAL,
+         {0.5, 0.5},
+         0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        double part[2] = {0}, stray_j = -1;
+        const double delta = 987.654321;
+        enum ecod_basis b = ecod__attrib_split_stray(delta, cases[c].jobs, cases[c].n,
+                                                     &cases[c].stray, part, &stray_j);
+        print_message("%s: %s %.6f %.6f stray %.6f\n", cases[c].what, ecod_basis_name(b), part[0],
+                      part[1], stray_j);
+        assert_int_equal(b, cases[c].basis);
+        for (size_t i = 0; i < cases[c].n; i++)
+            assert_true(fabs(part[i] - delta * cases[c].frac[i]) < 1e-9 * delta);
+        assert_true(fabs(stray_j - delta * cases[c].stray_frac) < 1e-9 * delta);
+        assert_true(fabs(sum(part, cases[c].n) + stray_j - delta) <= EXACT * delta);
+    }
+    assert_int_equal(ecod__attrib_split_stray(1.0, NULL, 0, NULL, NULL, NULL), ECOD_BASIS_NONE);
+}
+
+/* A process of no job (this test's parent, alive, no job's descendant) beside the two jobs:
+ * its share is charged to no job but to the GPU's unattributed energy, and it is listed. */
+static void test_account_stray(void **state)
+{
+    struct afix *f = *state;
+    f->d.runs[1].pid = getpid() + 1000000; /* B: a leader no process descends from */
+    f->s.sm[0] = 0.6;                      /* A's child */
+    f->s.sm[1] = 0.4;                      /* the parent: a stray */
+    account(f, 1, 0);
+    account(f, 2, 1000);
+    const struct ecod_stray *st = &f->d.stray[0];
+    print_message("A %.3f J, B %.3f J, unattributed %.3f J, %u stray, share %.3f\n",
+                  f->d.runs[0].energy_j, f->d.runs[1].energy_j, st->energy_j, st->n, st->share);
+    assert_true(fabs(f->d.runs[0].energy_j - 600) < 1e-9);
+    assert_true(fabs(f->d.runs[1].energy_j) < 1e-9);
+    assert_true(fabs(st->energy_j - 400) < 1e-9);
+    assert_int_equal(st->n, 1);
+    assert_int_equal(st->pids[0], getppid());
+    assert_true(fabs(st->share - 0.4) < 1e-12);
+    /* B's job alone gone: A alone beside the stray is no longer exclusive */
+    f->d.runs[1].n_gpus = 0;
+    account(f, 3, 2000);
+    assert_true(fabs(f->d.runs[0].energy_j - 1200) < 1e-9);
+    assert_true(fabs(st->energy_j - 800) < 1e-9);
+    assert_int_equal(f->d.runs[0].basis, ECOD_BASIS_UTIL);
+    /* no job at all: the stray's energy is still counted, charged to nobody */
+    f->d.runs[0].n_gpus = 0;
+    account(f, 4, 2500);
+    assert_true(fabs(f->d.runs[0].energy_j - 1200) < 1e-9);
+    assert_true(fabs(st->energy_j - 1300) < 1e-9);
+}
+
+/* A descendant that left its job's session and process group (setsid) and whose parent exited
+ * is re-parented to the nearest subreaper: with the job's leader one (this test process), it
+ * is still the job's. */
+static void test_account_escaped_child(void **state)
+{
+    struct afix *f = *state;
+    int fds[2];
+    pid_t grandchild = 0;
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L), 0);
+    assert_int_equal(pipe(fds), 0);
+    pid_t mid = fork();
+    if (mid == 0) {
+        pid_t g = fork();
+        if (g == 0) {
+            setsid();
+            pause();
+            _exit(0);
+        }
+        ssize_t w = write(fds[1], &g, sizeof g);
+        _exit(w == (ssize_t)sizeof g ? 0 : 1);
+    }
+    assert_int_equal(read(fds[0], &grandchild, sizeof grandchild), (ssize_t)sizeof grandchild);
+    waitpid(mid, NULL, 0); /* the middle exited: the grandchild is re-parented to us */
+    close(fds[0]);
+    close(fds[1]);
+    f->d.runs[1].pid = getpid() + 1000000; /* B: a leader nothing descends from */
+    f->s.n = 2;
+    f->s.pid[0] = f->child;   /* A's ordinary child, 20 % */
+    f->s.pid[1] = grandchild; /* A's escaped grandchild, 30 % */
+    f->s.sm[0] = 0.2;
+    f->s.sm[1] = 0.3;
+    account(f, 1, 0);
+    account(f, 2, 1000);
+    kill(grandchild, SIGKILL);
+    waitpid(grandchild, NULL, 0);
+    prctl(PR_SET_CHILD_SUBREAPER, 0L, 0L, 0L, 0L);
+    print_message("A %.3f J, unattributed %.3f J\n", f->d.runs[0].energy_j, f->d.stray[0].energy_j);
+    assert_true(fabs(f->d.runs[0].energy_j - 1000) < 1e-9);
+    assert_true(fabs(f->d.stray[0].energy_j) < 1e-9);
+}
+
+/* The jobs' cgroups (jobcg.c) where this machine lets the test make one (root, a writable
+ * cgroup2): a job's child in job-7 is job 7's whatever its parent chain (it escaped as far
+ * as it can: re-parented to init); a process outside, none; the cgroup goes at the job's end. */
+static void test_cgroup_job_of(void **state)
+{
+    (void)state;
+    struct ecod *d = calloc(1, sizeof *d);
+    char mnt[4096] = "", dir[4200], line[4500];
+    struct eco_error err = {{0}};
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    while (f && fgets(line, sizeof line, f))
+        if (strstr(line, " - cgroup2 ") && sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1)
+            break;
+    if (f)
+        fclose(f);
+    snprintf(dir, sizeof dir, "%s/ecosched-unit.%d", mnt, (int)getpid());
+    assert_non_null(d);
+    if (!mnt[0] || geteuid() != 0 || ecod__jobcg_init(d, dir, &err) < 0) {
+        print_message("skipped: no writable cgroup2 here (%s)\n",
+                      err.msg[0] ? err.msg : "not root");
+        free(d);
+        return;
+    }
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t kid = fork();
+    if (kid == 0) {
+        char go;
+        close(fds[1]);
+        ssize_t r = read(fds[0], &go, 1); /* moved by then */
+        setsid();
+        pause();
+        _exit(r == 1 ? 0 : 1);
+    }
+    close(fds[0]);
+    assert_int_equal(ecod__jobcg_enter(d, 7, kid, &err), 0);
+    assert_int_equal(write(fds[1], "g", 1), 1);
+    close(fds[1]);
+    assert_int_equal(ecod__jobcg_job_of(d, kid), 7);
+    assert_int_equal(ecod__jobcg_job_of(d, getpid()), 0);
+    assert_int_equal(ecod__jobcg_job_of(d, 0), 0);
+    kill(kid, SIGKILL);
+    waitpid(kid, NULL, 0);
+    ecod__jobcg_remove(d, 7);
+    ecod__jobcg_fini(d);
+    for (int i = 0; i < 100 && access(dir, F_OK) == 0; i++) { /* released a moment after */
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+        d->cgroup_sweep = true;
+        ecod__jobcg_fini(d);
+    }
+    assert_int_not_equal(access(dir, F_OK), 0);
+    free(d);
 }
 
 int main(void)
@@ -332,7 +543,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exited_process_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_account_fallbacks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_of_exited_process, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_alone_reads_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alone_exclusive, setup, teardown),
+        cmocka_unit_test(test_split_stray_table),
+        cmocka_unit_test_setup_teardown(test_account_stray, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_account_escaped_child, setup, teardown),
+        cmocka_unit_test(test_cgroup_job_of),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -992,6 +992,12 @@ int eco_cli__cmd_gpus(int argc, char **argv)
     json_array_foreach(json_object_get(ans, "gpus"), i, g)
     {
         gpu_list(json_object_get(g, "jobs"), jobs, sizeof jobs);
+        /* processes of no job on it: their share of its energy is charged to no job */
+        json_int_t stray =
+            json_integer_value(json_object_get(json_object_get(g, "unattributed"), "processes"));
+        if (stray > 0)
+            snprintf(jobs + strlen(jobs), sizeof jobs - strlen(jobs), "%s+%lld unattributed",
+                     jobs[0] ? " " : "", (long long)stray);
         printf("%3lld  %-24.24s  %4.0f%%  %6.1f / %6.1f  %8.1f  %8.1f  %-9s  %s\n",
                (long long)json_integer_value(json_object_get(g, "index")),
                json_string_value(json_object_get(g, "name")),

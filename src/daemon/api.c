@@ -859,6 +859,16 @@ static json_t *gpu_json(struct ecod *d, unsigned g, double mono)
                           "claims", (int)st.n_claims, "jobs", jobs);
     if (o)
         json_object_set_new(o, "energy_j", have_energy ? json_real(energy) : json_null());
+    /* its processes of no job (attrib.c), whose share is charged to no job */
+    const struct ecod_stray *sy = &d->stray[g];
+    json_t *pids = json_array();
+    for (unsigned i = 0; pids && i < sy->n && i < ECOD_STRAY_PIDS; i++)
+        json_array_append_new(pids, json_integer(sy->pids[i]));
+    if (o)
+        json_object_set_new(o, "unattributed",
+                            json_pack("{s:i,s:o,s:f,s:f}", "processes", (int)sy->n, "pids",
+                                      pids ? pids : json_array(), "share", sy->share, "energy_j",
+                                      sy->energy_j));
     return o;
 }
 

@@ -27,12 +27,13 @@ const char *ecod_basis_name(enum ecod_basis b);
 /* The basis of that name; ECOD_BASIS_NONE for any other text (the empty string included). */
 enum ecod_basis ecod_basis_parse(const char *name);
 
-/* What was measured of one job on one GPU. */
+/* What was measured of one job on one GPU, or of its stray processes (those of no job on it). */
 struct ecod_attrib_job {
     double util;  /* sum of its processes' SM utilisation samples (0..1 each) */
     double mem_b; /* GPU memory its processes use, bytes */
-    bool known;   /* its processes can be told: it has a process of its own on this server
-                   * (false for a Slurm job registered by the SPANK plugin) */
+    bool known;   /* a job: its processes can be told, it has a process of its own on this
+                   * server (false for a Slurm job registered by the SPANK plugin); the strays:
+                   * there are some */
 };
 
 /* Splits delta_j among the n jobs of `jobs` into part_j[0..n): one job takes it all
@@ -43,12 +44,22 @@ struct ecod_attrib_job {
  * basis used (ECOD_BASIS_NONE for n == 0). No I/O. */
 enum ecod_basis ecod__attrib_split(double delta_j, const struct ecod_attrib_job *jobs, size_t n,
                                    double *part_j);
+/* The same with the GPU's stray processes (stray: NULL or not known when there are none) as
+ * one more party, whose part goes to *stray_j (charged to no job; optional): by their
+ * utilisation or memory like a job's, or an equal part. They take none beside a job that is
+ * not known (its processes cannot be told from strays), and a job beside them is no longer
+ * exclusive; with no job (n == 0) they take delta_j. *stray_j + the parts == delta_j. */
+enum ecod_basis ecod__attrib_split_stray(double delta_j, const struct ecod_attrib_job *jobs,
+                                         size_t n, const struct ecod_attrib_job *stray,
+                                         double *part_j, double *stray_j);
 
-/* Splits GPU g's increase delta_j among d's runs on it: reads the GPU's processes and their
- * utilisation samples since the last split (only when several runs share it), maps each
- * process to the run it descends from, and adds each run's part to its acc_j and to its
- * basis_j of the basis used; sets the runs' frac (their part of the GPU) and basis_now.
- * Called by ecod__sched_account. */
+/* Splits GPU g's increase delta_j among d's runs on it and its stray processes: reads the
+ * GPU's processes and their utilisation samples since the last split (unless a Slurm job,
+ * whose processes cannot be told, is on it), maps each process to its job (jobcg.c's cgroup,
+ * else the job's process tree, session or process group), and adds each run's part to its
+ * acc_j and to its basis_j of the basis used, and the strays' to d->stray[g] (logged once per
+ * process); sets the runs' frac (their part of the GPU) and basis_now. Called by
+ * ecod__sched_account for every GPU, with or without jobs. */
 void ecod__attrib_gpu(struct ecod *d, unsigned g, double delta_j);
 
 #endif

@@ -30,7 +30,8 @@ enum key_type {
     K_WATTS,
     K_CAPPER,
     K_URL,
-    K_CPOLICY
+    K_CPOLICY,
+    K_CGROUP
 };
 
 const char *ecod__join_names(char *buf, size_t size, const char *const *names, size_t n)
@@ -127,6 +128,10 @@ static const struct key KEYS[] = {
     /* a *_url source is fetched this often: 5 minutes follows a source that updates hourly
      * within a twelfth of its step; at least 1 s, as the fetch runs on the loop */
     {"signal_fetch_s", K_SECONDS, 1, 86400, "300", offsetof(struct ecod_config, signal_fetch_s)},
+    /* where each job's cgroup is made, by which its processes are told apart for its energy
+     * (docs/daemon/README.md, "Energy") */
+    {"job_cgroup", K_CGROUP, 0, sizeof(((struct ecod_config *)0)->job_cgroup) - 1, "auto",
+     offsetof(struct ecod_config, job_cgroup)},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -239,6 +244,13 @@ static int set_value(const struct key *k, const char *v, struct ecod_config *c,
         strcpy(field, v);
         return 0;
     }
+    case K_CGROUP:
+        if (strlen(v) > (size_t)k->max)
+            return eco_errorf(err, -EINVAL, "longer than %.0f bytes", k->max);
+        if (strcmp(v, "auto") && strcmp(v, "off") && v[0] != '/')
+            return eco_errorf(err, -EINVAL, "'%s' is not auto, off or an absolute path", v);
+        strcpy(field, v);
+        return 0;
     case K_LEVEL:
         if ((lvl = eco_log_level_parse(v)) < 0)
             return eco_errorf(err, -EINVAL, "must be error, warning, info or debug");

@@ -34,6 +34,7 @@ struct ecod_config {
     char carbon_url[512], price_url[512]; /* loopback http:// sources; "": none */
     char carbon_policy[128];              /* none, shift, lwa, threshold[:PARAMS] */
     double carbon_run_s, signal_fetch_s;
+    char job_cgroup[4096]; /* "auto", "off" or a cgroup2 directory (jobcg.h) */
 };
 
 /* The names a value may take, from the registries, as messages and --help write them: the GPU

@@ -61,14 +61,30 @@ struct ecod_run {
     double end_s;
 };
 
-/* Processes whose job is known (attrib.c): a GPU process and the job it descends from. 256
+/* Processes whose job is known (attrib.c): a GPU process and the job it belongs to. 256
  * covers every process of the jobs on a full server, whose samples may outlive them by one
  * sampling period. */
 #define ECOD_PID_CACHE 256
 struct ecod_pid_owner {
     pid_t pid;
+    uint64_t start_ticks; /* the process's start time: a recycled pid is told apart */
     int64_t job;
 };
+
+/* A GPU's processes that belong to no job on it (attrib.c): how many at the latest split and
+ * the first ECOD_STRAY_PIDS of them, their part of the GPU then (0..1) and the energy split to
+ * them since the daemon started (charged to no job). 8 pids name what an operator looks for;
+ * the count says when there are more. */
+#define ECOD_STRAY_PIDS 8
+struct ecod_stray {
+    unsigned n;
+    pid_t pids[ECOD_STRAY_PIDS];
+    double share;
+    double energy_j;
+};
+/* Stray processes already logged (once each), whose samples still count after they exit: a
+ * ring of 64, far more than run beside jobs on a server at once. */
+#define ECOD_STRAY_SEEN 64
 
 /* Scheduling-pass timings (s), for /v1/status and /metrics. */
 struct ecod_pass_stats {
@@ -117,6 +133,15 @@ struct ecod {
     uint64_t gpu_util_us[ECO_GPUSEL_MAX_GPUS];
     struct ecod_pid_owner pid_owner[ECOD_PID_CACHE];
     size_t pid_owner_next;
+    struct ecod_stray stray[ECO_GPUSEL_MAX_GPUS];
+    pid_t stray_seen[ECOD_STRAY_SEEN];
+    size_t stray_seen_next;
+    /* the jobs' cgroups (jobcg.c): the directory holding job-ID/ and its cgroup path as
+     * /proc/PID/cgroup writes it; "" when jobs are told apart by the process tree */
+    char cgroup_dir[4096];
+    char cgroup_rel[4096];
+    bool cgroup_sweep;          /* an ended job's cgroup may be left: ecod__jobcg_sweep */
+    int64_t cgroup_kept_logged; /* the newest job whose left processes were logged */
     /* store writes that failed (sched.c): unrecorded ends are retried, and starts wait, until
      * these monotonic times (0: none failed); store_failing: a start failure was logged */
     double end_retry_mono, start_retry_mono;

@@ -22,6 +22,7 @@
 #include "api.h"
 #include "config.h"
 #include "ecod.h"
+#include "jobcg.h"
 #include "lister.h"
 #include "nodecap.h"
 #include "queue.h"
@@ -85,6 +86,8 @@ static void usage(FILE *f)
         "  --carbon FILE, --price FILE  grid signals (re-read when changed)\n"
         "  --carbon-url URL, --price-url URL  the same from a loopback HTTP source\n"
         "  --carbon-policy P    none, shift, lwa or threshold: defers jobs with slack\n"
+        "  --job-cgroup C       each job's cgroup for its energy: auto (default), off or a\n"
+        "                       cgroup2 directory\n"
         "  -h, --help           this text;  -V, --version  the version\n",
         ecod__platform_names(platforms, sizeof platforms),
         ecod__gpu_strategy_names(strategies, sizeof strategies));
@@ -173,6 +176,7 @@ static const struct flag {
     {"--carbon-url", "carbon_url", NULL, true, NULL},
     {"--price-url", "price_url", NULL, true, NULL},
     {"--carbon-policy", "carbon_policy", NULL, true, NULL},
+    {"--job-cgroup", "job_cgroup", NULL, true, NULL},
 };
 
 /* Option f's value v into o->cfg. 0, or -EINVAL (written to stderr). */
@@ -607,7 +611,7 @@ int main(int argc, char **argv)
     if (claim_socket(o.socket, &err) < 0 || setup_signals(&err) < 0 ||
         private_state(&d, &err) < 0 || open_platform(&o, &d, &err) < 0 ||
         ecod__startup_open_store(&d, &err) < 0 || ecod__startup_init(&d, &o.sel, &err) < 0 ||
-        ecod__nodecap_init(&d, &err) < 0 ||
+        ecod__jobcg_init(&d, o.cfg.job_cgroup, &err) < 0 || ecod__nodecap_init(&d, &err) < 0 ||
         ecod__grid_setup(&d.grid, o.cfg.carbon, o.cfg.carbon_url, o.cfg.price, o.cfg.price_url,
                          o.cfg.carbon_policy, o.cfg.carbon_run_s, o.cfg.signal_fetch_s, o.state_dir,
                          eco_mono_s(), &err) < 0) {
@@ -689,6 +693,7 @@ out:
         close(fd);
     ecod__nodecap_fini(&d);
     ecod__sched_fini(&d);
+    ecod__jobcg_fini(&d);
     ecod__grid_fini(&d.grid);
     free(d.release_id);
     free(d.release_s);

@@ -67,6 +67,18 @@ static int read_energy(struct ecod *d, unsigned g, double *v)
     return eco_platform_energy(d->platform, g, v, NULL);
 }
 
+static int read_stray_n(struct ecod *d, unsigned g, double *v)
+{
+    *v = d->stray[g].n;
+    return 0;
+}
+
+static int read_stray_j(struct ecod *d, unsigned g, double *v)
+{
+    *v = d->stray[g].energy_j;
+    return 0;
+}
+
 static const struct gpu_metric GPU_METRICS[] = {
     {"ecosched_gpu_power_watts", "Power draw of the GPU.", "gauge", read_power},
     {"ecosched_gpu_utilization_ratio", "GPU utilisation (0..1), latest reading.", "gauge",
@@ -77,6 +89,12 @@ static const struct gpu_metric GPU_METRICS[] = {
     {"ecosched_gpu_energy_joules_total",
      "Energy used by the GPU since its driver loaded (absent without an energy counter).",
      "counter", read_energy},
+    {"ecosched_gpu_unattributed_processes",
+     "Processes on the GPU that belong to no job on it, at the latest energy split.", "gauge",
+     read_stray_n},
+    {"ecosched_gpu_unattributed_energy_joules_total",
+     "GPU energy split to processes of no job since the daemon started (charged to no job).",
+     "counter", read_stray_j},
 };
 
 /* Writes `s` as a label value: backslash, double quote and line feed escaped (format 0.0.4). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The daemon's job runner: fork + exec of a job as its user, in its own session, with its
- * environment, CUDA_VISIBLE_DEVICES and output files, behind an optional start gate; reaping;
- * adoption by start ticks. */
+/* The daemon's job runner: fork + exec of a job as its user, in its own session (optionally a
+ * child subreaper), with its environment, CUDA_VISIBLE_DEVICES and output files, behind an
+ * optional start gate; reaping; adoption by start ticks. */
 /* _GNU_SOURCE for pipe2, setgroups, close_range and execveat (none is in POSIX); this file
  * only. */
 #define _GNU_SOURCE
@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -36,6 +37,7 @@
 /* Steps of the child before exec; the number travels through the pipe with errno. */
 enum step {
     STEP_SETSID = 1,
+    STEP_SUBREAPER,
     STEP_SIGNALS,
     STEP_STDIN,
     STEP_STDOUT,
@@ -296,6 +298,8 @@ static void child_main(const struct child_ctx *c)
     child_close_fds(c);
     if (setsid() < 0)
         child_fail(c->fd, STEP_SETSID, errno);
+    if (c->spec->subreaper && prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L) != 0)
+        child_fail(c->fd, STEP_SUBREAPER, errno);
     child_signals(c->fd);
     child_stdio(c);
     child_user(c);
@@ -362,12 +366,19 @@ static const struct {
     const char *name;
     enum object obj;
 } STEPS[] = {
-    [STEP_SETSID] = {"setsid", OBJ_NONE},        [STEP_SIGNALS] = {"reset signal mask", OBJ_NONE},
-    [STEP_STDIN] = {"open stdin", OBJ_DEVNULL},  [STEP_STDOUT] = {"open stdout", OBJ_STDOUT},
-    [STEP_STDERR] = {"open stderr", OBJ_STDERR}, [STEP_CHOWN] = {"chown outputs to uid", OBJ_UID},
-    [STEP_DUP2] = {"dup2 stdio", OBJ_NONE},      [STEP_SETGROUPS] = {"setgroups", OBJ_GID},
-    [STEP_SETGID] = {"setgid", OBJ_GID},         [STEP_SETUID] = {"setuid", OBJ_UID},
-    [STEP_CHDIR] = {"chdir", OBJ_CWD},           [STEP_EXEC] = {"exec", OBJ_ARGV0},
+    [STEP_SETSID] = {"setsid", OBJ_NONE},
+    [STEP_SUBREAPER] = {"prctl subreaper", OBJ_NONE},
+    [STEP_SIGNALS] = {"reset signal mask", OBJ_NONE},
+    [STEP_STDIN] = {"open stdin", OBJ_DEVNULL},
+    [STEP_STDOUT] = {"open stdout", OBJ_STDOUT},
+    [STEP_STDERR] = {"open stderr", OBJ_STDERR},
+    [STEP_CHOWN] = {"chown outputs to uid", OBJ_UID},
+    [STEP_DUP2] = {"dup2 stdio", OBJ_NONE},
+    [STEP_SETGROUPS] = {"setgroups", OBJ_GID},
+    [STEP_SETGID] = {"setgid", OBJ_GID},
+    [STEP_SETUID] = {"setuid", OBJ_UID},
+    [STEP_CHDIR] = {"chdir", OBJ_CWD},
+    [STEP_EXEC] = {"exec", OBJ_ARGV0},
 };
 
 /* The text naming what a step worked on; buf holds numbers and the quoted command. */

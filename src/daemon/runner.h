@@ -5,6 +5,7 @@
 #ifndef ECOSCHED_RUNNER_H
 #define ECOSCHED_RUNNER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "ecosched/error.h"
@@ -32,6 +33,10 @@ struct eco_run_spec {
      * the parent dies meanwhile, the child exits 125 without running anything. */
     int (*gate)(void *gate_arg, pid_t pid, struct eco_error *err);
     void *gate_arg;
+    /* Make the job's process a child subreaper (prctl PR_SET_CHILD_SUBREAPER, kept across
+     * exec): a descendant whose parent exits (a double fork) is re-parented to it, not to
+     * init, so the job's process tree holds all its processes while it runs. */
+    bool subreaper;
 };
 
 /* Starts the job. *pid is the child, which leads its own process group (pgid == pid).

@@ -24,6 +24,7 @@
 #include "runs.h"
 #include "clockctl.h"
 #include "ecod.h"
+#include "jobcg.h"
 #include "nodecap.h"
 #include "queue.h"
 #include "util/fs.h"
@@ -120,22 +121,16 @@ void ecod__sched_account(struct ecod *d, double mono)
     for (size_t i = 0; i < d->n_runs; i++)
         d->runs[i].basis_now = ECOD_BASIS_NONE;
     for (unsigned g = 0; g < d->n_gpus; g++) {
-        unsigned k = 0;
-        for (size_t i = 0; i < d->n_runs; i++)
-            for (uint32_t m = 0; m < d->runs[i].n_gpus; m++)
-                k += d->runs[i].gpus[m] == g;
         double v = 0, p = 0, delta = 0;
         bool have = eco_platform_energy(d->platform, g, &v, NULL) == 0;
-        if (k > 0) {
-            if (have && d->gpu_counter_ok[g] && v >= d->gpu_counter_j[g])
-                delta = v - d->gpu_counter_j[g];
-            else if (!have && eco_platform_power(d->platform, g, &p, NULL) == 0)
-                delta = p * dt;
-        }
+        if (have && d->gpu_counter_ok[g] && v >= d->gpu_counter_j[g])
+            delta = v - d->gpu_counter_j[g];
+        else if (!have && eco_platform_power(d->platform, g, &p, NULL) == 0)
+            delta = p * dt;
         d->gpu_counter_j[g] = v;
         d->gpu_counter_ok[g] = have;
-        if (k > 0)
-            ecod__attrib_gpu(d, g, delta);
+        /* every GPU: a GPU without jobs may have a stray process, whose energy is reported */
+        ecod__attrib_gpu(d, g, delta);
     }
     for (size_t i = 0; i < d->n_runs; i++) {
         struct ecod_run *r = &d->runs[i];
@@ -273,6 +268,7 @@ static void forget_run(struct ecod *d, size_t i)
     char path[4200];
     ecod__run_file(d, d->runs[i].id, path, sizeof path);
     unlink(path);
+    ecod__jobcg_remove(d, d->runs[i].id);
     d->runs[i] = d->runs[--d->n_runs];
     d->want_sched = true;
 }
@@ -530,6 +526,12 @@ static int start_gate(void *arg, pid_t pid, struct eco_error *err)
     g->r->pid = pid;
     g->r->start_ticks = eco_run_start_ticks(pid);
     write_run_file(g->d, g->j->id, pid, g->r->start_ticks);
+    /* into its cgroup before it execs: nothing of it runs outside (jobcg.c); without one it is
+     * still told apart by its process tree */
+    struct eco_error why = {{0}};
+    if (ecod__jobcg_enter(g->d, g->j->id, pid, &why) < 0)
+        ECO_LOG(ECO_LOG_WARN, "sched", "job %" PRId64 ": %s: told apart by its process tree",
+                g->j->id, why.msg);
     g->store_rc = eco_store_start(g->d->store, g->j->id, pid, pid, g->gpus, g->d->now_s, err);
     return g->store_rc;
 }
@@ -604,11 +606,13 @@ static int launch(struct ecod *d, const struct eco_store_job *j, const uint32_t 
         .wrap_fd = d->fake_run_fd,
         .gate = start_gate,
         .gate_arg = &gate,
+        .subreaper = true,
     };
     int rc = eco_run_start(&spec, &r->pid, &err);
     if (rc < 0) {
         bool capped = r->capped, clock = ecod__caps_clock(d, r);
         d->n_runs--;
+        ecod__jobcg_remove(d, j->id);              /* made at the gate; the child is reaped */
         for (uint32_t k = 0; capped && k < n; k++) /* as it was without this job */
             settle_gpu(d, j->id, gpus[k], SIZE_MAX, clock);
         if (gate.store_rc < 0) { /* the gate stayed shut: the command never ran */
@@ -765,6 +769,7 @@ void ecod__sched_sample(struct ecod *d, double now, double mono)
     ecod__grid_refresh(&d->grid, mono); /* a signal file its operator's job rewrote */
     /* the jobs' energy to the sampling instant, written to the store when it moved */
     ecod__sched_account(d, mono);
+    ecod__jobcg_sweep(d); /* ended jobs' cgroups the kernel had not released yet */
     for (size_t i = 0; i < d->n_runs; i++) {
         if (d->runs[i].end_unrecorded)
             continue;
