@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* The AdminComment ecosched keeps for a Slurm job (src/slurm/acct_comment.c): each node's part
  * merged in, the sum over the nodes recomputed, carbon summed only when every node has it, a
- * site's own comment kept, a node's part replaced when its epilog writes again, and an
- * unreadable comment refused. */
+ * site's own comment kept, a node's part replaced when its epilog writes again, an
+ * unreadable comment or a figure that is no plain decimal below the bound refused, node names
+ * equal to the comment's own keys read back, and the previous version's comments read. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "slurm/acct_comment_internal.h"
@@ -74,7 +76,27 @@ static void refuses_bad(void **state)
         {NULL, "n1", 1e300, "energy 1e+300 J"},
         {"ecosched gpu_energy_j=5 nodes=1 n1=5", "n2", 1, "part 'n1=5' is not NODE=JOULESJ"},
         {"ecosched gpu_energy_j=5 nodes=1 n1=5J,xg", "n2", 1, "carbon is not GRAMSg"},
-        {"ecosched gpu_energy_j=5 junk", "n2", 1, "token 'junk' is not NAME=VALUE"},
+        {"ecosched gpu_energy_j=5 junk", "n2", 1, "no nodes=COUNT"},
+        /* figures as the merge prints them: plain decimals below a petajoule (a petagram) */
+        {"ecosched gpu_energy_j=5.0 nodes=1 n1=infJ", "n2", 1, "part 'n1=infJ' is not NODE="},
+        {"ecosched gpu_energy_j=5.0 nodes=1 n1=nanJ", "n2", 1, "part 'n1=nanJ' is not NODE="},
+        {"ecosched gpu_energy_j=5.0 nodes=1 n1=1e999J", "n2", 1, "part 'n1=1e999J' is not"},
+        {"ecosched gpu_energy_j=5.0 nodes=1 n1=0x1p10J", "n2", 1, "part 'n1=0x1p10J' is not"},
+        {"ecosched gpu_energy_j=5.0 nodes=1 n1=5e3J", "n2", 1, "part 'n1=5e3J' is not"},
+        {"ecosched gpu_energy_j=5.0 nodes=1 n1=-5.0J", "n2", 1, "part 'n1=-5.0J' is not"},
+        {"ecosched gpu_energy_j=5.0 nodes=1 n1=+5.0J", "n2", 1, "part 'n1=+5.0J' is not"},
+        {"ecosched gpu_energy_j=5.0 nodes=1 n1=1000000000000000.0J", "n2", 1, "is not NODE="},
+        {"ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J,infg", "n2", 1, "carbon is not GRAMSg"},
+        {"ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J,0x1p3g", "n2", 1, "carbon is not GRAMSg"},
+        {"ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J,1e999g", "n2", 1, "carbon is not GRAMSg"},
+        {"ecosched gpu_energy_j=inf nodes=1 n1=5.0J", "n2", 1, "gpu_energy_j=inf"},
+        {"ecosched gpu_energy_j=5.0 carbon_g=0x1p3 nodes=1 n1=5.0J,8.00g", "n2", 1,
+         "carbon_g=0x1p3"},
+        {"ecosched gpu_energy_j=5.0 nodes=2 n1=5.0J", "n2", 1, "nodes=2 but 1 part"},
+        {"ecosched gpu_energy_j=5.0 nodes=1 =5.0J", "n2", 1, "part '=5.0J' is not NODE="},
+        /* a job's sum stays below the bound too */
+        {"ecosched gpu_energy_j=999999999999999.0 nodes=1 n1=999999999999999.0J", "n2", 1,
+         "the job's sum"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -99,12 +121,86 @@ static void has_part(void **state)
     assert_false(eco_slurm__comment_has("ops only", "n1"));
 }
 
+/* The comment's own keys as node names (a fuzzer found them written, then dropped when read
+ * back: the reader took them for the totals), in any case, and names near them: each part is
+ * read back, merged with a second node, replaced by a retried epilog, and read from the
+ * lower-case copy sacctmgr stores. */
+static void reserved_names_round_trip(void **state)
+{
+    static const char *const names[] = {
+        "nodes",    "carbon_g", "gpu_energy_j", "NODES", "Carbon_G", "GPU_ENERGY_J",
+        "ecosched", "node",     "nodes1",       "n1",    "nodes,x",  "ecosched:1",
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *name = names[i];
+        struct eco_error err = {{0}};
+        char *one = NULL, *two = NULL, *again = NULL, want[256];
+        if (eco_slurm__comment_merge("ops", name, 5, 1, &one, &err))
+            fail_msg("'%s': %s", name, err.msg);
+        snprintf(want, sizeof want,
+                 "ops; ecosched gpu_energy_j=5.0 carbon_g=1.00 nodes=1 %s=5.0J,1.00g", name);
+        assert_string_equal(one, want);
+        if (!eco_slurm__comment_has(one, name))
+            fail_msg("'%s' not read back from '%s'", name, one);
+        const char *other = strcmp(name, "n1") ? "n1" : "n2";
+        if (eco_slurm__comment_merge(one, other, 2, 0.5, &two, &err))
+            fail_msg("'%s' then %s: %s", name, other, err.msg);
+        snprintf(want, sizeof want,
+                 "ops; ecosched gpu_energy_j=7.0 carbon_g=1.50 nodes=2 %s=5.0J,1.00g %s=2.0J,0.50g",
+                 name, other);
+        assert_string_equal(two, want);
+        assert_true(eco_slurm__comment_has(two, name) && eco_slurm__comment_has(two, other));
+        for (char *c = two; *c; c++) /* sacctmgr's copy */
+            *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+        if (eco_slurm__comment_merge(two, name, 10, -1, &again, &err))
+            fail_msg("'%s' again: %s", name, err.msg);
+        assert_true(eco_slurm__comment_has(again, name));
+        assert_non_null(strstr(again, "ecosched gpu_energy_j=12.0 nodes=2 "));
+        assert_non_null(strstr(again, "=10.0J"));
+        free(one), free(two), free(again);
+    }
+}
+
+/* Comments the previous version wrote (the same layout; its reader dropped a node named like
+ * a key, which this one reads): Slurm keeps AdminComment for years. */
+static void reads_previous_version(void **state)
+{
+    static const struct merge_case old[] = {
+        {"ecosched gpu_energy_j=1234.5 nodes=2 n1=600.1J n2=634.4J", "n3", 1, -1,
+         "ecosched gpu_energy_j=1235.5 nodes=3 n1=600.1J n2=634.4J n3=1.0J"},
+        {"site text; ecosched gpu_energy_j=11.0 carbon_g=3.00 nodes=2 nodes=5.0j,1.00g "
+         "n1=6.0j,2.00g",
+         "n2", 1, 1,
+         "site text; ecosched gpu_energy_j=12.0 carbon_g=4.00 nodes=3 nodes=5.0J,1.00g "
+         "n1=6.0J,2.00g n2=1.0J,1.00g"},
+        {"ecosched gpu_energy_j=9.0 nodes=2 carbon_g=4.0J gpu_energy_j=5.0J", "carbon_g", 1, -1,
+         "ecosched gpu_energy_j=6.0 nodes=2 carbon_g=1.0J gpu_energy_j=5.0J"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof old / sizeof old[0]; i++) {
+        struct eco_error err = {{0}};
+        char *out = NULL;
+        if (eco_slurm__comment_merge(old[i].old, old[i].node, old[i].energy_j, old[i].carbon_g,
+                                     &out, &err))
+            fail_msg("case %zu: %s", i, err.msg);
+        assert_string_equal(out, old[i].want);
+        free(out);
+    }
+    assert_true(eco_slurm__comment_has("ecosched gpu_energy_j=5.0 nodes=1 nodes=5.0J", "nodes"));
+    assert_true(eco_slurm__comment_has("ecosched gpu_energy_j=5.0 carbon_g=1.00 nodes=1 "
+                                       "gpu_energy_j=5.0J,1.00g",
+                                       "GPU_ENERGY_J"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(merges),
         cmocka_unit_test(refuses_bad),
         cmocka_unit_test(has_part),
+        cmocka_unit_test(reserved_names_round_trip),
+        cmocka_unit_test(reads_previous_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* `ecosched sim`: replay a job trace on a modelled cluster under one or more policies. */
-#define _XOPEN_SOURCE 700 /* nftw (XSI) */
 #include <ctype.h>
 #include <errno.h>
 #include <ftw.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "opts.h"
+#include "sim_tmpdir.h"
 #include "ecosched/carbon.h"
 #include "ecosched/catalog.h"
 #include "place/place_io.h"
@@ -1290,21 +1290,6 @@ static int check_periods(const struct sim_args *a, const struct eco_jobset *set,
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-/* Removes the temporary --out of a --report run: the directory mkdtemp made (0700, so only
- * this run wrote into it) and all that the run wrote there, symlinks not followed. */
-static void remove_tmp_out(const char *dir, int quiet)
-{
-    if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && !quiet)
-        eco_cli__err("warning: cannot remove the temporary directory %s: %s", dir, strerror(errno));
-}
-
 int eco_cli__cmd_sim(int argc, char **argv)
 {
     int at = 0; /* the subcommands (--consolidation, --server) are entries of sim_opts */
@@ -1460,15 +1445,18 @@ int eco_cli__cmd_sim(int argc, char **argv)
         goto done;
     }
     if (a.report && !a.out) { /* --report alone: the run's files go to a temporary dir */
-        const char *tmp = getenv("TMPDIR");
-        snprintf(tmp_out, sizeof tmp_out, "%s/ecosched-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(tmp_out)) {
+        int werr = 0;
+        if ((rc = eco_cli__tmpdir_make(tmp_out, sizeof tmp_out, &werr)) < 0) {
             eco_cli__err("sim: --report: cannot create a temporary directory %s: %s", tmp_out,
-                         strerror(errno));
+                         strerror(-rc));
             status = ECO_EXIT_FAIL;
             tmp_out[0] = '\0';
             goto done;
         }
+        if (werr && !a.quiet) /* made, but not watched for signals */
+            eco_cli__err("warning: %s is removed at the end of the run, not if a signal ends "
+                         "it: %s",
+                         tmp_out, strerror(werr));
         a.out = tmp_out;
     }
     status = run_all(&a, c, set, pol, npol, placement, n_budget ? steps : NULL, n_budget, &sig);
@@ -1483,7 +1471,7 @@ int eco_cli__cmd_sim(int argc, char **argv)
     }
 done:
     if (tmp_out[0])
-        remove_tmp_out(tmp_out, a.quiet);
+        eco_cli__tmpdir_remove(a.quiet);
     free_signals(&sig);
     free(budget);
     eco_jobset_destroy(set);

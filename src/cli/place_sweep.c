@@ -633,6 +633,12 @@ int eco_cli__place_sweep(const struct eco_cli__sweep_cfg *cfg, const struct eco_
                      cfg->items_path);
         goto out;
     }
+    if (!(cfg->step_pct >= ECO_CLI_SWEEP_STEP_MIN && cfg->step_pct <= 100) ||
+        !(cfg->inflate_pct >= 0 && cfg->inflate_pct <= 1000)) { /* the options' ranges */
+        eco_cli__err("place: --sweep-step %g, --inflate %g: not in %g..100 and 0..1000",
+                     cfg->step_pct, cfg->inflate_pct, ECO_CLI_SWEEP_STEP_MIN);
+        goto out;
+    }
     s->n_pts = (size_t)floor(cfg->inflate_pct / cfg->step_pct + GRID_EPS) + 1;
     status = ECO_EXIT_FAIL;
     if (curves_alloc(s)) {

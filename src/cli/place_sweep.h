@@ -8,11 +8,17 @@
 #include <stdint.h>
 #include "ecosched/place.h"
 
+/* --sweep-step's smallest value, in % arrived: ten times finer than the FGD paper's curves
+ * (1 %), and a bound on the curve's points, 10001 at the largest --inflate (1000 %): 3 curves
+ * of 3 arrays of doubles per algorithm, 23 MB with 32 algorithms (a step of 1e-5 took 923 MB;
+ * 1e-300 overflowed the point count). */
+#define ECO_CLI_SWEEP_STEP_MIN 0.1
+
 struct eco_cli__sweep_cfg {
     const char *algos;   /* comma-separated names, or "all-online" */
     const char *seeds;   /* "A-B", "A,B,C" or a mix; NULL: `seed` alone */
     uint64_t seed;       /* --seed, when seeds is NULL */
-    double step_pct;     /* grid of arrived workload, % of the cluster's GPUs */
+    double step_pct;     /* grid of arrived workload, % of the cluster's GPUs, >= the MIN */
     double inflate_pct;  /* the curve's end and --inflate's target */
     double time_limit_s; /* per solve (pso, ilp); 0: none */
     int objective;

@@ -11,8 +11,10 @@
 
 /* A node name in a part: Slurm node names never hold a blank or '=' (slurm.conf NodeName). */
 #define NAME_MAX_LEN 128
-/* Largest part accepted, in joules and grams: a petajoule is 30 MW for a year, beyond any job;
- * a larger figure is a broken counter (and keeps each printed part within its room below). */
+/* Largest part and sum accepted (excluded), in joules and grams: a petajoule is 30 MW for a
+ * year, beyond any job; a larger figure is a broken counter (and keeps each printed part
+ * within its room below). report --accounting reads with the same bound
+ * (src/cli/report_acct.c). */
 #define PART_MAX 1e15
 
 struct part {
@@ -45,44 +47,98 @@ static int add(struct parts *p, const char *node, size_t len, double e, double c
     return 0;
 }
 
-/* The parts of ecosched's text `s` (from ECO_ACCT_TAG on): totals are skipped, every other
- * "NAME=EJ[,Cg]" token is a part. Read without regard to case: sacctmgr stores the comment
- * in lower case (seen with Debian's 22.05, quoted or not). */
+/* A figure as the merge prints it ("%.1f", "%.2f"): digits, optionally a point and digits,
+ * below PART_MAX; *end after it. strtod alone takes inf, nan, 1e999 (as HUGE_VAL),
+ * hexadecimal and signs. */
+static bool decimal(const char *s, char **end, double *v)
+{
+    size_t n = strspn(s, "0123456789"), f;
+    if (n && s[n] == '.' && (f = strspn(s + n + 1, "0123456789")))
+        n += 1 + f;
+    else if (!n || s[n] == '.')
+        return false;
+    *v = strtod(s, end);
+    return *end == s + n && *v < PART_MAX;
+}
+
+/* The next blank-separated token of *s (NULL at the end), *len its length; *s moves past it. */
+static const char *next(const char **s, size_t *len)
+{
+    const char *t = *s + strspn(*s, " ");
+    *len = strcspn(t, " ");
+    *s = t + *len;
+    return *len ? t : NULL;
+}
+
+/* Whether token t of length len is KEY=DECIMAL (KEY in any case). */
+static bool total(const char *t, size_t len, const char *key)
+{
+    size_t k = strlen(key);
+    char *end;
+    double v;
+    return len > k && !strncasecmp(t, key, k) && decimal(t + k, &end, &v) && end == t + len;
+}
+
+/* One part "NODE=EJ[,Cg]" (token t of length len) into p. */
+static int part(const char *t, size_t len, struct parts *p, struct eco_error *err)
+{
+    const char *eq = memchr(t, '=', len);
+    size_t klen = eq ? (size_t)(eq - t) : 0;
+    char *end;
+    double e, c = -1;
+    if (!klen || klen >= NAME_MAX_LEN || !decimal(eq + 1, &end, &e) || (*end != 'J' && *end != 'j'))
+        return eco_errorf(err, -EINVAL, "AdminComment: part '%.*s' is not NODE=JOULESJ", (int)len,
+                          t);
+    if (end[1] == ',') {
+        const char *cs = end + 2;
+        if (!decimal(cs, &end, &c) || (*end != 'g' && *end != 'G'))
+            return eco_errorf(err, -EINVAL, "AdminComment: part '%.*s': carbon is not GRAMSg",
+                              (int)len, t);
+    }
+    if ((size_t)(end + 1 - t) != len)
+        return eco_errorf(err, -EINVAL, "AdminComment: part '%.*s': text after the figures",
+                          (int)len, t);
+    return add(p, t, klen, e, c);
+}
+
+/* The parts of ecosched's text `s` (from ECO_ACCT_TAG's "gpu_energy_j=" on). Its words are
+ * known by their place, never by their name, so that a node may be called "nodes",
+ * "carbon_g" or "gpu_energy_j" (the reader before this one took those parts for totals and
+ * dropped them; what it wrote is the same layout and is read the same way): the totals in
+ * the merge's order, "gpu_energy_j=SUM [carbon_g=SUM] nodes=K", then K parts. The totals are
+ * recomputed by the merge, only checked here. Read without regard to case: sacctmgr stores
+ * the comment in lower case (seen with Debian's 22.05, quoted or not). */
 static int parse(const char *s, struct parts *p, struct eco_error *err)
 {
-    while (*s) {
-        s += strspn(s, " ");
-        size_t len = strcspn(s, " ");
-        const char *eq = memchr(s, '=', len);
-        if (!len)
-            break;
-        if (!eq)
-            return eco_errorf(err, -EINVAL, "AdminComment: token '%.*s' is not NAME=VALUE",
-                              (int)len, s);
-        size_t klen = (size_t)(eq - s);
-        bool total = (klen == 12 && !strncmp(s, "gpu_energy_j", 12)) ||
-                     (klen == 8 && !strncmp(s, "carbon_g", 8)) ||
-                     (klen == 5 && !strncmp(s, "nodes", 5));
-        if (!total) {
-            char *end;
-            double e = strtod(eq + 1, &end), c = -1;
-            if (end == eq + 1 || (*end != 'J' && *end != 'j') || !(e >= 0 && e < PART_MAX) ||
-                klen >= NAME_MAX_LEN)
-                return eco_errorf(err, -EINVAL, "AdminComment: part '%.*s' is not NODE=JOULESJ",
-                                  (int)len, s);
-            if (end[1] == ',') {
-                const char *cs = end + 2;
-                c = strtod(cs, &end);
-                if (end == cs || (*end != 'g' && *end != 'G') || !(c >= 0 && c < PART_MAX))
-                    return eco_errorf(err, -EINVAL,
-                                      "AdminComment: part '%.*s': carbon is not GRAMSg", (int)len,
-                                      s);
-            }
-            if (add(p, s, klen, e, c) < 0)
-                return -ENOMEM;
-        }
-        s += len;
+    size_t len, k = 0;
+    const char *t = next(&s, &len);
+    char *end;
+    if (!t || !total(t, len, "gpu_energy_j="))
+        return eco_errorf(err, -EINVAL,
+                          "AdminComment: '%.*s' is not gpu_energy_j=JOULES (digits and a point)",
+                          t ? (int)len : 0, t ? t : "");
+    t = next(&s, &len);
+    if (t && len >= 9 && !strncasecmp(t, "carbon_g=", 9)) {
+        if (!total(t, len, "carbon_g="))
+            return eco_errorf(err, -EINVAL,
+                              "AdminComment: '%.*s' is not carbon_g=GRAMS (digits and a point)",
+                              (int)len, t);
+        t = next(&s, &len);
     }
+    size_t digits = t && len > 6 ? strspn(t + 6, "0123456789") : 0;
+    if (!t || strncasecmp(t, "nodes=", 6) || !digits || digits != len - 6 || digits > 6)
+        return eco_errorf(err, -EINVAL, "AdminComment: no nodes=COUNT after the totals, at '%.*s'",
+                          t ? (int)len : 0, t ? t : "");
+    unsigned long want = strtoul(t + 6, &end, 10);
+    int rc;
+    while ((t = next(&s, &len)))
+        if ((rc = part(t, len, p, err)) < 0)
+            return rc;
+        else
+            k++;
+    if (k != want)
+        return eco_errorf(err, -EINVAL, "AdminComment: nodes=%lu but %zu part%s", want, k,
+                          k == 1 ? "" : "s");
     return 0;
 }
 
@@ -118,6 +174,11 @@ int eco_slurm__comment_merge(const char *old, const char *node, double energy_j,
         sum_e += p.v[i].energy_j;
         sum_c += p.v[i].carbon_g;
         all_c = all_c && p.v[i].carbon_g >= 0;
+    }
+    if (!(sum_e < PART_MAX) || (all_c && !(sum_c < PART_MAX))) {
+        rc = eco_errorf(err, -EINVAL, "node '%s': the job's sum %g J, %g g is beyond %g", node,
+                        sum_e, sum_c, PART_MAX);
+        goto done;
     }
     size_t cap = pre + 128 + p.n * (NAME_MAX_LEN + 64);
     if (!(buf = malloc(cap))) {

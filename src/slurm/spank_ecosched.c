@@ -18,13 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "platform/platform.h"
 #include "acct_comment_internal.h"
+#include "acct_lock_internal.h"
 #include "slurm_int.h"
 
 SPANK_PLUGIN(ecosched, 1);
@@ -44,6 +44,11 @@ SPANK_PLUGIN(ecosched, 1);
  * against a local slurmdbd) to have landed, short beside an epilog's time; a random share up
  * to the same again spreads the retries of two racing nodes apart. */
 #define ACCT_CHECK_MS 300
+/* The longest wait for another node's lock on the job's AdminComment, in ms: its holder's
+ * sacct and sacctmgr, each bounded by timeout= (default 5 s: 10 s). A holder stuck past it
+ * (or one that is no epilog) is not waited for: the part is written without the lock and
+ * checked after the write, as without lock_dir (timeout= counted up to an hour here). */
+#define ACCT_LOCK_WAIT_MS(c) (2000L * ((c)->timeout_s < 3600 ? (c)->timeout_s : 3600))
 /* Room for a job's AdminComment as read back: a part is about 20 bytes, so some 3000 nodes;
  * a longer comment is refused rather than merged from a cut copy. */
 #define ACCT_COMMENT_MAX 65536
@@ -471,19 +476,16 @@ static void record_accounting(const struct cfg *c, uint32_t job, const char *nod
 {
     char old[ACCT_COMMENT_MAX], id[48], *val = NULL, *set = NULL;
     struct eco_error e = {{0}};
-    int lock = -1;
+    struct eco_error le = {{0}};
+    int dir = -1, lock = -1;
     bool ok = false;
     snprintf(id, sizeof id, "jobid=%u", job);
-    if (c->lock_dir[0]) {
-        char lp[600];
-        snprintf(lp, sizeof lp, "%s/ecosched-acct.%u.lock", c->lock_dir, job);
-        if ((lock = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
-            slurm_error("ecosched: job %u: lock %s: %s (written without it)", job, lp,
-                        strerror(errno));
-    }
+    if (c->lock_dir[0] && eco_slurm__lock_dir_open(c->lock_dir, geteuid(), &dir, &le) < 0)
+        slurm_error("ecosched: job %u: %s (written without the lock)", job, le.msg);
     for (int t = 0; t < ACCT_TRIES && !ok; t++) {
-        if (lock >= 0)
-            flock(lock, LOCK_EX);
+        if (dir >= 0 && eco_slurm__lock_take(dir, job, ACCT_LOCK_WAIT_MS(c), &lock, &le) < 0)
+            slurm_error("ecosched: job %u: lock_dir %s: %s (written without the lock)", job,
+                        c->lock_dir, le.msg);
         free(val);
         val = NULL;
         int rd = read_comment(c, job, old, sizeof old);
@@ -502,8 +504,8 @@ static void record_accounting(const struct cfg *c, uint32_t job, const char *nod
                     snprintf(e.msg, sizeof e.msg, "sacctmgr modify job %s failed", id);
             }
         }
-        if (lock >= 0)
-            flock(lock, LOCK_UN);
+        eco_slurm__lock_release(dir, job, lock); /* the lock file removed, then let go */
+        lock = -1;
         if (!val || e.msg[0])
             break;
         usleep((useconds_t)(ACCT_CHECK_MS + rand() % ACCT_CHECK_MS) * 1000u);
@@ -514,8 +516,8 @@ static void record_accounting(const struct cfg *c, uint32_t job, const char *nod
     else
         slurm_error("ecosched: job %u: GPU energy not in Slurm's accounting: %s", job,
                     e.msg[0] ? e.msg : "this node's part was written over each time");
-    if (lock >= 0)
-        close(lock);
+    if (dir >= 0)
+        close(dir);
     free(set);
     free(val);
 }

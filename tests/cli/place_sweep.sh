@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # `ecosched place --sweep`: curve.csv on a hand-computed case (every value known), on openb
 # (arrived share on the grid and increasing, values in range, unallocated share never rising),
-# and bad sweep options refused with a message.
+# and bad sweep options refused with a message (a --sweep-step below 0.1 % among them).
 set -u
 ECO="$1"; SRC="$2"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
@@ -78,6 +78,20 @@ out=$("$ECO" place --sweep --nodes "$T/nodes.csv" --items "$T/items.csv" --algo 
 check bad-seeds $? 2 "$out" "--seeds '3-1'"
 out=$("$ECO" place --sweep --nodes "$T/nodes.csv" --items "$T/items.csv" --algo fgd --sweep-step 0 2>&1)
 check bad-step $? 2 "$out" "--sweep-step"
+# --sweep-step below 0.1 % (a bound on the curve's points: 10001 at most, --inflate 1000): a
+# step of 1e-300 once made floor(130 / step) overflow a size_t, and 1e-5 took 923 MB
+for step in 1e-300 1e-5 0.05 0x1p-3; do
+    out=$("$ECO" place --sweep --nodes "$T/nodes.csv" --items "$T/items.csv" --algo fgd \
+          --sweep-step "$step" 2>&1)
+    check "tiny-step $step" $? 2 "$out" "--sweep-step: '$step' is not a number in 0.1..100"
+done
+# the smallest step is taken: 1301 points per algorithm from 0 to 130 %
+out=$("$ECO" place --sweep --nodes "$T/nodes.csv" --items "$T/items.csv" --algo fgd \
+      --sweep-step 0.1 --out "$T/fine" 2>&1)
+check fine-step $? 0 "$out" "fgd"
+rows=$(grep -c '^fgd,' "$T/fine/curve.csv" 2>/dev/null)
+[ "$rows" = 1301 ] || { echo "FAIL fine-step: $rows points, want 1301"; fail=1; }
+grep -q '^fgd,130,' "$T/fine/curve.csv" 2>/dev/null || { echo "FAIL fine-step: no point at 130 %"; fail=1; }
 out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/items.csv" --algo fgd --seeds 1-2 2>&1)
 check seeds-alone $? 2 "$out" "--seeds needs --sweep"
 out=$("$ECO" place --sweep --json --nodes "$T/nodes.csv" --items "$T/items.csv" --algo fgd 2>&1)

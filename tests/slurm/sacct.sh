@@ -61,6 +61,7 @@ until_true() {
     return 1
 }
 mkdir -p "$R/log" "$R/state" "$R/fake" "$R/out" "$R/db" "$R/lock"
+chmod 0700 "$R/lock" # lock_dir: the plugin refuses one that others may write
 
 # MariaDB on a private directory and loopback port, as slurmdbd's storage
 mariadb-install-db --no-defaults --datadir="$R/db" --user=root \
@@ -219,6 +220,10 @@ check "two-node job: n1's part ($(part "$j2" n1)) is n1's measure ($a)" near "$(
 check "two-node job: n2's part ($(part "$j2" n2)) is n2's measure ($b)" near "$(part "$j2" n2)" "$b"
 check "two-node job: the total ($(total "$j2")) is the sum ($a + $b)" \
     near "$(total "$j2")" "${a:-0} + ${b:-0}"
+check "lock_dir: each epilog removed its lock file ($(ls -A "$R/lock" | tr '\n' ' '))" \
+    until_true 50 sh -c "[ -z \"\$(ls -A '$R/lock')\" ]"
+check "lock_dir: every part written under the lock" \
+    sh -c "! grep -h 'without the lock' '$R'/log/slurmd.*.log"
 
 # 3. a job on a GPU shared with a daemon job: its part is the daemon's measured share
 dj=$(ECOSCHED_SOCKET="$R/n2/d.sock" "$ECO" submit --gpus 1 --share -- \
