@@ -597,8 +597,8 @@ int eco_cli__acct_html(FILE *f, const struct eco_acct_table *at, const char *tit
             continue;
         fprintf(f,
                 "<h2>Per %s</h2>\n<table><tr><th>%s</th><th>jobs</th><th>energy (kWh)</th>"
-                "<th>energy (J)</th><th>carbon (g CO2e)</th><th>GPU hours</th>"
-                "<th>jobs measured</th></tr>\n",
+                "<th>energy (J)</th><th>GPU hours</th><th>jobs measured</th>"
+                "<th>carbon (g CO2e)</th><th>jobs with carbon</th></tr>\n",
                 kinds[k], kinds[k]);
         for (size_t i = 0; i < t->n; i++) {
             const struct row *r = &t->v[i];

@@ -46,6 +46,8 @@ check "HTML written ($(cat "$T/html.out"))" grep -q "report: $T/acct.html" "$T/h
 check "HTML: per user and per account tables" \
     sh -c "grep -q '<h2>Per user</h2>' '$T/acct.html' && grep -q '<h2>Per account</h2>' '$T/acct.html'"
 check "HTML: alice's row" grep -q '<tr><td>alice</td><td>2</td><td>1.5000</td><td>5400000.0</td><td>4.000</td><td>2 of 2</td><td>500.00</td><td>1 of 2</td></tr>' "$T/acct.html"
+# each header names the cell below it (the header once listed carbon before GPU hours)
+check "HTML: the headers in the cells' order" grep -q '<tr><th>user</th><th>jobs</th><th>energy (kWh)</th><th>energy (J)</th><th>GPU hours</th><th>jobs measured</th><th>carbon (g CO2e)</th><th>jobs with carbon</th></tr>' "$T/acct.html"
 check "HTML: the title" grep -q '<h1>GPU energy, November</h1>' "$T/acct.html"
 
 # bad input: file, then the field
