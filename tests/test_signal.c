@@ -280,7 +280,7 @@ static void test_read_limits(void **state)
     } sizes[] = {{65, -EFBIG}, {63, 0}};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         snprintf(path, sizeof path, "%s/bomb.csv.gz", dir);
-        gzFile gz = gzopen(path, "wb9");
+        gzFile gz = gzopen(path, "wb1");
         assert_non_null(gz);
         static char nl[1 << 20];
         memset(nl, '\n', sizeof nl);
@@ -292,7 +292,7 @@ static void test_read_limits(void **state)
         assert_int_equal(gzclose(gz), Z_OK);
         struct stat st;
         assert_int_equal(stat(path, &st), 0);
-        assert_true(st.st_size < 200 * 1024); /* a bomb: 1,000 times smaller inflated */
+        assert_true(st.st_size < 1024 * 1024); /* a bomb: far smaller than it inflates */
         int rc = eco_grid_signal_read(path, ECO_SIGNAL_CARBON, NULL, &s, &err);
         if (rc != sizes[k].rc)
             fail_msg("%u MiB: rc %d (%s)", sizes[k].mib, rc, err.msg);
