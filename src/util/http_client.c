@@ -24,11 +24,20 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
         bd->over = true;
         return 0; /* libcurl stops with CURLE_WRITE_ERROR */
     }
-    char *d = realloc(b->body, b->len + add + 1);
-    if (!d)
-        return 0;
+    if (b->len + add + 1 > b->cap) {
+        /* doubling: libcurl hands 16 KiB at a time, and growing by that much would copy a
+         * large answer over and over */
+        size_t cap = b->cap ? b->cap : 16384;
+        while (cap < b->len + add + 1)
+            cap *= 2;
+        char *d = realloc(b->body, cap);
+        if (!d)
+            return 0;
+        b->body = d;
+        b->cap = cap;
+    }
+    char *d = b->body;
     memcpy(d + b->len, p, add);
-    b->body = d;
     b->len += add;
     d[b->len] = '\0';
     return add;

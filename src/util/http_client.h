@@ -32,6 +32,7 @@ struct eco_http_resp {
     long status;
     char *body;
     size_t len;
+    size_t cap; /* bytes allocated for body */
 };
 
 /* Sends r and fills *out (eco_http_resp_fini frees it, also on failure). Every request goes
