@@ -2,16 +2,23 @@
 /* ecoschedd's grid signals (src/daemon/grid.c) alone: which *_url values are refused (table),
  * carbon and cost of an accounting piece on hand-computed cases (a constant signal gives energy
  * x intensity; a step inside the piece splits at the step; outside the cover: partial, only
- * the covered part counted), the forecast's name, and a release time from a carbon policy. */
+ * the covered part counted), the forecast's name, a release time from a carbon policy, and the
+ * reader thread: a rewritten file reaches the loop through ecod__grid_fd and ecod__grid_refresh,
+ * and a file replaced by a FIFO never blocks the caller (the old series is kept). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "daemon/grid.h"
+#include "util/clock.h"
 
 static void test_url_table(void **state)
 {
@@ -117,12 +124,70 @@ static void test_forecast_and_release(void **state)
     ecod__grid_fini(&g);
 }
 
+/* Writes a two-row hourly carbon file of value v around now, replacing path (rename). */
+static void write_signal(const char *path, double v)
+{
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "time_utc,carbon_gco2eq_per_kwh\n2020-01-01T00:00:00Z,%g\n"
+            "2030-01-01T00:00:00Z,%g\n",
+            v, v);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(rename(tmp, path), 0);
+}
+
+/* Waits (at most 20 s: a hang guard) for the reader's wake-up, then takes what it read. */
+static void wait_refresh(struct ecod_grid *g)
+{
+    struct pollfd pf = {.fd = ecod__grid_fd(g), .events = POLLIN};
+    assert_true(pf.fd >= 0);
+    assert_int_equal(poll(&pf, 1, 20000), 1);
+    ecod__grid_refresh(g, eco_mono_s());
+}
+
+static void test_reader(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/ecosched-grid-XXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/carbon.csv", dir);
+    write_signal(path, 400);
+    struct ecod_grid g;
+    struct eco_error err = {{0}};
+    assert_int_equal(
+        ecod__grid_setup(&g, path, NULL, NULL, NULL, "none", 3600, 300, dir, eco_mono_s(), &err),
+        0);
+    assert_true(g.carbon.loaded);
+    assert_true(eco_signal_value(&g.carbon.s, 1.7e9) == 400);
+    unsigned gen = g.generation;
+    /* a rewrite: read by the thread, taken by the loop's refresh */
+    write_signal(path, 250);
+    wait_refresh(&g);
+    assert_true(eco_signal_value(&g.carbon.s, 1.7e9) == 250);
+    assert_true(g.generation == gen + 1);
+    /* a FIFO in its place: the reader refuses it, the refresh returns, the series stays */
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    wait_refresh(&g);
+    assert_true(g.carbon.loaded && eco_signal_value(&g.carbon.s, 1.7e9) == 250);
+    assert_true(g.generation == gen + 1);
+    /* and a refresh with nothing read returns at once */
+    ecod__grid_refresh(&g, eco_mono_s());
+    ecod__grid_fini(&g);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_url_table),
         cmocka_unit_test(test_account_hand),
         cmocka_unit_test(test_forecast_and_release),
+        cmocka_unit_test(test_reader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

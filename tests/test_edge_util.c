@@ -1,19 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /* The edges' one copy of each utility (src/util): mkdir -p, the level-checked log, the HTTP
- * request body and the HTTP client's failure paths (no server needed). */
+ * request body, the HTTP client's failure paths (no server needed) and, against a one-answer
+ * loopback server of the test's own, that it ignores proxy variables and bounds an answer's
+ * body; the CSV reader's refusal of a FIFO and its bound on decompressed text. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "util/clock.h"
+#include "util/csv.h"
 #include "util/fs.h"
 #include "util/http_client.h"
 #include "util/http_server.h"
@@ -140,6 +148,193 @@ static void test_http_unreachable(void **state)
     assert_non_null(strstr(e.msg, "/nonexistent/ecosched.sock: "));
 }
 
+/* A loopback server for one request: it keeps the request line and answers 200 with a body
+ * of `body_len` bytes of 'x'. */
+struct one_server {
+    int fd;
+    unsigned short port;
+    size_t body_len;
+    char request[256];
+    pthread_t thread;
+};
+
+static void *serve_one(void *arg)
+{
+    struct one_server *sv = arg;
+    int c = accept(sv->fd, NULL, NULL);
+    if (c < 0)
+        return NULL;
+    char buf[4096];
+    size_t got = 0;
+    ssize_t k;
+    while (got < sizeof buf - 1 && (k = recv(c, buf + got, sizeof buf - 1 - got, 0)) > 0) {
+        got += (size_t)k;
+        buf[got] = '\0';
+        if (strstr(buf, "\r\n\r\n"))
+            break;
+    }
+    buf[got] = '\0';
+    snprintf(sv->request, sizeof sv->request, "%.*s", (int)strcspn(buf, "\r\n"), buf);
+    char head[128];
+    int n = snprintf(head, sizeof head,
+                     "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n"
+                     "Connection: close\r\n\r\n",
+                     sv->body_len);
+    static char xs[65536];
+    memset(xs, 'x', sizeof xs);
+    if (send(c, head, (size_t)n, MSG_NOSIGNAL) == n)
+        for (size_t left = sv->body_len; left > 0;) {
+            size_t w = left < sizeof xs ? left : sizeof xs;
+            if ((k = send(c, xs, w, MSG_NOSIGNAL)) <= 0)
+                break; /* the client stopped reading */
+            left -= (size_t)k;
+        }
+    close(c);
+    return NULL;
+}
+
+static void one_server_start(struct one_server *sv, size_t body_len)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    memset(sv, 0, sizeof *sv);
+    sv->body_len = body_len;
+    sv->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(sv->fd >= 0);
+    assert_int_equal(bind(sv->fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(sv->fd, 4), 0);
+    assert_int_equal(getsockname(sv->fd, (struct sockaddr *)&a, &len), 0);
+    sv->port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&sv->thread, NULL, serve_one, sv), 0);
+}
+
+static void one_server_stop(struct one_server *sv)
+{
+    pthread_join(sv->thread, NULL);
+    close(sv->fd);
+}
+
+/* With every proxy variable pointing at a port nobody listens on (9), the request still goes
+ * straight to the server, as a plain "GET /path" (a proxy would get the absolute URL). */
+static void test_http_no_proxy(void **state)
+{
+    (void)state;
+    static const char *const vars[] = {"http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        setenv(vars[i], "http://127.0.0.1:9", 1);
+    unsetenv("no_proxy");
+    unsetenv("NO_PROXY");
+    struct one_server sv;
+    one_server_start(&sv, 5);
+    char base[64];
+    snprintf(base, sizeof base, "http://127.0.0.1:%u", sv.port);
+    struct eco_http_req r = {.endpoint = base, .path = "/carbon.csv", .timeout_ms = 10000};
+    struct eco_http_resp a;
+    struct eco_error e = {{0}};
+    int rc = eco_http_request(&r, &a, &e);
+    if (rc != 0) {
+        /* the request went to the proxy: the server still waits for one; let it go */
+        int c = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in to = {.sin_family = AF_INET,
+                                 .sin_port = htons(sv.port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (c >= 0 && connect(c, (struct sockaddr *)&to, sizeof to) == 0)
+            close(c);
+    }
+    one_server_stop(&sv);
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+    if (rc != 0)
+        fail_msg("request through the proxy variables: rc %d: %s", rc, e.msg);
+    assert_int_equal(a.status, 200);
+    assert_int_equal(a.len, 5);
+    assert_string_equal(sv.request, "GET /carbon.csv HTTP/1.1");
+    eco_http_resp_fini(&a);
+}
+
+/* A body longer than max_body: -EFBIG saying so, nothing kept; one as long as it is read. */
+static void test_http_max_body(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t len, max;
+        int rc;
+    } rows[] = {{1 << 20, 1000, -EFBIG}, {1000, 1000, 0}, {1 << 20, 0, 0}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct one_server sv;
+        one_server_start(&sv, rows[i].len);
+        char base[64];
+        snprintf(base, sizeof base, "http://127.0.0.1:%u", sv.port);
+        struct eco_http_req r = {
+            .endpoint = base, .path = "/x", .timeout_ms = 10000, .max_body = rows[i].max};
+        struct eco_http_resp a;
+        struct eco_error e = {{0}};
+        int rc = eco_http_request(&r, &a, &e);
+        one_server_stop(&sv);
+        if (rc != rows[i].rc)
+            fail_msg("%zu bytes, max %zu: rc %d (%s)", rows[i].len, rows[i].max, rc, e.msg);
+        if (rc == 0)
+            assert_int_equal(a.len, rows[i].len);
+        else
+            assert_non_null(strstr(e.msg, "answer longer than 1000 bytes"));
+        eco_http_resp_fini(&a);
+    }
+}
+
+/* The CSV reader: a FIFO refused at once (the open does not wait for a writer), and the
+ * decompressed text bounded by eco_csv_set_max_bytes, naming file, line and the limit. */
+static void test_csv_limits(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/ecosched-util-XXXXXX", path[128];
+    struct eco_csv_file *f = NULL;
+    struct eco_error e = {{0}};
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(eco_csv_open(path, 1024, &f, &e), -EIO);
+    assert_null(f);
+    assert_non_null(strstr(e.msg, "a FIFO, not a regular file"));
+    assert_non_null(strstr(e.msg, path));
+    unlink(path);
+    assert_int_equal(eco_csv_open("/dev/null", 1024, &f, &e), -EIO); /* a device */
+    assert_non_null(strstr(e.msg, "not a regular file"));
+    /* 3 KiB of lines in a gzip file, read with a 2 KiB limit: refused in the line that passes
+     * it; with a 4 KiB limit, read whole */
+    snprintf(path, sizeof path, "%s/t.csv.gz", dir);
+    gzFile gz = gzopen(path, "wb");
+    assert_non_null(gz);
+    for (int i = 0; i < 3 * 1024 / 8; i++)
+        assert_int_equal(gzputs(gz, "abcdefg\n"), 8);
+    assert_int_equal(gzclose(gz), Z_OK);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(eco_csv_open(path, 1024, &f, &e), 0);
+        eco_csv_set_max_bytes(f, k ? 4096 : 2048, "a test file");
+        char *line;
+        size_t len;
+        int rc;
+        unsigned long lines = 0;
+        while ((rc = eco_csv_next(f, &line, &len, &e)) == 1)
+            lines++;
+        if (k) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(lines, 3 * 1024 / 8);
+        } else {
+            assert_int_equal(rc, -EFBIG);
+            char want[256];
+            snprintf(want, sizeof want,
+                     "%s:%lu: more than 2 KiB of text (after "
+                     "decompression): the limit for a test file",
+                     path, lines + 1);
+            if (!strstr(e.msg, want))
+                fail_msg("'%s' lacks '%s'", e.msg, want);
+        }
+        eco_csv_close(f);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -148,6 +343,9 @@ int main(void)
         cmocka_unit_test(test_clock),
         cmocka_unit_test(test_http_body),
         cmocka_unit_test(test_http_unreachable),
+        cmocka_unit_test(test_http_no_proxy),
+        cmocka_unit_test(test_http_max_body),
+        cmocka_unit_test(test_csv_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Grid signals: the exact integrals on hand-computed cases (ecosched/signal.h), ISO 8601 UTC
- * times, and the signal file reader's errors, each naming file, line and column
- * (util/grid_signal.h). */
+ * times, and the signal file reader's errors, each naming file, line and column, with its
+ * bounds on values (a table at and past each bound), on text (a gzip bomb) and on file types
+ * (a FIFO is refused without waiting for a writer) (util/grid_signal.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,10 +10,13 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "ecosched/signal.h"
 #include "util/grid_signal.h"
 #include "test_util.h"
@@ -207,6 +211,123 @@ static void test_read_errors(void **state)
     unlink(p);
 }
 
+/* Each value at its bound is read, one past it refused with file, line, column and the range
+ * in the column's unit; so are values that overflow once scaled (1e306 per kWh). */
+static void test_read_bounds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *col, *value;
+        const char *want; /* a part of the refusal; NULL: read */
+    } rows[] = {
+        {"carbon_gco2eq_per_kwh", "0", NULL},
+        {"carbon_gco2eq_per_kwh", "5000", NULL},
+        {"carbon_gco2eq_per_kwh", "5000.5",
+         ":3: column 2 (carbon_gco2eq_per_kwh): 5000.5 is "
+         "outside 0..5000"},
+        {"carbon_gco2eq_per_kwh", "1e308", "1e+308 is outside 0..5000"},
+        {"price_usd_per_mwh", "1e7", NULL},
+        {"price_usd_per_mwh", "-1e7", NULL},
+        {"price_usd_per_mwh", "-601.7", NULL},
+        {"price_usd_per_mwh", "1.0001e7", "1.0001e+07 is outside -1e+07..1e+07"},
+        {"price_usd_per_mwh", "1e300", "1e+300 is outside -1e+07..1e+07"},
+        {"price_usd_per_mwh", "-1e300", "-1e+300 is outside -1e+07..1e+07"},
+        {"price_usd_per_kwh", "10000", NULL},
+        {"price_usd_per_kwh", "-10000", NULL},
+        {"price_usd_per_kwh", "10001", "(price_usd_per_kwh): 10001 is outside -10000..10000"},
+        {"price_usd_per_kwh", "1e306", ":3: column 2 (price_usd_per_kwh): 1e+306 is outside"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "time_utc,%s\n2022-01-01T00:00:00Z,1\n2022-01-01T01:00:00Z,%s\n", rows[i].col,
+                 rows[i].value);
+        enum eco_signal_kind kind = rows[i].col[0] == 'c' ? ECO_SIGNAL_CARBON : ECO_SIGNAL_PRICE;
+        struct eco_signal s;
+        struct eco_error err = {{0}};
+        const char *p = file_with(text);
+        int rc = eco_grid_signal_read(p, kind, NULL, &s, &err);
+        if (!rows[i].want) {
+            if (rc != 0)
+                fail_msg("%s = %s refused: %s", rows[i].col, rows[i].value, err.msg);
+            assert_true(isfinite(s.cum[s.n]));
+            eco_signal_free(&s);
+        } else if (rc != -EINVAL || !strstr(err.msg, rows[i].want) || !strstr(err.msg, p)) {
+            fail_msg("%s = %s: rc %d, '%s' lacks '%s' or the path", rows[i].col, rows[i].value, rc,
+                     err.msg, rows[i].want);
+        }
+        unlink(p);
+    }
+}
+
+/* A FIFO is refused at once (before, open() waited for a writer for ever); a gzip bomb stops
+ * at 64 MiB of text, naming the file and the limit; 63 MiB of blank lines are still read. */
+static void test_read_limits(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/ecosched-signal-XXXXXX", path[128];
+    struct eco_signal s;
+    struct eco_error err = {{0}};
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(eco_grid_signal_read(path, ECO_SIGNAL_CARBON, NULL, &s, &err), -EIO);
+    assert_non_null(strstr(err.msg, "a FIFO, not a regular file"));
+    assert_non_null(strstr(err.msg, path));
+    unlink(path);
+    /* 65 MiB of blank lines (the gzip bomb) and 63 MiB of hourly rows padded to 64,000 bytes
+     * by an ignored column (within the limit; rows, as a sanitizer build reads 66 million
+     * blank lines slowly) */
+    static const struct {
+        unsigned mib;
+        bool blank;
+        int rc;
+    } sizes[] = {{65, true, -EFBIG}, {63, false, 0}};
+    static char fill[64000];
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        snprintf(path, sizeof path, "%s/bomb.csv.gz", dir);
+        gzFile gz = gzopen(path, "wb1");
+        assert_non_null(gz);
+        size_t rows = 0, total = (size_t)sizes[k].mib << 20;
+        assert_true(gzputs(gz, "time_utc,carbon_gco2eq_per_kwh,pad\n") > 0);
+        if (sizes[k].blank) {
+            memset(fill, '\n', sizeof fill);
+            assert_true(gzputs(gz, "2022-01-01T00:00:00Z,1,\n") > 0);
+            for (size_t w = 0; w < total; w += sizeof fill)
+                assert_int_equal(gzwrite(gz, fill, sizeof fill), (int)sizeof fill);
+            assert_true(gzputs(gz, "2022-01-01T01:00:00Z,2,\n") > 0);
+        } else {
+            memset(fill, 'x', sizeof fill);
+            for (size_t w = 0; w + sizeof fill <= total; w += sizeof fill, rows++) {
+                char t[32];
+                eco_format_utc(T2022 + 3600.0 * (double)rows, t, sizeof t);
+                int n = gzprintf(gz, "%s,1,", t);
+                assert_true(n > 0);
+                assert_int_equal(gzwrite(gz, fill, (unsigned)(sizeof fill - (size_t)n - 1)),
+                                 (int)(sizeof fill - (size_t)n - 1));
+                assert_true(gzputc(gz, '\n') == '\n');
+            }
+        }
+        assert_int_equal(gzclose(gz), Z_OK);
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_true(st.st_size < 1024 * 1024); /* far smaller than it inflates */
+        int rc = eco_grid_signal_read(path, ECO_SIGNAL_CARBON, NULL, &s, &err);
+        if (rc != sizes[k].rc)
+            fail_msg("%u MiB: rc %d (%s)", sizes[k].mib, rc, err.msg);
+        if (rc == 0) {
+            assert_int_equal(s.n, rows);
+            eco_signal_free(&s);
+        } else {
+            assert_non_null(strstr(err.msg, path));
+            assert_non_null(strstr(err.msg, "more than 64 MiB of text (after decompression): "
+                                            "the limit for a grid-signal file"));
+        }
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 /* Every bundled series reads whole (when the repository's data/ is there), with the unit its
  * column names. */
 static void test_bundled(void **state)
@@ -264,6 +385,8 @@ int main(void)
         cmocka_unit_test(test_parse_utc),
         cmocka_unit_test(test_read),
         cmocka_unit_test(test_read_errors),
+        cmocka_unit_test(test_read_bounds),
+        cmocka_unit_test(test_read_limits),
         cmocka_unit_test(test_bundled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <zlib.h>
@@ -936,6 +937,41 @@ static void test_long_lines(void **state)
     free(text);
 }
 
+/* The decompressed-text bound (opts->max_bytes; ECO_TRACE_MAX_BYTES, 4 GiB, by default) and
+ * the file type: a gzip trace with more text than the bound is refused naming file, line and
+ * the limit, all or nothing; one within it is read; a FIFO is refused without waiting. */
+static void test_trace_limits(void **state)
+{
+    (void)state;
+    char text[8192] = "job_id,submit_s,duration_s,gpus\n";
+    for (int i = 0; i < 200; i++) /* 200 rows of 19-21 bytes: about 4 KiB */
+        snprintf(text + strlen(text), sizeof text - strlen(text), "job%03d,%d,3600,1\n", i, i);
+    const char *p = write_file("big.csv.gz", text, 1);
+    char path[256];
+    snprintf(path, sizeof path, "%s", p);
+    struct eco_trace_opts o = {.format = ECO_TRACE_AUTO, .max_bytes = 2048};
+    struct eco_jobset *s;
+    struct eco_error err;
+    assert_int_equal(load(path, &o, &s, &err), -EFBIG);
+    assert_int_equal(s->n, 0);
+    if (!strstr(err.msg, path) || !strstr(err.msg, "more than 2 KiB of text (after "
+                                                   "decompression): the limit for a trace"))
+        fail_msg("'%s'", err.msg);
+    eco_jobset_destroy(s);
+    o.max_bytes = 8192;
+    assert_int_equal(load(path, &o, &s, &err), 0);
+    assert_int_equal(s->n, 200);
+    eco_jobset_destroy(s);
+    assert_int_equal(load(path, NULL, &s, &err), 0); /* the default bound */
+    eco_jobset_destroy(s);
+    snprintf(path, sizeof path, "%s/fifo.csv", tmpdir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(load(path, NULL, &s, &err), -EIO);
+    assert_non_null(strstr(err.msg, "a FIFO, not a regular file"));
+    eco_jobset_destroy(s);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -963,6 +999,7 @@ int main(void)
         cmocka_unit_test(test_all_or_nothing),
         cmocka_unit_test(test_max_jobs),
         cmocka_unit_test(test_long_lines),
+        cmocka_unit_test(test_trace_limits),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

@@ -126,7 +126,8 @@ static const struct key KEYS[] = {
      * (a shorter job's window is then judged by its first hour) */
     {"carbon_run_s", K_SECONDS, 1, 31536000, "3600", offsetof(struct ecod_config, carbon_run_s)},
     /* a *_url source is fetched this often: 5 minutes follows a source that updates hourly
-     * within a twelfth of its step; at least 1 s, as the fetch runs on the loop */
+     * within a twelfth of its step; at least 1 s, so that a source is not asked without pause
+     * (the fetch runs on the grid reader thread, off the loop) */
     {"signal_fetch_s", K_SECONDS, 1, 86400, "300", offsetof(struct ecod_config, signal_fetch_s)},
     /* where each job's cgroup is made, by which its processes are told apart for its energy
      * (docs/daemon/README.md, "Energy") */

@@ -557,11 +557,12 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
             mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout)
             timeout = (int)mhd_ms;
         /* fds < 0 (no listing worker, no TCP listener) are ignored by poll */
-        struct pollfd pf[4] = {{.fd = epfd, .events = POLLIN},
+        struct pollfd pf[5] = {{.fd = epfd, .events = POLLIN},
                                {.fd = wake_pipe[0], .events = POLLIN},
                                {.fd = ecod__lister_fd(d->lister), .events = POLLIN},
-                               {.fd = epfd_t, .events = POLLIN}};
-        if (poll(pf, 4, timeout) < 0 && errno != EINTR) {
+                               {.fd = epfd_t, .events = POLLIN},
+                               {.fd = ecod__grid_fd(&d->grid), .events = POLLIN}};
+        if (poll(pf, 5, timeout) < 0 && errno != EINTR) {
             ECO_LOG(ECO_LOG_ERR, "main", "poll: %s", strerror(errno));
             break;
         }
@@ -572,6 +573,8 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
         }
         if (pf[2].revents & POLLIN)
             ecod__lister_woken(d->lister); /* listings answered: MHD_run sends them */
+        if (pf[4].revents & POLLIN)
+            ecod__grid_refresh(&d->grid, eco_mono_s()); /* a signal the reader thread read */
         MHD_run(m);
         if (mt)
             MHD_run(mt);

@@ -1,21 +1,52 @@
 /* SPDX-License-Identifier: MIT */
-/* ecoschedd's grid signals (grid.h; docs/daemon/README.md, "Grid signals"): sources, refresh,
- * per-job carbon and cost, and deferral through the core carbon policies. */
+/* ecoschedd's grid signals (grid.h; docs/daemon/README.md, "Grid signals"): sources, the reader
+ * thread that refreshes them off the loop, per-job carbon and cost, and deferral through the
+ * core carbon policies. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "grid.h"
+#include "util/clock.h"
+#include "util/csv.h"
 #include "util/grid_signal.h"
 #include "util/http_client.h"
 #include "util/log.h"
 
-/* A loopback source answers in milliseconds; 5 s bounds how long one slow answer may hold the
- * daemon's loop (the fetch runs on it). */
+/* A loopback source answers in milliseconds; 5 s bounds how long one slow answer keeps the
+ * reader thread from the other source (the loop never waits for it). */
 #define FETCH_TIMEOUT_MS 5000
+/* How often the reader stats a signal file: a quarter of a second sees an operator's `mv`
+ * before the next sampling tick (1 s by default) for the cost of four stat calls a second. */
+#define FILE_POLL_S 0.25
+
+/* What the reader read for one source, waiting for the loop. */
+struct pending {
+    bool ready;
+    int rc; /* 0: s holds the new series; < 0: msg says why it was not read */
+    struct eco_signal s;
+    char msg[ECO_ERROR_MSG_MAX];
+};
+
+struct ecod_grid_reader {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* on CLOCK_MONOTONIC: the reader's poll, and its stop */
+    pthread_t thread;
+    bool started, stopping;
+    int wake_fd;                  /* eventfd: a pending result for the loop */
+    struct ecod_grid_src *src[2]; /* carbon and price (their set-up fields only, and the
+                                   * reader's own: mtime, size, next_fetch_mono) */
+    double fetch_s;
+    struct pending res[2];
+};
 
 const char *ecod__grid_check_url(const char *url)
 {
@@ -52,8 +83,19 @@ const char *ecod__grid_check_url(const char *url)
            "from the network";
 }
 
-/* Fetches src->url into src->cache. 0 or -EIO with err naming the URL. */
-static int fetch(struct ecod_grid_src *src, struct eco_error *err)
+/* The reader is asked to stop: its fetch gives up (http_client's cancel). */
+static int stopping(void *ud)
+{
+    struct ecod_grid_reader *r = ud;
+    pthread_mutex_lock(&r->mu);
+    int stop = r->stopping;
+    pthread_mutex_unlock(&r->mu);
+    return stop;
+}
+
+/* Fetches src->url into src->cache (r, when given, cancels it on stop). 0 or -EIO / -EFBIG with
+ * err naming the URL. */
+static int fetch(const struct ecod_grid_src *src, struct ecod_grid_reader *r, struct eco_error *err)
 {
     struct eco_http_resp resp = {0};
     FILE *f = NULL;
@@ -62,11 +104,24 @@ static int fetch(struct ecod_grid_src *src, struct eco_error *err)
     const char *slash = strchr(src->url + 7, '/');
     char base[512];
     snprintf(base, sizeof base, "%.*s", (int)(slash - src->url), src->url);
-    struct eco_http_req req = {.endpoint = base, .path = slash, .timeout_ms = FETCH_TIMEOUT_MS};
+    struct eco_http_req req = {.endpoint = base,
+                               .path = slash,
+                               .timeout_ms = FETCH_TIMEOUT_MS,
+                               .max_body = ECOD_GRID_MAX_BODY,
+                               .cancel = r ? stopping : NULL,
+                               .cancel_ud = r};
     struct eco_error why = {{0}};
     ret = eco_http_request(&req, &resp, &why);
+    if (ret == -EFBIG) {
+        char lim[32];
+        eco_csv_format_bytes(ECOD_GRID_MAX_BODY, lim, sizeof lim);
+        ret = eco_errorf(err, -EFBIG, "%s: the answer is longer than %s, the limit for a signal",
+                         src->url, lim);
+        goto out;
+    }
     if (ret < 0) {
-        ret = eco_errorf(err, -EIO, "%s: %s", src->url, why.msg[0] ? why.msg : "not reached");
+        ret = eco_errorf(err, ret == -ECANCELED ? ret : -EIO, "%s: %s", src->url,
+                         why.msg[0] ? why.msg : "not reached");
         goto out;
     }
     if (resp.status != 200) {
@@ -90,22 +145,26 @@ out:
     return ret;
 }
 
-/* Reads the source's file (or the URL's cached answer) into a new series and swaps it in;
- * on error the old series stays. */
-static int load(struct ecod_grid_src *src, struct eco_error *err)
+/* Reads the source's file (or fetches the URL and reads its cached answer) into *s (the
+ * caller's, eco_signal_free). 0, or < 0 with err naming the file and line or the URL. */
+static int read_src(const struct ecod_grid_src *src, struct ecod_grid_reader *r,
+                    struct eco_signal *s, struct eco_error *err)
 {
-    struct eco_signal s = {0};
     const char *path = src->url[0] ? src->cache : src->path;
-    int ret = src->url[0] ? fetch(src, err) : 0;
+    int ret = src->url[0] ? fetch(src, r, err) : 0;
     if (ret == 0)
-        ret = eco_grid_signal_read(path, src->kind, NULL, &s, err);
-    if (ret < 0)
-        return ret;
+        ret = eco_grid_signal_read(path, src->kind, NULL, s, err);
+    return ret;
+}
+
+/* Puts a new series in place of the loop's (the old one freed). */
+static void take(struct ecod_grid_src *src, struct eco_signal *s)
+{
     if (src->loaded)
         eco_signal_free(&src->s);
-    src->s = s;
+    src->s = *s;
     src->loaded = true;
-    return 0;
+    memset(s, 0, sizeof *s);
 }
 
 static int setup_src(struct ecod_grid_src *src, enum eco_signal_kind kind, const char *path,
@@ -133,7 +192,139 @@ static int setup_src(struct ecod_grid_src *src, enum eco_signal_kind kind, const
         src->mtime = st.st_mtim;
         src->size = st.st_size;
     }
-    return load(src, err);
+    struct eco_signal s = {0};
+    int ret = read_src(src, NULL, &s, err);
+    if (ret == 0)
+        take(src, &s);
+    return ret;
+}
+
+/* ---- the reader thread ------------------------------------------------------------------- */
+
+/* Whether src is due to be read again: a file whose mtime or size changed (a missing one, being
+ * replaced, is not: the old series stays until it is back), or a URL whose fetch time came. */
+static bool due(struct ecod_grid_src *src, double mono, double fetch_s)
+{
+    if (src->url[0]) {
+        if (mono < src->next_fetch_mono)
+            return false;
+        src->next_fetch_mono = mono + fetch_s;
+        return true;
+    }
+    struct stat st;
+    if (!src->path[0] || stat(src->path, &st) != 0)
+        return false;
+    if (st.st_mtim.tv_sec == src->mtime.tv_sec && st.st_mtim.tv_nsec == src->mtime.tv_nsec &&
+        st.st_size == src->size)
+        return false;
+    src->mtime = st.st_mtim; /* tried once per change: a bad file is logged once */
+    src->size = st.st_size;
+    return true;
+}
+
+/* Reads source i when due and leaves the result for the loop (replacing one it did not take
+ * yet), then wakes the loop. */
+static void poll_src(struct ecod_grid_reader *r, int i)
+{
+    struct ecod_grid_src *src = r->src[i];
+    if ((!src->path[0] && !src->url[0]) || !due(src, eco_mono_s(), r->fetch_s))
+        return;
+    struct pending p = {.ready = true};
+    struct eco_error err = {{0}};
+    p.rc = read_src(src, r, &p.s, &err);
+    if (p.rc == -ECANCELED)
+        return; /* stopping */
+    memcpy(p.msg, err.msg, sizeof p.msg);
+    pthread_mutex_lock(&r->mu);
+    if (r->res[i].ready && r->res[i].rc == 0)
+        eco_signal_free(&r->res[i].s);
+    r->res[i] = p;
+    pthread_mutex_unlock(&r->mu);
+    uint64_t one = 1;
+    if (write(r->wake_fd, &one, sizeof one) < 0) /* only EAGAIN: a wake-up is pending */
+        (void)0;
+}
+
+static void *reader_main(void *arg)
+{
+    struct ecod_grid_reader *r = arg;
+    pthread_mutex_lock(&r->mu);
+    while (!r->stopping) {
+        pthread_mutex_unlock(&r->mu);
+        poll_src(r, 0);
+        poll_src(r, 1);
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += (long)(FILE_POLL_S * 1e9);
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&r->mu);
+        while (!r->stopping && pthread_cond_timedwait(&r->cv, &r->mu, &until) == 0)
+            ; /* woken without a stop: wait out the poll */
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+static void reader_destroy(struct ecod_grid_reader *r)
+{
+    if (!r)
+        return;
+    if (r->started) {
+        pthread_mutex_lock(&r->mu);
+        r->stopping = true;
+        pthread_cond_signal(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+        pthread_join(r->thread, NULL);
+    }
+    for (int i = 0; i < 2; i++)
+        if (r->res[i].ready && r->res[i].rc == 0)
+            eco_signal_free(&r->res[i].s);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+    if (r->wake_fd >= 0)
+        close(r->wake_fd);
+    free(r);
+}
+
+/* Starts the reader of g's sources. 0, or -errno with err saying why. */
+static int reader_start(struct ecod_grid *g, struct eco_error *err)
+{
+    struct ecod_grid_reader *r = calloc(1, sizeof *r);
+    pthread_condattr_t ca;
+    sigset_t all, old;
+    int ret;
+    if (!r)
+        return eco_errorf(err, -ENOMEM, "grid signal reader: out of memory");
+    r->src[0] = &g->carbon;
+    r->src[1] = &g->price;
+    r->fetch_s = g->fetch_s;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if ((r->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+        ret = eco_errorf(err, -errno, "grid signal reader: eventfd: %s", strerror(errno));
+        goto fail;
+    }
+    /* signals stay with the event loop (its handlers and wake pipe): the reader blocks all */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    ret = -pthread_create(&r->thread, NULL, reader_main, r);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (ret < 0) {
+        eco_errorf(err, ret, "grid signal reader: cannot start a thread: %s", strerror(-ret));
+        goto fail;
+    }
+    r->started = true;
+    g->reader = r;
+    return 0;
+fail:
+    reader_destroy(r);
+    return ret;
 }
 
 int ecod__grid_setup(struct ecod_grid *g, const char *carbon, const char *carbon_url,
@@ -149,6 +340,9 @@ int ecod__grid_setup(struct ecod_grid *g, const char *carbon, const char *carbon
     if (ret < 0)
         return ret;
     g->carbon.next_fetch_mono = g->price.next_fetch_mono = mono + fetch_s;
+    if ((g->carbon.path[0] || g->carbon.url[0] || g->price.path[0] || g->price.url[0]) &&
+        (ret = reader_start(g, err)) < 0)
+        return ret;
     if (policy && *policy && strcmp(policy, "none") != 0) {
         const char *params = NULL;
         g->policy = eco_carbon_find(policy, &params);
@@ -167,6 +361,7 @@ int ecod__grid_setup(struct ecod_grid *g, const char *carbon, const char *carbon
 
 void ecod__grid_fini(struct ecod_grid *g)
 {
+    reader_destroy(g->reader); /* first: it reads the sources' set-up fields */
     if (g->carbon.loaded)
         eco_signal_free(&g->carbon.s);
     if (g->price.loaded)
@@ -176,40 +371,46 @@ void ecod__grid_fini(struct ecod_grid *g)
     memset(g, 0, sizeof *g);
 }
 
-static bool refresh_src(struct ecod_grid_src *src, double mono, double fetch_s)
+/* Takes what the reader left for source i: true when a new series came in. */
+static bool take_pending(struct ecod_grid *g, int i)
 {
-    struct eco_error err = {{0}};
-    if (src->url[0]) {
-        if (mono < src->next_fetch_mono)
-            return false;
-        src->next_fetch_mono = mono + fetch_s;
-    } else {
-        struct stat st;
-        if (!src->path[0] || stat(src->path, &st) != 0)
-            return false; /* a file being replaced: the old series until it is back */
-        if (st.st_mtim.tv_sec == src->mtime.tv_sec && st.st_mtim.tv_nsec == src->mtime.tv_nsec &&
-            st.st_size == src->size)
-            return false;
-        src->mtime = st.st_mtim; /* tried once per change: a bad file is logged once */
-        src->size = st.st_size;
-    }
-    if (load(src, &err) < 0) {
-        ECO_LOG(ECO_LOG_ERR, "grid", "%s signal not refreshed, the previous one is kept: %s",
-                src->kind == ECO_SIGNAL_CARBON ? "carbon" : "price", err.msg);
+    struct ecod_grid_src *src = i ? &g->price : &g->carbon;
+    struct pending p;
+    pthread_mutex_lock(&g->reader->mu);
+    p = g->reader->res[i];
+    g->reader->res[i] = (struct pending){0};
+    pthread_mutex_unlock(&g->reader->mu);
+    if (!p.ready)
+        return false;
+    const char *kind = src->kind == ECO_SIGNAL_CARBON ? "carbon" : "price";
+    if (p.rc < 0) {
+        ECO_LOG(ECO_LOG_ERR, "grid", "%s signal not refreshed, the previous one is kept: %s", kind,
+                p.msg);
         return false;
     }
-    ECO_LOG(ECO_LOG_INFO, "grid", "%s signal read from %s: %zu pieces",
-            src->kind == ECO_SIGNAL_CARBON ? "carbon" : "price", src->url[0] ? src->url : src->path,
-            src->s.n);
+    take(src, &p.s);
+    ECO_LOG(ECO_LOG_INFO, "grid", "%s signal read from %s: %zu pieces", kind,
+            src->url[0] ? src->url : src->path, src->s.n);
     return true;
 }
 
 void ecod__grid_refresh(struct ecod_grid *g, double mono)
 {
-    if (refresh_src(&g->carbon, mono, g->fetch_s))
+    (void)mono;
+    if (!g->reader)
+        return;
+    uint64_t n;
+    if (read(g->reader->wake_fd, &n, sizeof n) < 0) /* EAGAIN: nothing was pending */
+        (void)0;
+    if (take_pending(g, 0))
         g->generation++;
-    if (refresh_src(&g->price, mono, g->fetch_s))
+    if (take_pending(g, 1))
         g->generation++;
+}
+
+int ecod__grid_fd(const struct ecod_grid *g)
+{
+    return g->reader ? g->reader->wake_fd : -1;
 }
 
 /* The covered part of [a, b] under s: 0 when none; *partial set when some is not covered. */

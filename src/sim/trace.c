@@ -381,6 +381,9 @@ int eco_trace_load(const char *path, const struct eco_trace_opts *opts, struct e
     eco_csv_names_init(&L.ids, job_id, set);
     int rc = eco_csv_open(path, LINE_MAX_BYTES, &L.csv, &L.e);
     if (!rc)
+        eco_csv_set_max_bytes(L.csv, L.opts->max_bytes ? L.opts->max_bytes : ECO_TRACE_MAX_BYTES,
+                              "a trace (docs/formats/traces.md)");
+    if (!rc)
         rc = read_header(&L);
     if (!rc)
         rc = read_rows(&L, first_bad);

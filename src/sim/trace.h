@@ -5,6 +5,7 @@
 #define ECOSCHED_TRACE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include "ecosched/error.h"
 #include "ecosched/job.h"
 
@@ -29,10 +30,17 @@ enum eco_trace_format {
 /* GPU memory a job needs per GPU: 1e4 GB, 35 times the largest GPU memory (288 GB, B300). */
 #define ECO_TRACE_MAX_GPU_MEM_GB 1e4
 
+/* Most text a trace may hold after decompression: 4 GiB. A million-job trace is about 52 MB
+ * (data/itp's rows average 52 bytes; bench/README.md, "One million jobs", replays them), the
+ * largest public GPU trace, Helios (3.36 M jobs), a few hundred MB: 4 GiB is some 80 times the
+ * million-job trace, and a gzip bomb stops there instead of inflating without end. */
+#define ECO_TRACE_MAX_BYTES (4ull << 30)
+
 struct eco_trace_opts {
     enum eco_trace_format format;
     bool skip_bad_rows; /* skip and count bad rows instead of failing */
     size_t max_jobs;    /* 0: no limit */
+    uint64_t max_bytes; /* the most text read (after decompression); 0: ECO_TRACE_MAX_BYTES */
     /* Called once per warning (unknown column ...); may be NULL. */
     void (*warn)(void *ctx, const char *msg);
     void *warn_ctx;
@@ -48,9 +56,9 @@ enum eco_trace_format eco_trace_detect(const char *header);
 /* Reads `path` and appends its jobs to `set`, with the GPU catalog used to resolve the
  * gpu_type column. Job ids must be unique within the file (a repeat is a bad row) and the file
  * must hold at least one job (a header alone, or only rows that were skipped, is -EINVAL).
- * NUL bytes are refused with file and line. Returns 0, or -EINVAL (bad row: err names file,
- * line and column),
- * -ENOENT / -EIO (cannot read: err says why) or -ENOMEM. */
+ * NUL bytes are refused with file and line; so is a file that is not a regular one (a FIFO)
+ * and more text than opts->max_bytes. Returns 0, or -EINVAL (bad row: err names file, line and
+ * column), -ENOENT / -EIO (cannot read: err says why), -EFBIG (over the limit) or -ENOMEM. */
 int eco_trace_load(const char *path, const struct eco_trace_opts *opts, struct eco_jobset *set,
                    struct eco_error *err);
 

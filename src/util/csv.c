@@ -4,9 +4,11 @@
  * edges. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,6 +24,8 @@ struct eco_csv_file {
     const char *path;
     gzFile gz;
     size_t max_line;
+    uint64_t max_bytes, total; /* text after decompression: the limit, and how much was read */
+    const char *what;          /* what the limit is for ("a trace"), for its message */
     unsigned long line;
     char *chunk; /* bytes read but not yet returned: chunk[pos..end) */
     size_t pos, end;
@@ -43,17 +47,30 @@ int eco_csv_open(const char *path, size_t max_line, struct eco_csv_file **out,
     }
     f->path = path;
     f->max_line = max_line;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    f->max_bytes = ECO_CSV_MAX_BYTES;
+    f->what = "a CSV file";
+    /* O_NONBLOCK: opening a FIFO for reading blocks until a writer comes (a file replaced by
+     * one would hang the caller, the daemon's loop among them); a regular file ignores it */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         rc = eco_errorf(err, -ENOENT, "%s: cannot open: %s", path, strerror(errno));
         goto fail;
     }
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        rc = eco_errorf(err, -EIO, "%s: cannot read: %s (expected a CSV file)", path,
-                        strerror(EISDIR));
+    if (fstat(fd, &st) != 0) {
+        rc = eco_errorf(err, -EIO, "%s: cannot read: %s", path, strerror(errno));
         goto fail;
     }
+    if (!S_ISREG(st.st_mode)) {
+        rc = eco_errorf(err, -EIO, "%s: cannot read: %s (expected a CSV file)", path,
+                        S_ISDIR(st.st_mode)    ? strerror(EISDIR)
+                        : S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file"
+                                               : "not a regular file");
+        goto fail;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     f->gz = gzdopen(fd, "rb"); /* reads plain files as they are */
     if (!f->gz) {
         rc = eco_errorf(err, -ENOMEM, "%s: cannot open: out of memory", path);
@@ -86,6 +103,24 @@ unsigned long eco_csv_lineno(const struct eco_csv_file *f)
     return f->line;
 }
 
+void eco_csv_set_max_bytes(struct eco_csv_file *f, uint64_t max_bytes, const char *what)
+{
+    f->max_bytes = max_bytes;
+    f->what = what;
+}
+
+void eco_csv_format_bytes(uint64_t n, char *buf, size_t size)
+{
+    if (n >= (1ull << 30) && n % (1ull << 30) == 0)
+        snprintf(buf, size, "%" PRIu64 " GiB", n >> 30);
+    else if (n >= (1ull << 20) && n % (1ull << 20) == 0)
+        snprintf(buf, size, "%" PRIu64 " MiB", n >> 20);
+    else if (n >= (1ull << 10) && n % (1ull << 10) == 0)
+        snprintf(buf, size, "%" PRIu64 " KiB", n >> 10);
+    else
+        snprintf(buf, size, "%" PRIu64 " bytes", n);
+}
+
 /* The read error zlib reports, or NULL when there is none. zlib prefixes its message with the
  * name it knows the file by, "<fd:N>: " after gzdopen; the path is ours to give, so that
  * prefix goes. */
@@ -106,13 +141,24 @@ static int refill(struct eco_csv_file *f, struct eco_error *err)
 {
     if (f->eof && !f->failed)
         return 0;
-    int n = f->failed ? 0 : gzread(f->gz, f->chunk, CHUNK_BYTES);
+    /* one byte past the limit at most: enough to tell a file over it, and a gzip bomb is
+     * never inflated further than that */
+    uint64_t room = f->max_bytes - f->total + 1;
+    unsigned want = room < CHUNK_BYTES ? (unsigned)room : CHUNK_BYTES;
+    int n = f->failed ? 0 : gzread(f->gz, f->chunk, want);
     const char *why = read_error(f);
     if (n > 0 && why) {
         f->failed = 1;
     } else if (n < 0 || why) {
         return eco_errorf(err, -EIO, "%s:%lu: read error: %s", f->path, f->line + 1,
                           why ? why : "unknown zlib error");
+    }
+    if (n > 0 && (f->total += (uint64_t)n) > f->max_bytes) {
+        char lim[32];
+        eco_csv_format_bytes(f->max_bytes, lim, sizeof lim);
+        return eco_errorf(err, -EFBIG,
+                          "%s:%lu: more than %s of text (after decompression): the limit for %s",
+                          f->path, f->line + 1, lim, f->what);
     }
     f->pos = 0;
     f->end = n > 0 ? (size_t)n : 0;

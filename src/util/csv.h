@@ -34,17 +34,31 @@ int eco_parse_int64(const char *s, int64_t *out);
  * or splitting rows), and so is a line longer than the reader's limit. */
 struct eco_csv_file;
 
+/* The most text a reader reads by default, after decompression: 4 GiB, the traces' limit
+ * (docs/formats/traces.md): a one-million-job trace is about 100 MB, and the largest public
+ * GPU trace (Helios, 3.36 M jobs) fits many times over. A reader sets its own below it. */
+#define ECO_CSV_MAX_BYTES (4ull << 30)
+
 /* Opens `path` (borrowed: it must outlive the reader, it names the file in messages) with lines
- * of at most `max_line` bytes. Returns 0 and sets *out (free with eco_csv_close), -ENOENT (cannot
- * open: err says why), -EIO (a directory) or -ENOMEM. */
+ * of at most `max_line` bytes and at most ECO_CSV_MAX_BYTES of text. Only a regular file is
+ * read: a FIFO, a device or a directory is refused at once (the open never waits for a
+ * writer). Returns 0 and sets *out (free with eco_csv_close), -ENOENT (cannot open: err says
+ * why), -EIO (not a regular file) or -ENOMEM. */
 int eco_csv_open(const char *path, size_t max_line, struct eco_csv_file **out,
                  struct eco_error *err);
+/* Sets the most text (bytes after decompression) f reads; `what` (static text, "a trace")
+ * names what the limit is for in the error: eco_csv_next then fails with -EFBIG,
+ * "PATH:LINE: more than 64 MiB of text (after decompression): the limit for WHAT". */
+void eco_csv_set_max_bytes(struct eco_csv_file *f, uint64_t max_bytes, const char *what);
+/* Writes n as "64 MiB", "4 GiB" (a whole number of the unit) or "N bytes" into buf. */
+void eco_csv_format_bytes(uint64_t n, char *buf, size_t size);
 /* Closes the file; NULL is accepted. */
 void eco_csv_close(struct eco_csv_file *f);
 /* Reads the next line without its line end (\n or \r\n). Returns 1 and sets *line (owned by
  * the reader, NUL-terminated, writable, valid until the next call) and *len; 0 at the end of
  * the file; -EINVAL (a NUL byte or an over-long line), -EIO (read error, e.g. a truncated gzip
- * stream) or -ENOMEM, with err naming file and line. A last line without a newline is a line. */
+ * stream), -EFBIG (more text than the reader's limit) or -ENOMEM, with err naming file and
+ * line. A last line without a newline is a line. */
 int eco_csv_next(struct eco_csv_file *f, char **line, size_t *len, struct eco_error *err);
 /* The 1-based number of the line last returned (0 before the first). */
 unsigned long eco_csv_lineno(const struct eco_csv_file *f);

@@ -193,6 +193,25 @@ static const char *kind_name(enum eco_signal_kind kind)
     return kind == ECO_SIGNAL_CARBON ? "carbon" : "price";
 }
 
+/* A value (raw as written, v in the series' unit) outside its kind's bounds: -EINVAL naming
+ * file, line, column and the range in the column's own unit. */
+static int check_range(enum eco_signal_kind kind, double raw, double v, double scale,
+                       const char *path, unsigned long ln, int vcol, const char *colname,
+                       struct eco_error *err)
+{
+    double hi =
+        kind == ECO_SIGNAL_CARBON ? ECO_SIGNAL_CARBON_MAX_G_PER_KWH : ECO_SIGNAL_PRICE_MAX_PER_MWH;
+    double lo = kind == ECO_SIGNAL_CARBON ? 0 : -hi;
+    if (v >= lo && v <= hi)
+        return 0;
+    return eco_errorf(err, -EINVAL,
+                      "%s:%lu: column %d (%s): %g is outside %g..%g: not a %s (the bounds are in "
+                      "docs/formats/grid-signal.md)",
+                      path, ln, vcol + 1, colname, raw, lo / scale, hi / scale,
+                      kind == ECO_SIGNAL_CARBON ? "carbon intensity in gCO2eq/kWh"
+                                                : "price a market sets");
+}
+
 int eco_grid_signal_read(const char *path, enum eco_signal_kind kind, const char *column,
                          struct eco_signal *s, struct eco_error *err)
 {
@@ -204,6 +223,7 @@ int eco_grid_signal_read(const char *path, enum eco_signal_kind kind, const char
     memset(s, 0, sizeof *s);
     if ((rc = eco_csv_open(path, SIGNAL_MAX_LINE, &f, err)) < 0)
         return rc;
+    eco_csv_set_max_bytes(f, ECO_SIGNAL_MAX_BYTES, "a grid-signal file");
     rc = eco_csv_next(f, &line, &len, err);
     if (rc <= 0) {
         rc = rc < 0 ? rc : eco_errorf(err, -EINVAL, "%s: empty file, expected a header line", path);
@@ -258,6 +278,11 @@ int eco_grid_signal_read(const char *path, enum eco_signal_kind kind, const char
             rc = eco_errorf(err, -EINVAL, "%s:%lu: malformed quoted field", path, ln);
             goto out;
         }
+        if (n == ECO_SIGNAL_MAX_ROWS) {
+            rc = eco_errorf(err, -EFBIG, "%s:%lu: more than %d data rows: the limit for a signal",
+                            path, ln, ECO_SIGNAL_MAX_ROWS);
+            goto out;
+        }
         if (nf <= vcol) {
             rc = eco_errorf(err, -EINVAL, "%s:%lu: %d fields, the value column '%s' is field %d",
                             path, ln, nf, colname, vcol + 1);
@@ -305,6 +330,7 @@ int eco_grid_signal_read(const char *path, enum eco_signal_kind kind, const char
                             ln, vcol + 1, colname, fld[vcol]);
             goto out;
         } else {
+            double raw = v[n];
             v[n] *= scale;
             if (kind == ECO_SIGNAL_CARBON && v[n] < 0) {
                 rc = eco_errorf(err, -EINVAL,
@@ -312,6 +338,8 @@ int eco_grid_signal_read(const char *path, enum eco_signal_kind kind, const char
                                 path, ln, vcol + 1, colname, v[n]);
                 goto out;
             }
+            if ((rc = check_range(kind, raw, v[n], scale, path, ln, vcol, colname, err)) < 0)
+                goto out;
         }
         n++;
     }

@@ -2,23 +2,54 @@
 /* The edges' one HTTP client: libcurl easy requests to a unix socket or a URL. */
 #include <curl/curl.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "http_client.h"
 
+/* The answer being read, and its bound. */
+struct body {
+    struct eco_http_resp *resp;
+    size_t max; /* 0: none */
+    bool over;  /* the answer went past max: the transfer was stopped */
+};
+
 static size_t on_data(char *p, size_t size, size_t n, void *ud)
 {
-    struct eco_http_resp *b = ud;
+    struct body *bd = ud;
+    struct eco_http_resp *b = bd->resp;
     size_t add = size * n;
-    char *d = realloc(b->body, b->len + add + 1);
-    if (!d)
-        return 0;
+    if (bd->max && add > bd->max - b->len) {
+        bd->over = true;
+        return 0; /* libcurl stops with CURLE_WRITE_ERROR */
+    }
+    if (b->len + add + 1 > b->cap) {
+        /* doubling: libcurl hands 16 KiB at a time, and growing by that much would copy a
+         * large answer over and over */
+        size_t cap = b->cap ? b->cap : 16384;
+        while (cap < b->len + add + 1)
+            cap *= 2;
+        char *d = realloc(b->body, cap);
+        if (!d)
+            return 0;
+        b->body = d;
+        b->cap = cap;
+    }
+    char *d = b->body;
     memcpy(d + b->len, p, add);
-    b->body = d;
     b->len += add;
     d[b->len] = '\0';
     return add;
+}
+
+/* CURLOPT_XFERINFOFUNCTION: nonzero aborts the transfer. */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    const struct eco_http_req *r = ud;
+    return r->cancel(r->cancel_ud);
 }
 
 int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, struct eco_error *err)
@@ -29,6 +60,7 @@ int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, st
     char url[1024];
     int rc = 0;
     *out = (struct eco_http_resp){0};
+    struct body bd = {.resp = out, .max = r->max_body};
     CURL *c = curl_easy_init();
     if (!c) {
         rc = eco_errorf(err, -ENOMEM, "cannot initialise libcurl");
@@ -41,6 +73,11 @@ int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, st
         snprintf(url, sizeof url, "%s%s", r->endpoint, r->path);
     }
     curl_easy_setopt(c, CURLOPT_URL, url);
+    /* no proxy from the environment: "" disables the one http_proxy etc. would set, "*"
+     * exempts every host, so that neither a user's nor a service manager's proxy variables
+     * send a request for a daemon of ours (or its body, or its token) elsewhere */
+    curl_easy_setopt(c, CURLOPT_PROXY, "");
+    curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
     if (r->auth)
         hdr = curl_slist_append(hdr, r->auth);
     if (r->method)
@@ -54,7 +91,7 @@ int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, st
     if (hdr)
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &bd);
     if (r->on_header) {
         curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, r->on_header);
         curl_easy_setopt(c, CURLOPT_HEADERDATA, r->header_ud);
@@ -62,7 +99,21 @@ int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out, st
     if (r->timeout_ms > 0)
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, r->timeout_ms);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    if (r->cancel) {
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, (void *)r);
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    }
     CURLcode cc = curl_easy_perform(c);
+    if (bd.over) {
+        rc = eco_errorf(err, -EFBIG, "answer longer than %zu bytes (the limit for this request)",
+                        r->max_body);
+        goto out;
+    }
+    if (cc == CURLE_ABORTED_BY_CALLBACK) {
+        rc = eco_errorf(err, -ECANCELED, "request cancelled");
+        goto out;
+    }
     if (cc != CURLE_OK) {
         rc = eco_errorf(err, -EIO, "%s", curl_easy_strerror(cc));
         goto out;

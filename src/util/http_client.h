@@ -16,6 +16,11 @@ struct eco_http_req {
     const char *body;     /* JSON text (sent as application/json), or NULL */
     const char *auth;     /* a whole header line ("Authorization: Bearer ..."), or NULL */
     long timeout_ms;      /* 0: none */
+    size_t max_body;      /* the longest answer body accepted, bytes; 0: no limit */
+    /* Optional: polled while the request runs (about once a second, and as data come);
+     * nonzero stops it (-ECANCELED). */
+    int (*cancel)(void *ud);
+    void *cancel_ud;
     /* Optional: called with each header line of the answer (libcurl's header callback,
      * which must return size * n). */
     size_t (*on_header)(char *line, size_t size, size_t n, void *ud);
@@ -27,11 +32,16 @@ struct eco_http_resp {
     long status;
     char *body;
     size_t len;
+    size_t cap; /* bytes allocated for body */
 };
 
-/* Sends r and fills *out (eco_http_resp_fini frees it, also on failure). 0; -EIO when the
- * server was not reached, err then libcurl's reason ("Couldn't connect to server"); -ENOMEM
- * when libcurl cannot start (err says so). err may be NULL. */
+/* Sends r and fills *out (eco_http_resp_fini frees it, also on failure). Every request goes
+ * straight to the endpoint: proxies are never used, whatever http_proxy, HTTPS_PROXY or
+ * ALL_PROXY say (every endpoint is one of ecosched's own daemons or an operator's local source,
+ * never a site a proxy should see). 0; -EIO when the server was not reached, err then
+ * libcurl's reason ("Couldn't connect to server"); -ECANCELED when r->cancel stopped it;
+ * -EFBIG when the body is longer than r->max_body (err: "answer longer than N bytes ...");
+ * -ENOMEM when libcurl cannot start (err says so). err may be NULL. */
 int eco_http_request(const struct eco_http_req *r, struct eco_http_resp *out,
                      struct eco_error *err);
 void eco_http_resp_fini(struct eco_http_resp *out);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Grid signals in `sim`: carbon and cost per run, node, job and over time, integrated over the
 # same pieces as energy (a constant signal gives energy x intensity; the nodes' figures add up
-# to the run's), --trace-start, and bad signal files or covers reported with file and line.
+# to the run's), --trace-start, and bad signal files or covers reported with file and line;
+# values outside the documented bounds, a FIFO and a gzip bomb refused (signals and traces).
 set -eu
 ECO="$1"
 SRC="$2"
@@ -106,6 +107,72 @@ expect_err "sim: --carbon: $T/bad.csv:3: column 2 (carbon_gco2eq_per_kwh): 'x' i
 expect_err "sim: --price: $T/step.csv:1: no price column" --price "$T/step.csv"
 expect_err "sim: --carbon: $T/missing.csv" --carbon "$T/missing.csv"
 expect_err "sim: --price-column needs --price FILE" --price-column price_eur_per_mwh
+
+# Values outside the documented bounds (docs/formats/grid-signal.md, "Limits"), refused with
+# file, line and column before the run: carbon 0..5000 g/kWh, prices within +-1e7 per MWh
+# (+-1e4 per kWh), so that no figure turns into inf or NaN.
+sigfile() { # sigfile FILE COLUMN VALUE: two hourly rows, the second VALUE
+    printf 'time_utc,%s\n2022-01-01T00:00:00Z,100\n2022-01-01T01:00:00Z,%s\n' "$2" "$3" > "$1"
+}
+sigfile "$T/c308.csv" carbon_gco2eq_per_kwh 1e308
+expect_err "sim: --carbon: $T/c308.csv:3: column 2 (carbon_gco2eq_per_kwh): 1e+308 is outside 0..5000" \
+    --carbon "$T/c308.csv"
+sigfile "$T/c5001.csv" carbon_gco2eq_per_kwh 5001
+expect_err "$T/c5001.csv:3: column 2 (carbon_gco2eq_per_kwh): 5001 is outside 0..5000" --carbon "$T/c5001.csv"
+sigfile "$T/c5000.csv" carbon_gco2eq_per_kwh 5000
+"$ECO" sim --trace "$T/one.csv" --cluster 1x8 -q --carbon "$T/c5000.csv" --trace-start 2022-01-01 \
+    > /dev/null 2> "$T/err" || fail "carbon 5000 g/kWh (the bound) refused: $(cat "$T/err")"
+for v in 1e+300 -1e+300; do
+    sigfile "$T/p.csv" price_usd_per_mwh "$v"
+    expect_err "$T/p.csv:3: column 2 (price_usd_per_mwh): $v is outside -1e+07..1e+07" --price "$T/p.csv"
+done
+sigfile "$T/pk.csv" price_usd_per_kwh 1e306
+expect_err "$T/pk.csv:3: column 2 (price_usd_per_kwh): 1e+306 is outside -10000..10000" --price "$T/pk.csv"
+sigfile "$T/neg.csv" price_eur_per_mwh -500
+"$ECO" sim --trace "$T/one.csv" --cluster 1x8 -q --price "$T/neg.csv" --trace-start 2022-01-01 \
+    > /dev/null 2> "$T/err" || fail "a negative price refused: $(cat "$T/err")"
+# --json refuses before it runs (nothing on stdout), not after the simulation
+set +e
+"$ECO" sim --trace "$T/one.csv" --cluster 1x8 --json --carbon "$T/c308.csv" > "$T/out" 2> "$T/err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && [ ! -s "$T/out" ] && grep -q "c308.csv:3:" "$T/err" ||
+    fail "--json with carbon 1e308: exit $rc, stdout '$(cat "$T/out")', stderr $(cat "$T/err")"
+
+# A FIFO in place of a signal or a trace is refused at once (the open does not wait for a
+# writer; timeout only catches a hang), naming the file.
+mkfifo "$T/fifo"
+for opt in --carbon --price --trace; do
+    set +e
+    if [ "$opt" = --trace ]; then
+        timeout 20 "$ECO" sim --trace "$T/fifo" --cluster 1x8 -q > /dev/null 2> "$T/err"
+    else
+        timeout 20 "$ECO" sim --trace "$T/one.csv" --cluster 1x8 -q "$opt" "$T/fifo" > /dev/null 2> "$T/err"
+    fi
+    rc=$?
+    set -e
+    [ "$rc" -eq 2 ] && grep -q "$T/fifo: cannot read: a FIFO, not a regular file" "$T/err" ||
+        fail "$opt FIFO: exit $rc (124: it hung), $(cat "$T/err")"
+done
+
+# A gzip bomb: a header and 65 MiB of newlines in 65 KB of gzip (made here, not committed).
+# The reader stops at 64 MiB of text, naming the file and the limit.
+if command -v python3 > /dev/null; then
+    python3 -c '
+import gzip, sys
+with gzip.open(sys.argv[1], "wb", compresslevel=9) as f:
+    f.write(b"time_utc,carbon_gco2eq_per_kwh\n")
+    chunk = b"\n" * (1 << 20)
+    for _ in range(65):
+        f.write(chunk)
+' "$T/bomb.csv.gz"
+    [ "$(wc -c < "$T/bomb.csv.gz")" -lt 200000 ] || fail "the bomb is not small"
+    expect_err "sim: --carbon: $T/bomb.csv.gz:" --carbon "$T/bomb.csv.gz"
+    grep -q "more than 64 MiB of text (after decompression): the limit for a grid-signal file" "$T/err" ||
+        fail "gzip bomb: $(cat "$T/err")"
+else
+    echo "note: python3 not found: the gzip bomb is not tested"
+fi
 
 # The bundled series read; a gap is noted.
 PJM="$SRC/data/grid_signals/us_eia930_2022/eia930_PJM_2022_carbon.csv.gz"
