@@ -351,7 +351,9 @@ int eco_cli__parse_deadline(const char *v, double now, double *out)
             double s;
         } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
         for (size_t k = 0; k < 4 && end != v && isfinite(x) && x > 0; k++)
-            if (end[0] == units[k].unit && !end[1] && isfinite(now + x * units[k].s)) {
+            /* finite, and later than now once added (a tiny x rounds back to now) */
+            if (end[0] == units[k].unit && !end[1] && isfinite(now + x * units[k].s) &&
+                now + x * units[k].s > now) {
                 *out = now + x * units[k].s;
                 return 0;
             }

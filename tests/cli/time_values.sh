@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: MIT
 # Times and durations too large for a double (found by fuzz/fuzz_time.c): `submit --deadline`
 # and `--max-delay` refuse them with the value named, before any daemon is asked (they were
-# taken as infinity and dropped from the request without a word), and `sim --max-delay` too.
+# taken as infinity and dropped from the request without a word), and `sim --max-delay` too;
+# and a relative deadline so small that it rounds to now is not a future time.
 set -u
 ECO="$1"; SRC="$2"
 . "$SRC/tests/cli/expect.shlib"
 export ECOSCHED_SOCKET=/nonexistent/ecosched-time-values.sock
-for v in @1e400 @inf @16E779630000000 +1e306d 1e306h 1e308m; do
+for v in @1e400 @inf @16E779630000000 +1e306d 1e306h 1e308m +0.000000000002h 1e-300s; do
     expect 2 "--deadline: '$v' is not a future time" -- submit --deadline "$v" -- true
 done
 for v in 1e306d 1e308h 1e400; do
