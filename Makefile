@@ -4,12 +4,13 @@
 JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
 
 
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps test-deps install build build-asan demo check test test-asan bench clean format
+.PHONY: all deps test-deps install build build-asan demo check test test-asan fuzz-check bench clean format
 
 all: build
 
@@ -37,7 +38,18 @@ test-asan: test-deps build-asan
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
-check: test test-asan
+# The fuzz targets (fuzz/README.md), 10 s each from their seed corpora, where clang can build
+# libFuzzer binaries (the fuzz build's ctest says why it skips otherwise); fails on any crash.
+fuzz-check: test-deps
+	@if command -v clang >/dev/null 2>&1; then \
+	  cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DECO_FUZZ=ON >/dev/null && \
+	  cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all && \
+	  cd $(FUZZ_BUILD) && ctest --output-on-failure -j $(JOBS); \
+	else \
+	  echo "fuzz-check: skipped: clang not found (Debian: clang libclang-rt-14-dev; sh scripts/setup.sh check)"; \
+	fi
+
+check: test test-asan fuzz-check
 
 bench: build
 	@sh bench/run.sh $(BUILD)
@@ -46,7 +58,7 @@ format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
 
 # Installs under $(PREFIX) (default /usr/local), staged under $(DESTDIR) when set; the unit
 # file names $(PREFIX)/bin/ecoschedd (docs/install.md).

@@ -15,9 +15,11 @@ libmicrohttpd-dev libcurl4-openssl-dev libglpk-dev"
 # format check), mariadb-server and slurmdbd (tests/slurm/sacct.sh runs slurmdbd on a private
 # MariaDB, as a site stores Slurm's accounting, to check the jobs' GPU energy in `sacct`). The
 # Slurm tests install munge and the other Slurm daemons themselves. (Where systemd runs,
-# installing mariadb-server also starts its service; the test never uses it.)
+# installing mariadb-server also starts its service; the test never uses it.) clang and
+# libclang-rt-14-dev (libFuzzer, the sanitizers' runtimes) build the fuzz targets that
+# `make fuzz-check` runs (fuzz/README.md).
 TEST_PKGS="libcmocka-dev curl socat jq chromium libslurm-dev man-db python3 clang-format
-mariadb-server slurmdbd"
+mariadb-server slurmdbd clang libclang-rt-14-dev"
 # promtool (tests/daemon/metrics.sh) and prometheus (tests/daemon/prometheus.sh) are taken from
 # this package, unpacked, never installed.
 PROMTOOL_DEB=prometheus

@@ -25,6 +25,9 @@ int eco_cli__cmd_catalog(int argc, char **argv);
 int eco_cli__cmd_place(int argc, char **argv);
 /* Client of ecoschedd (cmd_client.c). */
 int eco_cli__cmd_submit(int argc, char **argv);
+/* cmd_client.c: `submit --deadline TIME` as a Unix time after now: +N[smhd] (or N with a unit)
+ * from now, @UNIX_TIME, or YYYY-MM-DD[THH:MM[:SS]] in local time. 0, or -1 (printed). */
+int eco_cli__parse_deadline(const char *v, double now, double *out);
 int eco_cli__cmd_ls(int argc, char **argv);
 int eco_cli__cmd_show(int argc, char **argv);
 int eco_cli__cmd_cancel(int argc, char **argv);

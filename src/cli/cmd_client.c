@@ -322,15 +322,12 @@ static int number_opt(int which, const char *v, json_t **out)
     return 0;
 }
 
-/* --deadline TIME as a Unix time: +N[smhd] (or N with a unit) from now, @UNIX_TIME, or
- * YYYY-MM-DD[THH:MM[:SS]] in local time. 0, or -1 (printed). */
-static int parse_deadline(const char *v, double *out)
+int eco_cli__parse_deadline(const char *v, double now, double *out)
 {
     char *end;
-    double now = (double)time(NULL);
     if (v[0] == '@') {
         double t = strtod(v + 1, &end);
-        if (end != v + 1 && !*end && t > now) {
+        if (end != v + 1 && !*end && isfinite(t) && t > now) {
             *out = t;
             return 0;
         }
@@ -354,7 +351,9 @@ static int parse_deadline(const char *v, double *out)
             double s;
         } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
         for (size_t k = 0; k < 4 && end != v && isfinite(x) && x > 0; k++)
-            if (end[0] == units[k].unit && !end[1]) {
+            /* finite, and later than now once added (a tiny x rounds back to now) */
+            if (end[0] == units[k].unit && !end[1] && isfinite(now + x * units[k].s) &&
+                now + x * units[k].s > now) {
                 *out = now + x * units[k].s;
                 return 0;
             }
@@ -400,7 +399,7 @@ static int submit_opts(int argc, char **argv, struct copts *o, json_t *req)
             json_object_set_new(req, "name", json_string(v));
         } else if ((v = opt_value(argc, argv, &i, "--deadline", &bad))) {
             double t;
-            if (parse_deadline(v, &t) < 0)
+            if (eco_cli__parse_deadline(v, (double)time(NULL), &t) < 0)
                 return -1;
             json_object_set_new(req, "deadline", json_real(t));
         } else if ((v = opt_value(argc, argv, &i, "--max-delay", &bad))) {

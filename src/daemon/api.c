@@ -148,13 +148,6 @@ static json_t *job_json(const char *logs_dir, const struct eco_store_job *j, boo
 
 /* ---- POST /v1/jobs ---------------------------------------------------------------------- */
 
-/* A submit's fields, checked. The JSON texts are the caller's to free. */
-struct submit {
-    struct eco_store_job job;
-    char *argv_json;
-    char *env_json;
-};
-
 /* Checks a string has no NUL inside (JSON allows \u0000; C strings and exec do not). */
 static bool plain_string(const json_t *v)
 {
@@ -360,7 +353,7 @@ static const char *check_deferral(const json_t *obj, struct eco_store_job *job,
 }
 
 /* Checks every field of a submit body; NULL and *s filled, or the field at fault and err. */
-static const char *check_submit(struct ecod *d, const json_t *obj, struct submit *s,
+static const char *check_submit(struct ecod *d, const json_t *obj, struct ecod_submit *s,
                                 struct eco_error *err)
 {
     static const char *const known[] = {"argv",       "env",       "cwd",        "gpus",
@@ -436,24 +429,38 @@ static const char *check_submit(struct ecod *d, const json_t *obj, struct submit
     return NULL;
 }
 
+const char *ecod__api_submit_parse(struct ecod *d, const char *body, size_t len, uid_t uid,
+                                   gid_t gid, struct ecod_submit *s, struct eco_error *err)
+{
+    json_error_t jerr;
+    *s = (struct ecod_submit){.job = {.uid = uid, .gid = gid}};
+    s->obj = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr) : NULL;
+    if (!json_is_object(s->obj)) {
+        eco_errorf(err, -EINVAL, "the body must be a JSON object%s%s", s->obj ? "" : ": ",
+                   s->obj ? "" : (len ? jerr.text : "empty body"));
+        return "body";
+    }
+    return check_submit(d, s->obj, s, err);
+}
+
+void ecod__api_submit_fini(struct ecod_submit *s)
+{
+    json_decref(s->obj);
+    free(s->argv_json);
+    free(s->env_json);
+    *s = (struct ecod_submit){.obj = NULL};
+}
+
 static enum MHD_Result submit(struct ecod *d, struct MHD_Connection *c, const struct peer *p,
                               const struct req *rq)
 {
     struct eco_error why = {{0}};
-    struct submit s = {.job = {.uid = p->uid, .gid = p->gid}};
+    struct ecod_submit s;
     struct eco_error err = {{0}};
-    json_error_t jerr;
     enum MHD_Result ret;
     int64_t id = 0;
-    json_t *obj = rq->body.len ? json_loadb(rq->body.data, rq->body.len,
-                                            JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr)
-                               : NULL;
-    if (!json_is_object(obj)) {
-        ret = eco_http_fail(c, 400, "body", "the body must be a JSON object%s%s", obj ? "" : ": ",
-                            obj ? "" : (rq->body.len ? jerr.text : "empty body"));
-        goto out;
-    }
-    const char *bad = check_submit(d, obj, &s, &why);
+    const char *bad =
+        ecod__api_submit_parse(d, rq->body.data, rq->body.len, p->uid, p->gid, &s, &why);
     if (bad) {
         ret = eco_http_fail(c, *bad ? 400 : 500, *bad ? bad : NULL, "%s", why.msg);
         goto out;
@@ -473,9 +480,7 @@ static enum MHD_Result submit(struct ecod *d, struct MHD_Connection *c, const st
     d->want_sched = true;
     ret = eco_http_reply(c, 201, json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued"));
 out:
-    json_decref(obj);
-    free(s.argv_json);
-    free(s.env_json);
+    ecod__api_submit_fini(&s);
     return ret;
 }
 

@@ -118,31 +118,68 @@ static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
 
 /* ---- POST /v1/node/budget ------------------------------------------------------------------ */
 
-static enum MHD_Result set_budget(struct ecod *d, struct MHD_Connection *c, const json_t *b)
+const char *ecod__api_node_budget(struct ecod *d, const json_t *b, struct eco_error *err)
 {
     const char *key;
     json_t *val;
-    struct eco_error err = {{0}};
     json_object_foreach((json_t *)b, key, val)
     {
-        if (strcmp(key, "budget_w") && strcmp(key, "policy"))
-            return eco_http_fail(c, 400, key, "unknown field '%.64s' (budget_w, policy)", key);
+        if (strcmp(key, "budget_w") && strcmp(key, "policy")) {
+            eco_errorf(err, -EINVAL, "unknown field '%.64s' (budget_w, policy)", key);
+            return key;
+        }
     }
     const json_t *w = json_object_get(b, "budget_w"), *p = json_object_get(b, "policy");
-    if (!json_is_number(w))
-        return eco_http_fail(c, 400, "budget_w", "budget_w must be a number of watts (0: none)");
-    if (p && !json_is_string(p))
-        return eco_http_fail(c, 400, "policy", "policy must be a capper name (FAMILY[:PARAMS])");
-    /* the message as the reply always had it: at most 199 bytes */
-    if (ecod__nodecap_set(d, json_number_value(w), p ? json_string_value(p) : NULL, &err) < 0)
-        return eco_http_fail(c, 400, p && !strncmp(err.msg, "policy", 6) ? "policy" : "budget_w",
-                             "%.199s", err.msg);
+    if (!json_is_number(w)) {
+        eco_errorf(err, -EINVAL, "budget_w must be a number of watts (0: none)");
+        return "budget_w";
+    }
+    if (p && !json_is_string(p)) {
+        eco_errorf(err, -EINVAL, "policy must be a capper name (FAMILY[:PARAMS])");
+        return "policy";
+    }
+    struct eco_error why = {{0}};
+    if (ecod__nodecap_set(d, json_number_value(w), p ? json_string_value(p) : NULL, &why) < 0) {
+        /* the message as the reply always had it: at most 199 bytes */
+        eco_errorf(err, -EINVAL, "%.199s", why.msg);
+        return p && !strncmp(why.msg, "policy", 6) ? "policy" : "budget_w";
+    }
+    return NULL;
+}
+
+static enum MHD_Result set_budget(struct ecod *d, struct MHD_Connection *c, const json_t *b)
+{
+    struct eco_error err = {{0}};
+    const char *bad = ecod__api_node_budget(d, b, &err);
+    if (bad)
+        return eco_http_fail(c, 400, bad, "%s", err.msg);
+    const json_t *w = json_object_get(b, "budget_w"), *p = json_object_get(b, "policy");
     ECO_LOG(ECO_LOG_INFO, "power", "node power budget %.0f W (%s)", json_number_value(w),
             p ? json_string_value(p) : "policy kept");
     return eco_http_reply(c, 200, budget_json(d));
 }
 
 /* ---- POST /v1/gpus/N/limit --------------------------------------------------------------- */
+
+const char *ecod__api_node_check_limit(const json_t *body, const struct eco_power_range *pr,
+                                       double *w, struct eco_error *err)
+{
+    const json_t *v = json_object_get(body, "power_limit_w");
+    if (json_object_size(body) != 1 || !v) {
+        eco_errorf(err, -EINVAL, "the body must be {\"power_limit_w\": WATTS|\"default\"}");
+        return "power_limit_w";
+    }
+    *w = pr->default_w;
+    if (json_is_string(v) && !strcmp(json_string_value(v), "default"))
+        return NULL;
+    *w = json_number_value(v);
+    if (!json_is_number(v) || !isfinite(*w) || *w < pr->min_w - 1e-9 || *w > pr->max_w + 1e-9) {
+        eco_errorf(err, -EINVAL, "power_limit_w must be %g..%g W or \"default\"", pr->min_w,
+                   pr->max_w);
+        return "power_limit_w";
+    }
+    return NULL;
+}
 
 static enum MHD_Result set_limit(struct ecod *d, struct MHD_Connection *c, const char *gs,
                                  const json_t *body)
@@ -151,23 +188,18 @@ static enum MHD_Result set_limit(struct ecod *d, struct MHD_Connection *c, const
     long g = strtol(gs, &end, 10);
     struct eco_power_range pr;
     struct eco_error err = {{0}};
+    double w;
     if (!*gs || *end || g < 0 || g >= (long)d->n_gpus)
         return eco_http_fail(c, 404, "gpu", "no GPU '%.16s' on this server (0..%d)", gs,
                              (int)d->n_gpus - 1);
-    const json_t *v = json_object_get(body, "power_limit_w");
-    if (json_object_size(body) != 1 || !v)
+    if (json_object_size(body) != 1 || !json_object_get(body, "power_limit_w"))
         return eco_http_fail(c, 400, "power_limit_w",
                              "the body must be {\"power_limit_w\": WATTS|\"default\"}");
     if (eco_platform_power_range(d->platform, (unsigned)g, &pr, &err) < 0)
         return eco_http_fail(c, 500, NULL, "%s", err.msg);
-    double w = pr.default_w;
-    if (!(json_is_string(v) && !strcmp(json_string_value(v), "default"))) {
-        w = json_number_value(v);
-        if (!json_is_number(v) || !isfinite(w) || w < pr.min_w - 1e-9 || w > pr.max_w + 1e-9)
-            return eco_http_fail(c, 400, "power_limit_w",
-                                 "power_limit_w must be %g..%g W or \"default\"", pr.min_w,
-                                 pr.max_w);
-    }
+    const char *bad = ecod__api_node_check_limit(body, &pr, &w, &err);
+    if (bad)
+        return eco_http_fail(c, 400, bad, "%s", err.msg);
     if (eco_platform_set_power_limit(d->platform, (unsigned)g, w, &err) < 0) {
         ECO_LOG(ECO_LOG_WARN, "api", "GPU %ld: limit %.0f W: %s", g, w, err.msg);
         return eco_http_fail(c, 500, NULL, "%s", err.msg);
@@ -178,10 +210,9 @@ static enum MHD_Result set_limit(struct ecod *d, struct MHD_Connection *c, const
 
 /* ---- POST /v1/slurm/jobs ------------------------------------------------------------------ */
 
-/* Reads the register body: job_id, uid, gid, gpus, power_cap. NULL or the field at fault. */
-static const char *check_register(struct ecod *d, const json_t *b, json_int_t *job, uid_t *uid,
-                                  gid_t *gid, uint32_t *gpus, uint32_t *n, const json_t **cap,
-                                  struct eco_error *err)
+const char *ecod__api_node_check_register(struct ecod *d, const json_t *b, json_int_t *job,
+                                          uid_t *uid, gid_t *gid, uint32_t *gpus, uint32_t *n,
+                                          const json_t **cap, struct eco_error *err)
 {
     static const char *const known[] = {"job_id", "uid", "gid", "gpus", "power_cap", NULL};
     const char *key;
@@ -292,7 +323,7 @@ static enum MHD_Result slurm_register(struct ecod *d, struct MHD_Connection *c, 
     const json_t *capv = NULL;
     double cap_w = 0;
     int64_t id = 0;
-    const char *bad = check_register(d, b, &job, &uid, &gid, gpus, &n, &capv, &why);
+    const char *bad = ecod__api_node_check_register(d, b, &job, &uid, &gid, gpus, &n, &capv, &why);
     if (!bad)
         bad = resolve_cap(d, capv, gpus, n, &cap_w, &why);
     if (bad)
@@ -366,6 +397,19 @@ static enum MHD_Result slurm_end(struct ecod *d, struct MHD_Connection *c, const
 
 /* ---- routing ----------------------------------------------------------------------------- */
 
+json_t *ecod__api_node_body(const char *body, size_t len, struct eco_error *err)
+{
+    json_error_t jerr;
+    json_t *b = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : json_object();
+    if (!json_is_object(b)) {
+        eco_errorf(err, -EINVAL, "the body must be a JSON object%s%s", b ? "" : ": ",
+                   b ? "" : jerr.text);
+        json_decref(b);
+        return NULL;
+    }
+    return b;
+}
+
 bool ecod__api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
                           const char *method, const char *body, size_t len, uid_t peer_uid,
                           int *mhd_ret)
@@ -393,11 +437,9 @@ bool ecod__api_node_route(struct ecod *d, struct MHD_Connection *c, const char *
                             (unsigned)peer_uid);
         goto out;
     }
-    json_error_t jerr;
-    b = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : json_object();
-    if (!json_is_object(b)) {
-        ret = eco_http_fail(c, 400, "body", "the body must be a JSON object%s%s", b ? "" : ": ",
-                            b ? "" : jerr.text);
+    struct eco_error berr = {{0}};
+    if (!(b = ecod__api_node_body(body, len, &berr))) {
+        ret = eco_http_fail(c, 400, "body", "%s", berr.msg);
         goto out;
     }
     if (budget) {

@@ -124,6 +124,8 @@ int eco_parse_duration(const char *s, double *out, struct eco_error *err)
                           "'%.40s' is not a duration (a number >= 0 with s, m, h or d: 6h, 90m)",
                           s);
     }
+    if (!isfinite(v * unit)) /* 1e306d: finite as a number, infinite in seconds */
+        return eco_errorf(err, -EINVAL, "'%.40s' is too long a duration", s);
     *out = v * unit;
     return 0;
 }

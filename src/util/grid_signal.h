@@ -14,7 +14,8 @@
  * Returns 0 and sets *out, or -EINVAL with err saying what is wrong (the caller adds where). */
 int eco_parse_utc(const char *s, double *out, struct eco_error *err);
 /* Parses a duration: a number >= 0 with an optional unit s, m (minutes), h or d ("6h", "90m",
- * "1.5d", "3600"), into seconds. 0 or -EINVAL with err saying what is wrong. */
+ * "1.5d", "3600"), into seconds; one that is infinite in seconds (1e306d) is refused. 0 or
+ * -EINVAL with err saying what is wrong. */
 int eco_parse_duration(const char *s, double *out, struct eco_error *err);
 /* The longest slack a deferrable job may ask for, seconds: a month, for ecoschedd's max_delay
  * and powerd's `ecosched:max-delay=`. Longer is a job to submit later, not a deferral, and a

@@ -8,7 +8,7 @@ SRC="$2"
 command -v clang-format >/dev/null 2>&1 ||
     { echo "SKIP: clang-format not found (apt-get install clang-format)"; exit 77; }
 cd "$SRC" || { echo "FAIL: cannot enter $SRC"; exit 1; }
-files=$(find src include tests bench contrib -name '*.c' -o -name '*.h' 2>/dev/null | sort)
+files=$(find src include tests bench contrib fuzz -name '*.c' -o -name '*.h' 2>/dev/null | sort)
 bad=0
 n=0
 for f in $files; do
