@@ -62,10 +62,13 @@ int eco_csv_open(const char *path, size_t max_line, struct eco_csv_file **out,
         goto fail;
     }
     if (!S_ISREG(st.st_mode)) {
-        rc = eco_errorf(err, -EIO, "%s: cannot read: %s (give a file: gzip is read as it is)", path,
-                        S_ISDIR(st.st_mode)    ? strerror(EISDIR)
-                        : S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file"
-                                               : "not a regular file");
+        if (S_ISDIR(st.st_mode))
+            rc = eco_errorf(err, -EIO, "%s: cannot read: %s (expected a CSV file)", path,
+                            strerror(EISDIR));
+        else
+            rc = eco_errorf(
+                err, -EIO, "%s: cannot read: %s (give a file: gzip is read as it is)", path,
+                S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file" : "not a regular file");
         goto fail;
     }
     int fl = fcntl(fd, F_GETFL);
