@@ -293,12 +293,16 @@ static void keep_unrecorded(struct ecod *d, struct ecod_run *r, const char *msg)
 /* Job of run i ended: record it, restore limits, free its GPUs, forget the run. have_status:
  * `status` is a wait status (our child); otherwise the exit status is unknown (adopted).
  * When the store cannot record the end (full disk), the run stays as "ended, not recorded"
- * (end_unrecorded: no process, no GPUs, energy final) and retry_store writes it later. */
-static void end_run(struct ecod *d, size_t i, bool have_status, int status)
+ * (end_unrecorded: no process, no GPUs, energy final) and retry_store writes it later.
+ * energy_j (may be NULL): the run's final energy, the figure recorded (the GPUs' counters are
+ * read once here: a second reading a moment later would add to the stored figure). */
+static void end_run(struct ecod *d, size_t i, bool have_status, int status, double *energy_j)
 {
     struct ecod_run *r = &d->runs[i];
     struct eco_error err = {{0}};
     ecod__sched_account(d, d->mono_s);
+    if (energy_j)
+        *energy_j = r->energy_j;
     /* each GPU back to the lowest cap of the jobs still on it, or the default; a Slurm job's
      * GPUs always (the power controller may have lowered them), not only when it was capped */
     if (r->cap_w > 0 || r->slurm_job > 0)
@@ -373,9 +377,9 @@ static void reap(struct ecod *d, double mono)
                 r->adopted = true; /* reaped elsewhere: fall back to /proc */
         }
         if (rc == 1)
-            end_run(d, i, true, status);
+            end_run(d, i, true, status, NULL);
         else if (r->adopted && !ecod__run_alive(r))
-            end_run(d, i, false, 0);
+            end_run(d, i, false, 0, NULL);
     }
 }
 
@@ -868,9 +872,7 @@ int ecod__sched_end_slurm(struct ecod *d, int64_t id, double now, double mono, d
     for (size_t i = 0; i < d->n_runs; i++) {
         if (d->runs[i].id != id || d->runs[i].slurm_job <= 0)
             continue;
-        ecod__sched_account(d, d->mono_s);
-        *energy_j = d->runs[i].energy_j;
-        end_run(d, i, true, 0);
+        end_run(d, i, true, 0, energy_j);
         return 0;
     }
     return -ENOENT;

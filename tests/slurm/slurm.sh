@@ -376,12 +376,13 @@ check "power budget -5 refused with exit 2 (got $rc)" [ "$rc" -eq 2 ]
 #    makes this hour the lowest (and the budget is whole again)
 kill -TERM "$PPID_"; wait "$PPID_"; rc=$?
 check "first powerd exits 0 on SIGTERM (got $rc)" [ "$rc" -eq 0 ]
-gnow=$(date +%s); gh0=$((gnow - gnow % 3600))
-# carbon_file LOW_HOUR: hourly rows -24..24 h around this hour, 500 g/kWh, 50 in LOW_HOUR
+# carbon_file LOW_HOUR: hourly rows -24..24 h around this hour, 500 g/kWh, 50 in LOW_HOUR and
+# the hour after it (a run that crosses the hour while it waits still finds now low)
 carbon_file() {
+    gnow=$(date +%s); gh0=$((gnow - gnow % 3600))
     { echo time_utc,carbon_gco2eq_per_kwh
       for h in $(seq -24 24); do
-          v=500; [ "$h" -eq "$1" ] && v=50
+          v=500; [ "$h" -eq "$1" ] || [ "$h" -eq $(($1 + 1)) ] && v=50
           echo "$(date -u -d "@$((gh0 + 3600 * h))" +%Y-%m-%dT%H:00:00Z),$v"
       done; } >"$R/carbon.tmp"
     mv "$R/carbon.tmp" "$R/carbon.csv"
