@@ -45,6 +45,9 @@ static const struct merge_case cases[] = {
      "checked by ops; ecosched gpu_energy_j=5.0 nodes=1 gpu7=5.0J"},
     {"ops; ecosched gpu_energy_j=5.0 nodes=1 a=5.0J", "b", 1, -1,
      "ops; ecosched gpu_energy_j=6.0 nodes=2 a=5.0J b=1.0J"},
+    /* a negative zero is written as 0, which the reader takes (it printed "-0.0": found by
+     * fuzz_acct_comment) */
+    {"ops", "N0", -0.0, -0.0, "ops; ecosched gpu_energy_j=0.0 carbon_g=0.00 nodes=1 N0=0.0J,0.00g"},
 };
 
 static void merges(void **state)

@@ -162,9 +162,11 @@ int eco_slurm__comment_merge(const char *old, const char *node, double energy_j,
                         energy_j);
         goto done;
     }
+    /* -0 is printed "-0.0", which no reader takes (signs refused): written as 0 */
+    energy_j = fabs(energy_j);
+    carbon_g = carbon_g >= 0 && carbon_g < PART_MAX ? fabs(carbon_g) : -1;
     if ((ours && (rc = parse(ours + strlen("ecosched "), &p, err)) < 0) ||
-        (rc = add(&p, node, strlen(node), energy_j,
-                  carbon_g >= 0 && carbon_g < PART_MAX ? carbon_g : -1)) < 0)
+        (rc = add(&p, node, strlen(node), energy_j, carbon_g)) < 0)
         goto done;
     while (pre && (old[pre - 1] == ' ' || old[pre - 1] == ';'))
         pre--; /* the separator written below */
