@@ -16,7 +16,6 @@
 #include <unistd.h>
 #include "cli.h"
 #include "report_acct.h"
-#include "slurm/acct_comment_internal.h"
 #include "util/http_client.h"
 
 /* What starts ecosched's text in an AdminComment (src/slurm/acct_comment_internal.h: the CLI
@@ -104,6 +103,24 @@ static int gpus_of(const json_t *job, const char *path, size_t i, double *gpus,
     return 0;
 }
 
+/* Largest energy (J) or carbon (g) read from an AdminComment, excluded: the plugin's bound on
+ * what it writes (PART_MAX in src/slurm/acct_comment.c), a petajoule, 30 MW for a year. */
+#define COMMENT_MAX 1e15
+
+/* A figure at s as the plugin prints it ("%.1f", "%.2f"): digits, optionally a point and
+ * digits, below COMMENT_MAX; *end after it. strtod alone takes inf, nan, 1e999 (as HUGE_VAL),
+ * hexadecimal and signs. */
+static bool decimal(const char *s, char **end, double *v)
+{
+    size_t n = strspn(s, "0123456789"), f;
+    if (n && s[n] == '.' && (f = strspn(s + n + 1, "0123456789")))
+        n += 1 + f;
+    else if (!n || s[n] == '.')
+        return false;
+    *v = strtod(s, end);
+    return *end == s + n && *v < COMMENT_MAX;
+}
+
 /* ecosched's figures in an AdminComment: energy (< 0: none) and carbon (< 0: unknown). */
 static int comment_of(const char *c, const char *path, size_t i, double *e, double *g,
                       struct eco_error *err)
@@ -113,13 +130,13 @@ static int comment_of(const char *c, const char *path, size_t i, double *e, doub
     *e = *g = -1;
     if (!s)
         return 0;
-    if (!eco_slurm__comment_decimal(s + strlen(ACCT_TAG), &end, e) || (*end && *end != ' '))
+    if (!decimal(s + strlen(ACCT_TAG), &end, e) || (*end && *end != ' '))
         return eco_errorf(err, -EINVAL,
                           "%s: jobs[%zu].comment.administrator: '%.80s': gpu_energy_j is not a "
                           "number of joules",
                           path, i, s);
     if ((cg = strstr(end, " carbon_g="))) {
-        if (!eco_slurm__comment_decimal(cg + 10, &end, g) || (*end && *end != ' '))
+        if (!decimal(cg + 10, &end, g) || (*end && *end != ' '))
             return eco_errorf(err, -EINVAL,
                               "%s: jobs[%zu].comment.administrator: carbon_g is not a number of "
                               "grams",

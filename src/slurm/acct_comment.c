@@ -47,7 +47,10 @@ static int add(struct parts *p, const char *node, size_t len, double e, double c
     return 0;
 }
 
-bool eco_slurm__comment_decimal(const char *s, char **end, double *v)
+/* A figure as the merge prints it ("%.1f", "%.2f"): digits, optionally a point and digits,
+ * below PART_MAX; *end after it. strtod alone takes inf, nan, 1e999 (as HUGE_VAL),
+ * hexadecimal and signs. */
+static bool decimal(const char *s, char **end, double *v)
 {
     size_t n = strspn(s, "0123456789"), f;
     if (n && s[n] == '.' && (f = strspn(s + n + 1, "0123456789")))
@@ -73,8 +76,7 @@ static bool total(const char *t, size_t len, const char *key)
     size_t k = strlen(key);
     char *end;
     double v;
-    return len > k && !strncasecmp(t, key, k) && eco_slurm__comment_decimal(t + k, &end, &v) &&
-           end == t + len;
+    return len > k && !strncasecmp(t, key, k) && decimal(t + k, &end, &v) && end == t + len;
 }
 
 /* One part "NODE=EJ[,Cg]" (token t of length len) into p. */
@@ -84,13 +86,12 @@ static int part(const char *t, size_t len, struct parts *p, struct eco_error *er
     size_t klen = eq ? (size_t)(eq - t) : 0;
     char *end;
     double e, c = -1;
-    if (!klen || klen >= NAME_MAX_LEN || !eco_slurm__comment_decimal(eq + 1, &end, &e) ||
-        (*end != 'J' && *end != 'j'))
+    if (!klen || klen >= NAME_MAX_LEN || !decimal(eq + 1, &end, &e) || (*end != 'J' && *end != 'j'))
         return eco_errorf(err, -EINVAL, "AdminComment: part '%.*s' is not NODE=JOULESJ", (int)len,
                           t);
     if (end[1] == ',') {
         const char *cs = end + 2;
-        if (!eco_slurm__comment_decimal(cs, &end, &c) || (*end != 'g' && *end != 'G'))
+        if (!decimal(cs, &end, &c) || (*end != 'g' && *end != 'G'))
             return eco_errorf(err, -EINVAL, "AdminComment: part '%.*s': carbon is not GRAMSg",
                               (int)len, t);
     }

@@ -22,12 +22,6 @@
 int eco_slurm__comment_merge(const char *old, const char *node, double energy_j, double carbon_g,
                              char **out, struct eco_error *err);
 
-/* A figure at s as the merge prints it ("%.1f", "%.2f"): digits, optionally a point and
- * digits, below 1e15 (a petajoule, 30 MW for a year: the bound on what the merge writes); *end
- * after it. strtod alone takes inf, nan, 1e999 (as HUGE_VAL), hexadecimal and signs. The
- * merge's reader and report --accounting's. */
-bool eco_slurm__comment_decimal(const char *s, char **end, double *v);
-
 /* Whether the comment holds a part for NODE, in any case (the check after a write that may
  * have raced another node's). */
 bool eco_slurm__comment_has(const char *comment, const char *node);
