@@ -42,7 +42,8 @@ tmp=$(mktemp)
     echo
     echo "One call of the power-capping allocator (price-based, docs/policies/powercap.md) for N"
     echo "one-GPU jobs of mixed GPU types and workloads with learned models, 20% with deadlines"
-    echo "(bench/bench_powercap.c). Target: one allocation for 10,000 GPUs in at most 5 ms."
+    echo "(bench/bench_powercap.c). Target: one allocation for 10,000 GPUs in at most 5 ms; with"
+    echo "memos (docs/policies/powercap.md, \"Memos\"), when one job changes, at most 1 ms."
     echo
     "$BUILD/eco_bench_powercap"
     echo

@@ -802,6 +802,92 @@ static void test_alloc_large(void **state)
     population_free(&pop);
 }
 
+/* Memos (eco_cap_job.memo) at reuse_tol 0 change nothing, bit for bit: over rounds in which
+ * some models take a sample, every job's work and slack drop, some jobs come near the end of
+ * the horizon and some get a trust region, the limits and the price are those of the same
+ * call without memos. At reuse_tol > 0 a model that moved within it keeps its old row (the
+ * limit it had), one that moved beyond it gets a new one. */
+static void test_alloc_memo(void **state)
+{
+    (void)state;
+    struct population pop;
+    population_make(&pop, 2000, 81);
+    struct eco_cap_params p;
+    eco_cap_params_default(&p);
+    struct eco_cap_job *bare = malloc(pop.n * sizeof *bare);
+    double *a = malloc(pop.n * sizeof *a), *b = malloc(pop.n * sizeof *b);
+    assert_non_null(bare);
+    assert_non_null(a);
+    assert_non_null(b);
+    for (size_t i = 0; i < pop.n; i++)
+        assert_non_null(pop.jobs[i].memo = eco_cap_memo_new(p.grid));
+    struct eco_rng rng;
+    eco_rng_init(&rng, 82);
+    double budget = 0.5 * (pop.budget_lo + pop.budget_hi);
+    for (int r = 0; r < 8; r++) {
+        for (size_t i = 0; i < pop.n; i++) {
+            struct eco_cap_job *j = &pop.jobs[i];
+            struct eco_job_model *m = &pop.models[i];
+            if (i % 7 == (size_t)r % 7) /* a new sample */
+                eco_job_model_observe(
+                    m, j->min_limit_w + eco_rng_uniform(&rng) * (j->max_limit_w - j->min_limit_w),
+                    m->max_limit_w * (0.5 + 0.3 * eco_rng_uniform(&rng)),
+                    0.7 + 0.3 * eco_rng_uniform(&rng));
+            j->remaining_s -= 1;
+            if (j->slack_s >= 1)
+                j->slack_s -= 1;
+            if (i % 97 == 0) /* inside the horizon: the cost is no longer proportional */
+                j->remaining_s = 3 + r;
+            j->upper_w =
+                i % 5 == 0 && r % 2 ? j->min_limit_w + 0.4 * (j->max_limit_w - j->min_limit_w) : 0;
+            bare[i] = *j;
+            bare[i].memo = NULL;
+        }
+        double pa = eco_cap_allocate(pop.jobs, pop.n, budget, &p, a, NULL);
+        double pb = eco_cap_allocate(bare, pop.n, budget, &p, b, NULL);
+        assert_true(pa > 0 && pa == pb);
+        assert_memory_equal(a, b, pop.n * sizeof *a);
+    }
+    for (size_t i = 0; i < pop.n; i++)
+        eco_cap_memo_free(pop.jobs[i].memo);
+
+    /* One job whose budget is its predicted power at grid point 12 (plus 0.5 W). */
+    struct eco_cap_job one = pop.jobs[0];
+    struct eco_job_model m = pop.models[0];
+    one.ctx = &m;
+    one.slack_s = -1;
+    one.upper_w = 0;
+    one.remaining_s = 3600;
+    one.memo = eco_cap_memo_new(p.grid);
+    assert_non_null(one.memo);
+    assert_true(eco_job_model_ready(&m));
+    double pw12, sp;
+    eco_job_model_predict(&m, eco_cap_grid_limit(one.min_limit_w, one.max_limit_w, p.grid, 12),
+                          &pw12, &sp);
+    double lim0, lim1, lim2;
+    p.reuse_tol = 0.02;
+    eco_cap_allocate(&one, 1, pw12 + 0.5, &p, &lim0, NULL);
+    assert_true(lim0 == eco_cap_grid_limit(one.min_limit_w, one.max_limit_w, p.grid, 12));
+    m.power.theta[0] += 0.015; /* 1.5 % of its power scale more: point 12 no longer fits */
+    eco_cap_allocate(&one, 1, pw12 + 0.5, &p, &lim1, NULL);
+    assert_true(lim1 == lim0); /* within reuse_tol: the row of the old model */
+    p.reuse_tol = 0;
+    struct eco_cap_job fresh = one;
+    fresh.memo = NULL;
+    eco_cap_allocate(&fresh, 1, pw12 + 0.5, &p, &lim2, NULL);
+    assert_true(lim2 < lim0); /* the moved model's own answer */
+    p.reuse_tol = 0.02;
+    m.power.theta[0] += 0.01; /* 0.025 from the row's model: beyond reuse_tol */
+    eco_cap_allocate(&one, 1, pw12 + 0.5, &p, &lim1, NULL);
+    eco_cap_allocate(&fresh, 1, pw12 + 0.5, &p, &lim2, NULL);
+    assert_true(lim1 == lim2 && lim1 < lim0);
+    eco_cap_memo_free(one.memo);
+    free(bare);
+    free(a);
+    free(b);
+    population_free(&pop);
+}
+
 static void test_alloc_identical_jobs(void **state)
 {
     (void)state;
@@ -1030,6 +1116,7 @@ int main(void)
         cmocka_unit_test(test_alloc_all_min_all_max),
         cmocka_unit_test(test_alloc_deadline_and_horizon),
         cmocka_unit_test(test_alloc_large),
+        cmocka_unit_test(test_alloc_memo),
         cmocka_unit_test(test_alloc_identical_jobs),
         cmocka_unit_test(test_alloc_errors),
         cmocka_unit_test(test_baselines),

@@ -122,7 +122,18 @@ struct eco_cap_job {
      * of its curve the model has not sampled lately; 0 or above max_limit_w: no bound. Grid
      * points above it are priced as the highest one at or below it. */
     double upper_w;
+    /* The allocator's memory of this job between calls (eco_cap_memo_new), or NULL: its
+     * learned model's grid row and hull are kept and used again while the model's
+     * coefficients stay within eco_cap_params.reuse_tol of those they were computed from
+     * (docs/policies/powercap.md, "Work in proportion to what changed"). Only for jobs whose
+     * predict is eco_cap_predict_model; the caller keeps one per job and frees it. */
+    struct eco_cap_memo *memo;
 };
+
+/* A job's memory in the allocator (eco_cap_job.memo) for grids of up to `grid` points; NULL
+ * when out of memory. */
+struct eco_cap_memo *eco_cap_memo_new(uint32_t grid);
+void eco_cap_memo_free(struct eco_cap_memo *m);
 
 /* `predict` callbacks: ctx is a const struct eco_job_model * (learned), or a
  * const struct eco_cap_truth * (the measured curves of eco_power_eval, for the oracle). The
@@ -150,6 +161,12 @@ struct eco_cap_params {
     /* 1: a job predicted to miss even at its maximum limit (a lost cause) is priced without
      * its deadline term, so it holds no power for a deadline it cannot meet. */
     int lost_release;
+    /* A job with a memo keeps its cached grid row while each of its two models' coefficients
+     * moved by at most this much in sum of absolute values since the row was computed (in the
+     * models' normalised units: a bound on the change of the predicted power, as a share of
+     * its scale, and of the speed, anywhere in the range); 0: only when they are equal, so
+     * that every result is the one without memos. */
+    double reuse_tol;
 };
 
 /* Grid limit k of g between min and max: min + k x ((max - min) / (g - 1)), the last one (k =

@@ -53,6 +53,8 @@ void eco_cap_params_default(struct eco_cap_params *p)
     p->miss_cost = 0.0;
     p->miss_sigma = 0.0;
     p->lost_release = 0;
+    /* Memos used only for equal coefficients: every result is the one without them. */
+    p->reuse_tol = 0.0;
 }
 
 size_t eco_cap_scratch_len(size_t n, const struct eco_cap_params *p)
@@ -256,18 +258,18 @@ static void prior_grid(struct eco_cap_prior_cache *cache, const struct eco_job_m
     memcpy(sp, cache->slot[s].sp, g * sizeof *sp);
 }
 
-void eco_cap__eval_grid(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
-                        struct eco_cap_prior_cache *cache, double *pw, double *c)
+/* Job power (all its GPUs) into pw[] and speed into sp[] at every grid point. */
+static void eval_rows(const struct eco_cap_job *j, uint32_t g, struct eco_cap_prior_cache *cache,
+                      double *pw, double *sp)
 {
-    const uint32_t g = p->grid;
     const struct eco_job_model *m = j->ctx;
     if (j->predict == eco_cap_predict_model && !j->levels && m->min_limit_w == j->min_limit_w &&
         m->max_limit_w == j->max_limit_w) {
-        /* a learned model: all points in one call, the same values (speeds go to c first) */
+        /* a learned model: all points in one call, the same values */
         if (cache && !eco_job_model_ready(m))
-            prior_grid(cache, m, g, pw, c);
+            prior_grid(cache, m, g, pw, sp);
         else
-            eco_job_model_predict_grid(m, g, pw, c);
+            eco_job_model_predict_grid(m, g, pw, sp);
         const double gpus = j->gpus;
         for (uint32_t k = 0; k < g; k++)
             pw[k] *= gpus; /* the model's powers are finite and >= 0 */
@@ -277,20 +279,34 @@ void eco_cap__eval_grid(const struct eco_cap_job *j, const struct eco_cap_params
             double power = limit, speed = 0.0;
             j->predict(j->ctx, limit, &power, &speed);
             pw[k] = sane_power(power, limit) * j->gpus;
-            c[k] = speed;
+            sp[k] = speed;
         }
     }
+}
+
+/* The speeds in c[] become costs; points above the trust region (index top) are priced as
+ * it. */
+static void eval_costs(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
+                       uint32_t top, double *pw, double *c)
+{
+    const uint32_t g = p->grid;
     double smax = 0.0;
     for (uint32_t k = 0; k < g; k++)
         smax = c[k] > smax ? c[k] : smax;
     cost_row(j, p, inv_hz, c, g, smax);
     /* the trust region: points above the slew bound are priced as the last one within it,
      * so that they add no power and save no cost (never chosen over it) */
-    uint32_t top = eco_cap__upper_index(j, g);
     for (uint32_t k = top + 1; k < g; k++) {
         pw[k] = pw[top];
         c[k] = c[top];
     }
+}
+
+void eco_cap__eval_grid(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
+                        struct eco_cap_prior_cache *cache, double *pw, double *c)
+{
+    eval_rows(j, p->grid, cache, pw, c);
+    eval_costs(j, p, inv_hz, eco_cap__upper_index(j, p->grid), pw, c);
 }
 
 uint32_t eco_cap__upper_index(const struct eco_cap_job *j, uint32_t g)
@@ -385,6 +401,127 @@ static uint32_t job_hull(const double *pw, const double *c, uint32_t g, uint16_t
     if (slope)
         for (uint32_t s = 0; s + 1 < h; s++)
             slope[s] = sl[s];
+    return h;
+}
+
+/* ---- a job's memory between calls (eco_cap_job.memo) ------------------------------------ */
+
+struct eco_cap_memo {
+    uint32_t cap; /* grid points it can hold */
+    uint32_t g;   /* grid points of the row held, 0: none */
+    /* what the row was computed for: the job's model, GPUs and range, the coefficients */
+    const void *ctx;
+    uint32_t gpus;
+    double min_w, max_w, scale_w;
+    double theta_p[ECO_RLS_DIM], theta_s[ECO_RLS_DIM];
+    /* the row's hull under a cost proportional to weight x remaining time (hull_ok), for the
+     * trust region's index hull_top */
+    int hull_ok, hull_mono;
+    uint32_t hull_n, hull_top;
+    double *pw, *sp; /* the row: power of all the job's GPUs, speed */
+    uint16_t *hull;
+};
+
+struct eco_cap_memo *eco_cap_memo_new(uint32_t grid)
+{
+    if (grid < 2 || grid > ECO_CAP_GRID_MAX)
+        return NULL;
+    struct eco_cap_memo *m =
+        calloc(1, sizeof *m + 2 * grid * sizeof(double) + grid * sizeof(uint16_t));
+    if (!m)
+        return NULL;
+    m->cap = grid;
+    m->pw = (double *)(m + 1);
+    m->sp = m->pw + grid;
+    m->hull = (uint16_t *)(m->sp + grid);
+    return m;
+}
+
+void eco_cap_memo_free(struct eco_cap_memo *m)
+{
+    free(m);
+}
+
+/* Sum of absolute differences of two coefficient vectors (NaN when one is). */
+static double coef_dist(const double *a, const double *b)
+{
+    double d = 0.0;
+    for (int k = 0; k < ECO_RLS_DIM; k++)
+        d += fabs(a[k] - b[k]);
+    return d;
+}
+
+/* The job's memo when its row may be kept there: a learned model that is ready (a prior row
+ * is shared by the prior cache), on the model's own range, without levels. */
+static struct eco_cap_memo *memo_of(const struct eco_cap_job *j, uint32_t g)
+{
+    const struct eco_job_model *m = j->ctx;
+    if (!j->memo || j->memo->cap < g || j->predict != eco_cap_predict_model || j->levels ||
+        m->min_limit_w != j->min_limit_w || m->max_limit_w != j->max_limit_w ||
+        !eco_job_model_ready(m))
+        return NULL;
+    return j->memo;
+}
+
+/* Whether the memo's row serves job j now: the same model, GPUs and range, and coefficients
+ * within tol of those it was computed from (equal at tol 0). */
+static int memo_row_ok(const struct eco_cap_memo *mo, const struct eco_cap_job *j, uint32_t g,
+                       double tol)
+{
+    const struct eco_job_model *m = j->ctx;
+    return mo->g == g && mo->ctx == j->ctx && mo->gpus == j->gpus && mo->min_w == j->min_limit_w &&
+           mo->max_w == j->max_limit_w && mo->scale_w == m->power_scale_w &&
+           coef_dist(mo->theta_p, m->power.theta) <= tol &&
+           coef_dist(mo->theta_s, m->speed.theta) <= tol;
+}
+
+static void memo_store_row(struct eco_cap_memo *mo, const struct eco_cap_job *j, uint32_t g,
+                           const double *pw, const double *sp)
+{
+    const struct eco_job_model *m = j->ctx;
+    mo->g = g;
+    mo->ctx = j->ctx;
+    mo->gpus = j->gpus;
+    mo->min_w = j->min_limit_w;
+    mo->max_w = j->max_limit_w;
+    mo->scale_w = m->power_scale_w;
+    memcpy(mo->theta_p, m->power.theta, sizeof mo->theta_p);
+    memcpy(mo->theta_s, m->speed.theta, sizeof mo->theta_s);
+    memcpy(mo->pw, pw, g * sizeof *pw);
+    memcpy(mo->sp, sp, g * sizeof *sp);
+    mo->hull_ok = 0;
+}
+
+/* Whether cost_row gives job j costs proportional to weight x remaining time for the speeds
+ * sp[0..g): no deadline, no plan and, with a horizon, no point finishing within it. The
+ * hull's vertices then do not depend on the remaining time, only its slopes (scaled). */
+static int cost_proportional(const struct eco_cap_job *j, const struct eco_cap_params *p,
+                             double inv_hz, const double *sp, uint32_t g)
+{
+    if (!(j->weight > 0.0) || !(j->remaining_s > 0.0) || j->slack_s >= 0.0 || j->plan_speed)
+        return 0;
+    if (p->miss_cost > 0.0 || !(inv_hz > 0.0))
+        return 1;
+    double smax = SPEED_FLOOR;
+    for (uint32_t k = 0; k < g; k++)
+        smax = sp[k] > smax ? sp[k] : smax;
+    return j->remaining_s / smax * inv_hz >= 1.0; /* cost_row's f at the least finish time */
+}
+
+/* The memo's hull vertices over the costs c[]: their slopes into slope[] (job_hull's
+ * expression), the size returned; 0 when the slopes are not positive and strictly decreasing
+ * (rounding on nearly collinear points), and job_hull decides. */
+static uint32_t memo_hull(const struct eco_cap_memo *mo, const double *pw, const double *c,
+                          double *slope)
+{
+    uint32_t h = mo->hull_n;
+    for (uint32_t v = 0; v + 1 < h; v++) {
+        uint32_t a = mo->hull[v], b = mo->hull[v + 1];
+        double s = (c[a] - c[b]) / (pw[b] - pw[a]);
+        if (!(s > 0.0) || (v > 0 && !(slope[v - 1] > s)))
+            return 0;
+        slope[v] = s;
+    }
     return h;
 }
 
@@ -884,11 +1021,38 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
     /* Local problems: every job's grid points, its hull and the hull's slopes; cur[i] = the
      * job's unconstrained best (the hull's last vertex). */
     for (size_t i = 0; i < n; i++) {
+        const struct eco_cap_job *j = &jobs[i];
         double *pi = pw + i * g, *ci = c + i * g, *si = slope + i * g, *vi = vidx + i * g;
         uint16_t ord[ECO_CAP_GRID_MAX], hull[ECO_CAP_GRID_MAX];
         int mono;
-        eco_cap__eval_grid(&jobs[i], p, inv_hz, &prior, pi, ci);
-        uint32_t h = job_hull(pi, ci, g, ord, hull, si, &mono);
+        /* a job with a memo: its row while its model stays within reuse_tol, and the row's
+         * hull while its cost stays proportional to its remaining time */
+        struct eco_cap_memo *mo = memo_of(j, g);
+        uint32_t top = eco_cap__upper_index(j, g), h = 0;
+        if (mo && memo_row_ok(mo, j, g, p->reuse_tol)) {
+            memcpy(pi, mo->pw, g * sizeof *pi);
+            memcpy(ci, mo->sp, g * sizeof *ci);
+        } else {
+            eval_rows(j, g, &prior, pi, ci);
+            if (mo)
+                memo_store_row(mo, j, g, pi, ci);
+        }
+        int prop = mo && cost_proportional(j, p, inv_hz, ci, g);
+        eval_costs(j, p, inv_hz, top, pi, ci);
+        if (prop && mo->hull_ok && mo->hull_top == top && (h = memo_hull(mo, pi, ci, si))) {
+            mono = mo->hull_mono;
+            for (uint32_t v = 0; v < h; v++)
+                hull[v] = mo->hull[v];
+        } else {
+            h = job_hull(pi, ci, g, ord, hull, si, &mono);
+            if (mo) {
+                mo->hull_ok = prop;
+                mo->hull_top = top;
+                mo->hull_mono = mono;
+                mo->hull_n = h;
+                memcpy(mo->hull, hull, h * sizeof *hull);
+            }
+        }
         for (uint32_t v = 0; v < h; v++)
             vi[v] = hull[v];
         if (h > 1) {

@@ -157,6 +157,7 @@ static const struct key keys[] = {
     {"penalty", K_DOUBLE, ECO_CAPPER_KEYS_ALLOC, 0, 1e6,
      offsetof(struct eco_capper, cap.deadline_penalty)},
     {"horizon", K_U32, ECO_CAPPER_KEYS_ALLOC, 0, 1e6, offsetof(struct eco_capper, cap.horizon)},
+    {"reuse", K_DOUBLE, ECO_CAPPER_KEYS_ALLOC, 0, 1, offsetof(struct eco_capper, cap.reuse_tol)},
     {"miss", K_DOUBLE, ECO_CAPPER_KEYS_ALLOC, 0, 1e6, CM(miss)},
     {"sigma", K_DOUBLE, ECO_CAPPER_KEYS_ALLOC, 0, 1, CM(sigma)},
     {"lost", K_U32, ECO_CAPPER_KEYS_ALLOC, 0, 1, CM(lost)},
@@ -274,6 +275,7 @@ struct eco_capper *eco_capper__create_common(const struct eco_capper_ops *ops, c
     c->cm = *d;
     c->split = split;
     c->use_truth = use_truth;
+    c->use_memo = (keys_in & ECO_CAPPER_KEYS_ALLOC) != 0;
     eco_cap_params_default(&c->cap);
     eco_threshold_init(&c->thr);
     if (parse_params(c, params, keys_in, err)) {
@@ -295,11 +297,69 @@ void eco_capper__destroy_common(struct eco_capper *c)
 {
     if (!c)
         return;
+    for (size_t k = 0; k < c->n_live; k++)
+        eco_cap_memo_free(c->memo[c->memo_live[k]]);
+    free(c->memo);
+    free(c->memo_gen);
+    free(c->memo_live);
     free(c->cj);
     free(c->lim);
     free(c->aux);
     free(c->scratch);
     free(c);
+}
+
+/* Job id's memo, made on first use; NULL when out of memory (the allocator then computes the
+ * job's row afresh, the same result). */
+static struct eco_cap_memo *memo_for(struct eco_capper *c, uint32_t id)
+{
+    if (id >= c->n_memo) {
+        size_t n = c->n_memo ? c->n_memo : 256;
+        while (n <= id)
+            n *= 2;
+        struct eco_cap_memo **m = realloc(c->memo, n * sizeof *m);
+        if (!m)
+            return NULL;
+        c->memo = m;
+        uint32_t *g = realloc(c->memo_gen, n * sizeof *g);
+        if (!g)
+            return NULL;
+        c->memo_gen = g;
+        memset(c->memo + c->n_memo, 0, (n - c->n_memo) * sizeof *m);
+        memset(c->memo_gen + c->n_memo, 0, (n - c->n_memo) * sizeof *g);
+        c->n_memo = n;
+    }
+    c->memo_gen[id] = c->gen;
+    if (!c->memo[id]) {
+        if (c->n_live == c->cap_live) {
+            size_t n = c->cap_live ? 2 * c->cap_live : 256;
+            uint32_t *l = realloc(c->memo_live, n * sizeof *l);
+            if (!l)
+                return NULL;
+            c->memo_live = l;
+            c->cap_live = n;
+        }
+        if (!(c->memo[id] = eco_cap_memo_new(c->cap.grid)))
+            return NULL;
+        c->memo_live[c->n_live++] = id;
+    }
+    return c->memo[id];
+}
+
+/* Frees the memos of jobs this decide's view did not hold (ended, or another job's id). */
+static void memo_sweep(struct eco_capper *c)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->n_live; i++) {
+        uint32_t id = c->memo_live[i];
+        if (c->memo_gen[id] == c->gen) {
+            c->memo_live[k++] = id;
+        } else {
+            eco_cap_memo_free(c->memo[id]);
+            c->memo[id] = NULL;
+        }
+    }
+    c->n_live = k;
 }
 
 /* ---- decide -------------------------------------------------------------------------------- */
@@ -415,9 +475,11 @@ int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view
     c->cap.miss_cost = c->cm.miss;
     c->cap.miss_sigma = c->cm.sigma;
     c->cap.lost_release = (int)c->cm.lost;
+    c->gen++;
     for (size_t i = 0; i < n; i++) {
         const struct eco_capper_job *j = &v->jobs[i];
         c->cj[i] = j->cap;
+        c->cj[i].memo = c->use_memo && !use_truth ? memo_for(c, j->id) : NULL;
         if (c->cm.weight == ECO_CAPPER_WEIGHT_SIZE) {
             double ref = j->cap.miss_ref_s > 0 ? j->cap.miss_ref_s : j->cap.remaining_s;
             c->cj[i].weight = ref > 0 ? j->cap.gpus / ref : 1;
@@ -437,6 +499,8 @@ int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view
     feedback(c, v);
     double gpu_budget = v->budget_w - v->fixed_w + c->integral;
     rc = split(c, v, c->cj, gpu_budget, limits_w);
+    if (c->use_memo)
+        memo_sweep(c);
     if (rc < 0)
         return rc;
     if (rc == 0 && !c->cm.observer)

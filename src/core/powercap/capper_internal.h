@@ -71,6 +71,14 @@ struct eco_capper {
     int bias_n;                   /* observer: the estimate has a first sample */
     eco_capper_split_fn split;    /* the policy's own part */
     int use_truth;                /* its jobs' predict is their truth (the oracle) */
+    /* The allocator's memo of each job (eco_cap_job.memo) by the view's job id, for splits
+     * that call it (ECO_CAPPER_KEYS_ALLOC): memo_gen[id] is the last decide that saw the id,
+     * memo_live the ids that have a memo (those not in a decide's view are freed after it). */
+    int use_memo;
+    struct eco_cap_memo **memo;
+    uint32_t *memo_gen, *memo_live;
+    size_t n_memo, n_live, cap_live;
+    uint32_t gen;
     /* Scratch, grown on demand and kept between decides. */
     struct eco_cap_job *cj;
     double *lim, *aux, *scratch;
