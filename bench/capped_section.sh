@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Capped simulation runs for bench/README.md: the README's power-capping example on the full ITP
 # cluster02 trace (1 s control period) with settled periods skipped (the default), and the
-# skipping against the 1 s loop (--control-skip off) on its first 300 jobs.
+# skipping against the 1 s loop (--control-skip off) on its first 300 jobs; then a busier
+# cluster at scale, every capper against the plain replay of the same trace.
 set -eu
 BUILD="${1:-build}"
 T=data/itp/cluster02.csv.gz
@@ -25,4 +26,27 @@ done
 for pol in mpc proportional oracle; do
     row "first 300 jobs" 300 "$pol" off
     row "first 300 jobs" 300 "$pol" on
+done
+
+# Scale (issue 29): ITP cluster04's first 10,000 jobs on 30 x 8 V100, easy, the plain replay
+# against every capper under a binding 50 kW budget; the ratio is to the plain replay's wall
+# time in the same run (target: at most 2x).
+echo
+echo "| case | power policy | events | sim wall s | x plain | avg JCT h | energy kWh | cap MAE % |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
+S="sim --trace data/itp/cluster04.csv.gz --max-jobs 10000 --cluster 30x8:V100 --policy easy"
+plain=""
+for pol in none mpc uniform proportional threshold oracle; do
+    pp=""
+    [ "$pol" != none ] && pp="--power-policy $pol --power-budget 50000"
+    # shellcheck disable=SC2086
+    "$BUILD/ecosched" $S $pp |
+        awk -v p="$pol" -v base="$plain" 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
+            { w = $k["wall_s"]; r = base != "" ? sprintf("%.0f", w / base) : "1";
+              m = p == "none" ? "" : $k["cap_mae%"];
+              printf "| 10,000 jobs, 240 GPUs | %s | %s | %s | %s | %s | %s | %s |\n", p,
+                     $k["events"], w, r, $k["avg_jct_h"], $k["energy_kwh"], m }' >"${TMPDIR:-/tmp}/eco-cap-row.$$"
+    cat "${TMPDIR:-/tmp}/eco-cap-row.$$"
+    [ "$pol" = none ] && plain=$(awk -F'|' '{ gsub(/ /, "", $5); print $5 }' "${TMPDIR:-/tmp}/eco-cap-row.$$")
+    rm -f "${TMPDIR:-/tmp}/eco-cap-row.$$"
 done

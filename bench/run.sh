@@ -55,6 +55,9 @@ tmp=$(mktemp)
     echo "the 1 s loop (--control-skip off) on the first 300 jobs (bench/capped_section.sh). The"
     echo "1 s loop on the whole trace took about 23 minutes before issue 16 and 222 s of CPU after"
     echo "the allocator's bit-exact shortcuts (2026-12-02; docs/policies/powercap.md, \"Complexity\")."
+    echo "The second table: ITP cluster04's first 10,000 jobs on 30 x 8 V100 (easy), the plain replay"
+    echo "and every capper under a binding 50 kW budget, skipping on, with per-job holding and memos"
+    echo "(docs/policies/powercap.md); target: a capped run at most 2x the plain one (issue 29)."
     echo
     sh bench/capped_section.sh "$BUILD"
     echo

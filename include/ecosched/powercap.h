@@ -364,6 +364,10 @@ struct eco_capper_ops {
     /* 1: it splits power limits only and cannot drive the clock knob (--power-knob clock
      * refuses it); 0: it works on either knob. */
     int limits_only;
+    /* 1: its split reads every job's own measured power (measured_w of the view's jobs), so
+     * the simulator measures each job every period for it; 0: it reads a job's samples only
+     * during its early ones (the family's feedback) and the measured total. */
+    int reads_job_samples;
     /* params: "key=value,..." (NULL or "" for the defaults; docs list the keys per policy).
      * NULL on bad parameters (err names the key) or ENOMEM. */
     struct eco_capper *(*create)(const char *params, struct eco_error *err);
@@ -405,6 +409,8 @@ const struct eco_capper_ops *eco_capper_ops_of(const struct eco_capper *c);
  * 0 when only budget_w, fixed_w and the sums matter: a caller may then pass a view with n = 0
  * and save building it for every queued candidate. */
 int eco_capper_admit_reads_jobs(const struct eco_capper *c);
+/* ops->reads_job_samples (0 for NULL). */
+int eco_capper_reads_job_samples(const struct eco_capper *c);
 /* Calls ops->admit, or eco_capper_admit_default when it is NULL. */
 int eco_capper_admit(struct eco_capper *c, const struct eco_capper_view *v, double committed_min_w,
                      const struct eco_capper_candidate *cand);

@@ -21,6 +21,13 @@
 /* Forgetting factor of the per-job models: a window of about 1 / (1 - 0.98) = 50 samples. */
 #define MODEL_LAMBDA 0.98
 
+/* Samples a job's model needs before the loop may count as settled: the family's early
+ * dithering span (its parameter early, default 10). A job is held only past them. */
+#define SETTLE_SAMPLES 10
+/* Ticks a job's setting must stay the same (past its early samples) before it is held: its
+ * model has seen that setting that many times more since it was last moved. */
+#define HOLD_TICKS 5
+
 /* Distinct GPU types one job can span: the whole catalog (checked in eco_powerctl__init). */
 #define TRUTH_TYPES 8
 
@@ -59,6 +66,11 @@ struct powerctl {
     int open, open_settle;
     double open_t, open_j, open_budget, open_demand;
     uint8_t *waited; /* per job: was deferred by admission */
+    /* Per-job holding (docs/policies/powercap.md, "Per-job holding"): per job the ticks its
+     * setting has stayed the same (up to HOLD_TICKS), and whether it is held: not measured
+     * one by one nor learning until its setting changes. Off with --control-skip off. */
+    uint8_t *same, *held;
+    int hold;
     /* Per (type, workload): eco_powerctl__min_gpu_w, computed once (on the clock knob it is a
      * bisection, and admission sums it over every running job for each candidate). */
     double *min_gpu_w;
@@ -173,6 +185,10 @@ static double setting_of(const struct powerctl *pc, const struct eco_job *j)
 
 void eco_powerctl__apply(struct engine *e, struct eco_job *job, double setting)
 {
+    if (e->pc) { /* a new setting: measured and learning again */
+        size_t j = (size_t)(job - e->jobs);
+        e->pc->same[j] = e->pc->held[j] = 0;
+    }
     if (e->pc && e->pc->clock)
         job->clock_mhz = setting;
     else
@@ -208,11 +224,16 @@ int eco_powerctl__init(struct engine *e)
     pc->truth = calloc(nj, sizeof *pc->truth);
     pc->pending = calloc(nj, sizeof *pc->pending);
     pc->waited = calloc(nj, 1);
+    pc->same = calloc(nj, 1);
+    pc->held = calloc(nj, 1);
+    /* a capper that reads each job's samples gets them every period, as in the 1 s loop */
+    pc->hold = !cfg->control_skip_off && !eco_capper_reads_job_samples(pc->capper);
     pc->meas_w = malloc(nj * sizeof *pc->meas_w);
     pc->meas_speed = malloc(nj * sizeof *pc->meas_speed);
     pc->n_workloads = eco_workload_count();
     pc->min_gpu_w = calloc(eco_catalog_count() * pc->n_workloads, sizeof *pc->min_gpu_w);
-    if (!pc->models || !pc->truth || !pc->pending || !pc->waited || !pc->meas_w ||
+    if (!pc->models || !pc->truth || !pc->pending || !pc->waited || !pc->same || !pc->held ||
+        !pc->meas_w ||
         !pc->meas_speed || !pc->min_gpu_w)
         return -ENOMEM;
     for (size_t j = 0; j < nj; j++)
@@ -235,6 +256,8 @@ void eco_powerctl__fini(struct engine *e)
     free(pc->truth);
     free(pc->pending);
     free(pc->waited);
+    free(pc->same);
+    free(pc->held);
     free(pc->meas_w);
     free(pc->meas_speed);
     free(pc->vj);
@@ -348,6 +371,7 @@ double eco_powerctl__start_limit(struct engine *e, uint32_t job)
     struct truth *tr = &pc->truth[job];
     double lo, hi, max_w = 0;
     *tr = truth_of(e, j, pc->clock, &e->pool[j->alloc_off], j->alloc_n);
+    pc->same[job] = pc->held[job] = 0;
     truth_range(tr, &lo, &hi);
     for (uint8_t k = 0; k < tr->n; k++) /* the GPUs' mean maximum limit */
         max_w += eco_catalog_get(tr->type[k])->max_limit_w * tr->gpus[k] / tr->total;
@@ -539,8 +563,10 @@ int eco_powerctl__tick(struct engine *e, double t,
     /* 2. Metrics: the period that ends now is added, the next one opens. */
     metrics_close(e, t);
     metrics_open(e, t, 0);
-    /* 3. Measurements: noisy power and progress of every running job at its limit. */
-    double measured = fixed_power(e);
+    /* 3. Measurements: noisy power and progress of every running job at its limit; a held
+     * job's power noise is drawn for all of them together (one Gaussian whose variance is the
+     * sum of theirs: the measured total has the same distribution). */
+    double measured = fixed_power(e), held_var = 0;
     for (size_t i = 0; i < e->nrun; i++) {
         uint32_t j = e->run[i];
         const struct eco_job *job = &e->jobs[j];
@@ -551,6 +577,12 @@ int eco_powerctl__tick(struct engine *e, double t,
             tr->at = setting;
         }
         double speed = tr->at_speed, p = tr->at_p;
+        if (pc->held[j]) {
+            double sd = p * job->gpus * pc->noise_p;
+            measured += p * job->gpus;
+            held_var += sd * sd;
+            continue;
+        }
         gauss2(&pc->rng, &z1, &z2);
         double mp = p * (1 + pc->noise_p * z1);
         double ms = speed * (1 + pc->noise_s * z2);
@@ -558,6 +590,15 @@ int eco_powerctl__tick(struct engine *e, double t,
         pc->meas_w[j] = mp;
         pc->meas_speed[j] = ms;
         eco_job_model_observe(&pc->models[j], setting, mp, ms);
+        if (pc->hold && pc->same[j] < HOLD_TICKS)
+            pc->same[j]++;
+        if (pc->same[j] >= HOLD_TICKS && pc->models[j].power.n >= SETTLE_SAMPLES)
+            pc->held[j] = 1;
+    }
+    if (held_var > 0) {
+        double z1, z2;
+        gauss2(&pc->rng, &z1, &z2);
+        measured += sqrt(held_var) * z1;
     }
     pc->last_measured_w = measured;
     /* 4. Next period's limits (the family's feedback reads the measured total). */
@@ -623,9 +664,6 @@ void eco_powerctl__idle(struct engine *e, double t)
         metrics_close(e, t);
 }
 
-/* Samples a job's model needs before the loop may count as settled: the family's early
- * dithering span (its parameter early, default 10). */
-#define SETTLE_SAMPLES 10
 /* ... and, while the budget binds, the measured total within 1 % of the budget: a few times
  * the measured noise of a cluster's total (2 % per job, averaging over the jobs). */
 #define SETTLE_POWER_TOL 0.01

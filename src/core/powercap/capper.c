@@ -587,6 +587,11 @@ int eco_capper_admit_reads_jobs(const struct eco_capper *c)
     return c && (c->ops->admit || c->cm.admit == ECO_CAPPER_ADMIT_DEADLINE);
 }
 
+int eco_capper_reads_job_samples(const struct eco_capper *c)
+{
+    return c && c->ops->reads_job_samples;
+}
+
 int eco_capper_admit(struct eco_capper *c, const struct eco_capper_view *v, double committed_min_w,
                      const struct eco_capper_candidate *cand)
 {

@@ -31,6 +31,7 @@ const struct eco_capper_ops eco_capper_proportional = {
         "gain, bound, margin, guard, dither, early, slew, observer, admit=min|deadline, near",
     .start_at_max = 0,
     .limits_only = 1,
+    .reads_job_samples = 1,
     .create = create,
     .destroy = eco_capper__destroy_common,
     .decide = eco_capper__decide_family,
