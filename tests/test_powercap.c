@@ -806,7 +806,8 @@ static void test_alloc_large(void **state)
  * some models take a sample, every job's work and slack drop, some jobs come near the end of
  * the horizon and some get a trust region, the limits and the price are those of the same
  * call without memos. At reuse_tol > 0 a model that moved within it keeps its old row (the
- * limit it had), one that moved beyond it gets a new one. */
+ * limit it had), one that moved beyond it gets a new one. A fixed curve keeps its row for as
+ * long as its curve_key. */
 static void test_alloc_memo(void **state)
 {
     (void)state;
@@ -882,6 +883,25 @@ static void test_alloc_memo(void **state)
     eco_cap_allocate(&fresh, 1, pw12 + 0.5, &p, &lim2, NULL);
     assert_true(lim1 == lim2 && lim1 < lim0);
     eco_cap_memo_free(one.memo);
+
+    /* A fixed curve (the oracle's truth): its row is kept for the same curve_key, whatever
+     * predict would say now, and made again for a new key. */
+    struct eco_cap_job fx = one;
+    fx.predict = model_predict_wrapped;
+    fx.fixed_curve = 1;
+    fx.curve_key = 1;
+    fx.memo = eco_cap_memo_new(p.grid);
+    assert_non_null(fx.memo);
+    m = pop.models[0];
+    p.reuse_tol = 0;
+    eco_cap_allocate(&fx, 1, pw12 + 0.5, &p, &lim0, NULL);
+    m.power.theta[0] += 0.015;
+    eco_cap_allocate(&fx, 1, pw12 + 0.5, &p, &lim1, NULL);
+    assert_true(lim1 == lim0); /* the same key: the row made before */
+    fx.curve_key = 2;
+    eco_cap_allocate(&fx, 1, pw12 + 0.5, &p, &lim1, NULL);
+    assert_true(lim1 < lim0); /* a new key: the curve as it is now */
+    eco_cap_memo_free(fx.memo);
     free(bare);
     free(a);
     free(b);

@@ -126,8 +126,14 @@ struct eco_cap_job {
      * learned model's grid row and hull are kept and used again while the model's
      * coefficients stay within eco_cap_params.reuse_tol of those they were computed from
      * (docs/policies/powercap.md, "Work in proportion to what changed"). Only for jobs whose
-     * predict is eco_cap_predict_model; the caller keeps one per job and frees it. */
+     * predict is eco_cap_predict_model, or any predict when fixed_curve is set; the caller
+     * keeps one per job and frees it. */
     struct eco_cap_memo *memo;
+    /* 1: predict gives the same values for this ctx, range, levels and curve_key (the
+     * measured curves of the oracle), so its row is kept without a check of coefficients; the
+     * caller changes curve_key whenever the curve behind ctx changes. */
+    int fixed_curve;
+    uint64_t curve_key;
 };
 
 /* A job's memory in the allocator (eco_cap_job.memo) for grids of up to `grid` points; NULL
@@ -312,9 +318,10 @@ struct eco_rng;
  * (deadline - now_s, negative for none), the learned model as predict/ctx, clock levels. */
 struct eco_capper_job {
     struct eco_cap_job cap;
-    uint32_t id;           /* the caller's job index (not read by the family) */
-    double limit_w;        /* setting in force now (a limit, W, or a clock, MHz) */
-    double measured_w;     /* measured draw per GPU over the last period; NaN when unknown */
+    uint32_t id;       /* the caller's job index: the family keeps each job's allocator memo by it
+                        * (an id that names another job later only costs a fresh row) */
+    double limit_w;    /* setting in force now (a limit, W, or a clock, MHz) */
+    double measured_w; /* measured draw per GPU over the last period; NaN when unknown */
     double measured_speed; /* measured progress (reference s per s); NaN when unknown */
     double deadline_s;     /* absolute deadline, negative for none */
     uint32_t samples;      /* measurements its model has seen */
@@ -322,6 +329,7 @@ struct eco_capper_job {
      * than the oracle never reads it. */
     void (*truth)(const void *ctx, double limit_w, double *power_w, double *speed);
     const void *truth_ctx;
+    uint64_t truth_key; /* changes whenever the curve behind truth_ctx changes (a restart) */
 };
 
 /* What one decide sees, borrowed for the call. Powers are in the budget's scope (the whole

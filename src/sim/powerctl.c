@@ -40,6 +40,7 @@ struct truth {
     uint32_t gpus[TRUTH_TYPES];
     uint32_t total;
     double at, at_p, at_speed; /* the last setting measured and the truth there (NaN: none) */
+    uint64_t key;              /* which start of which job: the oracle's memo key */
 };
 
 struct powerctl {
@@ -71,6 +72,7 @@ struct powerctl {
      * one by one nor learning until its setting changes. Off with --control-skip off. */
     uint8_t *same, *held;
     int hold;
+    uint64_t starts; /* job starts so far: each start's truth its own key */
     /* Per (type, workload): eco_powerctl__min_gpu_w, computed once (on the clock knob it is a
      * bisection, and admission sums it over every running job for each candidate). */
     double *min_gpu_w;
@@ -233,8 +235,7 @@ int eco_powerctl__init(struct engine *e)
     pc->n_workloads = eco_workload_count();
     pc->min_gpu_w = calloc(eco_catalog_count() * pc->n_workloads, sizeof *pc->min_gpu_w);
     if (!pc->models || !pc->truth || !pc->pending || !pc->waited || !pc->same || !pc->held ||
-        !pc->meas_w ||
-        !pc->meas_speed || !pc->min_gpu_w)
+        !pc->meas_w || !pc->meas_speed || !pc->min_gpu_w)
         return -ENOMEM;
     for (size_t j = 0; j < nj; j++)
         pc->meas_w[j] = pc->meas_speed[j] = NAN;
@@ -371,6 +372,7 @@ double eco_powerctl__start_limit(struct engine *e, uint32_t job)
     struct truth *tr = &pc->truth[job];
     double lo, hi, max_w = 0;
     *tr = truth_of(e, j, pc->clock, &e->pool[j->alloc_off], j->alloc_n);
+    tr->key = ++pc->starts;
     pc->same[job] = pc->held[job] = 0;
     truth_range(tr, &lo, &hi);
     for (uint8_t k = 0; k < tr->n; k++) /* the GPUs' mean maximum limit */
@@ -454,6 +456,7 @@ static int build_view(struct engine *e, double t, double measured_w, int step,
             .samples = pc->models[j].power.n,
             .truth = truth_predict,
             .truth_ctx = tr,
+            .truth_key = tr->key,
         };
     }
     *v = (struct eco_capper_view){.now_s = t,

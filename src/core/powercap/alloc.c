@@ -409,8 +409,14 @@ static uint32_t job_hull(const double *pw, const double *c, uint32_t g, uint16_t
 struct eco_cap_memo {
     uint32_t cap; /* grid points it can hold */
     uint32_t g;   /* grid points of the row held, 0: none */
-    /* what the row was computed for: the job's model, GPUs and range, the coefficients */
+    /* what the row was computed for: the job's curve, GPUs, range and levels, and for a
+     * learned model the coefficients */
     const void *ctx;
+    void (*predict)(const void *ctx, double limit_w, double *power_w, double *speed);
+    const double *levels;
+    uint32_t n_levels;
+    int fixed;
+    uint64_t curve_key;
     uint32_t gpus;
     double min_w, max_w, scale_w;
     double theta_p[ECO_RLS_DIM], theta_s[ECO_RLS_DIM];
@@ -451,42 +457,56 @@ static double coef_dist(const double *a, const double *b)
     return d;
 }
 
-/* The job's memo when its row may be kept there: a learned model that is ready (a prior row
- * is shared by the prior cache), on the model's own range, without levels. */
+/* The job's memo when its row may be kept there: a fixed curve, or a learned model that is
+ * ready (a prior row is shared by the prior cache), on the model's own range, without levels. */
 static struct eco_cap_memo *memo_of(const struct eco_cap_job *j, uint32_t g)
 {
+    if (!j->memo || j->memo->cap < g)
+        return NULL;
+    if (j->fixed_curve)
+        return j->memo;
     const struct eco_job_model *m = j->ctx;
-    if (!j->memo || j->memo->cap < g || j->predict != eco_cap_predict_model || j->levels ||
-        m->min_limit_w != j->min_limit_w || m->max_limit_w != j->max_limit_w ||
-        !eco_job_model_ready(m))
+    if (j->predict != eco_cap_predict_model || j->levels || m->min_limit_w != j->min_limit_w ||
+        m->max_limit_w != j->max_limit_w || !eco_job_model_ready(m))
         return NULL;
     return j->memo;
 }
 
-/* Whether the memo's row serves job j now: the same model, GPUs and range, and coefficients
- * within tol of those it was computed from (equal at tol 0). */
+/* Whether the memo's row serves job j now: the same curve, GPUs, range and levels, and for a
+ * learned model coefficients within tol of those it was computed from (equal at tol 0). */
 static int memo_row_ok(const struct eco_cap_memo *mo, const struct eco_cap_job *j, uint32_t g,
                        double tol)
 {
+    if (mo->g != g || mo->ctx != j->ctx || mo->predict != j->predict || mo->gpus != j->gpus ||
+        mo->min_w != j->min_limit_w || mo->max_w != j->max_limit_w || mo->levels != j->levels ||
+        mo->n_levels != j->n_levels || mo->fixed != (j->fixed_curve != 0))
+        return 0;
+    if (j->fixed_curve)
+        return mo->curve_key == j->curve_key;
     const struct eco_job_model *m = j->ctx;
-    return mo->g == g && mo->ctx == j->ctx && mo->gpus == j->gpus && mo->min_w == j->min_limit_w &&
-           mo->max_w == j->max_limit_w && mo->scale_w == m->power_scale_w &&
-           coef_dist(mo->theta_p, m->power.theta) <= tol &&
+    return mo->scale_w == m->power_scale_w && coef_dist(mo->theta_p, m->power.theta) <= tol &&
            coef_dist(mo->theta_s, m->speed.theta) <= tol;
 }
 
 static void memo_store_row(struct eco_cap_memo *mo, const struct eco_cap_job *j, uint32_t g,
                            const double *pw, const double *sp)
 {
-    const struct eco_job_model *m = j->ctx;
     mo->g = g;
     mo->ctx = j->ctx;
+    mo->predict = j->predict;
     mo->gpus = j->gpus;
     mo->min_w = j->min_limit_w;
     mo->max_w = j->max_limit_w;
-    mo->scale_w = m->power_scale_w;
-    memcpy(mo->theta_p, m->power.theta, sizeof mo->theta_p);
-    memcpy(mo->theta_s, m->speed.theta, sizeof mo->theta_s);
+    mo->levels = j->levels;
+    mo->n_levels = j->n_levels;
+    mo->fixed = j->fixed_curve != 0;
+    mo->curve_key = j->curve_key;
+    if (!mo->fixed) {
+        const struct eco_job_model *m = j->ctx;
+        mo->scale_w = m->power_scale_w;
+        memcpy(mo->theta_p, m->power.theta, sizeof mo->theta_p);
+        memcpy(mo->theta_s, m->speed.theta, sizeof mo->theta_s);
+    }
     memcpy(mo->pw, pw, g * sizeof *pw);
     memcpy(mo->sp, sp, g * sizeof *sp);
     mo->hull_ok = 0;

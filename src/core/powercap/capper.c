@@ -479,14 +479,17 @@ int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view
     for (size_t i = 0; i < n; i++) {
         const struct eco_capper_job *j = &v->jobs[i];
         c->cj[i] = j->cap;
-        c->cj[i].memo = c->use_memo && !use_truth ? memo_for(c, j->id) : NULL;
+        c->cj[i].memo = c->use_memo ? memo_for(c, j->id) : NULL;
+        c->cj[i].fixed_curve = 0;
         if (c->cm.weight == ECO_CAPPER_WEIGHT_SIZE) {
             double ref = j->cap.miss_ref_s > 0 ? j->cap.miss_ref_s : j->cap.remaining_s;
             c->cj[i].weight = ref > 0 ? j->cap.gpus / ref : 1;
         }
-        if (use_truth && j->truth) {
+        if (use_truth && j->truth) { /* the measured curves: the same for the job's life */
             c->cj[i].predict = j->truth;
             c->cj[i].ctx = j->truth_ctx;
+            c->cj[i].fixed_curve = 1;
+            c->cj[i].curve_key = j->truth_key;
         }
         if (!c->cj[i].predict)
             return -EINVAL;
