@@ -41,6 +41,8 @@ struct truth {
     uint32_t total;
     double at, at_p, at_speed; /* the last setting measured and the truth there (NaN: none) */
     uint64_t key;              /* which start of which job: the oracle's memo key */
+    double full_p;             /* the truth's power per GPU at the range's top (metrics) */
+    double lo, hi;             /* the knob's range over its types (range_of, made once) */
 };
 
 struct powerctl {
@@ -137,6 +139,8 @@ static void truth_predict(const void *ctx, double limit_w, double *power_w, doub
     *speed = t->n ? slow : 1;
 }
 
+static void range_of(const struct truth *t, double *lo, double *hi);
+
 /* Job j's GPUs grouped by the type of the node each is on (allocation a[0..n)). */
 static struct truth truth_of(const struct engine *e, const struct eco_job *j, int clock,
                              const struct eco_alloc *a, size_t n)
@@ -152,12 +156,13 @@ static struct truth truth_of(const struct engine *e, const struct eco_job *j, in
         t.gpus[k] += a[i].gpus;
         t.total += a[i].gpus;
     }
+    range_of(&t, &t.lo, &t.hi);
     return t;
 }
 
 /* The job's knob range: from the lowest of its types' minimums to the highest maximum (each
  * GPU gets the setting clamped into its own type's range). */
-static void truth_range(const struct truth *t, double *lo, double *hi)
+static void range_of(const struct truth *t, double *lo, double *hi)
 {
     *lo = *hi = 0;
     for (uint8_t k = 0; k < t->n; k++) {
@@ -168,6 +173,13 @@ static void truth_range(const struct truth *t, double *lo, double *hi)
         if (k == 0 || h > *hi)
             *hi = h;
     }
+}
+
+/* The range range_of gave at the job's start. */
+static void truth_range(const struct truth *t, double *lo, double *hi)
+{
+    *lo = t->lo;
+    *hi = t->hi;
 }
 
 /* The mean minimum power limit of the job's GPUs (W per GPU). */
@@ -375,6 +387,8 @@ double eco_powerctl__start_limit(struct engine *e, uint32_t job)
     tr->key = ++pc->starts;
     pc->same[job] = pc->held[job] = 0;
     truth_range(tr, &lo, &hi);
+    double full_speed;
+    truth_predict(tr, hi, &tr->full_p, &full_speed);
     for (uint8_t k = 0; k < tr->n; k++) /* the GPUs' mean maximum limit */
         max_w += eco_catalog_get(tr->type[k])->max_limit_w * tr->gpus[k] / tr->total;
     if (pc->clock)
@@ -497,13 +511,8 @@ static int allocate(struct engine *e, double t, double measured_w, int step)
 static double full_demand(const struct engine *e)
 {
     double d = fixed_power(e);
-    for (size_t i = 0; i < e->nrun; i++) {
-        const struct eco_job *j = &e->jobs[e->run[i]];
-        double speed, p, lo, hi;
-        truth_range(&e->pc->truth[e->run[i]], &lo, &hi);
-        truth_predict(&e->pc->truth[e->run[i]], hi, &p, &speed);
-        d += p * j->gpus;
-    }
+    for (size_t i = 0; i < e->nrun; i++) /* each job's figure made at its start */
+        d += e->pc->truth[e->run[i]].full_p * e->jobs[e->run[i]].gpus;
     return d;
 }
 
