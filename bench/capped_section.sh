@@ -40,13 +40,14 @@ for pol in none mpc uniform proportional threshold oracle; do
     pp=""
     [ "$pol" != none ] && pp="--power-policy $pol --power-budget 50000"
     # shellcheck disable=SC2086
-    "$BUILD/ecosched" $S $pp |
+    line=$("$BUILD/ecosched" $S $pp |
         awk -v p="$pol" -v base="$plain" 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
             { w = $k["wall_s"]; r = base != "" ? sprintf("%.0f", w / base) : "1";
               m = p == "none" ? "" : $k["cap_mae%"];
               printf "| 10,000 jobs, 240 GPUs | %s | %s | %s | %s | %s | %s | %s |\n", p,
-                     $k["events"], w, r, $k["avg_jct_h"], $k["energy_kwh"], m }' >"${TMPDIR:-/tmp}/eco-cap-row.$$"
-    cat "${TMPDIR:-/tmp}/eco-cap-row.$$"
-    [ "$pol" = none ] && plain=$(awk -F'|' '{ gsub(/ /, "", $5); print $5 }' "${TMPDIR:-/tmp}/eco-cap-row.$$")
-    rm -f "${TMPDIR:-/tmp}/eco-cap-row.$$"
+                     $k["events"], w, r, $k["avg_jct_h"], $k["energy_kwh"], m }')
+    echo "$line"
+    if [ "$pol" = none ]; then
+        plain=$(echo "$line" | awk -F'|' '{ gsub(/ /, "", $5); print $5 }')
+    fi
 done

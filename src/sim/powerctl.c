@@ -676,8 +676,9 @@ void eco_powerctl__idle(struct engine *e, double t)
         metrics_close(e, t);
 }
 
-/* ... and, while the budget binds, the measured total within 1 % of the budget: a few times
- * the measured noise of a cluster's total (2 % per job, averaging over the jobs). */
+/* Besides SETTLE_SAMPLES per job, while the budget binds: the measured total within 1 % of
+ * the budget, a few times the measured noise of a cluster's total (2 % per job, averaging over
+ * the jobs). */
 #define SETTLE_POWER_TOL 0.01
 /* ... for the first 30 ticks after a change: a capper whose split cannot reach the budget
  * (uniform limits over jobs that draw less than them) is held anyway after that. */

@@ -258,13 +258,21 @@ static void prior_grid(struct eco_cap_prior_cache *cache, const struct eco_job_m
     memcpy(sp, cache->slot[s].sp, g * sizeof *sp);
 }
 
+/* Whether job j is priced on its learned model's own grid (eco_job_model_predict_grid): the
+ * model's predict, on the model's own range, without levels. */
+static int model_grid(const struct eco_cap_job *j)
+{
+    const struct eco_job_model *m = j->ctx;
+    return j->predict == eco_cap_predict_model && !j->levels && m->min_limit_w == j->min_limit_w &&
+           m->max_limit_w == j->max_limit_w;
+}
+
 /* Job power (all its GPUs) into pw[] and speed into sp[] at every grid point. */
 static void eval_rows(const struct eco_cap_job *j, uint32_t g, struct eco_cap_prior_cache *cache,
                       double *pw, double *sp)
 {
     const struct eco_job_model *m = j->ctx;
-    if (j->predict == eco_cap_predict_model && !j->levels && m->min_limit_w == j->min_limit_w &&
-        m->max_limit_w == j->max_limit_w) {
+    if (model_grid(j)) {
         /* a learned model: all points in one call, the same values */
         if (cache && !eco_job_model_ready(m))
             prior_grid(cache, m, g, pw, sp);
@@ -465,11 +473,7 @@ static struct eco_cap_memo *memo_of(const struct eco_cap_job *j, uint32_t g)
         return NULL;
     if (j->fixed_curve)
         return j->memo;
-    const struct eco_job_model *m = j->ctx;
-    if (j->predict != eco_cap_predict_model || j->levels || m->min_limit_w != j->min_limit_w ||
-        m->max_limit_w != j->max_limit_w || !eco_job_model_ready(m))
-        return NULL;
-    return j->memo;
+    return model_grid(j) && eco_job_model_ready(j->ctx) ? j->memo : NULL;
 }
 
 /* Whether the memo's row serves job j now: the same curve, GPUs, range and levels, and for a
