@@ -419,6 +419,14 @@ const struct eco_capper_ops *eco_capper_ops_of(const struct eco_capper *c);
 int eco_capper_admit_reads_jobs(const struct eco_capper *c);
 /* ops->reads_job_samples (0 for NULL). */
 int eco_capper_reads_job_samples(const struct eco_capper *c);
+/* The family's early samples (its parameter early): a job with fewer is dithered. */
+uint32_t eco_capper_early(const struct eco_capper *c);
+/* What decide makes of a split's `limit` for job j with `samples` samples so far: dithered
+ * downwards while samples < early (one rng draw whenever the family dithers), kept in j's range
+ * and snapped to its levels. For a caller that takes a job's early samples without a decide:
+ * the simulator while no split can bind (docs/policies/powercap.md, "Slack"). */
+double eco_capper_explore(const struct eco_capper *c, const struct eco_cap_job *j, uint32_t samples,
+                          double limit, struct eco_rng *rng);
 /* Calls ops->admit, or eco_capper_admit_default when it is NULL. */
 int eco_capper_admit(struct eco_capper *c, const struct eco_capper_view *v, double committed_min_w,
                      const struct eco_capper_candidate *cand);

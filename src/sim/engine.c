@@ -32,6 +32,14 @@
 #define SKIP_TOL 0.05
 #define SKIP_FIRST 8.0
 #define SKIP_MAX 512.0
+/* Skipping while the budget has slack (docs/policies/powercap.md, "Slack"): when every running
+ * GPU at the top of its range would draw at most 1 - SLACK_MARGIN of the budget, no split can
+ * bind, so the next tick comes at the next change (a start, an end, a budget step, a node's
+ * power state), or SLACK_MAX periods later. 10 %: several times the measured total's noise (2 %
+ * per job, less summed) and the family's margins (a few %), so that the feedback cannot start
+ * capping inside the skip. */
+#define SLACK_MARGIN 0.10
+#define SLACK_MAX 3600.0
 
 /* Arrival order: submit time, then trace order. */
 struct arr_key {
@@ -246,12 +254,18 @@ static int control_tick(struct engine *e, double t)
         return rc;
     e->tick_last_s = t;
     double step = 1;
-    int settled = !e->cfg->control_skip_off && eco_powerctl__settled(e, SKIP_TOL, 0);
+    int slack = e->cfg->control_skip_off ? 0 : eco_powerctl__slack(e, SLACK_MARGIN, t, set_limit);
+    if (slack < 0)
+        return slack;
+    int settled = !slack && !e->cfg->control_skip_off && eco_powerctl__settled(e, SKIP_TOL, 0);
     /* the ticks since the last change count whether settled or not: only a change restarts
      * them (control_changed) */
     if (e->tick_quiet < SKIP_QUIET_MAX)
         e->tick_quiet++;
-    if (settled) {
+    if (slack) {
+        step = SLACK_MAX;
+        e->tick_skip = 0;
+    } else if (settled) {
         if (e->tick_quiet >= SKIP_QUIET_TICKS) {
             e->tick_skip = e->tick_skip > 0 ? 2 * e->tick_skip : SKIP_FIRST;
             if (e->tick_skip > SKIP_MAX)

@@ -422,6 +422,21 @@ static int grow(struct powerctl *pc, size_t n)
     return 0;
 }
 
+/* Job j's knob range as the capper sees it and its levels (NULL: continuous). */
+static const double *cap_range(const struct powerctl *pc, uint32_t j, double *lo, double *hi,
+                               size_t *nl)
+{
+    const struct truth *tr = &pc->truth[j];
+    *nl = 0;
+    /* A job on GPUs of several types has no common level list: its clock is continuous. */
+    const double *levels = pc->clock && tr->n == 1 ? eco_clock_levels(tr->type[0], nl) : NULL;
+    truth_range(tr, lo, hi);
+    if (pc->clock) /* no clock below where its power reaches the minimum limit (clock.md) */
+        *lo =
+            eco_job_model_clock_floor(&pc->models[j], truth_min_limit_w(tr), levels, (uint32_t)*nl);
+    return levels;
+}
+
 /* The capper's view of the running jobs at time t: fresh remaining work (the stored
  * remaining_s is booked only when a job's rate changes), slack, last period's noisy samples,
  * the learned model, and the truth (read by the oracle alone). measured_w: the measured total
@@ -440,12 +455,7 @@ static int build_view(struct engine *e, double t, double measured_w, int step,
         const struct truth *tr = &pc->truth[j];
         double lo, hi;
         size_t nl = 0;
-        /* A job on GPUs of several types has no common level list: its clock is continuous. */
-        const double *levels = pc->clock && tr->n == 1 ? eco_clock_levels(tr->type[0], &nl) : NULL;
-        truth_range(tr, &lo, &hi);
-        if (pc->clock) /* no clock below where its power reaches the minimum limit (clock.md) */
-            lo = eco_job_model_clock_floor(&pc->models[j], truth_min_limit_w(tr), levels,
-                                           (uint32_t)nl);
+        const double *levels = cap_range(pc, j, &lo, &hi, &nl);
         double slack = job->deadline_s >= 0 ? job->deadline_s - t : -1;
         if (job->deadline_s >= 0 && slack < 0)
             slack = 0;
@@ -560,6 +570,31 @@ static void metrics_open(struct engine *e, double t, int settle)
     pc->open_demand = full_demand(e);
 }
 
+/* The truth at a setting, evaluated once while the setting stays. */
+static void truth_at(struct truth *tr, double setting)
+{
+    if (!(tr->at == setting)) {
+        truth_predict(tr, setting, &tr->at_p, &tr->at_speed);
+        tr->at = setting;
+    }
+}
+
+/* One noisy sample of job j's power per GPU and progress at `setting`, which its model
+ * observes; returns the power sample. */
+static double sample(struct powerctl *pc, uint32_t j, double setting)
+{
+    struct truth *tr = &pc->truth[j];
+    double z1, z2;
+    truth_at(tr, setting);
+    gauss2(&pc->rng, &z1, &z2);
+    double mp = tr->at_p * (1 + pc->noise_p * z1);
+    double ms = tr->at_speed * (1 + pc->noise_s * z2);
+    pc->meas_w[j] = mp;
+    pc->meas_speed[j] = ms;
+    eco_job_model_observe(&pc->models[j], setting, mp, ms);
+    return mp;
+}
+
 int eco_powerctl__tick(struct engine *e, double t,
                        int (*set_limit)(struct engine *, uint32_t, double, double))
 {
@@ -583,25 +618,15 @@ int eco_powerctl__tick(struct engine *e, double t,
         uint32_t j = e->run[i];
         const struct eco_job *job = &e->jobs[j];
         struct truth *tr = &pc->truth[j];
-        double setting = setting_of(pc, job), z1, z2;
-        if (!(tr->at == setting)) { /* the truth at a held setting is evaluated once */
-            truth_predict(tr, setting, &tr->at_p, &tr->at_speed);
-            tr->at = setting;
-        }
-        double speed = tr->at_speed, p = tr->at_p;
+        double setting = setting_of(pc, job);
         if (pc->held[j]) {
-            double sd = p * job->gpus * pc->noise_p;
+            truth_at(tr, setting);
+            double p = tr->at_p, sd = p * job->gpus * pc->noise_p;
             measured += p * job->gpus;
             held_var += sd * sd;
             continue;
         }
-        gauss2(&pc->rng, &z1, &z2);
-        double mp = p * (1 + pc->noise_p * z1);
-        double ms = speed * (1 + pc->noise_s * z2);
-        measured += mp * job->gpus;
-        pc->meas_w[j] = mp;
-        pc->meas_speed[j] = ms;
-        eco_job_model_observe(&pc->models[j], setting, mp, ms);
+        measured += sample(pc, j, setting) * job->gpus;
         if (pc->hold && pc->same[j] < HOLD_TICKS)
             pc->same[j]++;
         if (pc->same[j] >= HOLD_TICKS && pc->models[j].power.n >= SETTLE_SAMPLES)
@@ -708,6 +733,53 @@ int eco_powerctl__settled(struct engine *e, double tol, int hold)
         return 0;
     for (size_t i = 0; hold && i < e->nrun; i++)
         pc->pending[e->run[i]] = setting_of(pc, &e->jobs[e->run[i]]);
+    return 1;
+}
+
+int eco_powerctl__slack(struct engine *e, double margin, double t,
+                        int (*set_limit)(struct engine *, uint32_t, double, double))
+{
+    struct powerctl *pc = e->pc;
+    if (!(full_demand(e) <= (1 - margin) * pc->budget_w))
+        return 0;
+    for (size_t i = 0; i < e->nrun; i++) {
+        uint32_t j = e->run[i];
+        if (pc->models[j].power.n >= SETTLE_SAMPLES &&
+            pc->pending[j] != setting_of(pc, &e->jobs[j]))
+            return 0; /* a learned job on its way somewhere: the next ticks move it */
+    }
+    if (!set_limit)
+        return 1;
+    /* A job still learning takes the rest of its early samples now, at the settings decide
+     * would give it at the top of its range (dithered), then, held or not, HOLD_TICKS samples
+     * at the top: what the 1 s loop's next ticks would measure (docs, "Slack"). */
+    uint32_t early = eco_capper_early(pc->capper);
+    for (size_t i = 0; i < e->nrun; i++) {
+        uint32_t j = e->run[i];
+        if (pc->held[j] || pc->models[j].power.n >= early)
+            continue;
+        double lo, hi;
+        size_t nl;
+        const double *levels = cap_range(pc, j, &lo, &hi, &nl);
+        if (setting_of(pc, &e->jobs[j]) != hi) {
+            int rc = set_limit(e, j, hi, t);
+            if (rc)
+                return rc;
+        }
+        pc->pending[j] = hi;
+        while (pc->models[j].power.n < early) {
+            levels = cap_range(pc, j, &lo, &hi, &nl);
+            struct eco_cap_job cj = {.gpus = e->jobs[j].gpus,
+                                     .min_limit_w = lo,
+                                     .max_limit_w = hi,
+                                     .levels = levels,
+                                     .n_levels = (uint32_t)nl};
+            sample(pc, j, eco_capper_explore(pc->capper, &cj, pc->models[j].power.n, hi, &pc->rng));
+        }
+        for (pc->same[j] = 0; pc->hold && pc->same[j] < HOLD_TICKS; pc->same[j]++)
+            sample(pc, j, hi);
+        pc->held[j] = pc->hold && pc->models[j].power.n >= SETTLE_SAMPLES;
+    }
     return 1;
 }
 

@@ -62,7 +62,8 @@ expect 2 "--sample-s: '1e-9' is below the minimum 1 s" -- sim --trace "$T/good.c
 expect 2 "--control-period: '1e-9' is below the minimum 0.1 s" -- sim --trace "$T/good.csv" --cluster 1x8 --power-budget 3000 --control-period 1e-9
 printf '%s\na,0,100,1\nb,1e9,100,1\n' "$H" > "$T/long.csv"
 expect 2 "give --sample-s 1001 or more" -- sim --trace "$T/long.csv" --cluster 1x8 --out "$T/o_long" --sample-s 60
-expect 2 "give --control-period 101 or more" -- sim --trace "$T/long.csv" --cluster 1x8 --power-budget 3000
+expect 2 "give --control-period 11 or more" -- sim --trace "$T/long.csv" --cluster 1x8 --power-budget 3000
+expect 2 "at most 10000000 with --control-skip off: give --control-period 101 or more" -- sim --trace "$T/long.csv" --cluster 1x8 --power-budget 3000 --control-skip off
 printf '%s\n' "$H" > "$T/empty.csv"
 expect 2 "empty.csv: holds no job (a header line and no rows)" -- sim --trace "$T/empty.csv" --cluster 1x8
 printf '%s\na,0,10,1\nb,0,10,1\na,5,10,1\n' "$H" > "$T/dup.csv"

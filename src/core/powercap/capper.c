@@ -455,6 +455,26 @@ int eco_capper__binds(const struct eco_cap_job *jobs, size_t n, const double *li
     return 0;
 }
 
+/* A split's limit for job j as decide hands it out: dithered while the job has fewer than
+ * `early` samples, `fallback` for a NaN, kept in the range and snapped to the levels. */
+static double explore(const struct eco_capper *c, const struct eco_cap_job *j, uint32_t samples,
+                      double lim, double fallback, struct eco_rng *rng)
+{
+    if (c->cm.dither > 0) { /* one draw per job, so the stream does not depend on samples */
+        /* Downward only, over twice the width: the same span of samples for the model, and a
+         * dithered job never draws more than its share (a large job dithered upwards was the
+         * largest overshoot; docs/policies/powercap.md, "Exploration"). */
+        double d = samples < c->cm.early ? c->cm.dither : 0;
+        lim -= eco_rng_uniform(rng) * 2 * d * (j->max_limit_w - j->min_limit_w);
+    }
+    if (!(lim == lim))
+        lim = fallback;
+    lim = fmax(j->min_limit_w, fmin(j->max_limit_w, lim));
+    if (j->levels && j->n_levels)
+        lim = snap(j, lim);
+    return lim;
+}
+
 int eco_capper__decide_family(struct eco_capper *c, const struct eco_capper_view *v,
                               struct eco_rng *rng, double *limits_w)
 {
@@ -512,22 +532,21 @@ int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view
         const struct eco_cap_job *j = &c->cj[i];
         double lim = limits_w[i];
         if (j->upper_w > 0 && j->upper_w < j->max_limit_w && lim > j->upper_w)
-            lim = j->upper_w;   /* a split without the bound (uniform, proportional) */
-        if (c->cm.dither > 0) { /* one draw per job, so the stream does not depend on samples */
-            /* Downward only, over twice the width: the same span of samples for the model,
-             * and a dithered job never draws more than its share (a large job dithered
-             * upwards was the largest overshoot; docs/policies/powercap.md, "Exploration"). */
-            double d = v->jobs[i].samples < c->cm.early ? c->cm.dither : 0;
-            lim -= eco_rng_uniform(rng) * 2 * d * (j->max_limit_w - j->min_limit_w);
-        }
-        if (!(lim == lim))
-            lim = v->jobs[i].limit_w;
-        lim = fmax(j->min_limit_w, fmin(j->max_limit_w, lim));
-        if (j->levels && j->n_levels)
-            lim = snap(j, lim);
-        limits_w[i] = lim;
+            lim = j->upper_w; /* a split without the bound (uniform, proportional) */
+        limits_w[i] = explore(c, j, v->jobs[i].samples, lim, v->jobs[i].limit_w, rng);
     }
     return 0;
+}
+
+uint32_t eco_capper_early(const struct eco_capper *c)
+{
+    return c->cm.early;
+}
+
+double eco_capper_explore(const struct eco_capper *c, const struct eco_cap_job *j, uint32_t samples,
+                          double limit, struct eco_rng *rng)
+{
+    return explore(c, j, samples, limit, limit, rng);
 }
 
 /* ---- admission ----------------------------------------------------------------------------- */
