@@ -48,6 +48,8 @@ struct sim_args {
     const char *cluster;
     const char *node_power;
     const char *format;
+    const char *gpu_type_map, *tz; /* sacct traces and Slurm node lists */
+    int elapsed_as_measured;
     const char *policy;
     const char *placement;
     const char *compare;
@@ -187,6 +189,24 @@ static const struct eco_opt sim_opts[] = {
      .offset = A(format),
      .arg = "F",
      .help = "trace format (default: auto, from the header; listed below)"},
+    {.name = "gpu-type-map",
+     .kind = ECO_OPT_STR,
+     .offset = A(gpu_type_map),
+     .arg = "S=T,..",
+     .help = "Slurm gres GPU types (sacct traces, Slurm node lists) to catalog\n"
+             "types, e.g. a100_80g=A100-SXM,tesla=V100 (docs/formats/traces.md)"},
+    {.name = "tz",
+     .kind = ECO_OPT_STR,
+     .offset = A(tz),
+     .arg = "ZONE",
+     .help = "time zone of a sacct -P trace's local times, e.g. Europe/Berlin\n"
+             "(default: TZ, else the system's)"},
+    {.name = "elapsed-as-measured",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(elapsed_as_measured),
+     .help = "sacct traces: take Elapsed as the reference duration as it is,\n"
+             "not scaled by the speed of the GPU type the job ran on"},
     {.name = "cluster",
      .kind = ECO_OPT_STR,
      .offset = A(cluster),
@@ -1414,6 +1434,9 @@ int eco_cli__cmd_sim(int argc, char **argv)
         .format = (enum eco_trace_format)fmt,
         .skip_bad_rows = a.skip_bad_rows,
         .max_jobs = (size_t)a.max_jobs,
+        .gpu_type_map = a.gpu_type_map,
+        .tz = a.tz,
+        .elapsed_as_measured = a.elapsed_as_measured,
         .warn = warn_cb,
         .warn_ctx = &a.quiet,
     };
