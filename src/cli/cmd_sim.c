@@ -921,6 +921,7 @@ struct signals {
     struct eco_signal carbon, price;
     int have_carbon, have_price;
     double epoch0_s;
+    const char *epoch_from;              /* "carbon" or "price": epoch0_s is that signal's start */
     const struct eco_carbon_ops *policy; /* NULL: none */
     const char *params;
     enum eco_forecast_kind forecast;
@@ -1038,12 +1039,7 @@ static int load_signals(const struct sim_args *a, struct signals *sig)
         double c0 = sig->have_carbon ? eco_signal_start(&sig->carbon) : -INFINITY;
         double p0 = sig->have_price ? eco_signal_start(&sig->price) : -INFINITY;
         sig->epoch0_s = c0 > p0 ? c0 : p0;
-        char when[32];
-        eco_format_utc(sig->epoch0_s, when, sizeof when);
-        if (!a->quiet)
-            eco_cli__err("note: no --trace-start: the trace's time 0 is %s, the start of the %s "
-                         "signal",
-                         when, c0 > p0 ? "carbon" : "price");
+        sig->epoch_from = c0 > p0 ? "carbon" : "price"; /* noted once the trace is read */
     }
     if (!a->quiet)
         for (int i = 0; i < 2; i++) {
@@ -1414,11 +1410,6 @@ int eco_cli__cmd_sim(int argc, char **argv)
         free(budget);
         return status;
     }
-    if (a.budget_follow && (status = follow_budget(&follow, &sig, a.seed, &budget, &n_budget))) {
-        free_signals(&sig);
-        return status;
-    }
-    steps = budget ? budget : &one;
     int rc = eco_cluster_is_auto(a.cluster) ? 0 : eco_cluster_load(a.cluster, &c, &err);
     if (rc) {
         eco_cli__err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
@@ -1446,6 +1437,20 @@ int eco_cli__cmd_sim(int argc, char **argv)
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         goto done;
     }
+    if (sig.epoch_from && set->has_epoch) {
+        /* a trace with calendar times (sacct's Submit) gives its own time 0 */
+        sig.epoch0_s = set->epoch_s;
+        sig.epoch_from = NULL;
+    } else if (sig.epoch_from && !a.quiet) {
+        char when[32];
+        eco_format_utc(sig.epoch0_s, when, sizeof when);
+        eco_cli__err("note: no --trace-start: the trace's time 0 is %s, the start of the %s "
+                     "signal",
+                     when, sig.epoch_from);
+    }
+    if (a.budget_follow && (status = follow_budget(&follow, &sig, a.seed, &budget, &n_budget)))
+        goto done;
+    steps = budget ? budget : &one;
     if ((set->skipped_non_gpu || set->skipped_unfinished) && !a.quiet)
         eco_cli__err("note: %s: skipped %zu CPU-only and %zu pending pods (no GPU job to replay)",
                      a.trace, set->skipped_non_gpu, set->skipped_unfinished);
