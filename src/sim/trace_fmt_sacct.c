@@ -58,6 +58,7 @@ struct rec {
     const char *alloc_field; /* where the GPUs came from, for messages */
     const char *req_field;
     const char *user, *account, *partition, *state;
+    const char *end_text; /* -P: End as written, for messages */
 };
 
 struct sacct {
@@ -80,10 +81,12 @@ struct sacct {
 static int bad(struct sacct *S, const char *field, const char *value, const char *what)
 {
     struct trace_loader *L = S->L;
+    if (S->json && value)
+        return eco_errorf(&L->e, -EINVAL, "%s: jobs[%zu] (job_id %s): field '%s': '%.64s' %s",
+                          L->path, S->index, S->jobid ? S->jobid : "?", field, value, what);
     if (S->json)
-        return eco_errorf(&L->e, -EINVAL, "%s: jobs[%zu] (job_id %s): field '%s': %s%.64s%s %s",
-                          L->path, S->index, S->jobid ? S->jobid : "?", field, value ? "'" : "",
-                          value ? value : "", value ? "'" : "", what);
+        return eco_errorf(&L->e, -EINVAL, "%s: jobs[%zu] (job_id %s): field '%s': %s", L->path,
+                          S->index, S->jobid ? S->jobid : "?", field, what);
     return eco_errorf(&L->e, -EINVAL, "%s:%lu: column '%s': '%.64s' %s", L->path, L->line, field,
                       value ? value : "", what);
 }
@@ -249,7 +252,7 @@ static int add_rec(struct sacct *S, struct rec *r)
     if (isnan(elapsed))
         elapsed = r->end - r->start;
     if (elapsed < 0)
-        return bad(S, S->json ? "time.end" : col_names[C_END], "",
+        return bad(S, S->json ? "time.end" : col_names[C_END], r->end_text,
                    "is before the start (a negative run time)");
     if (elapsed > ECO_TRACE_MAX_DURATION_S)
         return bad(S, S->json ? "time.elapsed" : "Elapsed", "", "is outside 0..1e9 s");
@@ -404,12 +407,13 @@ static int parsable_row(struct sacct *S)
         return rc;
     if ((s = field(S, C_END)) && (rc = parse_time(S, col_names[C_END], s, &r.end)))
         return rc;
-    if ((s = field(S, C_ELAPSEDRAW))) {
+    r.end_text = s;
+    if ((s = field(S, C_ELAPSEDRAW)) && *s) {
         int64_t v;
         if (eco_parse_int64(s, &v) || v < 0)
             return bad(S, col_names[C_ELAPSEDRAW], s, "is not a whole number of seconds");
         r.elapsed = (double)v;
-    } else if ((s = field(S, C_ELAPSED)) && eco_slurm_duration(s, &r.elapsed)) {
+    } else if ((s = field(S, C_ELAPSED)) && *s && eco_slurm_duration(s, &r.elapsed)) {
         return bad(S, col_names[C_ELAPSED], s, "is not a run time ([DD-]HH:MM:SS or MM:SS)");
     }
     if (!isnan(r.elapsed) && r.elapsed > ECO_TRACE_MAX_DURATION_S)
@@ -900,9 +904,10 @@ static int sacct_load(struct trace_loader *L)
 {
     struct sacct S = {.L = L, .first_job = L->set->n};
     struct tz_save tz;
-    int rc = eco_gres_map_parse(L->opts->gpu_type_map, &S.map, &L->e);
+    struct eco_error merr;
+    int rc = eco_gres_map_parse(L->opts->gpu_type_map, &S.map, &merr);
     if (rc)
-        return eco_errorf(&L->e, rc, "--gpu-type-map: %s", L->e.msg);
+        return eco_errorf(&L->e, rc, "%s: --gpu-type-map: %s", L->path, merr.msg);
     const char *first = L->buf;
     if (!strncmp(first, "\xEF\xBB\xBF", 3))
         first += 3;
