@@ -1410,12 +1410,21 @@ int eco_cli__cmd_sim(int argc, char **argv)
         free(budget);
         return status;
     }
-    int rc = eco_cluster_is_auto(a.cluster) ? 0 : eco_cluster_load(a.cluster, &c, &err);
+    struct eco_cluster_info cinfo = {0};
+    struct eco_cluster_opts copts = {
+        .gpu_type_map = a.gpu_type_map, .warn = warn_cb, .warn_ctx = &a.quiet, .info = &cinfo};
+    int rc =
+        eco_cluster_is_auto(a.cluster) ? 0 : eco_cluster_load_with(a.cluster, &copts, &c, &err);
     if (rc) {
         eco_cli__err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         goto done;
     }
+    if (c && cinfo.nodes && !a.quiet)
+        eco_cli__err("note: --cluster %s: %zu Slurm nodes with GPUs (%llu GPUs) in partitions %s; "
+                     "ecosched places jobs on any of them",
+                     a.cluster, cinfo.nodes, (unsigned long long)c->total_gpus,
+                     cinfo.partitions[0] ? cinfo.partitions : "(none)");
     set = eco_jobset_create();
     if (!set) {
         status = ECO_EXIT_FAIL;
