@@ -275,6 +275,51 @@ static void test_parsable_trailing_bar(void **state)
     eco_jobset_destroy(s);
 }
 
+/* Later schemas: numbers as {"set", "infinite", "number"}, state.current a list; Slurm's
+ * NO_VAL as a limit; array tasks and het components named as -P names them. */
+static void test_json_later_schema(void **state)
+{
+    (void)state;
+    const char *path = write_file(
+        "later.json",
+        "{\"jobs\": [\n"
+        " {\"job_id\": 21, \"array\": {\"job_id\": 20, \"task_id\": {\"set\": true, "
+        "\"infinite\": false, \"number\": 3}},\n"
+        "  \"time\": {\"submission\": {\"set\": true, \"infinite\": false, \"number\": "
+        "1709290800}, \"start\": {\"set\": true, \"number\": 1709290810}, \"end\": {\"set\": "
+        "true, \"number\": 1709290870}, \"elapsed\": 60, \"limit\": {\"set\": true, "
+        "\"infinite\": true, \"number\": 0}},\n"
+        "  \"state\": {\"current\": [\"COMPLETED\"]}, \"tres\": {\"allocated\": [{\"type\": "
+        "\"gres\", \"name\": \"gpu\", \"count\": 2}]}},\n"
+        " {\"job_id\": 30, \"het\": {\"job_id\": 30, \"job_offset\": 0}, \"time\": "
+        "{\"submission\": 1709290801, \"start\": 1709290900, \"end\": 1709291000, \"elapsed\": "
+        "100, \"limit\": 4294967294}, \"tres\": {\"allocated\": [{\"type\": \"gres\", "
+        "\"name\": \"gpu\", \"count\": 1}]}},\n"
+        " {\"job_id\": 31, \"het\": {\"job_id\": 30, \"job_offset\": 1}, \"time\": "
+        "{\"submission\": 1709290801, \"start\": 1709290900, \"end\": 1709291050, \"elapsed\": "
+        "150, \"limit\": 5}, \"tres\": {\"allocated\": [{\"type\": \"gres\", \"name\": "
+        "\"gpu\", \"count\": 3}]}}\n"
+        "]}\n");
+    struct eco_trace_opts o = opts_map(NULL);
+    struct eco_jobset *s;
+    struct eco_error err;
+    int rc = load(path, &o, &s, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(s->n, 2);
+    assert_string_equal(str(s, s->jobs[0].id_off), "20_3");
+    assert_int_equal(s->jobs[0].gpus, 2);
+    assert_true(s->jobs[0].duration_s == 60);
+    assert_true(isinf(s->jobs[0].limit_s));
+    assert_string_equal(str(s, s->jobs[0].acct_state_off), "COMPLETED");
+    assert_string_equal(str(s, s->jobs[1].id_off), "30"); /* 30+0 and 30+1: one job */
+    assert_int_equal(s->jobs[1].gpus, 4);
+    assert_true(s->jobs[1].duration_s == 150);
+    assert_true(isinf(s->jobs[1].limit_s));
+    assert_true(s->jobs[1].submit_s == 1);
+    eco_jobset_destroy(s);
+}
+
 /* ---- errors ---------------------------------------------------------------------------------- */
 
 static void expect_error(const char *name, const char *text, const char *map, const char *msg)
@@ -480,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_detect),
         cmocka_unit_test(test_rows),
         cmocka_unit_test(test_parsable_trailing_bar),
+        cmocka_unit_test(test_json_later_schema),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_bad_tz),
         cmocka_unit_test(test_skip_bad),

@@ -671,7 +671,10 @@ static int json_job(struct sacct *S, json_t *job)
     r.elapsed = v;
     /* time.limit: minutes; null (22.05) or infinite: unlimited */
     json_t *lim = json_path(job, "time", "limit");
-    if (json_num(lim, &v) || v < 0 || (!isinf(v) && v * 60 > ECO_TRACE_MAX_DURATION_S))
+    int lrc = json_num(lim, &v);
+    if (!lrc && v >= 4294967294.0) /* Slurm's NO_VAL and INFINITE as plain numbers */
+        v = INFINITY;
+    if (lrc || v < 0 || (!isinf(v) && v * 60 > ECO_TRACE_MAX_DURATION_S))
         return bad(S, "time.limit", NULL, "is not a whole number of minutes in 0..1e9 s");
     if (isnan(v))
         r.limit = json_is_null(lim) ? INFINITY : 0; /* null: UNLIMITED; absent or unset: none */
