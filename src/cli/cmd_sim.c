@@ -213,6 +213,7 @@ static const struct eco_opt sim_opts[] = {
      .arg = "SPEC",
      .help = "COUNTxGPUS[:TYPE][,...], e.g. 30x8:V100,4x8:A100-SXM (type\n"
              "defaults to V100), a cluster JSON file (docs/formats/cluster.md),\n"
+             "a Slurm node list (scontrol show node --oneliner, sinfo --json),\n"
              "auto[xGPUS][:TYPE]: sized from the trace for 70% average\n"
              "utilisation, or peak[xGPUS][:TYPE]: for its peak demand\n"
              "(docs/formats/cluster.md)"},
@@ -1446,6 +1447,11 @@ int eco_cli__cmd_sim(int argc, char **argv)
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         goto done;
     }
+    if (!a.quiet && !set->has_epoch && (a.tz || a.elapsed_as_measured))
+        eco_cli__err("warning: --tz and --elapsed-as-measured matter only with a sacct trace");
+    if (!a.quiet && !set->has_epoch && !cinfo.nodes && a.gpu_type_map)
+        eco_cli__err("warning: --gpu-type-map matters only with a sacct trace or a Slurm node "
+                     "list");
     if (sig.epoch_from && set->has_epoch) {
         /* a trace with calendar times (sacct's Submit) gives its own time 0 */
         sig.epoch0_s = set->epoch_s;

@@ -53,7 +53,7 @@ s2=$(awk -F, '$1 == "2" { print $4 - $3 }' "$T/scaled/jobs.csv")
 # the same jobs in the canonical format give the same run (durations as measured, so that
 # the file can write them exactly; the scaling is test_trace_sacct's; gpu_type where the job
 # asked for a type)
-cat >"$T/canon.csv" <<EOF
+cat >"$T/canon_trace.csv" <<EOF
 job_id,submit_s,duration_s,gpus,gpu_type,user
 1,0,3,1,A100-SXM,root
 2,0,4,2,V100,root
@@ -64,7 +64,7 @@ job_id,submit_s,duration_s,gpus,gpu_type,user
 5,0,2,2,,root
 8,0,1,2,A100-SXM,root
 EOF
-run canon "$T/canon.csv" --cluster "$CL"
+run canon "$T/canon_trace.csv" --cluster "$CL"
 run measured "$D/jobs-X.sacct" --cluster "$CL" --elapsed-as-measured
 run measured_json "$D/jobs.json" --cluster "$CL" --elapsed-as-measured
 same canon measured
@@ -119,5 +119,7 @@ expect 2 "time zone 'Nowhere/City' is unknown" -- sim --trace "$T/easy.sacct" --
 expect 2 "--gpu-type-map: part 'a100': expected SITE=TYPE" -- sim --trace "$T/easy.sacct" --cluster 1x2 --gpu-type-map a100
 printf 'NodeName=a Gres=gpu:v100:x\n' >"$T/bad.nodes"
 expect 2 "bad.nodes:1: node 'a': field 'Gres': 'gpu:v100:x' has a malformed entry" -- sim --trace "$T/easy.sacct" --cluster "$T/bad.nodes"
+expect 0 "warning: --tz and --elapsed-as-measured matter only with a sacct trace" -- sim --trace "$T/canon_trace.csv" --cluster 1x2 --tz UTC
+expect 0 "warning: --gpu-type-map matters only with a sacct trace or a Slurm node list" -- sim --trace "$T/canon_trace.csv" --cluster 1x2 --gpu-type-map a=V100
 echo "sacct: $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
