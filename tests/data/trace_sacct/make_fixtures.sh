@@ -157,7 +157,4 @@ sacct -a -P -S "$S" -E now -o $F >"$OUT/jobs-steps.sacct"
 sacct -a -X -P -S "$S" -E now -o JobID,Submit,Start,End,Elapsed,Timelimit,AllocTRES,ReqTRES,State >"$OUT/jobs-elapsed.sacct"
 sacct -a --json -S "$S" -E now >"$OUT/jobs.json"
 scontrol show node --oneliner >"$OUT/nodes.scontrol"
-sinfo --json >"$OUT/sinfo.json" || true
-scontrol --json show nodes >"$OUT/scontrol-nodes.json" 2>&1 || true
-echo "TZ=$(date +%Z)" >"$OUT/README.gen"
-sacct --version >>"$OUT/README.gen"
+sinfo --json >"$OUT/sinfo.json"
