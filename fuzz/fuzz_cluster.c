@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Fuzz target: cluster descriptions of `sim --cluster` (docs/formats/cluster.md): the input as
- * a JSON file (src/sim/cluster_json.c) and as an inline spec COUNTxGPUS[:TYPE],...
- * (src/core/cluster.c). */
+ * a file (a JSON cluster file, src/sim/cluster_json.c, or a Slurm node list,
+ * src/sim/cluster_slurm.c) and as an inline spec COUNTxGPUS[:TYPE],... (src/core/cluster.c). */
 #include "fuzz_util.h"
 #include <stdbool.h>
 #include "ecosched/cluster.h"
@@ -11,7 +11,10 @@ static void load(const char *arg, bool spec)
 {
     struct eco_cluster *c = NULL;
     struct eco_error err = {{0}};
-    if ((spec ? eco_cluster_parse_spec(arg, &c, &err) : eco_cluster_load(arg, &c, &err)) == 0)
+    /* Slurm node lists: the site type names of tests/data/trace_sacct/ mapped */
+    struct eco_cluster_opts o = {.gpu_type_map = "a100=A100-SXM,tesla=V100"};
+    if ((spec ? eco_cluster_parse_spec(arg, &c, &err) : eco_cluster_load_with(arg, &o, &c, &err)) ==
+        0)
         FUZZ_CHECK(c);
     else
         FUZZ_CHECK(!c && err.msg[0]);

@@ -22,7 +22,12 @@ static void warn(void *ctx, const char *msg)
 /* What a load promises: all or nothing, and every job within the documented ranges. */
 static void load(const char *path, enum eco_trace_format f, bool skip)
 {
-    struct eco_trace_opts o = {.format = f, .skip_bad_rows = skip, .warn = warn};
+    /* sacct: the site type names of tests/data/trace_sacct/ mapped, local times in UTC */
+    struct eco_trace_opts o = {.format = f,
+                               .skip_bad_rows = skip,
+                               .gpu_type_map = "a100=A100-SXM,tesla=V100",
+                               .tz = "UTC",
+                               .warn = warn};
     struct eco_error err = {{0}};
     struct eco_jobset *set = eco_jobset_create();
     FUZZ_CHECK(set);
@@ -38,6 +43,7 @@ static void load(const char *path, enum eco_trace_format f, bool skip)
             FUZZ_CHECK(j->gpu_mem_gb >= 0 && j->gpu_mem_gb <= ECO_TRACE_MAX_GPU_MEM_GB);
             FUZZ_CHECK(j->deadline_s == ECO_NO_DEADLINE || isfinite(j->deadline_s));
             FUZZ_CHECK(j->id_off < set->str_len);
+            FUZZ_CHECK(j->limit_s >= 0 && !isnan(j->limit_s));
         }
     } else {
         FUZZ_CHECK(rc < 0 && set->n == 0 && err.msg[0]);

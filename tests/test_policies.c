@@ -152,6 +152,53 @@ static void test_easy_spare_gpus(void **state)
     run_case("2x4", "easy", NULL, "pool", js, ex, 4);
 }
 
+/* easy:limits plans with the jobs' time limits (limit_s, sacct's Timelimit) and runs them for
+ * their true durations. `mix` with limits: */
+static void run_limits(const double *limit, const double *start)
+{
+    struct eco_cluster *c = NULL;
+    struct eco_error err;
+    assert_int_equal(eco_cluster_parse_spec("1x4", &c, &err), 0);
+    struct eco_jobset *set = eco_test_make_jobs(mix, 4);
+    for (size_t i = 0; i < 4; i++)
+        set->jobs[i].limit_s = limit[i];
+    struct eco_sim_config cfg = {.policy = eco_policy_find("easy"),
+                                 .policy_params = "limits",
+                                 .placement = eco_placement_find("pool"),
+                                 .seed = 1};
+    struct eco_sim_result res;
+    assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
+    for (size_t i = 0; i < 4; i++) {
+        if (set->jobs[i].start_s != start[i])
+            print_error("easy:limits job %zu: start %g, want %g\n", i, set->jobs[i].start_s,
+                        start[i]);
+        assert_true(set->jobs[i].start_s == start[i]);
+        assert_true(set->jobs[i].end_s == start[i] + mix[i].duration_s);
+    }
+    eco_sim_result_fini(&res);
+    eco_jobset_destroy(set);
+    eco_cluster_destroy(c);
+}
+
+static void test_easy_limits(void **state)
+{
+    (void)state;
+    /* j0's limit is its run time (shadow 10); j3's limit 20 would end at 23: it no longer
+     * backfills (easy starts it at 3) and waits for j1. */
+    static const double tight[] = {10, 5, 40, 20}, tight_start[] = {0, 10, 15, 15};
+    run_limits(tight, tight_start);
+    /* j0's limit 100 puts the reservation at 100: j2 (limit 50) and j3 (limit 20) backfill,
+     * and j2 then delays j1 to 22, past j0's true end at 10. */
+    static const double loose[] = {100, 5, 50, 20}, loose_start[] = {0, 22, 2, 3};
+    run_limits(loose, loose_start);
+    /* no limits: as easy */
+    static const double none[] = {0, 0, 0, 0}, none_start[] = {0, 10, 15, 3};
+    run_limits(none, none_start);
+    struct eco_error err;
+    assert_null(eco_policy_find("easy")->create(NULL, "limit", &err));
+    assert_non_null(strstr(err.msg, "unknown parameter 'limit' (known: limits)"));
+}
+
 static void test_sjf(void **state)
 {
     (void)state;
@@ -347,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_lsf),
         cmocka_unit_test(test_easy),
         cmocka_unit_test(test_easy_spare_gpus),
+        cmocka_unit_test(test_easy_limits),
         cmocka_unit_test(test_sjf),
         cmocka_unit_test(test_las),
         cmocka_unit_test(test_las_default_no_preemption_when_idle),

@@ -26,12 +26,17 @@ enum eco_reject_reason {
 struct eco_job {
     /* As read from the trace. Strings are offsets into the owning jobset's string arena. */
     uint32_t id_off;
-    uint32_t workload_off; /* 0: none */
-    uint32_t user_off;     /* 0: none */
-    uint32_t line;         /* line of the trace file the job came from */
+    uint32_t workload_off;   /* 0: none */
+    uint32_t user_off;       /* 0: none */
+    uint32_t line;           /* line of the trace file the job came from */
+    uint32_t account_off;    /* 0: none (Slurm account, sacct traces) */
+    uint32_t partition_off;  /* 0: none (Slurm partition) */
+    uint32_t acct_state_off; /* 0: none (the state Slurm's accounting recorded: COMPLETED, ...) */
     double submit_s;
     double duration_s;      /* run time on the reference GPU at full power */
     double deadline_s;      /* absolute, or ECO_NO_DEADLINE */
+    double limit_s;         /* the user's time limit (wall-clock s); 0: none given, INFINITY:
+                             * unlimited (Slurm's UNLIMITED, Partition_Limit) */
     double gpu_mem_gb;      /* 0: not given */
     uint32_t gpus;          /* GPUs held (a fractional request holds one whole GPU) */
     uint16_t gpu_milli;     /* per-GPU share requested, 1..1000 (1000: whole GPUs) */
@@ -72,6 +77,10 @@ struct eco_jobset {
     size_t skipped_unfinished; /* rows that never ran (e.g. pending pods) */
     size_t fractional;         /* jobs with a fractional GPU request */
     size_t unknown_columns;    /* columns ignored by the reader */
+    /* Calendar time of the trace's time 0 (Unix s), when the trace gives one (sacct's Submit
+     * times); has_epoch is 0 otherwise. */
+    int has_epoch;
+    double epoch_s;
 };
 
 /* An empty set; free with eco_jobset_destroy. */

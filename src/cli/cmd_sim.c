@@ -52,6 +52,8 @@ struct sim_args {
     const char *cluster;
     const char *node_power;
     const char *format;
+    const char *gpu_type_map, *tz; /* sacct traces and Slurm node lists */
+    int elapsed_as_measured;
     const char *policy;
     const char *placement;
     const char *compare;
@@ -191,12 +193,31 @@ static const struct eco_opt sim_opts[] = {
      .offset = A(format),
      .arg = "F",
      .help = "trace format (default: auto, from the header; listed below)"},
+    {.name = "gpu-type-map",
+     .kind = ECO_OPT_STR,
+     .offset = A(gpu_type_map),
+     .arg = "S=T,..",
+     .help = "Slurm gres GPU types (sacct traces, Slurm node lists) to catalog\n"
+             "types, e.g. a100_80g=A100-SXM,tesla=V100 (docs/formats/traces.md)"},
+    {.name = "tz",
+     .kind = ECO_OPT_STR,
+     .offset = A(tz),
+     .arg = "ZONE",
+     .help = "time zone of a sacct -P trace's local times, e.g. Europe/Berlin\n"
+             "(default: TZ, else the system's)"},
+    {.name = "elapsed-as-measured",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(elapsed_as_measured),
+     .help = "sacct traces: take Elapsed as the reference duration as it is,\n"
+             "not scaled by the speed of the GPU type the job ran on"},
     {.name = "cluster",
      .kind = ECO_OPT_STR,
      .offset = A(cluster),
      .arg = "SPEC",
      .help = "COUNTxGPUS[:TYPE][,...], e.g. 30x8:V100,4x8:A100-SXM (type\n"
              "defaults to V100), a cluster JSON file (docs/formats/cluster.md),\n"
+             "a Slurm node list (scontrol show node --oneliner, sinfo --json),\n"
              "auto[xGPUS][:TYPE]: sized from the trace for 70% average\n"
              "utilisation, or peak[xGPUS][:TYPE]: for its peak demand\n"
              "(docs/formats/cluster.md)"},
@@ -905,6 +926,7 @@ struct signals {
     struct eco_signal carbon, price;
     int have_carbon, have_price;
     double epoch0_s;
+    const char *epoch_from;              /* "carbon" or "price": epoch0_s is that signal's start */
     const struct eco_carbon_ops *policy; /* NULL: none */
     const char *params;
     enum eco_forecast_kind forecast;
@@ -1022,12 +1044,7 @@ static int load_signals(const struct sim_args *a, struct signals *sig)
         double c0 = sig->have_carbon ? eco_signal_start(&sig->carbon) : -INFINITY;
         double p0 = sig->have_price ? eco_signal_start(&sig->price) : -INFINITY;
         sig->epoch0_s = c0 > p0 ? c0 : p0;
-        char when[32];
-        eco_format_utc(sig->epoch0_s, when, sizeof when);
-        if (!a->quiet)
-            eco_cli__err("note: no --trace-start: the trace's time 0 is %s, the start of the %s "
-                         "signal",
-                         when, c0 > p0 ? "carbon" : "price");
+        sig->epoch_from = c0 > p0 ? "carbon" : "price"; /* noted once the trace is read */
     }
     if (!a->quiet)
         for (int i = 0; i < 2; i++) {
@@ -1399,17 +1416,21 @@ int eco_cli__cmd_sim(int argc, char **argv)
         free(budget);
         return status;
     }
-    if (a.budget_follow && (status = follow_budget(&follow, &sig, a.seed, &budget, &n_budget))) {
-        free_signals(&sig);
-        return status;
-    }
-    steps = budget ? budget : &one;
-    int rc = eco_cluster_is_auto(a.cluster) ? 0 : eco_cluster_load(a.cluster, &c, &err);
+    struct eco_cluster_info cinfo = {0};
+    struct eco_cluster_opts copts = {
+        .gpu_type_map = a.gpu_type_map, .warn = warn_cb, .warn_ctx = &a.quiet, .info = &cinfo};
+    int rc =
+        eco_cluster_is_auto(a.cluster) ? 0 : eco_cluster_load_with(a.cluster, &copts, &c, &err);
     if (rc) {
         eco_cli__err("sim: --cluster: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         goto done;
     }
+    if (c && cinfo.nodes && !a.quiet)
+        eco_cli__err("note: --cluster %s: %zu Slurm nodes with GPUs (%llu GPUs) in partitions %s; "
+                     "ecosched places jobs on any of them",
+                     a.cluster, cinfo.nodes, (unsigned long long)c->total_gpus,
+                     cinfo.partitions[0] ? cinfo.partitions : "(none)");
     set = eco_jobset_create();
     if (!set) {
         status = ECO_EXIT_FAIL;
@@ -1419,6 +1440,9 @@ int eco_cli__cmd_sim(int argc, char **argv)
         .format = (enum eco_trace_format)fmt,
         .skip_bad_rows = a.skip_bad_rows,
         .max_jobs = (size_t)a.max_jobs,
+        .gpu_type_map = a.gpu_type_map,
+        .tz = a.tz,
+        .elapsed_as_measured = a.elapsed_as_measured,
         .warn = warn_cb,
         .warn_ctx = &a.quiet,
     };
@@ -1428,6 +1452,25 @@ int eco_cli__cmd_sim(int argc, char **argv)
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         goto done;
     }
+    if (!a.quiet && !set->has_epoch && (a.tz || a.elapsed_as_measured))
+        eco_cli__err("warning: --tz and --elapsed-as-measured matter only with a sacct trace");
+    if (!a.quiet && !set->has_epoch && !cinfo.nodes && a.gpu_type_map)
+        eco_cli__err("warning: --gpu-type-map matters only with a sacct trace or a Slurm node "
+                     "list");
+    if (sig.epoch_from && set->has_epoch) {
+        /* a trace with calendar times (sacct's Submit) gives its own time 0 */
+        sig.epoch0_s = set->epoch_s;
+        sig.epoch_from = NULL;
+    } else if (sig.epoch_from && !a.quiet) {
+        char when[32];
+        eco_format_utc(sig.epoch0_s, when, sizeof when);
+        eco_cli__err("note: no --trace-start: the trace's time 0 is %s, the start of the %s "
+                     "signal",
+                     when, sig.epoch_from);
+    }
+    if (a.budget_follow && (status = follow_budget(&follow, &sig, a.seed, &budget, &n_budget)))
+        goto done;
+    steps = budget ? budget : &one;
     if ((set->skipped_non_gpu || set->skipped_unfinished) && !a.quiet)
         eco_cli__err("note: %s: skipped %zu CPU-only and %zu pending pods (no GPU job to replay)",
                      a.trace, set->skipped_non_gpu, set->skipped_unfinished);

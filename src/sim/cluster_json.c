@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include "ecosched/catalog.h"
 #include "sim/sim.h"
+#include "cluster_internal.h"
 
 static int is_file_arg(const char *arg)
 {
@@ -135,6 +136,12 @@ done:
 
 int eco_cluster_load(const char *arg, struct eco_cluster **out, struct eco_error *err)
 {
+    return eco_cluster_load_with(arg, NULL, out, err);
+}
+
+int eco_cluster_load_with(const char *arg, const struct eco_cluster_opts *o,
+                          struct eco_cluster **out, struct eco_error *err)
+{
     *out = NULL;
     struct stat st;
     if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
@@ -147,7 +154,11 @@ int eco_cluster_load(const char *arg, struct eco_cluster **out, struct eco_error
     struct eco_cluster *c = eco_cluster_create();
     if (!c)
         return -ENOMEM;
-    int rc = load_json(arg, c, err);
+    /* a Slurm node list, or the cluster file of docs/formats/cluster.md */
+    json_t *root = json_load_file(arg, 0, NULL);
+    int kind = eco_cluster__slurm_kind(arg, root);
+    int rc = kind ? eco_cluster__load_slurm(arg, kind, root, o, c, err) : load_json(arg, c, err);
+    json_decref(root);
     if (rc) {
         eco_cluster_destroy(c);
         return rc;

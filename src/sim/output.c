@@ -24,14 +24,29 @@ static void csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* Whether the trace kept Slurm's accounting fields (sacct: user, account, partition, state). */
+static int have_acct(const struct eco_jobset *set)
+{
+    for (size_t i = 0; i < set->n; i++) {
+        const struct eco_job *j = &set->jobs[i];
+        if (j->account_off || j->partition_off || j->acct_state_off)
+            return 1;
+    }
+    return 0;
+}
+
 int eco_sim_write_jobs_csv(FILE *f, const struct eco_jobset *set, const struct eco_sim_result *r)
 {
+    int acct = have_acct(set);
     fputs("job_id,submit_s,start_s,end_s,gpus,nodes,wait_s,jct_s,preemptions,energy_j,workload", f);
     /* carbon and cost columns only with a signal, so that jobs.csv without keeps its columns */
     if (r->job_carbon_kg && r->summary.have_carbon)
         fputs(",carbon_kg", f);
     if (r->job_cost && r->summary.have_price)
         fputs(",cost", f);
+    /* the accounting columns only for a trace that has them, so that other traces keep theirs */
+    if (acct)
+        fputs(",user,account,partition,state", f);
     fputc('\n', f);
     for (size_t i = 0; i < set->n; i++) {
         const struct eco_job *j = &set->jobs[i];
@@ -56,6 +71,14 @@ int eco_sim_write_jobs_csv(FILE *f, const struct eco_jobset *set, const struct e
             fprintf(f, ",%.15g", r->job_carbon_kg[i]);
         if (r->job_cost && r->summary.have_price)
             fprintf(f, ",%.15g", r->job_cost[i]);
+        if (acct) {
+            const uint32_t off[] = {j->user_off, j->account_off, j->partition_off,
+                                    j->acct_state_off};
+            for (size_t k = 0; k < sizeof off / sizeof off[0]; k++) {
+                fputc(',', f);
+                csv_field(f, eco_jobset_str(set, off[k]));
+            }
+        }
         fputc('\n', f);
     }
     return ferror(f) ? -EIO : 0;

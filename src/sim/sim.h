@@ -242,6 +242,22 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall);
  * cluster. 0, -EINVAL (err names the file and field), -ENOENT or -ENOMEM. */
 int eco_cluster_load(const char *arg, struct eco_cluster **out, struct eco_error *err);
 
+/* What a Slurm node list gave (docs/formats/cluster.md, "Slurm node lists"). */
+struct eco_cluster_info {
+    size_t nodes, skipped; /* nodes with GPUs; nodes without, skipped */
+    char partitions[256];  /* the nodes' partitions, comma-separated, each once */
+};
+struct eco_cluster_opts {
+    const char *gpu_type_map;                 /* gres types to catalog types (--gpu-type-map) */
+    void (*warn)(void *ctx, const char *msg); /* the skipped nodes, in one warning; may be NULL */
+    void *warn_ctx;
+    struct eco_cluster_info *info; /* filled for a Slurm node list; may be NULL */
+};
+/* eco_cluster_load that also reads Slurm's node lists: a file of `scontrol show node
+ * --oneliner` output or of `sinfo --json`. */
+int eco_cluster_load_with(const char *arg, const struct eco_cluster_opts *o,
+                          struct eco_cluster **out, struct eco_error *err);
+
 /* Reads a budget file: a header line "time_s,watts", then rows sorted by time, watts > 0.
  * Caller frees *steps. 0, -EINVAL (err names file, line and column), -ENOENT or -ENOMEM. */
 int eco_budget_load(const char *path, struct eco_budget_step **steps, size_t *n,

@@ -67,10 +67,21 @@ static int find_col(char *const *cols, int n, const char *name)
     return -1;
 }
 
+/* The format whose sniff claims the first line, or NULL. */
+static const struct trace_fmt *sniff_line(const char *line)
+{
+    for (size_t f = 0; formats[f]; f++)
+        if (formats[f]->sniff && formats[f]->sniff(line))
+            return formats[f];
+    return NULL;
+}
+
 /* The first format whose signature columns all appear in the header, or NULL. */
 static const struct trace_fmt *detect_fields(char *const *cols, int n)
 {
     for (size_t f = 0; formats[f]; f++) {
+        if (formats[f]->load)
+            continue; /* not comma-separated: sniff_line knows it */
         const char *const *sig = formats[f]->signature;
         while (*sig && find_col(cols, n, *sig) >= 0)
             sig++;
@@ -102,6 +113,11 @@ enum eco_trace_format eco_trace_detect(const char *header)
     if (!copy)
         goto out;
     char *line = skip_bom(copy);
+    const struct trace_fmt *sniffed = sniff_line(line);
+    if (sniffed) {
+        f = sniffed->id;
+        goto out;
+    }
     int max = count_fields(line);
     cols = malloc((size_t)max * sizeof *cols);
     if (!cols)
@@ -145,10 +161,7 @@ int eco_trace__bad(struct trace_loader *L, enum trace_role role, const char *val
                       col_name(L, role), value, what);
 }
 
-static void warn(const struct trace_loader *L, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void warn(const struct trace_loader *L, const char *fmt, ...)
+void eco_trace__warn(const struct trace_loader *L, const char *fmt, ...)
 {
     char msg[WARN_MAX];
     va_list ap;
@@ -165,7 +178,7 @@ static void warn(const struct trace_loader *L, const char *fmt, ...)
 /* Reads the next line into L->buf (the reader's, without its line end). Returns 1, 0 at end
  * of file, or a negative errno with L->e naming file and line (NUL bytes, over-long lines and
  * read errors are the reader's to find: src/util/csv.c). */
-static int read_line(struct trace_loader *L)
+int eco_trace__next_line(struct trace_loader *L)
 {
     size_t len;
     int rc = eco_csv_next(L->csv, &L->buf, &len, &L->e);
@@ -228,8 +241,9 @@ static int map_columns(struct trace_loader *L)
         return rc;
     if (nunknown > 0) {
         L->set->unknown_columns += nunknown;
-        warn(L, "%s: ignoring %zu unknown column%s of the %s format: %s%s", L->path, nunknown,
-             nunknown > 1 ? "s" : "", L->fmt->name, unknown, used >= sizeof unknown ? "..." : "");
+        eco_trace__warn(L, "%s: ignoring %zu unknown column%s of the %s format: %s%s", L->path,
+                        nunknown, nunknown > 1 ? "s" : "", L->fmt->name, unknown,
+                        used >= sizeof unknown ? "..." : "");
     }
     return 0;
 }
@@ -238,12 +252,18 @@ static int read_header(struct trace_loader *L)
 {
     int rc;
     do
-        rc = read_line(L);
+        rc = eco_trace__next_line(L);
     while (rc == 1 && L->buf[0] == '\0');
     if (rc < 0)
         return rc;
     if (rc == 0)
         return eco_errorf(&L->e, -EINVAL, "%s: empty file, expected a header line", L->path);
+    if (L->opts->format == ECO_TRACE_AUTO)
+        L->fmt = sniff_line(skip_bom(L->buf));
+    else
+        L->fmt = fmt_by_id(L->opts->format);
+    if (L->fmt && L->fmt->load)
+        return 0; /* the format reads its own header */
 
     L->header = strdup(skip_bom(L->buf));
     int max = L->header ? count_fields(L->header) : 0;
@@ -333,7 +353,7 @@ static int read_rows(struct trace_loader *L, char *first_bad)
     const struct eco_trace_opts *o = L->opts;
     size_t loaded = 0;
     while (o->max_jobs == 0 || loaded < o->max_jobs) {
-        int rc = read_line(L);
+        int rc = eco_trace__next_line(L);
         if (rc <= 0)
             return rc;
         if (L->buf[0] == '\0')
@@ -376,7 +396,7 @@ int eco_trace_load(const char *path, const struct eco_trace_opts *opts, struct e
     static const struct eco_trace_opts defaults = {.format = ECO_TRACE_AUTO};
     struct trace_loader L = {.path = path, .opts = opts ? opts : &defaults, .set = set};
     struct eco_jobset saved = *set;
-    char first_bad[ECO_ERROR_MSG_MAX] = "";
+    char *first_bad = L.first_bad;
 
     eco_csv_names_init(&L.ids, job_id, set);
     int rc = eco_csv_open(path, LINE_MAX_BYTES, &L.csv, &L.e);
@@ -386,7 +406,7 @@ int eco_trace_load(const char *path, const struct eco_trace_opts *opts, struct e
     if (!rc)
         rc = read_header(&L);
     if (!rc)
-        rc = read_rows(&L, first_bad);
+        rc = L.fmt->load ? L.fmt->load(&L) : read_rows(&L, first_bad);
     if (!rc && set->n == saved.n)
         rc = no_jobs(&L, &saved, first_bad);
 
@@ -399,11 +419,14 @@ int eco_trace_load(const char *path, const struct eco_trace_opts *opts, struct e
         set->skipped_unfinished = saved.skipped_unfinished;
         set->fractional = saved.fractional;
         set->unknown_columns = saved.unknown_columns;
+        set->has_epoch = saved.has_epoch;
+        set->epoch_s = saved.epoch_s;
         if (err)
             memcpy(err->msg, L.e.msg, sizeof err->msg);
     } else if (set->skipped_rows > saved.skipped_rows) {
         size_t n = set->skipped_rows - saved.skipped_rows;
-        warn(&L, "%s: skipped %zu bad row%s; the first: %s", path, n, n > 1 ? "s" : "", first_bad);
+        eco_trace__warn(&L, "%s: skipped %zu bad row%s; the first: %s", path, n, n > 1 ? "s" : "",
+                        first_bad);
     }
     eco_csv_close(L.csv);
     eco_csv_names_fini(&L.ids);

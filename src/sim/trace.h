@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Trace readers: canonical CSV, Microsoft ITP, Philly job files and Alibaba openb pod lists.
+/* Trace readers: canonical CSV, Microsoft ITP, Philly job files, Alibaba openb pod lists and
+ * Slurm accounting exports (sacct -P or --json).
  * gzip-compressed files are read transparently. */
 #ifndef ECOSCHED_TRACE_H
 #define ECOSCHED_TRACE_H
@@ -41,6 +42,13 @@ struct eco_trace_opts {
     bool skip_bad_rows; /* skip and count bad rows instead of failing */
     size_t max_jobs;    /* 0: no limit */
     uint64_t max_bytes; /* the most text read (after decompression); 0: ECO_TRACE_MAX_BYTES */
+    /* sacct traces (docs/formats/traces.md, "sacct"): site gres type names mapped to catalog
+     * types ("a100_80g=A100-SXM,tesla=V100"; NULL: none), the time zone of sacct's local times
+     * (NULL: TZ, else the system's), and whether Elapsed is taken as the reference duration as
+     * measured instead of being scaled by the catalog's speed of the GPU type it ran on. */
+    const char *gpu_type_map;
+    const char *tz;
+    bool elapsed_as_measured;
     /* Called once per warning (unknown column ...); may be NULL. */
     void (*warn)(void *ctx, const char *msg);
     void *warn_ctx;

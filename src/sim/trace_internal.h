@@ -51,6 +51,12 @@ struct trace_fmt {
     /* Columns whose presence in a header identifies the format (NULL-terminated). */
     const char *const *signature;
     trace_row_fn row;
+    /* A format that is not comma-separated (sacct: '|'-separated or JSON) reads the file
+     * itself. sniff says whether a first line (BOM skipped) is the format's, before the
+     * header columns are tried; load is called with that line in L->buf and reads the rest
+     * with eco_trace__next_line, appending its jobs to L->set. Both NULL for CSV formats. */
+    bool (*sniff)(const char *first_line);
+    int (*load)(struct trace_loader *L);
 };
 
 /* A format is a `const struct trace_fmt eco_trace__fmt_<name>` listed in trace_formats.def
@@ -74,6 +80,9 @@ struct trace_loader {
     int nfields;
     int idx[TRACE_NROLES];    /* header column of each role, -1 when absent */
     struct eco_csv_names ids; /* job ids of this file's rows, by job index */
+    /* --skip-bad-rows: the message of the first bad row skipped (a format's load that skips
+     * one counts it in set->skipped_rows and copies L->e.msg here when this is empty) */
+    char first_bad[ECO_ERROR_MSG_MAX];
 };
 
 /* Row helpers for the converters; each returns 0 or -EINVAL with L->e naming file, line,
@@ -81,6 +90,12 @@ struct trace_loader {
 int eco_trace__field(struct trace_loader *L, enum trace_role role, const char **out);
 int eco_trace__bad(struct trace_loader *L, enum trace_role role, const char *value,
                    const char *what);
+/* The next line into L->buf (L->line its number): 1, 0 at end of file, or a negative errno
+ * with L->e naming file and line. */
+int eco_trace__next_line(struct trace_loader *L);
+/* One warning through opts->warn (nothing without one). */
+void eco_trace__warn(const struct trace_loader *L, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* The row of a format with an id, submit time, duration and GPU count, as the ITP and Philly
  * formats read it: a new format with renamed columns needs only its cols table. */
 int eco_trace__row_basic(struct trace_loader *L, struct eco_job *job);

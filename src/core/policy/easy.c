@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include "ecosched/policy.h"
 
 struct ending {
@@ -16,7 +17,24 @@ struct ending {
 struct easy {
     struct ending *ends;
     size_t cap;
+    bool limits; /* easy:limits: plan with the users' time limits, as Slurm's backfill does */
 };
+
+/* The run time a job is planned with from its (re)start: its limit under easy:limits when the
+ * trace gives one (INFINITY for an unlimited job), else the work left at reference speed. */
+static double planned_s(const struct easy *e, const struct eco_job *j)
+{
+    return e->limits && j->limit_s > 0 ? j->limit_s : j->remaining_s;
+}
+
+/* When a running job is planned to end: its limit after its first start under easy:limits,
+ * else where its work left ends at its speed. */
+static double planned_end_s(const struct easy *e, const struct eco_job *j)
+{
+    if (e->limits && j->limit_s > 0)
+        return (j->start_s >= 0 ? j->start_s : j->last_start_s) + j->limit_s;
+    return j->last_start_s + j->remaining_s / (j->speed > 0 ? j->speed : 1);
+}
 
 static double key_submit(const struct eco_job *job)
 {
@@ -27,11 +45,18 @@ static struct eco_policy *easy_create(const struct eco_cluster *c, const char *p
                                       struct eco_error *err)
 {
     (void)c;
+    bool limits = false;
     if (params && *params) {
-        eco_errorf(err, -EINVAL, "easy takes no parameters (got '%s')", params);
-        return NULL;
+        if (strcmp(params, "limits") != 0) {
+            eco_errorf(err, -EINVAL, "easy: unknown parameter '%s' (known: limits)", params);
+            return NULL;
+        }
+        limits = true;
     }
-    return (struct eco_policy *)calloc(1, sizeof(struct easy));
+    struct easy *e = calloc(1, sizeof *e);
+    if (e)
+        e->limits = limits;
+    return (struct eco_policy *)e;
 }
 
 static void easy_destroy(struct eco_policy *p)
@@ -85,7 +110,7 @@ static int reserve(struct easy *e, const struct eco_sched_view *v, const struct 
     for (size_t i = 0; i < v->n_running; i++) {
         const struct eco_job *j = &v->jobs[v->running[i]];
         uint32_t g = usable(c, head->gpu_type, &v->alloc_pool[j->alloc_off], j->alloc_n);
-        if (push_end(e, &n, j->last_start_s + j->remaining_s / (j->speed > 0 ? j->speed : 1), g))
+        if (push_end(e, &n, planned_end_s(e, j), g))
             return -ENOMEM;
     }
     for (size_t i = 0; i < d->n_starts; i++) {
@@ -93,7 +118,7 @@ static int reserve(struct easy *e, const struct eco_sched_view *v, const struct 
         size_t off = d->start_alloc_off[i];
         size_t cnt = (i + 1 < d->n_starts ? d->start_alloc_off[i + 1] : d->n_start_allocs) - off;
         uint32_t g = usable(c, head->gpu_type, &d->start_allocs[off], cnt);
-        if (push_end(e, &n, v->now_s + j->remaining_s, g))
+        if (push_end(e, &n, v->now_s + planned_s(e, j), g))
             return -ENOMEM;
     }
     if (n > 1)
@@ -138,7 +163,7 @@ static int easy_decide(struct eco_policy *p, const struct eco_sched_view *v,
         }
         bool disjoint =
             head->gpu_type >= 0 && job->gpu_type >= 0 && head->gpu_type != job->gpu_type;
-        bool ends_in_time = disjoint || v->now_s + job->remaining_s <= shadow_s;
+        bool ends_in_time = disjoint || v->now_s + planned_s(e, job) <= shadow_s;
         if (!ends_in_time && job->gpus > extra)
             continue; /* cannot use only spare GPUs, whatever placement gives it */
         size_t first = out->n_start_allocs;
@@ -160,6 +185,8 @@ const struct eco_policy_ops eco_policy_easy = {
     .name = "easy",
     .summary = "EASY backfilling: a reservation for the first blocked job, backfill around it",
     .caps = ECO_POLICY_NEEDS_DURATION,
+    .params_help = "limits: plan with the jobs' time limits (sacct's Timelimit) instead of their "
+                   "true run times, as Slurm's backfill does",
     .order_key = key_submit,
     .create = easy_create,
     .destroy = easy_destroy,
