@@ -741,7 +741,7 @@ static void cluster_text(const struct eco_cluster *c, char *buf, size_t size)
         int len = snprintf(part, sizeof part, "%s%ux%u:%s", off ? "," : "", count, a->gpus,
                            eco_catalog_get(a->type)->name);
         count = 0;
-        if (off + (size_t)len + 24 >= size) {
+        if (len < 0 || len >= (int)sizeof part || off + (size_t)len + 24 >= size) {
             snprintf(buf + off, size - off, ",...(%un/%llug)", c->n_nodes,
                      (unsigned long long)c->total_gpus);
             return;
