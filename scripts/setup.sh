@@ -39,11 +39,29 @@ if [ "$(id -u)" -ne 0 ]; then
         echo "setup: not root and no sudo: run as root to install packages" >&2; exit 1; }
     SUDO="sudo"
 fi
+# apt-get and dpkg print a line or more per package (about 1,800 for `check` on a bare
+# system): their output goes to a log whose path is printed, shown whole when a step fails.
+# DEBIAN_FRONTEND through env: sudo resets the environment.
 export DEBIAN_FRONTEND=noninteractive
+APT="$SUDO env DEBIAN_FRONTEND=noninteractive apt-get -qq -o Dpkg::Use-Pty=0"
+LOG=""
+quiet() { # quiet WHAT CMD...: CMD's output into $LOG; on failure the log and exit 1
+    if [ -z "$LOG" ]; then
+        LOG=$(mktemp "${TMPDIR:-/tmp}/ecosched-setup.XXXXXX.log")
+        echo "setup: apt-get's output goes to $LOG"
+    fi
+    what="$1"; shift
+    echo "== $what: $*" >>"$LOG"
+    if ! "$@" >>"$LOG" 2>&1; then
+        echo "setup: $what failed; its log ($LOG):" >&2
+        cat "$LOG" >&2
+        exit 1
+    fi
+}
 updated=""
 apt_update() {
     [ -n "$updated" ] && return 0
-    $SUDO apt-get update -qq
+    quiet "apt-get update" $APT update
     updated=1
 }
 
@@ -55,7 +73,8 @@ if [ -n "$missing" ]; then
     echo "setup: installing missing Debian packages:$missing"
     apt_update
     # shellcheck disable=SC2086
-    $SUDO apt-get install -y -qq --no-install-recommends $missing
+    quiet "apt-get install" $APT install -y --no-install-recommends $missing
+    echo "setup: installed:$missing"
 fi
 
 # promtool and the Prometheus server binary (tests/daemon/prometheus.sh runs it on a loopback
@@ -71,8 +90,8 @@ if [ "$what" = check ] && $need_prom; then
     trap 'rm -rf "$tmp"' EXIT
     # apt-get download writes into the current directory as the user _apt when it can
     chmod 0777 "$tmp"
-    (cd "$tmp" && apt-get download -qq "$PROMTOOL_DEB")
-    dpkg-deb -x "$tmp"/"$PROMTOOL_DEB"_*.deb "$tmp/x"
+    quiet "apt-get download" sh -c 'cd "$1" && apt-get download -qq "$2"' sh "$tmp" "$PROMTOOL_DEB"
+    quiet "dpkg-deb -x" dpkg-deb -x "$tmp"/"$PROMTOOL_DEB"_*.deb "$tmp/x"
     mkdir -p "$TOOLS"
     cp "$tmp/x/usr/bin/promtool" "$TOOLS/promtool"
     cp "$tmp/x/usr/bin/prometheus" "$TOOLS/prometheus"

@@ -557,11 +557,13 @@ static void ls_row(const json_t *j)
         snprintf(exit_s, sizeof exit_s, "%lld", (long long)json_integer_value(ex));
     gpu_list(json_object_get(j, "assigned_gpus"), gpus, sizeof gpus);
     command_line(json_object_get(j, "argv"), cmd, sizeof cmd);
+    const char *owner = json_string_value(json_object_get(j, "user"));
     printf("%6lld  %-9s  %-10s  %-7s  %10.1f  %4s  %s\n",
            (long long)json_integer_value(json_object_get(j, "id")),
            json_string_value(json_object_get(j, "state")),
-           user_name(json_integer_value(json_object_get(j, "uid")), user, sizeof user), gpus,
-           json_number_value(json_object_get(j, "energy_j")), exit_s, name ? name : cmd);
+           owner ? owner
+                 : user_name(json_integer_value(json_object_get(j, "uid")), user, sizeof user),
+           gpus, json_number_value(json_object_get(j, "energy_j")), exit_s, name ? name : cmd);
 }
 
 /* `ls [--all] [--limit N] [STATE]`: one page of the daemon's listing (its default size, or N
@@ -609,14 +611,16 @@ int eco_cli__cmd_ls(int argc, char **argv)
     }
     if (o.json && every && !(all = json_array()))
         return 1;
-    if (!o.json)
-        printf("%6s  %-9s  %-10s  %-7s  %10s  %4s  %s\n", "ID", "STATE", "USER", "GPU_IDS",
-               "ENERGY_J", "EXIT", "NAME/COMMAND");
-    for (;;) {
+    for (bool header = !o.json;;) {
         snprintf(path, sizeof path, "/v1/jobs?after=%lld%s%s%s%.32s", after, limit ? "&limit=" : "",
                  limit ? limit : "", pos ? "&state=" : "", pos ? pos : "");
         if ((rc = call(&o, "GET", path, NULL, &ans)) != 0)
             goto out;
+        /* once the daemon answered: after an error, only the error */
+        if (header)
+            printf("%6s  %-9s  %-10s  %-7s  %10s  %4s  %s\n", "ID", "STATE", "USER", "GPU_IDS",
+                   "ENERGY_J", "EXIT", "NAME/COMMAND");
+        header = false;
         const json_t *next = json_object_get(ans, "next");
         if (o.json && !every) {
             print_json(ans);
@@ -657,6 +661,10 @@ static void show_line(const char *key, const json_t *v)
         printf("%-14s %s\n", key, json_string_value(v));
     } else if (json_is_null(v) || !v) {
         printf("%-14s -\n", key);
+    } else if (json_is_real(v)) {
+        /* 10 significant digits: joules to the mJ up to MJ, never the binary noise of
+         * %.17g (0.79399999999999993); --json keeps the full number */
+        printf("%-14s %.10g\n", key, json_real_value(v));
     } else {
         char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
         printf("%-14s %s\n", key, s ? s : "?");
@@ -708,6 +716,7 @@ int eco_cli__cmd_show(int argc, char **argv)
             {"id", "id", false},
             {"name", "name", false},
             {"state", "state", false},
+            {"user", "user", false},
             {"uid", "uid", false},
             {"cwd", "cwd", false},
             {"argv", "argv", false},
@@ -838,11 +847,35 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
-/* One chunk of a job's output from *offset, written to stdout; *offset advanced, *got the
- * bytes, *ended whether the job had ended when the daemon read, state[16] its state then.
- * 0 or an exit status. */
+/* The last bytes of an output, kept while its chunks go by (the tail of a failed job's
+ * stderr). */
+#define TAIL_KEEP 4096
+struct tail {
+    char buf[TAIL_KEEP];
+    size_t len;
+};
+
+static void tail_add(struct tail *t, const char *p, size_t n)
+{
+    if (n >= TAIL_KEEP) {
+        memcpy(t->buf, p + n - TAIL_KEEP, TAIL_KEEP);
+        t->len = TAIL_KEEP;
+        return;
+    }
+    if (t->len + n > TAIL_KEEP) {
+        size_t drop = t->len + n - TAIL_KEEP;
+        memmove(t->buf, t->buf + drop, t->len - drop);
+        t->len -= drop;
+    }
+    memcpy(t->buf + t->len, p, n);
+    t->len += n;
+}
+
+/* One chunk of a job's output from *offset, written to stdout (or kept in *keep when not
+ * NULL); *offset advanced, *got the bytes, *ended whether the job had ended when the daemon
+ * read, state[16] its state then. 0 or an exit status. */
 static int log_chunk(struct copts *o, long long id, const char *stream, long long *offset,
-                     size_t *got, bool *ended, char state[16])
+                     size_t *got, bool *ended, char state[16], struct tail *keep)
 {
     struct log_hdr h = {""};
     char url[256];
@@ -864,7 +897,9 @@ static int log_chunk(struct copts *o, long long id, const char *stream, long lon
         rc = daemon_error(b.status, ans);
         goto out;
     }
-    if (b.len && (fwrite(b.body, 1, b.len, stdout) != b.len || fflush(stdout) != 0)) {
+    if (keep && b.len)
+        tail_add(keep, b.body, b.len);
+    else if (b.len && (fwrite(b.body, 1, b.len, stdout) != b.len || fflush(stdout) != 0)) {
         eco_cli__err("cannot write the output: %s", strerror(errno));
         goto out;
     }
@@ -903,6 +938,39 @@ static void explain_end(struct copts *o, long long id, const char *state)
     json_decref(ans);
 }
 
+/* After the stdout of a job that failed: the last lines of its stderr (where a failure is
+ * usually told) on stderr, or that it is empty. */
+#define TAIL_LINES 10
+static void stderr_tail(struct copts *o, long long id)
+{
+    struct tail t = {.len = 0};
+    long long offset = 0;
+    bool ended = false;
+    char state[16];
+    for (;;) {
+        size_t got = 0;
+        if (log_chunk(o, id, "stderr", &offset, &got, &ended, state, &t) != 0)
+            return; /* the daemon said why */
+        if (!got)
+            break;
+    }
+    if (!offset) {
+        eco_cli__err("job %lld: its stderr is empty", id);
+        return;
+    }
+    size_t start = t.len, lines = 0;
+    if (start && t.buf[start - 1] == '\n')
+        start--;
+    while (start > 0 && !(t.buf[start - 1] == '\n' && ++lines == TAIL_LINES))
+        start--;
+    bool whole = start == 0 && (long long)t.len == offset;
+    eco_cli__err("job %lld: %s of its stderr (ecosched logs --stderr %lld prints it all):", id,
+                 whole ? "the whole" : "the last lines", id);
+    fwrite(t.buf + start, 1, t.len - start, stderr);
+    if (t.len && t.buf[t.len - 1] != '\n')
+        fputc('\n', stderr);
+}
+
 int eco_cli__cmd_logs(int argc, char **argv)
 {
     static const char usage[] = "logs [-f|--follow] [--stderr] [--socket PATH] ID";
@@ -923,8 +991,9 @@ int eco_cli__cmd_logs(int argc, char **argv)
             printf("usage: ecosched %s\n\nPrints the job's stdout (or stderr); with -f, keeps "
                    "printing new output until the job has ended. For a job that failed, was\n"
                    "cancelled or was lost, says why on stderr (exit status, signal, and\n"
-                   "the stored reason, which for a job that could not start is the failure).\n",
-                   usage);
+                   "the stored reason, which for a job that could not start is the failure);\n"
+                   "after a failed job's stdout, the last %d lines of its stderr.\n",
+                   usage, TAIL_LINES);
             return 0;
         }
         if (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--follow")) {
@@ -949,14 +1018,17 @@ int eco_cli__cmd_logs(int argc, char **argv)
      * job ended before it read, found nothing more to send. */
     for (;;) {
         size_t got = 0;
-        int rc = log_chunk(&o, id, stream, &offset, &got, &ended, state);
+        int rc = log_chunk(&o, id, stream, &offset, &got, &ended, state, NULL);
         if (rc)
             return rc;
         if (got > 0)
             continue;
         if (ended &&
-            (!strcmp(state, "failed") || !strcmp(state, "cancelled") || !strcmp(state, "lost")))
+            (!strcmp(state, "failed") || !strcmp(state, "cancelled") || !strcmp(state, "lost"))) {
             explain_end(&o, id, state);
+            if (!strcmp(state, "failed") && !strcmp(stream, "stdout"))
+                stderr_tail(&o, id);
+        }
         if (!follow || ended)
             return 0;
         nanosleep(&ts, NULL);

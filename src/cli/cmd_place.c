@@ -177,8 +177,9 @@ static const struct eco_opt place_opts[] = {
      .lo = 1,
      .offset = A(progress),
      .help = "a progress line on stderr for pso and ilp (iteration or\n"
-             "branch-and-bound nodes, best so far, wall time); default:\n"
-             "only when stderr is a terminal"},
+             "branch-and-bound nodes, best so far, wall time) and --sweep\n"
+             "(placements done, seed, algorithm); default: only when\n"
+             "stderr is a terminal"},
     {.name = "no-progress",
      .kind = ECO_OPT_FLAG,
      .lo = 2,
@@ -444,18 +445,20 @@ static int run_sweep(const struct place_args *a, const struct eco_pl_instance *i
         eco_cli__err("place: %s", err->msg);
         return ECO_EXIT_USAGE;
     }
-    struct eco_cli__sweep_cfg cfg = {.algos = a->algo,
-                                     .seeds = a->seeds,
-                                     .seed = a->seed,
-                                     .step_pct = a->sweep_step_pct,
-                                     .inflate_pct = a->inflate_pct,
-                                     .time_limit_s = a->time_limit_s,
-                                     .objective = a->objective,
-                                     .swarm = a->swarm,
-                                     .iterations = a->iterations,
-                                     .nodes_path = a->nodes,
-                                     .items_path = a->items,
-                                     .out = a->out};
+    struct eco_cli__sweep_cfg cfg = {
+        .algos = a->algo,
+        .seeds = a->seeds,
+        .seed = a->seed,
+        .step_pct = a->sweep_step_pct,
+        .inflate_pct = a->inflate_pct,
+        .time_limit_s = a->time_limit_s,
+        .objective = a->objective,
+        .swarm = a->swarm,
+        .iterations = a->iterations,
+        .nodes_path = a->nodes,
+        .items_path = a->items,
+        .out = a->out,
+        .progress = eco_cli__progress_wanted(a->progress ? a->progress == 1 : -1)};
     return eco_cli__place_sweep(&cfg, in);
 }
 

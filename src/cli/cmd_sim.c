@@ -488,9 +488,26 @@ static void sim_usage(FILE *f)
                "waiting time and GPU utilisation.\n"
                "\n");
     eco_cli__opt_help(f, &sim_cmd);
-    fprintf(f, "\n"
-               "Exit status: 0 on success, 2 on bad options or bad input (the message names the\n"
-               "file, line and field), 1 on other failures.\n");
+    fprintf(f,
+            "\n"
+            "Exit status: 0 on success, 2 on bad options or bad input (the message names the\n"
+            "file, line and field), 1 on other failures.\n"
+            "\n"
+            "Summary table (without --json; one row per policy; docs/simulator.md, \"Standard\n"
+            "output\"): policy, placement, power_down (its name), cluster (COUNTxGPUS:TYPE,...);\n"
+            "jobs in the trace, completed, rejected (can never run: listed on stderr);\n"
+            "avg/p50/p95_jct_h job completion time (submit to end) and avg/p95_wait_h\n"
+            "(time queued, every wait), hours; makespan_d, first submit to last end, days;\n"
+            "gpu_util, busy GPU time over GPUs x makespan, 0..1; energy_kwh, all energy metered; "
+            "avg_kw, its mean power;\n"
+            "boots, node boots; events, simulation events; wall_s, seconds the simulation\n"
+            "took; dl_miss, share of the jobs with a deadline that ended after it; cap_mae%%,\n"
+            "mean |power - budget| / budget over the periods where the budget binds, %%;\n"
+            "all_mae%%, the same over every control period; cap_ovr%%, largest excess over the\n"
+            "budget after settling, %%; carbon_kg and cost with --carbon / --price.\n"
+            "\"-\": the column does not apply: dl_miss without a job with a deadline, the\n"
+            "three cap columns without a budget or with one that never binds (no period's\n"
+            "full-power demand above it). --json and summary.json keep the numbers.\n");
     registry_usage(f);
     capper_usage(f);
     carbon_usage(f);
@@ -733,17 +750,30 @@ static int width(int w, const char *s)
     return n > w ? n : w;
 }
 
-/* The cluster as COUNTxGPUS:TYPE when its nodes are all alike, else as NODES/GPUS. */
+/* The cluster as the inline spec names it, COUNTxGPUS:TYPE for each run of alike nodes joined
+ * by commas (12x8:V100,4x8:H100-SXM), whether it came inline, from a JSON file or from auto;
+ * one cut short ends in ",..." and the totals. */
 static void cluster_text(const struct eco_cluster *c, char *buf, size_t size)
 {
-    int alike = c->n_nodes > 0;
-    for (uint32_t n = 1; alike && n < c->n_nodes; n++)
-        alike = c->nodes[n].gpus == c->nodes[0].gpus && c->nodes[n].type == c->nodes[0].type;
-    if (alike)
-        snprintf(buf, size, "%ux%u:%s", c->n_nodes, c->nodes[0].gpus,
-                 eco_catalog_get(c->nodes[0].type)->name);
-    else
-        snprintf(buf, size, "%un/%llug", c->n_nodes, (unsigned long long)c->total_gpus);
+    size_t off = 0;
+    buf[0] = '\0';
+    for (uint32_t n = 0, count = 1; n < c->n_nodes; n++, count++) {
+        const struct eco_node *a = &c->nodes[n];
+        if (n + 1 < c->n_nodes && c->nodes[n + 1].gpus == a->gpus &&
+            c->nodes[n + 1].type == a->type)
+            continue;
+        char part[64];
+        int len = snprintf(part, sizeof part, "%s%ux%u:%s", off ? "," : "", count, a->gpus,
+                           eco_catalog_get(a->type)->name);
+        count = 0;
+        if (len < 0 || len >= (int)sizeof part || off + (size_t)len + 24 >= size) {
+            snprintf(buf + off, size - off, ",...(%un/%llug)", c->n_nodes,
+                     (unsigned long long)c->total_gpus);
+            return;
+        }
+        memcpy(buf + off, part, (size_t)len + 1);
+        off += (size_t)len;
+    }
 }
 
 static void table_init(struct table *t, const struct sim_args *a, const struct eco_cluster *c,
@@ -775,18 +805,39 @@ static void print_table_header(const struct table *t)
     putchar('\n');
 }
 
+/* A column that does not apply to the run prints as this (docs/simulator.md, "Standard
+ * output"); --json and summary.json keep the number. */
+#define NOT_APPLICABLE "-"
+
+/* v with 3 decimals, or NOT_APPLICABLE. */
+static const char *maybe3(char *buf, size_t size, bool applies, double v)
+{
+    if (!applies)
+        return NOT_APPLICABLE;
+    snprintf(buf, size, "%.3f", v);
+    return buf;
+}
+
 static void print_table_row(const struct eco_sim_summary *s, const struct table *t)
 {
+    /* dl_miss applies when a completed job had a deadline; the capping columns when the
+     * budget bound: some control period's full-power demand exceeded it (without a power
+     * policy, or with a budget above every demand, no limit was ever set below full power,
+     * the MAE measures only the distance to an unused budget and no overshoot can happen) */
+    bool deadlines = s->deadline_jobs > 0, binding = s->capped_periods > 0;
+    char dl[32], mae[32], all[32], ovr[32];
     printf("%-*s %-*s %-*s %-*s ", t->policy, s->policy, t->placement, s->placement, t->power_down,
            s->power_down, t->cluster, t->cluster_text);
     printf("%7zu %9zu %8zu %10.2f %10.2f %10.2f %11.2f %11.2f %10.2f %8.3f %11.1f %8.2f %6llu "
-           "%9llu %7.3f %7.3f %8.3f %8.3f %8.3f",
+           "%9llu %7.3f %7s %8s %8s %8s",
            s->jobs, s->completed, s->rejected, s->avg_jct_s / 3600, s->p50_jct_s / 3600,
            s->p95_jct_s / 3600, s->avg_wait_s / 3600, s->p95_wait_s / 3600, s->makespan_s / 86400,
            s->gpu_util, s->energy_j.total / 3.6e6, s->avg_power_w / 1000,
            (unsigned long long)s->node_boots, (unsigned long long)s->events, s->sim_wall_s,
-           s->deadline_miss_ratio, s->power_cap_mae_pct, s->power_cap_mae_all_pct,
-           s->power_cap_max_overshoot_pct);
+           maybe3(dl, sizeof dl, deadlines, s->deadline_miss_ratio),
+           maybe3(mae, sizeof mae, binding, s->power_cap_mae_pct),
+           maybe3(all, sizeof all, binding, s->power_cap_mae_all_pct),
+           maybe3(ovr, sizeof ovr, binding, s->power_cap_max_overshoot_pct));
     if (t->carbon)
         printf(" %11.1f", s->carbon_kg);
     if (t->price)
@@ -880,24 +931,50 @@ static int resolve_policies(struct sim_args *a, const struct eco_policy_ops **po
     return apply_las_thresholds(a, pol, *n);
 }
 
-static void report_rejected(const struct eco_jobset *set, size_t rejected, int quiet)
+/* The rejected jobs on stderr: how many and why, the first REJECTED_SHOWN, then how many more
+ * for each reason and where they all are (DIR/rejected.csv with --out). */
+#define REJECTED_SHOWN 5
+static void report_rejected(const struct eco_jobset *set, size_t rejected, const char *dir,
+                            int quiet)
 {
     if (!rejected || quiet)
         return;
-    eco_cli__err("warning: %zu job(s) rejected: they can never run on this cluster (listed in "
-                 "rejected.csv with --out)",
-                 rejected);
-    size_t shown = 0;
-    for (size_t i = 0; i < set->n && shown < 5; i++) {
+    char where[4200];
+    if (dir)
+        snprintf(where, sizeof where, "see %s/rejected.csv", dir);
+    else
+        snprintf(where, sizeof where, "--out DIR lists them all in DIR/rejected.csv");
+    eco_cli__err("warning: %zu of %zu job(s) rejected: they can never run on this cluster (%s)",
+                 rejected, set->n, where);
+    size_t shown = 0, more[ECO_REJECT_GPU_TYPE + 1] = {0};
+    unsigned largest = 0;
+    for (size_t i = 0; i < set->n; i++) {
         const struct eco_job *j = &set->jobs[i];
         if (j->state != ECO_JOB_REJECTED)
             continue;
+        if (shown == REJECTED_SHOWN) {
+            int r = j->reject_reason;
+            more[r >= 0 && r <= ECO_REJECT_GPU_TYPE ? r : ECO_REJECT_SIZE]++;
+            if (j->gpus > largest)
+                largest = j->gpus;
+            continue;
+        }
         eco_cli__err("  rejected: job %s (line %u, %u GPUs%s%s): %s",
                      eco_jobset_str(set, j->id_off), j->line, j->gpus, j->gpu_type >= 0 ? " " : "",
                      j->gpu_type >= 0 ? eco_catalog_get((size_t)j->gpu_type)->name : "",
                      eco_sim_reject_reason(j->reject_reason));
         shown++;
     }
+    if (rejected <= shown)
+        return;
+    char why[512] = "";
+    size_t off = 0;
+    for (int r = ECO_REJECT_SIZE; r <= ECO_REJECT_GPU_TYPE; r++)
+        if (more[r] && off < sizeof why)
+            off += (size_t)snprintf(why + off, sizeof why - off, "%s%zu %s", off ? "; " : "",
+                                    more[r], eco_sim_reject_reason(r));
+    eco_cli__err("  ... and %zu more, up to %u GPUs (%s; %s)", rejected - shown, largest, why,
+                 where);
 }
 
 /* The progress line of one run: which run of how many, simulated days since the first
@@ -1158,7 +1235,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             return rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
         }
         if (i == 0)
-            report_rejected(set, res.summary.rejected, a->quiet);
+            report_rejected(set, res.summary.rejected, a->out ? dir : NULL, a->quiet);
         if (res.summary.unfinished && !a->quiet)
             eco_cli__err("warning: %s: %zu job(s) never finished (they could never be placed); "
                          "see jobs.csv with --out",

@@ -46,6 +46,8 @@ struct sweep {
     size_t n_pts; /* grid points 0, step, 2 step, ... <= inflate */
     double cap_gpus;
     uint32_t items_listed, items_max;
+    struct eco_cli_progress line; /* one step per (seed, algorithm) placement */
+    size_t step;
 };
 
 struct deadline {
@@ -264,6 +266,11 @@ static int run_seed(struct sweep *s, const struct eco_pl_instance *base, uint64_
         s->items_max = in.n_items;
     for (size_t a = 0; a < s->n_algos; a++) {
         struct curve *c = &s->c[a];
+        /* each placement takes 0.1 s to seconds: a line at each, redrawn in place on a
+         * terminal, one line per placement into a file or pipe (--progress) */
+        eco_cli__progress_show(&s->line, "place --sweep: placement %zu/%zu (seed %llu, %s), %.1f s",
+                               ++s->step, s->n_seeds * s->n_algos, (unsigned long long)seed,
+                               c->algo->name, eco_cli__progress_elapsed(&s->line));
         double t0 = eco_mono_s();
         struct deadline dl = {.end_s = cfg->time_limit_s > 0 ? t0 + cfg->time_limit_s : 0};
         struct eco_pl_params p = {.seed = seed,
@@ -645,9 +652,13 @@ int eco_cli__place_sweep(const struct eco_cli__sweep_cfg *cfg, const struct eco_
         eco_cli__err("place: out of memory");
         goto out;
     }
-    for (size_t i = 0; i < s->n_seeds; i++)
-        if ((status = run_seed(s, base, s->seeds[i])))
-            goto out;
+    eco_cli__progress_start(&s->line, cfg->progress);
+    status = 0;
+    for (size_t i = 0; i < s->n_seeds && !status; i++)
+        status = run_seed(s, base, s->seeds[i]);
+    eco_cli__progress_end(&s->line);
+    if (status)
+        goto out;
     print_table(stdout, s);
     status = cfg->out ? write_files(s) : 0;
 out:

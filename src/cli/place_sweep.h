@@ -25,6 +25,7 @@ struct eco_cli__sweep_cfg {
     uint32_t swarm, iterations;
     const char *nodes_path, *items_path; /* for the report's heading */
     const char *out;                     /* DIR, or NULL: the table on stdout only */
+    int progress; /* a line on stderr at each placement (eco_cli__progress_wanted's answer) */
 };
 
 /* Runs the sweep on `base` (read and checked, not shuffled or inflated; borrowed, left as it

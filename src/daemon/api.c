@@ -108,6 +108,12 @@ static json_t *job_json(const char *logs_dir, const struct eco_store_job *j, boo
     if (!o)
         return NULL;
     json_object_set_new(o, "name", j->name ? json_string(j->name) : json_null());
+    /* the owner's name on this server (null: a uid without a passwd entry), for the page and
+     * the CLI, which show names, not uids */
+    char user[256];
+    json_object_set_new(o, "user",
+                        ecod__user_name((uid_t)j->uid, user, sizeof user) ? json_string(user)
+                                                                          : json_null());
     json_object_set_new(o, "power_cap",
                         j->power_cap_w > 0   ? json_real(j->power_cap_w)
                         : j->power_cap_w < 0 ? json_string("auto")
@@ -853,19 +859,23 @@ static json_t *gpu_json(struct ecod *d, unsigned g, double mono)
                 json_array_append_new(jobs, json_integer((json_int_t)d->runs[i].id));
     double energy = 0;
     bool have_energy = eco_platform_energy(d->platform, g, &energy, NULL) == 0;
-    json_t *o = json_pack("{s:i,s:s,s:f,s:f,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:s,s:i,s:o}", "index",
+    /* "state" agrees with "jobs": busy while a job of the daemon or a process of none
+     * (unattributed) is on the GPU, free otherwise, whatever the averaged load says (it lags
+     * by the utilisation window: busy for seconds after a job ended, free for the first seconds
+     * of one). "sensed" is the live GPU selection's own hysteresis view of the load. */
+    const struct ecod_stray *sy = &d->stray[g];
+    bool in_use = (jobs && json_array_size(jobs) > 0) || sy->n > 0;
+    const char *sensed = !st.has_sample ? "unsampled" : st.busy ? "busy" : "free";
+    const char *state = in_use ? "busy" : !st.has_sample ? "unsampled" : "free";
+    json_t *o = json_pack("{s:i,s:s,s:f,s:f,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:s,s:s,s:i,s:o}", "index",
                           (int)g, "name", name, "util", util, "util_avg", st.util_avg,
                           "memory_used_b", (json_int_t)used, "memory_total_b", (json_int_t)total,
                           "power_w", power, "power_limit_w", limit, "power_min_w", pr.min_w,
-                          "power_max_w", pr.max_w, "power_default_w", pr.default_w, "state",
-                          !st.has_sample ? "unsampled"
-                          : st.busy      ? "busy"
-                                         : "free",
-                          "claims", (int)st.n_claims, "jobs", jobs);
+                          "power_max_w", pr.max_w, "power_default_w", pr.default_w, "state", state,
+                          "sensed", sensed, "claims", (int)st.n_claims, "jobs", jobs);
     if (o)
         json_object_set_new(o, "energy_j", have_energy ? json_real(energy) : json_null());
     /* its processes of no job (attrib.c), whose share is charged to no job */
-    const struct ecod_stray *sy = &d->stray[g];
     json_t *pids = json_array();
     for (unsigned i = 0; pids && i < sy->n && i < ECOD_STRAY_PIDS; i++)
         json_array_append_new(pids, json_integer(sy->pids[i]));

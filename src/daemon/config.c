@@ -84,6 +84,9 @@ static const struct key KEYS[] = {
     STR_KEY(socket, socket, ECOD_DEFAULT_SOCKET),
     STR_KEY(socket_group, socket_group, NULL),
     STR_KEY(state_dir, state_dir, ECOD_DEFAULT_STATE),
+    /* the serving daemon's pid, for `kill -TERM "$(cat FILE)"`; unset: ecoschedd.pid in the
+     * state directory, one per daemon (two daemons cannot share a state directory) */
+    STR_KEY(pid_file, pid_file, NULL),
     {"platform", K_PLATFORM, 0, 0, "auto", offsetof(struct ecod_config, platform)},
     STR_KEY(nvml_library, nvml_library, NULL),
     {"log_level", K_LEVEL, 0, 0, "info", offsetof(struct ecod_config, log_level)},

@@ -16,6 +16,7 @@ struct ecod_config {
     char socket[108]; /* sun_path's size */
     char socket_group[256];
     char state_dir[4000];
+    char pid_file[4096]; /* "": STATE_DIR/ecoschedd.pid */
     char platform[16];
     char nvml_library[4096];
     int log_level;

@@ -63,6 +63,8 @@ static void usage(FILE *f)
         "  --socket PATH        unix socket of the HTTP API (default " DEFAULT_SOCKET ")\n"
         "  --socket-group NAME  group owning the socket (mode 0660); default: the daemon's\n"
         "  --state-dir DIR      job store jobs.db, logs/ and run/ (default " DEFAULT_STATE ")\n"
+        "  --pid-file PATH      the serving daemon's pid (default STATE_DIR/ecoschedd.pid):\n"
+        "                       kill -TERM \"$(cat PATH)\" stops this daemon only\n"
         "  --platform P         %s (default auto: nvml, else none)\n"
         "  --nvml-library PATH  NVML library to load (nvml and fake platforms)\n"
         "  --foreground         stay attached and log to stderr (default: detach, syslog)\n"
@@ -158,6 +160,7 @@ static const struct flag {
     {"--socket", "socket", NULL, false, NULL},
     {"--socket-group", "socket_group", NULL, false, NULL},
     {"--state-dir", "state_dir", NULL, false, NULL},
+    {"--pid-file", "pid_file", NULL, false, NULL},
     {"--platform", "platform", "unknown '%s' (%s)", false, ecod__platform_names},
     {"--nvml-library", "nvml_library", NULL, false, NULL},
     {"--log-level", "log_level", "'%s' is not error, warning, info or debug", false, NULL},
@@ -368,9 +371,28 @@ out:
     return rc;
 }
 
+/* The fake NVML keeps its GPUs in its state file (ECOSCHED_FAKE_NVML_STATE, else
+ * /tmp/ecosched-fake-nvml-UID.state, as src/platform/fake_nvml.c names it): a file that
+ * exists keeps its GPU count, and ECOSCHED_FAKE_NVML_GPUS only sizes a new one. True, with
+ * the path in buf, when the variable is set and the file exists before the platform opens. */
+static bool fake_state_exists(char *buf, size_t cap)
+{
+    const char *gpus = getenv("ECOSCHED_FAKE_NVML_GPUS"), *p = getenv("ECOSCHED_FAKE_NVML_STATE");
+    struct stat st;
+    if (!gpus || !*gpus)
+        return false;
+    if (p && *p)
+        snprintf(buf, cap, "%s", p);
+    else
+        snprintf(buf, cap, "/tmp/ecosched-fake-nvml-%u.state", (unsigned)getuid());
+    return stat(buf, &st) == 0;
+}
+
 static int open_platform(const struct opts *o, struct ecod *d, struct eco_error *err)
 {
     int rc;
+    char state[4096];
+    bool fake_old = !strcasecmp(o->platform, "fake") && fake_state_exists(state, sizeof state);
     if (strcasecmp(o->platform, "auto")) {
         rc = eco_platform_open(o->platform, o->nvml_lib, &d->platform, err);
     } else {
@@ -384,6 +406,13 @@ static int open_platform(const struct opts *o, struct ecod *d, struct eco_error 
         return rc;
     ECO_LOG(ECO_LOG_INFO, "platform", "%s: %u GPUs", eco_platform_name(d->platform),
             eco_platform_gpu_count(d->platform));
+    const char *gpus = getenv("ECOSCHED_FAKE_NVML_GPUS");
+    if (fake_old && gpus && strtoul(gpus, NULL, 10) != eco_platform_gpu_count(d->platform))
+        ECO_LOG(ECO_LOG_WARN, "platform",
+                "ECOSCHED_FAKE_NVML_GPUS=%s ignored: the fake NVML state file %s exists and "
+                "keeps its %u GPUs (remove it, or set ECOSCHED_FAKE_NVML_STATE to a new file, "
+                "for %s)",
+                gpus, state, eco_platform_gpu_count(d->platform), gpus);
     return 0;
 }
 
@@ -589,6 +618,43 @@ static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
     }
 }
 
+/* The pid file (pid_file, else STATE_DIR/ecoschedd.pid) of the serving daemon, written once
+ * it serves, so that `kill -TERM "$(cat FILE)"` stops this daemon and no other on the host.
+ * One left by a killed daemon is overwritten. 0, or -errno with err set. */
+static int write_pid_file(const char *path, struct eco_error *err)
+{
+    char tmp[4200], line[32];
+    int n = snprintf(line, sizeof line, "%ld\n", (long)getpid());
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return eco_errorf(err, -ENAMETOOLONG, "pid file %s: path too long", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return eco_errorf(err, -errno, "pid file %s: %s", tmp, strerror(errno));
+    int rc = write(fd, line, (size_t)n) == n ? 0 : -(errno ? errno : EIO);
+    if (close(fd) < 0 && !rc)
+        rc = -errno;
+    if (!rc && rename(tmp, path) < 0)
+        rc = -errno;
+    if (rc) {
+        unlink(tmp);
+        return eco_errorf(err, rc, "pid file %s: %s", path, strerror(-rc));
+    }
+    return 0;
+}
+
+/* Removes the pid file at exit when it still names this process. */
+static void remove_pid_file(const char *path)
+{
+    char buf[32] = "";
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    bool ours = fgets(buf, sizeof buf, f) && strtol(buf, NULL, 10) == (long)getpid();
+    fclose(f);
+    if (ours)
+        unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     struct opts o = {0};
@@ -598,7 +664,7 @@ int main(int argc, char **argv)
     struct ecod_listener unix_l = {0}, tcp_l = {0};
     eco_log_setup("ecoschedd", false);
     struct ecod_tcp_auth tcp_auth = {0};
-    char fake_buf[4096];
+    char fake_buf[4096], pid_path[4200] = "";
     int fd = -1, rc = load_config(argc, argv, &o), status = 1;
     if (rc == 0)
         rc = parse_args(argc, argv, &o);
@@ -668,8 +734,17 @@ int main(int argc, char **argv)
                     "act as",
                     o.cfg.tcp_token_file);
     }
-    ECO_LOG(ECO_LOG_INFO, "main", "ecoschedd %s serving on %s, state in %s", ECO_VERSION, o.socket,
-            o.state_dir);
+    if (o.cfg.pid_file[0])
+        snprintf(pid_path, sizeof pid_path, "%s", o.cfg.pid_file);
+    else
+        snprintf(pid_path, sizeof pid_path, "%s/ecoschedd.pid", o.state_dir);
+    if (write_pid_file(pid_path, &err) < 0) {
+        ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
+        pid_path[0] = '\0';
+        goto out;
+    }
+    ECO_LOG(ECO_LOG_INFO, "main", "ecoschedd %s serving on %s, state in %s, pid %ld in %s",
+            ECO_VERSION, o.socket, o.state_dir, (long)getpid(), pid_path);
     ready(ready_fd);
     ready_fd = -1;
     loop(&d, m, mt);
@@ -686,6 +761,8 @@ int main(int argc, char **argv)
     unlink(o.socket);
     status = 0;
 out:
+    if (pid_path[0])
+        remove_pid_file(pid_path);
     ecod__lister_destroy(d.lister); /* before the servers: none of their connections waits */
     if (mt)
         MHD_stop_daemon(mt);

@@ -202,15 +202,16 @@ static int job_metrics(struct ecod *d, FILE *f, struct eco_error *err)
     return 0;
 }
 
-/* The user name of uid, else the number (a uid without a passwd entry). */
-static void user_name(uid_t uid, char *buf, size_t cap)
+bool ecod__user_name(uid_t uid, char *buf, size_t cap)
 {
     struct passwd pw, *res = NULL;
     char tmp[1024];
-    if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res && res->pw_name[0])
+    if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res && res->pw_name[0]) {
         snprintf(buf, cap, "%s", res->pw_name);
-    else
-        snprintf(buf, cap, "%u", (unsigned)uid);
+        return true;
+    }
+    snprintf(buf, cap, "%u", (unsigned)uid);
+    return false;
 }
 
 /* Run r's power: its part of each of its GPUs (the latest split) times the GPU's power. False
@@ -233,7 +234,7 @@ static void run_labels(struct ecod *d, const struct ecod_run *r, FILE *f)
     struct eco_store_job j;
     char user[256] = "";
     if (eco_store_get(d->store, r->id, &j, NULL) == 0)
-        user_name(j.uid, user, sizeof user);
+        ecod__user_name(j.uid, user, sizeof user);
     eco_store_job_fini(&j);
     fprintf(f, "{job_id=\"%" PRId64 "\",user=\"", r->id);
     label_value(f, user);

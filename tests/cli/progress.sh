@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Progress of long runs on stderr: under a pseudo-terminal (`script` from bsdutils) a
-# power-capped sim, `sim --placement ilp`, `place --algo pso` and `place --algo ilp` draw a
-# progress line; with stderr in a file they print none (unless --progress), --no-progress
+# power-capped sim, `sim --placement ilp`, `place --algo pso`, `place --algo ilp` and
+# `place --sweep` draw a progress line; with stderr in a file they print none (unless --progress), --no-progress
 # silences the terminal, and stdout is the same either way.
 set -u
 ECO="$1"; SRC="$2"
@@ -73,6 +73,22 @@ check "place ilp on a terminal: a progress line ($(tr '\r' '\n' < "$T/lp.tty" | 
     > "$T/lp.out" 2> "$T/lp.err"
 check "place ilp, stderr a file: no progress" sh -c "! grep -q 'branch and cut' '$T/lp.err'"
 check "place --help names --progress" sh -c "'$ECO' place --help | grep -q -- '--no-progress'"
+
+# place --sweep: a line at each placement (seed and algorithm), on a terminal only unless
+# --progress, and the same stdout
+SW="place --sweep --nodes $T/nodes.csv --items $T/items.csv --algo random,fgd --seeds 1-2 --sweep-step 10"
+# shellcheck disable=SC2086
+tty "$T/sw.tty" "$ECO" $SW
+check "place --sweep on a terminal: a progress line ($(tr '\r' '\n' < "$T/sw.tty" | grep -m1 'place --sweep'))" \
+    grep -q 'place --sweep: placement 4/4 (seed 2, fgd), [0-9.]* s' "$T/sw.tty"
+# shellcheck disable=SC2086
+"$ECO" $SW > "$T/sw.out" 2> "$T/sw.err"
+check "place --sweep, stderr a file: no progress" sh -c "! grep -q 'place --sweep:' '$T/sw.err'"
+# shellcheck disable=SC2086
+"$ECO" $SW --progress > "$T/sw2.out" 2> "$T/sw2.err"
+check "place --sweep --progress, stderr a file: one line per placement" \
+    [ "$(grep -c '^place --sweep: placement [1-4]/4 (seed [12], ' "$T/sw2.err")" -eq 4 ]
+check "... and the same stdout" cmp -s "$T/sw.out" "$T/sw2.out"
 
 echo "progress: $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]

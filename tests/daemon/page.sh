@@ -73,6 +73,10 @@ done
 check "the markup in a job name shows as text" grep -q '<td>&lt;b&gt;bold&lt;/b&gt;</td>' "$T/dom.html"
 check "no <b> element made from a job name" sh -c "! grep -q '<b>bold</b>' '$T/dom.html'"
 check "power cap of b shown" grep -q '<td>150 W</td>' "$T/dom.html"
+me=$(id -un)
+check "running job $a shows its owner by name ($me), not uid" \
+    grep -q "<tr data-job=\"$a\"><td class=\"num\">$a</td><td>trainer-[^<]*</td><td>$me</td>" \
+    "$T/dom.html"
 model=$(curl -s --unix-socket "$SOCK" http://localhost/v1/gpus | sed -n 's/.*"name":"\([^"]*\)".*/\1/p' | head -1)
 check "GPU model from /v1/gpus shown ('$model')" grep -q "<td>$model</td>" "$T/dom.html"
 limit=$(curl -s --unix-socket "$SOCK" http://localhost/v1/gpus | grep -o '"power_limit_w":[0-9.]*' | cut -d: -f2 | sort -n | head -1)
