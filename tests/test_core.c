@@ -131,6 +131,53 @@ static void test_heap_order(void **state)
     eco_heap_fini(&h);
 }
 
+static int keep_even(void *ctx, const struct eco_event *ev)
+{
+    (void)ctx;
+    return ev->job % 2 == 0;
+}
+
+/* Pruning drops exactly the events refused and the rest pop in the order they had. */
+static void test_heap_prune(void **state)
+{
+    (void)state;
+    struct eco_heap h;
+    eco_heap_init(&h);
+    uint64_t x = 12345;
+    double t[1000];
+    for (uint32_t i = 0; i < 1000; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        t[i] = (double)(x >> 54); /* many equal times: the order then follows insertion */
+        assert_int_equal(eco_heap_push(&h, t[i], 0, i, 0), 0);
+    }
+    for (int k = 0; k < 100; k++) { /* pop some first, so that the heap is not as built */
+        struct eco_event ev;
+        assert_int_equal(eco_heap_pop(&h, &ev), 0);
+    }
+    struct eco_event *all = malloc(h.n * sizeof *all);
+    assert_non_null(all);
+    size_t n = 0;
+    struct eco_heap copy = h;
+    copy.ev = malloc(h.cap * sizeof *copy.ev);
+    assert_non_null(copy.ev);
+    memcpy(copy.ev, h.ev, h.n * sizeof *h.ev);
+    struct eco_event ev;
+    while (eco_heap_pop(&copy, &ev) == 0)
+        if (ev.job % 2 == 0)
+            all[n++] = ev;
+    assert_int_equal(eco_heap_prune(&h, keep_even, NULL), 900 - n);
+    assert_int_equal(h.n, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(eco_heap_pop(&h, &ev), 0);
+        assert_int_equal(ev.job, all[i].job);
+        assert_int_equal(ev.seq, all[i].seq);
+    }
+    assert_int_equal(eco_heap_pop(&h, &ev), -ENOENT);
+    free(all);
+    free(copy.ev);
+    eco_heap_fini(&h);
+}
+
 static void test_rng(void **state)
 {
     (void)state;
@@ -296,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_cluster_spec),
         cmocka_unit_test(test_cluster_json),
         cmocka_unit_test(test_heap_order),
+        cmocka_unit_test(test_heap_prune),
         cmocka_unit_test(test_rng),
         cmocka_unit_test(test_placements),
         cmocka_unit_test(test_placement_types),

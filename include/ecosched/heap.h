@@ -28,5 +28,9 @@ int eco_heap_push(struct eco_heap *h, double t_s, uint32_t kind, uint32_t job, u
 const struct eco_event *eco_heap_peek(const struct eco_heap *h);
 /* Removes the earliest event into *out; 0, or -ENOENT when empty. */
 int eco_heap_pop(struct eco_heap *h, struct eco_event *out);
+/* Removes every event for which keep(ctx, event) is 0, in O(n): the rest pop in the same order
+ * as before (the key is time and insertion sequence). Returns the events removed. */
+size_t eco_heap_prune(struct eco_heap *h, int (*keep)(void *ctx, const struct eco_event *ev),
+                      void *ctx);
 
 #endif

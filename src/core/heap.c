@@ -77,3 +77,38 @@ int eco_heap_pop(struct eco_heap *h, struct eco_event *out)
         h->ev[i] = last;
     return 0;
 }
+
+/* Moves h->ev[i] down to its place below i (Floyd's heap construction). */
+static void sift_down(struct eco_heap *h, size_t i)
+{
+    struct eco_event x = h->ev[i];
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        const struct eco_event *cand = &x;
+        if (l < h->n && before(&h->ev[l], cand)) {
+            m = l;
+            cand = &h->ev[l];
+        }
+        if (r < h->n && before(&h->ev[r], cand))
+            m = r;
+        if (m == i)
+            break;
+        h->ev[i] = h->ev[m];
+        i = m;
+    }
+    h->ev[i] = x;
+}
+
+size_t eco_heap_prune(struct eco_heap *h, int (*keep)(void *ctx, const struct eco_event *ev),
+                      void *ctx)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < h->n; i++)
+        if (keep(ctx, &h->ev[i]))
+            h->ev[k++] = h->ev[i];
+    size_t removed = h->n - k;
+    h->n = k;
+    for (size_t i = k / 2; i-- > 0;)
+        sift_down(h, i);
+    return removed;
+}

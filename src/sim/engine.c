@@ -363,6 +363,22 @@ static int apply_start(struct engine *e, size_t k, double t)
     return eco_heap_push(&e->heap, t + job->remaining_s / job->speed, EV_COMPLETE, j, job->gen);
 }
 
+/* Stale completions the heap may hold before they are pruned (below it pruning costs more
+ * than the heap's few extra levels). */
+#define HEAP_PRUNE_MIN 4096
+
+/* Whether an event can still do something: a completion of the job's current run, a tick of
+ * the current arming, any other kind. */
+static int heap_keep(void *ctx, const struct eco_event *ev)
+{
+    const struct engine *e = ctx;
+    if (ev->kind == EV_COMPLETE)
+        return e->jobs[ev->job].state == ECO_JOB_RUNNING && e->jobs[ev->job].gen == ev->gen;
+    if (ev->kind == EV_TICK)
+        return ev->gen == e->tick_gen;
+    return 1;
+}
+
 /* Changes a running job's power limit at time t: its progress and energy so far are booked,
  * its speed and power change, and its completion moves. */
 static int set_limit(struct engine *e, uint32_t j, double limit_w, double t)
@@ -375,6 +391,14 @@ static int set_limit(struct engine *e, uint32_t j, double limit_w, double t)
     set_rate(e, job);
     nodes_busy(e, job, +1, t);
     job->gen++;
+    /* Each change leaves the job's previous completion in the heap, stale, until its time: a
+     * capper that moves every limit every period (uniform, following the noise) would grow
+     * the heap by the running jobs each period. Once the stale ones are most of it, they go
+     * (the rest pop in the same order). */
+    if (++e->heap_stale > HEAP_PRUNE_MIN && e->heap_stale > e->heap.n / 2) {
+        eco_heap_prune(&e->heap, heap_keep, e);
+        e->heap_stale = 0;
+    }
     return eco_heap_push(&e->heap, t + job->remaining_s / job->speed, EV_COMPLETE, j, job->gen);
 }
 

@@ -105,6 +105,7 @@ struct engine {
      * re-arms the tick earlier); tick_at is when the pending one fires, tick_last_s when the
      * last one ran (-1: none since jobs last ran); quiet ticks and the skip in periods. */
     uint32_t tick_gen, tick_quiet;
+    size_t heap_stale; /* completions made stale by limit changes since the heap was pruned */
     double tick_at, tick_last_s, tick_skip;
     int changed; /* something the controller reads changed at this instant */
     /* Minimum draw of the running jobs (kept at start, end and preemption), and of the jobs
