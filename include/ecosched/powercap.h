@@ -425,6 +425,10 @@ uint32_t eco_capper_early(const struct eco_capper *c);
  * downwards while samples < early (one rng draw whenever the family dithers), kept in j's range
  * and snapped to its levels. For a caller that takes a job's early samples without a decide:
  * the simulator while no split can bind (docs/policies/powercap.md, "Slack"). */
+/* The last decide's split for its view's job i, before exploration (kept in the trust region;
+ * not yet in the range or on a level): NaN when that decide did not split (another decide, or
+ * i out of range). */
+double eco_capper_split_of(const struct eco_capper *c, size_t i);
 double eco_capper_explore(const struct eco_capper *c, const struct eco_cap_job *j, uint32_t samples,
                           double limit, struct eco_rng *rng);
 /* Calls ops->admit, or eco_capper_admit_default when it is NULL. */

@@ -761,23 +761,32 @@ int eco_powerctl__slack(struct engine *e, double margin, double t,
         double lo, hi;
         size_t nl;
         const double *levels = cap_range(pc, j, &lo, &hi, &nl);
-        if (setting_of(pc, &e->jobs[j]) != hi) {
-            int rc = set_limit(e, j, hi, t);
+        /* the split's own choice for it (the top, or below where its model sees no gain),
+         * undithered, is what it runs at and where its samples are dithered from */
+        struct eco_cap_job cj = {.gpus = e->jobs[j].gpus,
+                                 .min_limit_w = lo,
+                                 .max_limit_w = hi,
+                                 .levels = levels,
+                                 .n_levels = (uint32_t)nl};
+        double split = eco_capper_split_of(pc->capper, i);
+        if (!(split == split))
+            split = hi;
+        double at = eco_capper_explore(pc->capper, &cj, early, split, &pc->rng);
+        if (setting_of(pc, &e->jobs[j]) != at) {
+            int rc = set_limit(e, j, at, t);
             if (rc)
                 return rc;
         }
-        pc->pending[j] = hi;
+        pc->pending[j] = at;
         while (pc->models[j].power.n < early) {
             levels = cap_range(pc, j, &lo, &hi, &nl);
-            struct eco_cap_job cj = {.gpus = e->jobs[j].gpus,
-                                     .min_limit_w = lo,
-                                     .max_limit_w = hi,
-                                     .levels = levels,
-                                     .n_levels = (uint32_t)nl};
-            sample(pc, j, eco_capper_explore(pc->capper, &cj, pc->models[j].power.n, hi, &pc->rng));
+            cj.min_limit_w = lo;
+            cj.max_limit_w = hi;
+            sample(pc, j,
+                   eco_capper_explore(pc->capper, &cj, pc->models[j].power.n, split, &pc->rng));
         }
         for (pc->same[j] = 0; pc->hold && pc->same[j] < HOLD_TICKS; pc->same[j]++)
-            sample(pc, j, hi);
+            sample(pc, j, at);
         pc->held[j] = pc->hold && pc->models[j].power.n >= SETTLE_SAMPLES;
     }
     return 1;

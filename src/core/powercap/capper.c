@@ -75,7 +75,13 @@ void eco_capper_destroy(struct eco_capper *c)
 int eco_capper_decide(struct eco_capper *c, const struct eco_capper_view *v, struct eco_rng *rng,
                       double *limits_w)
 {
+    c->n_split = 0;
     return c->ops->decide(c, v, rng, limits_w);
+}
+
+double eco_capper_split_of(const struct eco_capper *c, size_t i)
+{
+    return i < c->n_split ? c->lim[i] : NAN;
 }
 
 double eco_capper_start_setting(const struct eco_capper *c, double min_setting, double max_setting)
@@ -533,8 +539,10 @@ int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view
         double lim = limits_w[i];
         if (j->upper_w > 0 && j->upper_w < j->max_limit_w && lim > j->upper_w)
             lim = j->upper_w; /* a split without the bound (uniform, proportional) */
+        c->lim[i] = lim;
         limits_w[i] = explore(c, j, v->jobs[i].samples, lim, v->jobs[i].limit_w, rng);
     }
+    c->n_split = n;
     return 0;
 }
 

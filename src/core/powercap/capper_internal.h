@@ -83,6 +83,7 @@ struct eco_capper {
     struct eco_cap_job *cj;
     double *lim, *aux, *scratch;
     size_t n_cap;
+    size_t n_split; /* lim[0..n_split) holds the last decide's split, before exploration */
 };
 
 /* Creates an instance of ops from "key=value,..." over defaults d (the family's keys plus
