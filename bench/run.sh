@@ -58,6 +58,10 @@ tmp=$(mktemp)
     echo "The second table: ITP cluster04's first 10,000 jobs on 30 x 8 V100 (easy), the plain replay"
     echo "and every capper under a binding 50 kW budget, skipping on, with per-job holding and memos"
     echo "(docs/policies/powercap.md); target: a capped run at most 2x the plain one (issue 29)."
+    echo "The third: every lever at scale, 100,000 jobs (all ITP jobs and part of a second copy"
+    echo "60 days later) on 300 x 8 V100, easy, forecast power-down and carbon shifting, then each"
+    echo "capper under a budget at 70 % of that run's peak; target: at most 2x the levers alone,"
+    echo "at most 256 MB."
     echo
     sh bench/capped_section.sh "$BUILD"
     echo
