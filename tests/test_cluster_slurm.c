@@ -19,33 +19,8 @@
 
 #define DATA ECO_SOURCE_DIR "/tests/data/trace_sacct/"
 
-static char tmpdir[64];
-
-static int make_tmpdir(void **state)
-{
-    (void)state;
-    strcpy(tmpdir, "/tmp/eco_test_cslurm.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    char cmd[128];
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *write_file(const char *name, const char *text)
-{
-    static char path[256];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
-    assert_int_equal(fclose(f), 0);
-    return path;
-}
+#define TEST_TMPDIR_NAME "eco_test_cslurm"
+#include "test_tmpdir.h"
 
 static int warnings;
 static char last_warning[512];
@@ -105,7 +80,7 @@ static void test_real_sinfo_json(void **state)
 static void test_multiline(void **state)
 {
     (void)state;
-    const char *path = write_file("multi.txt", "NodeName=g1 Arch=x86_64 CoresPerSocket=16\n"
+    const char *path = write_text("multi.txt", "NodeName=g1 Arch=x86_64 CoresPerSocket=16\n"
                                                "   Gres=gpu:4(S:0-1)\n"
                                                "   OS=Linux 6.1.0 #1 SMP PREEMPT_DYNAMIC Debian\n"
                                                "   Partitions=short,long\n"
@@ -134,7 +109,7 @@ static void test_multiline(void **state)
 
 static void expect_error(const char *name, const char *text, const char *msg)
 {
-    const char *path = write_file(name, text);
+    const char *path = write_text(name, text);
     struct eco_cluster *c = NULL;
     struct eco_cluster_info info;
     struct eco_error err;

@@ -22,22 +22,8 @@
 
 /* ---- fixtures ------------------------------------------------------------------------------ */
 
-static char tmpdir[64];
-
-static int make_tmpdir(void **state)
-{
-    (void)state;
-    strcpy(tmpdir, "/tmp/eco_test_trace.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    char cmd[128];
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+#define TEST_TMPDIR_NAME "eco_test_trace"
+#include "test_tmpdir.h"
 
 /* Writes `text` to tmpdir/name (gzip-compressed when gz); returns the path (static buffer). */
 static const char *write_file(const char *name, const char *text, int gz)

@@ -23,33 +23,8 @@
 #define DATA ECO_SOURCE_DIR "/tests/data/trace_sacct/"
 #define MAP "a100=A100-SXM,tesla=V100"
 
-static char tmpdir[64];
-
-static int make_tmpdir(void **state)
-{
-    (void)state;
-    strcpy(tmpdir, "/tmp/eco_test_sacct.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    char cmd[128];
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *write_file(const char *name, const char *text)
-{
-    static char path[256];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
-    assert_int_equal(fclose(f), 0);
-    return path;
-}
+#define TEST_TMPDIR_NAME "eco_test_sacct"
+#include "test_tmpdir.h"
 
 struct warnings {
     int count;
@@ -206,7 +181,7 @@ static void test_detect(void **state)
 static void test_rows(void **state)
 {
     (void)state;
-    const char *path = write_file(
+    const char *path = write_text(
         "rows.sacct",
         HDR "10|COMPLETED|2024-03-01T12:00:00|2024-03-01T12:00:10|2024-03-02T14:03:14|"
             "1-02:03:04|2-00:00:00|cpu=2,gres/gpu:A100_80G=4,node=1||\n"
@@ -260,7 +235,7 @@ static void test_rows(void **state)
 static void test_parsable_trailing_bar(void **state)
 {
     (void)state;
-    const char *path = write_file("p.sacct", "JobIDRaw|Submit|ElapsedRaw|TimelimitRaw|ReqTRES|\n"
+    const char *path = write_text("p.sacct", "JobIDRaw|Submit|ElapsedRaw|TimelimitRaw|ReqTRES|\n"
                                              "7|1709290800|60|15|gres/gpu=2|\n");
     struct eco_trace_opts o = opts_map(NULL);
     struct eco_jobset *s;
@@ -280,7 +255,7 @@ static void test_parsable_trailing_bar(void **state)
 static void test_json_later_schema(void **state)
 {
     (void)state;
-    const char *path = write_file(
+    const char *path = write_text(
         "later.json",
         "{\"jobs\": [\n"
         " {\"job_id\": 21, \"array\": {\"job_id\": 20, \"task_id\": {\"set\": true, "
@@ -324,7 +299,7 @@ static void test_json_later_schema(void **state)
 
 static void expect_error(const char *name, const char *text, const char *map, const char *msg)
 {
-    const char *path = write_file(name, text);
+    const char *path = write_text(name, text);
     struct eco_trace_opts o = opts_map(map);
     struct eco_jobset *s;
     struct eco_error err;
@@ -434,7 +409,7 @@ static void test_errors(void **state)
 static void test_bad_tz(void **state)
 {
     (void)state;
-    const char *path = write_file("tz.sacct", HDR ROW_OK);
+    const char *path = write_text("tz.sacct", HDR ROW_OK);
     struct eco_trace_opts o = opts_map(NULL);
     o.tz = "Mars/Olympus";
     struct eco_jobset *s;
@@ -449,7 +424,7 @@ static void test_skip_bad(void **state)
 {
     (void)state;
     const char *path =
-        write_file("skip.sacct", HDR ROW_OK "2|COMPLETED|x|2024-03-01T12:00:00|2024-03-01T12:01:00|"
+        write_text("skip.sacct", HDR ROW_OK "2|COMPLETED|x|2024-03-01T12:00:00|2024-03-01T12:01:00|"
                                             "00:01:00|10|gres/gpu=1||\n");
     struct eco_trace_opts o = opts_map(NULL);
     o.skip_bad_rows = true;

@@ -52,33 +52,7 @@ const struct eco_event *eco_heap_peek(const struct eco_heap *h)
     return h->n ? &h->ev[0] : NULL;
 }
 
-int eco_heap_pop(struct eco_heap *h, struct eco_event *out)
-{
-    if (!h->n)
-        return -ENOENT;
-    *out = h->ev[0];
-    struct eco_event last = h->ev[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        const struct eco_event *cand = &last;
-        if (l < h->n && before(&h->ev[l], cand)) {
-            m = l;
-            cand = &h->ev[l];
-        }
-        if (r < h->n && before(&h->ev[r], cand))
-            m = r;
-        if (m == i)
-            break;
-        h->ev[i] = h->ev[m];
-        i = m;
-    }
-    if (h->n)
-        h->ev[i] = last;
-    return 0;
-}
-
-/* Moves h->ev[i] down to its place below i (Floyd's heap construction). */
+/* Moves h->ev[i] down to its place below i (pop, and Floyd's heap construction). */
 static void sift_down(struct eco_heap *h, size_t i)
 {
     struct eco_event x = h->ev[i];
@@ -97,6 +71,17 @@ static void sift_down(struct eco_heap *h, size_t i)
         i = m;
     }
     h->ev[i] = x;
+}
+
+int eco_heap_pop(struct eco_heap *h, struct eco_event *out)
+{
+    if (!h->n)
+        return -ENOENT;
+    *out = h->ev[0];
+    h->ev[0] = h->ev[--h->n];
+    if (h->n)
+        sift_down(h, 0);
+    return 0;
 }
 
 size_t eco_heap_prune(struct eco_heap *h, int (*keep)(void *ctx, const struct eco_event *ev),
