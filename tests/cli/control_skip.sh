@@ -33,6 +33,18 @@ mean_mae() { # $1: on|off, $2: the case (run|slack), $3: policy (limit knob)
     done
     echo "$m"
 }
+# Reads "off-row on-row" (the five fields of run each); prints ok or the fields that differ.
+# $1: the MAE tolerance in points (negative: not checked), $2: the least ratio of events.
+judge() {
+    awk -v tol="$1" -v ratio="$2" '{
+        bad = ""
+        if ($6 > $1 * 1.005 || $6 < $1 * 0.995) bad = bad " avg_jct"
+        if ($7 > $2 * 1.005 || $7 < $2 * 0.995) bad = bad " energy"
+        if ($9 - $4 > 0.02 || $4 - $9 > 0.02) bad = bad " dl_miss"
+        if (tol >= 0 && ($10 - $5 > tol || $5 - $10 > tol)) bad = bad " mae"
+        if ($8 * ratio > $3) bad = bad " events"
+        print bad == "" ? "ok" : bad }'
+}
 for pol in mpc proportional; do
     n=$((n + 1))
     off=$(run off $pol)
@@ -46,14 +58,7 @@ for pol in mpc proportional; do
     # least 3x fewer events (ticks) than the 1 s loop.
     tol=0.1
     [ "$pol" = proportional ] && tol=0.2
-    verdict=$(echo "$off $on" | awk -v tol="$tol" '{
-        bad = ""
-        if ($6 > $1 * 1.005 || $6 < $1 * 0.995) bad = bad " avg_jct"
-        if ($7 > $2 * 1.005 || $7 < $2 * 0.995) bad = bad " energy"
-        if ($9 - $4 > 0.02 || $4 - $9 > 0.02) bad = bad " dl_miss"
-        if ($10 - $5 > tol || $5 - $10 > tol) bad = bad " mae"
-        if ($8 * 3 > $3) bad = bad " events"
-        print bad == "" ? "ok" : bad }')
+    verdict=$(echo "$off $on" | judge "$tol" 3)
     if [ "$verdict" != ok ]; then
         echo "FAIL: $pol: skip on ($on) vs off ($off) differ in:$verdict"
         fail=$((fail + 1))
@@ -85,14 +90,7 @@ for case in mpc:limit uniform:limit proportional:limit threshold:limit oracle:li
     tol=0.1
     [ "$pol" = proportional ] && tol=0.2
     [ "$pol" = threshold ] || [ "$case" = mpc:clock ] && tol=-1
-    verdict=$(echo "$off $on" | awk -v tol="$tol" '{
-        bad = ""
-        if ($6 > $1 * 1.005 || $6 < $1 * 0.995) bad = bad " avg_jct"
-        if ($7 > $2 * 1.005 || $7 < $2 * 0.995) bad = bad " energy"
-        if ($9 - $4 > 0.02 || $4 - $9 > 0.02) bad = bad " dl_miss"
-        if (tol >= 0 && ($10 - $5 > tol || $5 - $10 > tol)) bad = bad " mae"
-        if ($8 * 10 > $3) bad = bad " events"
-        print bad == "" ? "ok" : bad }')
+    verdict=$(echo "$off $on" | judge "$tol" 10)
     if [ "$verdict" != ok ]; then
         echo "FAIL: slack $case: skip on ($on) vs off ($off) differ in:$verdict"
         fail=$((fail + 1))
