@@ -110,3 +110,61 @@ for pol in mpc uniform proportional threshold oracle; do
     big "100,000 jobs, 2,400 GPUs, levers, budget $budget W" "$pol" $L --power-policy "$pol" \
         --power-budget "$budget"
 done
+
+# All 69,351 ITP jobs, each cluster on its own cluster (--cluster auto, as the plain replay's
+# "all 10 ITP clusters" row), easy, mpc under a budget at 70 % of that cluster's uncapped peak
+# (target: at most 5 s in all). These clusters queue work for weeks: the budget binds most of
+# the time.
+echo
+echo "| ITP cluster | jobs | GPUs | plain s | budget W | mpc s | events | binding periods % | cap MAE % |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+for k in 01 02 03 04 05 06 07 08 09 10; do
+    T=data/itp/cluster$k.csv.gz
+    "$BUILD/ecosched" sim --trace "$T" --cluster auto --policy easy --json 2>/dev/null >"$TMP/p.json"
+    budget=$(jq -r '.peak_power_w * 0.7 | round' "$TMP/p.json")
+    "$BUILD/ecosched" sim --trace "$T" --cluster auto --policy easy --power-policy mpc \
+        --power-budget "$budget" --json 2>/dev/null >"$TMP/c.json"
+    jq -r -n --arg k "$k" --arg b "$budget" --slurpfile p "$TMP/p.json" --slurpfile c "$TMP/c.json" '
+        def f(n): (. * pow(10; n) | round) / pow(10; n);
+        $p[0] as $p | $c[0] as $c |
+        "| \($k) | \($p.jobs) | \($p.cluster_gpus) | \($p.sim_wall_s | f(3)) | \($b) | \($c.sim_wall_s | f(2)) | \($c.events) | \(100 * $c.capped_periods / $c.power_cap_periods | f(1)) | \($c.power_cap_mae_pct | f(3)) |"'
+done | tee "$TMP/each.md"
+awk -F'|' '{ p += $5; c += $7 } END { printf "| all ten | | | %.3f | | %.2f | | | |\n", p, c }' "$TMP/each.md"
+
+# Growth (issue 29): the first 1,000, 10,000 and 100,000 jobs by submit time of the 100,000 above
+# on 300 x 8 V100 with the levers, every capper under the 70 % budget: total user CPU, and the
+# cost of one control period, (capped CPU - levers-alone CPU) / (capped events - levers-alone
+# events), against the mean number of running jobs (completed jobs x mean run time / span). Written to $SCALING_TSV too when set (bench/README.md's plot).
+echo
+echo "| jobs | power policy | events | user CPU s | x levers alone | control periods run | us per period | mean running jobs |"
+echo "|---:|---|---:|---:|---:|---:|---:|---:|"
+{
+    gzip -dc "$TMP/itp100k.csv.gz" | head -1
+    gzip -dc "$TMP/itp100k.csv.gz" | tail -n +2 | sort -t, -k2,2n -k1,1
+} | gzip >"$TMP/sorted.csv.gz"
+cpu_of() { # options...; runs sim, leaves the summary in $TMP/g.json, prints user CPU s
+    if [ -x /usr/bin/time ]; then
+        /usr/bin/time -f %U -o "$TMP/u" "$BUILD/ecosched" sim --trace "$TMP/sorted.csv.gz" \
+            --cluster 300x8:V100 --policy easy "$@" --json 2>/dev/null >"$TMP/g.json"
+        cat "$TMP/u"
+    else
+        "$BUILD/ecosched" sim --trace "$TMP/sorted.csv.gz" --cluster 300x8:V100 --policy easy \
+            "$@" --json 2>/dev/null >"$TMP/g.json"
+        jq -r .sim_wall_s "$TMP/g.json"
+    fi
+}
+for n in 1000 10000 100000; do
+    # shellcheck disable=SC2086
+    c0=$(cpu_of --max-jobs "$n" $L)
+    e0=$(jq -r .events "$TMP/g.json")
+    for pol in mpc uniform proportional threshold oracle; do
+        # shellcheck disable=SC2086
+        c=$(cpu_of --max-jobs "$n" $L --power-policy "$pol" --power-budget "$budget")
+        jq -r --arg n "$n" --arg p "$pol" --arg c "$c" --arg c0 "$c0" --arg e0 "$e0" '
+            def f(k): (. * pow(10; k) | round) / pow(10; k);
+            (.events - ($e0 | tonumber)) as $ticks |
+            "| \($n) | \($p) | \(.events) | \($c) | \(($c | tonumber) / ([($c0 | tonumber), 0.01] | max) | f(1)) | \($ticks) | \(if $ticks > 0 then (1e6 * (($c | tonumber) - ($c0 | tonumber)) / $ticks | f(1)) else "" end) | \(.completed * (.avg_jct_s - .avg_wait_s) / .makespan_s | f(0)) |"' \
+            "$TMP/g.json"
+        [ -n "${SCALING_TSV:-}" ] && printf '%s\t%s\t%s\n' "$n" "$pol" "$c" >>"$SCALING_TSV"
+    done
+done
