@@ -17,6 +17,20 @@
 int eco_cli__mkdir_p(const char *dir);
 
 int eco_cli__cmd_sim(int argc, char **argv);
+/* `ecosched advise` (cmd_advise.c, docs/advise.md). */
+int eco_cli__cmd_advise(int argc, char **argv);
+/* Shared with sim (cmd_sim.c). */
+struct eco_cluster;
+struct eco_jobset;
+struct eco_sim_result;
+/* Closes an output file; a write error before (rc != 0, errno from the failed write) or at the
+ * close is printed with the path. 0 or ECO_EXIT_FAIL. */
+int eco_cli__close_output(FILE *f, const char *path, int rc);
+/* DIR/summary.json, jobs.csv, rejected.csv and nodes.csv of one run: 0 or ECO_EXIT_FAIL. */
+int eco_cli__sim_write_outputs(const char *dir, const struct eco_jobset *set,
+                               const struct eco_cluster *c, const struct eco_sim_result *r);
+/* The cluster as the inline spec names it (12x8:V100,4x8:H100-SXM) into buf. */
+void eco_cli__cluster_text(const struct eco_cluster *c, char *buf, size_t size);
 /* `sim --consolidation`: container consolidation (cmd_consol.c). */
 int eco_cli__cmd_sim_consolidation(int argc, char **argv);
 /* `ecosched sim --server ...` (cmd_sim_server.c); argv[0] is "--server". */

@@ -673,7 +673,7 @@ static int out_path(char *path, size_t size, const char *dir, const char *name)
 
 /* Closes an output file; a write error before (rc, with errno from the failed write) or at the
  * close is reported with the path and the reason. 0 or ECO_EXIT_FAIL. */
-static int close_output(FILE *f, const char *path, int rc)
+int eco_cli__close_output(FILE *f, const char *path, int rc)
 {
     int e = rc || ferror(f) ? (errno ? errno : EIO) : 0;
     if (fclose(f) && !e)
@@ -712,11 +712,11 @@ static int write_file(const char *dir, const char *name, enum out_kind kind,
         rc = eco_sim_write_nodes_csv(f, c, r);
         break;
     }
-    return close_output(f, path, rc);
+    return eco_cli__close_output(f, path, rc);
 }
 
-static int write_outputs(const char *dir, const struct eco_jobset *set, const struct eco_cluster *c,
-                         const struct eco_sim_result *r)
+int eco_cli__sim_write_outputs(const char *dir, const struct eco_jobset *set,
+                               const struct eco_cluster *c, const struct eco_sim_result *r)
 {
     char *summary = eco_sim_summary_json(&r->summary, 0);
     if (!summary) {
@@ -753,7 +753,7 @@ static int width(int w, const char *s)
 /* The cluster as the inline spec names it, COUNTxGPUS:TYPE for each run of alike nodes joined
  * by commas (12x8:V100,4x8:H100-SXM), whether it came inline, from a JSON file or from auto;
  * one cut short ends in ",..." and the totals. */
-static void cluster_text(const struct eco_cluster *c, char *buf, size_t size)
+void eco_cli__cluster_text(const struct eco_cluster *c, char *buf, size_t size)
 {
     size_t off = 0;
     buf[0] = '\0';
@@ -785,7 +785,7 @@ static void table_init(struct table *t, const struct sim_args *a, const struct e
         t->policy = width(t->policy, pol[i]->name);
     t->placement = width(t->placement, placement->name);
     t->power_down = width(t->power_down, a->power_down);
-    cluster_text(c, t->cluster_text, sizeof t->cluster_text);
+    eco_cli__cluster_text(c, t->cluster_text, sizeof t->cluster_text);
     t->cluster = width(t->cluster, t->cluster_text);
 }
 
@@ -1221,7 +1221,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
         eco_cli__progress_end(&prog.line);
         if (tl) {
             int werr = rc ? 0 : eco_timeline_writer_finish(&tw, res.summary.window_end_s);
-            if (close_output(tl, path, werr)) {
+            if (eco_cli__close_output(tl, path, werr)) {
                 if (!rc)
                     eco_sim_result_fini(&res);
                 return ECO_EXIT_FAIL;
@@ -1241,7 +1241,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
                          "see jobs.csv with --out",
                          pol[i]->name, res.summary.unfinished);
         if (a->out)
-            status = write_outputs(dir, set, c, &res);
+            status = eco_cli__sim_write_outputs(dir, set, c, &res);
         if (a->json) {
             char *text = eco_sim_summary_json(&res.summary, 1);
             if (text) {
