@@ -456,7 +456,7 @@ static const char *num(char *buf, size_t size, int applies, const char *fmt, dou
 }
 
 static void print_row(FILE *f, const struct row *r, const struct eco_sim_summary *base,
-                      const struct ctx *x, double span_s)
+                      const struct ctx *x, double span_s, int setting_w)
 {
     if (!r->evaluated || !r->pays) {
         fprintf(f, "%-13s %s\n", r->lever, r->why);
@@ -466,16 +466,17 @@ static void print_row(FILE *f, const struct row *r, const struct eco_sim_summary
     eco_advise_delta(base, &r->sum, &d);
     char b[8][32];
     int dl = base->deadline_jobs > 0;
-    fprintf(f, "%-13s %-32s %9.3f %10.2f %9s %9s %6.2f%% %8.2f%% %7s %7zu  %s\n", r->lever,
-            r->setting, d.energy_j / 3.6e9, eco_advise_per_year(d.energy_j, span_s) / 3.6e9,
+    fprintf(f, "%-13s %-*s %9.3f %10.2f %9s %9s %6.2f%% %8.2f%% %7s %7zu  %s\n", r->lever,
+            setting_w, r->setting, d.energy_j / 3.6e9,
+            eco_advise_per_year(d.energy_j, span_s) / 3.6e9,
             num(b[0], 32, x->have_carbon, "%.3f", d.carbon_kg / 1000),
             num(b[1], 32, x->have_price, "%.0f", d.cost), d.avg_jct_pct, d.p95_wait_pct,
             num(b[2], 32, dl, "%+.2f", d.dl_miss_pts), r->delayed, r->verdict);
 }
 
-static void print_header(FILE *f)
+static void print_header(FILE *f, int setting_w)
 {
-    fprintf(f, "%-13s %-32s %9s %10s %9s %9s %7s %9s %7s %7s  %s\n", "lever", "setting",
+    fprintf(f, "%-13s %-*s %9s %10s %9s %9s %7s %9s %7s %7s  %s\n", "lever", setting_w, "setting",
             "saved_MWh", "MWh_per_yr", "carbon_t", "cost", "avg_jct", "p95_wait", "dl_miss",
             "delayed", "verdict");
 }
@@ -540,11 +541,19 @@ static void combine(struct setting *comb, const struct setting *const *picks)
     }
 }
 
+/* The tuning part's runs, for the report. */
+struct tuning {
+    const struct setting *cands;
+    size_t n;
+    const struct eco_sim_summary *base, *sum;
+    const struct eco_advise_limits *lim;
+};
+
 /* The text of the report: header lines, the table, the deployment. */
 static void print_report(FILE *f, const struct ctx *x, const struct eco_jobset *tune,
                          const struct eco_jobset *held, const struct eco_sim_summary *base,
                          const struct row *rows, size_t nrows, const struct setting *const *picks,
-                         enum eco_advise_goal goal)
+                         enum eco_advise_goal goal, const struct tuning *t)
 {
     const struct advise_args *a = x->a;
     char ctext[160];
@@ -569,9 +578,35 @@ static void print_report(FILE *f, const struct ctx *x, const struct eco_jobset *
     if (base->deadline_jobs)
         fprintf(f, ", deadline misses %.2f %%", 100 * base->deadline_miss_ratio);
     fprintf(f, "\n\n");
-    print_header(f);
+    int w = 7; /* the setting column: its longest entry */
     for (size_t i = 0; i < nrows; i++)
-        print_row(f, &rows[i], base, x, span);
+        if (rows[i].evaluated && rows[i].pays && (int)strlen(rows[i].setting) > w)
+            w = (int)strlen(rows[i].setting);
+    print_header(f, w);
+    for (size_t i = 0; i < nrows; i++)
+        print_row(f, &rows[i], base, x, span, w);
+    fprintf(f, "\ntuning part (the first %zu jobs), every setting against its baseline:\n",
+            tune->n);
+    for (size_t i = 0; i < t->n; i++) {
+        struct eco_advise_delta d;
+        char why[128];
+        eco_advise_delta(t->base, &t->sum[i], &d);
+        int ok = eco_advise_within(t->base, &t->sum[i], t->lim, why, sizeof why);
+        double save = eco_advise_saving(&d, goal);
+        fprintf(f, "  %-13s %-26s saved %9.3f MWh", lever_name[t->cands[i].lever], t->cands[i].name,
+                d.energy_j / 3.6e9);
+        if (goal == ECO_ADVISE_CARBON)
+            fprintf(f, " %8.3f t", d.carbon_kg / 1000);
+        else if (goal == ECO_ADVISE_COST)
+            fprintf(f, " %8.0f %s", d.cost, t->base->cost_currency);
+        fprintf(f, "  avg_jct %+7.2f%%  p95_wait %+7.2f%%  %s%s\n", d.avg_jct_pct, d.p95_wait_pct,
+                !ok        ? "breaks: "
+                : save > 0 ? "within the limits"
+                           : "within the limits, saves no ",
+                !ok        ? why
+                : save > 0 ? ""
+                           : eco_advise_goal_name(goal));
+    }
     int any = 0;
     for (int l = 0; l < N_LEVERS; l++)
         any |= picks[l] != NULL;
@@ -844,7 +879,8 @@ int eco_cli__cmd_advise(int argc, char **argv)
         status = ECO_EXIT_FAIL;
         goto done;
     }
-    print_report(mem, &x, tune, held, &hbase, rows, N_LEVERS + 1, picks, goal);
+    struct tuning tun = {cands, nc, &tbase, tsum, &lim};
+    print_report(mem, &x, tune, held, &hbase, rows, N_LEVERS + 1, picks, goal, &tun);
     if (fclose(mem)) {
         status = ECO_EXIT_FAIL;
         goto done;
