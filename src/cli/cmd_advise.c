@@ -508,8 +508,8 @@ static void print_deploy(FILE *f, const struct setting *s, const struct ctx *x)
                 "    ecosched powerd --budget %.0f --policy %s --nodes /run/ecosched/%%n.sock\n",
                 s->name, s->budget_w, hosts_w, gpu_w > 1 ? gpu_w : 1, ADVISE_POWER_POLICY);
         if (s->knob == ECO_POWER_KNOB_CLOCK)
-            fprintf(f, "  (powerd sets power limits: the clock knob's pick is deployed as\n"
-                       "  limits, which the limit knob's row measures)\n");
+            fprintf(f, "  (powerd sets power limits, not clocks: deployed with powerd this is the\n"
+                       "  limit knob at the same budget, listed with the tuning part above)\n");
     } else if (s->lever == L_SHIFT) {
         fprintf(f,
                 "carbon shifting (max delay %.0fh): powerd follows the signal and releases\n"
@@ -607,13 +607,18 @@ static void print_report(FILE *f, const struct ctx *x, const struct eco_jobset *
                 : save > 0 ? ""
                            : eco_advise_goal_name(goal));
     }
+    /* recommended: a pick that also pays on the held-out part */
     int any = 0;
     for (int l = 0; l < N_LEVERS; l++)
-        any |= picks[l] != NULL;
-    fprintf(f, "\n%s\n", any ? "deploy:" : "deploy: nothing (no lever pays)");
+        any |= picks[l] && !strcmp(rows[l].verdict, "pays");
+    fprintf(f, "\n%s\n", any ? "deploy:" : "deploy: nothing (no lever pays on the held-out part)");
     for (int l = 0; l < N_LEVERS; l++)
-        if (picks[l])
+        if (picks[l] && !strcmp(rows[l].verdict, "pays"))
             print_deploy(f, picks[l], x);
+    for (int l = 0; l < N_LEVERS; l++)
+        if (picks[l] && strcmp(rows[l].verdict, "pays"))
+            fprintf(f, "not recommended: %s %s (tuned, but %s)\n", lever_name[l], picks[l]->name,
+                    rows[l].verdict);
 }
 
 /* DIR/index.html: the advice as a page in the report's style, linking report.html. */
@@ -844,6 +849,10 @@ int eco_cli__cmd_advise(int argc, char **argv)
     labels[nout++] = "baseline";
     if ((status = run_one(&x, held, NULL, a.out ? dir : NULL, &hbase)))
         goto done;
+    if ((tbase.rejected || hbase.rejected) && !a.quiet)
+        eco_cli__err("warning: %zu of %zu job(s) can never run on this cluster (ecosched sim lists "
+                     "them); every run leaves them out",
+                     tbase.rejected + hbase.rejected, all->n);
     base_start = malloc((held->n ? held->n : 1) * sizeof *base_start);
     if (!base_start) {
         status = ECO_EXIT_FAIL;

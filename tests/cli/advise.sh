@@ -48,7 +48,7 @@ check "advise with limits no setting keeps exits 0" [ $? -eq 0 ]
 check "power-down does not pay" has "$T/nopay" "^power-down    does not pay: the settings that save energy break a limit (.*avg JCT"
 check "the budget does not pay" has "$T/nopay" "^power-budget  does not pay: "
 check "nothing combined" has "$T/nopay" "^combined      does not pay: no lever pays alone"
-check "nothing to deploy" has "$T/nopay" "^deploy: nothing (no lever pays)"
+check "nothing to deploy" has "$T/nopay" "^deploy: nothing (no lever pays on the held-out part)"
 check "-q: no progress lines" sh -c "! grep -q 'advise: tune' '$T/nopay'"
 
 # with a carbon signal: shifting evaluated, carbon the goal, carbon saved a column
