@@ -48,7 +48,7 @@ struct setting {
 
 struct advise_args {
     const char *trace, *cluster, *format, *gpu_type_map, *tz;
-    const char *carbon, *price, *trace_start, *forecast, *out;
+    const char *carbon, *price, *region, *trace_start, *forecast, *out;
     double tune_share, jct_pct, wait_pct, dl_pts, deferrable;
     unsigned long long seed, max_jobs;
     int skip_bad_rows, quiet;
@@ -116,6 +116,14 @@ static const struct eco_opt advise_opts[] = {
      .arg = "FILE",
      .help = "electricity price: cost saved, and price shifting evaluated\n"
              "(without --carbon)"},
+    {.name = "region",
+     .kind = ECO_OPT_STR,
+     .offset = A(region),
+     .arg = "NAME",
+     .help = "a bundled grid signal instead of --carbon/--price, read from\n"
+             "the checkout's data/grid_signals/: carbon of an EIA-930 2022\n"
+             "balancing authority (CISO, ERCO, PJM, ...), price of AEMO NSW1\n"
+             "or VIC1 (2020-2024) or Nord Pool DK1 (2021-2024)"},
     {.name = "trace-start",
      .kind = ECO_OPT_STR,
      .offset = A(trace_start),
@@ -278,6 +286,47 @@ static int parse_args(int argc, char **argv, struct advise_args *a)
     return 0;
 }
 
+/* The bundled grid signals --region names (the README.md of each folder of data/grid_signals): the
+ * file under the checkout and whether it is a carbon (1) or price (0) signal. */
+static const struct region {
+    const char *name, *path;
+    int carbon;
+} regions[] = {
+    {"AZPS", "data/grid_signals/us_eia930_2022/eia930_AZPS_2022_carbon.csv.gz", 1},
+    {"BPAT", "data/grid_signals/us_eia930_2022/eia930_BPAT_2022_carbon.csv.gz", 1},
+    {"CISO", "data/grid_signals/us_eia930_2022/eia930_CISO_2022_carbon.csv.gz", 1},
+    {"ERCO", "data/grid_signals/us_eia930_2022/eia930_ERCO_2022_carbon.csv.gz", 1},
+    {"MISO", "data/grid_signals/us_eia930_2022/eia930_MISO_2022_carbon.csv.gz", 1},
+    {"NYIS", "data/grid_signals/us_eia930_2022/eia930_NYIS_2022_carbon.csv.gz", 1},
+    {"PJM", "data/grid_signals/us_eia930_2022/eia930_PJM_2022_carbon.csv.gz", 1},
+    {"SOCO", "data/grid_signals/us_eia930_2022/eia930_SOCO_2022_carbon.csv.gz", 1},
+    {"NSW1", "data/grid_signals/aemo_nem_2020_2024/aemo_NSW1_2020_2024_hourly.csv.gz", 0},
+    {"VIC1", "data/grid_signals/aemo_nem_2020_2024/aemo_VIC1_2020_2024_hourly.csv.gz", 0},
+    {"DK1", "data/grid_signals/energinet_elspot_dk_se/elspot_DK1_20201231_20240331_hourly.csv.gz",
+     0},
+};
+
+/* --region NAME into a->carbon or a->price: 0 or an exit status (message printed). */
+static int resolve_region(struct advise_args *a)
+{
+    if (!a->region)
+        return 0;
+    if (a->carbon || a->price) {
+        eco_cli__err("advise: --region: give a bundled region or --carbon/--price FILE, not both");
+        return ECO_EXIT_USAGE;
+    }
+    struct eco_cli_list names = {{0}};
+    for (size_t i = 0; i < sizeof regions / sizeof regions[0]; i++) {
+        if (!strcmp(a->region, regions[i].name)) {
+            *(regions[i].carbon ? &a->carbon : &a->price) = regions[i].path;
+            return 0;
+        }
+        eco_cli__list_add(&names, regions[i].name);
+    }
+    eco_cli__err("advise: --region: unknown region '%s' (known: %s)", a->region, names.buf);
+    return ECO_EXIT_USAGE;
+}
+
 /* --carbon, --price, --forecast and --trace-start: 0 or an exit status (message printed). */
 static int load_signals(struct ctx *x)
 {
@@ -290,8 +339,14 @@ static int load_signals(struct ctx *x)
         int rc = eco_grid_signal_read(path, i ? ECO_SIGNAL_PRICE : ECO_SIGNAL_CARBON, NULL,
                                       i ? &x->price : &x->carbon, &err);
         if (rc < 0) {
-            eco_cli__err("advise: --%s: %s", i ? "price" : "carbon",
-                         rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            eco_cli__err("advise: --%s: %s%s",
+                         a->region ? "region"
+                         : i       ? "price"
+                                   : "carbon",
+                         rc == -ENOMEM ? strerror(ENOMEM) : err.msg,
+                         a->region ? " (a bundled region is read from the ecosched checkout: run "
+                                     "advise there, or give --carbon/--price FILE)"
+                                   : "");
             return rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         }
         *(i ? &x->have_price : &x->have_carbon) = 1;
@@ -474,10 +529,12 @@ static void print_row(FILE *f, const struct row *r, const struct eco_sim_summary
             num(b[2], 32, dl, "%+.2f", d.dl_miss_pts), r->delayed, r->verdict);
 }
 
-static void print_header(FILE *f, int setting_w)
+static void print_header(FILE *f, int setting_w, const char *currency)
 {
+    char cost[16];
+    snprintf(cost, sizeof cost, "cost%s%.3s", *currency ? "_" : "", currency);
     fprintf(f, "%-13s %-*s %9s %10s %9s %9s %7s %9s %7s %7s  %s\n", "lever", setting_w, "setting",
-            "saved_MWh", "MWh_per_yr", "carbon_t", "cost", "avg_jct", "p95_wait", "dl_miss",
+            "saved_MWh", "MWh_per_yr", "carbon_t", cost, "avg_jct", "p95_wait", "dl_miss",
             "delayed", "verdict");
 }
 
@@ -582,7 +639,7 @@ static void print_report(FILE *f, const struct ctx *x, const struct eco_jobset *
     for (size_t i = 0; i < nrows; i++)
         if (rows[i].evaluated && rows[i].pays && (int)strlen(rows[i].setting) > w)
             w = (int)strlen(rows[i].setting);
-    print_header(f, w);
+    print_header(f, w, x->have_price ? base->cost_currency : "");
     for (size_t i = 0; i < nrows; i++)
         print_row(f, &rows[i], base, x, span, w);
     fprintf(f, "\ntuning part (the first %zu jobs), every setting against its baseline:\n",
@@ -745,6 +802,8 @@ int eco_cli__cmd_advise(int argc, char **argv)
     int status = parse_args(argc, argv, &a);
     if (status)
         return status < 0 ? 0 : status;
+    if ((status = resolve_region(&a)))
+        return status;
     struct ctx x = {.a = &a, .quiet = a.quiet, .placement = eco_placement_find_any("pack")};
     struct eco_cluster *c = NULL;
     struct eco_jobset *all = NULL, *tune = NULL, *held = NULL;

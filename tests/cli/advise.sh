@@ -59,7 +59,16 @@ check "carbon is the goal" has "$T/carbon" "^rule: per lever, the largest carbon
 check "shifting evaluated" sh -c "! grep -q '^carbon-shift  not evaluated' '$T/carbon'"
 check "both delays tried" [ "$(grep -c '^  carbon-shift  shift max-delay=\(6\|24\)h' "$T/carbon")" -eq 2 ]
 
+# a bundled region (read from the checkout): a price signal, cost the goal
+(cd "$SRC" && "$ECO" advise --trace "$TRACE" --cluster auto --max-jobs 200 --region NSW1 \
+    --trace-start 2022-06-01T00:00:00Z -q) > "$T/region" 2>&1
+check "advise --region exits 0" [ $? -eq 0 ]
+check "--region NSW1: cost is the goal" has "$T/region" "^rule: per lever, the largest cost saving"
+check "--region NSW1: the cost column in AUD" has "$T/region" " cost_AUD "
+
 # errors
+expect 2 "advise: --region: unknown region 'XX' (known: AZPS, BPAT, CISO" -- advise --trace "$TRACE" --cluster auto --region XX
+expect 2 "advise: --region: give a bundled region or --carbon/--price FILE, not both" -- advise --trace "$TRACE" --cluster auto --region CISO --carbon "$CARBON"
 expect 0 "usage: ecosched advise --trace FILE --cluster SPEC" -- advise --help
 expect 0 "advise" -- --help
 expect 2 "advise: --trace FILE is required" -- advise --cluster auto
