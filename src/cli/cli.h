@@ -29,6 +29,13 @@ int eco_cli__close_output(FILE *f, const char *path, int rc);
 /* DIR/summary.json, jobs.csv, rejected.csv and nodes.csv of one run: 0 or ECO_EXIT_FAIL. */
 int eco_cli__sim_write_outputs(const char *dir, const struct eco_jobset *set,
                                const struct eco_cluster *c, const struct eco_sim_result *r);
+/* Most control periods a power-capped run may span with skipping on (the default), where
+ * settled periods and held jobs cost little: 1e8 periods are three years at the default 1 s (a
+ * site's history; bench/README.md: 100,000 jobs over 120 days, 1.04e7 periods, in seconds). */
+#define ECO_CLI_MAX_CONTROL_STEPS_SKIP 1e8
+/* The trace's span, a lower bound on the simulated window: first submit to the last end if
+ * every job started at once, s. */
+double eco_cli__trace_span(const struct eco_jobset *set);
 /* The cluster as the inline spec names it (12x8:V100,4x8:H100-SXM) into buf. */
 void eco_cli__cluster_text(const struct eco_cluster *c, char *buf, size_t size);
 /* `sim --consolidation`: container consolidation (cmd_consol.c). */

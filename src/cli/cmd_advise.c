@@ -821,6 +821,18 @@ int eco_cli__cmd_advise(int argc, char **argv)
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
         goto done;
     }
+    /* the capped runs' control periods (1 s), bounded as sim bounds them */
+    for (int p = 0; p < 2; p++) {
+        double span = eco_cli__trace_span(p ? held : tune);
+        if (span > ECO_CLI_MAX_CONTROL_STEPS_SKIP) {
+            eco_cli__err("advise: %s: the %s part spans at least %.0f s, more than the %.0f "
+                         "control periods of 1 s a power-capped run may take; give --max-jobs "
+                         "to read less of the trace",
+                         a.trace, p ? "held-out" : "tuning", span, ECO_CLI_MAX_CONTROL_STEPS_SKIP);
+            status = ECO_EXIT_USAGE;
+            goto done;
+        }
+    }
     enum eco_advise_goal goal = eco_advise_goal_of(x.have_carbon, x.have_price);
     struct eco_advise_limits lim = {a.jct_pct, a.wait_pct, a.dl_pts};
 

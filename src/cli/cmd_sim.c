@@ -39,10 +39,6 @@
  * mpc at the default 1 s period ran 1.34 million events in 21.5 s (about 16 us each, 2-core
  * build machine), so 1e7 periods are a few minutes for a small cluster. */
 #define MAX_CONTROL_STEPS 1e7
-/* ... with skipping (the default), where settled periods and held jobs cost little: 1e8 periods
- * are three years at the default 1 s (a site's history; bench/README.md: 100,000 jobs over 120
- * days, 1.04e7 periods, in seconds). */
-#define MAX_CONTROL_STEPS_SKIP 1e8
 /* The power policy --power-budget uses when --power-policy is not given: the allocator the
  * capping docs describe first (docs/policies/powercap.md). */
 #define DEFAULT_POWER_POLICY "mpc"
@@ -1353,7 +1349,7 @@ done:
 
 /* The trace's span, a lower bound on the simulated window: first submit to the last end if
  * every job started at once. */
-static double trace_span(const struct eco_jobset *set)
+double eco_cli__trace_span(const struct eco_jobset *set)
 {
     double lo = 0, hi = 0;
     for (size_t i = 0; i < set->n; i++) {
@@ -1370,7 +1366,7 @@ static double trace_span(const struct eco_jobset *set)
  * (MAX_SAMPLES, MAX_CONTROL_STEPS); the message says which value would do. */
 static int check_periods(const struct sim_args *a, const struct eco_jobset *set, int capping)
 {
-    double span = trace_span(set);
+    double span = eco_cli__trace_span(set);
     if (a->out && a->sample_s > 0 && span / a->sample_s > MAX_SAMPLES) {
         eco_cli__err("sim: --sample-s %g: the trace spans at least %.0f s, %.3g timeline samples; "
                      "at most %.0f: give --sample-s %.0f or more",
@@ -1378,7 +1374,7 @@ static int check_periods(const struct sim_args *a, const struct eco_jobset *set,
         return ECO_EXIT_USAGE;
     }
     double period = a->control_period_s > 0 ? a->control_period_s : 1;
-    double most = a->control_skip_off ? MAX_CONTROL_STEPS : MAX_CONTROL_STEPS_SKIP;
+    double most = a->control_skip_off ? MAX_CONTROL_STEPS : ECO_CLI_MAX_CONTROL_STEPS_SKIP;
     if (capping && span / period > most) {
         eco_cli__err("sim: --control-period %g: the trace spans at least %.0f s, %.3g control "
                      "periods; at most %.0f%s: give --control-period %.0f or more",

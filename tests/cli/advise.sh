@@ -84,6 +84,9 @@ expect 2 "advise: --forecast:" -- advise --trace "$TRACE" --cluster auto --forec
 expect 2 "advise: --carbon:" -- advise --trace "$TRACE" --cluster auto --carbon "$SRC/no-such.csv"
 expect 2 "advise: --cluster:" -- advise --trace "$TRACE" --cluster 2x8:K80
 expect 2 "advise: unexpected argument 'extra'" -- advise --trace "$TRACE" --cluster auto extra
+# a history longer than capped runs may span (50 jobs 5e6 s apart: 2.45e8 s)
+awk 'BEGIN { print "job_id,submit_s,duration_s,gpus"; for (i = 0; i < 50; i++) printf "j%d,%d,3600,1\n", i, i * 5e6 }' > "$T/long.csv"
+expect 2 "the tuning part spans at least 120003600 s, more than the 100000000 control periods" -- advise --trace "$T/long.csv" --cluster 1x8
 # the real Slurm fixture: 8 GPU jobs are too few to split
 SACCT="$SRC/tests/data/trace_sacct"
 expect 2 "too short to split: 8 jobs give 4 to tune on and 4 to report on; each part needs at least 20" -- \
