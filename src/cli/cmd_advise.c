@@ -678,43 +678,91 @@ static void print_report(FILE *f, const struct ctx *x, const struct eco_jobset *
                     rows[l].verdict);
 }
 
-/* DIR/index.html: the advice as a page in the report's style, linking report.html. */
-static int write_index(const char *dir, const char *text)
+static void esc(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && s[i]; i++) {
+        if (s[i] == '<')
+            fputs("&lt;", f);
+        else if (s[i] == '>')
+            fputs("&gt;", f);
+        else if (s[i] == '&')
+            fputs("&amp;", f);
+        else
+            fputc(s[i], f);
+    }
+}
+
+/* DIR/index.html: the advice as a page in the report's style (its style sheet), the levers as a
+ * table, then the whole text (tuning runs, deployment), linking report.html. */
+static int write_index(const struct ctx *x, const char *text, const struct row *rows, size_t nrows,
+                       const struct eco_sim_summary *base)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/index.html", dir);
+    snprintf(path, sizeof path, "%s/index.html", x->a->out);
     FILE *f = fopen(path, "w");
     if (!f) {
         eco_cli__err("advise: cannot write %s: %s", path, strerror(errno));
         return ECO_EXIT_FAIL;
     }
     errno = 0;
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-          "<title>ecosched advise</title>\n<style>\n"
-          "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:80em;padding:0 1em;"
-          "color:#222}\n"
-          "pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:13px}\n"
-          "h1{font-size:1.4em}\n</style>\n</head>\n<body>\n<h1>ecosched advise</h1>\n"
-          "<p>Each lever's setting was tuned on the first part of the trace and is reported on "
-          "the held-out rest; the plots of the held-out runs are in "
-          "<a href=\"report.html\">report.html</a> (docs/advise.md).</p>\n<pre id=\"advice\">",
-          f);
-    for (const char *p = text; *p; p++) {
-        if (*p == '<')
-            fputs("&lt;", f);
-        else if (*p == '>')
-            fputs("&gt;", f);
-        else if (*p == '&')
-            fputs("&amp;", f);
-        else
-            fputc(*p, f);
+    fprintf(f,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            "<title>ecosched advise</title>\n<style>\n%s"
+            "pre{overflow-x:auto;font-size:12px}td{white-space:nowrap}td.u{white-space:normal}\n"
+            "</style></head>\n<body>\n"
+            "<header><h1>ecosched advise</h1>\n",
+            eco_report_css());
+    /* the first four lines: trace and cluster, the split, the rule, the baseline */
+    const char *p = text;
+    for (int i = 0; i < 4 && *p; i++) {
+        size_t len = strcspn(p, "\n");
+        fputs("<p class=\"meta\">", f);
+        esc(f, p, len);
+        fputs("</p>\n", f);
+        p += len + (p[len] == '\n');
     }
-    fputs("</pre>\n</body>\n</html>\n", f);
+    fputs("<nav><a href=\"report.html\">plots of the held-out runs (report.html)</a>"
+          "<a href=\"#advice\">tuning runs and deployment</a></nav></header>\n"
+          "<h2>Levers, held out</h2>\n<table id=\"levers\"><thead><tr><th>lever</th>"
+          "<th>setting</th><th>saved MWh</th><th>MWh per year</th><th>carbon t</th>"
+          "<th>cost</th><th>avg JCT</th><th>p95 wait</th><th>deadline misses</th>"
+          "<th>delayed</th><th>verdict</th></tr></thead>\n<tbody>\n",
+          f);
+    double span = base->window_end_s - base->window_start_s;
+    for (size_t i = 0; i < nrows; i++) {
+        const struct row *r = &rows[i];
+        fprintf(f, "<tr><th>%s</th>", r->lever);
+        if (!r->evaluated || !r->pays) {
+            fputs("<td class=\"u\" colspan=\"10\">", f);
+            esc(f, r->why, sizeof r->why);
+            fputs("</td></tr>\n", f);
+            continue;
+        }
+        struct eco_advise_delta d;
+        eco_advise_delta(base, &r->sum, &d);
+        char b[3][32];
+        fputs("<td class=\"u\">", f);
+        esc(f, r->setting, sizeof r->setting);
+        fprintf(f,
+                "</td><td>%.3f</td><td>%.2f</td><td>%s</td><td>%s</td><td>%+.2f %%</td>"
+                "<td>%+.2f %%</td><td>%s</td><td>%zu</td><td class=\"u\">",
+                d.energy_j / 3.6e9, eco_advise_per_year(d.energy_j, span) / 3.6e9,
+                num(b[0], 32, x->have_carbon, "%.3f", d.carbon_kg / 1000),
+                num(b[1], 32, x->have_price, "%.0f", d.cost), d.avg_jct_pct, d.p95_wait_pct,
+                num(b[2], 32, base->deadline_jobs > 0, "%+.2f pts", d.dl_miss_pts), r->delayed);
+        esc(f, r->verdict, sizeof r->verdict);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</tbody></table>\n<h2>The whole advice</h2>\n<pre id=\"advice\">", f);
+    esc(f, text, strlen(text));
+    fputs("</pre>\n</body></html>\n", f);
     return eco_cli__close_output(f, path, 0);
 }
 
 /* --out: advise.txt, index.html and report.html of the held-out runs. */
-static int write_out(const struct ctx *x, const char *text, const char *const *labels, size_t nruns)
+static int write_out(const struct ctx *x, const char *text, const char *const *labels, size_t nruns,
+                     const struct row *rows, size_t nrows, const struct eco_sim_summary *base)
 {
     const char *dir = x->a->out;
     char path[4200];
@@ -727,7 +775,7 @@ static int write_out(const struct ctx *x, const char *text, const char *const *l
     errno = 0;
     int status = eco_cli__close_output(f, path, fputs(text, f) < 0 ? -EIO : 0);
     if (!status)
-        status = write_index(dir, text);
+        status = write_index(x, text, rows, nrows, base);
     struct eco_report_run runs[ECO_REPORT_MAX_RUNS];
     char dirs[ECO_REPORT_MAX_RUNS][4200];
     for (size_t i = 0; i < nruns && !status; i++) {
@@ -967,7 +1015,7 @@ int eco_cli__cmd_advise(int argc, char **argv)
     }
     fputs(text, stdout);
     if (a.out)
-        status = write_out(&x, text, labels, nout);
+        status = write_out(&x, text, labels, nout, rows, N_LEVERS + 1, &hbase);
     if (!status && (fflush(stdout) || ferror(stdout))) {
         eco_cli__err("advise: cannot write to standard output: %s", strerror(errno ? errno : EIO));
         status = ECO_EXIT_FAIL;

@@ -97,6 +97,9 @@ chromium_require
 chromium_dom "file://$T/o/index.html" "$T/dom.txt" 500
 check "index.html: the advice in the DOM" has "$T/dom.txt" '<pre id="advice">ecosched advise: '
 check "index.html: every lever in the DOM" [ "$(grep -c '^\(power-down\|power-budget\|carbon-shift\|combined\)  ' "$T/dom.txt")" -eq 4 ]
+check "index.html: the levers' table, one row each" [ "$(grep -o '<tr><th>\(power-down\|power-budget\|carbon-shift\|combined\)</th>' "$T/dom.txt" | wc -l)" -eq 4 ]
+check "index.html: the report's style sheet" has "$T/o/index.html" "td.best{font-weight:700}"
+chromium_shot "file://$T/o/index.html" "$(artefact_dir "$ECO")/advise.png" 1280 1400 500
 sed 's#</body></html>##' "$T/o/report.html" > "$T/check.html"
 { echo '<script>'; cat "$SRC/tests/browser/report-check.js"; echo '</script></body></html>'; } >> "$T/check.html"
 chromium_dom "file://$T/check.html" "$T/rdom.txt" 1000
