@@ -18,16 +18,14 @@ wall() { # seconds of one advise run with the given options, its table to $TMP/l
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }'
 }
 # 100,000 jobs from the ten ITP clusters
-{
-    echo "job_id,submission_time,duration,num_gpu"
-    for copy in 0 1; do
-        for k in 01 02 03 04 05 06 07 08 09 10; do
-            zcat "data/itp/cluster$k.csv.gz" | tail -n +2 |
-                awk -F, -v c="$copy" -v k="$k" 'BEGIN { OFS = "," }
-                    { $1 = c "-" k "-" $1; $2 = $2 + c * 4 * 86400; print }'
-        done
+echo "job_id,submission_time,duration,num_gpu" > "$TMP/itp100k.csv"
+for copy in 0 1; do
+    for k in 01 02 03 04 05 06 07 08 09 10; do
+        zcat "data/itp/cluster$k.csv.gz" | tail -n +2 |
+            awk -F, -v c="$copy" -v k="$k" 'BEGIN { OFS = "," }
+                { $1 = c "-" k "-" $1; $2 = $2 + c * 4 * 86400; print }'
     done
-} | sort -t, -k2,2n | head -n 100001 > "$TMP/itp100k.csv"
+done | sort -t, -k2,2n | head -n 100000 >> "$TMP/itp100k.csv"
 echo "| trace | jobs | signal | advise wall s |"
 echo "|---|---:|---|---:|"
 T="--trace data/itp/cluster02.csv.gz --cluster auto"

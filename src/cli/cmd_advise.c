@@ -223,7 +223,7 @@ static const struct eco_opt_cmd advise_cmd = {
 
 static void advise_usage(FILE *f)
 {
-    fprintf(f, "usage: ecosched advise --trace FILE --cluster SPEC [--carbon FILE | --price FILE]\n"
+    fprintf(f, "usage: ecosched advise --trace FILE --cluster SPEC [--carbon FILE|--price FILE]\n"
                "                       [OPTIONS]\n"
                "\n"
                "What would power-down, a GPU power budget or carbon shifting save on this\n"
