@@ -332,25 +332,18 @@ static int load_signals(struct ctx *x)
 {
     const struct advise_args *a = x->a;
     struct eco_error err = {{0}};
-    for (int i = 0; i < 2; i++) {
-        const char *path = i ? a->price : a->carbon;
-        if (!path)
-            continue;
-        int rc = eco_grid_signal_read(path, i ? ECO_SIGNAL_PRICE : ECO_SIGNAL_CARBON, NULL,
-                                      i ? &x->price : &x->carbon, &err);
-        if (rc < 0) {
-            eco_cli__err("advise: --%s: %s%s",
-                         a->region ? "region"
-                         : i       ? "price"
-                                   : "carbon",
-                         rc == -ENOMEM ? strerror(ENOMEM) : err.msg,
-                         a->region ? " (a bundled region is read from the ecosched checkout: run "
-                                     "advise there, or give --carbon/--price FILE)"
-                                   : "");
-            return rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
-        }
-        *(i ? &x->have_price : &x->have_carbon) = 1;
+    const struct eco_cli_grid grid = {a->carbon, NULL, a->price, NULL};
+    int rc =
+        eco_cli__grid_read("advise", &grid, &x->carbon, &x->price, &x->have_carbon, &x->have_price);
+    if (rc) {
+        if (a->region)
+            eco_cli__err("advise: --region %s: a bundled region is read from the ecosched "
+                         "checkout: run advise there, or give --carbon/--price FILE",
+                         a->region);
+        return rc;
     }
+    if (!a->quiet)
+        eco_cli__grid_notes(&grid, &x->carbon, &x->price, x->have_carbon, x->have_price);
     if (eco_forecast_parse(a->forecast ? a->forecast : "noisy", &x->forecast, &x->sigma, &err) <
         0) {
         eco_cli__err("advise: --forecast: %s", err.msg);

@@ -1053,20 +1053,11 @@ static int load_signals(const struct sim_args *a, struct signals *sig)
                      a->carbon_column ? "carbon" : "price");
         return ECO_EXIT_USAGE;
     }
-    for (int i = 0; i < 2; i++) {
-        const char *path = i ? a->price : a->carbon;
-        if (!path)
-            continue;
-        rc = eco_grid_signal_read(path, i ? ECO_SIGNAL_PRICE : ECO_SIGNAL_CARBON,
-                                  i ? a->price_column : a->carbon_column,
-                                  i ? &sig->price : &sig->carbon, &err);
-        if (rc < 0) {
-            eco_cli__err("sim: --%s: %s", i ? "price" : "carbon",
-                         rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
-            free_signals(sig);
-            return rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
-        }
-        *(i ? &sig->have_price : &sig->have_carbon) = 1;
+    const struct eco_cli_grid grid = {a->carbon, a->carbon_column, a->price, a->price_column};
+    if ((rc = eco_cli__grid_read("sim", &grid, &sig->carbon, &sig->price, &sig->have_carbon,
+                                 &sig->have_price))) {
+        free_signals(sig);
+        return rc;
     }
     if (a->carbon_policy && strcmp(a->carbon_policy, "none")) {
         sig->policy = eco_carbon_find(a->carbon_policy, &sig->params);
@@ -1120,15 +1111,42 @@ static int load_signals(const struct sim_args *a, struct signals *sig)
         sig->epoch_from = c0 > p0 ? "carbon" : "price"; /* noted once the trace is read */
     }
     if (!a->quiet)
-        for (int i = 0; i < 2; i++) {
-            const struct eco_signal *s = i ? &sig->price : &sig->carbon;
-            if ((i ? sig->have_price : sig->have_carbon) && s->gaps)
-                eco_cli__err("note: --%s: %s: %zu empty value%s, each holding the value before "
-                             "(docs/formats/grid-signal.md)",
-                             i ? "price" : "carbon", i ? a->price : a->carbon, s->gaps,
-                             s->gaps > 1 ? "s" : "");
-        }
+        eco_cli__grid_notes(&grid, &sig->carbon, &sig->price, sig->have_carbon, sig->have_price);
     return 0;
+}
+
+int eco_cli__grid_read(const char *prefix, const struct eco_cli_grid *g, struct eco_signal *carbon,
+                       struct eco_signal *price, int *have_carbon, int *have_price)
+{
+    struct eco_error err = {{0}};
+    for (int i = 0; i < 2; i++) {
+        const char *path = i ? g->price : g->carbon;
+        if (!path)
+            continue;
+        int rc =
+            eco_grid_signal_read(path, i ? ECO_SIGNAL_PRICE : ECO_SIGNAL_CARBON,
+                                 i ? g->price_column : g->carbon_column, i ? price : carbon, &err);
+        if (rc < 0) {
+            eco_cli__err("%s: --%s: %s", prefix, i ? "price" : "carbon",
+                         rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            return rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
+        }
+        *(i ? have_price : have_carbon) = 1;
+    }
+    return 0;
+}
+
+void eco_cli__grid_notes(const struct eco_cli_grid *g, const struct eco_signal *carbon,
+                         const struct eco_signal *price, int have_carbon, int have_price)
+{
+    for (int i = 0; i < 2; i++) {
+        const struct eco_signal *s = i ? price : carbon;
+        if ((i ? have_price : have_carbon) && s->gaps)
+            eco_cli__err("note: --%s: %s: %zu empty value%s, each holding the value before "
+                         "(docs/formats/grid-signal.md)",
+                         i ? "price" : "carbon", i ? g->price : g->carbon, s->gaps,
+                         s->gaps > 1 ? "s" : "");
+    }
 }
 
 static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct eco_jobset *set,
