@@ -74,6 +74,14 @@ tmp=$(mktemp)
     echo
     sh bench/signals_section.sh "$BUILD"
     echo
+    echo "## advise"
+    echo
+    echo "\`ecosched advise\` (docs/advise.md: 12 tuning runs and up to 4 held-out runs without a"
+    echo "signal, 14 and up to 5 with one) on ITP cluster02 and on 100,000 ITP jobs, --cluster auto"
+    echo "(bench/advise_section.sh): whole process, trace loading included, one run each."
+    echo
+    sh bench/advise_section.sh "$BUILD"
+    echo
     echo "## GPU-server daemon"
     echo
     echo "ecoschedd (Release) on the fake NVML platform with 8 GPUs, in a temporary state directory"

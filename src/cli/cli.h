@@ -17,6 +17,39 @@
 int eco_cli__mkdir_p(const char *dir);
 
 int eco_cli__cmd_sim(int argc, char **argv);
+/* `ecosched advise` (cmd_advise.c, docs/advise.md). */
+int eco_cli__cmd_advise(int argc, char **argv);
+/* Shared with sim (cmd_sim.c). */
+struct eco_cluster;
+struct eco_jobset;
+struct eco_sim_result;
+/* Closes an output file; a write error before (rc != 0, errno from the failed write) or at the
+ * close is printed with the path. 0 or ECO_EXIT_FAIL. */
+int eco_cli__close_output(FILE *f, const char *path, int rc);
+/* DIR/summary.json, jobs.csv, rejected.csv and nodes.csv of one run: 0 or ECO_EXIT_FAIL. */
+int eco_cli__sim_write_outputs(const char *dir, const struct eco_jobset *set,
+                               const struct eco_cluster *c, const struct eco_sim_result *r);
+/* The grid signal files of a run (--carbon, --price and their --*-column; each may be NULL). */
+struct eco_cli_grid {
+    const char *carbon, *carbon_column, *price, *price_column;
+};
+struct eco_signal;
+/* Reads the files g names into carbon and price, setting *have_carbon and *have_price: 0, or an
+ * exit status with "PREFIX: --carbon: ..." printed (the caller frees the signals either way). */
+int eco_cli__grid_read(const char *prefix, const struct eco_cli_grid *g, struct eco_signal *carbon,
+                       struct eco_signal *price, int *have_carbon, int *have_price);
+/* A note for each signal read with empty values (each holds the value before). */
+void eco_cli__grid_notes(const struct eco_cli_grid *g, const struct eco_signal *carbon,
+                         const struct eco_signal *price, int have_carbon, int have_price);
+/* Most control periods a power-capped run may span with skipping on (the default), where
+ * settled periods and held jobs cost little: 1e8 periods are three years at the default 1 s (a
+ * site's history; bench/README.md: 100,000 jobs over 120 days, 1.04e7 periods, in seconds). */
+#define ECO_CLI_MAX_CONTROL_STEPS_SKIP 1e8
+/* The trace's span, a lower bound on the simulated window: first submit to the last end if
+ * every job started at once, s. */
+double eco_cli__trace_span(const struct eco_jobset *set);
+/* The cluster as the inline spec names it (12x8:V100,4x8:H100-SXM) into buf. */
+void eco_cli__cluster_text(const struct eco_cluster *c, char *buf, size_t size);
 /* `sim --consolidation`: container consolidation (cmd_consol.c). */
 int eco_cli__cmd_sim_consolidation(int argc, char **argv);
 /* `ecosched sim --server ...` (cmd_sim_server.c); argv[0] is "--server". */

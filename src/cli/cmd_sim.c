@@ -39,10 +39,6 @@
  * mpc at the default 1 s period ran 1.34 million events in 21.5 s (about 16 us each, 2-core
  * build machine), so 1e7 periods are a few minutes for a small cluster. */
 #define MAX_CONTROL_STEPS 1e7
-/* ... with skipping (the default), where settled periods and held jobs cost little: 1e8 periods
- * are three years at the default 1 s (a site's history; bench/README.md: 100,000 jobs over 120
- * days, 1.04e7 periods, in seconds). */
-#define MAX_CONTROL_STEPS_SKIP 1e8
 /* The power policy --power-budget uses when --power-policy is not given: the allocator the
  * capping docs describe first (docs/policies/powercap.md). */
 #define DEFAULT_POWER_POLICY "mpc"
@@ -673,7 +669,7 @@ static int out_path(char *path, size_t size, const char *dir, const char *name)
 
 /* Closes an output file; a write error before (rc, with errno from the failed write) or at the
  * close is reported with the path and the reason. 0 or ECO_EXIT_FAIL. */
-static int close_output(FILE *f, const char *path, int rc)
+int eco_cli__close_output(FILE *f, const char *path, int rc)
 {
     int e = rc || ferror(f) ? (errno ? errno : EIO) : 0;
     if (fclose(f) && !e)
@@ -712,11 +708,11 @@ static int write_file(const char *dir, const char *name, enum out_kind kind,
         rc = eco_sim_write_nodes_csv(f, c, r);
         break;
     }
-    return close_output(f, path, rc);
+    return eco_cli__close_output(f, path, rc);
 }
 
-static int write_outputs(const char *dir, const struct eco_jobset *set, const struct eco_cluster *c,
-                         const struct eco_sim_result *r)
+int eco_cli__sim_write_outputs(const char *dir, const struct eco_jobset *set,
+                               const struct eco_cluster *c, const struct eco_sim_result *r)
 {
     char *summary = eco_sim_summary_json(&r->summary, 0);
     if (!summary) {
@@ -753,7 +749,7 @@ static int width(int w, const char *s)
 /* The cluster as the inline spec names it, COUNTxGPUS:TYPE for each run of alike nodes joined
  * by commas (12x8:V100,4x8:H100-SXM), whether it came inline, from a JSON file or from auto;
  * one cut short ends in ",..." and the totals. */
-static void cluster_text(const struct eco_cluster *c, char *buf, size_t size)
+void eco_cli__cluster_text(const struct eco_cluster *c, char *buf, size_t size)
 {
     size_t off = 0;
     buf[0] = '\0';
@@ -785,7 +781,7 @@ static void table_init(struct table *t, const struct sim_args *a, const struct e
         t->policy = width(t->policy, pol[i]->name);
     t->placement = width(t->placement, placement->name);
     t->power_down = width(t->power_down, a->power_down);
-    cluster_text(c, t->cluster_text, sizeof t->cluster_text);
+    eco_cli__cluster_text(c, t->cluster_text, sizeof t->cluster_text);
     t->cluster = width(t->cluster, t->cluster_text);
 }
 
@@ -1057,20 +1053,11 @@ static int load_signals(const struct sim_args *a, struct signals *sig)
                      a->carbon_column ? "carbon" : "price");
         return ECO_EXIT_USAGE;
     }
-    for (int i = 0; i < 2; i++) {
-        const char *path = i ? a->price : a->carbon;
-        if (!path)
-            continue;
-        rc = eco_grid_signal_read(path, i ? ECO_SIGNAL_PRICE : ECO_SIGNAL_CARBON,
-                                  i ? a->price_column : a->carbon_column,
-                                  i ? &sig->price : &sig->carbon, &err);
-        if (rc < 0) {
-            eco_cli__err("sim: --%s: %s", i ? "price" : "carbon",
-                         rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
-            free_signals(sig);
-            return rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
-        }
-        *(i ? &sig->have_price : &sig->have_carbon) = 1;
+    const struct eco_cli_grid grid = {a->carbon, a->carbon_column, a->price, a->price_column};
+    if ((rc = eco_cli__grid_read("sim", &grid, &sig->carbon, &sig->price, &sig->have_carbon,
+                                 &sig->have_price))) {
+        free_signals(sig);
+        return rc;
     }
     if (a->carbon_policy && strcmp(a->carbon_policy, "none")) {
         sig->policy = eco_carbon_find(a->carbon_policy, &sig->params);
@@ -1124,15 +1111,42 @@ static int load_signals(const struct sim_args *a, struct signals *sig)
         sig->epoch_from = c0 > p0 ? "carbon" : "price"; /* noted once the trace is read */
     }
     if (!a->quiet)
-        for (int i = 0; i < 2; i++) {
-            const struct eco_signal *s = i ? &sig->price : &sig->carbon;
-            if ((i ? sig->have_price : sig->have_carbon) && s->gaps)
-                eco_cli__err("note: --%s: %s: %zu empty value%s, each holding the value before "
-                             "(docs/formats/grid-signal.md)",
-                             i ? "price" : "carbon", i ? a->price : a->carbon, s->gaps,
-                             s->gaps > 1 ? "s" : "");
-        }
+        eco_cli__grid_notes(&grid, &sig->carbon, &sig->price, sig->have_carbon, sig->have_price);
     return 0;
+}
+
+int eco_cli__grid_read(const char *prefix, const struct eco_cli_grid *g, struct eco_signal *carbon,
+                       struct eco_signal *price, int *have_carbon, int *have_price)
+{
+    struct eco_error err = {{0}};
+    for (int i = 0; i < 2; i++) {
+        const char *path = i ? g->price : g->carbon;
+        if (!path)
+            continue;
+        int rc =
+            eco_grid_signal_read(path, i ? ECO_SIGNAL_PRICE : ECO_SIGNAL_CARBON,
+                                 i ? g->price_column : g->carbon_column, i ? price : carbon, &err);
+        if (rc < 0) {
+            eco_cli__err("%s: --%s: %s", prefix, i ? "price" : "carbon",
+                         rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
+            return rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
+        }
+        *(i ? have_price : have_carbon) = 1;
+    }
+    return 0;
+}
+
+void eco_cli__grid_notes(const struct eco_cli_grid *g, const struct eco_signal *carbon,
+                         const struct eco_signal *price, int have_carbon, int have_price)
+{
+    for (int i = 0; i < 2; i++) {
+        const struct eco_signal *s = i ? price : carbon;
+        if ((i ? have_price : have_carbon) && s->gaps)
+            eco_cli__err("note: --%s: %s: %zu empty value%s, each holding the value before "
+                         "(docs/formats/grid-signal.md)",
+                         i ? "price" : "carbon", i ? g->price : g->carbon, s->gaps,
+                         s->gaps > 1 ? "s" : "");
+    }
 }
 
 static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct eco_jobset *set,
@@ -1221,7 +1235,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
         eco_cli__progress_end(&prog.line);
         if (tl) {
             int werr = rc ? 0 : eco_timeline_writer_finish(&tw, res.summary.window_end_s);
-            if (close_output(tl, path, werr)) {
+            if (eco_cli__close_output(tl, path, werr)) {
                 if (!rc)
                     eco_sim_result_fini(&res);
                 return ECO_EXIT_FAIL;
@@ -1241,7 +1255,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
                          "see jobs.csv with --out",
                          pol[i]->name, res.summary.unfinished);
         if (a->out)
-            status = write_outputs(dir, set, c, &res);
+            status = eco_cli__sim_write_outputs(dir, set, c, &res);
         if (a->json) {
             char *text = eco_sim_summary_json(&res.summary, 1);
             if (text) {
@@ -1353,7 +1367,7 @@ done:
 
 /* The trace's span, a lower bound on the simulated window: first submit to the last end if
  * every job started at once. */
-static double trace_span(const struct eco_jobset *set)
+double eco_cli__trace_span(const struct eco_jobset *set)
 {
     double lo = 0, hi = 0;
     for (size_t i = 0; i < set->n; i++) {
@@ -1370,7 +1384,7 @@ static double trace_span(const struct eco_jobset *set)
  * (MAX_SAMPLES, MAX_CONTROL_STEPS); the message says which value would do. */
 static int check_periods(const struct sim_args *a, const struct eco_jobset *set, int capping)
 {
-    double span = trace_span(set);
+    double span = eco_cli__trace_span(set);
     if (a->out && a->sample_s > 0 && span / a->sample_s > MAX_SAMPLES) {
         eco_cli__err("sim: --sample-s %g: the trace spans at least %.0f s, %.3g timeline samples; "
                      "at most %.0f: give --sample-s %.0f or more",
@@ -1378,7 +1392,7 @@ static int check_periods(const struct sim_args *a, const struct eco_jobset *set,
         return ECO_EXIT_USAGE;
     }
     double period = a->control_period_s > 0 ? a->control_period_s : 1;
-    double most = a->control_skip_off ? MAX_CONTROL_STEPS : MAX_CONTROL_STEPS_SKIP;
+    double most = a->control_skip_off ? MAX_CONTROL_STEPS : ECO_CLI_MAX_CONTROL_STEPS_SKIP;
     if (capping && span / period > most) {
         eco_cli__err("sim: --control-period %g: the trace spans at least %.0f s, %.3g control "
                      "periods; at most %.0f%s: give --control-period %.0f or more",

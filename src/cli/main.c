@@ -18,6 +18,8 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
     {"sim", "replay a job trace on a modelled GPU cluster under a scheduling policy",
      eco_cli__cmd_sim},
+    {"advise", "what power-down, a power budget or carbon shifting would save on a cluster",
+     eco_cli__cmd_advise},
     {"place", "place VMs, containers or pods on nodes (ffd, bfd, fgd, pso, ilp, ...)",
      eco_cli__cmd_place},
     {"report", "write an HTML report (SVG plots) of `sim --out` directories", eco_cli__cmd_report},

@@ -55,6 +55,11 @@ static const char CSS[] =
     "figure,tr{break-inside:avoid}h2{break-after:avoid}a{color:inherit;text-decoration:none}"
     "@page{margin:1.5cm}}\n";
 
+const char *eco_report_css(void)
+{
+    return CSS;
+}
+
 /* ---- small output helpers --------------------------------------------------------------- */
 
 static void esc(FILE *o, const char *s)

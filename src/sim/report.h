@@ -48,4 +48,7 @@ void eco_report_runs_free(struct eco_report_run *runs, size_t n); /* accepts NUL
 int eco_report_write(FILE *out, const struct eco_report_run *runs, size_t n,
                      const struct eco_report_opts *opts, struct eco_error *err);
 
+/* The report's style sheet (for pages beside it, as `ecosched advise`'s index.html). */
+const char *eco_report_css(void);
+
 #endif
