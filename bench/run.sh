@@ -63,7 +63,11 @@ tmp=$(mktemp)
     echo "capper under a budget at 70 % of that run's peak; target: at most 2x the levers alone,"
     echo "at most 256 MB."
     echo
-    sh bench/capped_section.sh "$BUILD"
+    sh bench/capped_section.sh "$BUILD" | tee "$tmp.capped"
+    python3 bench/capped_plot.py <"$tmp.capped" >bench/capped_scaling.svg
+    rm -f "$tmp.capped"
+    echo
+    echo "![capped simulation: user CPU against jobs, and the cost of a control period against running jobs](capped_scaling.svg)"
     echo
     echo "## Grid signals"
     echo
