@@ -7,6 +7,9 @@
 # heterogeneous job, a CPU-only job, a failed job, a held (pending) job, one cancelled before it started and one still running) and writes
 # sacct -P (with and without -X), sacct --json, scontrol show node --oneliner and sinfo --json.
 # Usage (root): sh make_fixtures.sh OUTDIR
+# With MORE=N, N more GPU jobs (1-2 GPUs, a100, tesla or any, 1-3 s, staggered submits) run
+# first, and OUTDIR/jobs-many.sacct holds the -X export of all of them (docs/advise.md's
+# example on real Slurm output).
 set -eu
 OUT="$1"
 mkdir -p "$OUT"
@@ -143,6 +146,16 @@ sbatch --parsable -A proj-a -p gpu --gres=gpu:1 -H -o /dev/null --wrap 'sleep 1'
 c=$(sbatch --parsable -A proj-b -p gpu --gres=gpu:tesla:1 -H -o /dev/null --wrap 'sleep 1')
 sleep 2
 scancel "$c"
+i=0
+while [ "$i" -lt "${MORE:-0}" ]; do
+    case $((i % 3)) in 0) g=gpu:a100:1 ;; 1) g=gpu:tesla:$((i % 2 + 1)) ;; *) g=gpu:1 ;; esac
+    a=proj-a
+    [ $((i % 2)) -eq 1 ] && a=proj-b
+    sbatch --parsable -A "$a" -p gpu --gres=$g -t 5 -o /dev/null \
+        --wrap "sleep $((i % 3 + 1))" >/dev/null
+    i=$((i + 1))
+    [ $((i % 5)) -eq 0 ] && sleep 1
+done
 # wait until only the held job is left, then start one that is still running at the export
 left() { [ "$(squeue -h | wc -l)" -le 1 ]; }
 until_true 600 left
@@ -158,3 +171,6 @@ sacct -a -X -P -S "$S" -E now -o JobID,Submit,Start,End,Elapsed,Timelimit,AllocT
 sacct -a --json -S "$S" -E now >"$OUT/jobs.json"
 scontrol show node --oneliner >"$OUT/nodes.scontrol"
 sinfo --json >"$OUT/sinfo.json"
+if [ "${MORE:-0}" -gt 0 ]; then
+    sacct -a -X -P -S "$S" -E now -o $F >"$OUT/jobs-many.sacct"
+fi
