@@ -112,9 +112,11 @@ check "the log names the stray process" grep -q "belongs to no job" "$T/daemon.l
 check "ecosched gpus shows it" grep -q "+1 unattributed" "$T/gpus.txt"
 check "A and B are charged alike ($EA J, $EB J)" \
     near "$(awk "BEGIN { print $EA / ($EA + $EB) }")" 0.50 0.04
-# 40 % while the three ran (less the moment before the stray registered)
-check "the stray's share is charged to no job: 33..45 % unattributed ($U J)" \
-    between "$(awk "BEGIN { print $U / ($EA + $EB + $U) }")" 0.33 0.45
+# 40 % while the three ran, less the moments before the stray registered and after it ended,
+# when A and B ran alone: on a loaded machine (two suites at once) those took up to a quarter
+# of the run (30.7 % measured), so the bound is 25 %; a stray charged to B leaves 0 %
+check "the stray's share is charged to no job: 25..45 % unattributed ($U J)" \
+    between "$(awk "BEGIN { print $U / ($EA + $EB + $U) }")" 0.25 0.45
 stop_daemon
 
 # a bad job_cgroup is refused before anything starts, naming the key
