@@ -48,6 +48,27 @@ static const struct merge_case cases[] = {
     /* a negative zero is written as 0, which the reader takes (it printed "-0.0": found by
      * fuzz_acct_comment) */
     {"ops", "N0", -0.0, -0.0, "ops; ecosched gpu_energy_j=0.0 carbon_g=0.00 nodes=1 N0=0.0J,0.00g"},
+    /* AdminComment is shared (issue 31): another tool's text before or after ecosched's part
+     * is kept byte for byte, its separators and blanks included; Jobstats' "JS1:" blob
+     * (base64, '+', '/' and '=' in it) first */
+    {"JS1:H4sIAAAAAAAAA+1Xy2/bOBD9/w==", "n1", 5, -1,
+     "JS1:H4sIAAAAAAAAA+1Xy2/bOBD9/w==; ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J"},
+    {"JS1:H4sIAAAAAAAAA+1Xy2/bOBD9/w==; ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J", "n2", 1, -1,
+     "JS1:H4sIAAAAAAAAA+1Xy2/bOBD9/w==; ecosched gpu_energy_j=6.0 nodes=2 n1=5.0J n2=1.0J"},
+    /* written after ecosched's part, with or without a separator */
+    {"ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J; JS1:H4sI+1Xy/w==", "n2", 1, -1,
+     "ecosched gpu_energy_j=6.0 nodes=2 n1=5.0J n2=1.0J; JS1:H4sI+1Xy/w=="},
+    {"ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J JS1:H4sI+1Xy/w==", "n1", 7, -1,
+     "ecosched gpu_energy_j=7.0 nodes=1 n1=7.0J JS1:H4sI+1Xy/w=="},
+    {"ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J;JS1:x", "n2", 1, -1,
+     "ecosched gpu_energy_j=6.0 nodes=2 n1=5.0J n2=1.0J;JS1:x"},
+    /* arbitrary text on both sides, some of it looking like ecosched's words */
+    {"NERSC cap=300W;  ; ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J  nodes=9 n9=1.0J x=y;", "n1", 2,
+     -1, "NERSC cap=300W;  ; ecosched gpu_energy_j=2.0 nodes=1 n1=2.0J  nodes=9 n9=1.0J x=y;"},
+    /* trailing separators of another tool's text are its own: nothing trimmed */
+    {"cap=300W; ", "n1", 1, -1, "cap=300W; ; ecosched gpu_energy_j=1.0 nodes=1 n1=1.0J"},
+    {"multi\nline\ttext", "n1", 1, -1,
+     "multi\nline\ttext; ecosched gpu_energy_j=1.0 nodes=1 n1=1.0J"},
 };
 
 static void merges(void **state)

@@ -8,13 +8,16 @@
 #include <stdbool.h>
 #include "ecosched/error.h"
 
-/* What starts ecosched's part of an AdminComment; text before it (a site's own comment) is
- * kept as it is. */
+/* What starts ecosched's part of an AdminComment. The comment is shared with other tools
+ * (Jobstats' "JS1:" blob, a site's notes): the text before ecosched's part and after its K
+ * parts is theirs, kept byte for byte. */
 #define ECO_ACCT_TAG "ecosched gpu_energy_j="
 
 /* The comment `old` (NULL or "" for none) with NODE's part set to energy_j (>= 0) and
  * carbon_g (< 0: unknown), the sum over all parts recomputed:
- *   "[SITE TEXT; ]ecosched gpu_energy_j=SUM [carbon_g=SUM] nodes=K NODE=EJ[,Cg] ..."
+ *   "[OTHER TEXT; ]ecosched gpu_energy_j=SUM [carbon_g=SUM] nodes=K NODE=EJ[,Cg] ...[OTHER]"
+ * The other tools' text is kept as it was: before ecosched's part (with the "; " ecosched put
+ * after it on its first write, nothing of it trimmed) and after the K parts.
  * carbon_g is summed only when every part has one. A part already there for NODE is replaced
  * (an epilog retried), the others are kept in their order. *out is the caller's to free();
  * 0, -EINVAL (bad node name or energy, or an unreadable part in old; err says which) or
