@@ -96,6 +96,7 @@ static void refuses_bad(void **state)
     } bad[] = {
         {NULL, "", 1, "node ''"},
         {NULL, "a b", 1, "node 'a b'"},
+        {NULL, "a;b", 1, "node 'a;b'"}, /* ';' ends a part: text after it is another tool's */
         {NULL, "n1", -1, "energy -1 J"},
         {NULL, "n1", 1e300, "energy 1e+300 J"},
         {"ecosched gpu_energy_j=5 nodes=1 n1=5", "n2", 1, "part 'n1=5' is not NODE=JOULESJ"},

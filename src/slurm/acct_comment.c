@@ -154,7 +154,7 @@ static int parse(const char *s, struct parts *p, const char **rest, struct eco_e
 static bool good_name(const char *node)
 {
     size_t n = strlen(node);
-    return n > 0 && n < NAME_MAX_LEN && !strpbrk(node, " =\t\n");
+    return n > 0 && n < NAME_MAX_LEN && !strpbrk(node, " =;\t\n");
 }
 
 int eco_slurm__comment_merge(const char *old, const char *node, double energy_j, double carbon_g,
