@@ -271,7 +271,7 @@ static void period(struct powerd *pd)
 /* The command line, parsed by the CLI's option table (src/cli/opts.c). */
 struct powerd_args {
     double budget_w, period_s, node_timeout_s, dr_above, dr_scale, dr_floor_w;
-    const char *nodes, *socket, *socket_group, *power_down, *policy;
+    const char *nodes, *socket, *socket_group, *power_down, *policy, *metrics_listen;
     const char *carbon, *price, *carbon_url, *price_url, *carbon_policy;
     int no_weights;
 };
@@ -326,6 +326,12 @@ static const struct eco_opt powerd_opts[] = {
      .help = "group owning the API socket: its members may read the status\n"
              "(every running job's user and energy); include Slurm's\n"
              "SlurmUser for 'ecosched power suspend' (default: powerd's group)"},
+    {.name = "metrics-listen",
+     .kind = ECO_OPT_STR,
+     .offset = A(metrics_listen),
+     .arg = "HOST:PORT",
+     .help = "also serve GET /metrics (read-only, without the jobs' users)\n"
+             "on this TCP address, for Prometheus (default: none)"},
     {.name = "power-down",
      .kind = ECO_OPT_STR,
      .offset = A(power_down),
@@ -493,7 +499,7 @@ int eco_cli__cmd_powerd(int argc, char **argv)
                         .socket_gid = (gid_t)-1,
                         .weights = !a.no_weights};
     rc = ECO_EXIT_FAIL;
-    struct MHD_Daemon *mhd = NULL;
+    struct MHD_Daemon *mhd = NULL, *mhd_metrics = NULL;
     if (optind < argc) {
         eco_cli__err("powerd: unexpected argument '%s'", argv[optind]);
         return ECO_EXIT_USAGE;
@@ -545,12 +551,19 @@ int eco_cli__cmd_powerd(int argc, char **argv)
     rc = ECO_EXIT_FAIL;
     if (!(mhd = eco_powerd__api_start(&pd)))
         goto out;
+    bool bad_arg = false;
+    if (a.metrics_listen &&
+        !(mhd_metrics = eco_powerd__metrics_start(&pd, a.metrics_listen, &bad_arg))) {
+        rc = bad_arg ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
+        goto out;
+    }
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     ECO_LOG(ECO_LOG_INFO, NULL,
-            "budget %.0f W, period %g s, capper %s, nodes at %s (timeout %g s), API on %s",
-            pd.budget_w, pd.period_s, pd.policy, pd.node_pattern, pd.node_timeout_s, pd.socket);
+            "budget %.0f W, period %g s, capper %s, nodes at %s (timeout %g s), API on %s%s%s",
+            pd.budget_w, pd.period_s, pd.policy, pd.node_pattern, pd.node_timeout_s, pd.socket,
+            a.metrics_listen ? ", metrics on " : "", a.metrics_listen ? a.metrics_listen : "");
     while (!stop_flag) {
         double t0 = eco_mono_s();
         period(&pd);
@@ -565,6 +578,8 @@ int eco_cli__cmd_powerd(int argc, char **argv)
     ECO_LOG(ECO_LOG_INFO, NULL, "stopping");
     rc = 0;
 out:
+    if (mhd_metrics)
+        MHD_stop_daemon(mhd_metrics);
     if (mhd)
         MHD_stop_daemon(mhd);
     if (pd.socket)

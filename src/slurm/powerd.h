@@ -207,13 +207,20 @@ int eco_powerd__allocate(struct powerd *pd, double budget, double now, json_t *s
 void eco_powerd__job_power(struct powerd *pd);
 
 /* powerd_metrics.c: GET /metrics, Prometheus text format 0.0.4, from the last period's status
- * (the budget under pd->lock). */
+ * (the budget under pd->lock); users: the per-job series carry the job's user (the API
+ * socket's readers, whom --socket-group chose), else not (the --metrics-listen address). */
 struct MHD_Connection;
-int eco_powerd__metrics(struct powerd *pd, struct MHD_Connection *c);
+int eco_powerd__metrics(struct powerd *pd, struct MHD_Connection *c, bool users);
 
 /* powerd_api.c: listens on pd->socket and serves GET /v1/status and POST /v1/budget on a
  * thread of libmicrohttpd's; NULL on failure (printed). */
 struct MHD_Daemon;
 struct MHD_Daemon *eco_powerd__api_start(struct powerd *pd);
+/* powerd_api.c: GET /metrics alone, without users, on TCP address hostport ("HOST:PORT",
+ * "[V6]:PORT"; --metrics-listen), for a Prometheus that scrapes it straight; anything else is
+ * answered 404 or 405. NULL on failure (printed, naming the flag; *bad_arg when hostport is
+ * no address, rather than one that cannot be bound). */
+struct MHD_Daemon *eco_powerd__metrics_start(struct powerd *pd, const char *hostport,
+                                             bool *bad_arg);
 
 #endif
