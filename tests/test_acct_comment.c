@@ -135,6 +135,24 @@ static void refuses_bad(void **state)
     }
 }
 
+/* Text of other tools with upper case, which sacctmgr's lower-case copy would spoil: the
+ * plugin leaves such a comment alone (issue 31). ecosched's own part does not count. */
+static void others_upper(void **state)
+{
+    (void)state;
+    assert_true(eco_slurm__comment_others_upper("JS1:H4sIAAAA+1Xy2/w=="));
+    assert_true(
+        eco_slurm__comment_others_upper("JS1:H4sI; ecosched gpu_energy_j=1.0 nodes=1 n1=1.0J"));
+    assert_true(
+        eco_slurm__comment_others_upper("ecosched gpu_energy_j=1.0 nodes=1 n1=1.0J; JS1:Ab"));
+    assert_false(eco_slurm__comment_others_upper(NULL));
+    assert_false(eco_slurm__comment_others_upper(""));
+    assert_false(eco_slurm__comment_others_upper("checked by ops"));
+    assert_false(eco_slurm__comment_others_upper("ops; ecosched gpu_energy_j=1.0 nodes=1 N1=1.0J"));
+    assert_false(
+        eco_slurm__comment_others_upper("js1:h4si; ecosched gpu_energy_j=1.0 nodes=1 n1=1.0j"));
+}
+
 static void has_part(void **state)
 {
     (void)state;
@@ -224,6 +242,7 @@ int main(void)
         cmocka_unit_test(merges),
         cmocka_unit_test(refuses_bad),
         cmocka_unit_test(has_part),
+        cmocka_unit_test(others_upper),
         cmocka_unit_test(reserved_names_round_trip),
         cmocka_unit_test(reads_previous_version),
     };

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A job's AdminComment as ecosched writes it: one GPU-energy part per node and their sum
  * (docs/slurm/accounting.md). */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -225,4 +226,23 @@ bool eco_slurm__comment_has(const char *comment, const char *node)
             found = !strcasecmp(p.v[i].node, node);
     free(p.v);
     return found;
+}
+
+bool eco_slurm__comment_others_upper(const char *comment)
+{
+    const char *ours = comment ? strstr(comment, ECO_ACCT_TAG) : NULL, *rest = NULL;
+    struct parts p = {0};
+    if (!comment)
+        return false;
+    size_t pre = ours ? (size_t)(ours - comment) : strlen(comment);
+    if (ours && parse(ours + strlen("ecosched "), &p, &rest, NULL) < 0)
+        rest = NULL; /* unreadable: the merge refuses it anyway */
+    free(p.v);
+    for (size_t i = 0; i < pre; i++)
+        if (isupper((unsigned char)comment[i]))
+            return true;
+    for (; rest && *rest; rest++)
+        if (isupper((unsigned char)*rest))
+            return true;
+    return false;
 }

@@ -29,4 +29,10 @@ int eco_slurm__comment_merge(const char *old, const char *node, double energy_j,
  * have raced another node's). */
 bool eco_slurm__comment_has(const char *comment, const char *node);
 
+/* Whether the text of other tools in comment (outside ecosched's part) has an upper-case
+ * letter: sacctmgr, through which the epilog writes, stores the comment in lower case (Debian's
+ * 22.05), which would spoil such text (Jobstats' base64 "JS1:" blob), so the plugin does not
+ * write then. */
+bool eco_slurm__comment_others_upper(const char *comment);
+
 #endif

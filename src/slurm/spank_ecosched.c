@@ -499,6 +499,12 @@ static void record_accounting(const struct cfg *c, uint32_t job, const char *nod
         if (rd < 0) {
             snprintf(e.msg, sizeof e.msg, "sacct -j %u %s", job,
                      rd == -2 ? "AdminComment too long" : "failed (accounting storage off?)");
+        } else if (eco_slurm__comment_others_upper(old)) {
+            /* written back through sacctmgr in lower case, another tool's text (a JS1: blob,
+             * base64) would be spoilt: left as it is */
+            snprintf(e.msg, sizeof e.msg,
+                     "AdminComment holds another tool's text in upper case (a Jobstats JS1: "
+                     "blob?), which sacctmgr would store in lower case: left as it is");
         } else if (eco_slurm__comment_merge(old, node, energy_j, carbon_g, &val, &e) == 0) {
             size_t len = strlen(val) + sizeof "AdminComment=\"\"";
             free(set);
