@@ -48,15 +48,30 @@ static int count_lines(const char *path, const char *needle)
     return n;
 }
 
+/* What the test started, for the teardown (also after a failed check). */
+static char dir[] = "/tmp/eco-pnodes.XXXXXX";
+static pid_t pid = -1;
+static bool made;
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[64];
+    fake_nodes_stop(pid);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return made ? system(cmd) : 0;
+}
+
 static void test_parallel_period(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/eco-pnodes.XXXXXX", path[300], logp[300];
+    char path[300], logp[300];
     assert_non_null(mkdtemp(dir));
+    made = true;
     bool silent[N];
     for (size_t i = 0; i < N; i++)
         silent[i] = is_silent(i);
-    pid_t pid = fake_nodes_start(dir, N, silent, GPUS);
+    pid = fake_nodes_start(dir, N, silent, GPUS);
     assert_true(pid > 0);
 
     struct powerd pd = {.node_timeout_s = TIMEOUT_S, .period_s = 5};
@@ -125,15 +140,6 @@ static void test_parallel_period(void **state)
             assert_int_equal(count_lines(path, needle), silent[i] ? 0 : 1);
         }
 
-    fake_nodes_stop(pid);
-    for (size_t i = 0; i < N; i++) {
-        snprintf(path, sizeof path, "%s/n%zu.sock", dir, i);
-        unlink(path);
-    }
-    snprintf(path, sizeof path, "%s/limits", dir);
-    unlink(path);
-    unlink(logp);
-    rmdir(dir);
     free(pd.nodes);
     free(pd.jobs);
 }
@@ -141,7 +147,7 @@ static void test_parallel_period(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parallel_period),
+        cmocka_unit_test_teardown(test_parallel_period, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
