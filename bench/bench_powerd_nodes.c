@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* powerd over 1,000 nodes (bench/README.md): one control period's node work, GET /v1/node of
  * every node daemon then a new limit for every GPU of the answering ones (the most a period
- * sends: every job's limit changed), against 1,000 simulated node daemons of 8 GPUs in one
- * process (tests/fake_nodes.h), none or 50 of them silent (they accept and never answer).
- * Slurm's own calls (sinfo, squeue) are not in it. Prints Markdown rows. */
+ * sends: every job's limit changed; then on a tenth of the nodes), against 1,000 simulated node
+ * daemons of 8 GPUs in one process (tests/fake_nodes.h), none or 50 of them silent (they accept and
+ * never answer). Slurm's own calls (sinfo, squeue) are not in it. Prints Markdown rows. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +25,9 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int run(size_t silent_n, double timeout_s)
+/* change_every: one node in so many gets new limits each period (1: all), the others' limits
+ * stay (the 300 W the simulated nodes report), so nothing is sent to them */
+static int run(size_t silent_n, double timeout_s, size_t change_every)
 {
     char dir[] = "/tmp/eco-bpn.XXXXXX", path[300];
     if (!mkdtemp(dir))
@@ -63,14 +65,14 @@ static int run(size_t silent_n, double timeout_s)
             up++;
             struct pjob *j = &pd.jobs[pd.n_jobs++];
             *j = (struct pjob){.id = 100 + (int64_t)i, .running = true, .decided = true};
-            j->limit_w = 250 - (p % 2) * 10;
+            j->limit_w = i % change_every ? 300 : 250 - (p % 2) * 10;
             j->n = GPUS;
             for (unsigned g = 0; g < GPUS; g++)
                 j->node[g] = (uint32_t)i, j->gpu[g] = g;
         }
         eco_powerd__send_limits(&pd);
         t[p] = eco_mono_s() - t0;
-        reqs = (double)NODES + (double)up * GPUS;
+        reqs = (double)NODES + (double)((up + change_every - 1) / change_every) * GPUS;
     }
     qsort(t, PERIODS, sizeof t[0], cmp);
     qsort(tr, PERIODS, sizeof tr[0], cmp);
@@ -103,7 +105,8 @@ int main(void)
     printf("| nodes | silent | GPUs per node | node timeout | requests per period | reading "
            "median s | reading max s | period median s | period max s | target |\n");
     printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-    int rc = run(0, NODE_TIMEOUT_S);
-    rc |= run(50, NODE_TIMEOUT_S);
+    int rc = run(0, NODE_TIMEOUT_S, 1);
+    rc |= run(50, NODE_TIMEOUT_S, 1);
+    rc |= run(50, NODE_TIMEOUT_S, 10);
     return rc;
 }
