@@ -104,6 +104,18 @@ tmp=$(mktemp)
     echo "|---|---|---:|---|"
     sh bench/bench_daemon_list.sh "$BUILD"
     echo
+    echo "## powerd over 1,000 nodes"
+    echo
+    echo "One control period's node work of \`ecosched powerd\` (bench/bench_powerd_nodes.c): GET"
+    echo "/v1/node of 1,000 node daemons, then a new limit for each of the 8 GPUs of every answering"
+    echo "node (the most a period sends: every job's limit changed by 1 W or more; the last row: on a"
+    echo "tenth of the nodes), all in flight at once (at most 256), each bounded by the default"
+    echo "--node-timeout 0.5 s. The node daemons are simulated, 1,000 unix sockets served by one process"
+    echo "(tests/fake_nodes.h, epoll); silent ones accept and never answer. Slurm's calls (sinfo,"
+    echo "squeue) are not included. 10 periods."
+    echo
+    "$BUILD/eco_bench_powerd_nodes"
+    echo
     sh bench/place_section.sh "$BUILD"
 } > "$tmp"
 mv "$tmp" "$OUT"

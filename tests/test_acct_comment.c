@@ -48,6 +48,27 @@ static const struct merge_case cases[] = {
     /* a negative zero is written as 0, which the reader takes (it printed "-0.0": found by
      * fuzz_acct_comment) */
     {"ops", "N0", -0.0, -0.0, "ops; ecosched gpu_energy_j=0.0 carbon_g=0.00 nodes=1 N0=0.0J,0.00g"},
+    /* AdminComment is shared (issue 31): another tool's text before or after ecosched's part
+     * is kept byte for byte, its separators and blanks included; Jobstats' "JS1:" blob
+     * (base64, '+', '/' and '=' in it) first */
+    {"JS1:H4sIAAAAAAAAA+1Xy2/bOBD9/w==", "n1", 5, -1,
+     "JS1:H4sIAAAAAAAAA+1Xy2/bOBD9/w==; ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J"},
+    {"JS1:H4sIAAAAAAAAA+1Xy2/bOBD9/w==; ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J", "n2", 1, -1,
+     "JS1:H4sIAAAAAAAAA+1Xy2/bOBD9/w==; ecosched gpu_energy_j=6.0 nodes=2 n1=5.0J n2=1.0J"},
+    /* written after ecosched's part, with or without a separator */
+    {"ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J; JS1:H4sI+1Xy/w==", "n2", 1, -1,
+     "ecosched gpu_energy_j=6.0 nodes=2 n1=5.0J n2=1.0J; JS1:H4sI+1Xy/w=="},
+    {"ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J JS1:H4sI+1Xy/w==", "n1", 7, -1,
+     "ecosched gpu_energy_j=7.0 nodes=1 n1=7.0J JS1:H4sI+1Xy/w=="},
+    {"ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J;JS1:x", "n2", 1, -1,
+     "ecosched gpu_energy_j=6.0 nodes=2 n1=5.0J n2=1.0J;JS1:x"},
+    /* arbitrary text on both sides, some of it looking like ecosched's words */
+    {"NERSC cap=300W;  ; ecosched gpu_energy_j=5.0 nodes=1 n1=5.0J  nodes=9 n9=1.0J x=y;", "n1", 2,
+     -1, "NERSC cap=300W;  ; ecosched gpu_energy_j=2.0 nodes=1 n1=2.0J  nodes=9 n9=1.0J x=y;"},
+    /* trailing separators of another tool's text are its own: nothing trimmed */
+    {"cap=300W; ", "n1", 1, -1, "cap=300W; ; ecosched gpu_energy_j=1.0 nodes=1 n1=1.0J"},
+    {"multi\nline\ttext", "n1", 1, -1,
+     "multi\nline\ttext; ecosched gpu_energy_j=1.0 nodes=1 n1=1.0J"},
 };
 
 static void merges(void **state)
@@ -75,6 +96,7 @@ static void refuses_bad(void **state)
     } bad[] = {
         {NULL, "", 1, "node ''"},
         {NULL, "a b", 1, "node 'a b'"},
+        {NULL, "a;b", 1, "node 'a;b'"}, /* ';' ends a part: text after it is another tool's */
         {NULL, "n1", -1, "energy -1 J"},
         {NULL, "n1", 1e300, "energy 1e+300 J"},
         {"ecosched gpu_energy_j=5 nodes=1 n1=5", "n2", 1, "part 'n1=5' is not NODE=JOULESJ"},
@@ -111,6 +133,24 @@ static void refuses_bad(void **state)
         if (!strstr(err.msg, bad[i].msg))
             fail_msg("case %zu: '%s' does not say '%s'", i, err.msg, bad[i].msg);
     }
+}
+
+/* Text of other tools with upper case, which sacctmgr's lower-case copy would spoil: the
+ * plugin leaves such a comment alone (issue 31). ecosched's own part does not count. */
+static void others_upper(void **state)
+{
+    (void)state;
+    assert_true(eco_slurm__comment_others_upper("JS1:H4sIAAAA+1Xy2/w=="));
+    assert_true(
+        eco_slurm__comment_others_upper("JS1:H4sI; ecosched gpu_energy_j=1.0 nodes=1 n1=1.0J"));
+    assert_true(
+        eco_slurm__comment_others_upper("ecosched gpu_energy_j=1.0 nodes=1 n1=1.0J; JS1:Ab"));
+    assert_false(eco_slurm__comment_others_upper(NULL));
+    assert_false(eco_slurm__comment_others_upper(""));
+    assert_false(eco_slurm__comment_others_upper("checked by ops"));
+    assert_false(eco_slurm__comment_others_upper("ops; ecosched gpu_energy_j=1.0 nodes=1 N1=1.0J"));
+    assert_false(
+        eco_slurm__comment_others_upper("js1:h4si; ecosched gpu_energy_j=1.0 nodes=1 n1=1.0j"));
 }
 
 static void has_part(void **state)
@@ -202,6 +242,7 @@ int main(void)
         cmocka_unit_test(merges),
         cmocka_unit_test(refuses_bad),
         cmocka_unit_test(has_part),
+        cmocka_unit_test(others_upper),
         cmocka_unit_test(reserved_names_round_trip),
         cmocka_unit_test(reads_previous_version),
     };

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A job's AdminComment as ecosched writes it: one GPU-energy part per node and their sum
  * (docs/slurm/accounting.md). */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -107,8 +108,9 @@ static int part(const char *t, size_t len, struct parts *p, struct eco_error *er
  * dropped them; what it wrote is the same layout and is read the same way): the totals in
  * the merge's order, "gpu_energy_j=SUM [carbon_g=SUM] nodes=K", then K parts. The totals are
  * recomputed by the merge, only checked here. Read without regard to case: sacctmgr stores
- * the comment in lower case (seen with Debian's 22.05, quoted or not). */
-static int parse(const char *s, struct parts *p, struct eco_error *err)
+ * the comment in lower case (seen with Debian's 22.05, quoted or not). *rest (rest may be NULL)
+ * is set to the text after the K-th part: another tool's, appended after ecosched's. */
+static int parse(const char *s, struct parts *p, const char **rest, struct eco_error *err)
 {
     size_t len, k = 0;
     const char *t = next(&s, &len);
@@ -131,21 +133,29 @@ static int parse(const char *s, struct parts *p, struct eco_error *err)
                           t ? (int)len : 0, t ? t : "");
     unsigned long want = strtoul(t + 6, &end, 10);
     int rc;
-    while ((t = next(&s, &len)))
+    /* exactly K parts: what follows them is another tool's, kept as it is (a part ends at a
+     * blank or at the ';' of a text appended after it) */
+    for (; k < want; k++) {
+        t = s + strspn(s, " ");
+        len = strcspn(t, " ;");
+        if (!len)
+            break;
+        s = t + len;
         if ((rc = part(t, len, p, err)) < 0)
             return rc;
-        else
-            k++;
+    }
     if (k != want)
         return eco_errorf(err, -EINVAL, "AdminComment: nodes=%lu but %zu part%s", want, k,
                           k == 1 ? "" : "s");
+    if (rest)
+        *rest = s;
     return 0;
 }
 
 static bool good_name(const char *node)
 {
     size_t n = strlen(node);
-    return n > 0 && n < NAME_MAX_LEN && !strpbrk(node, " =\t\n");
+    return n > 0 && n < NAME_MAX_LEN && !strpbrk(node, " =;\t\n");
 }
 
 int eco_slurm__comment_merge(const char *old, const char *node, double energy_j, double carbon_g,
@@ -153,7 +163,7 @@ int eco_slurm__comment_merge(const char *old, const char *node, double energy_j,
 {
     struct parts p = {0};
     char *buf = NULL;
-    const char *ours = old ? strstr(old, ECO_ACCT_TAG) : NULL;
+    const char *ours = old ? strstr(old, ECO_ACCT_TAG) : NULL, *rest = "";
     size_t pre = ours ? (size_t)(ours - old) : old ? strlen(old) : 0;
     int rc = 0;
     *out = NULL;
@@ -165,11 +175,9 @@ int eco_slurm__comment_merge(const char *old, const char *node, double energy_j,
     /* -0 is printed "-0.0", which no reader takes (signs refused): written as 0 */
     energy_j = fabs(energy_j);
     carbon_g = carbon_g >= 0 && carbon_g < PART_MAX ? fabs(carbon_g) : -1;
-    if ((ours && (rc = parse(ours + strlen("ecosched "), &p, err)) < 0) ||
+    if ((ours && (rc = parse(ours + strlen("ecosched "), &p, &rest, err)) < 0) ||
         (rc = add(&p, node, strlen(node), energy_j, carbon_g)) < 0)
         goto done;
-    while (pre && (old[pre - 1] == ' ' || old[pre - 1] == ';'))
-        pre--; /* the separator written below */
     double sum_e = 0, sum_c = 0;
     bool all_c = true;
     for (size_t i = 0; i < p.n; i++) {
@@ -182,13 +190,15 @@ int eco_slurm__comment_merge(const char *old, const char *node, double energy_j,
                         sum_e, sum_c, PART_MAX);
         goto done;
     }
-    size_t cap = pre + 128 + p.n * (NAME_MAX_LEN + 64);
+    size_t cap = pre + strlen(rest) + 128 + p.n * (NAME_MAX_LEN + 64);
     if (!(buf = malloc(cap))) {
         rc = -ENOMEM;
         goto done;
     }
+    /* the text before ecosched's part byte for byte (its "; " separator included, once one was
+     * written); on the first write "; " after another tool's text, none of it changed */
     size_t n = (size_t)snprintf(buf, cap, "%.*s%sgpu_energy_j=%.1f", (int)pre, old ? old : "",
-                                pre ? "; ecosched " : "ecosched ", sum_e);
+                                ours || !pre ? "ecosched " : "; ecosched ", sum_e);
     if (all_c)
         n += (size_t)snprintf(buf + n, cap - n, " carbon_g=%.2f", sum_c);
     n += (size_t)snprintf(buf + n, cap - n, " nodes=%zu", p.n);
@@ -197,6 +207,7 @@ int eco_slurm__comment_merge(const char *old, const char *node, double energy_j,
         if (p.v[i].carbon_g >= 0)
             n += (size_t)snprintf(buf + n, cap - n, ",%.2fg", p.v[i].carbon_g);
     }
+    snprintf(buf + n, cap - n, "%s", rest); /* and the text after it, as it was */
     *out = buf;
     buf = NULL;
 done:
@@ -210,9 +221,28 @@ bool eco_slurm__comment_has(const char *comment, const char *node)
     struct parts p = {0};
     const char *ours = comment ? strstr(comment, ECO_ACCT_TAG) : NULL;
     bool found = false;
-    if (ours && parse(ours + strlen("ecosched "), &p, NULL) == 0)
+    if (ours && parse(ours + strlen("ecosched "), &p, NULL, NULL) == 0)
         for (size_t i = 0; i < p.n && !found; i++)
             found = !strcasecmp(p.v[i].node, node);
     free(p.v);
     return found;
+}
+
+bool eco_slurm__comment_others_upper(const char *comment)
+{
+    const char *ours = comment ? strstr(comment, ECO_ACCT_TAG) : NULL, *rest = NULL;
+    struct parts p = {0};
+    if (!comment)
+        return false;
+    size_t pre = ours ? (size_t)(ours - comment) : strlen(comment);
+    if (ours && parse(ours + strlen("ecosched "), &p, &rest, NULL) < 0)
+        rest = NULL; /* unreadable: the merge refuses it anyway */
+    free(p.v);
+    for (size_t i = 0; i < pre; i++)
+        if (isupper((unsigned char)comment[i]))
+            return true;
+    for (; rest && *rest; rest++)
+        if (isupper((unsigned char)*rest))
+            return true;
+    return false;
 }

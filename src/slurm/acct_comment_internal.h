@@ -8,13 +8,16 @@
 #include <stdbool.h>
 #include "ecosched/error.h"
 
-/* What starts ecosched's part of an AdminComment; text before it (a site's own comment) is
- * kept as it is. */
+/* What starts ecosched's part of an AdminComment. The comment is shared with other tools
+ * (Jobstats' "JS1:" blob, a site's notes): the text before ecosched's part and after its K
+ * parts is theirs, kept byte for byte. */
 #define ECO_ACCT_TAG "ecosched gpu_energy_j="
 
 /* The comment `old` (NULL or "" for none) with NODE's part set to energy_j (>= 0) and
  * carbon_g (< 0: unknown), the sum over all parts recomputed:
- *   "[SITE TEXT; ]ecosched gpu_energy_j=SUM [carbon_g=SUM] nodes=K NODE=EJ[,Cg] ..."
+ *   "[OTHER TEXT; ]ecosched gpu_energy_j=SUM [carbon_g=SUM] nodes=K NODE=EJ[,Cg] ...[OTHER]"
+ * The other tools' text is kept as it was: before ecosched's part (with the "; " ecosched put
+ * after it on its first write, nothing of it trimmed) and after the K parts.
  * carbon_g is summed only when every part has one. A part already there for NODE is replaced
  * (an epilog retried), the others are kept in their order. *out is the caller's to free();
  * 0, -EINVAL (bad node name or energy, or an unreadable part in old; err says which) or
@@ -25,5 +28,11 @@ int eco_slurm__comment_merge(const char *old, const char *node, double energy_j,
 /* Whether the comment holds a part for NODE, in any case (the check after a write that may
  * have raced another node's). */
 bool eco_slurm__comment_has(const char *comment, const char *node);
+
+/* Whether the text of other tools in comment (outside ecosched's part) has an upper-case
+ * letter: sacctmgr, through which the epilog writes, stores the comment in lower case (Debian's
+ * 22.05), which would spoil such text (Jobstats' base64 "JS1:" blob), so the plugin does not
+ * write then. */
+bool eco_slurm__comment_others_upper(const char *comment);
 
 #endif

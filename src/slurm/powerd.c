@@ -270,8 +270,8 @@ static void period(struct powerd *pd)
 
 /* The command line, parsed by the CLI's option table (src/cli/opts.c). */
 struct powerd_args {
-    double budget_w, period_s, dr_above, dr_scale, dr_floor_w;
-    const char *nodes, *socket, *socket_group, *power_down, *policy;
+    double budget_w, period_s, node_timeout_s, dr_above, dr_scale, dr_floor_w;
+    const char *nodes, *socket, *socket_group, *power_down, *policy, *metrics_listen;
     const char *carbon, *price, *carbon_url, *price_url, *carbon_policy;
     int no_weights;
 };
@@ -296,6 +296,18 @@ static const struct eco_opt powerd_opts[] = {
      .arg = "SECONDS",
      .noun = "a number of seconds",
      .help = "control period (default 5)"},
+    {.name = "node-timeout",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 60,
+     .flags = ECO_OPT_LO_OPEN,
+     .offset = A(node_timeout_s),
+     .arg = "SECONDS",
+     .noun = "a number of seconds",
+     .help = "bound of each request to a node daemon, all sent at once;\n"
+             "shorter than --period (default 0.5, at most half the period):\n"
+             "a node silent for it"
+             " is down for the period"},
     {.name = "nodes",
      .kind = ECO_OPT_STR,
      .offset = A(nodes),
@@ -314,6 +326,12 @@ static const struct eco_opt powerd_opts[] = {
      .help = "group owning the API socket: its members may read the status\n"
              "(every running job's user and energy); include Slurm's\n"
              "SlurmUser for 'ecosched power suspend' (default: powerd's group)"},
+    {.name = "metrics-listen",
+     .kind = ECO_OPT_STR,
+     .offset = A(metrics_listen),
+     .arg = "HOST:PORT",
+     .help = "also serve GET /metrics (read-only, without the jobs' users)\n"
+             "on this TCP address, for Prometheus (default: none)"},
     {.name = "power-down",
      .kind = ECO_OPT_STR,
      .offset = A(power_down),
@@ -448,8 +466,9 @@ static void usage(FILE *f)
             "Cluster GPU power controller beside Slurm: every period it reads the running jobs\n"
             "(squeue --json) and nodes (sinfo --json), each node's GPU power from its ecoschedd,\n"
             "splits the budget among the jobs' GPUs with the power-capping allocator and sends\n"
-            "the limits to the node daemons. A node whose daemon does not answer keeps its\n"
-            "limits; its maximum draw is set aside from the budget. docs/slurm.md.\n\n"
+            "the limits to the node daemons, all nodes at once. A node whose daemon does not\n"
+            "answer within --node-timeout keeps its limits; its maximum draw is set aside from\n"
+            "the budget. docs/slurm/powerd.md.\n\n"
             "options:\n");
     eco_cli__opt_help(f, &powerd_cmd);
 }
@@ -461,6 +480,7 @@ int eco_cli__cmd_powerd(int argc, char **argv)
                             .nodes = "/run/ecosched/%n.sock",
                             .power_down = "forecast",
                             .period_s = 5,
+                            .node_timeout_s = NAN,
                             .policy = DEFAULT_CAPPER,
                             .dr_above = NAN,
                             .dr_scale = DR_DEFAULT_SCALE,
@@ -472,13 +492,14 @@ int eco_cli__cmd_powerd(int argc, char **argv)
                         .node_pattern = a.nodes,
                         .forecast = a.power_down,
                         .period_s = a.period_s,
+                        .node_timeout_s = a.node_timeout_s,
                         .budget_w = a.budget_w,
                         .met_last_t = -1,
                         .policy = a.policy,
                         .socket_gid = (gid_t)-1,
                         .weights = !a.no_weights};
     rc = ECO_EXIT_FAIL;
-    struct MHD_Daemon *mhd = NULL;
+    struct MHD_Daemon *mhd = NULL, *mhd_metrics = NULL;
     if (optind < argc) {
         eco_cli__err("powerd: unexpected argument '%s'", argv[optind]);
         return ECO_EXIT_USAGE;
@@ -490,6 +511,13 @@ int eco_cli__cmd_powerd(int argc, char **argv)
             return ECO_EXIT_USAGE;
         }
         pd.socket_gid = g->gr_gid;
+    }
+    if (isnan(pd.node_timeout_s)) /* not given: the default, or half a shorter period */
+        pd.node_timeout_s = fmin(NODE_TIMEOUT_S, pd.period_s / 2);
+    if (pd.node_timeout_s >= pd.period_s) {
+        eco_cli__err("powerd: --node-timeout %g must be shorter than --period %g (seconds)",
+                     pd.node_timeout_s, pd.period_s);
+        return ECO_EXIT_USAGE;
     }
     if (pd.budget_w <= 0) {
         eco_cli__err("powerd: --budget WATTS is required");
@@ -523,11 +551,19 @@ int eco_cli__cmd_powerd(int argc, char **argv)
     rc = ECO_EXIT_FAIL;
     if (!(mhd = eco_powerd__api_start(&pd)))
         goto out;
+    bool bad_arg = false;
+    if (a.metrics_listen &&
+        !(mhd_metrics = eco_powerd__metrics_start(&pd, a.metrics_listen, &bad_arg))) {
+        rc = bad_arg ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
+        goto out;
+    }
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    ECO_LOG(ECO_LOG_INFO, NULL, "budget %.0f W, period %g s, capper %s, nodes at %s, API on %s",
-            pd.budget_w, pd.period_s, pd.policy, pd.node_pattern, pd.socket);
+    ECO_LOG(ECO_LOG_INFO, NULL,
+            "budget %.0f W, period %g s, capper %s, nodes at %s (timeout %g s), API on %s%s%s",
+            pd.budget_w, pd.period_s, pd.policy, pd.node_pattern, pd.node_timeout_s, pd.socket,
+            a.metrics_listen ? ", metrics on " : "", a.metrics_listen ? a.metrics_listen : "");
     while (!stop_flag) {
         double t0 = eco_mono_s();
         period(&pd);
@@ -542,6 +578,8 @@ int eco_cli__cmd_powerd(int argc, char **argv)
     ECO_LOG(ECO_LOG_INFO, NULL, "stopping");
     rc = 0;
 out:
+    if (mhd_metrics)
+        MHD_stop_daemon(mhd_metrics);
     if (mhd)
         MHD_stop_daemon(mhd);
     if (pd.socket)

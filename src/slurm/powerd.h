@@ -21,8 +21,11 @@
 #define MAX_NODES 4096
 #define MAX_GPUS 64
 #define MAX_JOBS 8192
-/* A node daemon answers /v1/node in milliseconds; 1 s bounds one period's wait on a dead one. */
-#define NODE_TIMEOUT_MS 1000
+/* A node daemon answers /v1/node in milliseconds; 0.5 s (--node-timeout) bounds one period's
+ * wait on a silent one, its requests all in flight at once (eco_http_json_all), so that a
+ * period reading and then capping 1,000 nodes, some silent, fits in the 1 s of the shortest
+ * period worth running and in a tenth of the default 5 s. */
+#define NODE_TIMEOUT_S 0.5
 /* Remaining time of a job without a time limit, for the allocator's cost: an hour, the order
  * of a training job's remaining time; only the ratios between jobs matter. */
 #define DEFAULT_REMAINING_S 3600.0
@@ -58,6 +61,7 @@ struct pnode {
     unsigned gres_gpus, used_gpus; /* from sinfo */
     bool up;                       /* its ecoschedd answered this period */
     bool seen;                     /* it answered once */
+    bool down_logged;              /* its not answering has been logged */
     bool powered_down;             /* Slurm says powered down (power save) */
     bool slurm_idle;               /* Slurm says idle */
     double idle_since;             /* monotonic s, -1 when not idle */
@@ -74,6 +78,7 @@ struct pnode {
         double energy_j;
     } sjob[MAX_GPUS];
     unsigned n_sjob;
+    bool limit_failing; /* its last limit request failed (logged once, until one succeeds) */
 };
 
 struct pjob {
@@ -126,6 +131,7 @@ struct powerd {
     const char *socket, *node_pattern, *forecast;
     gid_t socket_gid; /* --socket-group's, (gid_t)-1: powerd's own group */
     double period_s;
+    double node_timeout_s; /* --node-timeout: each node request's bound */
     bool weights;
     /* shared with the API thread, under lock */
     pthread_mutex_t lock;
@@ -176,7 +182,10 @@ json_t *eco_powerd__grid_json(const struct powerd *pd, double budget, double now
 
 /* powerd_nodes.c: one period's reading of Slurm (sinfo, squeue --json) and of each node's
  * ecoschedd (/v1/node), and what is sent back (limits, Slurm node weights). 0 or < 0 (Slurm
- * did not answer; logged). */
+ * did not answer; logged). The node daemons are asked all at once (at most ECO_HTTP_PARALLEL
+ * requests in flight), each request bounded by node_timeout_s: a node that does not answer in
+ * time is down for the period (up false: its limits stay, its maximum draw is set aside),
+ * logged when it goes down and when it answers again, never every period. */
 int eco_powerd__read_nodes(struct powerd *pd, double now);
 void eco_powerd__read_node_power(struct powerd *pd);
 int eco_powerd__read_jobs(struct powerd *pd);
@@ -198,13 +207,20 @@ int eco_powerd__allocate(struct powerd *pd, double budget, double now, json_t *s
 void eco_powerd__job_power(struct powerd *pd);
 
 /* powerd_metrics.c: GET /metrics, Prometheus text format 0.0.4, from the last period's status
- * (the budget under pd->lock). */
+ * (the budget under pd->lock); users: the per-job series carry the job's user (the API
+ * socket's readers, whom --socket-group chose), else not (the --metrics-listen address). */
 struct MHD_Connection;
-int eco_powerd__metrics(struct powerd *pd, struct MHD_Connection *c);
+int eco_powerd__metrics(struct powerd *pd, struct MHD_Connection *c, bool users);
 
 /* powerd_api.c: listens on pd->socket and serves GET /v1/status and POST /v1/budget on a
  * thread of libmicrohttpd's; NULL on failure (printed). */
 struct MHD_Daemon;
 struct MHD_Daemon *eco_powerd__api_start(struct powerd *pd);
+/* powerd_api.c: GET /metrics alone, without users, on TCP address hostport ("HOST:PORT",
+ * "[V6]:PORT"; --metrics-listen), for a Prometheus that scrapes it straight; anything else is
+ * answered 404 or 405. NULL on failure (printed, naming the flag; *bad_arg when hostport is
+ * no address, rather than one that cannot be bound). */
+struct MHD_Daemon *eco_powerd__metrics_start(struct powerd *pd, const char *hostport,
+                                             bool *bad_arg);
 
 #endif

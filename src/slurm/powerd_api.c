@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `ecosched powerd`'s API on a unix socket: GET /v1/status (the last period), GET /metrics
- * (Prometheus, powerd_metrics.c), POST /v1/budget (root or powerd's own user; docs/slurm.md). */
+ * (Prometheus, powerd_metrics.c), POST /v1/budget (root or powerd's own user; docs/slurm.md);
+ * and GET /metrics alone on a TCP address (--metrics-listen). */
 #define _GNU_SOURCE /* SO_PEERCRED */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
+#include <netdb.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -60,7 +62,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!strcmp(url, "/metrics")) {
         if (strcmp(method, "GET"))
             return eco_http_fail(c, 405, NULL, "use GET on /metrics");
-        return (enum MHD_Result)eco_powerd__metrics(pd, c);
+        return (enum MHD_Result)eco_powerd__metrics(pd, c, true);
     }
     if (!strcmp(url, "/v1/budget")) {
         if (strcmp(method, "POST"))
@@ -143,6 +145,79 @@ struct MHD_Daemon *eco_powerd__api_start(struct powerd *pd)
         (unsigned)30, MHD_OPTION_END);
     if (!mhd) {
         eco_cli__err("powerd: libmicrohttpd would not start on %s", pd->socket);
+        close(fd);
+    }
+    return mhd;
+}
+
+/* The --metrics-listen address: read-only, GET /metrics without users, nothing else. */
+static enum MHD_Result on_metrics(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *data,
+                                  size_t *size, void **con_cls)
+{
+    struct powerd *pd = cls;
+    (void)version, (void)data;
+    if (!*con_cls) { /* a body is never read here: its bytes are dropped */
+        *con_cls = (void *)1;
+        return MHD_YES;
+    }
+    if (*size) {
+        *size = 0;
+        return MHD_YES;
+    }
+    if (strcmp(url, "/metrics"))
+        return eco_http_fail(c, 404, NULL, "only GET /metrics is served here");
+    if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+        return eco_http_fail(c, 405, NULL, "use GET on /metrics");
+    return (enum MHD_Result)eco_powerd__metrics(pd, c, false);
+}
+
+/* "HOST:PORT" or "[V6]:PORT" bound and listening; -1 (printed). */
+static int listen_tcp(const char *hostport)
+{
+    char host[256];
+    const char *colon = strrchr(hostport, ':'), *port = colon ? colon + 1 : NULL;
+    size_t hl = colon ? (size_t)(colon - hostport) : 0;
+    if (hl >= 2 && hostport[0] == '[' && hostport[hl - 1] == ']')
+        hostport++, hl -= 2;
+    char *end;
+    long pn = port ? strtol(port, &end, 10) : 0;
+    if (!colon || !hl || hl >= sizeof host || !*port || *end || pn < 1 || pn > 65535) {
+        eco_cli__err("powerd: --metrics-listen '%s' is not HOST:PORT (PORT 1..65535)", hostport);
+        return -2;
+    }
+    snprintf(host, sizeof host, "%.*s", (int)hl, hostport);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *ai = NULL;
+    int g = getaddrinfo(host, port, &hints, &ai);
+    if (g) {
+        eco_cli__err("powerd: --metrics-listen '%s': %s", hostport, gai_strerror(g));
+        return -2;
+    }
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+        eco_cli__err("powerd: --metrics-listen '%s': %s", hostport, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    return fd;
+}
+
+struct MHD_Daemon *eco_powerd__metrics_start(struct powerd *pd, const char *hostport, bool *bad_arg)
+{
+    int fd = listen_tcp(hostport);
+    *bad_arg = fd == -2;
+    if (fd < 0)
+        return NULL;
+    struct MHD_Daemon *mhd =
+        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_metrics, pd,
+                         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_CONNECTION_TIMEOUT,
+                         (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+    if (!mhd) {
+        eco_cli__err("powerd: libmicrohttpd would not start on --metrics-listen %s", hostport);
         close(fd);
     }
     return mhd;

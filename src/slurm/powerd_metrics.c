@@ -99,7 +99,7 @@ static void node_metrics(FILE *f, const json_t *st)
 
 /* One series per running Slurm job and family: a job's series go once squeue no longer lists
  * it running, so their number is bounded by the jobs running at once. */
-static void job_metrics(FILE *f, const json_t *st)
+static void job_metrics(FILE *f, const json_t *st, bool users)
 {
     static const struct {
         const char *name, *help, *type, *key;
@@ -118,15 +118,19 @@ static void job_metrics(FILE *f, const json_t *st)
         json_array_foreach(a, i, o)
         {
             json_int_t id = json_integer_value(json_object_get(o, "job_id"));
-            fprintf(f, "%s{job_id=\"%" JSON_INTEGER_FORMAT "\",user=\"", fam[k].name, id);
-            label_value(f, json_string_value(json_object_get(o, "user")));
-            fprintf(f, "\",slurm_job_id=\"%" JSON_INTEGER_FORMAT "\"}", id);
+            fprintf(f, "%s{job_id=\"%" JSON_INTEGER_FORMAT "\"", fam[k].name, id);
+            if (users) {
+                fprintf(f, ",user=\"");
+                label_value(f, json_string_value(json_object_get(o, "user")));
+                fprintf(f, "\"");
+            }
+            fprintf(f, ",slurm_job_id=\"%" JSON_INTEGER_FORMAT "\"}", id);
             value(f, num(o, fam[k].key));
         }
     }
 }
 
-int eco_powerd__metrics(struct powerd *pd, struct MHD_Connection *c)
+int eco_powerd__metrics(struct powerd *pd, struct MHD_Connection *c, bool users)
 {
     char *text = NULL;
     size_t len = 0;
@@ -145,7 +149,7 @@ int eco_powerd__metrics(struct powerd *pd, struct MHD_Connection *c)
     }
     cluster_metrics(f, st, budget);
     node_metrics(f, st);
-    job_metrics(f, st);
+    job_metrics(f, st, users);
     if (fclose(f) != 0) {
         f = NULL;
         ret = eco_http_fail(c, 500, NULL, "out of memory");

@@ -122,72 +122,90 @@ int eco_powerd__read_nodes(struct powerd *pd, double now)
     return 0;
 }
 
-/* GET /v1/node of every node daemon. */
+/* Node nd's answer o (status st, err e when o is NULL) to GET /v1/node. */
+static void take_node(struct pnode *nd, json_t *o, long st, const struct eco_error *e)
+{
+    bool was_up = nd->up;
+    nd->up = o && st == 200;
+    if (!nd->up) {
+        if (was_up || !nd->down_logged)
+            ECO_LOG(ECO_LOG_WARN, NULL,
+                    "node %s: no answer from its ecoschedd (%s): its limits stay, "
+                    "its maximum draw (%.0f W) is set aside",
+                    nd->name, o ? "bad answer" : e->msg, nd->max_power_w);
+        nd->down_logged = true; /* down since powerd started: logged once, not every period */
+        return;
+    }
+    if (!was_up && nd->down_logged)
+        ECO_LOG(ECO_LOG_INFO, NULL, "node %s: its ecoschedd answers again", nd->name);
+    nd->seen = true;
+    nd->power_w = json_number_value(json_object_get(o, "power_w"));
+    nd->max_power_w = json_number_value(json_object_get(o, "max_power_w"));
+    json_t *gs = json_object_get(o, "gpus"), *g;
+    size_t k;
+    double idle_sum = 0;
+    unsigned idle_n = 0;
+    nd->n_gpus = 0;
+    json_array_foreach(gs, k, g)
+    {
+        if (k >= MAX_GPUS)
+            break;
+        struct pgpu *pg = &nd->gpu[k];
+        pg->power_w = json_number_value(json_object_get(g, "power_w"));
+        pg->limit_w = json_number_value(json_object_get(g, "power_limit_w"));
+        pg->min_w = json_number_value(json_object_get(g, "power_min_w"));
+        pg->max_w = json_number_value(json_object_get(g, "power_max_w"));
+        pg->default_w = json_number_value(json_object_get(g, "power_default_w"));
+        pg->job_cap_w = json_number_value(json_object_get(g, "job_cap_w"));
+        json_t *u = json_object_get(g, "util"), *mhz = json_object_get(g, "sm_clock_mhz");
+        pg->util = json_is_number(u) ? json_number_value(u) : NAN;
+        pg->sm_mhz = json_is_number(mhz) ? json_number_value(mhz) : NAN;
+        if (json_is_null(json_object_get(g, "slurm_job"))) {
+            idle_sum += pg->power_w;
+            idle_n++;
+        }
+        nd->n_gpus = (unsigned)k + 1;
+    }
+    if (idle_n)
+        nd->idle_w_per_gpu = idle_sum / idle_n;
+    json_t *sj = json_object_get(o, "slurm_jobs"), *s;
+    nd->n_sjob = 0;
+    json_array_foreach(sj, k, s)
+    {
+        json_t *id = json_object_get(s, "job_id"), *en = json_object_get(s, "energy_j");
+        json_t *run = json_object_get(s, "id");
+        if (nd->n_sjob >= MAX_GPUS || !json_is_integer(id) || !json_is_integer(run) ||
+            !json_is_number(en))
+            continue;
+        nd->sjob[nd->n_sjob].id = (int64_t)json_integer_value(id);
+        nd->sjob[nd->n_sjob].run = (int64_t)json_integer_value(run);
+        nd->sjob[nd->n_sjob++].energy_j = json_number_value(en);
+    }
+}
+
+static long timeout_ms(const struct powerd *pd)
+{
+    double s = pd->node_timeout_s > 0 ? pd->node_timeout_s : NODE_TIMEOUT_S;
+    long ms = lround(s * 1000);
+    return ms > 0 ? ms : 1;
+}
+
+/* GET /v1/node of every node daemon, all at once. */
 void eco_powerd__read_node_power(struct powerd *pd)
 {
-    for (size_t i = 0; i < pd->n_nodes; i++) {
-        struct pnode *nd = &pd->nodes[i];
-        struct eco_error e = {{0}};
-        long st;
-        json_t *o = eco_http_json(nd->endpoint, "/v1/node", NULL, NODE_TIMEOUT_MS, &st, &e);
-        bool was_up = nd->up;
-        nd->up = o && st == 200;
-        if (!nd->up) {
-            if (was_up || !nd->seen)
-                ECO_LOG(ECO_LOG_WARN, NULL,
-                        "node %s: no answer from its ecoschedd (%s): its limits stay, "
-                        "its maximum draw (%.0f W) is set aside",
-                        nd->name, o ? "bad answer" : e.msg, nd->max_power_w);
-            json_decref(o);
-            continue;
-        }
-        if (!was_up && nd->seen)
-            ECO_LOG(ECO_LOG_INFO, NULL, "node %s: its ecoschedd answers again", nd->name);
-        nd->seen = true;
-        nd->power_w = json_number_value(json_object_get(o, "power_w"));
-        nd->max_power_w = json_number_value(json_object_get(o, "max_power_w"));
-        json_t *gs = json_object_get(o, "gpus"), *g;
-        size_t k;
-        double idle_sum = 0;
-        unsigned idle_n = 0;
-        nd->n_gpus = 0;
-        json_array_foreach(gs, k, g)
-        {
-            if (k >= MAX_GPUS)
-                break;
-            struct pgpu *pg = &nd->gpu[k];
-            pg->power_w = json_number_value(json_object_get(g, "power_w"));
-            pg->limit_w = json_number_value(json_object_get(g, "power_limit_w"));
-            pg->min_w = json_number_value(json_object_get(g, "power_min_w"));
-            pg->max_w = json_number_value(json_object_get(g, "power_max_w"));
-            pg->default_w = json_number_value(json_object_get(g, "power_default_w"));
-            pg->job_cap_w = json_number_value(json_object_get(g, "job_cap_w"));
-            json_t *u = json_object_get(g, "util"), *mhz = json_object_get(g, "sm_clock_mhz");
-            pg->util = json_is_number(u) ? json_number_value(u) : NAN;
-            pg->sm_mhz = json_is_number(mhz) ? json_number_value(mhz) : NAN;
-            if (json_is_null(json_object_get(g, "slurm_job"))) {
-                idle_sum += pg->power_w;
-                idle_n++;
-            }
-            nd->n_gpus = (unsigned)k + 1;
-        }
-        if (idle_n)
-            nd->idle_w_per_gpu = idle_sum / idle_n;
-        json_t *sj = json_object_get(o, "slurm_jobs"), *s;
-        nd->n_sjob = 0;
-        json_array_foreach(sj, k, s)
-        {
-            json_t *id = json_object_get(s, "job_id"), *e = json_object_get(s, "energy_j");
-            json_t *run = json_object_get(s, "id");
-            if (nd->n_sjob >= MAX_GPUS || !json_is_integer(id) || !json_is_integer(run) ||
-                !json_is_number(e))
-                continue;
-            nd->sjob[nd->n_sjob].id = (int64_t)json_integer_value(id);
-            nd->sjob[nd->n_sjob].run = (int64_t)json_integer_value(run);
-            nd->sjob[nd->n_sjob++].energy_j = json_number_value(e);
-        }
-        json_decref(o);
+    struct eco_http_call *calls = calloc(pd->n_nodes ? pd->n_nodes : 1, sizeof *calls);
+    if (!calls) {
+        ECO_LOG(ECO_LOG_ERR, NULL, "node daemons not read: out of memory");
+        return;
     }
+    for (size_t i = 0; i < pd->n_nodes; i++)
+        calls[i] = (struct eco_http_call){.endpoint = pd->nodes[i].endpoint, .path = "/v1/node"};
+    eco_http_json_all(calls, pd->n_nodes, ECO_HTTP_PARALLEL, timeout_ms(pd));
+    for (size_t i = 0; i < pd->n_nodes; i++) {
+        take_node(&pd->nodes[i], calls[i].answer, calls[i].status, &calls[i].err);
+        json_decref(calls[i].answer);
+    }
+    free(calls);
 }
 
 static struct pjob *job_get(struct powerd *pd, int64_t id)
@@ -322,24 +340,78 @@ int eco_powerd__read_jobs(struct powerd *pd)
     return 0;
 }
 
-static void send_limit(struct powerd *pd, struct pnode *nd, uint32_t g, double w)
+/* The limit requests of a period, sent together (eco_http_json_all). */
+struct limits {
+    struct limit {
+        uint32_t node, gpu;
+        double w;
+        char path[32], body[48];
+    } * v;
+    size_t n, cap;
+};
+
+static void want_limit(struct limits *l, uint32_t node, uint32_t g, double w)
 {
-    char path[64], body[64];
-    long st;
-    (void)pd;
-    snprintf(path, sizeof path, "/v1/gpus/%u/limit", g);
-    snprintf(body, sizeof body, "{\"power_limit_w\":%.0f}", w);
-    struct eco_error e = {{0}};
-    json_t *o = eco_http_json(nd->endpoint, path, body, NODE_TIMEOUT_MS, &st, &e);
-    if (!o || st != 200)
-        ECO_LOG(ECO_LOG_WARN, NULL, "node %s GPU %u: limit %.0f W not set: %s", nd->name, g, w,
-                o ? json_string_value(json_object_get(o, "error")) : e.msg);
-    json_decref(o);
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        struct limit *v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            ECO_LOG(ECO_LOG_ERR, NULL, "node %" PRIu32 " GPU %" PRIu32 ": out of memory", node, g);
+            return;
+        }
+        l->v = v, l->cap = cap;
+    }
+    struct limit *x = &l->v[l->n++];
+    x->node = node, x->gpu = g, x->w = w;
+    snprintf(x->path, sizeof x->path, "/v1/gpus/%" PRIu32 "/limit", g);
+    snprintf(x->body, sizeof x->body, "{\"power_limit_w\":%.0f}", w);
+}
+
+/* Sends the requests of l at once; a node whose request fails is logged when it starts failing
+ * (with the first GPU's reason) and when its limits are taken again, never every period. */
+static void send_all(struct powerd *pd, struct limits *l)
+{
+    struct eco_http_call *calls = calloc(l->n ? l->n : 1, sizeof *calls);
+    if (!calls) {
+        ECO_LOG(ECO_LOG_ERR, NULL, "%zu limits not sent: out of memory", l->n);
+        return;
+    }
+    for (size_t i = 0; i < l->n; i++)
+        calls[i] = (struct eco_http_call){.endpoint = pd->nodes[l->v[i].node].endpoint,
+                                          .path = l->v[i].path,
+                                          .body = l->v[i].body};
+    eco_http_json_all(calls, l->n, ECO_HTTP_PARALLEL, timeout_ms(pd));
+    /* per node: failed this period (2), succeeded (1), not asked (0) */
+    uint8_t *res = calloc(pd->n_nodes ? pd->n_nodes : 1, 1);
+    for (size_t i = 0; i < l->n; i++) {
+        const struct limit *x = &l->v[i];
+        struct pnode *nd = &pd->nodes[x->node];
+        bool ok = calls[i].answer && calls[i].status == 200;
+        if (!ok && !nd->limit_failing && (!res || res[x->node] != 2))
+            ECO_LOG(ECO_LOG_WARN, NULL,
+                    "node %s GPU %" PRIu32 ": limit %.0f W not set: %s (logged again only "
+                    "once its limits are taken)",
+                    nd->name, x->gpu, x->w,
+                    calls[i].answer ? json_string_value(json_object_get(calls[i].answer, "error"))
+                                    : calls[i].err.msg);
+        if (res && (!ok || !res[x->node]))
+            res[x->node] = ok ? 1 : 2;
+        json_decref(calls[i].answer);
+    }
+    for (size_t i = 0; res && i < pd->n_nodes; i++) {
+        struct pnode *nd = &pd->nodes[i];
+        if (res[i] == 1 && nd->limit_failing)
+            ECO_LOG(ECO_LOG_INFO, NULL, "node %s: its ecoschedd takes limits again", nd->name);
+        if (res[i])
+            nd->limit_failing = res[i] == 2;
+    }
+    free(res);
+    free(calls);
 }
 
 /* GPUs of answering nodes that no running job holds go back to their default limit (a limit
  * sent for a job that ended in the meantime, after its epilog restored it). */
-static void restore_free_gpus(struct powerd *pd)
+static void restore_free_gpus(struct powerd *pd, struct limits *l)
 {
     for (size_t i = 0; i < pd->n_nodes; i++) {
         struct pnode *nd = &pd->nodes[i];
@@ -350,22 +422,25 @@ static void restore_free_gpus(struct powerd *pd)
                     held = pd->jobs[k].node[q] == i && pd->jobs[k].gpu[q] == g;
             if (!held && nd->gpu[g].default_w > 0 &&
                 fabs(nd->gpu[g].limit_w - nd->gpu[g].default_w) >= 1.0)
-                send_limit(pd, nd, g, nd->gpu[g].default_w);
+                want_limit(l, (uint32_t)i, g, nd->gpu[g].default_w);
         }
     }
 }
 
 void eco_powerd__send_limits(struct powerd *pd)
 {
+    struct limits l = {0};
     for (size_t k = 0; k < pd->n_jobs; k++) {
         struct pjob *j = &pd->jobs[k];
         for (unsigned g = 0; j->decided && g < j->n; g++) {
             struct pnode *nd = &pd->nodes[j->node[g]];
             if (fabs(nd->gpu[j->gpu[g]].limit_w - j->limit_w) >= 1.0)
-                send_limit(pd, nd, j->gpu[g], j->limit_w);
+                want_limit(&l, j->node[g], j->gpu[g], j->limit_w);
         }
     }
-    restore_free_gpus(pd);
+    restore_free_gpus(pd, &l);
+    send_all(pd, &l);
+    free(l.v);
 }
 
 /* Slurm's Weight per node: class by warmth, then idle draw per GPU (watts). */

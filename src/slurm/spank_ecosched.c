@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include "platform/platform.h"
 #include "acct_comment_internal.h"
+#include "dcgm_map_internal.h"
 #include "acct_lock_internal.h"
 #include "slurm_int.h"
 
@@ -60,7 +61,8 @@ struct cfg {
     char library[512];
     char fake_state[512];
     char lock_dir[512];
-    bool accounting; /* accounting=admincomment */
+    char dcgm_dir[512]; /* dcgm_job_map=DIR: dcgm-exporter's --hpc-job-mapping-dir, "" off */
+    bool accounting;    /* accounting=admincomment */
     long timeout_s;
 };
 
@@ -151,7 +153,7 @@ static void parse_args(struct cfg *c, int ac, char **av)
 {
     snprintf(c->socket, sizeof c->socket, "%s", DEFAULT_SOCKET);
     snprintf(c->platform, sizeof c->platform, "nvml");
-    c->library[0] = c->fake_state[0] = c->lock_dir[0] = '\0';
+    c->library[0] = c->fake_state[0] = c->lock_dir[0] = c->dcgm_dir[0] = '\0';
     c->accounting = false;
     c->timeout_s = DEFAULT_TIMEOUT_S;
     for (int i = 0; i < ac; i++) {
@@ -170,10 +172,12 @@ static void parse_args(struct cfg *c, int ac, char **av)
             c->accounting = !strcmp(a, "accounting=admincomment");
         else if (!strncmp(a, "lock_dir=", 9))
             expand(c->lock_dir, sizeof c->lock_dir, a + 9);
+        else if (!strncmp(a, "dcgm_job_map=", 13))
+            expand(c->dcgm_dir, sizeof c->dcgm_dir, a + 13);
         else
             slurm_error("ecosched: plugstack.conf: unknown argument '%s' (known: socket=PATH, "
                         "platform=nvml|fake|none, library=PATH, fake_state=PATH, timeout=S, "
-                        "accounting=admincomment|none, lock_dir=PATH)",
+                        "accounting=admincomment|none, lock_dir=PATH, dcgm_job_map=DIR)",
                         a);
     }
 }
@@ -326,6 +330,9 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
     parse_args(&c, ac, av);
     if (job_of(sp, &j) < 0 || j.n == 0)
         return 0; /* no GPUs: nothing to cap or measure */
+    if (c.dcgm_dir[0] && eco_slurm__dcgm_map_update(c.dcgm_dir, j.gpus, j.n, j.id, true, &e) < 0)
+        slurm_error("ecosched: job %u: not in dcgm-exporter's job mapping: %s", j.id, e.msg);
+    e.msg[0] = '\0';
     bool want_cap =
         spank_option_getopt(sp, &opt_cap, &arg) == ESPANK_SUCCESS && parse_cap(arg, &cap_w) == 0;
     if (want_cap)
@@ -492,6 +499,12 @@ static void record_accounting(const struct cfg *c, uint32_t job, const char *nod
         if (rd < 0) {
             snprintf(e.msg, sizeof e.msg, "sacct -j %u %s", job,
                      rd == -2 ? "AdminComment too long" : "failed (accounting storage off?)");
+        } else if (eco_slurm__comment_others_upper(old)) {
+            /* written back through sacctmgr in lower case, another tool's text (a JS1: blob,
+             * base64) would be spoilt: left as it is */
+            snprintf(e.msg, sizeof e.msg,
+                     "AdminComment holds another tool's text in upper case (a Jobstats JS1: "
+                     "blob?), which sacctmgr would store in lower case: left as it is");
         } else if (eco_slurm__comment_merge(old, node, energy_j, carbon_g, &val, &e) == 0) {
             size_t len = strlen(val) + sizeof "AdminComment=\"\"";
             free(set);
@@ -532,6 +545,9 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     parse_args(&c, ac, av);
     if (job_of(sp, &j) < 0 || j.n == 0)
         return 0;
+    if (c.dcgm_dir[0] && eco_slurm__dcgm_map_update(c.dcgm_dir, j.gpus, j.n, j.id, false, &e) < 0)
+        slurm_error("ecosched: job %u: still in dcgm-exporter's job mapping: %s", j.id, e.msg);
+    e.msg[0] = '\0';
     snprintf(path, sizeof path, "/v1/slurm/jobs/%u/end", j.id);
     json_t *ans = post(&c, path, "{}", &status, &e);
     double energy = ans ? json_number_value(json_object_get(ans, "energy_j")) : -1;

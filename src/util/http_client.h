@@ -53,4 +53,22 @@ void eco_http_resp_fini(struct eco_http_resp *out);
 json_t *eco_http_json(const char *endpoint, const char *path, const char *body, long timeout_ms,
                       long *status, struct eco_error *err);
 
+/* One request of a batch (eco_http_json_all): endpoint, path and body as eco_http_json's; the
+ * answer, status and err filled as eco_http_json fills its return value, *status and err. */
+struct eco_http_call {
+    const char *endpoint, *path, *body;
+    json_t *answer;       /* out: the parsed JSON answer (caller's, json_decref), or NULL */
+    long status;          /* out: HTTP status, 0 when not reached */
+    struct eco_error err; /* out: why answer is NULL */
+};
+
+/* Sends the n calls at the same time, at most max_parallel at once (0: ECO_HTTP_PARALLEL), each
+ * with timeout_ms from the moment it starts, so that a batch takes about the slowest request
+ * rather than the sum of them (powerd's requests to its node daemons). Every call is filled,
+ * answered or not. 0, or -ENOMEM when libcurl cannot start (every call then says so). */
+/* 256 at once: a period over 1,000 nodes in four rounds of its slowest answer at worst, and
+ * room left under the usual limit of 1,024 open files. */
+#define ECO_HTTP_PARALLEL 256
+int eco_http_json_all(struct eco_http_call *calls, size_t n, size_t max_parallel, long timeout_ms);
+
 #endif

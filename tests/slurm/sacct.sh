@@ -254,5 +254,29 @@ check "report: account proj-a's energy is the jobs' sum ($want J)" \
 check "report: proj-a's GPU hours from sacct's gres/gpu TRES above zero" \
     sh -c "awk '\$1 == \"account\" && \$2 == \"proj-a\" && \$6 > 0 { ok = 1 } END { exit !ok }' '$R/out/report.txt'"
 
+# 5. AdminComment shared with other tools (issue 31): text another tool set while the job ran
+# (scontrol, as slurmctld still holds the job) is kept as it was, ecosched's part after it; a
+# comment with upper case in it (a Jobstats JS1: blob) is left alone, since sacctmgr would
+# store it in lower case
+shared_job() { # TEXT: a one-GPU job on n1 with that AdminComment set while it runs; its id
+    rm -f "$R/go5"
+    jid=$(sbatch --parsable -A proj-a -w n1 --gres=gpu:1 -o /dev/null \
+        --wrap "while [ ! -e $R/go5 ]; do sleep 0.2; done")
+    until_true 100 sh -c "squeue -h -j '$jid' -o %T | grep -q RUNNING"
+    scontrol update jobid="$jid" AdminComment="$1" >>"$R/log/scontrol.log" 2>&1
+    until_true 50 sh -c "sacct -n -X -P -j '$jid' -o AdminComment | grep -q ."
+    touch "$R/go5"
+    echo "$jid"
+}
+j5=$(shared_job "site note 7; cap=300w")
+check "shared comment: job $j5's part added" until_true 100 has_nodes "$j5" 1
+check "shared comment: the site's text kept in front ($(comment "$j5"))" \
+    sh -c "sacct -n -X -P -j '$j5' -o AdminComment | tail -1 | grep -q '^site note 7; cap=300w; ecosched gpu_energy_j='"
+j6=$(shared_job "JS1:H4sIAAAA+1Xy2/w==")
+refused() { grep -q "job $j6: GPU energy not in Slurm's accounting: AdminComment holds another tool's text in upper case" "$R"/log/slurmd.n1.log; }
+check "JS1: blob: job $j6's epilog left the comment alone (slurmd's log says why)" until_true 300 refused
+check "JS1: blob: the comment as the other tool wrote it ($(comment "$j6"))" \
+    [ "$(comment "$j6")" = "JS1:H4sIAAAA+1Xy2/w==" ]
+
 echo "$(basename "$0" .sh): $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]

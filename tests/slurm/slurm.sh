@@ -116,7 +116,10 @@ for nd in $NODES; do
 done
 echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$R/slurm.conf"
 echo "AutoDetect=off" | cat - "$R/gres.conf" >"$R/gres.tmp" && mv "$R/gres.tmp" "$R/gres.conf"
-echo "required $SPANK socket=$R/%n/d.sock platform=fake library=$FAKE_PLAIN fake_state=$R/fake/%n.state" >"$R/plugstack.conf"
+# dcgm-exporter's job mapping per node (dcgm_job_map=DIR); GPU 0 of n1 already lists job 77
+for nd in $NODES; do mkdir -p "$R/dcgm/$nd"; done
+printf '77\n' >"$R/dcgm/n1/0"
+echo "required $SPANK socket=$R/%n/d.sock platform=fake library=$FAKE_PLAIN fake_state=$R/fake/%n.state dcgm_job_map=$R/dcgm/%n" >"$R/plugstack.conf"
 
 until_true 50 test -S "$R/munge.sock" || { echo "FAIL: munged did not start"; fail=1; exit 1; }
 
@@ -156,11 +159,18 @@ srun -w n1 --gres=gpu:2 --gpu-power-cap=150 sh -c "$(gpu_job 3)" >"$R/out/srun1"
 SRUN=$!
 capped() { [ "$(limit_mw n1 0)" = 150000 ] && [ "$(limit_mw n1 1)" = 150000 ]; }
 check "srun --gpu-power-cap=150: both GPUs of n1 at 150 W while the job runs" until_true 100 capped
+cp "$R/dcgm/n1/0" "$R/out/dcgm0" 2>/dev/null; cp "$R/dcgm/n1/1" "$R/out/dcgm1" 2>/dev/null
+j1=$(squeue -h -w n1 -o %i 2>/dev/null | head -1)
 wait $SRUN; rc=$?
 check "the capped srun job exits 0 (got $rc: $(cat "$R/out/srun1"))" [ "$rc" -eq 0 ]
 restored_n3() { [ "$(limit_mw n3 0)" = 250000 ] && [ "$(limit_mw n3 1)" = 250000 ]; }
 restored() { [ "$(limit_mw n1 0)" = 250000 ] && [ "$(limit_mw n1 1)" = 250000 ]; }
 check "limits back to 250 W after the job" until_true 100 restored
+# the prolog listed the job on both GPUs' mapping files, beside job 77; the epilog took it out
+check "dcgm_job_map: while job ${j1:-?} ran, n1's GPU files listed it ($(tr '\n' ' ' <"$R/out/dcgm0"))" \
+    sh -c "[ -n '$j1' ] && grep -qx 77 '$R/out/dcgm0' && grep -qx '$j1' '$R/out/dcgm0' && grep -qx '$j1' '$R/out/dcgm1'"
+dcgm_gone() { [ "$(cat "$R/dcgm/n1/0")" = 77 ] && [ ! -s "$R/dcgm/n1/1" ]; }
+check "dcgm_job_map: after it, GPU 0 lists job 77 alone, GPU 1 none" until_true 100 dcgm_gone
 # field NODE ID KEY: one field of `ecosched show ID` on NODE's daemon
 field() { ECOSCHED_SOCKET="$R/$1/d.sock" "$ECO" show "$2" | awk -v k="$3" '$1 == k { print $2; exit }'; }
 check "n1's ecoschedd recorded the Slurm job ($(field n1 1 name))" [ "$(field n1 1 name)" = "slurm-1" ]
