@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* A temporary folder for one test program (cmocka group setup and teardown) and plain files
- * written into it. Define TEST_TMPDIR_NAME ("eco_test_NAME") before including. */
+/* A temporary folder for one test program (cmocka group setup and teardown), plain files
+ * written into it, and a warning callback that counts what a reader warns and keeps the last
+ * message. Define TEST_TMPDIR_NAME ("eco_test_NAME") before including. */
 #ifndef ECOSCHED_TEST_TMPDIR_H
 #define ECOSCHED_TEST_TMPDIR_H
 
@@ -35,6 +36,18 @@ static inline const char *write_text(const char *name, const char *text)
     assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
     assert_int_equal(fclose(f), 0);
     return path;
+}
+
+struct warnings {
+    int count;
+    char last[1024];
+};
+
+static inline void record_warning(void *ctx, const char *msg)
+{
+    struct warnings *w = ctx;
+    w->count++;
+    snprintf(w->last, sizeof w->last, "%s", msg);
 }
 
 #endif

@@ -56,18 +56,6 @@ static char *read_whole(const char *path)
     return buf;
 }
 
-struct warnings {
-    int count;
-    char last[1024];
-};
-
-static void record_warning(void *ctx, const char *msg)
-{
-    struct warnings *w = ctx;
-    w->count++;
-    snprintf(w->last, sizeof w->last, "%s", msg);
-}
-
 /* Loads `path` into a fresh set (returned through *out, even on failure). */
 static int load(const char *path, const struct eco_trace_opts *opts, struct eco_jobset **out,
                 struct eco_error *err)

@@ -26,18 +26,6 @@
 #define TEST_TMPDIR_NAME "eco_test_sacct"
 #include "test_tmpdir.h"
 
-struct warnings {
-    int count;
-    char last[1024];
-};
-
-static void record_warning(void *ctx, const char *msg)
-{
-    struct warnings *w = ctx;
-    w->count++;
-    snprintf(w->last, sizeof w->last, "%s", msg);
-}
-
 static struct warnings warned;
 
 static struct eco_trace_opts opts_map(const char *map)
