@@ -35,9 +35,10 @@ chmod 755 "$R"
 NODES="n1 n2"
 PIDS=""
 fail=0; n=0
-BASE=$((20000 + ($$ % 4000) * 10)) # a block of ports per run (see slurm.sh)
-DB_PORT=$((BASE + 8)); DBD_PORT=$((BASE + 9))
 export SLURM_CONF="$R/slurm.conf"
+# until_true, BASE (the port block), start_slurmd, wait_nodes_idle
+. "$(dirname "$0")/common.shlib"
+DB_PORT=$((BASE + 8)); DBD_PORT=$((BASE + 9))
 
 cleanup() {
     for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
@@ -54,11 +55,6 @@ check() {
     what="$1"; shift
     n=$((n + 1))
     if ! "$@"; then echo "FAIL: $what"; fail=$((fail + 1)); fi
-}
-until_true() {
-    t="$1"; shift; i=0
-    while [ $i -lt "$t" ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
-    return 1
 }
 mkdir -p "$R/log" "$R/state" "$R/fake" "$R/out" "$R/db" "$R/lock"
 chmod 0700 "$R/lock" # lock_dir: the plugin refuses one that others may write
@@ -172,11 +168,9 @@ done
 slurmctld -D -i >>"$R/log/slurmctld.out" 2>&1 &
 PIDS="$PIDS $!"
 for nd in $NODES; do
-    slurmd -D -N "$nd" >>"$R/log/slurmd.$nd.out" 2>&1 &
-    PIDS="$PIDS $!"
+    start_slurmd "$nd"
 done
-nodes_idle() { [ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" -eq 2 ]; }
-until_true 300 nodes_idle || { echo "FAIL: Slurm nodes not idle"; sinfo -N; fail=1; exit 1; }
+wait_nodes_idle 2 $NODES || { fail=1; exit 1; }
 for nd in $NODES; do
     until_true 50 test -S "$R/$nd/d.sock" || { echo "FAIL: ecoschedd on $nd"; fail=1; exit 1; }
 done

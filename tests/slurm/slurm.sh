@@ -38,9 +38,9 @@ chmod 755 "$R"
 NODES="n1 n2 n3"
 PIDS=""
 fail=0; n=0
-# ports: a block per run, from this shell's PID, so two runs on one machine do not collide
-BASE=$((20000 + ($$ % 4000) * 10))
 export SLURM_CONF="$R/slurm.conf"
+# until_true, BASE (the port block), start_slurmd, wait_nodes_idle
+. "$(dirname "$0")/common.shlib"
 
 cleanup() {
     for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
@@ -58,12 +58,6 @@ check() {
     what="$1"; shift
     n=$((n + 1))
     if ! "$@"; then echo "FAIL: $what"; fail=$((fail + 1)); fi
-}
-# until_true TENTHS COMMAND...: polls until the command succeeds.
-until_true() {
-    t="$1"; shift; i=0
-    while [ $i -lt "$t" ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
-    return 1
 }
 
 mkdir -p "$R/log" "$R/state" "$R/fake" "$R/out"
@@ -135,13 +129,9 @@ done
 slurmctld -D -i >>"$R/log/slurmctld.out" 2>&1 &
 PIDS="$PIDS $!"
 for nd in $NODES; do
-    slurmd -D -N "$nd" >>"$R/log/slurmd.$nd.out" 2>&1 &
-    PIDS="$PIDS $!"
+    start_slurmd "$nd"
 done
-nodes_idle() { [ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" -eq 3 ]; }
-if ! until_true 300 nodes_idle; then
-    echo "FAIL: Slurm nodes not idle"; sinfo -N; fail=1; exit 1
-fi
+wait_nodes_idle 3 $NODES || { fail=1; exit 1; }
 for nd in $NODES; do
     until_true 50 test -S "$R/$nd/d.sock" || { echo "FAIL: ecoschedd on $nd"; fail=1; exit 1; }
 done
