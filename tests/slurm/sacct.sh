@@ -56,47 +56,12 @@ check() {
     n=$((n + 1))
     if ! "$@"; then echo "FAIL: $what"; fail=$((fail + 1)); fi
 }
-mkdir -p "$R/log" "$R/state" "$R/fake" "$R/out" "$R/db" "$R/lock"
+mkdir -p "$R/log" "$R/state" "$R/fake" "$R/out" "$R/lock"
 chmod 0700 "$R/lock" # lock_dir: the plugin refuses one that others may write
-
-# MariaDB on a private directory and loopback port, as slurmdbd's storage
-mariadb-install-db --no-defaults --datadir="$R/db" --user=root \
-    --auth-root-authentication-method=normal --skip-test-db >"$R/log/install-db.log" 2>&1 ||
-    skip "mariadb-install-db failed: $(tail -3 "$R/log/install-db.log")"
-mariadbd --no-defaults --datadir="$R/db" --socket="$R/my.sock" --port=$DB_PORT \
-    --bind-address=127.0.0.1 --user=root --pid-file="$R/my.pid" --log-error="$R/log/mariadb.log" \
-    --innodb-buffer-pool-size=32M &
-PIDS="$PIDS $!"
-db_up() { mariadb --no-defaults -S "$R/my.sock" -u root -e 'select 1' >/dev/null 2>&1; }
-until_true 300 db_up || skip "MariaDB did not start: $(tail -3 "$R/log/mariadb.log")"
-mariadb --no-defaults -S "$R/my.sock" -u root -e "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'ecotest'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" ||
-    skip "cannot create MariaDB's slurm user"
 
 dd if=/dev/urandom of="$R/munge.key" bs=1024 count=1 2>/dev/null
 chmod 400 "$R/munge.key"
-munged -F --force --socket="$R/munge.sock" --key-file="$R/munge.key" --pid-file="$R/munged.pid" \
-    --log-file="$R/log/munged.log" --seed-file="$R/munge.seed" 2>>"$R/log/munged.log" &
-PIDS="$PIDS $!"
-until_true 50 test -S "$R/munge.sock" || skip "munged did not start"
-
-# slurmdbd reads slurmdbd.conf beside $SLURM_CONF; it must be private to SlurmUser
-cat >"$R/slurmdbd.conf" <<EOF
-AuthType=auth/munge
-AuthInfo=socket=$R/munge.sock
-DbdHost=localhost
-DbdAddr=127.0.0.1
-DbdPort=$DBD_PORT
-SlurmUser=root
-PidFile=$R/slurmdbd.pid
-LogFile=$R/log/slurmdbd.log
-StorageType=accounting_storage/mysql
-StorageHost=127.0.0.1
-StoragePort=$DB_PORT
-StorageUser=slurm
-StoragePass=ecotest
-StorageLoc=slurm_acct_db
-EOF
-chmod 600 "$R/slurmdbd.conf"
+start_munged "$R" "$R/munge.key" ctl || skip "munged did not start"
 HOST=$(hostname -s)
 # AccountingStoragePass names the munge socket for slurmdbd connections (slurm.conf(5))
 cat >"$R/slurm.conf" <<EOF
@@ -148,15 +113,7 @@ echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$R
 echo "AutoDetect=off" | cat - "$R/gres.conf" >"$R/gres.tmp" && mv "$R/gres.tmp" "$R/gres.conf"
 echo "required $SPANK socket=$R/%n/d.sock platform=fake library=$FAKE_PLAIN fake_state=$R/fake/%n.state accounting=admincomment lock_dir=$R/lock" >"$R/plugstack.conf"
 
-slurmdbd -D >>"$R/log/slurmdbd.out" 2>&1 &
-PIDS="$PIDS $!"
-dbd_up() { timeout 5 sacctmgr -n list cluster >/dev/null 2>&1; }
-until_true 100 dbd_up || skip "slurmdbd did not start: $(tail -3 "$R/log/slurmdbd.log" 2>/dev/null)"
-# the cluster, an account and its user, as a site sets them up (report per account)
-for a in "add cluster ecoacct" "add account proj-a" "add user root account=proj-a"; do
-    # shellcheck disable=SC2086
-    timeout 10 sacctmgr -i $a >>"$R/log/sacctmgr.log" 2>&1 || { echo "FAIL: sacctmgr $a"; fail=1; exit 1; }
-done
+start_accounting "$R/munge.sock" ecoacct "$DB_PORT" "$DBD_PORT"
 
 for nd in $NODES; do
     ECOSCHED_FAKE_NVML_STATE="$R/fake/$nd.state" ECOSCHED_FAKE_NVML_GPUS=2 \
