@@ -2,7 +2,10 @@
 /* `ecosched powerd`'s allocation step (src/slurm/powerd_alloc.c) alone, on hand-made readings:
  * which jobs it decides (all their GPUs answered), what the budget leaves them (minus the
  * unmanaged GPUs' draw and the silent nodes' maximum), a job's --gpu-power-cap as its ceiling,
- * and the figures it reports; with the uniform capper, whose split is known exactly. */
+ * and the figures it reports; with the uniform capper, whose split is known exactly. Then the
+ * nodes' fallback shares (eco_powerd__shares): proportional to the allocation, at most a
+ * node's maximum, the silent nodes' held shares (or their maximum) set aside first, the sum
+ * never above the budget. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +22,7 @@
 
 struct fixture {
     struct powerd pd;
-    struct pnode nodes[2];
+    struct pnode nodes[3]; /* the third only where a test counts it (n_nodes 3) */
     struct pjob jobs[2];
 };
 
@@ -179,6 +182,83 @@ static void test_nothing_to_decide(void **state)
     json_decref(st);
 }
 
+/* The answering nodes' shares and the silent nodes' held ones (or their reserve) summed. */
+static double shares_sum(const struct powerd *pd)
+{
+    double s = 0;
+    for (size_t i = 0; i < pd->n_nodes; i++) {
+        const struct pnode *nd = &pd->nodes[i];
+        s += nd->up ? nd->share_w : nd->held_w > 0 ? nd->held_w : eco_powerd__reserve_w(pd, nd);
+    }
+    return s;
+}
+
+static void allocate_and_share(struct fixture *f, double budget)
+{
+    json_t *st = json_object();
+    assert_int_equal(eco_powerd__allocate(&f->pd, budget, 1e9, st), 0);
+    eco_powerd__shares(&f->pd, budget);
+    json_decref(st);
+}
+
+/* Everyone answers: a binding budget is split as allocated (node 0: two GPUs at 200 W, node
+ * 1: one at 200 W and the idle one's 50 W); a loose one is scaled up, each share at most the
+ * node's 500 W maximum; the sum is never above the budget. */
+static void test_shares_all_answer(void **state)
+{
+    struct fixture *f = *state;
+    allocate_and_share(f, 650);
+    assert_true(fabs(f->nodes[0].share_w - 400) < EPS);
+    assert_true(fabs(f->nodes[1].share_w - 250) < EPS);
+    static const double budgets[] = {100, 650, 700, 900, 1300, 5000};
+    for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
+        allocate_and_share(f, budgets[i]);
+        assert_true(shares_sum(&f->pd) <= budgets[i] + EPS);
+        for (unsigned n = 0; n < 2; n++)
+            assert_true(f->nodes[n].share_w > 0 && f->nodes[n].share_w <= 500 + EPS);
+    }
+    allocate_and_share(f, 5000); /* more than both can draw: each its maximum */
+    assert_true(fabs(f->nodes[0].share_w - 500) < EPS && fabs(f->nodes[1].share_w - 500) < EPS);
+}
+
+/* A silent node keeps the share it holds (its lease's fallback, whatever powerd sends the
+ * others): that share is set aside first; not known, its maximum draw. */
+static void test_shares_silent(void **state)
+{
+    struct fixture *f = *state;
+    f->nodes[1].up = false;
+    f->nodes[1].held_w = 300;
+    allocate_and_share(f, 650);
+    assert_true(fabs(f->nodes[0].share_w - 350) < EPS);
+    assert_true(fabs(f->nodes[1].share_w - 0) < EPS); /* nothing sent to it */
+    f->nodes[1].held_w = 0;
+    allocate_and_share(f, 650);
+    assert_true(fabs(f->nodes[0].share_w - 150) < EPS);
+    assert_true(shares_sum(&f->pd) <= 650 + EPS);
+    /* the silent node's held share alone above the budget: 1 W, the least that is a lease */
+    f->nodes[1].held_w = 700;
+    allocate_and_share(f, 650);
+    assert_true(fabs(f->nodes[0].share_w - 1) < EPS);
+}
+
+/* A node silent since powerd started (a restart of powerd): its Slurm GPUs at the largest GPU
+ * maximum heard are set aside, in the allocation and in the shares, not 0. */
+static void test_never_heard(void **state)
+{
+    struct fixture *f = *state;
+    f->nodes[2] = (struct pnode){.gres_gpus = 2};
+    f->pd.n_nodes = 3;
+    assert_true(fabs(eco_powerd__reserve_w(&f->pd, &f->nodes[2]) - 500) < EPS);
+    json_t *st = json_object();
+    assert_int_equal(eco_powerd__allocate(&f->pd, 1150, 1e9, st), 0);
+    assert_true(fabs(num(st, "set_aside_w") - 500) < EPS);
+    assert_true(fabs(f->jobs[0].limit_w - 200) < EPS); /* as with 650 W and two nodes */
+    json_decref(st);
+    eco_powerd__shares(&f->pd, 1150);
+    assert_true(shares_sum(&f->pd) <= 1150 + EPS);
+    assert_true(fabs(f->nodes[0].share_w + f->nodes[1].share_w - 650) < EPS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +267,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_job_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tight_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nothing_to_decide, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shares_all_answer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shares_silent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_never_heard, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

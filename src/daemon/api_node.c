@@ -17,6 +17,7 @@
 #include "api.h"
 #include "runs.h"
 #include "ecod.h"
+#include "lease.h"
 #include "nodecap.h"
 #include "sched.h"
 
@@ -56,6 +57,18 @@ static json_t *budget_json(const struct ecod *d)
                      "measured_w", isfinite(s.measured_w) ? json_real(s.measured_w) : json_null(),
                      "demand_w", isfinite(s.demand_w) ? json_real(s.demand_w) : json_null(),
                      "feedback_w", s.feedback_w, "jobs", (json_int_t)s.jobs, "metrics", met);
+}
+
+/* powerd's lease (lease.c): null when none was ever given. */
+static json_t *fallback_json(const struct ecod *d)
+{
+    const struct ecod_lease *l = &d->lease;
+    if (!(l->fallback_w > 0))
+        return json_null();
+    double mono = eco_mono_s();
+    return json_pack("{s:f,s:f,s:b,s:f,s:f}", "fallback_w", l->fallback_w, "lease_s", l->lease_s,
+                     "active", l->active, "heard_s_ago", mono - l->heard_mono, "lease_left_s",
+                     fmax(0, ecod_lease_left_s(l, mono)));
 }
 
 static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
@@ -111,39 +124,82 @@ static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
     json_t *out = json_pack("{s:s,s:s,s:f,s:f,s:o,s:o}", "node", host, "platform",
                             eco_platform_name(d->platform), "power_w", total, "max_power_w",
                             max_total, "gpus", gpus, "slurm_jobs", jobs);
-    if (out)
+    if (out) {
         json_object_set_new(out, "power_budget", budget_json(d));
+        json_object_set_new(out, "fallback", fallback_json(d));
+    }
     return eco_http_reply(c, 200, out);
 }
 
 /* ---- POST /v1/node/budget ------------------------------------------------------------------ */
 
-const char *ecod__api_node_budget(struct ecod *d, const json_t *b, struct eco_error *err)
+/* The fields of a budget body: each known, fallback_w and lease_s together, at least a
+ * budget_w or a lease. NULL, or the field at fault with err saying why. */
+static const char *budget_fields(const json_t *b, struct eco_error *err)
 {
+    static const char *const known[] = {"budget_w", "policy", "fallback_w", "lease_s", NULL};
     const char *key;
     json_t *val;
     json_object_foreach((json_t *)b, key, val)
     {
-        if (strcmp(key, "budget_w") && strcmp(key, "policy")) {
-            eco_errorf(err, -EINVAL, "unknown field '%.64s' (budget_w, policy)", key);
+        size_t k = 0;
+        while (known[k] && strcmp(known[k], key))
+            k++;
+        if (!known[k]) {
+            eco_errorf(err, -EINVAL,
+                       "unknown field '%.64s' (budget_w, policy, fallback_w, lease_s)", key);
             return key;
         }
     }
     const json_t *w = json_object_get(b, "budget_w"), *p = json_object_get(b, "policy");
-    if (!json_is_number(w)) {
+    const json_t *f = json_object_get(b, "fallback_w"), *l = json_object_get(b, "lease_s");
+    if ((w || !(f || l)) && !json_is_number(w)) {
         eco_errorf(err, -EINVAL, "budget_w must be a number of watts (0: none)");
+        return "budget_w";
+    }
+    if (w && !(json_number_value(w) >= 0 && json_number_value(w) <= ECOD_LEASE_MAX_W)) {
+        eco_errorf(err, -EINVAL, "budget_w must be 0..%g W (0: none)", ECOD_LEASE_MAX_W);
         return "budget_w";
     }
     if (p && !json_is_string(p)) {
         eco_errorf(err, -EINVAL, "policy must be a capper name (FAMILY[:PARAMS])");
         return "policy";
     }
-    struct eco_error why = {{0}};
-    if (ecod__nodecap_set(d, json_number_value(w), p ? json_string_value(p) : NULL, &why) < 0) {
-        /* the message as the reply always had it: at most 199 bytes */
-        eco_errorf(err, -EINVAL, "%.199s", why.msg);
-        return p && !strncmp(why.msg, "policy", 6) ? "policy" : "budget_w";
+    if (f || l) {
+        struct eco_error why = {{0}};
+        int rc = ecod_lease_check(json_is_number(f) ? json_number_value(f) : NAN,
+                                  json_is_number(l) ? json_number_value(l) : NAN, &why);
+        if (rc < 0) {
+            eco_errorf(err, -EINVAL, "%.199s (a lease is fallback_w with lease_s)", why.msg);
+            return strncmp(why.msg, "lease_s", 7) ? "fallback_w" : "lease_s";
+        }
     }
+    return NULL;
+}
+
+const char *ecod__api_node_budget(struct ecod *d, const json_t *b, struct eco_error *err)
+{
+    const char *bad = budget_fields(b, err);
+    if (bad)
+        return bad;
+    const json_t *w = json_object_get(b, "budget_w"), *p = json_object_get(b, "policy");
+    const json_t *f = json_object_get(b, "fallback_w");
+    struct eco_error why = {{0}};
+    if (w || p) {
+        /* under a fallback the asked budget is kept for its end, the lower of the two holds */
+        struct ecod_nodecap_status now;
+        ecod_nodecap_status(d, &now);
+        double bw = w ? json_number_value(w) : now.budget_w;
+        if (ecod__nodecap_set(d, w ? ecod__lease_budget(d, bw) : bw,
+                              p ? json_string_value(p) : NULL, &why) < 0) {
+            /* the message as the reply always had it: at most 199 bytes */
+            eco_errorf(err, -EINVAL, "%.199s", why.msg);
+            return p && !strncmp(why.msg, "policy", 6) ? "policy" : "budget_w";
+        }
+    }
+    if (f)
+        ecod__lease_heard(d, json_number_value(f), json_number_value(json_object_get(b, "lease_s")),
+                          eco_wall_s(), eco_mono_s());
     return NULL;
 }
 
@@ -154,8 +210,9 @@ static enum MHD_Result set_budget(struct ecod *d, struct MHD_Connection *c, cons
     if (bad)
         return eco_http_fail(c, 400, bad, "%s", err.msg);
     const json_t *w = json_object_get(b, "budget_w"), *p = json_object_get(b, "policy");
-    ECO_LOG(ECO_LOG_INFO, "power", "node power budget %.0f W (%s)", json_number_value(w),
-            p ? json_string_value(p) : "policy kept");
+    if (w || p) /* a lease alone comes every period of powerd's: not logged */
+        ECO_LOG(ECO_LOG_INFO, "power", "node power budget %.0f W (%s)", json_number_value(w),
+                p ? json_string_value(p) : "policy kept");
     return eco_http_reply(c, 200, budget_json(d));
 }
 
@@ -205,6 +262,7 @@ static enum MHD_Result set_limit(struct ecod *d, struct MHD_Connection *c, const
         return eco_http_fail(c, 500, NULL, "%s", err.msg);
     }
     ECO_LOG(ECO_LOG_DEBUG, "api", "GPU %ld: limit %.0f W", g, w);
+    ecod__lease_limit(d, (unsigned)g, w); /* put back at a restart (lease.c) */
     return eco_http_reply(c, 200, json_pack("{s:i,s:f}", "index", (int)g, "power_limit_w", w));
 }
 

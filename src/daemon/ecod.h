@@ -13,6 +13,7 @@
 #include "platform/platform.h"
 #include "daemon/attrib.h"
 #include "daemon/grid.h"
+#include "daemon/lease.h"
 #include "daemon/store.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -149,6 +150,8 @@ struct ecod {
     double prune_mono;            /* the next pruning pass (monotonic s) */
     struct ecod_lister *lister;   /* GET /v1/jobs off the loop; NULL: served on it */
     struct ecod_nodecap *nodecap; /* node power budget (nodecap.c); NULL: none ever set */
+    struct ecod_lease lease;      /* powerd's fallback lease (lease.c), kept in lease_path */
+    char lease_path[4096];
     /* Settings from the config and options (ecoschedd.c, apply_config; docs/daemon/README.md):
      * the scheduling pass runs every tick_s (default 1 s: NVML's utilisation readings cover
      * 1/6 s to 1 s, so faster sampling adds nothing, and a queued job waits at most this long

@@ -700,6 +700,8 @@ int main(int argc, char **argv)
         d.fake_run = NULL;
     }
     ecod__startup_recover(&d, eco_wall_s(), eco_mono_s());
+    /* powerd's last limits first: the reconciliation leaves the GPUs they cover alone */
+    ecod__lease_init(&d, eco_wall_s(), eco_mono_s());
     ecod__startup_reconcile_limits(&d);
     if (ecod__queue_create(&d, o.queue_policy, &err) < 0 || ecod__sched_load_queue(&d, &err) < 0) {
         ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);

@@ -354,6 +354,11 @@ static void budget_metrics(struct ecod *d, FILE *f)
          m->above_s},
         {"ecosched_power_budget_above_joules_total", "Energy above the budget.", "counter",
          m->above_kwh * 3.6e6},
+        {"ecosched_node_fallback_active",
+         "1 while powerd's fallback share is the node budget (powerd silent past its lease).",
+         "gauge", d->lease.active ? 1 : 0},
+        {"ecosched_node_fallback_watts", "The fallback share powerd last gave (0: no lease).",
+         "gauge", d->lease.fallback_w},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         header(f, rows[i].name, rows[i].help, rows[i].type);

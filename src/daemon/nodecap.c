@@ -296,6 +296,25 @@ out:
     free(map);
 }
 
+/* The budget becomes budget_w; going to none, the GPUs get their jobs' caps back (restore)
+ * or keep the limits they have (another controller takes them over). */
+static void set_budget(struct ecod *d, double budget_w, bool restore)
+{
+    struct ecod_nodecap *n = d->nodecap;
+    if (budget_w != n->budget_w)
+        n->settle = n->settle_prev = true;
+    if (restore && budget_w <= 0 && n->budget_w > 0)
+        for (size_t i = 0; i < d->n_runs; i++)
+            for (uint32_t k = 0; k < d->runs[i].n_gpus; k++)
+                restore_gpu(d, d->runs[i].gpus[k]);
+    if (budget_w <= 0) {
+        n->n_jobs = 0;
+        n->last_mono = -1;
+        n->demand_w = NAN;
+    }
+    n->budget_w = budget_w;
+}
+
 int ecod__nodecap_set(struct ecod *d, double budget_w, const char *policy, struct eco_error *err)
 {
     struct ecod_nodecap *n = d->nodecap;
@@ -312,19 +331,14 @@ int ecod__nodecap_set(struct ecod *d, double budget_w, const char *policy, struc
         n->capper = c;
         snprintf(n->policy, sizeof n->policy, "%s", policy);
     }
-    if (budget_w != n->budget_w)
-        n->settle = n->settle_prev = true;
-    if (budget_w <= 0 && n->budget_w > 0)
-        for (size_t i = 0; i < d->n_runs; i++)
-            for (uint32_t k = 0; k < d->runs[i].n_gpus; k++)
-                restore_gpu(d, d->runs[i].gpus[k]);
-    if (budget_w <= 0) {
-        n->n_jobs = 0;
-        n->last_mono = -1;
-        n->demand_w = NAN;
-    }
-    n->budget_w = budget_w;
+    set_budget(d, budget_w, true);
     return 0;
+}
+
+void ecod__nodecap_hand_over(struct ecod *d, double budget_w)
+{
+    if (d->nodecap)
+        set_budget(d, budget_w, false);
 }
 
 void ecod_nodecap_status(const struct ecod *d, struct ecod_nodecap_status *s)

@@ -24,6 +24,9 @@ void ecod__nodecap_tick(struct ecod *d, double mono);
  * new policy (NULL: keep). 0, or -EINVAL with err saying which field is wrong ("policy: ..."
  * or "budget_w ..."). */
 int ecod__nodecap_set(struct ecod *d, double budget_w, const char *policy, struct eco_error *err);
+/* The budget becomes budget_w (0: none) without giving the GPUs their jobs' caps back: the
+ * fallback's end (lease.c), when powerd takes over the limits the budget left. */
+void ecod__nodecap_hand_over(struct ecod *d, double budget_w);
 /* The budget's state, borrowed from d. */
 struct ecod_nodecap_status {
     double budget_w; /* 0: none */

@@ -25,6 +25,7 @@
 #include "clockctl.h"
 #include "ecod.h"
 #include "jobcg.h"
+#include "lease.h"
 #include "nodecap.h"
 #include "queue.h"
 #include "util/fs.h"
@@ -784,7 +785,9 @@ void ecod__sched_sample(struct ecod *d, double now, double mono)
         store_basis(d, &d->runs[i]);
         store_grid(d, &d->runs[i], NULL);
     }
+    ecod__lease_tick(d, mono); /* powerd silent past its lease: the fallback budget */
     ecod__nodecap_tick(d, mono);
+    ecod__lease_keep_limits(d);
     double took = eco_mono_s() - mono; /* the sampling's own duration (status): measured */
     d->sample.samples++;
     d->sample.last_s = took;

@@ -238,6 +238,8 @@ void ecod__startup_reconcile_limits(struct ecod *d)
         struct eco_error err = {{0}};
         struct eco_power_range pr;
         double now_w = -1, w = want[g];
+        if (g < ECO_GPUSEL_MAX_GPUS && d->lease.fallback_w > 0 && d->lease.limit_w[g] > 0)
+            continue; /* powerd's last limit, put back by ecod__lease_init */
         if (w <= 0 && eco_platform_power_range(d->platform, g, &pr, NULL) == 0)
             w = pr.default_w;
         if (w <= 0 || (eco_platform_power_limit(d->platform, g, &now_w, NULL) == 0 &&

@@ -19,7 +19,8 @@ int ecod__startup_init(struct ecod *d, struct eco_gpusel_params *params, struct 
 /* Adopts or marks lost the jobs the store says are running (once, at start). */
 void ecod__startup_recover(struct ecod *d, double now, double mono);
 /* Sets each GPU's limit (or locked clock, power_knob = clock) to the lowest cap of the adopted
- * jobs on it, the default when none (after ecod__startup_recover). */
+ * jobs on it, the default when none (after ecod__startup_recover), except the GPUs whose limit
+ * powerd's lease keeps (ecod__lease_init, called before). */
 void ecod__startup_reconcile_limits(struct ecod *d);
 
 #endif

@@ -134,9 +134,10 @@ static json_t *nodes_json(const struct powerd *pd)
     json_t *a = json_array();
     for (size_t i = 0; a && i < pd->n_nodes; i++) {
         const struct pnode *nd = &pd->nodes[i];
-        json_array_append_new(a, json_pack("{s:s,s:b,s:f,s:f,s:i}", "name", nd->name, "responsive",
-                                           nd->up, "power_w", nd->power_w, "max_power_w",
-                                           nd->max_power_w, "gpus", (int)nd->n_gpus));
+        json_array_append_new(a, json_pack("{s:s,s:b,s:f,s:f,s:i,s:f}", "name", nd->name,
+                                           "responsive", nd->up, "power_w", nd->power_w,
+                                           "max_power_w", nd->max_power_w, "gpus", (int)nd->n_gpus,
+                                           "fallback_w", nd->held_w));
     }
     return a;
 }
@@ -243,8 +244,12 @@ static void period(struct powerd *pd)
     if (slurm_ok) {
         eco_powerd__job_power(pd);
         metrics_sample(pd, now, budget);
-        if (eco_powerd__allocate(pd, budget, (double)time(NULL), st) == 0)
+        if (eco_powerd__allocate(pd, budget, (double)time(NULL), st) == 0) {
+            /* the leases first: a node in fallback ends it before taking the limits */
+            eco_powerd__shares(pd, budget);
+            eco_powerd__send_fallback(pd);
             eco_powerd__send_limits(pd);
+        }
         if (pd->weights)
             eco_powerd__update_weights(pd);
         powerdown(pd, now, st);
@@ -270,7 +275,7 @@ static void period(struct powerd *pd)
 
 /* The command line, parsed by the CLI's option table (src/cli/opts.c). */
 struct powerd_args {
-    double budget_w, period_s, node_timeout_s, dr_above, dr_scale, dr_floor_w;
+    double budget_w, period_s, node_timeout_s, node_lease_s, dr_above, dr_scale, dr_floor_w;
     const char *nodes, *socket, *socket_group, *power_down, *policy, *metrics_listen;
     const char *carbon, *price, *carbon_url, *price_url, *carbon_policy;
     int no_weights;
@@ -308,6 +313,16 @@ static const struct eco_opt powerd_opts[] = {
              "shorter than --period (default 0.5, at most half the period):\n"
              "a node silent for it"
              " is down for the period"},
+    {.name = "node-lease",
+     .kind = ECO_OPT_NUM,
+     .lo = 1,
+     .hi = 86400,
+     .offset = A(node_lease_s),
+     .arg = "SECONDS",
+     .noun = "a number of seconds",
+     .help = "how long a node daemon waits for powerd before it caps its\n"
+             "jobs under its share of the budget (default 3 periods; longer\n"
+             "than --period + --node-timeout)"},
     {.name = "nodes",
      .kind = ECO_OPT_STR,
      .offset = A(nodes),
@@ -481,6 +496,7 @@ int eco_cli__cmd_powerd(int argc, char **argv)
                             .power_down = "forecast",
                             .period_s = 5,
                             .node_timeout_s = NAN,
+                            .node_lease_s = NAN,
                             .policy = DEFAULT_CAPPER,
                             .dr_above = NAN,
                             .dr_scale = DR_DEFAULT_SCALE,
@@ -493,6 +509,8 @@ int eco_cli__cmd_powerd(int argc, char **argv)
                         .forecast = a.power_down,
                         .period_s = a.period_s,
                         .node_timeout_s = a.node_timeout_s,
+                        .node_lease_s =
+                            isnan(a.node_lease_s) ? LEASE_PERIODS * a.period_s : a.node_lease_s,
                         .budget_w = a.budget_w,
                         .met_last_t = -1,
                         .policy = a.policy,
@@ -517,6 +535,12 @@ int eco_cli__cmd_powerd(int argc, char **argv)
     if (pd.node_timeout_s >= pd.period_s) {
         eco_cli__err("powerd: --node-timeout %g must be shorter than --period %g (seconds)",
                      pd.node_timeout_s, pd.period_s);
+        return ECO_EXIT_USAGE;
+    }
+    if (!(pd.node_lease_s > pd.period_s + pd.node_timeout_s && pd.node_lease_s <= 86400)) {
+        eco_cli__err("powerd: --node-lease %g must be longer than --period + --node-timeout "
+                     "(%g s) and at most 86400 (seconds)",
+                     pd.node_lease_s, pd.period_s + pd.node_timeout_s);
         return ECO_EXIT_USAGE;
     }
     if (pd.budget_w <= 0) {
@@ -561,9 +585,11 @@ int eco_cli__cmd_powerd(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     ECO_LOG(ECO_LOG_INFO, NULL,
-            "budget %.0f W, period %g s, capper %s, nodes at %s (timeout %g s), API on %s%s%s",
-            pd.budget_w, pd.period_s, pd.policy, pd.node_pattern, pd.node_timeout_s, pd.socket,
-            a.metrics_listen ? ", metrics on " : "", a.metrics_listen ? a.metrics_listen : "");
+            "budget %.0f W, period %g s, capper %s, nodes at %s (timeout %g s, lease %g s), API "
+            "on %s%s%s",
+            pd.budget_w, pd.period_s, pd.policy, pd.node_pattern, pd.node_timeout_s,
+            pd.node_lease_s, pd.socket, a.metrics_listen ? ", metrics on " : "",
+            a.metrics_listen ? a.metrics_listen : "");
     while (!stop_flag) {
         double t0 = eco_mono_s();
         period(&pd);

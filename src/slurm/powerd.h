@@ -26,6 +26,11 @@
  * period reading and then capping 1,000 nodes, some silent, fits in the 1 s of the shortest
  * period worth running and in a tenth of the default 5 s. */
 #define NODE_TIMEOUT_S 0.5
+/* The node lease (--node-lease) when not given: 3 periods (15 s at the default 5 s). A node
+ * falls back to its share only after missing two renewals in a row and most of a third, so one
+ * slow period (a node request at its timeout, squeue taking a second) never trips it, while the
+ * budget is exposed to a node's new uncapped jobs for at most 3 periods after powerd dies. */
+#define LEASE_PERIODS 3
 /* Remaining time of a job without a time limit, for the allocator's cost: an hour, the order
  * of a training job's remaining time; only the ratios between jobs matter. */
 #define DEFAULT_REMAINING_S 3600.0
@@ -53,6 +58,7 @@ struct pgpu {
     double util;      /* SM utilisation 0..1 from the node daemon, NaN when it has none */
     double sm_mhz;    /* SM clock, NaN when the node daemon has none */
     double job_cap_w; /* the job's --gpu-power-cap (0: none): a ceiling for its limit */
+    double alloc_w;   /* this period's allocation: its job's decided limit, else its power */
 };
 
 struct pnode {
@@ -79,6 +85,10 @@ struct pnode {
     } sjob[MAX_GPUS];
     unsigned n_sjob;
     bool limit_failing; /* its last limit request failed (logged once, until one succeeds) */
+    /* its fallback share (docs/slurm/powerd.md, "Faults"): the one it holds (its /v1/node
+     * "fallback", or the last one it took), and this period's (eco_powerd__shares) */
+    double held_w, share_w;
+    bool lease_failing; /* its last lease request failed (logged once, until one succeeds) */
 };
 
 struct pjob {
@@ -132,6 +142,7 @@ struct powerd {
     gid_t socket_gid; /* --socket-group's, (gid_t)-1: powerd's own group */
     double period_s;
     double node_timeout_s; /* --node-timeout: each node request's bound */
+    double node_lease_s;   /* --node-lease: the nodes' fallback lease */
     bool weights;
     /* shared with the API thread, under lock */
     pthread_mutex_t lock;
@@ -192,6 +203,9 @@ int eco_powerd__read_jobs(struct powerd *pd);
 /* Sends each decided job's limit to its GPUs where it differs, then gives GPUs that no running
  * job holds their default limit back. */
 void eco_powerd__send_limits(struct powerd *pd);
+/* Renews each answering node's lease with its share (POST /v1/node/budget {"fallback_w",
+ * "lease_s"}), before the limits; held_w follows what each took. */
+void eco_powerd__send_fallback(struct powerd *pd);
 /* Slurm's Weight per node: class by warmth, then idle draw per GPU (watts). */
 void eco_powerd__update_weights(struct powerd *pd);
 
@@ -201,6 +215,16 @@ void eco_powerd__update_weights(struct powerd *pd);
  * evaluates). Sets limit_w and decided of those jobs (nothing is sent) and the allocation's
  * figures in st. 0, or < 0 (out of memory, the capper failed: logged; no job decided). */
 int eco_powerd__allocate(struct powerd *pd, double budget, double now, json_t *st);
+/* What a node that did not answer may draw, set aside from the budget: its GPUs' maximum
+ * limits at its last answer, or, never heard since powerd started, its Slurm GPUs at the
+ * largest GPU maximum of the nodes heard (0 when none was). */
+double eco_powerd__reserve_w(const struct powerd *pd, const struct pnode *nd);
+/* After the allocation: each answering node's fallback share (share_w), budget x its
+ * allocation (its GPUs' decided limits, the others' power) over all the answering nodes'
+ * allocations, from what the budget leaves after the silent nodes' held shares (or their
+ * reserve_w when not known); each at most its maximum draw and at least 1 W. The shares and
+ * the silent nodes' held ones sum to at most the budget while that is above the held ones. */
+void eco_powerd__shares(struct powerd *pd, double budget);
 
 /* powerd_jobs.c: each running job's power_w and energy_j from this period's node answers
  * (read_node_power, then read_jobs). */

@@ -40,6 +40,60 @@ static double progress(struct powerd *pd, struct pjob *j, double cur, double hi)
     return j->ref_rate > 0 ? rate / j->ref_rate : NAN;
 }
 
+double eco_powerd__reserve_w(const struct powerd *pd, const struct pnode *nd)
+{
+    if (nd->seen)
+        return nd->max_power_w;
+    double gpu_max = 0; /* the largest GPU maximum heard: no GPU of a node is above it */
+    for (size_t i = 0; i < pd->n_nodes; i++)
+        for (unsigned g = 0; pd->nodes[i].seen && g < pd->nodes[i].n_gpus; g++)
+            gpu_max = fmax(gpu_max, pd->nodes[i].gpu[g].max_w);
+    return nd->gres_gpus * gpu_max;
+}
+
+/* Smallest share sent: fallback_w 0 would mean "no lease"; 1 W makes a node's fallback hold
+ * its jobs at their minimum limits. */
+#define SHARE_MIN_W 1.0
+
+void eco_powerd__shares(struct powerd *pd, double budget)
+{
+    double avail = budget, sum_a = 0, sum_max = 0;
+    for (size_t i = 0; i < pd->n_nodes; i++) {
+        struct pnode *nd = &pd->nodes[i];
+        nd->share_w = 0;
+        if (!nd->up) {
+            avail -= nd->held_w > 0 ? nd->held_w : eco_powerd__reserve_w(pd, nd);
+            continue;
+        }
+        double a = 0;
+        for (unsigned g = 0; g < nd->n_gpus; g++)
+            a += nd->gpu[g].alloc_w;
+        nd->share_w = a; /* the allocation, scaled below */
+        sum_a += a;
+        sum_max += nd->max_power_w;
+    }
+    for (size_t i = 0; i < pd->n_nodes; i++) {
+        struct pnode *nd = &pd->nodes[i];
+        if (!nd->up)
+            continue;
+        double s = sum_a > 0     ? avail * nd->share_w / sum_a
+                   : sum_max > 0 ? avail * nd->max_power_w / sum_max
+                                 : 0;
+        if (nd->max_power_w > 0)
+            s = fmin(s, nd->max_power_w); /* more than it can draw holds nothing */
+        nd->share_w = fmax(SHARE_MIN_W, s);
+    }
+}
+
+/* Each answering GPU's allocation before the decide: its measured power (a decided job's
+ * limit replaces it after). */
+static void alloc_start(struct powerd *pd)
+{
+    for (size_t i = 0; i < pd->n_nodes; i++)
+        for (unsigned g = 0; g < pd->nodes[i].n_gpus; g++)
+            pd->nodes[i].gpu[g].alloc_w = pd->nodes[i].gpu[g].power_w;
+}
+
 int eco_powerd__allocate(struct powerd *pd, double budget, double now, json_t *st)
 {
     double cold = 0, measured = 0;
@@ -47,10 +101,11 @@ int eco_powerd__allocate(struct powerd *pd, double budget, double now, json_t *s
     for (size_t i = 0; i < pd->n_nodes; i++) {
         struct pnode *nd = &pd->nodes[i];
         if (!nd->up)
-            cold += nd->max_power_w;
+            cold += eco_powerd__reserve_w(pd, nd);
         else
             measured += nd->power_w;
     }
+    alloc_start(pd);
     size_t cap = pd->n_jobs ? pd->n_jobs : 1;
     struct eco_capper_job *vj = calloc(cap, sizeof *vj);
     double *lim = calloc(cap, sizeof *lim);
@@ -130,6 +185,8 @@ int eco_powerd__allocate(struct powerd *pd, double budget, double now, json_t *s
         struct pjob *j = &pd->jobs[map[q]];
         j->limit_w = lim[q];
         j->decided = true;
+        for (unsigned g = 0; g < j->n; g++)
+            pd->nodes[j->node[g]].gpu[j->gpu[g]].alloc_w = lim[q];
     }
     json_object_set_new(st, "capper", json_string(eco_capper_ops_of(pd->capper)->name));
     json_object_set_new(st, "policy", json_string(pd->policy));

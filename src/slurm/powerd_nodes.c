@@ -139,6 +139,8 @@ static void take_node(struct pnode *nd, json_t *o, long st, const struct eco_err
     if (!was_up && nd->down_logged)
         ECO_LOG(ECO_LOG_INFO, NULL, "node %s: its ecoschedd answers again", nd->name);
     nd->seen = true;
+    /* the share it holds (a lease of powerd's before a restart of it); 0: none */
+    nd->held_w = json_number_value(json_object_get(json_object_get(o, "fallback"), "fallback_w"));
     nd->power_w = json_number_value(json_object_get(o, "power_w"));
     nd->max_power_w = json_number_value(json_object_get(o, "max_power_w"));
     json_t *gs = json_object_get(o, "gpus"), *g;
@@ -441,6 +443,47 @@ void eco_powerd__send_limits(struct powerd *pd)
     restore_free_gpus(pd, &l);
     send_all(pd, &l);
     free(l.v);
+}
+
+void eco_powerd__send_fallback(struct powerd *pd)
+{
+    size_t n = pd->n_nodes ? pd->n_nodes : 1, m = 0;
+    struct eco_http_call *calls = calloc(n, sizeof *calls);
+    char(*body)[96] = calloc(n, sizeof *body);
+    size_t *of = calloc(n, sizeof *of);
+    if (!calls || !body || !of) {
+        ECO_LOG(ECO_LOG_ERR, NULL, "leases not renewed: out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < pd->n_nodes; i++) {
+        if (!pd->nodes[i].up || !(pd->nodes[i].share_w > 0))
+            continue;
+        snprintf(body[m], sizeof body[m], "{\"fallback_w\":%.1f,\"lease_s\":%g}",
+                 pd->nodes[i].share_w, pd->node_lease_s);
+        calls[m] = (struct eco_http_call){
+            .endpoint = pd->nodes[i].endpoint, .path = "/v1/node/budget", .body = body[m]};
+        of[m++] = i;
+    }
+    eco_http_json_all(calls, m, ECO_HTTP_PARALLEL, timeout_ms(pd));
+    for (size_t k = 0; k < m; k++) {
+        struct pnode *nd = &pd->nodes[of[k]];
+        bool ok = calls[k].answer && calls[k].status == 200;
+        if (ok)
+            nd->held_w = nd->share_w;
+        if (!ok && !nd->lease_failing)
+            ECO_LOG(ECO_LOG_WARN, NULL,
+                    "node %s: lease (fallback %.0f W) not renewed: %s (logged again only once "
+                    "it takes one)",
+                    nd->name, nd->share_w,
+                    calls[k].answer ? json_string_value(json_object_get(calls[k].answer, "error"))
+                                    : calls[k].err.msg);
+        nd->lease_failing = !ok;
+        json_decref(calls[k].answer);
+    }
+out:
+    free(calls);
+    free(body);
+    free(of);
 }
 
 /* Slurm's Weight per node: class by warmth, then idle draw per GPU (watts). */

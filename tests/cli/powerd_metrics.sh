@@ -26,6 +26,11 @@ expect 2 "--node-timeout 5 must be shorter than --period 5" -- \
     powerd --budget 1000 --socket "$T/x.sock" --node-timeout 5
 expect 2 "--node-timeout: 'x' is not a number of seconds" -- \
     powerd --budget 1000 --socket "$T/x.sock" --node-timeout x
+expect 0 "--node-lease SECONDS" -- powerd --help
+expect 2 "--node-lease 5 must be longer than --period + --node-timeout (5.5 s)" -- \
+    powerd --budget 1000 --socket "$T/x.sock" --node-lease 5
+expect 2 "--node-lease: 'x' is not a number of seconds" -- \
+    powerd --budget 1000 --socket "$T/x.sock" --node-lease x
 command -v curl >/dev/null || { echo "SKIP: curl not found (Debian: curl)"; exit 77; }
 # a free loopback port: a few tries from a pseudo-random start
 port=
