@@ -1194,8 +1194,8 @@ struct MHD_Daemon *ecod__api_start(struct ecod_listener *l, int fd, struct eco_e
     /* Connection limits: a few hundred clients at once is far beyond one server's users;
      * 30 s idle timeout drops clients that connect and send nothing. */
     struct MHD_Daemon *m = MHD_start_daemon(
-        flags | (cert ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, l, MHD_OPTION_ARRAY, tls,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+        flags | (cert ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER,
+        mhd_log, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
     if (!m)

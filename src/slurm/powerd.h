@@ -132,6 +132,10 @@ struct powerd {
     gid_t socket_gid; /* --socket-group's, (gid_t)-1: powerd's own group */
     double period_s;
     double node_timeout_s; /* --node-timeout: each node request's bound */
+    /* --node-auth munge: a fresh MUNGE credential on every node request (munge_auth.h), NULL:
+     * none; --node-ca: the CA file of https:// node URLs, NULL: the system's */
+    struct eco_munge *munge;
+    const char *node_ca;
     bool weights;
     /* shared with the API thread, under lock */
     pthread_mutex_t lock;
