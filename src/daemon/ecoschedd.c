@@ -674,14 +674,13 @@ static void remove_pid_file(const char *path)
         unlink(path);
 }
 
-/* The cluster listener (cluster_listen): munged checked, the worker started (*cl), the socket
- * bound on any address and served by *srv. 0, or < 0 and err. */
+/* The cluster listener (cluster_listen) of cl (munged checked, its worker started at start-up):
+ * the socket bound on any address and served by *srv. 0, or < 0 and err. */
 static int start_cluster(const struct ecod_config *c, struct ecod_listener *l,
-                         struct ecod_cluster **cl, struct MHD_Daemon **srv, struct eco_error *err)
+                         struct ecod_cluster *const *cl, struct MHD_Daemon **srv,
+                         struct eco_error *err)
 {
-    int rc = ecod__cluster_create(c, cl, err), fd = -1;
-    if (rc < 0)
-        return rc;
+    int fd;
     l->cluster = *cl;
     if ((fd = ecod__tcp_bind("cluster_listen", c->cluster_listen, false, err)) < 0)
         return fd;
@@ -725,7 +724,10 @@ int main(int argc, char **argv)
     d.fake_run_fd = -1;
     snprintf(d.db_path, sizeof d.db_path, "%s/jobs.db", o.state_dir);
     /* before the store and the GPUs are touched: a daemon already serving there owns them */
+    /* the cluster listener's munged is asked before anything is touched: a listener that
+     * could authenticate no one is a start-up error */
     if (claim_socket(o.socket, &err) < 0 || setup_signals(&err) < 0 ||
+        (o.cfg.cluster_listen[0] && ecod__cluster_create(&o.cfg, &cl, &err) < 0) ||
         private_state(&d, &err) < 0 || open_platform(&o, &d, &err) < 0 ||
         ecod__startup_open_store(&d, &err) < 0 || ecod__startup_init(&d, &o.sel, &err) < 0 ||
         ecod__jobcg_init(&d, o.cfg.job_cgroup, &err) < 0 || ecod__nodecap_init(&d, &err) < 0 ||
