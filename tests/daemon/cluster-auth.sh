@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The cluster listener (cluster_listen) with MUNGE credentials, on two private munged (the
 # second with another key): a credential bound to the request is served (200); none, a garbled
-# one, a replayed one, one for another path or body, one of the other key are 401 naming why;
+# one, a replayed one, an expired one, one for another path or body, one of the other key are
+# 401 naming why;
 # an unprivileged user's is 403 unless cluster_read_users (GET) or cluster_admin_user (POST)
 # lets it; a root POST changes the fake GPU's limit; munged gone is 503; powerd reaches the
 # node with --node-auth munge (and not without) over https with --node-ca; bad settings are
@@ -99,6 +100,11 @@ check "a credential for another method: 401 (got $code)" [ "$code" = 401 ]
 code=$(req "$(cred "$T/m2.sock" GET /v1/node "")" GET /v1/node)
 check "a credential of another munge key: 401 (got $code)" [ "$code" = 401 ]
 check "... another munge key" grep -q "another munge key" "$T/r"
+c=$(payload GET /v1/node "" | munge -S "$M1" -t 1); sleep 2.2
+code=$(req "$c" GET /v1/node)
+check "a credential past its TTL: 401 (got $code)" [ "$code" = 401 ]
+check "... says the clocks differ by more than the TTL, and what to run" \
+    grep -q "expired or from the future: clocks of the two hosts differ by more than munge's TTL (1 s).*NTP" "$T/r"
 code=$(req "garbage-not-a-credential" GET /v1/node)
 check "not a credential: 401 (got $code)" [ "$code" = 401 ]
 code=$(req "$(cred "$M1" POST /v1/gpus/0/limit "$B200" nobody)" POST /v1/gpus/0/limit "$B200")
