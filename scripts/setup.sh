@@ -6,9 +6,10 @@
 # Prometheus service is installed.
 set -eu
 # Build and run time: the compiler, make, CMake and the libraries the binaries link.
-# (libcurl: the CLI's and the SPANK plugin's HTTP client; libmicrohttpd: ecoschedd's server.)
+# (libcurl: the CLI's and the SPANK plugin's HTTP client; libmicrohttpd: ecoschedd's server;
+# libmunge: ecoschedd's cluster_listen and powerd's --node-auth munge.)
 DEMO_PKGS="gcc libc6-dev make cmake pkg-config zlib1g-dev libjansson-dev libsqlite3-dev
-libmicrohttpd-dev libcurl4-openssl-dev libglpk-dev"
+libmicrohttpd-dev libcurl4-openssl-dev libglpk-dev libmunge-dev"
 # Test only: cmocka (unit tests), curl, socat and jq (daemon tests), chromium (report and live-page
 # tests), libslurm-dev (the SPANK plugin and the Slurm test), man-db (`man -l` of the man pages
 # in the install test), python3 (the table generators' --check tests), clang-format (the
@@ -17,9 +18,10 @@ libmicrohttpd-dev libcurl4-openssl-dev libglpk-dev"
 # Slurm tests install munge and the other Slurm daemons themselves. (Where systemd runs,
 # installing mariadb-server also starts its service; the test never uses it.) clang and
 # libclang-rt-14-dev (libFuzzer, the sanitizers' runtimes) build the fuzz targets that
-# `make fuzz-check` runs (fuzz/README.md).
+# `make fuzz-check` runs (fuzz/README.md). munge (munged) and openssl (a self-signed
+# certificate) for tests/daemon/cluster-auth.sh.
 TEST_PKGS="libcmocka-dev curl socat jq chromium libslurm-dev man-db python3 clang-format
-mariadb-server slurmdbd clang libclang-rt-14-dev"
+mariadb-server slurmdbd clang libclang-rt-14-dev munge openssl"
 # promtool (tests/daemon/metrics.sh) and prometheus (tests/daemon/prometheus.sh) are taken from
 # this package, unpacked, never installed.
 PROMTOOL_DEB=prometheus

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "daemon/cluster.h"
 #include "daemon/config.h"
 #include "daemon/nodecap.h"
 
@@ -66,6 +67,18 @@ static void test_set_table(void **state)
         {"power_policy", "nope", -EINVAL, "unknown policy 'nope'"},
         {"power_policy", "uniform", 0, NULL},
         {"socket", "", -EINVAL, "needs a value"},
+        {"cluster_listen", "10.0.0.1:7071", 0, NULL},
+        {"cluster_listen", "0.0.0.0:0", -EINVAL, "port must be 1..65535"},
+        {"cluster_listen", "nohost", -EINVAL, "must be HOST:PORT"},
+        {"cluster_listen", ":7071", -EINVAL, "must be HOST:PORT"},
+        {"cluster_admin_user", "root", 0, NULL},
+        {"cluster_admin_user", "4242", 0, NULL},
+        {"cluster_admin_user", "no-such-user-x", -EINVAL, "no such user 'no-such-user-x'"},
+        {"cluster_read_users", "*", 0, NULL},
+        {"cluster_read_users", "root,0,4242", 0, NULL},
+        {"cluster_read_users", "root,,0", -EINVAL, "is not * or a comma list"},
+        {"cluster_read_users", "root,", -EINVAL, "is not * or a comma list"},
+        {"cluster_read_users", "root,nobody-x", -EINVAL, "no such user 'nobody-x'"},
         {"no_such_key", "1", -ENOENT, "unknown setting 'no_such_key'"},
     };
     struct ecod_config c;
@@ -85,6 +98,9 @@ static void test_set_table(void **state)
     assert_string_equal(c.platform, "FAKE");
     assert_string_equal(c.power_knob, "clock");
     assert_string_equal(c.tcp_listen, "[::1]:8080");
+    assert_string_equal(c.cluster_listen, "10.0.0.1:7071");
+    assert_string_equal(c.cluster_admin_user, "4242");
+    assert_string_equal(c.cluster_read_users, "root,0,4242");
     assert_string_equal(c.power_policy, "uniform");
     assert_int_equal(c.log_level, 4);
     /* a value longer than its field is refused, not cut */
@@ -160,13 +176,55 @@ static void test_error_style(void **state)
     assert_int_equal(strncmp(err.msg, "'x999", 5), 0);
 }
 
+/* Who may use the cluster listener (cluster.c's policy), without munged. */
+static void test_cluster_policy(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *admin, *readers, *method;
+        unsigned uid;
+        int rc;
+        bool admin_out;
+        const char *msg;
+    } cases[] = {
+        {"", "", "GET", 0, 0, true, NULL},
+        {"", "", "POST", 0, 0, true, NULL},
+        {"", "", "GET", 1000, -EPERM, false, "uid 1000 may not read"},
+        {"", "", "POST", 1000, -EPERM, false, "uid 1000 may not POST"},
+        {"1000", "", "POST", 1000, 0, true, NULL},
+        {"1000", "", "GET", 1000, 0, true, NULL},
+        {"1000", "", "POST", 1001, -EPERM, false, "uid 1001 may not POST"},
+        {"", "1001,1002", "GET", 1002, 0, false, NULL},
+        {"", "1001,1002", "HEAD", 1001, 0, false, NULL},
+        {"", "1001,1002", "POST", 1002, -EPERM, false, "only root and cluster_admin_user"},
+        {"", "1001,1002", "GET", 1003, -EPERM, false, "cluster_read_users may"},
+        {"", "*", "GET", 4242, 0, false, NULL},
+        {"", "*", "DELETE", 4242, -EPERM, false, "may not DELETE"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct ecod_cluster_policy p;
+        struct eco_error err = {{0}};
+        bool admin = !cases[i].admin_out;
+        assert_int_equal(ecod__cluster_policy_init(&p, cases[i].admin, cases[i].readers, &err), 0);
+        int rc = ecod__cluster_policy_check(&p, (uid_t)cases[i].uid, cases[i].method, &admin, &err);
+        if (rc != cases[i].rc || admin != cases[i].admin_out ||
+            (cases[i].msg && !strstr(err.msg, cases[i].msg)))
+            fail_msg("case %zu: rc %d admin %d '%s'", i, rc, admin, err.msg);
+    }
+    struct ecod_cluster_policy p;
+    struct eco_error err = {{0}};
+    assert_int_equal(ecod__cluster_policy_init(&p, "no-such-user-x", "", &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "cluster_admin_user: no such user 'no-such-user-x'"));
+    assert_int_equal(ecod__cluster_policy_init(&p, "", "0,,1", &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "cluster_read_users"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_set_table),
-        cmocka_unit_test(test_load),
-        cmocka_unit_test(test_error_style),
+        cmocka_unit_test(test_defaults),       cmocka_unit_test(test_set_table),
+        cmocka_unit_test(test_load),           cmocka_unit_test(test_error_style),
+        cmocka_unit_test(test_cluster_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

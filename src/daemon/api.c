@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "util/grid_signal.h"
 #include "util/http_server.h"
+#include "util/munge_auth.h"
 #include "api.h"
 #include "ecod.h"
 #include "lister.h"
@@ -54,12 +55,16 @@ struct req {
     struct eco_http_body body; /* at most ECOD_MAX_BODY bytes */
     bool listed;               /* list holds the answer to queue when the handler runs again */
     struct ecod_list_req list;
+    bool auth_sent; /* the cluster listener: auth went to the decoding worker, now answered */
+    struct ecod_cluster_req auth;
 };
 
-/* Who is calling: the peer of the unix socket. */
+/* Who is calling: the peer of the unix socket, the token file's owner, or the MUNGE
+ * credential's uid. admin: may use the node's POST routes (root, or cluster_admin_user). */
 struct peer {
     uid_t uid;
     gid_t gid;
+    bool admin;
 };
 
 static int peer_of(struct MHD_Connection *c, struct peer *p)
@@ -948,12 +953,16 @@ out:
 
 /* ---- routing ---------------------------------------------------------------------------- */
 
-/* 401 with the scheme to use, for a TCP request without the right bearer token. */
-static enum MHD_Result unauthorized(struct MHD_Connection *c)
+/* Seconds a client told 503 (munged down, or the decoding queue full) waits: munged restarts
+ * in about a second; a full queue drains in milliseconds. */
+#define CLUSTER_RETRY_S "1"
+
+/* 401 (or status) with the scheme to use ("Bearer realm=..."), for a request without the
+ * right credential; msg says why. */
+static enum MHD_Result unauthorized(struct MHD_Connection *c, unsigned status, const char *scheme,
+                                    const char *msg)
 {
-    json_t *o = json_pack("{s:s}", "error",
-                          "missing or wrong bearer token (send 'Authorization: Bearer TOKEN', "
-                          "TOKEN from the daemon's tcp_token_file)");
+    json_t *o = json_pack("{s:s}", "error", msg);
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!text)
@@ -965,10 +974,109 @@ static enum MHD_Result unauthorized(struct MHD_Connection *c)
         return MHD_NO;
     }
     MHD_add_response_header(r, "Content-Type", "application/json");
-    MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"ecoschedd\"");
-    enum MHD_Result ret = MHD_queue_response(c, 401, r);
+    if (status == 401)
+        MHD_add_response_header(r, "WWW-Authenticate", scheme);
+    if (status == 503)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, CLUSTER_RETRY_S);
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+#define MUNGE_SCHEME ECO_MUNGE_AUTH_SCHEME " realm=\"ecoschedd\""
+
+/* The cluster listener's first pass over a request: its credential goes to the decoding
+ * worker (the connection suspended), or the request is refused at once. */
+static enum MHD_Result cluster_submit(const struct ecod_listener *l, struct MHD_Connection *c,
+                                      const char *url, const char *method, struct req *rq)
+{
+    struct ecod_cluster_req *a = &rq->auth;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    const char *cred = eco_munge_auth_cred(h);
+    if (rq->body.too_big)
+        return eco_http_fail(c, 413, "body", "request body over %u bytes", ECOD_MAX_BODY);
+    if (!cred)
+        return unauthorized(c, 401, MUNGE_SCHEME,
+                            h ? "garbled Authorization header (send 'Authorization: MUNGE CRED', "
+                                "CRED a munge credential of the request's payload)"
+                              : "no Authorization header (the cluster listener needs "
+                                "'Authorization: MUNGE CRED'; docs/http-api.md)");
+    if (strlen(method) >= sizeof a->method || strlen(url) >= sizeof a->path)
+        return unauthorized(c, 401, MUNGE_SCHEME, "request method or path too long");
+    *a = (struct ecod_cluster_req){.conn = c, .body = rq->body.data, .len = rq->body.len};
+    snprintf(a->method, sizeof a->method, "%s", method);
+    snprintf(a->path, sizeof a->path, "%s", url);
+    if (!(a->cred = strdup(cred)))
+        return MHD_NO;
+    if (ecod__cluster_submit(l->cluster, a) < 0) {
+        ecod__cluster_req_fini(a);
+        ECO_LOG(ECO_LOG_DEBUG, "api", "%d credentials waiting: %s %s answered 503",
+                ECOD_CLUSTER_QUEUE, method, url);
+        return unauthorized(c, 503, NULL,
+                            "too many requests waiting; retry in " CLUSTER_RETRY_S " s");
+    }
+    rq->auth_sent = true; /* the worker resumes c; MHD then calls on_request again */
+    return MHD_YES;
+}
+
+/* The cluster listener's caller once the worker decoded its credential: false with *p, or
+ * true with *ret when refused (401, 403, 503). */
+static bool cluster_peer(const struct ecod_listener *l, struct MHD_Connection *c,
+                         const char *method, struct req *rq, struct peer *p, enum MHD_Result *ret)
+{
+    const struct ecod_cluster_req *a = &rq->auth;
+    struct eco_error err = {{0}};
+    if (a->rc == -EHOSTUNREACH || a->rc == -ENOMEM) {
+        ECO_LOG(ECO_LOG_ERR, "api", "cluster listener: %s", a->msg);
+        *ret = a->rc == -ENOMEM ? eco_http_fail(c, 500, NULL, "%s", a->msg)
+                                : unauthorized(c, 503, NULL, a->msg);
+        return true;
+    }
+    if (a->rc < 0) {
+        ECO_LOG(ECO_LOG_INFO, "api", "cluster listener: %s %s refused: %s", method, a->path,
+                a->msg);
+        *ret = unauthorized(c, 401, MUNGE_SCHEME, a->msg);
+        return true;
+    }
+    if (ecod__cluster_policy_check(ecod__cluster_policy(l->cluster), a->uid, method, &p->admin,
+                                   &err) < 0) {
+        *ret = eco_http_fail(c, 403, NULL, "%s", err.msg);
+        return true;
+    }
+    p->uid = a->uid;
+    p->gid = a->gid;
+    return false;
+}
+
+/* Who is calling on listener l: false with *p, or true with *ret (answered or suspended). */
+static bool caller(const struct ecod_listener *l, struct MHD_Connection *c, const char *url,
+                   const char *method, struct req *rq, struct peer *p, enum MHD_Result *ret)
+{
+    *p = (struct peer){.admin = false};
+    if (l->cluster) {
+        if (!rq->auth_sent) {
+            *ret = cluster_submit(l, c, url, method, rq);
+            return true;
+        }
+        return cluster_peer(l, c, method, rq, p, ret);
+    }
+    if (l->tcp) {
+        const char *auth =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        if (!ecod__tcp_token_ok(l->tcp, auth)) {
+            *ret = unauthorized(c, 401, "Bearer realm=\"ecoschedd\"",
+                                "missing or wrong bearer token (send 'Authorization: Bearer "
+                                "TOKEN', TOKEN from the daemon's tcp_token_file)");
+            return true;
+        }
+        p->uid = l->tcp->uid;
+        p->gid = l->tcp->gid;
+    } else if (peer_of(c, p) < 0) {
+        *ret = eco_http_fail(c, 500, NULL, "cannot read the caller's credentials");
+        return true;
+    }
+    p->admin = p->uid == 0;
+    return false;
 }
 
 static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connection *c,
@@ -983,20 +1091,14 @@ static enum MHD_Result route(const struct ecod_listener *l, struct MHD_Connectio
      * so a browser may load it over TCP without the token */
     if (!strcmp(url, "/") && get && l->tcp)
         return (enum MHD_Result)ecod__page(c);
-    if (l->tcp) {
-        const char *auth =
-            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-        if (!ecod__tcp_token_ok(l->tcp, auth))
-            return unauthorized(c);
-        p.uid = l->tcp->uid;
-        p.gid = l->tcp->gid;
-    } else if (peer_of(c, &p) < 0) {
-        return eco_http_fail(c, 500, NULL, "cannot read the caller's credentials");
-    }
+    enum MHD_Result ret;
+    if (caller(l, c, url, method, rq, &p, &ret))
+        return ret;
     if (rq->body.too_big)
         return eco_http_fail(c, 413, "body", "request body over %u bytes", ECOD_MAX_BODY);
     int node_ret; /* Slurm and power-controller routes: api_node.c */
-    if (ecod__api_node_route(d, c, url, method, rq->body.data, rq->body.len, p.uid, &node_ret))
+    if (ecod__api_node_route(d, c, url, method, rq->body.data, rq->body.len, p.uid, p.admin,
+                             &node_ret))
         return (enum MHD_Result)node_ret;
     if (!strcmp(url, "/v1/jobs")) {
         if (post)
@@ -1065,6 +1167,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (rq) {
         eco_http_body_fini(&rq->body);
         free(rq->list.body);
+        ecod__cluster_req_fini(&rq->auth);
     }
     free(rq);
     *con_cls = NULL;
@@ -1081,11 +1184,18 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 struct MHD_Daemon *ecod__api_start(struct ecod_listener *l, int fd, struct eco_error *err)
 {
+    /* the cluster listener with a certificate speaks https (its PEM texts live as long as l) */
+    const char *cert = l->cluster ? ecod__cluster_tls_cert(l->cluster) : NULL;
+    struct MHD_OptionItem tls[] = {
+        {cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, cert ? (void *)ecod__cluster_tls_key(l->cluster) : NULL},
+        {MHD_OPTION_END, 0, NULL}};
+    unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
     /* Connection limits: a few hundred clients at once is far beyond one server's users;
      * 30 s idle timeout drops clients that connect and send nothing. */
     struct MHD_Daemon *m = MHD_start_daemon(
-        MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, l,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+        flags | (cert ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER,
+        mhd_log, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
     if (!m)

@@ -11,6 +11,7 @@
 #include "ecosched/error.h"
 #include "daemon/store.h"
 #include "ecod.h"
+#include "cluster.h"
 #include "lister.h"
 #include "tcp.h"
 
@@ -18,11 +19,14 @@
  * KiB; 64 KiB leaves room for long command lines while bounding what one client can pin. */
 #define ECOD_MAX_BODY (64u * 1024u)
 
-/* One HTTP listener: the unix socket (tcp NULL: callers known by peer credentials) or the
- * loopback TCP socket (callers known by the bearer token). */
+/* One HTTP listener: the unix socket (tcp and cluster NULL: callers known by peer
+ * credentials), the loopback TCP socket (callers known by the bearer token) or the cluster
+ * listener (callers known by their MUNGE credential; https when it has a certificate). */
+struct ecod_cluster;
 struct ecod_listener {
     struct ecod *d;
     const struct ecod_tcp_auth *tcp;
+    struct ecod_cluster *cluster;
 };
 
 /* A submit (POST /v1/jobs) checked: job's strings point into obj (the parsed body) and into
@@ -52,11 +56,13 @@ struct MHD_Daemon *ecod__api_start(struct ecod_listener *l, int fd, struct eco_e
 void ecod__api_jobs_page(struct eco_store *s, const char *logs_dir, struct ecod_list_req *r);
 
 /* api_node.c: the routes /v1/node, /v1/gpus/N/limit and /v1/slurm/... (docs/http-api.md,
- * "Slurm and the cluster power controller"). Returns true when it queued a response. */
+ * "Slurm and the cluster power controller"). Its POST routes need `admin` (a root caller, or
+ * the cluster listener's cluster_admin_user); peer_uid names the caller in a refusal. Returns
+ * true when it queued a response. */
 struct MHD_Connection;
 bool ecod__api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
                           const char *method, const char *body, size_t len, uid_t peer_uid,
-                          int *mhd_ret);
+                          bool admin, int *mhd_ret);
 
 /* api_node.c: the parts of its POST routes that read the body, apart so that the fuzz target
  * (fuzz/fuzz_daemon_body.c) runs the same checks. ecod__api_node_body: body[0..len) as a

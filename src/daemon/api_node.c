@@ -470,7 +470,7 @@ json_t *ecod__api_node_body(const char *body, size_t len, struct eco_error *err)
 
 bool ecod__api_node_route(struct ecod *d, struct MHD_Connection *c, const char *url,
                           const char *method, const char *body, size_t len, uid_t peer_uid,
-                          int *mhd_ret)
+                          bool admin, int *mhd_ret)
 {
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
     json_t *b = NULL;
@@ -490,9 +490,11 @@ bool ecod__api_node_route(struct ecod *d, struct MHD_Connection *c, const char *
         ret = eco_http_fail(c, 405, NULL, "use POST on %s", url);
         goto out;
     }
-    if (peer_uid != 0) {
-        ret = eco_http_fail(c, 403, NULL, "only root may use %s (caller uid %u)", url,
-                            (unsigned)peer_uid);
+    if (!admin) {
+        ret = eco_http_fail(c, 403, NULL,
+                            "only root (or the cluster listener's cluster_admin_user) may use %s "
+                            "(caller uid %u)",
+                            url, (unsigned)peer_uid);
         goto out;
     }
     struct eco_error berr = {{0}};

@@ -6,6 +6,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pwd.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +33,10 @@ enum key_type {
     K_CAPPER,
     K_URL,
     K_CPOLICY,
-    K_CGROUP
+    K_CGROUP,
+    K_HOSTPORT,
+    K_USER,
+    K_USERS
 };
 
 const char *ecod__join_names(char *buf, size_t size, const char *const *names, size_t n)
@@ -136,12 +141,63 @@ static const struct key KEYS[] = {
      * (docs/daemon/README.md, "Energy") */
     {"job_cgroup", K_CGROUP, 0, sizeof(((struct ecod_config *)0)->job_cgroup) - 1, "auto",
      offsetof(struct ecod_config, job_cgroup)},
+    /* the cluster listener (docs/daemon/README.md, "Cluster listener (MUNGE)") */
+    {"cluster_listen", K_HOSTPORT, 0, sizeof(((struct ecod_config *)0)->cluster_listen) - 1, NULL,
+     offsetof(struct ecod_config, cluster_listen)},
+    STR_KEY(munge_socket, munge_socket, NULL),
+    {"cluster_admin_user", K_USER, 0, sizeof(((struct ecod_config *)0)->cluster_admin_user) - 1,
+     NULL, offsetof(struct ecod_config, cluster_admin_user)},
+    {"cluster_read_users", K_USERS, 0, sizeof(((struct ecod_config *)0)->cluster_read_users) - 1,
+     NULL, offsetof(struct ecod_config, cluster_read_users)},
+    STR_KEY(cluster_tls_cert, cluster_tls_cert, NULL),
+    STR_KEY(cluster_tls_key, cluster_tls_key, NULL),
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 
-/* host:port with a loopback host (127.0.0.0/8, ::1 as [::1], or localhost), port 1..65535.
- * NULL when fine, else what is wrong. */
-static const char *check_loopback(const char *v)
+int ecod__config_user(const char *v, uid_t *uid)
+{
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (*v >= '0' && *v <= '9' && !*end && !errno && n < (uid_t)-1) {
+        *uid = (uid_t)n;
+        return 0;
+    }
+    struct passwd *pw = *v ? getpwnam(v) : NULL;
+    if (!pw)
+        return -ENOENT;
+    *uid = pw->pw_uid;
+    return 0;
+}
+
+/* "*" or a comma list of users (ecod__config_user). NULL when fine, else why (in buf). */
+static const char *check_users(const char *v, char *buf, size_t size)
+{
+    if (!strcmp(v, "*"))
+        return NULL;
+    for (const char *p = v;; p++) {
+        size_t n = strcspn(p, ",");
+        char one[64];
+        uid_t uid;
+        if (n == 0 || n >= sizeof one) {
+            snprintf(buf, size, "'%s' is not * or a comma list of user names or uids", v);
+            return buf;
+        }
+        memcpy(one, p, n);
+        one[n] = '\0';
+        if (ecod__config_user(one, &uid) < 0) {
+            snprintf(buf, size, "no such user '%s' (a user name of this host or a uid)", one);
+            return buf;
+        }
+        p += n;
+        if (!*p)
+            return NULL;
+    }
+}
+
+/* host:port with a loopback host (127.0.0.0/8, ::1 as [::1], or localhost), port 1..65535;
+ * any host when !loopback. NULL when fine, else what is wrong. */
+static const char *check_hostport(const char *v, bool loopback)
 {
     char host[64];
     const char *colon = strrchr(v, ':');
@@ -161,6 +217,8 @@ static const char *check_loopback(const char *v)
     long port = strtol(colon + 1, &end, 10);
     if (end == colon + 1 || *end || errno || port < 1 || port > 65535)
         return "port must be 1..65535";
+    if (!loopback)
+        return host[0] ? NULL : "must be HOST:PORT";
     struct in_addr a4;
     struct in6_addr a6;
     if (!strcasecmp(host, "localhost"))
@@ -188,14 +246,26 @@ static int set_value(const struct key *k, const char *v, struct ecod_config *c,
     switch (k->type) {
     case K_STRING:
     case K_LOOPBACK:
+    case K_HOSTPORT:
+    case K_USER:
+    case K_USERS: {
+        char buf[160];
+        uid_t uid;
         if (!*v)
             return eco_errorf(err, -EINVAL, "needs a value");
         if (strlen(v) > (size_t)k->max)
             return eco_errorf(err, -EINVAL, "longer than %.0f bytes", k->max);
-        if (k->type == K_LOOPBACK && (why = check_loopback(v)))
+        if ((k->type == K_LOOPBACK || k->type == K_HOSTPORT) &&
+            (why = check_hostport(v, k->type == K_LOOPBACK)))
+            return eco_errorf(err, -EINVAL, "%s", why);
+        if (k->type == K_USER && ecod__config_user(v, &uid) < 0)
+            return eco_errorf(err, -EINVAL, "no such user '%s' (a user name of this host or a uid)",
+                              v);
+        if (k->type == K_USERS && (why = check_users(v, buf, sizeof buf)))
             return eco_errorf(err, -EINVAL, "%s", why);
         strcpy(field, v);
         return 0;
+    }
     case K_GSTRATEGY:
         if (!eco_gpusel_find(v)) {
             char names[ECOD_NAMES_MAX];
@@ -309,6 +379,24 @@ static char *trim(char *s)
     return s;
 }
 
+/* The cluster listener's keys that go together (file only: they have no options). */
+static int cluster_pairs(const char *path, const struct ecod_config *c, const unsigned *set_on)
+{
+    int rc = 0;
+    for (size_t k = 0; k < N_KEYS; k++) {
+        const char *name = KEYS[k].name;
+        if (!set_on[k])
+            continue;
+        if ((!strcmp(name, "cluster_tls_cert") && !c->cluster_tls_key[0]) ||
+            (!strcmp(name, "cluster_tls_key") && !c->cluster_tls_cert[0])) {
+            fprintf(stderr, "%s:%u: key '%s': needs %s too\n", path, set_on[k], name,
+                    strcmp(name, "cluster_tls_cert") ? "cluster_tls_cert" : "cluster_tls_key");
+            rc = -EINVAL;
+        }
+    }
+    return rc;
+}
+
 int ecod__config_load(const char *path, struct ecod_config *out)
 {
     struct ecod_config c = *out;
@@ -365,6 +453,8 @@ int ecod__config_load(const char *path, struct ecod_config *out)
             fprintf(stderr, "%s:%u: key 'tcp_listen': needs tcp_token_file\n", path, set_on[k]);
             rc = -EINVAL;
         }
+    if (cluster_pairs(path, &c, set_on) < 0)
+        rc = -EINVAL;
     if (rc == 0)
         *out = c;
 out:

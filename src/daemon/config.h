@@ -4,6 +4,7 @@
 #define ECOD_CONFIG_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include "ecosched/error.h"
 
 #define ECOD_DEFAULT_SOCKET "/run/ecosched/ecoschedd.sock"
@@ -36,6 +37,13 @@ struct ecod_config {
     char carbon_policy[128];              /* none, shift, lwa, threshold[:PARAMS] */
     double carbon_run_s, signal_fetch_s;
     char job_cgroup[4096]; /* "auto", "off" or a cgroup2 directory (jobcg.h) */
+    /* the cluster listener (cluster.h): any HOST:PORT, MUNGE credentials; "": none */
+    char cluster_listen[300];
+    char munge_socket[256];        /* "": munge's default */
+    char cluster_admin_user[64];   /* a user name or uid that may POST; "": root only */
+    char cluster_read_users[1024]; /* "*" or names/uids, comma-separated, that may GET */
+    char cluster_tls_cert[4096];   /* PEM files: the listener speaks https; "": http */
+    char cluster_tls_key[4096];
 };
 
 /* The names a value may take, from the registries, as messages and --help write them: the GPU
@@ -48,6 +56,10 @@ struct ecod_config {
 const char *ecod__join_names(char *buf, size_t size, const char *const *names, size_t n);
 const char *ecod__gpu_strategy_names(char *buf, size_t size);
 const char *ecod__platform_names(char *buf, size_t size);
+
+/* A user as cluster_admin_user and cluster_read_users name one: a user name of this host, or
+ * a uid (digits, with or without a passwd entry). 0 with *uid, or -ENOENT (no such user). */
+int ecod__config_user(const char *v, uid_t *uid);
 
 void ecod__config_defaults(struct ecod_config *c);
 /* Reads and validates the whole of `path` into *c (left unchanged on error). Each problem is

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "api.h"
+#include "cluster.h"
 #include "config.h"
 #include "ecod.h"
 #include "jobcg.h"
@@ -80,6 +81,10 @@ static void usage(FILE *f)
         "                       or localhost:PORT); needs --tcp-token-file\n"
         "  --tcp-token-file F   bearer token of the TCP listener (mode 0600; TCP clients act\n"
         "                       as the file's owner)\n"
+        "  --cluster-listen H:P serve the API on a cluster address (any host) to callers\n"
+        "                       with a MUNGE credential (powerd --node-auth munge); config\n"
+        "                       keys cluster_admin_user, cluster_read_users, cluster_tls_*\n"
+        "  --munge-socket PATH  munged's socket (default munge's own)\n"
         "  --gpu-strategy S     GPU choice: %s\n"
         "                       (default live; docs/policies/gpu-selection.md)\n"
         "  --memthr-wait S      memory-threshold: seconds between starts (default 30)\n"
@@ -180,6 +185,8 @@ static const struct flag {
     {"--price-url", "price_url", NULL, true, NULL},
     {"--carbon-policy", "carbon_policy", NULL, true, NULL},
     {"--job-cgroup", "job_cgroup", NULL, true, NULL},
+    {"--cluster-listen", "cluster_listen", NULL, true, NULL},
+    {"--munge-socket", "munge_socket", NULL, true, NULL},
 };
 
 /* Option f's value v into o->cfg. 0, or -EINVAL (written to stderr). */
@@ -569,44 +576,56 @@ out:
     return rc;
 }
 
-static void loop(struct ecod *d, struct MHD_Daemon *m, struct MHD_Daemon *mt)
+/* The HTTP servers: the unix socket's, then the TCP and cluster listeners' (NULL: off). */
+#define N_SERVERS 3
+
+/* The poll timeout in ms: the next tick, or sooner when a server has a timeout due. */
+static int loop_timeout(const struct ecod *d, struct MHD_Daemon *const *srv)
 {
-    int epfd = MHD_get_daemon_info(m, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd;
-    int epfd_t = mt ? MHD_get_daemon_info(mt, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd : -1;
+    double wait_s = d->last_tick_mono + d->tick_s - eco_mono_s();
+    int timeout = wait_s > 0 ? (int)(wait_s * 1000) + 1 : 0;
+    for (int i = 0; i < N_SERVERS; i++) {
+        MHD_UNSIGNED_LONG_LONG mhd_ms = 0;
+        if (srv[i] && MHD_get_timeout(srv[i], &mhd_ms) == MHD_YES &&
+            mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout)
+            timeout = (int)mhd_ms;
+    }
+    return timeout;
+}
+
+static void loop(struct ecod *d, struct MHD_Daemon *const *srv, struct ecod_cluster *cl)
+{
     char drain[64];
     ecod__sched_sample(d, eco_wall_s(), eco_mono_s());
     ecod__sched_pass(d, eco_wall_s(), eco_mono_s());
     while (!stop_signal) {
-        MHD_UNSIGNED_LONG_LONG mhd_ms = 0;
-        double wait_s = d->last_tick_mono + d->tick_s - eco_mono_s();
-        int timeout = wait_s > 0 ? (int)(wait_s * 1000) + 1 : 0;
-        if (MHD_get_timeout(m, &mhd_ms) == MHD_YES && mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout)
-            timeout = (int)mhd_ms;
-        if (mt && MHD_get_timeout(mt, &mhd_ms) == MHD_YES &&
-            mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout)
-            timeout = (int)mhd_ms;
-        /* fds < 0 (no listing worker, no TCP listener) are ignored by poll */
-        struct pollfd pf[5] = {{.fd = epfd, .events = POLLIN},
-                               {.fd = wake_pipe[0], .events = POLLIN},
-                               {.fd = ecod__lister_fd(d->lister), .events = POLLIN},
-                               {.fd = epfd_t, .events = POLLIN},
-                               {.fd = ecod__grid_fd(&d->grid), .events = POLLIN}};
-        if (poll(pf, 5, timeout) < 0 && errno != EINTR) {
+        /* fds < 0 (no listing worker, no TCP or cluster listener) are ignored by poll */
+        struct pollfd pf[5 + N_SERVERS] = {{.fd = wake_pipe[0], .events = POLLIN},
+                                           {.fd = ecod__lister_fd(d->lister), .events = POLLIN},
+                                           {.fd = ecod__grid_fd(&d->grid), .events = POLLIN},
+                                           {.fd = ecod__cluster_fd(cl), .events = POLLIN}};
+        for (int i = 0; i < N_SERVERS; i++)
+            pf[4 + i] = (struct pollfd){
+                .fd = srv[i] ? MHD_get_daemon_info(srv[i], MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd : -1,
+                .events = POLLIN};
+        if (poll(pf, 4 + N_SERVERS, loop_timeout(d, srv)) < 0 && errno != EINTR) {
             ECO_LOG(ECO_LOG_ERR, "main", "poll: %s", strerror(errno));
             break;
         }
-        if (pf[1].revents & POLLIN) {
+        if (pf[0].revents & POLLIN) {
             while (read(wake_pipe[0], drain, sizeof drain) > 0)
                 ;
             d->want_sched = true; /* a child ended, or a stop signal */
         }
-        if (pf[2].revents & POLLIN)
+        if (pf[1].revents & POLLIN)
             ecod__lister_woken(d->lister); /* listings answered: MHD_run sends them */
-        if (pf[4].revents & POLLIN)
+        if (pf[2].revents & POLLIN)
             ecod__grid_refresh(&d->grid, eco_mono_s()); /* a signal the reader thread read */
-        MHD_run(m);
-        if (mt)
-            MHD_run(mt);
+        if (pf[3].revents & POLLIN)
+            ecod__cluster_woken(cl); /* credentials decoded: MHD_run routes them */
+        for (int i = 0; i < N_SERVERS; i++)
+            if (srv[i])
+                MHD_run(srv[i]);
         /* the sampling tick first (sched.h), so the pass decides on a fresh sample and
          * makes no platform call of its own */
         double mono = eco_mono_s();
@@ -655,13 +674,41 @@ static void remove_pid_file(const char *path)
         unlink(path);
 }
 
+/* The cluster listener (cluster_listen) of cl (munged checked, its worker started at start-up):
+ * the socket bound on any address and served by *srv. 0, or < 0 and err. */
+static int start_cluster(const struct ecod_config *c, struct ecod_listener *l,
+                         struct ecod_cluster *const *cl, struct MHD_Daemon **srv,
+                         struct eco_error *err)
+{
+    int fd;
+    l->cluster = *cl;
+    if ((fd = ecod__tcp_bind("cluster_listen", c->cluster_listen, false, err)) < 0)
+        return fd;
+    if (!(*srv = ecod__api_start(l, fd, err))) {
+        close(fd); /* libmicrohttpd takes it over only once started */
+        return -EIO;
+    }
+    const struct ecod_cluster_policy *p = ecod__cluster_policy(*cl);
+    ECO_LOG(ECO_LOG_INFO, "main",
+            "also serving on %s %s for MUNGE credentials (munged at %s; admin: root%s%s; "
+            "readers: %s)",
+            ecod__cluster_tls_cert(*cl) ? "https" : "http", c->cluster_listen,
+            c->munge_socket[0] ? c->munge_socket : "munge's default socket",
+            p->has_admin ? " and " : "", p->has_admin ? c->cluster_admin_user : "",
+            p->all_read                ? "every authenticated user"
+            : c->cluster_read_users[0] ? c->cluster_read_users
+                                       : "root and admin only");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct opts o = {0};
     struct ecod d = {0};
     struct eco_error err = {{0}};
-    struct MHD_Daemon *m = NULL, *mt = NULL;
-    struct ecod_listener unix_l = {0}, tcp_l = {0};
+    struct MHD_Daemon *srv[N_SERVERS] = {NULL}, *m = NULL, *mt = NULL;
+    struct ecod_listener unix_l = {0}, tcp_l = {0}, cluster_l = {0};
+    struct ecod_cluster *cl = NULL;
     eco_log_setup("ecoschedd", false);
     struct ecod_tcp_auth tcp_auth = {0};
     char fake_buf[4096], pid_path[4200] = "";
@@ -677,7 +724,10 @@ int main(int argc, char **argv)
     d.fake_run_fd = -1;
     snprintf(d.db_path, sizeof d.db_path, "%s/jobs.db", o.state_dir);
     /* before the store and the GPUs are touched: a daemon already serving there owns them */
+    /* the cluster listener's munged is asked before anything is touched: a listener that
+     * could authenticate no one is a start-up error */
     if (claim_socket(o.socket, &err) < 0 || setup_signals(&err) < 0 ||
+        (o.cfg.cluster_listen[0] && ecod__cluster_create(&o.cfg, &cl, &err) < 0) ||
         private_state(&d, &err) < 0 || open_platform(&o, &d, &err) < 0 ||
         ecod__startup_open_store(&d, &err) < 0 || ecod__startup_init(&d, &o.sel, &err) < 0 ||
         ecod__jobcg_init(&d, o.cfg.job_cgroup, &err) < 0 || ecod__nodecap_init(&d, &err) < 0 ||
@@ -712,7 +762,7 @@ int main(int argc, char **argv)
     if (ecod__lister_create(d.db_path, d.logs_dir, ECOD_LIST_QUEUE, ecod__api_jobs_page, &d.lister,
                             &err) < 0)
         ECO_LOG(ECO_LOG_WARN, "main", "%s: listings are served on the event loop", err.msg);
-    unix_l.d = tcp_l.d = &d;
+    unix_l.d = tcp_l.d = cluster_l.d = &d;
     if ((fd = listen_unix(&o, &err)) < 0 || !(m = ecod__api_start(&unix_l, fd, &err))) {
         ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
         goto out;
@@ -736,6 +786,11 @@ int main(int argc, char **argv)
                     "act as",
                     o.cfg.tcp_token_file);
     }
+    if (o.cfg.cluster_listen[0] && start_cluster(&o.cfg, &cluster_l, &cl, &srv[2], &err) < 0) {
+        ECO_LOG(ECO_LOG_ERR, "main", "%s", err.msg);
+        goto out;
+    }
+    srv[0] = m, srv[1] = mt;
     if (o.cfg.pid_file[0])
         snprintf(pid_path, sizeof pid_path, "%s", o.cfg.pid_file);
     else
@@ -749,23 +804,29 @@ int main(int argc, char **argv)
             ECO_VERSION, o.socket, o.state_dir, (long)getpid(), pid_path);
     ready(ready_fd);
     ready_fd = -1;
-    loop(&d, m, mt);
+    loop(&d, srv, cl);
     ECO_LOG(ECO_LOG_INFO, "main", "stopping (signal %d); %zu running jobs left running",
             (int)stop_signal, d.n_runs);
     /* the worker answers the listings it holds and resumes their connections; one more run
      * of each server queues those answers (libmicrohttpd must not stop with a connection
      * suspended) */
+    ecod__cluster_destroy(cl); /* first: a request it resumes may list jobs */
+    cl = NULL;
     ecod__lister_destroy(d.lister);
     d.lister = NULL;
-    MHD_run(m);
-    if (mt)
-        MHD_run(mt);
+    for (int i = 0; i < N_SERVERS; i++)
+        if (srv[i])
+            MHD_run(srv[i]);
     unlink(o.socket);
     status = 0;
 out:
     if (pid_path[0])
         remove_pid_file(pid_path);
-    ecod__lister_destroy(d.lister); /* before the servers: none of their connections waits */
+    /* before the servers: none of their connections waits */
+    ecod__cluster_destroy(cl);
+    ecod__lister_destroy(d.lister);
+    if (srv[2])
+        MHD_stop_daemon(srv[2]);
     if (mt)
         MHD_stop_daemon(mt);
     if (m)

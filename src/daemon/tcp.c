@@ -103,22 +103,17 @@ static bool is_loopback(const struct sockaddr *sa)
     return false;
 }
 
-int ecod__tcp_listen(const char *hostport, const char *token_file, struct ecod_tcp_auth *auth,
-                     struct eco_error *err)
+int ecod__tcp_bind(const char *key, const char *hostport, bool loopback_only, struct eco_error *err)
 {
     char host[300];
     const char *colon = strrchr(hostport, ':');
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
                              .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICSERV},
+                             .ai_flags = AI_NUMERICSERV | (loopback_only ? 0 : AI_PASSIVE)},
                     *res = NULL;
     int fd = -1, rc;
-    if (!token_file || !*token_file)
-        return eco_errorf(err, -EINVAL, "tcp_listen %s: needs tcp_token_file", hostport);
-    if ((rc = read_token(token_file, auth, err)) < 0)
-        return rc;
     if (!colon || (size_t)(colon - hostport) >= sizeof host)
-        return eco_errorf(err, -EINVAL, "tcp_listen %s: must be HOST:PORT", hostport);
+        return eco_errorf(err, -EINVAL, "%s %s: must be HOST:PORT", key, hostport);
     memcpy(host, hostport, (size_t)(colon - hostport));
     host[colon - hostport] = '\0';
     if (host[0] == '[') { /* [::1] */
@@ -126,10 +121,11 @@ int ecod__tcp_listen(const char *hostport, const char *token_file, struct ecod_t
         host[strcspn(host, "]")] = '\0';
     }
     if ((rc = getaddrinfo(host, colon + 1, &hints, &res)) != 0)
-        return eco_errorf(err, -EINVAL, "tcp_listen %s: %s", hostport, gai_strerror(rc));
-    rc = eco_errorf(err, -EADDRNOTAVAIL, "tcp_listen %s: no loopback address", hostport);
+        return eco_errorf(err, -EINVAL, "%s %s: %s", key, hostport, gai_strerror(rc));
+    rc = eco_errorf(err, -EADDRNOTAVAIL, "%s %s: no %saddress", key, hostport,
+                    loopback_only ? "loopback " : "");
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        if (!is_loopback(ai->ai_addr))
+        if (loopback_only && !is_loopback(ai->ai_addr))
             continue;
         int one = 1;
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
@@ -138,13 +134,24 @@ int ecod__tcp_listen(const char *hostport, const char *token_file, struct ecod_t
             rc = fd;
             break;
         }
-        rc = eco_errorf(err, -errno, "tcp_listen %s: cannot listen: %s", hostport, strerror(errno));
+        rc = eco_errorf(err, -errno, "%s %s: cannot listen: %s", key, hostport, strerror(errno));
         if (fd >= 0)
             close(fd);
         fd = -1;
     }
     freeaddrinfo(res);
     return rc;
+}
+
+int ecod__tcp_listen(const char *hostport, const char *token_file, struct ecod_tcp_auth *auth,
+                     struct eco_error *err)
+{
+    int rc;
+    if (!token_file || !*token_file)
+        return eco_errorf(err, -EINVAL, "tcp_listen %s: needs tcp_token_file", hostport);
+    if ((rc = read_token(token_file, auth, err)) < 0)
+        return rc;
+    return ecod__tcp_bind("tcp_listen", hostport, true, err);
 }
 
 bool ecod__tcp_token_ok(const struct ecod_tcp_auth *a, const char *header)

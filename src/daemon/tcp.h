@@ -24,6 +24,11 @@ struct ecod_tcp_auth {
  * blocking). The fd, or < 0 and err. */
 int ecod__tcp_listen(const char *hostport, const char *token_file, struct ecod_tcp_auth *auth,
                      struct eco_error *err);
+/* Binds and listens on HOST:PORT ([::1]:PORT for IPv6), the first of its addresses that
+ * binds, a loopback one when loopback_only; messages start with key ("tcp_listen"). The fd,
+ * or < 0 and err. */
+int ecod__tcp_bind(const char *key, const char *hostport, bool loopback_only,
+                   struct eco_error *err);
 /* Whether an Authorization header value is "Bearer TOKEN" with the right token. */
 bool ecod__tcp_token_ok(const struct ecod_tcp_auth *a, const char *header);
 

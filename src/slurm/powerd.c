@@ -33,6 +33,7 @@
 #include "slurm_int.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/munge_auth.h"
 #include "powerd.h"
 
 static volatile sig_atomic_t stop_flag;
@@ -278,6 +279,7 @@ struct powerd_args {
     double budget_w, period_s, node_timeout_s, node_lease_s, dr_above, dr_scale, dr_floor_w;
     const char *nodes, *socket, *socket_group, *power_down, *policy, *metrics_listen;
     const char *carbon, *price, *carbon_url, *price_url, *carbon_policy;
+    const char *node_auth, *munge_socket, *node_ca;
     int no_weights;
 };
 
@@ -329,6 +331,22 @@ static const struct eco_opt powerd_opts[] = {
      .arg = "PATTERN",
      .help = "where each node's ecoschedd answers; %n is the node name: a\n"
              "unix socket path or an http:// URL (default\n/run/ecosched/%n.sock)"},
+    {.name = "node-auth",
+     .kind = ECO_OPT_STR,
+     .offset = A(node_auth),
+     .arg = "A",
+     .help = "none (default: unix sockets, loopback) or munge: a fresh MUNGE\n"
+             "credential on every node request, for the nodes' cluster_listen"},
+    {.name = "munge-socket",
+     .kind = ECO_OPT_STR,
+     .offset = A(munge_socket),
+     .arg = "PATH",
+     .help = "munged's socket for --node-auth munge (default munge's own)"},
+    {.name = "node-ca",
+     .kind = ECO_OPT_STR,
+     .offset = A(node_ca),
+     .arg = "FILE",
+     .help = "CA certificates (PEM) of https:// node URLs (default: the\nsystem's)"},
     {.name = "socket",
      .kind = ECO_OPT_STR,
      .offset = A(socket),
@@ -465,6 +483,36 @@ static int setup_grid(struct powerd *pd, const struct powerd_args *a)
     return 0;
 }
 
+/* --node-auth, --munge-socket and --node-ca into pd: 0, or an exit status (printed). munged
+ * must answer now when asked for: a powerd whose every node request fails is a start error. */
+static int setup_node_auth(struct powerd *pd, const struct powerd_args *a)
+{
+    struct eco_error err = {{0}};
+    char hdr[ECO_MUNGE_AUTH_CRED_MAX + 64];
+    pd->node_ca = a->node_ca;
+    if (a->node_ca && access(a->node_ca, R_OK) < 0) {
+        eco_cli__err("powerd: --node-ca %s: %s", a->node_ca, strerror(errno));
+        return ECO_EXIT_USAGE;
+    }
+    if (!a->node_auth || !strcmp(a->node_auth, "none")) {
+        if (a->munge_socket) {
+            eco_cli__err("powerd: --munge-socket needs --node-auth munge");
+            return ECO_EXIT_USAGE;
+        }
+        return 0;
+    }
+    if (strcmp(a->node_auth, "munge")) {
+        eco_cli__err("powerd: --node-auth: '%s' is not none or munge", a->node_auth);
+        return ECO_EXIT_USAGE;
+    }
+    if (!(pd->munge = eco_munge_create(a->munge_socket, &err)) ||
+        eco_munge_header(pd->munge, "GET", "/v1/node", NULL, 0, hdr, sizeof hdr, &err) < 0) {
+        eco_cli__err("powerd: --node-auth munge: %s", err.msg);
+        return ECO_EXIT_FAIL;
+    }
+    return 0;
+}
+
 static const struct eco_opt_cmd powerd_cmd = {
     .prefix = "powerd",
     .opts = powerd_opts,
@@ -570,7 +618,7 @@ int eco_cli__cmd_powerd(int argc, char **argv)
     pd.defer = calloc(MAX_JOBS, sizeof *pd.defer);
     if (!pd.nodes || !pd.jobs || !pd.defer)
         goto out;
-    if ((rc = setup_grid(&pd, &a)) != 0)
+    if ((rc = setup_grid(&pd, &a)) != 0 || (rc = setup_node_auth(&pd, &a)) != 0)
         goto out;
     rc = ECO_EXIT_FAIL;
     if (!(mhd = eco_powerd__api_start(&pd)))
@@ -585,11 +633,11 @@ int eco_cli__cmd_powerd(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     ECO_LOG(ECO_LOG_INFO, NULL,
-            "budget %.0f W, period %g s, capper %s, nodes at %s (timeout %g s, lease %g s), API "
-            "on %s%s%s",
+            "budget %.0f W, period %g s, capper %s, nodes at %s (timeout %g s, lease %g s%s), "
+            "API on %s%s%s",
             pd.budget_w, pd.period_s, pd.policy, pd.node_pattern, pd.node_timeout_s,
-            pd.node_lease_s, pd.socket, a.metrics_listen ? ", metrics on " : "",
-            a.metrics_listen ? a.metrics_listen : "");
+            pd.node_lease_s, pd.munge ? ", MUNGE credentials" : "", pd.socket,
+            a.metrics_listen ? ", metrics on " : "", a.metrics_listen ? a.metrics_listen : "");
     while (!stop_flag) {
         double t0 = eco_mono_s();
         period(&pd);
@@ -619,6 +667,7 @@ out:
     free(pd.jobs);
     free(pd.defer);
     ecod__grid_fini(&pd.grid);
+    eco_munge_destroy(pd.munge);
     pthread_mutex_destroy(&pd.lock);
     return rc;
 }

@@ -143,6 +143,10 @@ struct powerd {
     double period_s;
     double node_timeout_s; /* --node-timeout: each node request's bound */
     double node_lease_s;   /* --node-lease: the nodes' fallback lease */
+    /* --node-auth munge: a fresh MUNGE credential on every node request (munge_auth.h), NULL:
+     * none; --node-ca: the CA file of https:// node URLs, NULL: the system's */
+    struct eco_munge *munge;
+    const char *node_ca;
     bool weights;
     /* shared with the API thread, under lock */
     pthread_mutex_t lock;

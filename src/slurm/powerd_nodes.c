@@ -15,6 +15,7 @@
 #include "powerd.h"
 #include "slurm_int.h"
 #include "util/log.h"
+#include "util/munge_auth.h"
 
 /* Output of a command as JSON (squeue/sinfo --json), or NULL. */
 static json_t *run_json(const char *cmd)
@@ -128,11 +129,15 @@ static void take_node(struct pnode *nd, json_t *o, long st, const struct eco_err
     bool was_up = nd->up;
     nd->up = o && st == 200;
     if (!nd->up) {
+        /* a refusal says why (a node's cluster listener: "HTTP 401: credential replayed") */
+        const char *refusal = json_string_value(json_object_get(o, "error"));
+        char why[ECO_ERROR_MSG_MAX];
+        snprintf(why, sizeof why, "HTTP %ld: %s", st, refusal ? refusal : "bad answer");
         if (was_up || !nd->down_logged)
             ECO_LOG(ECO_LOG_WARN, NULL,
                     "node %s: no answer from its ecoschedd (%s): its limits stay, "
                     "its maximum draw (%.0f W) is set aside",
-                    nd->name, o ? "bad answer" : e->msg, nd->max_power_w);
+                    nd->name, o ? why : e->msg, nd->max_power_w);
         nd->down_logged = true; /* down since powerd started: logged once, not every period */
         return;
     }
@@ -192,6 +197,35 @@ static long timeout_ms(const struct powerd *pd)
     return ms > 0 ? ms : 1;
 }
 
+/* Room for one "Authorization: MUNGE CRED" line: a credential of the payload is under 1 KiB. */
+#define NODE_AUTH_MAX (ECO_MUNGE_AUTH_CRED_MAX + 64)
+
+/* Just before a batch is sent: with --node-auth munge, a fresh credential for each call (munged
+ * refuses one used twice), in the block returned (the caller's to free, NULL without
+ * --node-auth munge or out of memory); every call gets --node-ca. A call whose credential
+ * cannot be made goes without (its node answers 401); the first failure of a batch is logged. */
+static char *sign_calls(const struct powerd *pd, struct eco_http_call *calls, size_t n)
+{
+    char *block = pd->munge && n ? malloc(n * NODE_AUTH_MAX) : NULL;
+    bool logged = false;
+    for (size_t i = 0; i < n; i++) {
+        struct eco_error err = {{0}};
+        char *hdr = block ? block + i * NODE_AUTH_MAX : NULL;
+        const char *body = calls[i].body;
+        calls[i].ca_file = pd->node_ca;
+        if (!hdr)
+            continue;
+        if (eco_munge_header(pd->munge, body ? "POST" : "GET", calls[i].path, body,
+                             body ? strlen(body) : 0, hdr, NODE_AUTH_MAX, &err) == 0)
+            calls[i].auth = hdr;
+        else if (!logged && (logged = true))
+            ECO_LOG(ECO_LOG_ERR, NULL, "node requests without a MUNGE credential: %s", err.msg);
+    }
+    if (pd->munge && n && !block)
+        ECO_LOG(ECO_LOG_ERR, NULL, "node requests without a MUNGE credential: out of memory");
+    return block;
+}
+
 /* GET /v1/node of every node daemon, all at once. */
 void eco_powerd__read_node_power(struct powerd *pd)
 {
@@ -202,7 +236,9 @@ void eco_powerd__read_node_power(struct powerd *pd)
     }
     for (size_t i = 0; i < pd->n_nodes; i++)
         calls[i] = (struct eco_http_call){.endpoint = pd->nodes[i].endpoint, .path = "/v1/node"};
+    char *auth = sign_calls(pd, calls, pd->n_nodes);
     eco_http_json_all(calls, pd->n_nodes, ECO_HTTP_PARALLEL, timeout_ms(pd));
+    free(auth);
     for (size_t i = 0; i < pd->n_nodes; i++) {
         take_node(&pd->nodes[i], calls[i].answer, calls[i].status, &calls[i].err);
         json_decref(calls[i].answer);
@@ -382,7 +418,9 @@ static void send_all(struct powerd *pd, struct limits *l)
         calls[i] = (struct eco_http_call){.endpoint = pd->nodes[l->v[i].node].endpoint,
                                           .path = l->v[i].path,
                                           .body = l->v[i].body};
+    char *auth = sign_calls(pd, calls, l->n);
     eco_http_json_all(calls, l->n, ECO_HTTP_PARALLEL, timeout_ms(pd));
+    free(auth);
     /* per node: failed this period (2), succeeded (1), not asked (0) */
     uint8_t *res = calloc(pd->n_nodes ? pd->n_nodes : 1, 1);
     for (size_t i = 0; i < l->n; i++) {
@@ -464,7 +502,9 @@ void eco_powerd__send_fallback(struct powerd *pd)
             .endpoint = pd->nodes[i].endpoint, .path = "/v1/node/budget", .body = body[m]};
         of[m++] = i;
     }
+    char *auth = sign_calls(pd, calls, m);
     eco_http_json_all(calls, m, ECO_HTTP_PARALLEL, timeout_ms(pd));
+    free(auth);
     for (size_t k = 0; k < m; k++) {
         struct pnode *nd = &pd->nodes[of[k]];
         bool ok = calls[k].answer && calls[k].status == 200;

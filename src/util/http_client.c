@@ -74,6 +74,8 @@ static void setup(CURL *c, const struct eco_http_req *r, struct body *bd, char *
     curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
     if (r->auth)
         *hdr = curl_slist_append(*hdr, r->auth);
+    if (r->ca_file)
+        curl_easy_setopt(c, CURLOPT_CAINFO, r->ca_file);
     if (r->method)
         curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
     if (r->body) {
@@ -233,6 +235,8 @@ int eco_http_json_all(struct eco_http_call *calls, size_t n, size_t max_parallel
             s->req = (struct eco_http_req){.endpoint = call->endpoint,
                                            .path = call->path,
                                            .body = call->body,
+                                           .auth = call->auth,
+                                           .ca_file = call->ca_file,
                                            .timeout_ms = timeout_ms};
             s->bd = (struct body){.resp = &s->resp};
             if (!(s->c = curl_easy_init())) {

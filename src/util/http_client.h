@@ -15,6 +15,8 @@ struct eco_http_req {
     const char *method;   /* NULL: GET, or POST when body is set */
     const char *body;     /* JSON text (sent as application/json), or NULL */
     const char *auth;     /* a whole header line ("Authorization: Bearer ..."), or NULL */
+    const char *ca_file;  /* https:// endpoints: PEM CA certificates to verify with, or NULL
+                           * (the system's) */
     long timeout_ms;      /* 0: none */
     size_t max_body;      /* the longest answer body accepted, bytes; 0: no limit */
     /* Optional: polled while the request runs (about once a second, and as data come);
@@ -57,6 +59,8 @@ json_t *eco_http_json(const char *endpoint, const char *path, const char *body, 
  * answer, status and err filled as eco_http_json fills its return value, *status and err. */
 struct eco_http_call {
     const char *endpoint, *path, *body;
+    const char *auth;     /* a whole header line, or NULL (eco_http_req's) */
+    const char *ca_file;  /* as eco_http_req's, or NULL */
     json_t *answer;       /* out: the parsed JSON answer (caller's, json_decref), or NULL */
     long status;          /* out: HTTP status, 0 when not reached */
     struct eco_error err; /* out: why answer is NULL */
