@@ -27,12 +27,16 @@ endif()
 
 # systemd reads units from ${prefix}/lib/systemd/system for /usr and /usr/local alike.
 set(ECO_SYSTEMD_UNIT_DIR "lib/systemd/system" CACHE PATH
-    "directory of the systemd unit ecoschedd.service (relative: under the install prefix)")
+    "directory of the systemd units ecoschedd.service and ecosched-powerd.service (relative: under the install prefix)")
 set(ECO_INSTALL_BINDIR "${CMAKE_INSTALL_FULL_BINDIR}")
 set(ECO_INSTALL_DOCDIR "${CMAKE_INSTALL_FULL_DOCDIR}")
 configure_file(${CMAKE_SOURCE_DIR}/contrib/ecoschedd.service.in
                ${CMAKE_BINARY_DIR}/ecoschedd.service @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/ecoschedd.service DESTINATION ${ECO_SYSTEMD_UNIT_DIR})
+# the controller's unit (docs/slurm/deploy.md), beside the node daemon's
+configure_file(${CMAKE_SOURCE_DIR}/contrib/ecosched-powerd.service.in
+               ${CMAKE_BINARY_DIR}/ecosched-powerd.service @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/ecosched-powerd.service DESTINATION ${ECO_SYSTEMD_UNIT_DIR})
 
 install(FILES ${CMAKE_SOURCE_DIR}/docs/man/ecosched.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${CMAKE_SOURCE_DIR}/docs/man/ecoschedd.8 DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)

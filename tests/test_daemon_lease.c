@@ -21,6 +21,8 @@ static void test_check(void **state)
         const char *field; /* NULL: accepted */
     } rows[] = {
         {500, 15, NULL},
+        {0, 0, NULL}, /* the release */
+        {0, 5, "fallback_w"},
         {1, 1, NULL},
         {100000, 86400, NULL},
         {0, 15, "fallback_w"},

@@ -17,6 +17,8 @@
 
 int ecod_lease_check(double fallback_w, double lease_s, struct eco_error *err)
 {
+    if (fallback_w == 0 && lease_s == 0) /* the release: no lease from here on */
+        return 0;
     if (!(fallback_w > 0 && fallback_w <= ECOD_LEASE_MAX_W))
         return eco_errorf(err, -EINVAL, "fallback_w must be a number of watts, > 0 and <= %g",
                           ECOD_LEASE_MAX_W);
@@ -233,8 +235,27 @@ void ecod__lease_keep_limits(struct ecod *d)
         save(d);
 }
 
+/* The release ({"fallback_w": 0, "lease_s": 0}): no lease and no fallback from here on, the
+ * limits powerd set forgotten for a restart; an active fallback gives the node budget back. */
+static void lease_release(struct ecod *d)
+{
+    bool was = d->lease.fallback_w > 0, active = d->lease.active;
+    double saved = d->lease.saved_budget_w;
+    d->lease = (struct ecod_lease){0};
+    if (active)
+        ecod__nodecap_hand_over(d, saved);
+    if (was)
+        ECO_LOG(ECO_LOG_INFO, "power", "powerd's lease released: no fallback%s",
+                active ? " (it ended)" : "");
+    save(d);
+}
+
 void ecod__lease_heard(struct ecod *d, double fallback_w, double lease_s, double wall, double mono)
 {
+    if (fallback_w == 0) {
+        lease_release(d);
+        return;
+    }
     if (ecod_lease_renew(&d->lease, fallback_w, lease_s, wall, mono)) {
         ecod__nodecap_hand_over(d, d->lease.saved_budget_w);
         ECO_LOG(ECO_LOG_INFO, "power", "powerd heard again: fallback ended, node budget %.0f W",

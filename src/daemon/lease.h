@@ -28,8 +28,8 @@ struct ecod_lease {
     double limit_w[ECO_GPUSEL_MAX_GPUS]; /* the last limit powerd set per GPU, 0: none */
 };
 
-/* 0 when fallback_w (W) and lease_s (s) are a lease, else -EINVAL with err naming the field
- * ("fallback_w ..." or "lease_s ..."). */
+/* 0 when fallback_w (W) and lease_s (s) are a lease, or both 0 (the release: no lease from
+ * then on), else -EINVAL with err naming the field ("fallback_w ..." or "lease_s ..."). */
 int ecod_lease_check(double fallback_w, double lease_s, struct eco_error *err);
 /* Records a renewal heard at wall/mono. Returns true when it ends an active fallback (the
  * caller gives the node budget back); active is false afterwards. */
@@ -60,6 +60,7 @@ void ecod__lease_init(struct ecod *d, double wall, double mono);
 void ecod__lease_tick(struct ecod *d, double mono);
 /* After the node budget's tick, under a fallback: the limits it set, kept for a restart. */
 void ecod__lease_keep_limits(struct ecod *d);
+/* heard with fallback_w 0 (and lease_s 0): the release; an active fallback ends. */
 void ecod__lease_heard(struct ecod *d, double fallback_w, double lease_s, double wall, double mono);
 void ecod__lease_limit(struct ecod *d, unsigned g, double w);
 double ecod__lease_budget(struct ecod *d, double budget_w);

@@ -34,6 +34,12 @@ check "the unit's Documentation= names an installed file" sh -c \
 check "the unit keeps the state directory private (StateDirectoryMode=0700)" \
     grep -q "^StateDirectoryMode=0700$" "$U"
 check "no unreplaced @VAR@ in the unit" sh -c "! grep -q '@[A-Z_]*@' '$U'"
+PU="$P/lib/systemd/system/ecosched-powerd.service"
+check "powerd's unit starts the installed $PREFIX/bin/ecosched powerd" \
+    grep -q "^ExecStart=$PREFIX/bin/ecosched powerd " "$PU"
+check "powerd's unit's Documentation= names an installed file" sh -c \
+    "d=\$(sed -n 's|^Documentation=.*file://\([^ ]*\).*|\1|p' '$PU'); [ -n \"\$d\" ] && [ -f '$D'\"\$d\" ]"
+check "no unreplaced @VAR@ in powerd's unit" sh -c "! grep -q '@[A-Z_]*@' '$PU'"
 check "README.md in $PREFIX/share/doc/ecosched" [ -f "$P/share/doc/ecosched/README.md" ]
 check "the daemon docs in $PREFIX/share/doc/ecosched/docs/daemon" \
     [ -f "$P/share/doc/ecosched/docs/daemon/README.md" ]

@@ -42,7 +42,7 @@ NS="eco$$" # namespaces eco<PID>c (controller) and eco<PID>h1..h4: unique per ru
 NET=10.213.0 # the cluster network, inside the namespaces only
 CTL_ADDR=$NET.1
 addr_of() { echo "$NET.1${1#h}"; } # h1 -> 10.213.0.11
-NODE_PORT=7070                      # ecoschedd's cluster listener on each host
+NODE_PORT=7071                      # ecoschedd's cluster listener on each host (docs/slurm/deploy.md)
 mkdir -p "$R/log" "$R/out" "$R/fake" "$R/lock" "$R/ctl"
 chmod 0700 "$R/lock"
 export SLURM_CONF="$R/ctl/slurm.conf"
@@ -172,8 +172,6 @@ for h in $HOSTS; do
 socket = $R/$h/d.sock
 state_dir = $R/$h/state
 platform = fake
-EOF
-    "$ECOD" --help | grep -q cluster-listen && cat >>"$R/$h/ecoschedd.conf" <<EOF
 cluster_listen = $(addr_of "$h"):$NODE_PORT
 munge_socket = $R/$h/munge.sock
 EOF
@@ -219,6 +217,153 @@ echo "sacct -j $j1: $(comment "$j1")"
 e1=$(comment "$j1" | sed -n 's/.*ecosched gpu_energy_j=\([0-9.]*\) .*/\1/p')
 # 2 hosts x 2 GPUs x 150 W x 3 s = 1,800 J busy, plus idle draw; at least half of it
 check "... above 900 J (${e1:-none} J)" awk "BEGIN { exit !(\"${e1:-0}\" + 0 > 900) }"
+
+
+# ---- 2. the cluster listener refuses what it must, over the cluster network
+# payload METHOD PATH BODY: what a credential of the request carries (docs/http-api.md)
+payload() {
+    printf 'ecosched-v1\n%s\n%s\n%s' "$1" "$2" "$(printf '%s' "$3" | sha256sum | cut -d' ' -f1)"
+}
+# cred SOCKET METHOD PATH BODY [nobody]: a credential of that request from that munged
+cred() {
+    if [ -n "${5:-}" ]; then
+        payload "$2" "$3" "$4" | setpriv --reuid=65534 --regid=65534 --clear-groups munge -S "$1"
+    else
+        payload "$2" "$3" "$4" | munge -S "$1"
+    fi
+}
+# req HOST CRED METHOD PATH [BODY]: from the controller host, the HTTP status; answer in out/r
+req() {
+    url="http://$1:$NODE_PORT$4"
+    if [ "$3" = POST ]; then
+        ctl curl -s --max-time 5 -o "$R/out/r" -w '%{http_code}' ${2:+-H "Authorization: MUNGE $2"} \
+            -H 'Content-Type: application/json' -d "$5" "$url"
+    else
+        ctl curl -s --max-time 5 -o "$R/out/r" -w '%{http_code}' ${2:+-H "Authorization: MUNGE $2"} "$url"
+    fi
+}
+CS="$R/ctl/munge.sock"
+c=$(cred "$CS" GET /v1/node "")
+code=$(req h1 "$c" GET /v1/node)
+check "h1's cluster listener: root's credential from the controller's munged: 200 (got $code)" [ "$code" = 200 ]
+code=$(req h1 "$c" GET /v1/node)
+check "the same credential again: 401 credential replayed (got $code: $(cat "$R/out/r"))" \
+    sh -c "[ '$code' = 401 ] && grep -q 'credential replayed' '$R/out/r'"
+code=$(req h2 "" GET /v1/node)
+check "no credential: 401 (got $code)" [ "$code" = 401 ]
+B='{"power_limit_w":120}'
+code=$(req h2 "$(cred "$CS" POST /v1/gpus/0/limit "$B" nobody)" POST /v1/gpus/0/limit "$B")
+check "an unprivileged user's credential for a limit: 403 (got $code: $(cat "$R/out/r"))" \
+    sh -c "[ '$code' = 403 ] && grep -q 'uid 65534 may not' '$R/out/r'"
+code=$(req h2 "$(cred "$R/rogue/munge.sock" POST /v1/gpus/0/limit "$B")" POST /v1/gpus/0/limit "$B")
+check "a credential of another munge key: 401 (got $code: $(cat "$R/out/r"))" \
+    sh -c "[ '$code' = 401 ] && grep -q 'another munge key' '$R/out/r'"
+check "... and h2's GPU 0 keeps its 250 W ($(limit_mw h2 0) mW)" [ "$(limit_mw h2 0)" = 250000 ]
+
+# ---- 3. powerd on the controller holds the cluster budget across the hosts
+BUDGET=1100
+LEASE=3
+PSOCK="$R/powerd.sock"
+export ECOSCHED_POWERD_SOCKET="$PSOCK"
+start_powerd() {
+    # ip netns exec: powerd resolves the node names through the hosts' /etc/hosts
+    spawn "" "$R/log/powerd.log" ip netns exec "${NS}c" "$ECO" powerd --budget "$BUDGET" \
+        --period 1 --nodes "http://%n:$NODE_PORT" --node-auth munge --munge-socket "$CS" \
+        --node-lease "$LEASE" --socket "$PSOCK"
+    PPID_=$SPAWNED
+    until_true 50 test -S "$PSOCK"
+}
+start_powerd
+# node_w HOSTS...: the summed GPU power the node daemons read
+node_w() {
+    for h in "$@"; do
+        curl -s --max-time 2 --unix-socket "$R/$h/d.sock" http://x/v1/node |
+            sed 's/.*"platform":"fake","power_w":\([0-9.]*\).*/\1/'
+    done | awk '{ s += $1 } END { printf "%.1f", s }'
+}
+# sample SECONDS FILE: the cluster's GPU power every 0.25 s into FILE; prints the largest
+sample() {
+    : >"$2"; i=0; k=$(($1 * 4))
+    while [ $i -lt $k ]; do node_w $HOSTS >>"$2"; echo >>"$2"; sleep 0.25; i=$((i + 1)); done
+    awk 'BEGIN { m = 0 } $1 > m { m = $1 } END { printf "%.1f", m }' "$2"
+}
+under() { awk "BEGIN { exit !($1 <= $2) }"; }
+# each step on its own node's fake GPUs until $R/go (SLURMD_NODENAME: the step's node)
+gpu_job_go >"$R/step.sh"
+ja=$(ctl sbatch --parsable -N 2 -w h1,h2 --gres=gpu:2 -o "$R/out/a.out" --wrap "srun -N 2 sh $R/step.sh && echo job-ok")
+jb=$(ctl sbatch --parsable -N 2 -w h3,h4 --gres=gpu:2 -o "$R/out/b.out" --wrap "srun -N 2 sh $R/step.sh && echo job-ok")
+check "two two-host jobs accepted ($ja, $jb)" [ -n "$ja" ] && [ -n "$jb" ]
+running() { [ "$(ctl squeue -h -t R | wc -l)" -eq "$1" ]; }
+check "both running" until_true 300 running 2
+# settled: 5 samples in a row under the budget (the models learn in their first ~10 periods)
+held() {
+    ok=0; i=0
+    while [ $i -lt 200 ]; do
+        p=$(node_w $HOSTS)
+        if under "$p" "$1"; then ok=$((ok + 1)); else ok=0; fi
+        [ $ok -ge 5 ] && return 0
+        sleep 0.2; i=$((i + 1))
+    done
+    echo "  cluster at $p W > $1 W"; return 1
+}
+check "the four hosts' GPUs held under the ${BUDGET} W budget (8 GPUs busy, 1600 W uncapped)" held "$BUDGET"
+m=$(sample 8 "$R/out/steady")
+echo "steady: largest cluster power over 8 s: $m W (budget $BUDGET W)"
+mfield() {
+    ECOSCHED_POWERD_SOCKET="$PSOCK" "$ECO" power status --json | tr -d ' \n' |
+        sed -n "s/.*\"metrics\":{[^}]*\"$1\":\([-0-9.e+]*\).*/\1/p"
+}
+echo "powerd's capping metrics: periods $(mfield periods), binding $(mfield binding_periods), MAE $(mfield mae_binding_pct) %, overshoot $(mfield overshoot_pct) % (raw $(mfield overshoot_raw_pct) %)"
+check "steady: under the budget plus one grid step (3 %) at every sample ($m W)" under "$m" "$BUDGET * 1.03"
+lim_sum() { for h in $HOSTS; do limit_mw "$h" 0; limit_mw "$h" 1; done | awk '{ s += $1 / 1000 } END { printf "%.0f", s }'; }
+
+# ---- 4. faults (docs/slurm/powerd.md, "Faults")
+# 4a. powerd killed: the nodes keep its limits, then fall back to their shares after the lease
+kill -KILL "$PPID_"
+t0=$(date +%s.%N)
+sample $((LEASE + 4)) "$R/out/nopowerd" >/dev/null &
+SAMPLER=$!
+fb() { curl -s --max-time 2 --unix-socket "$R/$1/d.sock" http://x/v1/node | grep -q '"fallback":{[^}]*"active":true'; }
+all_fb() { for h in $HOSTS; do fb "$h" || return 1; done; }
+check "powerd killed: every node in fallback after the ${LEASE} s lease" until_true 100 all_fb
+t1=$(date +%s.%N)
+wait $SAMPLER
+m=$(awk 'BEGIN { m = 0 } $1 > m { m = $1 } END { printf "%.1f", m }' "$R/out/nopowerd")
+echo "fault: powerd killed: fallback on all hosts $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s after (lease ${LEASE} s); largest cluster power $m W (budget $BUDGET W)"
+check "powerd killed: the cluster under the budget (+3 %) throughout ($m W)" under "$m" "$BUDGET * 1.03"
+# 4b. a host cut off while powerd is away: h3 keeps its share
+ip -n "${NS}h3" link set eth0 down
+m=$(sample 4 "$R/out/cut")
+echo "fault: h3 cut off (ip link set down), powerd away: largest cluster power $m W"
+check "h3 cut off too: the cluster still under the budget ($m W)" under "$m" "$BUDGET * 1.03"
+# 4c. powerd restarted with h3 still cut off: it reads the nodes first, sets h3's share aside
+start_powerd
+m=$(sample 6 "$R/out/restart")
+echo "fault: powerd restarted, h3 still cut off: largest cluster power $m W"
+check "powerd restarted: the budget held at every sample ($m W)" under "$m" "$BUDGET * 1.03"
+check "powerd restarted: the nodes it reaches out of fallback" until_true 100 sh -c "! curl -s --unix-socket '$R/h1/d.sock' http://x/v1/node | grep -q '\"fallback\":{[^}]*\"active\":true'"
+ip -n "${NS}h3" link set eth0 up
+# 4d. a node daemon killed and restarted: its caps kept
+before="$(limit_mw h4 0) $(limit_mw h4 1)"
+eval "kill -KILL \$DPID_h4"
+sleep 1
+ECOSCHED_FAKE_NVML_STATE="$R/fake/h4.state" ECOSCHED_FAKE_NVML_GPUS=2 \
+    ECOSCHED_FAKE_NVML_LIB="$FAKE_LIB" spawn "${NS}h4" "$R/log/ecoschedd.h4.log" \
+    "$ECOD" --config "$R/h4/ecoschedd.conf" --foreground --util-window 1 --log-level debug
+until_true 50 test -S "$R/h4/d.sock"
+sleep 1
+after="$(limit_mw h4 0) $(limit_mw h4 1)"
+check "h4's daemon restarted: its caps kept, not reset to the 250 W default (before $before mW, after $after mW)" \
+    sh -c "[ '$after' != '250000 250000' ] && [ -n '$(limit_mw h4 0)' ]"
+m=$(sample 4 "$R/out/dmn")
+echo "fault: h4's node daemon killed and restarted: caps $before -> $after mW, largest cluster power $m W"
+check "after the daemon restart: the budget held ($m W)" under "$m" "$BUDGET * 1.03"
+# no job lost
+touch "$R/go"
+done_all() { [ "$(ctl squeue -h | wc -l)" -eq 0 ]; }
+check "both jobs ended" until_true 600 done_all
+check "job $ja completed through the faults" grep -q job-ok "$R/out/a.out"
+check "job $jb completed through the faults" grep -q job-ok "$R/out/b.out"
 
 echo "$(basename "$0" .sh): $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
