@@ -236,6 +236,36 @@ static void reads_previous_version(void **state)
                                        "GPU_ENERGY_J"));
 }
 
+/* slurmctld's copy of the comment from `scontrol show job -o` (22.05's layout: "AdminComment=%s "
+ * and a blank before the next field): the text as it was, blanks and '=' in it included. */
+static void from_scontrol(void **state)
+{
+    static const struct {
+        const char *show, *want;
+    } ok[] = {
+        {"JobId=4 JobName=wrap WorkDir=/w AdminComment=site note 7; cap=300w  StdErr=/dev/null "
+         "StdIn=/dev/null Power= TresPerNode=gres:gpu:1\n",
+         "site note 7; cap=300w"},
+        {"JobId=4 WorkDir=/w AdminComment=a=b  c  Comment=user text  Power=\n", "a=b  c"},
+        {"JobId=4 WorkDir=/w AdminComment=trailing   SystemComment=x  Power=", "trailing "},
+        {"JobId=4 WorkDir=/w AdminComment=JS1:H4sI+/w==  Power=\n", "JS1:H4sI+/w=="},
+        {"JobId=4 WorkDir=/w AdminComment=last \n", "last"},
+    };
+    char out[64];
+    (void)state;
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        if (eco_slurm__comment_from_scontrol(ok[i].show, out, sizeof out))
+            fail_msg("case %zu: not read", i);
+        assert_string_equal(out, ok[i].want);
+    }
+    assert_int_equal(eco_slurm__comment_from_scontrol("JobId=4 WorkDir=/w Power=\n", out, 64),
+                     -ENOENT);
+    assert_int_equal(eco_slurm__comment_from_scontrol(NULL, out, 64), -ENOENT);
+    assert_int_equal(
+        eco_slurm__comment_from_scontrol("JobId=4 AdminComment=0123456789  Power=", out, 10),
+        -E2BIG);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +275,7 @@ int main(void)
         cmocka_unit_test(others_upper),
         cmocka_unit_test(reserved_names_round_trip),
         cmocka_unit_test(reads_previous_version),
+        cmocka_unit_test(from_scontrol),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

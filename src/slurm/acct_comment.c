@@ -246,3 +246,31 @@ bool eco_slurm__comment_others_upper(const char *comment)
             return true;
     return false;
 }
+
+int eco_slurm__comment_from_scontrol(const char *show, char *out, size_t cap)
+{
+    static const char key[] = " AdminComment=";
+    const char *v = show ? strstr(show, key) : NULL;
+    if (!v || !cap)
+        return -ENOENT;
+    v += strlen(key);
+    /* scontrol writes "AdminComment=%s " and a blank before the next field: the text ends at
+     * the first two blanks followed by a field's name and '=' (or at the line's end) */
+    size_t n = 0;
+    for (; v[n] && v[n] != '\n'; n++) {
+        if (v[n] != ' ' || v[n + 1] != ' ')
+            continue;
+        size_t k = 2;
+        while (isalpha((unsigned char)v[n + k]))
+            k++;
+        if (k > 2 && v[n + k] == '=')
+            break;
+    }
+    if (!v[n] || v[n] == '\n') /* the last field: its own blank after it */
+        n = n && v[n - 1] == ' ' ? n - 1 : n;
+    if (n + 1 > cap)
+        return -E2BIG;
+    memcpy(out, v, n);
+    out[n] = '\0';
+    return 0;
+}

@@ -6,6 +6,7 @@
 #define ECOSCHED_ACCT_COMMENT_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include "ecosched/error.h"
 
 /* What starts ecosched's part of an AdminComment. The comment is shared with other tools
@@ -34,5 +35,11 @@ bool eco_slurm__comment_has(const char *comment, const char *node);
  * 22.05), which would spoil such text (Jobstats' base64 "JS1:" blob), so the plugin does not
  * write then. */
 bool eco_slurm__comment_others_upper(const char *comment);
+
+/* The job's AdminComment in slurmctld's copy, from `scontrol show job -o ID`'s line `show`
+ * (scontrol prints it unquoted as "AdminComment=TEXT " and a blank before the next field; the
+ * text is taken up to two blanks and a field name with '='), into out (cap bytes). 0, -ENOENT
+ * (no AdminComment: slurmctld holds none) or -E2BIG. */
+int eco_slurm__comment_from_scontrol(const char *show, char *out, size_t cap);
 
 #endif

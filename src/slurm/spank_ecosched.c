@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "platform/platform.h"
 #include "acct_comment_internal.h"
@@ -53,6 +54,12 @@ SPANK_PLUGIN(ecosched, 1);
 /* Room for a job's AdminComment as read back: a part is about 20 bytes, so some 3000 nodes;
  * a longer comment is refused rather than merged from a cut copy. */
 #define ACCT_COMMENT_MAX 65536
+/* The longest wait for slurmctld's end record of the job to reach slurmdbd, in ms, and the
+ * poll between two reads: slurmctld queues it before it starts the epilogs, and it normally
+ * lands within a fraction of a second; timeout= (5 s by default, up to an hour) bounds it
+ * for a slurmctld whose queue to slurmdbd is long. */
+#define ACCT_END_WAIT_MS(c) (1000L * ((c)->timeout_s < 3600 ? (c)->timeout_s : 3600))
+#define ACCT_END_POLL_MS 100
 
 /* Plugin arguments from plugstack.conf; %n in a path is the node's name. */
 struct cfg {
@@ -451,14 +458,16 @@ static int run_capture(char *const argv[], long timeout_s, char *out, size_t cap
     return WEXITSTATUS(st);
 }
 
-/* The job's AdminComment in Slurm's accounting (its last allocation record), "" when none;
- * 0, -1 (sacct failed: accounting off or slurmdbd down) or -2 (longer than cap - 1 bytes:
- * never merged from a cut copy, which would drop the parts past the cut). */
-static int read_comment(const struct cfg *c, uint32_t job, char *out, size_t cap)
+/* The job's AdminComment in Slurm's accounting (its last allocation record), "" when none, and
+ * (ended, may be NULL) whether that record has the job's end: slurmctld's end record has
+ * reached slurmdbd (sacct's End is "Unknown" until then). 0, -1 (sacct failed: accounting off
+ * or slurmdbd down) or -2 (longer than cap - 1 bytes: never merged from a cut copy, which would
+ * drop the parts past the cut). */
+static int read_comment(const struct cfg *c, uint32_t job, char *out, size_t cap, bool *ended)
 {
     char id[16];
     snprintf(id, sizeof id, "%u", job);
-    char *argv[] = {"sacct", "-n", "-X", "-P", "-j", id, "-o", "AdminComment", NULL};
+    char *argv[] = {"sacct", "-n", "-X", "-P", "-j", id, "-o", "End,AdminComment", NULL};
     if (run_capture(argv, c->timeout_s, out, cap) != 0)
         return -1;
     size_t len = strlen(out);
@@ -469,7 +478,60 @@ static int read_comment(const struct cfg *c, uint32_t job, char *out, size_t cap
     char *last = strrchr(out, '\n'); /* a requeued job has a record per run: the last */
     if (last)
         memmove(out, last + 1, strlen(last + 1) + 1);
+    char *bar = strchr(out, '|'); /* End has none; the comment may */
+    if (!bar && *out)
+        return -1;
+    if (ended)
+        *ended = bar && bar > out && strncmp(out, "Unknown|", 8) != 0;
+    if (bar)
+        memmove(out, bar + 1, strlen(bar + 1) + 1);
     return 0;
+}
+
+/* The job's AdminComment as slurmctld holds it (`scontrol show job`: the epilog runs while
+ * the job is still there), "" when none; 0 or -1. */
+static int ctld_comment(const struct cfg *c, uint32_t job, char *out, size_t cap)
+{
+    char id[16];
+    size_t big = cap + 16384; /* the rest of the job's line beside the comment */
+    char *show = malloc(big);
+    int rc = -1;
+    snprintf(id, sizeof id, "%u", job);
+    char *argv[] = {"scontrol", "show", "job", "-o", id, NULL};
+    if (show && run_capture(argv, c->timeout_s, show, big) == 0 && strlen(show) + 1 < big) {
+        rc = eco_slurm__comment_from_scontrol(show, out, cap);
+        if (rc == -ENOENT)
+            out[0] = '\0';
+        rc = rc == 0 || rc == -ENOENT ? 0 : -1;
+    }
+    free(show);
+    return rc;
+}
+
+/* Waits (at most ACCT_END_WAIT_MS) for slurmctld's end record of the job in slurmdbd. Slurm
+ * 22.05's records of a running job carry no AdminComment: the text other tools set while the
+ * job ran (scontrol) reaches slurmdbd with the end record, which writes slurmctld's copy over
+ * slurmdbd's. A part merged into slurmdbd's copy before it landed would lose that text (read
+ * before it) or be lost (written before it). 1 (landed), 0 (not in time) or -1 (sacct failed);
+ * *waited_ms the time it took, 0 when it was there at the first read. */
+static int wait_end_record(const struct cfg *c, uint32_t job, char *buf, size_t cap,
+                           long *waited_ms)
+{
+    struct timespec t0, t;
+    bool ended = false;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int n = 0;; n++) {
+        int rd = read_comment(c, job, buf, cap, &ended);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        *waited_ms = n ? (t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L : 0;
+        if (rd < 0)
+            return -1;
+        if (ended)
+            return 1;
+        if (*waited_ms >= ACCT_END_WAIT_MS(c))
+            return 0;
+        usleep(ACCT_END_POLL_MS * 1000u);
+    }
 }
 
 /* Adds this node's part (energy_j, carbon_g < 0: unknown) to the job's AdminComment through
@@ -481,12 +543,31 @@ static int read_comment(const struct cfg *c, uint32_t job, char *out, size_t cap
 static void record_accounting(const struct cfg *c, uint32_t job, const char *node, double energy_j,
                               double carbon_g)
 {
-    char old[ACCT_COMMENT_MAX], id[48], *val = NULL, *set = NULL;
+    char old[ACCT_COMMENT_MAX], id[48], *val = NULL, *set = NULL, *ctld = NULL;
     struct eco_error e = {{0}};
     struct eco_error le = {{0}};
     int dir = -1, lock = -1;
-    bool ok = false;
+    bool ok = false, ended = false;
+    long waited_ms = 0;
     snprintf(id, sizeof id, "jobid=%u", job);
+    /* slurmctld's end record first (it writes slurmctld's copy of the comment over slurmdbd's);
+     * not landed in time, slurmctld's copy is the one merged into while slurmdbd's is empty */
+    if (wait_end_record(c, job, old, sizeof old, &waited_ms) == 0) {
+        ctld = malloc(ACCT_COMMENT_MAX);
+        if (ctld && ctld_comment(c, job, ctld, ACCT_COMMENT_MAX) < 0) {
+            free(ctld);
+            ctld = NULL;
+        }
+        slurm_error("ecosched: job %u: AdminComment: slurmctld's end record not in slurmdbd "
+                    "after %ld ms (when it lands it writes slurmctld's copy over this node's "
+                    "part); %s",
+                    job, waited_ms,
+                    ctld ? "merged with slurmctld's copy (scontrol)"
+                         : "slurmctld's copy unknown (scontrol failed)");
+    } else if (waited_ms > 0) {
+        slurm_info("ecosched: job %u: AdminComment: waited %ld ms for slurmctld's end record", job,
+                   waited_ms);
+    }
     if (c->lock_dir[0] && eco_slurm__lock_dir_open(c->lock_dir, geteuid(), &dir, &le) < 0)
         slurm_error("ecosched: job %u: %s (written without the lock)", job, le.msg);
     for (int t = 0; t < ACCT_TRIES && !ok; t++) {
@@ -495,7 +576,9 @@ static void record_accounting(const struct cfg *c, uint32_t job, const char *nod
                         c->lock_dir, le.msg);
         free(val);
         val = NULL;
-        int rd = read_comment(c, job, old, sizeof old);
+        int rd = read_comment(c, job, old, sizeof old, &ended);
+        if (rd == 0 && !ended && ctld && !old[0])
+            snprintf(old, sizeof old, "%s", ctld); /* the text set while the job ran */
         if (rd < 0) {
             snprintf(e.msg, sizeof e.msg, "sacct -j %u %s", job,
                      rd == -2 ? "AdminComment too long" : "failed (accounting storage off?)");
@@ -522,7 +605,7 @@ static void record_accounting(const struct cfg *c, uint32_t job, const char *nod
         if (!val || e.msg[0])
             break;
         usleep((useconds_t)(ACCT_CHECK_MS + rand() % ACCT_CHECK_MS) * 1000u);
-        ok = read_comment(c, job, old, sizeof old) == 0 && eco_slurm__comment_has(old, node);
+        ok = read_comment(c, job, old, sizeof old, NULL) == 0 && eco_slurm__comment_has(old, node);
     }
     if (ok)
         slurm_info("ecosched: job %u: AdminComment: %s", job, val);
@@ -531,6 +614,7 @@ static void record_accounting(const struct cfg *c, uint32_t job, const char *nod
                     e.msg[0] ? e.msg : "this node's part was written over each time");
     if (dir >= 0)
         close(dir);
+    free(ctld);
     free(set);
     free(val);
 }
@@ -633,7 +717,8 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
         return 0;
     snprintf(want, sizeof want, " nodes=%u ", srun_nodes);
     for (long t = 0; t < 2 * c.timeout_s * SRUN_WAIT_TENTHS_PER_S; t++) {
-        if (read_comment(&c, srun_job, comment, sizeof comment) == 0 && strstr(comment, want)) {
+        if (read_comment(&c, srun_job, comment, sizeof comment, NULL) == 0 &&
+            strstr(comment, want)) {
             const char *ours = strstr(comment, ECO_ACCT_TAG);
             double e = strtod(ours + strlen(ECO_ACCT_TAG), NULL);
             fprintf(stderr, "ecosched: job %u: GPU energy %.1f J (%.4f kWh) on %u node%s: %s\n",

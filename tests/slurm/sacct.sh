@@ -215,7 +215,9 @@ shared_job() { # TEXT: a one-GPU job on n1 with that AdminComment set while it r
         --wrap "while [ ! -e $R/go5 ]; do sleep 0.2; done")
     until_true 100 sh -c "squeue -h -j '$jid' -o %T | grep -q RUNNING"
     scontrol update jobid="$jid" AdminComment="$1" >>"$R/log/scontrol.log" 2>&1
-    until_true 50 sh -c "sacct -n -X -P -j '$jid' -o AdminComment | grep -q ."
+    # in slurmctld's copy: Slurm 22.05 sends a running job's AdminComment to slurmdbd only with
+    # the job's end record (sacct shows nothing until then), for which the epilog waits
+    until_true 50 sh -c "scontrol show job -o '$jid' | grep -qF 'AdminComment=$1 '"
     touch "$R/go5"
     echo "$jid"
 }
@@ -229,5 +231,7 @@ check "JS1: blob: job $j6's epilog left the comment alone (slurmd's log says why
 check "JS1: blob: the comment as the other tool wrote it ($(comment "$j6"))" \
     [ "$(comment "$j6")" = "JS1:H4sIAAAA+1Xy2/w==" ]
 
+# the epilogs that found slurmctld's end record not yet in slurmdbd and waited for it
+echo "epilogs that waited for slurmctld's end record: $(grep -h "ms for slurmctld's end record" "$R"/log/slurmd.*.log | wc -l); not in time: $(grep -h "end record not in slurmdbd" "$R"/log/slurmd.*.log | wc -l)"
 echo "$(basename "$0" .sh): $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
