@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* powerd over 1,000 nodes (bench/README.md): one control period's node work, GET /v1/node of
  * every node daemon then a new limit for every GPU of the answering ones (the most a period
- * sends: every job's limit changed; then on a tenth of the nodes), against 1,000 simulated node
- * daemons of 8 GPUs in one process (tests/fake_nodes.h), none or 50 of them silent (they accept and
- * never answer). Slurm's own calls (sinfo, squeue) are not in it. Prints Markdown rows. */
+ * sends: every job's limit changed; then on a tenth of the nodes), in one POST /v1/node/limits
+ * per node, against 1,000 simulated node daemons of 8 GPUs in one process (tests/fake_nodes.h),
+ * none or 50 of them silent (they accept and never answer). Then the same with each node's
+ * lease in it (as a real period) and, with $ECO_BENCH_MUNGE_SOCKET (a munged's socket,
+ * bench/bench_powerd_nodes.sh starts a private one), a fresh MUNGE credential on every
+ * request (--node-auth munge; the simulated nodes do not check them). Slurm's own calls
+ * (sinfo, squeue) are not in it. Prints Markdown rows. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +18,7 @@
 #include "slurm/powerd.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/munge_auth.h"
 
 #define NODES 1000
 #define GPUS 8
@@ -26,8 +31,10 @@ static int cmp(const void *a, const void *b)
 }
 
 /* change_every: one node in so many gets new limits each period (1: all), the others' limits
- * stay (the 300 W the simulated nodes report), so nothing is sent to them */
-static int run(size_t silent_n, double timeout_s, size_t change_every)
+ * stay (the 300 W the simulated nodes report), so nothing is sent to them unless lease: each
+ * answering node's lease renewed too (a 400 W share); munge: every request signed by it */
+static int run(size_t silent_n, double timeout_s, size_t change_every, bool lease,
+               struct eco_munge *munge)
 {
     char dir[] = "/tmp/eco-bpn.XXXXXX", path[300];
     if (!mkdtemp(dir))
@@ -40,7 +47,8 @@ static int run(size_t silent_n, double timeout_s, size_t change_every)
         fprintf(stderr, "bench_powerd_nodes: cannot start the simulated nodes in %s\n", dir);
         return 1;
     }
-    struct powerd pd = {.node_timeout_s = timeout_s, .period_s = 5};
+    struct powerd pd = {
+        .node_timeout_s = timeout_s, .period_s = 5, .node_lease_s = 15, .munge = munge};
     pd.nodes = calloc(MAX_NODES, sizeof *pd.nodes);
     pd.jobs = calloc(MAX_JOBS, sizeof *pd.jobs);
     if (!pd.nodes || !pd.jobs)
@@ -69,16 +77,23 @@ static int run(size_t silent_n, double timeout_s, size_t change_every)
             j->n = GPUS;
             for (unsigned g = 0; g < GPUS; g++)
                 j->node[g] = (uint32_t)i, j->gpu[g] = g;
+            pd.nodes[i].share_w = lease ? 400 : 0;
         }
-        eco_powerd__send_limits(&pd);
+        eco_powerd__send_nodes(&pd);
         t[p] = eco_mono_s() - t0;
-        reqs = (double)NODES + (double)((up + change_every - 1) / change_every) * GPUS;
+        /* the reads, then one request per node with new limits or a lease */
+        reqs = (double)NODES + (double)(lease ? up : (up + change_every - 1) / change_every);
     }
     qsort(t, PERIODS, sizeof t[0], cmp);
     qsort(tr, PERIODS, sizeof tr[0], cmp);
-    printf("| %d | %zu | %d | %.1f s | %.0f | %.3f | %.3f | %.3f | %.3f | at most 1 s |\n", NODES,
-           silent_n, GPUS, timeout_s, reqs, (tr[PERIODS / 2 - 1] + tr[PERIODS / 2]) / 2,
-           tr[PERIODS - 1], (t[PERIODS / 2 - 1] + t[PERIODS / 2]) / 2, t[PERIODS - 1]);
+    printf(
+        "| %d | %zu | %d | %s | %s | %.1f s | %.0f | %.3f | %.3f | %.3f | %.3f | at most 1 s |\n",
+        NODES, silent_n, GPUS, change_every == 1 ? "all" : "a tenth",
+        munge   ? "lease, MUNGE"
+        : lease ? "lease"
+                : "none",
+        timeout_s, reqs, (tr[PERIODS / 2 - 1] + tr[PERIODS / 2]) / 2, tr[PERIODS - 1],
+        (t[PERIODS / 2 - 1] + t[PERIODS / 2]) / 2, t[PERIODS - 1]);
     fflush(stdout);
     fake_nodes_stop(pid);
     for (size_t i = 0; i < NODES; i++) {
@@ -102,11 +117,25 @@ int main(void)
         setrlimit(RLIMIT_NOFILE, &rl);
     }
     eco_log_level = ECO_LOG_ERR; /* the silent nodes' warnings are not the figure */
-    printf("| nodes | silent | GPUs per node | node timeout | requests per period | reading "
+    printf("| nodes | silent | GPUs per node | limits changed | also | node timeout | requests per "
+           "period | reading "
            "median s | reading max s | period median s | period max s | target |\n");
-    printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-    int rc = run(0, NODE_TIMEOUT_S, 1);
-    rc |= run(50, NODE_TIMEOUT_S, 1);
-    rc |= run(50, NODE_TIMEOUT_S, 10);
+    printf("|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+    int rc = run(0, NODE_TIMEOUT_S, 1, false, NULL);
+    rc |= run(50, NODE_TIMEOUT_S, 1, false, NULL);
+    rc |= run(50, NODE_TIMEOUT_S, 10, false, NULL);
+    rc |= run(50, NODE_TIMEOUT_S, 1, true, NULL);
+    const char *sock = getenv("ECO_BENCH_MUNGE_SOCKET");
+    if (sock && *sock) {
+        struct eco_error err = {{0}};
+        struct eco_munge *m = eco_munge_create(sock, &err);
+        if (!m) {
+            fprintf(stderr, "bench_powerd_nodes: munged at %s: %s\n", sock, err.msg);
+            return 1;
+        }
+        rc |= run(50, NODE_TIMEOUT_S, 1, true, m);
+        rc |= run(50, NODE_TIMEOUT_S, 10, true, m);
+        eco_munge_destroy(m);
+    }
     return rc;
 }

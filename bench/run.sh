@@ -106,15 +106,16 @@ tmp=$(mktemp)
     echo
     echo "## powerd over 1,000 nodes"
     echo
-    echo "One control period's node work of \`ecosched powerd\` (bench/bench_powerd_nodes.c): GET"
-    echo "/v1/node of 1,000 node daemons, then a new limit for each of the 8 GPUs of every answering"
-    echo "node (the most a period sends: every job's limit changed by 1 W or more; the last row: on a"
-    echo "tenth of the nodes), all in flight at once (at most 256), each bounded by the default"
-    echo "--node-timeout 0.5 s. The node daemons are simulated, 1,000 unix sockets served by one process"
-    echo "(tests/fake_nodes.h, epoll); silent ones accept and never answer. Slurm's calls (sinfo,"
+    echo "One control period's node work of \`ecosched powerd\` (bench/bench_powerd_nodes.c, run by"
+    echo "bench/bench_powerd_nodes.sh): GET /v1/node of 1,000 node daemons, then a new limit for each of"
+    echo "the 8 GPUs of every answering node (\"all\"; \"a tenth\": on a tenth of the nodes), one POST"
+    echo "/v1/node/limits per node (\"lease\": with its lease renewal; \"MUNGE\": every request with a fresh"
+    echo "credential from a private munged), all in flight at once (at most 256), each bounded by the"
+    echo "default --node-timeout 0.5 s. The node daemons are simulated, 1,000 unix sockets served by one"
+    echo "process (tests/fake_nodes.h, epoll); silent ones accept and never answer. Slurm's calls (sinfo,"
     echo "squeue) are not included. 10 periods."
     echo
-    "$BUILD/eco_bench_powerd_nodes"
+    sh bench/bench_powerd_nodes.sh "$BUILD"
     echo
     sh bench/place_section.sh "$BUILD"
 } > "$tmp"

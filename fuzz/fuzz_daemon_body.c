@@ -2,9 +2,11 @@
 /* Fuzz target: ecoschedd's request bodies (src/daemon/api.c, api_node.c; docs/http-api.md),
  * each input read as every POST body: a submit (POST /v1/jobs), a node power budget
  * (POST /v1/node/budget, applied to a node budget of its own), a GPU limit
- * (POST /v1/gpus/N/limit) and a Slurm job (POST /v1/slurm/jobs), by the functions the routes
- * call, on a daemon of 4 GPUs without store, sockets or platform calls that act. */
+ * (POST /v1/gpus/N/limit), a node's limits (POST /v1/node/limits, checked) and a Slurm job (POST
+ * /v1/slurm/jobs), by the functions the routes call, on a daemon of 4 GPUs without store, sockets
+ * or platform calls that act. */
 #include "fuzz_util.h"
+#include <errno.h>
 #include <math.h>
 #include "daemon/api.h"
 #include "daemon/nodecap.h"
@@ -56,6 +58,11 @@ static void node_bodies(const uint8_t *data, size_t size)
     double w = 0;
     if (!ecod__api_node_check_limit(b, &pr, &w, &err))
         FUZZ_CHECK(w >= pr.min_w - 1e-9 && w <= pr.max_w + 1e-9);
+
+    double lw[4];
+    char field[48];
+    if (ecod__api_node_check_limits(&d, b, lw, field, sizeof field, &err) == -EINVAL)
+        FUZZ_CHECK(err.msg[0] && field[0]);
 
     json_int_t job = 0;
     uid_t uid;

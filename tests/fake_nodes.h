@@ -2,14 +2,18 @@
 /* Many simulated node daemons in one child process (tests/test_powerd_nodes.c,
  * bench/bench_powerd_nodes.c): unix sockets DIR/nI.sock, each answering what powerd asks of an
  * ecoschedd, GET /v1/node (GPUS GPUs, each at limit 300 W, default 300 W, held by Slurm job
- * 100 + I) and POST /v1/gpus/G/limit (200, the request appended to DIR/limits as "I G BODY").
- * A silent node accepts connections and never answers. One epoll(7) loop, so that 1,000 nodes
- * cost one process. */
+ * 100 + I), POST /v1/node/limits, POST /v1/gpus/G/limit and POST /v1/node/budget (200). Every
+ * POST is appended to DIR/limits as "I POST PATH", then each limit it sets as
+ * "I G {"power_limit_w":W}" and its lease as "I lease {"fallback_w":W,"lease_s":S}". A silent
+ * node accepts connections and never answers; a legacy one (an ecoschedd older than POST
+ * /v1/node/limits) answers 404 to that route. One epoll(7) loop, so that 1,000 nodes cost one
+ * process. */
 #ifndef ECO_TEST_FAKE_NODES_H
 #define ECO_TEST_FAKE_NODES_H
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <signal.h>
@@ -49,12 +53,38 @@ static int fake_listen(const char *path)
     return fd;
 }
 
-/* The answer to the request in c (complete), written to its socket. */
-static void fake_answer(struct fake_conn *c, unsigned gpus, FILE *log)
+/* A POST /v1/node/limits body's limits and lease into log, as the per-GPU and lease routes'. */
+static int fake_limits(int node, const char *body, FILE *log)
 {
-    char body[8192];
+    json_t *j = json_loads(body, 0, NULL), *v;
+    json_t *lim = json_object_get(j, "limits_w"), *f = json_object_get(j, "fallback_w");
+    const char *k;
+    if (!json_is_object(lim)) {
+        json_decref(j);
+        return 400;
+    }
+    json_object_foreach(lim, k, v)
+        fprintf(log, "%d %s {\"power_limit_w\":%.0f}\n", node, k, json_number_value(v));
+    if (f)
+        fprintf(log, "%d lease {\"fallback_w\":%.1f,\"lease_s\":%g}\n", node, json_number_value(f),
+                json_number_value(json_object_get(j, "lease_s")));
+    json_decref(j);
+    return 200;
+}
+
+/* The answer to the request in c (complete), written to its socket. */
+static void fake_answer(struct fake_conn *c, unsigned gpus, bool legacy, FILE *log)
+{
+    char body[8192], path[64] = "";
     size_t n = 0;
     unsigned g;
+    int st = 200;
+    const char *b = strstr(c->buf, "\r\n\r\n");
+    b = b ? b + 4 : "";
+    if (!strncmp(c->buf, "POST ", 5)) {
+        sscanf(c->buf + 5, "%63s", path);
+        fprintf(log, "%d POST %s\n", c->node, path);
+    }
     if (!strncmp(c->buf, "GET /v1/node ", 13)) {
         n += (size_t)snprintf(body + n, sizeof body - n,
                               "{\"power_w\":%u,\"max_power_w\":%u,\"gpus\":[", 200 * gpus,
@@ -68,18 +98,28 @@ static void fake_answer(struct fake_conn *c, unsigned gpus, FILE *log)
                                   g ? "," : "", g, 100 + c->node);
         n += (size_t)snprintf(body + n, sizeof body - n, "],\"slurm_jobs\":[]}");
     } else if (!strncmp(c->buf, "POST /v1/gpus/", 14)) {
-        const char *b = strstr(c->buf, "\r\n\r\n");
-        fprintf(log, "%d %u %s\n", c->node, (unsigned)strtoul(c->buf + 14, NULL, 10),
-                b ? b + 4 : "");
-        fflush(log);
+        fprintf(log, "%d %u %s\n", c->node, (unsigned)strtoul(c->buf + 14, NULL, 10), b);
         n = (size_t)snprintf(body, sizeof body, "{\"ok\":true}");
+    } else if (!strncmp(c->buf, "POST /v1/node/budget ", 21)) {
+        fprintf(log, "%d lease %s\n", c->node, b);
+        n = (size_t)snprintf(body, sizeof body, "{\"ok\":true}");
+    } else if (!strncmp(c->buf, "POST /v1/node/limits ", 21) && !legacy) {
+        st = fake_limits(c->node, b, log);
+        n = (size_t)snprintf(body, sizeof body,
+                             st == 200 ? "{\"ok\":true}" : "{\"error\":\"bad body\"}");
     } else {
+        st = 404;
         n = (size_t)snprintf(body, sizeof body, "{\"error\":\"no such path\"}");
     }
+    fflush(log);
     char head[256];
     int h = snprintf(head, sizeof head,
-                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                     "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: "
                      "%zu\r\nConnection: close\r\n\r\n",
+                     st,
+                     st == 200   ? "OK"
+                     : st == 404 ? "Not Found"
+                                 : "Bad Request",
                      n);
     /* small answers on a local socket: one write each, the socket made blocking for it */
     fcntl(c->fd, F_SETFL, 0);
@@ -100,7 +140,8 @@ static bool fake_complete(struct fake_conn *c)
 }
 
 /* epoll(7), so that each event costs the same with 1,000 sockets as with 20. */
-static void fake_serve(int *lfd, size_t n, const bool *silent, unsigned gpus, FILE *log)
+static void fake_serve(int *lfd, size_t n, const bool *silent, const bool *legacy, unsigned gpus,
+                       FILE *log)
 {
     static struct fake_conn conn[FAKE_CONN_MAX];
     static int free_list[FAKE_CONN_MAX];
@@ -140,7 +181,7 @@ static void fake_serve(int *lfd, size_t n, const bool *silent, unsigned gpus, FI
                 c->len += (size_t)r;
                 if (fake_complete(c)) {
                     if (!silent[c->node])
-                        fake_answer(c, gpus, log);
+                        fake_answer(c, gpus, legacy && legacy[c->node], log);
                     done = !silent[c->node];
                 }
             }
@@ -152,9 +193,11 @@ static void fake_serve(int *lfd, size_t n, const bool *silent, unsigned gpus, FI
     }
 }
 
-/* Starts n nodes (n <= FAKE_NODES_MAX; silent[i]: node i never answers) in a child process;
- * its pid once every socket is bound, or -1. Stop it with fake_nodes_stop. */
-static pid_t fake_nodes_start(const char *dir, size_t n, const bool *silent, unsigned gpus)
+/* Starts n nodes (n <= FAKE_NODES_MAX; silent[i]: node i never answers; legacy[i], legacy
+ * NULL for none: it answers 404 to POST /v1/node/limits) in a child process; its pid once
+ * every socket is bound, or -1. Stop it with fake_nodes_stop. */
+static pid_t fake_nodes_start2(const char *dir, size_t n, const bool *silent, const bool *legacy,
+                               unsigned gpus)
 {
     int lfd[FAKE_NODES_MAX];
     char path[256];
@@ -177,12 +220,17 @@ static pid_t fake_nodes_start(const char *dir, size_t n, const bool *silent, uns
         snprintf(path, sizeof path, "%s/limits", dir);
         FILE *log = fopen(path, "a");
         if (log)
-            fake_serve(lfd, n, silent, gpus, log);
+            fake_serve(lfd, n, silent, legacy, gpus, log);
         _exit(1);
     }
     for (size_t i = 0; i < n; i++)
         close(lfd[i]);
     return pid;
+}
+
+static pid_t fake_nodes_start(const char *dir, size_t n, const bool *silent, unsigned gpus)
+{
+    return fake_nodes_start2(dir, n, silent, NULL, gpus);
 }
 
 static void fake_nodes_stop(pid_t pid)

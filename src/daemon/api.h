@@ -76,6 +76,12 @@ const char *ecod__api_node_budget(struct ecod *d, const json_t *b, struct eco_er
 struct eco_power_range;
 const char *ecod__api_node_check_limit(const json_t *body, const struct eco_power_range *pr,
                                        double *w, struct eco_error *err);
+/* POST /v1/node/limits, {"limits_w": {"G": W|"default", ...}, "fallback_w", "lease_s"}: the
+ * whole body checked, nothing applied. 0 with w[g] (room for d->n_gpus) each GPU's new limit,
+ * NaN for a GPU not in limits_w; -EINVAL with field[0..cap) the field at fault ("limits_w.3",
+ * "lease_s") and err why; another < 0 when the platform cannot give a GPU's range (err). */
+int ecod__api_node_check_limits(struct ecod *d, const json_t *b, double *w, char *field, size_t cap,
+                                struct eco_error *err);
 /* POST /v1/slurm/jobs, {"job_id", "uid", "gid", "gpus", "power_cap"}: gpus[] (room for
  * ECO_GPUSEL_MAX_GPUS) and *n the GPUs, *cap the power_cap value (borrowed from b). */
 const char *ecod__api_node_check_register(struct ecod *d, const json_t *b, json_int_t *job,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ecoschedd's routes for Slurm and the cluster power controller: the node's GPU power
- * (GET /v1/node), a GPU's limit set from the controller (POST /v1/gpus/N/limit), and Slurm
+ * (GET /v1/node), a GPU's limit set from the controller (POST /v1/gpus/N/limit; all of a
+ * node's at once with its lease, POST /v1/node/limits), and Slurm
  * jobs registered and ended by the SPANK plugin so that their GPU energy is measured here
  * (POST /v1/slurm/jobs, POST /v1/slurm/jobs/JOBID/end). docs/http-api.md, docs/slurm.md. */
 #include <errno.h>
@@ -133,6 +134,32 @@ static enum MHD_Result node(struct ecod *d, struct MHD_Connection *c)
 
 /* ---- POST /v1/node/budget ------------------------------------------------------------------ */
 
+/* The lease of a body (POST /v1/node/budget, POST /v1/node/limits): fallback_w and lease_s
+ * together (ecod_lease_check's rules), or neither. NULL, or the field at fault with err. */
+static const char *lease_fields(const json_t *b, struct eco_error *err)
+{
+    const json_t *f = json_object_get(b, "fallback_w"), *l = json_object_get(b, "lease_s");
+    if (!f && !l)
+        return NULL;
+    struct eco_error why = {{0}};
+    int rc = ecod_lease_check(json_is_number(f) ? json_number_value(f) : NAN,
+                              json_is_number(l) ? json_number_value(l) : NAN, &why);
+    if (rc < 0) {
+        eco_errorf(err, -EINVAL, "%.199s (a lease is fallback_w with lease_s)", why.msg);
+        return strncmp(why.msg, "lease_s", 7) ? "fallback_w" : "lease_s";
+    }
+    return NULL;
+}
+
+/* The lease of a body checked by lease_fields, renewed (or released) now; none: nothing. */
+static void lease_apply(struct ecod *d, const json_t *b)
+{
+    const json_t *f = json_object_get(b, "fallback_w");
+    if (f)
+        ecod__lease_heard(d, json_number_value(f), json_number_value(json_object_get(b, "lease_s")),
+                          eco_wall_s(), eco_mono_s());
+}
+
 /* The fields of a budget body: each known, fallback_w and lease_s together, at least a
  * budget_w or a lease. NULL, or the field at fault with err saying why. */
 static const char *budget_fields(const json_t *b, struct eco_error *err)
@@ -165,16 +192,7 @@ static const char *budget_fields(const json_t *b, struct eco_error *err)
         eco_errorf(err, -EINVAL, "policy must be a capper name (FAMILY[:PARAMS])");
         return "policy";
     }
-    if (f || l) {
-        struct eco_error why = {{0}};
-        int rc = ecod_lease_check(json_is_number(f) ? json_number_value(f) : NAN,
-                                  json_is_number(l) ? json_number_value(l) : NAN, &why);
-        if (rc < 0) {
-            eco_errorf(err, -EINVAL, "%.199s (a lease is fallback_w with lease_s)", why.msg);
-            return strncmp(why.msg, "lease_s", 7) ? "fallback_w" : "lease_s";
-        }
-    }
-    return NULL;
+    return lease_fields(b, err);
 }
 
 const char *ecod__api_node_budget(struct ecod *d, const json_t *b, struct eco_error *err)
@@ -183,7 +201,6 @@ const char *ecod__api_node_budget(struct ecod *d, const json_t *b, struct eco_er
     if (bad)
         return bad;
     const json_t *w = json_object_get(b, "budget_w"), *p = json_object_get(b, "policy");
-    const json_t *f = json_object_get(b, "fallback_w");
     struct eco_error why = {{0}};
     if (w || p) {
         /* under a fallback the asked budget is kept for its end, the lower of the two holds */
@@ -197,9 +214,7 @@ const char *ecod__api_node_budget(struct ecod *d, const json_t *b, struct eco_er
             return p && !strncmp(why.msg, "policy", 6) ? "policy" : "budget_w";
         }
     }
-    if (f)
-        ecod__lease_heard(d, json_number_value(f), json_number_value(json_object_get(b, "lease_s")),
-                          eco_wall_s(), eco_mono_s());
+    lease_apply(d, b);
     return NULL;
 }
 
@@ -218,6 +233,21 @@ static enum MHD_Result set_budget(struct ecod *d, struct MHD_Connection *c, cons
 
 /* ---- POST /v1/gpus/N/limit --------------------------------------------------------------- */
 
+/* A GPU's new limit v (WATTS or "default") within pr: *w, or field (named in err) at fault. */
+static const char *check_watts(const json_t *v, const struct eco_power_range *pr, const char *field,
+                               double *w, struct eco_error *err)
+{
+    *w = pr->default_w;
+    if (json_is_string(v) && !strcmp(json_string_value(v), "default"))
+        return NULL;
+    *w = json_number_value(v);
+    if (!json_is_number(v) || !isfinite(*w) || *w < pr->min_w - 1e-9 || *w > pr->max_w + 1e-9) {
+        eco_errorf(err, -EINVAL, "%s must be %g..%g W or \"default\"", field, pr->min_w, pr->max_w);
+        return field;
+    }
+    return NULL;
+}
+
 const char *ecod__api_node_check_limit(const json_t *body, const struct eco_power_range *pr,
                                        double *w, struct eco_error *err)
 {
@@ -226,16 +256,21 @@ const char *ecod__api_node_check_limit(const json_t *body, const struct eco_powe
         eco_errorf(err, -EINVAL, "the body must be {\"power_limit_w\": WATTS|\"default\"}");
         return "power_limit_w";
     }
-    *w = pr->default_w;
-    if (json_is_string(v) && !strcmp(json_string_value(v), "default"))
-        return NULL;
-    *w = json_number_value(v);
-    if (!json_is_number(v) || !isfinite(*w) || *w < pr->min_w - 1e-9 || *w > pr->max_w + 1e-9) {
-        eco_errorf(err, -EINVAL, "power_limit_w must be %g..%g W or \"default\"", pr->min_w,
-                   pr->max_w);
-        return "power_limit_w";
+    return check_watts(v, pr, "power_limit_w", w, err);
+}
+
+/* GPU g's limit set to w (checked): 0, or < 0 with err (the platform refused; logged). Kept in
+ * the lease file, so that a restart of the daemon puts it back (lease.c). */
+static int apply_limit(struct ecod *d, unsigned g, double w, struct eco_error *err)
+{
+    int rc = eco_platform_set_power_limit(d->platform, g, w, err);
+    if (rc < 0) {
+        ECO_LOG(ECO_LOG_WARN, "api", "GPU %u: limit %.0f W: %s", g, w, err->msg);
+        return rc;
     }
-    return NULL;
+    ECO_LOG(ECO_LOG_DEBUG, "api", "GPU %u: limit %.0f W", g, w);
+    ecod__lease_limit(d, g, w);
+    return 0;
 }
 
 static enum MHD_Result set_limit(struct ecod *d, struct MHD_Connection *c, const char *gs,
@@ -257,13 +292,113 @@ static enum MHD_Result set_limit(struct ecod *d, struct MHD_Connection *c, const
     const char *bad = ecod__api_node_check_limit(body, &pr, &w, &err);
     if (bad)
         return eco_http_fail(c, 400, bad, "%s", err.msg);
-    if (eco_platform_set_power_limit(d->platform, (unsigned)g, w, &err) < 0) {
-        ECO_LOG(ECO_LOG_WARN, "api", "GPU %ld: limit %.0f W: %s", g, w, err.msg);
+    if (apply_limit(d, (unsigned)g, w, &err) < 0)
         return eco_http_fail(c, 500, NULL, "%s", err.msg);
-    }
-    ECO_LOG(ECO_LOG_DEBUG, "api", "GPU %ld: limit %.0f W", g, w);
-    ecod__lease_limit(d, (unsigned)g, w); /* put back at a restart (lease.c) */
     return eco_http_reply(c, 200, json_pack("{s:i,s:f}", "index", (int)g, "power_limit_w", w));
+}
+
+/* ---- POST /v1/node/limits ---------------------------------------------------------------- */
+
+/* GPU index of a limits_w key: canonical decimal ("3", not "03" or "+3", so that no two keys
+ * name one GPU) below n. -1 otherwise. */
+static long gpu_key(const char *k, unsigned n)
+{
+    long g = 0;
+    if (!*k || (k[0] == '0' && k[1]) || strlen(k) > 4)
+        return -1;
+    for (; *k; k++) {
+        if (*k < '0' || *k > '9')
+            return -1;
+        g = g * 10 + (*k - '0');
+    }
+    return g < (long)n ? g : -1;
+}
+
+int ecod__api_node_check_limits(struct ecod *d, const json_t *b, double *w, char *field, size_t cap,
+                                struct eco_error *err)
+{
+    static const char *const known[] = {"limits_w", "fallback_w", "lease_s", NULL};
+    const char *key, *bad = NULL;
+    json_t *val;
+    field[0] = '\0';
+    json_object_foreach((json_t *)b, key, val)
+    {
+        size_t k = 0;
+        while (known[k] && strcmp(known[k], key))
+            k++;
+        if (!known[k]) {
+            eco_errorf(err, -EINVAL, "unknown field '%.64s' (limits_w, fallback_w, lease_s)", key);
+            snprintf(field, cap, "%.64s", key);
+            return -EINVAL;
+        }
+    }
+    const json_t *lim = json_object_get(b, "limits_w");
+    if (!json_is_object(lim)) {
+        eco_errorf(err, -EINVAL,
+                   "limits_w must be an object of GPU index to watts or "
+                   "\"default\" ({\"0\": 150, \"3\": 200})");
+        snprintf(field, cap, "limits_w");
+        return -EINVAL;
+    }
+    if ((bad = lease_fields(b, err))) {
+        snprintf(field, cap, "%s", bad);
+        return -EINVAL;
+    }
+    for (unsigned g = 0; g < d->n_gpus; g++)
+        w[g] = NAN;
+    json_object_foreach((json_t *)lim, key, val)
+    {
+        long g = gpu_key(key, d->n_gpus);
+        struct eco_power_range pr;
+        snprintf(field, cap, "limits_w.%.32s", key);
+        if (g < 0) {
+            eco_errorf(err, -EINVAL, "%s: no GPU '%.32s' on this server (0..%d)", field, key,
+                       (int)d->n_gpus - 1);
+            return -EINVAL;
+        }
+        int rc = eco_platform_power_range(d->platform, (unsigned)g, &pr, err);
+        if (rc < 0)
+            return rc == -EINVAL ? -EIO : rc; /* the platform's fault, not the body's */
+        if (check_watts(val, &pr, field, &w[g], err))
+            return -EINVAL;
+    }
+    field[0] = '\0';
+    return 0;
+}
+
+/* Checked (nothing applied on error), then the lease first, as powerd renews it before the
+ * limits (a node in fallback ends it before it takes them), then each GPU's limit. */
+static enum MHD_Result set_limits(struct ecod *d, struct MHD_Connection *c, const json_t *b)
+{
+    double w[ECO_GPUSEL_MAX_GPUS];
+    char field[48];
+    struct eco_error err = {{0}};
+    int rc = ecod__api_node_check_limits(d, b, w, field, sizeof field, &err);
+    if (rc == -EINVAL)
+        return eco_http_fail(c, 400, field, "%s", err.msg);
+    if (rc < 0)
+        return eco_http_fail(c, 500, NULL, "%s", err.msg);
+    lease_apply(d, b);
+    json_t *set = json_object();
+    struct eco_error first = {{0}};
+    for (unsigned g = 0; g < d->n_gpus; g++) {
+        char k[12];
+        if (isnan(w[g]))
+            continue;
+        if (apply_limit(d, g, w[g], &err) < 0) {
+            if (!first.msg[0]) /* the others are still set: one GPU's refusal is not theirs */
+                eco_errorf(&first, -EIO, "GPU %u: %.180s", g, err.msg);
+            continue;
+        }
+        snprintf(k, sizeof k, "%u", g);
+        json_object_set_new(set, k, json_real(w[g]));
+    }
+    if (first.msg[0]) {
+        json_decref(set);
+        return eco_http_fail(c, 500, NULL, "%s", first.msg);
+    }
+    return eco_http_reply(c, 200,
+                          json_pack("{s:o,s:o}", "limits_w", set, "fallback", fallback_json(d)));
 }
 
 /* ---- POST /v1/slurm/jobs ------------------------------------------------------------------ */
@@ -483,8 +618,8 @@ bool ecod__api_node_route(struct ecod *d, struct MHD_Connection *c, const char *
     bool limit =
         !strncmp(url, "/v1/gpus/", 9) && (tail = strchr(url + 9, '/')) && !strcmp(tail, "/limit");
     bool slurm = !strncmp(url, "/v1/slurm/jobs", 14);
-    bool budget = !strcmp(url, "/v1/node/budget");
-    if (!limit && !slurm && !budget)
+    bool budget = !strcmp(url, "/v1/node/budget"), limits = !strcmp(url, "/v1/node/limits");
+    if (!limit && !slurm && !budget && !limits)
         return false;
     if (!post) {
         ret = eco_http_fail(c, 405, NULL, "use POST on %s", url);
@@ -504,6 +639,8 @@ bool ecod__api_node_route(struct ecod *d, struct MHD_Connection *c, const char *
     }
     if (budget) {
         ret = set_budget(d, c, b);
+    } else if (limits) {
+        ret = set_limits(d, c, b);
     } else if (limit) {
         char gs[16];
         size_t n = (size_t)(tail - (url + 9));

@@ -248,8 +248,7 @@ static void period(struct powerd *pd)
         if (eco_powerd__allocate(pd, budget, (double)time(NULL), st) == 0) {
             /* the leases first: a node in fallback ends it before taking the limits */
             eco_powerd__shares(pd, budget);
-            eco_powerd__send_fallback(pd);
-            eco_powerd__send_limits(pd);
+            eco_powerd__send_nodes(pd); /* leases and limits, one request a node */
         }
         if (pd->weights)
             eco_powerd__update_weights(pd);

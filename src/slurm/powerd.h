@@ -31,6 +31,11 @@
  * slow period (a node request at its timeout, squeue taking a second) never trips it, while the
  * budget is exposed to a node's new uncapped jobs for at most 3 periods after powerd dies. */
 #define LEASE_PERIODS 3
+/* A node daemon that answered 404 to POST /v1/node/limits (older than the route) is asked it
+ * again after 120 periods (10 min at the default 5 s), or as soon as it stops answering (a
+ * restart, maybe its upgrade): one 404 per node each 10 min keeps a rolling upgrade's nodes
+ * found within minutes without a wasted request every period. */
+#define LEGACY_PERIODS 120
 /* Remaining time of a job without a time limit, for the allocator's cost: an hour, the order
  * of a training job's remaining time; only the ratios between jobs matter. */
 #define DEFAULT_REMAINING_S 3600.0
@@ -89,6 +94,10 @@ struct pnode {
      * "fallback", or the last one it took), and this period's (eco_powerd__shares) */
     double held_w, share_w;
     bool lease_failing; /* its last lease request failed (logged once, until one succeeds) */
+    /* periods left that it gets its lease and limits one request each (its ecoschedd answered
+     * 404 to POST /v1/node/limits: an older version); whether that was logged */
+    unsigned legacy_periods;
+    bool legacy_logged;
 };
 
 struct pjob {
@@ -204,12 +213,14 @@ json_t *eco_powerd__grid_json(const struct powerd *pd, double budget, double now
 int eco_powerd__read_nodes(struct powerd *pd, double now);
 void eco_powerd__read_node_power(struct powerd *pd);
 int eco_powerd__read_jobs(struct powerd *pd);
-/* Sends each decided job's limit to its GPUs where it differs, then gives GPUs that no running
- * job holds their default limit back. */
-void eco_powerd__send_limits(struct powerd *pd);
-/* Renews each answering node's lease with its share (POST /v1/node/budget {"fallback_w",
- * "lease_s"}), before the limits; held_w follows what each took. */
-void eco_powerd__send_fallback(struct powerd *pd);
+/* Sends each answering node, in one request (POST /v1/node/limits), its lease (its share,
+ * POST /v1/node/budget's {"fallback_w", "lease_s"}) and the limits that changed: each decided
+ * job's where it differs, and GPUs that no running job holds back to their default. A node
+ * daemon that answers 404 to that route (older than it) gets the lease, then each limit, one
+ * request each (remembered per node for LEGACY_PERIODS). held_w follows what each took; a
+ * node whose lease or limits fail is logged when it starts failing and when it takes them
+ * again, never every period. */
+void eco_powerd__send_nodes(struct powerd *pd);
 /* Slurm's Weight per node: class by warmth, then idle draw per GPU (watts). */
 void eco_powerd__update_weights(struct powerd *pd);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `ecosched powerd`: Slurm (sinfo, squeue --json, scontrol) and the node daemons (/v1/node,
- * /v1/gpus/N/limit) once a period: what the allocation step reads and what it decided. */
+ * /v1/node/limits, or /v1/node/budget and /v1/gpus/N/limit of older ones) once a period: what the
+ * allocation step reads and what it decided. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -139,6 +140,7 @@ static void take_node(struct pnode *nd, json_t *o, long st, const struct eco_err
                     "its maximum draw (%.0f W) is set aside",
                     nd->name, o ? why : e->msg, nd->max_power_w);
         nd->down_logged = true; /* down since powerd started: logged once, not every period */
+        nd->legacy_periods = 0; /* back, it may be a newer ecoschedd: asked again */
         return;
     }
     if (!was_up && nd->down_logged)
@@ -378,12 +380,11 @@ int eco_powerd__read_jobs(struct powerd *pd)
     return 0;
 }
 
-/* The limit requests of a period, sent together (eco_http_json_all). */
+/* The limits a period wants (node, GPU, watts), sorted by node and GPU before they are sent. */
 struct limits {
     struct limit {
         uint32_t node, gpu;
         double w;
-        char path[32], body[48];
     } * v;
     size_t n, cap;
 };
@@ -399,54 +400,199 @@ static void want_limit(struct limits *l, uint32_t node, uint32_t g, double w)
         }
         l->v = v, l->cap = cap;
     }
-    struct limit *x = &l->v[l->n++];
-    x->node = node, x->gpu = g, x->w = w;
-    snprintf(x->path, sizeof x->path, "/v1/gpus/%" PRIu32 "/limit", g);
-    snprintf(x->body, sizeof x->body, "{\"power_limit_w\":%.0f}", w);
+    l->v[l->n++] = (struct limit){.node = node, .gpu = g, .w = w};
 }
 
-/* Sends the requests of l at once; a node whose request fails is logged when it starts failing
- * (with the first GPU's reason) and when its limits are taken again, never every period. */
-static void send_all(struct powerd *pd, struct limits *l)
+static int limit_cmp(const void *a, const void *b)
 {
-    struct eco_http_call *calls = calloc(l->n ? l->n : 1, sizeof *calls);
-    if (!calls) {
-        ECO_LOG(ECO_LOG_ERR, NULL, "%zu limits not sent: out of memory", l->n);
+    const struct limit *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    if (x->gpu != y->gpu)
+        return x->gpu < y->gpu ? -1 : 1;
+    return (x->w > y->w) - (x->w < y->w);
+}
+
+/* Sorted by node and GPU, one limit per GPU: the lowest, where two jobs sharing a GPU were
+ * decided apart (the budget holds with either). */
+static void sort_limits(struct limits *l)
+{
+    size_t m = 0;
+    if (l->n)
+        qsort(l->v, l->n, sizeof *l->v, limit_cmp);
+    for (size_t i = 0; i < l->n; i++)
+        if (!m || l->v[m - 1].node != l->v[i].node || l->v[m - 1].gpu != l->v[i].gpu)
+            l->v[m++] = l->v[i];
+    l->n = m;
+}
+
+/* The requests of one batch, sent together (eco_http_json_all): a node's lease and limits in
+ * one (POST /v1/node/limits), or, to a node daemon without that route, its lease (POST
+ * /v1/node/budget) and each GPU's limit (POST /v1/gpus/N/limit) apart. */
+enum req_kind { REQ_NODE, REQ_LEASE, REQ_GPU };
+struct batch {
+    struct req {
+        enum req_kind kind;
+        uint32_t node;
+        size_t lim, n_lim; /* the node's limits in struct limits: v[lim..lim + n_lim) */
+        bool lease;        /* REQ_NODE: its lease is in the body */
+        char path[32];
+        char *body; /* malloc'd */
+    } * r;
+    struct eco_http_call *calls;
+    size_t n, cap;
+};
+
+/* Room for a REQ_NODE body: {"limits_w":{...}} of MAX_GPUS limits ("63":1000,), a lease. */
+#define NODE_BODY_MAX (MAX_GPUS * 16 + 128)
+
+static struct req *batch_add(struct batch *b, enum req_kind kind, uint32_t node)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 256;
+        struct req *r = realloc(b->r, cap * sizeof *r);
+        if (!r)
+            return NULL;
+        b->r = r, b->cap = cap;
+    }
+    struct req *x = &b->r[b->n];
+    *x = (struct req){.kind = kind, .node = node};
+    if (!(x->body = malloc(kind == REQ_NODE ? NODE_BODY_MAX : 96)))
+        return NULL;
+    b->n++;
+    return x;
+}
+
+/* The lease request of node nd (POST /v1/node/budget), or its lease and limits
+ * l->v[lim..lim + n_lim) in one (POST /v1/node/limits). */
+static void add_node(struct batch *b, const struct powerd *pd, uint32_t i, bool lease,
+                     const struct limits *l, size_t lim, size_t n_lim, enum req_kind kind)
+{
+    const struct pnode *nd = &pd->nodes[i];
+    struct req *x = batch_add(b, kind, i);
+    if (!x) {
+        ECO_LOG(ECO_LOG_ERR, NULL, "node %s: lease and limits not sent: out of memory", nd->name);
         return;
     }
-    for (size_t i = 0; i < l->n; i++)
-        calls[i] = (struct eco_http_call){.endpoint = pd->nodes[l->v[i].node].endpoint,
-                                          .path = l->v[i].path,
-                                          .body = l->v[i].body};
-    char *auth = sign_calls(pd, calls, l->n);
-    eco_http_json_all(calls, l->n, ECO_HTTP_PARALLEL, timeout_ms(pd));
+    x->lease = lease, x->lim = lim, x->n_lim = n_lim;
+    if (kind == REQ_LEASE) {
+        snprintf(x->path, sizeof x->path, "/v1/node/budget");
+        snprintf(x->body, 96, "{\"fallback_w\":%.1f,\"lease_s\":%g}", nd->share_w,
+                 pd->node_lease_s);
+        return;
+    }
+    size_t o = (size_t)snprintf(x->body, NODE_BODY_MAX, "{\"limits_w\":{");
+    for (size_t k = 0; k < n_lim; k++)
+        o += (size_t)snprintf(x->body + o, NODE_BODY_MAX - o, "%s\"%" PRIu32 "\":%.0f",
+                              k ? "," : "", l->v[lim + k].gpu, l->v[lim + k].w);
+    if (lease)
+        o += (size_t)snprintf(x->body + o, NODE_BODY_MAX - o,
+                              "},\"fallback_w\":%.1f,\"lease_s\":%g}", nd->share_w,
+                              pd->node_lease_s);
+    else
+        snprintf(x->body + o, NODE_BODY_MAX - o, "}}");
+    snprintf(x->path, sizeof x->path, "/v1/node/limits");
+}
+
+/* Each limit of l->v[lim..lim + n) of node i as its own request (POST /v1/gpus/N/limit). */
+static void add_gpus(struct batch *b, uint32_t i, const struct limits *l, size_t lim, size_t n)
+{
+    for (size_t k = lim; k < lim + n; k++) {
+        struct req *x = batch_add(b, REQ_GPU, i);
+        if (!x) {
+            ECO_LOG(ECO_LOG_ERR, NULL, "node %" PRIu32 " GPU %" PRIu32 ": out of memory", i,
+                    l->v[k].gpu);
+            return;
+        }
+        x->lim = k, x->n_lim = 1;
+        snprintf(x->path, sizeof x->path, "/v1/gpus/%" PRIu32 "/limit", l->v[k].gpu);
+        snprintf(x->body, 96, "{\"power_limit_w\":%.0f}", l->v[k].w);
+    }
+}
+
+/* Sends the batch's requests at once; their answers stay in b->calls. */
+static void batch_send(struct powerd *pd, struct batch *b)
+{
+    if (!b->n)
+        return;
+    if (!(b->calls = calloc(b->n, sizeof *b->calls))) {
+        ECO_LOG(ECO_LOG_ERR, NULL, "%zu node requests not sent: out of memory", b->n);
+        return;
+    }
+    for (size_t i = 0; i < b->n; i++)
+        b->calls[i] = (struct eco_http_call){.endpoint = pd->nodes[b->r[i].node].endpoint,
+                                             .path = b->r[i].path,
+                                             .body = b->r[i].body};
+    char *auth = sign_calls(pd, b->calls, b->n);
+    eco_http_json_all(b->calls, b->n, ECO_HTTP_PARALLEL, timeout_ms(pd));
     free(auth);
-    /* per node: failed this period (2), succeeded (1), not asked (0) */
-    uint8_t *res = calloc(pd->n_nodes ? pd->n_nodes : 1, 1);
-    for (size_t i = 0; i < l->n; i++) {
-        const struct limit *x = &l->v[i];
-        struct pnode *nd = &pd->nodes[x->node];
-        bool ok = calls[i].answer && calls[i].status == 200;
-        if (!ok && !nd->limit_failing && (!res || res[x->node] != 2))
-            ECO_LOG(ECO_LOG_WARN, NULL,
-                    "node %s GPU %" PRIu32 ": limit %.0f W not set: %s (logged again only "
-                    "once its limits are taken)",
-                    nd->name, x->gpu, x->w,
-                    calls[i].answer ? json_string_value(json_object_get(calls[i].answer, "error"))
-                                    : calls[i].err.msg);
-        if (res && (!ok || !res[x->node]))
-            res[x->node] = ok ? 1 : 2;
-        json_decref(calls[i].answer);
-    }
-    for (size_t i = 0; res && i < pd->n_nodes; i++) {
-        struct pnode *nd = &pd->nodes[i];
-        if (res[i] == 1 && nd->limit_failing)
-            ECO_LOG(ECO_LOG_INFO, NULL, "node %s: its ecoschedd takes limits again", nd->name);
-        if (res[i])
-            nd->limit_failing = res[i] == 2;
-    }
-    free(res);
-    free(calls);
+}
+
+static void batch_fini(struct batch *b)
+{
+    for (size_t i = 0; b->calls && i < b->n; i++)
+        json_decref(b->calls[i].answer);
+    for (size_t i = 0; i < b->n; i++)
+        free(b->r[i].body);
+    free(b->calls);
+    free(b->r);
+}
+
+/* Why call k of b failed: the node's refusal, else the transport's. */
+static const char *why(const struct batch *b, size_t k)
+{
+    const char *e = json_string_value(json_object_get(b->calls[k].answer, "error"));
+    return e ? e : b->calls[k].answer ? "bad answer" : b->calls[k].err.msg;
+}
+
+static bool call_ok(const struct batch *b, size_t k)
+{
+    return b->calls && b->calls[k].answer && b->calls[k].status == 200;
+}
+
+/* The answer to a lease (call k of b): held_w follows what the node took; a node whose lease
+ * fails is logged when it starts failing, never every period. */
+static void took_lease(struct pnode *nd, const struct batch *b, size_t k)
+{
+    bool ok = call_ok(b, k);
+    if (ok)
+        nd->held_w = nd->share_w;
+    if (!ok && !nd->lease_failing)
+        ECO_LOG(ECO_LOG_WARN, NULL,
+                "node %s: lease (fallback %.0f W) not renewed: %s (logged again only once it "
+                "takes one)",
+                nd->name, nd->share_w, b->calls ? why(b, k) : "out of memory");
+    nd->lease_failing = !ok;
+}
+
+/* The answer to limits (call k of b, its first limit x): res[node] 1 taken, 2 failed this
+ * period (a failed one wins); a node's first failure is logged with its first GPU's. */
+static void took_limits(struct powerd *pd, uint8_t *res, const struct batch *b, size_t k,
+                        const struct limit *x)
+{
+    struct pnode *nd = &pd->nodes[x->node];
+    bool ok = call_ok(b, k);
+    if (!ok && !nd->limit_failing && (!res || res[x->node] != 2))
+        ECO_LOG(ECO_LOG_WARN, NULL,
+                "node %s GPU %" PRIu32 ": limit %.0f W not set: %s (logged again only once "
+                "its limits are taken)",
+                nd->name, x->gpu, x->w, b->calls ? why(b, k) : "out of memory");
+    if (res && (!ok || !res[x->node]))
+        res[x->node] = ok ? 1 : 2;
+}
+
+/* A node daemon answered 404 to POST /v1/node/limits (an ecoschedd older than the route): it
+ * gets its lease and limits one request each for LEGACY_PERIODS periods, then is asked again
+ * (or sooner, once it stops answering: a restart may be its upgrade). Logged once. */
+static void node_legacy(struct pnode *nd)
+{
+    if (!nd->legacy_logged)
+        ECO_LOG(ECO_LOG_INFO, NULL,
+                "node %s: its ecoschedd has no POST /v1/node/limits (an older version): its "
+                "lease and limits go one request each",
+                nd->name);
+    nd->legacy_logged = true;
+    nd->legacy_periods = LEGACY_PERIODS;
 }
 
 /* GPUs of answering nodes that no running job holds go back to their default limit (a limit
@@ -467,63 +613,100 @@ static void restore_free_gpus(struct powerd *pd, struct limits *l)
     }
 }
 
-void eco_powerd__send_limits(struct powerd *pd)
+/* The period's limits: each decided job's where it differs, then the free GPUs' defaults. */
+static void period_limits(struct powerd *pd, struct limits *l)
 {
-    struct limits l = {0};
     for (size_t k = 0; k < pd->n_jobs; k++) {
         struct pjob *j = &pd->jobs[k];
         for (unsigned g = 0; j->decided && g < j->n; g++) {
             struct pnode *nd = &pd->nodes[j->node[g]];
             if (fabs(nd->gpu[j->gpu[g]].limit_w - j->limit_w) >= 1.0)
-                want_limit(&l, j->node[g], j->gpu[g], j->limit_w);
+                want_limit(l, j->node[g], j->gpu[g], j->limit_w);
         }
     }
-    restore_free_gpus(pd, &l);
-    send_all(pd, &l);
-    free(l.v);
+    restore_free_gpus(pd, l);
+    sort_limits(l);
 }
 
-void eco_powerd__send_fallback(struct powerd *pd)
+/* The first batch's answers: a node request answered 404 (an older node daemon) moves to the
+ * per-GPU requests, its lease to the second batch; one refused (400: a limit out of the range
+ * the node now has) still has its lease renewed alone in the second batch. */
+static void first_answers(struct powerd *pd, uint8_t *res, struct batch *b1, struct batch *b2,
+                          struct batch *b3, const struct limits *l)
 {
-    size_t n = pd->n_nodes ? pd->n_nodes : 1, m = 0;
-    struct eco_http_call *calls = calloc(n, sizeof *calls);
-    char(*body)[96] = calloc(n, sizeof *body);
-    size_t *of = calloc(n, sizeof *of);
-    if (!calls || !body || !of) {
-        ECO_LOG(ECO_LOG_ERR, NULL, "leases not renewed: out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < pd->n_nodes; i++) {
-        if (!pd->nodes[i].up || !(pd->nodes[i].share_w > 0))
+    for (size_t k = 0; k < b1->n; k++) {
+        const struct req *x = &b1->r[k];
+        struct pnode *nd = &pd->nodes[x->node];
+        long st = b1->calls ? b1->calls[k].status : 0;
+        if (x->kind == REQ_LEASE) {
+            took_lease(nd, b1, k);
             continue;
-        snprintf(body[m], sizeof body[m], "{\"fallback_w\":%.1f,\"lease_s\":%g}",
-                 pd->nodes[i].share_w, pd->node_lease_s);
-        calls[m] = (struct eco_http_call){
-            .endpoint = pd->nodes[i].endpoint, .path = "/v1/node/budget", .body = body[m]};
-        of[m++] = i;
+        }
+        if (st == 404) {
+            node_legacy(nd);
+            if (x->lease)
+                add_node(b2, pd, x->node, true, l, 0, 0, REQ_LEASE);
+            add_gpus(b3, x->node, l, x->lim, x->n_lim);
+            continue;
+        }
+        if (nd->legacy_logged && st == 200) {
+            ECO_LOG(ECO_LOG_INFO, NULL, "node %s: its ecoschedd takes POST /v1/node/limits now",
+                    nd->name);
+            nd->legacy_logged = false;
+        }
+        if (x->lease && st == 400)
+            add_node(b2, pd, x->node, true, l, 0, 0, REQ_LEASE);
+        else if (x->lease)
+            took_lease(nd, b1, k);
+        if (x->n_lim)
+            took_limits(pd, res, b1, k, &l->v[x->lim]);
     }
-    char *auth = sign_calls(pd, calls, m);
-    eco_http_json_all(calls, m, ECO_HTTP_PARALLEL, timeout_ms(pd));
-    free(auth);
-    for (size_t k = 0; k < m; k++) {
-        struct pnode *nd = &pd->nodes[of[k]];
-        bool ok = calls[k].answer && calls[k].status == 200;
-        if (ok)
-            nd->held_w = nd->share_w;
-        if (!ok && !nd->lease_failing)
-            ECO_LOG(ECO_LOG_WARN, NULL,
-                    "node %s: lease (fallback %.0f W) not renewed: %s (logged again only once "
-                    "it takes one)",
-                    nd->name, nd->share_w,
-                    calls[k].answer ? json_string_value(json_object_get(calls[k].answer, "error"))
-                                    : calls[k].err.msg);
-        nd->lease_failing = !ok;
-        json_decref(calls[k].answer);
+}
+
+void eco_powerd__send_nodes(struct powerd *pd)
+{
+    struct limits l = {0};
+    struct batch b1 = {0}, b2 = {0}, b3 = {0};
+    period_limits(pd, &l);
+    for (size_t i = 0, k = 0; i < pd->n_nodes; i++) {
+        struct pnode *nd = &pd->nodes[i];
+        size_t lim = k;
+        while (k < l.n && l.v[k].node == i)
+            k++;
+        bool lease = nd->up && nd->share_w > 0;
+        if (k == lim && !lease)
+            continue;
+        if (nd->legacy_periods > 0) { /* the lease first, then the limits (third batch) */
+            nd->legacy_periods--;
+            if (lease)
+                add_node(&b1, pd, (uint32_t)i, true, &l, 0, 0, REQ_LEASE);
+            add_gpus(&b3, (uint32_t)i, &l, lim, k - lim);
+        } else {
+            add_node(&b1, pd, (uint32_t)i, lease, &l, lim, k - lim, REQ_NODE);
+        }
     }
-out:
-    free(calls);
-    free(body);
-    free(of);
+    /* per node: limits failed this period (2), taken (1), none sent (0) */
+    uint8_t *res = calloc(pd->n_nodes ? pd->n_nodes : 1, 1);
+    batch_send(pd, &b1);
+    first_answers(pd, res, &b1, &b2, &b3, &l);
+    batch_send(pd, &b2);
+    for (size_t k = 0; k < b2.n; k++)
+        took_lease(&pd->nodes[b2.r[k].node], &b2, k);
+    batch_send(pd, &b3);
+    for (size_t k = 0; k < b3.n; k++)
+        took_limits(pd, res, &b3, k, &l.v[b3.r[k].lim]);
+    for (size_t i = 0; res && i < pd->n_nodes; i++) {
+        struct pnode *nd = &pd->nodes[i];
+        if (res[i] == 1 && nd->limit_failing)
+            ECO_LOG(ECO_LOG_INFO, NULL, "node %s: its ecoschedd takes limits again", nd->name);
+        if (res[i])
+            nd->limit_failing = res[i] == 2;
+    }
+    free(res);
+    batch_fini(&b1);
+    batch_fini(&b2);
+    batch_fini(&b3);
+    free(l.v);
 }
 
 /* Slurm's Weight per node: class by warmth, then idle draw per GPU (watts). */

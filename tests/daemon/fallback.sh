@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# powerd's fallback lease (POST /v1/node/budget {"fallback_w", "lease_s"}; lease.c): two 2-GPU
+# powerd's fallback lease (POST /v1/node/budget {"fallback_w", "lease_s"}; lease.c), and a node's
+# limits and lease in one request (POST /v1/node/limits, bad bodies refused whole): two 2-GPU
 # jobs on a fake 4-GPU V100 server (busy 200 W each: 800 W uncapped, limits 100..250 W) under
 # limits "powerd" set (240 W) and a 500 W fallback with a 1 s lease. When the renewals stop
 # the daemon takes the fallback as its node budget: the GPUs' power goes under 500 W; a
@@ -52,6 +53,31 @@ for body in '{"fallback_w": -1, "lease_s": 5}:fallback_w' '{"fallback_w": 500}:l
         sh -c "[ $code = 400 ] && grep -q '\"field\": *\"${body##*:}\"' '$T/post.out'"
 done
 check "no lease after bad ones ($(num .fallback))" [ "$(num .fallback)" = null ]
+
+# POST /v1/node/limits: a node's limits and lease in one request (powerd's each period); a bad
+# body is refused whole, naming the field, nothing applied
+gl() { node | jq -r '[.gpus[].power_limit_w] | map(tostring) | join(" ")'; }
+code=$(post /v1/node/limits '{"limits_w": {"0": 150, "3": 200}, "fallback_w": 600, "lease_s": 60}')
+check "node limits: 200 ($code $(cat "$T/post.out"))" [ "$code" = 200 ]
+check "... what was set per GPU" \
+    [ "$(jq -c '.limits_w' "$T/post.out")" = '{"0":150,"3":200}' ]
+check "... the lease taken ($(num .fallback.fallback_w))" [ "$(num .fallback.fallback_w)" = 600 ]
+check "... the limits set ($(gl))" [ "$(gl)" = "150 250 250 200" ]
+for body in '{"limits_w": {"0": 160, "3": 251}}:limits_w.3' \
+    '{"limits_w": {"0": 160, "7": 200}}:limits_w.7' '{"limits_w": {"1": "max"}}:limits_w.1' \
+    '{"limits_w": {"0": 160}, "fallback_w": 500}:lease_s' \
+    '{"limits_w": {"0": 160}, "fallback_w": 500, "lease_s": 0.1}:lease_s' \
+    '{"limits_w": {"0": 160}, "budget_w": 500}:budget_w' '{"fallback_w": 500, "lease_s": 5}:limits_w' \
+    '{"limits_w": 160}:limits_w'; do
+    code=$(post /v1/node/limits "${body%:*}")
+    check "bad node limits ${body%:*}: 400 naming ${body##*:} ($code $(cat "$T/post.out"))" \
+        sh -c "[ $code = 400 ] && grep -q '\"field\": *\"${body##*:}\"' '$T/post.out'"
+done
+check "... limits unchanged after bad bodies ($(gl))" [ "$(gl)" = "150 250 250 200" ]
+check "... lease unchanged ($(num .fallback.fallback_w))" [ "$(num .fallback.fallback_w)" = 600 ]
+code=$(post /v1/node/limits '{"limits_w": {"0": "default", "3": "default"}, "fallback_w": 0, "lease_s": 0}')
+check "node limits back to default, lease released ($code $(gl), $(num .fallback))" \
+    sh -c "[ $code = 200 ] && [ '$(gl)' = '250 250 250 250' ] && [ '$(num .fallback)' = null ]"
 
 a=$("$ECO" submit --gpus 2 -- sh -c "while [ ! -e $T/go ]; do sleep 0.1; done")
 b=$("$ECO" submit --gpus 2 -- sh -c "while [ ! -e $T/go ]; do sleep 0.1; done")
