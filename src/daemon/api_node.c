@@ -352,9 +352,8 @@ int ecod__api_node_check_limits(struct ecod *d, const json_t *b, double *w, char
         struct eco_power_range pr;
         snprintf(field, cap, "limits_w.%.32s", key);
         if (g < 0) {
-            eco_errorf(err, -EINVAL, "%s: no GPU '%.32s' on this server (0..%d)", field, key,
-                       (int)d->n_gpus - 1);
-            return -EINVAL;
+            return eco_errorf(err, -EINVAL, "%s: no GPU '%.32s' on this server (0..%d)", field, key,
+                              (int)d->n_gpus - 1);
         }
         int rc = eco_platform_power_range(d->platform, (unsigned)g, &pr, err);
         if (rc < 0)

@@ -26,10 +26,11 @@ fail=0
     { echo "FAIL: slurm.sh without a cgroup mount: exit $rc, want 77"; fail=$((fail + 1)); }
 grep -q "^SKIP: no cgroup filesystem mounted on $T/nocgroup" "$T/out" ||
     { echo "FAIL: the skip does not give the reason:"; cat "$T/out"; fail=$((fail + 1)); }
-# multihost.sh: a cgroup mount (/ stands in), `ip netns add` refused
+# multihost.sh: a cgroup mount (/proc stands in: a mount point in a chroot too), `ip netns add`
+# refused
 printf '#!/bin/sh\n[ "$1 $2" = "netns add" ] && { echo "mount --make-shared /run/netns failed: Operation not permitted" >&2; exit 1; }\nexit 1\n' >"$T/bin/ip"
 chmod +x "$T/bin/ip"
-PATH="$T/bin:$PATH" ECO_TEST_CGROUP_DIR=/ timeout 60 sh "$SRC/tests/slurm/multihost.sh" \
+PATH="$T/bin:$PATH" ECO_TEST_CGROUP_DIR=/proc timeout 60 sh "$SRC/tests/slurm/multihost.sh" \
     "$ECO" "$ECO" "$ECO" "$ECO" "$T/spank.so" "$ECO" "$SRC" >"$T/out" 2>&1
 rc=$?
 [ "$rc" -eq 77 ] ||
