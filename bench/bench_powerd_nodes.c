@@ -34,7 +34,7 @@ static int cmp(const void *a, const void *b)
  * stay (the 300 W the simulated nodes report), so nothing is sent to them unless lease: each
  * answering node's lease renewed too (a 400 W share); munge: every request signed by it */
 static int run(size_t silent_n, double timeout_s, size_t change_every, bool lease,
-               struct eco_munge *munge)
+               struct eco_munge *const *munge)
 {
     char dir[] = "/tmp/eco-bpn.XXXXXX", path[300];
     if (!mkdtemp(dir))
@@ -47,8 +47,9 @@ static int run(size_t silent_n, double timeout_s, size_t change_every, bool leas
         fprintf(stderr, "bench_powerd_nodes: cannot start the simulated nodes in %s\n", dir);
         return 1;
     }
-    struct powerd pd = {
-        .node_timeout_s = timeout_s, .period_s = 5, .node_lease_s = 15, .munge = munge};
+    struct powerd pd = {.node_timeout_s = timeout_s, .period_s = 5, .node_lease_s = 15};
+    for (size_t k = 0; munge && k < POWERD_SIGNERS; k++)
+        pd.munge[k] = munge[k];
     pd.nodes = calloc(MAX_NODES, sizeof *pd.nodes);
     pd.jobs = calloc(MAX_JOBS, sizeof *pd.jobs);
     if (!pd.nodes || !pd.jobs)
@@ -128,14 +129,16 @@ int main(void)
     const char *sock = getenv("ECO_BENCH_MUNGE_SOCKET");
     if (sock && *sock) {
         struct eco_error err = {{0}};
-        struct eco_munge *m = eco_munge_create(sock, &err);
-        if (!m) {
-            fprintf(stderr, "bench_powerd_nodes: munged at %s: %s\n", sock, err.msg);
-            return 1;
-        }
+        struct eco_munge *m[POWERD_SIGNERS] = {NULL};
+        for (size_t k = 0; k < POWERD_SIGNERS; k++)
+            if (!(m[k] = eco_munge_create(sock, &err))) {
+                fprintf(stderr, "bench_powerd_nodes: munged at %s: %s\n", sock, err.msg);
+                return 1;
+            }
         rc |= run(50, NODE_TIMEOUT_S, 1, true, m);
         rc |= run(50, NODE_TIMEOUT_S, 10, true, m);
-        eco_munge_destroy(m);
+        for (size_t k = 0; k < POWERD_SIGNERS; k++)
+            eco_munge_destroy(m[k]);
     }
     return rc;
 }

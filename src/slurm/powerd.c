@@ -504,11 +504,12 @@ static int setup_node_auth(struct powerd *pd, const struct powerd_args *a)
         eco_cli__err("powerd: --node-auth: '%s' is not none or munge", a->node_auth);
         return ECO_EXIT_USAGE;
     }
-    if (!(pd->munge = eco_munge_create(a->munge_socket, &err)) ||
-        eco_munge_header(pd->munge, "GET", "/v1/node", NULL, 0, hdr, sizeof hdr, &err) < 0) {
-        eco_cli__err("powerd: --node-auth munge: %s", err.msg);
-        return ECO_EXIT_FAIL;
-    }
+    for (size_t k = 0; k < POWERD_SIGNERS; k++)
+        if (!(pd->munge[k] = eco_munge_create(a->munge_socket, &err)) ||
+            eco_munge_header(pd->munge[k], "GET", "/v1/node", NULL, 0, hdr, sizeof hdr, &err) < 0) {
+            eco_cli__err("powerd: --node-auth munge: %s", err.msg);
+            return ECO_EXIT_FAIL;
+        }
     return 0;
 }
 
@@ -635,7 +636,7 @@ int eco_cli__cmd_powerd(int argc, char **argv)
             "budget %.0f W, period %g s, capper %s, nodes at %s (timeout %g s, lease %g s%s), "
             "API on %s%s%s",
             pd.budget_w, pd.period_s, pd.policy, pd.node_pattern, pd.node_timeout_s,
-            pd.node_lease_s, pd.munge ? ", MUNGE credentials" : "", pd.socket,
+            pd.node_lease_s, pd.munge[0] ? ", MUNGE credentials" : "", pd.socket,
             a.metrics_listen ? ", metrics on " : "", a.metrics_listen ? a.metrics_listen : "");
     while (!stop_flag) {
         double t0 = eco_mono_s();
@@ -666,7 +667,8 @@ out:
     free(pd.jobs);
     free(pd.defer);
     ecod__grid_fini(&pd.grid);
-    eco_munge_destroy(pd.munge);
+    for (size_t k = 0; k < POWERD_SIGNERS; k++)
+        eco_munge_destroy(pd.munge[k]);
     pthread_mutex_destroy(&pd.lock);
     return rc;
 }

@@ -26,6 +26,13 @@
  * period reading and then capping 1,000 nodes, some silent, fits in the 1 s of the shortest
  * period worth running and in a tenth of the default 5 s. */
 #define NODE_TIMEOUT_S 0.5
+/* Threads that make a batch's MUNGE credentials, each over its own connection to munged: a
+ * credential is a round trip to munged (0.12 ms on the bench's machine), so 1,950 of them made
+ * one after the other were a quarter of a 1,000-node period (bench/README.md); munged serves
+ * them on its own worker threads. Four keep two cores and munged's default two threads busy. */
+#define POWERD_SIGNERS 4
+/* Below this many requests a batch is signed on the calling thread alone. */
+#define POWERD_SIGN_THREADED_MIN 64
 /* The node lease (--node-lease) when not given: 3 periods (15 s at the default 5 s). A node
  * falls back to its share only after missing two renewals in a row and most of a third, so one
  * slow period (a node request at its timeout, squeue taking a second) never trips it, while the
@@ -152,9 +159,10 @@ struct powerd {
     double period_s;
     double node_timeout_s; /* --node-timeout: each node request's bound */
     double node_lease_s;   /* --node-lease: the nodes' fallback lease */
-    /* --node-auth munge: a fresh MUNGE credential on every node request (munge_auth.h), NULL:
-     * none; --node-ca: the CA file of https:// node URLs, NULL: the system's */
-    struct eco_munge *munge;
+    /* --node-auth munge: a fresh MUNGE credential on every node request (munge_auth.h), made
+     * on POWERD_SIGNERS threads, each with its own connection to munged; munge[0] NULL: none.
+     * --node-ca: the CA file of https:// node URLs, NULL: the system's */
+    struct eco_munge *munge[POWERD_SIGNERS];
     const char *node_ca;
     bool weights;
     /* shared with the API thread, under lock */

@@ -202,29 +202,76 @@ static long timeout_ms(const struct powerd *pd)
 /* Room for one "Authorization: MUNGE CRED" line: a credential of the payload is under 1 KiB. */
 #define NODE_AUTH_MAX (ECO_MUNGE_AUTH_CRED_MAX + 64)
 
+/* One signer's share of a batch: calls first, first + step, ... signed over m into block; the
+ * first failure kept in err. */
+struct signer {
+    struct eco_munge *m;
+    struct eco_http_call *calls;
+    char *block;
+    size_t n, first, step;
+    bool failed;
+    struct eco_error err;
+};
+
+static void *sign_some(void *arg)
+{
+    struct signer *s = arg;
+    for (size_t i = s->first; i < s->n; i += s->step) {
+        struct eco_error err = {{0}};
+        char *hdr = s->block + i * NODE_AUTH_MAX;
+        const char *body = s->calls[i].body;
+        if (eco_munge_header(s->m, body ? "POST" : "GET", s->calls[i].path, body,
+                             body ? strlen(body) : 0, hdr, NODE_AUTH_MAX, &err) == 0)
+            s->calls[i].auth = hdr;
+        else if (!s->failed && (s->failed = true))
+            s->err = err;
+    }
+    return NULL;
+}
+
 /* Just before a batch is sent: with --node-auth munge, a fresh credential for each call (munged
- * refuses one used twice), in the block returned (the caller's to free, NULL without
- * --node-auth munge or out of memory); every call gets --node-ca. A call whose credential
- * cannot be made goes without (its node answers 401); the first failure of a batch is logged. */
+ * refuses one used twice), made on POWERD_SIGNERS threads for a large batch, in the block
+ * returned (the caller's to free, NULL without --node-auth munge or out of memory); every call
+ * gets --node-ca. A call whose credential cannot be made goes without (its node answers 401);
+ * the first failure of a batch is logged. */
 static char *sign_calls(const struct powerd *pd, struct eco_http_call *calls, size_t n)
 {
-    char *block = pd->munge && n ? malloc(n * NODE_AUTH_MAX) : NULL;
-    bool logged = false;
-    for (size_t i = 0; i < n; i++) {
-        struct eco_error err = {{0}};
-        char *hdr = block ? block + i * NODE_AUTH_MAX : NULL;
-        const char *body = calls[i].body;
+    for (size_t i = 0; i < n; i++)
         calls[i].ca_file = pd->node_ca;
-        if (!hdr)
-            continue;
-        if (eco_munge_header(pd->munge, body ? "POST" : "GET", calls[i].path, body,
-                             body ? strlen(body) : 0, hdr, NODE_AUTH_MAX, &err) == 0)
-            calls[i].auth = hdr;
-        else if (!logged && (logged = true))
-            ECO_LOG(ECO_LOG_ERR, NULL, "node requests without a MUNGE credential: %s", err.msg);
-    }
-    if (pd->munge && n && !block)
+    if (!pd->munge[0] || !n)
+        return NULL;
+    char *block = malloc(n * NODE_AUTH_MAX);
+    if (!block) {
         ECO_LOG(ECO_LOG_ERR, NULL, "node requests without a MUNGE credential: out of memory");
+        return NULL;
+    }
+    struct signer sg[POWERD_SIGNERS];
+    pthread_t th[POWERD_SIGNERS];
+    bool started[POWERD_SIGNERS] = {false};
+    size_t k = 1;
+    while (n >= POWERD_SIGN_THREADED_MIN && k < POWERD_SIGNERS && pd->munge[k])
+        k++;
+    for (size_t t = 0; t < k; t++)
+        sg[t] = (struct signer){
+            .m = pd->munge[t], .calls = calls, .block = block, .n = n, .first = t, .step = k};
+    /* a thread that cannot start leaves its share to the calling thread's pass after */
+    for (size_t t = 1; t < k; t++)
+        started[t] = pthread_create(&th[t], NULL, sign_some, &sg[t]) == 0;
+    sign_some(&sg[0]);
+    for (size_t t = 1; t < k; t++) {
+        if (started[t]) {
+            pthread_join(th[t], NULL);
+        } else {
+            sg[t].m = pd->munge[0];
+            sign_some(&sg[t]);
+        }
+    }
+    for (size_t t = 0; t < k; t++)
+        if (sg[t].failed) {
+            ECO_LOG(ECO_LOG_ERR, NULL, "node requests without a MUNGE credential: %s",
+                    sg[t].err.msg);
+            break;
+        }
     return block;
 }
 

@@ -46,18 +46,8 @@ URL="http://127.0.0.1:$PORT"
 xp=$!; sleep 0.3; kill "$xp" 2>/dev/null; wait "$xp" 2>/dev/null
 grep -q "built without libmunge" "$T/err" && skip "ecoschedd was built without libmunge (libmunge-dev)"
 
-# payload METHOD PATH BODY: what a credential of the request must carry (docs/http-api.md)
-payload() {
-    printf 'ecosched-v1\n%s\n%s\n%s' "$1" "$2" "$(printf '%s' "$3" | sha256sum | cut -d' ' -f1)"
-}
-# cred SOCKET METHOD PATH BODY [as-nobody]: a credential of that request from that munged
-cred() {
-    if [ -n "${5:-}" ]; then
-        payload "$2" "$3" "$4" | setpriv --reuid=65534 --regid=65534 --clear-groups munge -S "$1"
-    else
-        payload "$2" "$3" "$4" | munge -S "$1"
-    fi
-}
+# payload, cred: MUNGE credentials bound to a request (docs/http-api.md)
+. "$SRC/tests/munge.shlib"
 # req CRED METHOD PATH [BODY]: HTTP status, the answer in $T/r
 req() {
     if [ "$2" = POST ]; then

@@ -19,19 +19,11 @@ skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (creates network namespaces, starts munged and Slurm)"
 [ -f "$SPANK" ] || skip "SPANK plugin not built (slurm/spank.h was missing at configure)"
 command -v ip >/dev/null || skip "no ip command (package iproute2)"
-CGROUP_DIR="${ECO_TEST_CGROUP_DIR:-/sys/fs/cgroup}"
-mountpoint -q "$CGROUP_DIR" 2>/dev/null ||
-    skip "no cgroup filesystem mounted on $CGROUP_DIR (slurmd refuses to start without one)"
-need=""
-for p in munge slurmctld slurmd slurm-client slurmdbd mariadb-server; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
-done
-if [ -n "$need" ]; then
-    echo "installing:$need"
-    export DEBIAN_FRONTEND=noninteractive
-    { apt-get update -qq && apt-get install -y -qq --no-install-recommends $need; } >/dev/null 2>&1 ||
-        skip "could not install$need with apt-get"
-fi
+# need_cgroup, need_packages, until_true, spawn, at, slurm_conf_*, fake_gpu_devs, start_munged,
+# start_slurmd, wait_nodes_idle, start_accounting
+. "$(dirname "$0")/common.shlib"
+need_cgroup
+need_packages munge slurmctld slurmd slurm-client slurmdbd mariadb-server
 
 R=$(mktemp -d /tmp/ecosched-mhost.XXXXXX)
 chmod 755 "$R"
@@ -47,8 +39,6 @@ mkdir -p "$R/log" "$R/out" "$R/fake" "$R/lock" "$R/ctl"
 chmod 0700 "$R/lock"
 export SLURM_CONF="$R/ctl/slurm.conf"
 CTL_NS="${NS}c" # where Slurm's clients run (common.shlib)
-# until_true, spawn, at, start_munged, start_slurmd, wait_nodes_idle, start_accounting
-. "$(dirname "$0")/common.shlib"
 
 cleanup() {
     for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
@@ -111,34 +101,8 @@ slurm_conf() { # MUNGE_SOCKET
     cat <<EOF
 ClusterName=ecomulti
 SlurmctldHost=$HOST($CTL_ADDR)
-SlurmUser=root
-AuthType=auth/munge
-AuthInfo=socket=$1
-CredType=cred/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=none
-MailProg=/bin/true
-GresTypes=gpu
-AccountingStorageType=accounting_storage/slurmdbd
-AccountingStorageHost=$CTL_ADDR
-AccountingStoragePass=$1
-AccountingStorageTRES=gres/gpu
-JobAcctGatherType=jobacct_gather/none
-StateSaveLocation=$R/state
-SlurmdSpoolDir=$R/spool/%n
-SlurmctldPidFile=$R/slurmctld.pid
-SlurmdPidFile=$R/slurmd.%n.pid
-SlurmctldLogFile=$R/log/slurmctld.log
-SlurmdLogFile=$R/log/slurmd.%n.log
-SlurmdParameters=config_overrides
-PlugStackConfig=$R/plugstack.conf
-ReturnToService=2
-SchedulerParameters=sched_interval=1
-InactiveLimit=0
-KillWait=2
+$(slurm_conf_base "$1")
+$(slurm_conf_acct "$1" "$CTL_ADDR" 6819)
 DebugFlags=NO_CONF_HASH
 EOF
     for _h in $HOSTS; do
@@ -150,11 +114,7 @@ mkdir -p "$R/state"
 slurm_conf "$R/ctl/munge.sock" >"$R/ctl/slurm.conf"
 echo "AutoDetect=off" >"$R/ctl/gres.conf"
 for h in $HOSTS; do
-    mkdir -p "$R/spool/$h" "$R/dev/$h"
-    for g in 0 1; do
-        mknod "$R/dev/$h/nvidia$g" c 1 3 2>/dev/null ||
-            skip "cannot create character devices for the fake GPUs (mknod not permitted here)"
-    done
+    fake_gpu_devs "$h"
     echo "NodeName=$h Name=gpu File=$R/dev/$h/nvidia[0-1]" >>"$R/ctl/gres.conf"
 done
 for h in $HOSTS; do
@@ -220,18 +180,8 @@ check "... above 900 J (${e1:-none} J)" awk "BEGIN { exit !(\"${e1:-0}\" + 0 > 9
 
 
 # ---- 2. the cluster listener refuses what it must, over the cluster network
-# payload METHOD PATH BODY: what a credential of the request carries (docs/http-api.md)
-payload() {
-    printf 'ecosched-v1\n%s\n%s\n%s' "$1" "$2" "$(printf '%s' "$3" | sha256sum | cut -d' ' -f1)"
-}
-# cred SOCKET METHOD PATH BODY [nobody]: a credential of that request from that munged
-cred() {
-    if [ -n "${5:-}" ]; then
-        payload "$2" "$3" "$4" | setpriv --reuid=65534 --regid=65534 --clear-groups munge -S "$1"
-    else
-        payload "$2" "$3" "$4" | munge -S "$1"
-    fi
-}
+# payload, cred: MUNGE credentials bound to a request (docs/http-api.md)
+. "$(dirname "$0")/../munge.shlib"
 # req HOST CRED METHOD PATH [BODY]: from the controller host, the HTTP status; answer in out/r
 req() {
     url="http://$1:$NODE_PORT$4"

@@ -16,22 +16,11 @@ ECO="$1"; ECOD="$2"; FAKE_LIB="$3"; FAKE_RUN="$4"; SPANK="$5"; FAKE_PLAIN="$6"
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (starts munged, slurmctld and slurmd as root)"
 [ -f "$SPANK" ] || skip "SPANK plugin not built (slurm/spank.h was missing at configure)"
-# slurmd sets up its cgroup plugin even with proctrack/linuxproc and task/none, and will not
-# start without a cgroup filesystem on /sys/fs/cgroup (a chroot, some containers).
-# ECO_TEST_CGROUP_DIR stands in for it in tests/cli/slurm_skip.sh.
-CGROUP_DIR="${ECO_TEST_CGROUP_DIR:-/sys/fs/cgroup}"
-mountpoint -q "$CGROUP_DIR" 2>/dev/null ||
-    skip "no cgroup filesystem mounted on $CGROUP_DIR (slurmd refuses to start without one)"
-need=""
-for p in munge slurmctld slurmd slurm-client; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
-done
-if [ -n "$need" ]; then
-    echo "installing:$need"
-    export DEBIAN_FRONTEND=noninteractive
-    { apt-get update -qq && apt-get install -y -qq --no-install-recommends $need; } >/dev/null 2>&1 ||
-        skip "could not install$need with apt-get"
-fi
+# need_cgroup, need_packages, until_true, BASE (the port block), slurm_conf_base, start_slurmd,
+# wait_nodes_idle
+. "$(dirname "$0")/common.shlib"
+need_cgroup
+need_packages munge slurmctld slurmd slurm-client
 
 R=$(mktemp -d /tmp/ecosched-slurm.XXXXXX)
 chmod 755 "$R"
@@ -39,8 +28,6 @@ NODES="n1 n2 n3"
 PIDS=""
 fail=0; n=0
 export SLURM_CONF="$R/slurm.conf"
-# until_true, BASE (the port block), start_slurmd, wait_nodes_idle
-. "$(dirname "$0")/common.shlib"
 
 cleanup() {
     for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
@@ -73,37 +60,12 @@ cat >"$R/slurm.conf" <<EOF
 ClusterName=ecotest
 SlurmctldHost=$HOST(127.0.0.1)
 SlurmctldPort=$BASE
-SlurmUser=root
-AuthType=auth/munge
-AuthInfo=socket=$R/munge.sock
-CredType=cred/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=none
-MailProg=/bin/true
-GresTypes=gpu
-StateSaveLocation=$R/state
-SlurmdSpoolDir=$R/spool/%n
-SlurmctldPidFile=$R/slurmctld.pid
-SlurmdPidFile=$R/slurmd.%n.pid
-SlurmctldLogFile=$R/log/slurmctld.log
-SlurmdLogFile=$R/log/slurmd.%n.log
-SlurmdParameters=config_overrides
-PlugStackConfig=$R/plugstack.conf
-ReturnToService=2
-SchedulerParameters=sched_interval=1
-InactiveLimit=0
-KillWait=2
+$(slurm_conf_base "$R/munge.sock")
 EOF
 i=1
 for nd in $NODES; do
-    mkdir -p "$R/spool/$nd" "$R/dev/$nd" "$R/$nd"
-    for g in 0 1; do
-        mknod "$R/dev/$nd/nvidia$g" c 1 3 2>/dev/null ||
-            skip "cannot create character devices for the fake GPUs (mknod not permitted here)"
-    done
+    mkdir -p "$R/$nd"
+    fake_gpu_devs "$nd"
     echo "NodeName=$nd NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((BASE + i)) CPUs=2 Sockets=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000 Gres=gpu:2 State=UNKNOWN" >>"$R/slurm.conf"
     echo "NodeName=$nd Name=gpu File=$R/dev/$nd/nvidia[0-1]" >>"$R/gres.conf"
     i=$((i + 1))
