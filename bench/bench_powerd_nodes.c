@@ -48,7 +48,7 @@ static int run(size_t silent_n, double timeout_s, size_t change_every, bool leas
         return 1;
     }
     struct powerd pd = {.node_timeout_s = timeout_s, .period_s = 5, .node_lease_s = 15};
-    for (size_t k = 0; munge && k < POWERD_SIGNERS; k++)
+    for (size_t k = 0; munge && k < POWERD_MUNGE_CTX; k++)
         pd.munge[k] = munge[k];
     pd.nodes = calloc(MAX_NODES, sizeof *pd.nodes);
     pd.jobs = calloc(MAX_JOBS, sizeof *pd.jobs);
@@ -96,6 +96,7 @@ static int run(size_t silent_n, double timeout_s, size_t change_every, bool leas
         timeout_s, reqs, (tr[PERIODS / 2 - 1] + tr[PERIODS / 2]) / 2, tr[PERIODS - 1],
         (t[PERIODS / 2 - 1] + t[PERIODS / 2]) / 2, t[PERIODS - 1]);
     fflush(stdout);
+    eco_powerd__nodes_fini(&pd);
     fake_nodes_stop(pid);
     for (size_t i = 0; i < NODES; i++) {
         snprintf(path, sizeof path, "%s/n%zu.sock", dir, i);
@@ -129,15 +130,15 @@ int main(void)
     const char *sock = getenv("ECO_BENCH_MUNGE_SOCKET");
     if (sock && *sock) {
         struct eco_error err = {{0}};
-        struct eco_munge *m[POWERD_SIGNERS] = {NULL};
-        for (size_t k = 0; k < POWERD_SIGNERS; k++)
+        struct eco_munge *m[POWERD_MUNGE_CTX] = {NULL};
+        for (size_t k = 0; k < POWERD_MUNGE_CTX; k++)
             if (!(m[k] = eco_munge_create(sock, &err))) {
                 fprintf(stderr, "bench_powerd_nodes: munged at %s: %s\n", sock, err.msg);
                 return 1;
             }
         rc |= run(50, NODE_TIMEOUT_S, 1, true, m);
         rc |= run(50, NODE_TIMEOUT_S, 10, true, m);
-        for (size_t k = 0; k < POWERD_SIGNERS; k++)
+        for (size_t k = 0; k < POWERD_MUNGE_CTX; k++)
             eco_munge_destroy(m[k]);
     }
     return rc;

@@ -504,7 +504,7 @@ static int setup_node_auth(struct powerd *pd, const struct powerd_args *a)
         eco_cli__err("powerd: --node-auth: '%s' is not none or munge", a->node_auth);
         return ECO_EXIT_USAGE;
     }
-    for (size_t k = 0; k < POWERD_SIGNERS; k++)
+    for (size_t k = 0; k < POWERD_MUNGE_CTX; k++)
         if (!(pd->munge[k] = eco_munge_create(a->munge_socket, &err)) ||
             eco_munge_header(pd->munge[k], "GET", "/v1/node", NULL, 0, hdr, sizeof hdr, &err) < 0) {
             eco_cli__err("powerd: --node-auth munge: %s", err.msg);
@@ -667,7 +667,8 @@ out:
     free(pd.jobs);
     free(pd.defer);
     ecod__grid_fini(&pd.grid);
-    for (size_t k = 0; k < POWERD_SIGNERS; k++)
+    eco_powerd__nodes_fini(&pd);
+    for (size_t k = 0; k < POWERD_MUNGE_CTX; k++)
         eco_munge_destroy(pd.munge[k]);
     pthread_mutex_destroy(&pd.lock);
     return rc;

@@ -33,6 +33,14 @@
 #define POWERD_SIGNERS 4
 /* Below this many requests a batch is signed on the calling thread alone. */
 #define POWERD_SIGN_THREADED_MIN 64
+/* The connections to munged: the signers', and one more for the thread that makes the next
+ * period's reading credentials ahead (GET /v1/node, the same request for every node) while
+ * this period's requests wait for their answers. */
+#define POWERD_MUNGE_CTX (POWERD_SIGNERS + 1)
+/* Credentials made ahead are used only when at most this old: a fifth of munge's default TTL
+ * (300 s), far from expiring even with some clock skew between the hosts; a longer --period
+ * makes them when they are needed. */
+#define POWERD_PRESIGN_MAX_AGE_S 60.0
 /* The node lease (--node-lease) when not given: 3 periods (15 s at the default 5 s). A node
  * falls back to its share only after missing two renewals in a row and most of a third, so one
  * slow period (a node request at its timeout, squeue taking a second) never trips it, while the
@@ -162,7 +170,15 @@ struct powerd {
     /* --node-auth munge: a fresh MUNGE credential on every node request (munge_auth.h), made
      * on POWERD_SIGNERS threads, each with its own connection to munged; munge[0] NULL: none.
      * --node-ca: the CA file of https:// node URLs, NULL: the system's */
-    struct eco_munge *munge[POWERD_SIGNERS];
+    struct eco_munge *munge[POWERD_MUNGE_CTX];
+    /* the next reading's credentials, made ahead by a thread of their own (powerd_nodes.c) */
+    struct powerd_presign {
+        pthread_t th;
+        bool running;
+        char *block; /* n header lines of NODE_AUTH_MAX bytes, made of them */
+        size_t n, made;
+        double made_at; /* monotonic s */
+    } presign;
     const char *node_ca;
     bool weights;
     /* shared with the API thread, under lock */
@@ -220,6 +236,8 @@ json_t *eco_powerd__grid_json(const struct powerd *pd, double budget, double now
  * logged when it goes down and when it answers again, never every period. */
 int eco_powerd__read_nodes(struct powerd *pd, double now);
 void eco_powerd__read_node_power(struct powerd *pd);
+/* Stops the thread making credentials ahead and frees them (at exit; pd stays usable). */
+void eco_powerd__nodes_fini(struct powerd *pd);
 int eco_powerd__read_jobs(struct powerd *pd);
 /* Sends each answering node, in one request (POST /v1/node/limits), its lease (its share,
  * POST /v1/node/budget's {"fallback_w", "lease_s"}) and the limits that changed: each decided

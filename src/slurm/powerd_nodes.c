@@ -16,6 +16,7 @@
 #include "powerd.h"
 #include "slurm_int.h"
 #include "util/log.h"
+#include "util/clock.h"
 #include "util/munge_auth.h"
 
 /* Output of a command as JSON (squeue/sinfo --json), or NULL. */
@@ -275,7 +276,70 @@ static char *sign_calls(const struct powerd *pd, struct eco_http_call *calls, si
     return block;
 }
 
-/* GET /v1/node of every node daemon, all at once. */
+/* The pre-signer: pr->n credentials of GET /v1/node over the last munged connection. */
+static void *presign_run(void *arg)
+{
+    struct powerd *pd = arg;
+    struct powerd_presign *pr = &pd->presign;
+    struct eco_error err = {{0}};
+    for (pr->made = 0; pr->made < pr->n; pr->made++)
+        if (eco_munge_header(pd->munge[POWERD_SIGNERS], "GET", "/v1/node", NULL, 0,
+                             pr->block + pr->made * NODE_AUTH_MAX, NODE_AUTH_MAX, &err) < 0)
+            break; /* the rest is made when needed, and the failure logged then */
+    pr->made_at = eco_mono_s();
+    return NULL;
+}
+
+static void presign_join(struct powerd *pd)
+{
+    if (pd->presign.running)
+        pthread_join(pd->presign.th, NULL);
+    pd->presign.running = false;
+}
+
+/* Starts making n reading credentials for the next period (with --node-auth munge and a
+ * period short enough for them to stay fresh); without memory or a thread, none. */
+static void presign_start(struct powerd *pd, size_t n)
+{
+    struct powerd_presign *pr = &pd->presign;
+    if (!pd->munge[POWERD_SIGNERS] || !n || pd->period_s > POWERD_PRESIGN_MAX_AGE_S)
+        return;
+    free(pr->block);
+    pr->made = 0;
+    pr->n = n;
+    if (!(pr->block = malloc(n * NODE_AUTH_MAX)))
+        return;
+    pr->running = pthread_create(&pr->th, NULL, presign_run, pd) == 0;
+}
+
+/* The reading's credentials: those made ahead when there are enough and they are fresh (the
+ * block returned, the caller's to free), else made now (sign_calls). */
+static char *reading_auth(struct powerd *pd, struct eco_http_call *calls, size_t n)
+{
+    struct powerd_presign *pr = &pd->presign;
+    presign_join(pd);
+    if (!pr->block || pr->made < n || eco_mono_s() - pr->made_at > POWERD_PRESIGN_MAX_AGE_S)
+        return sign_calls(pd, calls, n);
+    for (size_t i = 0; i < n; i++) {
+        calls[i].ca_file = pd->node_ca;
+        calls[i].auth = pr->block + i * NODE_AUTH_MAX;
+    }
+    char *block = pr->block;
+    pr->block = NULL;
+    pr->made = 0;
+    return block;
+}
+
+void eco_powerd__nodes_fini(struct powerd *pd)
+{
+    presign_join(pd);
+    free(pd->presign.block);
+    pd->presign.block = NULL;
+    pd->presign.made = 0;
+}
+
+/* GET /v1/node of every node daemon, all at once; the next period's credentials are made
+ * meanwhile (with --node-auth munge). */
 void eco_powerd__read_node_power(struct powerd *pd)
 {
     struct eco_http_call *calls = calloc(pd->n_nodes ? pd->n_nodes : 1, sizeof *calls);
@@ -285,7 +349,8 @@ void eco_powerd__read_node_power(struct powerd *pd)
     }
     for (size_t i = 0; i < pd->n_nodes; i++)
         calls[i] = (struct eco_http_call){.endpoint = pd->nodes[i].endpoint, .path = "/v1/node"};
-    char *auth = sign_calls(pd, calls, pd->n_nodes);
+    char *auth = reading_auth(pd, calls, pd->n_nodes);
+    presign_start(pd, pd->n_nodes);
     eco_http_json_all(calls, pd->n_nodes, ECO_HTTP_PARALLEL, timeout_ms(pd));
     free(auth);
     for (size_t i = 0; i < pd->n_nodes; i++) {
