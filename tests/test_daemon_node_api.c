@@ -55,6 +55,7 @@ static void test_bodies(void **state)
         {"{}", "limits_w", {0}},
         {"{\"limits_w\": [150]}", "limits_w", {0}},
         {"{\"limits_w\": {\"0\": 150}, \"power_limit_w\": 1}", "power_limit_w", {0}},
+        {"{\"\": 17, \"limits_w\": {\"0\": 150}}", "body", {0}},
         {"{\"limits_w\": {\"0\": 150, \"3\": 301}}", "limits_w.3", {0}},
         {"{\"limits_w\": {\"0\": 99}}", "limits_w.0", {0}},
         {"{\"limits_w\": {\"1\": \"max\"}}", "limits_w.1", {0}},

@@ -384,7 +384,7 @@ static const char *check_submit(struct ecod *d, const json_t *obj, struct ecod_s
         }
         if (!known[k]) {
             eco_errorf(err, -EINVAL, "unknown field '%.64s'", key);
-            return key;
+            return key[0] ? key : "body";
         }
     }
     const json_t *argv = json_object_get(obj, "argv"), *env = json_object_get(obj, "env");

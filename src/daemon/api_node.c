@@ -175,7 +175,7 @@ static const char *budget_fields(const json_t *b, struct eco_error *err)
         if (!known[k]) {
             eco_errorf(err, -EINVAL,
                        "unknown field '%.64s' (budget_w, policy, fallback_w, lease_s)", key);
-            return key;
+            return key[0] ? key : "body";
         }
     }
     const json_t *w = json_object_get(b, "budget_w"), *p = json_object_get(b, "policy");
@@ -327,8 +327,13 @@ int ecod__api_node_check_limits(struct ecod *d, const json_t *b, double *w, char
         while (known[k] && strcmp(known[k], key))
             k++;
         if (!known[k]) {
-            eco_errorf(err, -EINVAL, "unknown field '%.64s' (limits_w, fallback_w, lease_s)", key);
-            snprintf(field, cap, "%.64s", key);
+            if (!key[0]) /* "" names no field: the body is what is wrong */
+                eco_errorf(err, -EINVAL, "body: a field has an empty name (limits_w, fallback_w, "
+                                         "lease_s)");
+            else
+                eco_errorf(err, -EINVAL, "unknown field '%.64s' (limits_w, fallback_w, lease_s)",
+                           key);
+            snprintf(field, cap, "%.64s", key[0] ? key : "body");
             return -EINVAL;
         }
     }
@@ -416,7 +421,7 @@ const char *ecod__api_node_check_register(struct ecod *d, const json_t *b, json_
             k++;
         if (!known[k]) {
             eco_errorf(err, -EINVAL, "unknown field '%.64s'", key);
-            return key;
+            return key[0] ? key : "body";
         }
     }
     const json_t *j = json_object_get(b, "job_id"), *u = json_object_get(b, "uid");
