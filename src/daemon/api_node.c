@@ -328,8 +328,9 @@ int ecod__api_node_check_limits(struct ecod *d, const json_t *b, double *w, char
             k++;
         if (!known[k]) {
             if (!key[0]) /* "" names no field: the body is what is wrong */
-                eco_errorf(err, -EINVAL, "body: a field has an empty name (limits_w, fallback_w, "
-                                         "lease_s)");
+                eco_errorf(err, -EINVAL,
+                           "body: a field has an empty name (limits_w, fallback_w, "
+                           "lease_s)");
             else
                 eco_errorf(err, -EINVAL, "unknown field '%.64s' (limits_w, fallback_w, lease_s)",
                            key);
