@@ -241,6 +241,60 @@ static void test_grid_floor(void **state)
     assert_non_null(strstr(err.msg, "grid_floor=1 needs value=V > 0"));
 }
 
+/* Speed that gains nothing above 240 W: the job's own choice is 240 W (ties to less power). */
+static void sat(const void *ctx, double limit_w, double *power_w, double *speed)
+{
+    (void)ctx;
+    *power_w = limit_w;
+    *speed = fmin(limit_w, 240.0) / MAX_W;
+}
+
+/* eco_capper_slack_choice: for mpc and the oracle the limit a decide gives the job under a
+ * budget that does not bind (its own choice: on its model for mpc, its truth for the oracle);
+ * refused (0) where the split couples the jobs or moves with time. */
+static void test_slack_choice(void **state)
+{
+    (void)state;
+    struct {
+        const char *spec;
+        int ok;
+        double want;
+    } rows[] = {
+        {"mpc:gain=0,dither=0,grid=21", 1, 300},
+        {"mpc:gain=0,dither=0,grid=21,weight=size", 1, 300},
+        {"oracle:gain=0,dither=0,grid=21", 1, 240},
+        {"mpc:gain=0,dither=0,grid=21,plan=1", 0, 0},
+        {"mpc:gain=0,dither=0,grid=21,grid_floor=1,value=4e-5", 0, 0},
+        {"uniform:gain=0,dither=0", 0, 0},
+        {"proportional:gain=0,dither=0", 0, 0},
+        {"threshold:gain=0,dither=0", 0, 0},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        struct eco_capper *c = make(rows[r].spec);
+        struct eco_capper_job jobs[2] = {job(2, MIN_W, MAX_W, MIN_W), job(1, MIN_W, MAX_W, MIN_W)};
+        jobs[0].truth = sat;
+        jobs[0].samples = 0;
+        struct eco_capper_view v = {
+            .period_s = 1, .budget_w = 1e6, .measured_w = NAN, .jobs = jobs, .n = 2};
+        double got = -1;
+        int ok = eco_capper_slack_choice(c, &v, &jobs[0], &got);
+        if (ok != rows[r].ok)
+            fail_msg("row %zu (%s): %d, want %d", r, rows[r].spec, ok, rows[r].ok);
+        if (ok) {
+            /* the decide's split under an ample budget gives the job the same limit */
+            struct eco_rng rng;
+            eco_rng_init(&rng, 1);
+            double lim[2];
+            assert_int_equal(eco_capper_decide(c, &v, &rng, lim), 0);
+            if (fabs(got - rows[r].want) > 1e-9 || fabs(lim[0] - got) > 1e-9)
+                fail_msg("row %zu (%s): choice %g W, decide %g W, want %g", r, rows[r].spec, got,
+                         lim[0], rows[r].want);
+        }
+        eco_capper_destroy(c);
+    }
+    assert_int_equal(eco_capper_slack_choice(NULL, NULL, NULL, NULL), 0);
+}
+
 static void test_feedback(void **state)
 {
     (void)state;
@@ -520,10 +574,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry_table), cmocka_unit_test(test_hand_splits),
-        cmocka_unit_test(test_grid_floor),     cmocka_unit_test(test_feedback),
-        cmocka_unit_test(test_observer),       cmocka_unit_test(test_slew),
-        cmocka_unit_test(test_dither),         cmocka_unit_test(test_admission),
-        cmocka_unit_test(test_params),         cmocka_unit_test(test_levels),
+        cmocka_unit_test(test_grid_floor),     cmocka_unit_test(test_slack_choice),
+        cmocka_unit_test(test_feedback),       cmocka_unit_test(test_observer),
+        cmocka_unit_test(test_slew),           cmocka_unit_test(test_dither),
+        cmocka_unit_test(test_admission),      cmocka_unit_test(test_params),
+        cmocka_unit_test(test_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -425,6 +425,14 @@ uint32_t eco_capper_early(const struct eco_capper *c);
  * downwards while samples < early (one rng draw whenever the family dithers), kept in j's range
  * and snapped to its levels. For a caller that takes a job's early samples without a decide:
  * the simulator while no split can bind (docs/policies/powercap.md, "Slack"). */
+/* The limit the capper's split gives view job j while the budget cannot bind, when that limit
+ * is j's alone (before exploration): 1 and *limit_w for mpc and the oracle without the plan or
+ * the grid floor (the job's own choice at price 0, eco_cap_local_choice, on its model, or its
+ * truth for the oracle); 0 when the split couples the jobs even then (uniform, proportional,
+ * threshold) or the choice moves with time (plan, grid floor), and the caller decides. For the
+ * simulator's start of a job while the budget has slack (docs/policies/powercap.md, "Slack"). */
+int eco_capper_slack_choice(const struct eco_capper *c, const struct eco_capper_view *v,
+                            const struct eco_capper_job *j, double *limit_w);
 /* The last decide's split for its view's job i, before exploration (kept in the trust region;
  * not yet in the range or on a level): NaN when that decide did not split (another decide, or
  * i out of range). */

@@ -33,12 +33,14 @@
 #define SKIP_FIRST 8.0
 #define SKIP_MAX 512.0
 /* Skipping while the budget has slack (docs/policies/powercap.md, "Slack"): when every running
- * GPU at the top of its range would draw at most 1 - SLACK_MARGIN of the budget, no split can
- * bind, so the next tick comes at the next change (a start, an end, a budget step, a node's
- * power state), or SLACK_MAX periods later. 10 %: several times the measured total's noise (2 %
- * per job, less summed) and the family's margins (a few %), so that the feedback cannot start
- * capping inside the skip. */
-#define SLACK_MARGIN 0.10
+ * GPU at the top of its range, plus 4 standard deviations of the measured total's noise, would
+ * draw at most 1 - SLACK_MARGIN of the budget, no split can bind, so the next tick comes
+ * SLACK_MAX periods later; a change that leaves the slack (an end, a start whose jobs take
+ * their own choices at once, a budget step, a node's power state) brings no tick, one that
+ * ends it the tick at the next period. 3 %: the family's margins (margin 0.2 %, the guard 3 %
+ * after a step down) beside the noise term, so that the feedback cannot start capping inside
+ * the skip. */
+#define SLACK_MARGIN 0.03
 #define SLACK_MAX 3600.0
 
 /* Arrival order: submit time, then trace order. */
@@ -247,6 +249,7 @@ static int control_tick(struct engine *e, double t)
     e->tick_pending = 0;
     if (!e->nrun) {
         e->tick_last_s = -1;
+        e->tick_slack = 0;
         return 0;
     }
     int rc = eco_powerctl__tick(e, t, set_limit);
@@ -262,6 +265,7 @@ static int control_tick(struct engine *e, double t)
      * them (control_changed) */
     if (e->tick_quiet < SKIP_QUIET_MAX)
         e->tick_quiet++;
+    e->tick_slack = slack;
     if (slack) {
         step = SLACK_MAX;
         e->tick_skip = 0;
@@ -291,8 +295,18 @@ static int control_changed(struct engine *e, double t)
     e->tick_quiet = 0;
     e->tick_skip = 0;
     double period = eco_powerctl__period(e);
-    if (e->tick_pending && e->tick_at > t + period * (1 + 1e-9))
+    if (e->tick_pending && e->tick_at > t + period * (1 + 1e-9)) {
+        /* a change while the budget has slack that leaves it slack: the slack test's own
+         * work (a job still learning takes its samples now) instead of a tick, and the far
+         * tick stands (docs/policies/powercap.md, "Slack") */
+        if (e->tick_slack) {
+            int slack = eco_powerctl__slack(e, SLACK_MARGIN, t, set_limit);
+            if (slack)
+                return slack < 0 ? slack : 0;
+            e->tick_slack = 0;
+        }
         return arm_tick(e, t);
+    }
     return 0;
 }
 
@@ -493,7 +507,10 @@ static int pass(struct engine *e, double t)
     for (size_t k = 0; k < e->dec.n_starts; k++)
         if ((rc = apply_start(e, k, t)))
             return rc;
-    if (e->pc && e->dec.n_starts && (rc = eco_powerctl__started(e, t, set_limit)))
+    if (e->pc && e->dec.n_starts &&
+        (rc = eco_powerctl__started(e, t,
+                                    e->tick_slack && !e->cfg->control_skip_off ? SLACK_MARGIN : -1,
+                                    e->dec.starts, e->dec.n_starts, set_limit)))
         return rc;
     if (e->cfg->policy->next_wakeup) {
         q_tidy(e);

@@ -107,7 +107,8 @@ struct engine {
     uint32_t tick_gen, tick_quiet;
     size_t heap_stale; /* completions made stale by limit changes since the heap was pruned */
     double tick_at, tick_last_s, tick_skip;
-    int changed; /* something the controller reads changed at this instant */
+    int tick_slack; /* the last tick found slack (engine.c, control_tick) */
+    int changed;    /* something the controller reads changed at this instant */
     /* Minimum draw of the running jobs (kept at start, end and preemption), and of the jobs
      * started so far in the current pass (the first pass_min_k of its starts). */
     double committed_min_w, pass_min_w;
@@ -161,8 +162,12 @@ double eco_powerctl__start_limit(struct engine *e, uint32_t job);
 int eco_powerctl__tick(struct engine *e, double t,
                        int (*set_limit)(struct engine *, uint32_t, double, double));
 int eco_powerctl__budget_step(struct engine *e, double t);
-/* Jobs started at t: a decide at once; lowered limits are applied now through set_limit. */
-int eco_powerctl__started(struct engine *e, double t,
+/* Jobs started[0..n_started) at t: a decide at once; lowered limits are applied now through
+ * set_limit. With slack_margin >= 0 (the budget had slack before), when the budget keeps slack
+ * at that margin and each new job's choice is its alone, the new jobs take their choices and
+ * early samples at once instead (docs/policies/powercap.md, "Slack"). */
+int eco_powerctl__started(struct engine *e, double t, double slack_margin, const uint32_t *started,
+                          size_t n_started,
                           int (*set_limit)(struct engine *, uint32_t, double, double));
 /* A control tick at t with no job running: the metrics close the period in progress. */
 void eco_powerctl__idle(struct engine *e, double t);

@@ -437,6 +437,43 @@ static const double *cap_range(const struct powerctl *pc, uint32_t j, double *lo
     return levels;
 }
 
+/* Running job j as the capper sees it at t (build_view). */
+static void view_job(struct engine *e, double t, uint32_t j, struct eco_capper_job *vj)
+{
+    struct powerctl *pc = e->pc;
+    const struct eco_job *job = &e->jobs[j];
+    const struct truth *tr = &pc->truth[j];
+    double lo, hi;
+    size_t nl = 0;
+    const double *levels = cap_range(pc, j, &lo, &hi, &nl);
+    double slack = job->deadline_s >= 0 ? job->deadline_s - t : -1;
+    if (job->deadline_s >= 0 && slack < 0)
+        slack = 0;
+    double left = job->remaining_s - (t - job->last_start_s) * job->speed;
+    *vj = (struct eco_capper_job){
+        .cap = {.gpus = job->gpus,
+                .min_limit_w = lo,
+                .max_limit_w = hi,
+                .remaining_s = left > 0 ? left : 0,
+                .weight = 1,
+                .miss_ref_s = job->duration_s,
+                .slack_s = slack,
+                .predict = eco_cap_predict_model,
+                .ctx = &pc->models[j],
+                .levels = levels,
+                .n_levels = (uint32_t)nl},
+        .id = j,
+        .limit_w = setting_of(pc, job),
+        .measured_w = pc->meas_w[j],
+        .measured_speed = pc->meas_speed[j],
+        .deadline_s = job->deadline_s >= 0 ? job->deadline_s : -1,
+        .samples = pc->models[j].power.n,
+        .truth = truth_predict,
+        .truth_ctx = tr,
+        .truth_key = tr->key,
+    };
+}
+
 /* The capper's view of the running jobs at time t: fresh remaining work (the stored
  * remaining_s is booked only when a job's rate changes), slack, last period's noisy samples,
  * the learned model, and the truth (read by the oracle alone). measured_w: the measured total
@@ -449,40 +486,8 @@ static int build_view(struct engine *e, double t, double measured_w, int step,
     int rc = grow(pc, n ? n : 1);
     if (rc)
         return rc;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t j = e->run[i];
-        const struct eco_job *job = &e->jobs[j];
-        const struct truth *tr = &pc->truth[j];
-        double lo, hi;
-        size_t nl = 0;
-        const double *levels = cap_range(pc, j, &lo, &hi, &nl);
-        double slack = job->deadline_s >= 0 ? job->deadline_s - t : -1;
-        if (job->deadline_s >= 0 && slack < 0)
-            slack = 0;
-        double left = job->remaining_s - (t - job->last_start_s) * job->speed;
-        pc->vj[i] = (struct eco_capper_job){
-            .cap = {.gpus = job->gpus,
-                    .min_limit_w = lo,
-                    .max_limit_w = hi,
-                    .remaining_s = left > 0 ? left : 0,
-                    .weight = 1,
-                    .miss_ref_s = job->duration_s,
-                    .slack_s = slack,
-                    .predict = eco_cap_predict_model,
-                    .ctx = &pc->models[j],
-                    .levels = levels,
-                    .n_levels = (uint32_t)nl},
-            .id = j,
-            .limit_w = setting_of(pc, job),
-            .measured_w = pc->meas_w[j],
-            .measured_speed = pc->meas_speed[j],
-            .deadline_s = job->deadline_s >= 0 ? job->deadline_s : -1,
-            .samples = pc->models[j].power.n,
-            .truth = truth_predict,
-            .truth_ctx = tr,
-            .truth_key = tr->key,
-        };
-    }
+    for (size_t i = 0; i < n; i++)
+        view_job(e, t, e->run[i], &pc->vj[i]);
     *v = (struct eco_capper_view){.now_s = t,
                                   .period_s = pc->period_s,
                                   .budget_w = pc->budget_w,
@@ -660,10 +665,105 @@ int eco_powerctl__budget_step(struct engine *e, double t)
     return allocate(e, t, NAN, pc->budget_w < old ? -1 : pc->budget_w > old ? 1 : 0);
 }
 
+/* Standard deviations of the measured total kept between the full-power demand and the budget
+ * less the margin by the slack test (docs/policies/powercap.md, "Slack"). */
+#define SLACK_SDS 4.0
+
+/* The slack test (eco_powerctl__slack) without its work: the full-power demand and noise
+ * under the budget less the margin, and every job past its dithering at its setting. */
+static int slack_holds(struct engine *e, double margin)
+{
+    struct powerctl *pc = e->pc;
+    /* the measured total's noise at full power: each job's draw is one Gaussian of sd
+     * noise_p x its power (all its GPUs together), independent between jobs */
+    double var = 0;
+    for (size_t i = 0; i < e->nrun; i++) {
+        double sd = pc->truth[e->run[i]].full_p * e->jobs[e->run[i]].gpus * pc->noise_p;
+        var += sd * sd;
+    }
+    if (!(full_demand(e) + SLACK_SDS * sqrt(var) <= (1 - margin) * pc->budget_w))
+        return 0;
+    for (size_t i = 0; i < e->nrun; i++) {
+        uint32_t j = e->run[i];
+        if (pc->models[j].power.n >= SETTLE_SAMPLES &&
+            pc->pending[j] != setting_of(pc, &e->jobs[j]))
+            return 0; /* a learned job on its way somewhere: the next ticks move it */
+    }
+    return 1;
+}
+
+/* Job j, still learning while the budget has slack, takes the rest of its early samples now,
+ * at the settings decide would give it around `split`, the split's own choice for it (the top,
+ * or below where its model sees no gain; NaN: the top), undithered, which it runs at; then,
+ * held or not, HOLD_TICKS samples there: what the 1 s loop's next ticks would measure (docs,
+ * "Slack"). */
+static int learn_now(struct engine *e, uint32_t j, double split, double t,
+                     int (*set_limit)(struct engine *, uint32_t, double, double))
+{
+    struct powerctl *pc = e->pc;
+    uint32_t early = eco_capper_early(pc->capper);
+    double lo, hi;
+    size_t nl;
+    const double *levels = cap_range(pc, j, &lo, &hi, &nl);
+    struct eco_cap_job cj = {.gpus = e->jobs[j].gpus,
+                             .min_limit_w = lo,
+                             .max_limit_w = hi,
+                             .levels = levels,
+                             .n_levels = (uint32_t)nl};
+    if (!(split == split))
+        split = hi;
+    double at = eco_capper_explore(pc->capper, &cj, early, split, &pc->rng);
+    if (setting_of(pc, &e->jobs[j]) != at) {
+        int rc = set_limit(e, j, at, t);
+        if (rc)
+            return rc;
+    }
+    pc->pending[j] = at;
+    while (pc->models[j].power.n < early) {
+        levels = cap_range(pc, j, &lo, &hi, &nl);
+        cj.min_limit_w = lo;
+        cj.max_limit_w = hi;
+        sample(pc, j, eco_capper_explore(pc->capper, &cj, pc->models[j].power.n, split, &pc->rng));
+    }
+    for (pc->same[j] = 0; pc->hold && pc->same[j] < HOLD_TICKS; pc->same[j]++)
+        sample(pc, j, at);
+    pc->held[j] = pc->hold && pc->models[j].power.n >= SETTLE_SAMPLES;
+    return 0;
+}
+
+/* Jobs started[0..n) at t while the budget has slack that they leave slack: each takes its
+ * split's own choice, where that is its alone (eco_capper_slack_choice), and its early samples
+ * now (learn_now), and no decide runs; 1 when so, 0 when a decide must (docs, "Slack"). */
+static int slack_start(struct engine *e, double margin, double t, const uint32_t *started, size_t n,
+                       int (*set_limit)(struct engine *, uint32_t, double, double))
+{
+    struct powerctl *pc = e->pc;
+    if (!slack_holds(e, margin))
+        return 0;
+    uint32_t early = eco_capper_early(pc->capper);
+    struct eco_capper_view v = {.now_s = t, .period_s = pc->period_s, .budget_w = pc->budget_w};
+    for (size_t k = 0; k < n; k++) { /* every choice first: a refusal leaves nothing done */
+        uint32_t j = started[k];
+        struct eco_capper_job vj;
+        view_job(e, t, j, &vj);
+        if (pc->models[j].power.n >= early || pc->held[j] ||
+            !eco_capper_slack_choice(pc->capper, &v, &vj, &pc->pending[j]))
+            return 0;
+    }
+    for (size_t k = 0; k < n; k++) {
+        int rc = learn_now(e, started[k], pc->pending[started[k]], t, set_limit);
+        if (rc)
+            return rc;
+    }
+    return 1;
+}
+
 /* Jobs started at t: the capper decides at once, and the limits it lowers take effect now,
  * with the start (the node daemon lowers the others before the new job's GPUs draw), so a
- * start does not overshoot for a period; raised limits wait for the next tick as usual. */
-int eco_powerctl__started(struct engine *e, double t,
+ * start does not overshoot for a period; raised limits wait for the next tick as usual. While
+ * the budget has slack that the new jobs leave slack, slack_start takes the decide's place. */
+int eco_powerctl__started(struct engine *e, double t, double slack_margin, const uint32_t *started,
+                          size_t n_started,
                           int (*set_limit)(struct engine *, uint32_t, double, double))
 {
     /* The rest of the period in progress (or, on an idle cluster, the time until the first
@@ -680,7 +780,10 @@ int eco_powerctl__started(struct engine *e, double t,
     } else {
         metrics_open(e, t, 1);
     }
-    int rc = allocate(e, t, NAN, 0);
+    int rc = slack_margin >= 0 ? slack_start(e, slack_margin, t, started, n_started, set_limit) : 0;
+    if (rc)
+        return rc < 0 ? rc : 0;
+    rc = allocate(e, t, NAN, 0);
     for (size_t i = 0; !rc && i < e->nrun; i++) {
         uint32_t j = e->run[i];
         if (pc->pending[j] < setting_of(pc, &e->jobs[j]))
@@ -740,54 +843,18 @@ int eco_powerctl__slack(struct engine *e, double margin, double t,
                         int (*set_limit)(struct engine *, uint32_t, double, double))
 {
     struct powerctl *pc = e->pc;
-    if (!(full_demand(e) <= (1 - margin) * pc->budget_w))
+    if (!slack_holds(e, margin))
         return 0;
-    for (size_t i = 0; i < e->nrun; i++) {
-        uint32_t j = e->run[i];
-        if (pc->models[j].power.n >= SETTLE_SAMPLES &&
-            pc->pending[j] != setting_of(pc, &e->jobs[j]))
-            return 0; /* a learned job on its way somewhere: the next ticks move it */
-    }
     if (!set_limit)
         return 1;
-    /* A job still learning takes the rest of its early samples now, at the settings decide
-     * would give it at the top of its range (dithered), then, held or not, HOLD_TICKS samples
-     * at the top: what the 1 s loop's next ticks would measure (docs, "Slack"). */
     uint32_t early = eco_capper_early(pc->capper);
     for (size_t i = 0; i < e->nrun; i++) {
         uint32_t j = e->run[i];
         if (pc->held[j] || pc->models[j].power.n >= early)
             continue;
-        double lo, hi;
-        size_t nl;
-        const double *levels = cap_range(pc, j, &lo, &hi, &nl);
-        /* the split's own choice for it (the top, or below where its model sees no gain),
-         * undithered, is what it runs at and where its samples are dithered from */
-        struct eco_cap_job cj = {.gpus = e->jobs[j].gpus,
-                                 .min_limit_w = lo,
-                                 .max_limit_w = hi,
-                                 .levels = levels,
-                                 .n_levels = (uint32_t)nl};
-        double split = eco_capper_split_of(pc->capper, i);
-        if (!(split == split))
-            split = hi;
-        double at = eco_capper_explore(pc->capper, &cj, early, split, &pc->rng);
-        if (setting_of(pc, &e->jobs[j]) != at) {
-            int rc = set_limit(e, j, at, t);
-            if (rc)
-                return rc;
-        }
-        pc->pending[j] = at;
-        while (pc->models[j].power.n < early) {
-            levels = cap_range(pc, j, &lo, &hi, &nl);
-            cj.min_limit_w = lo;
-            cj.max_limit_w = hi;
-            sample(pc, j,
-                   eco_capper_explore(pc->capper, &cj, pc->models[j].power.n, split, &pc->rng));
-        }
-        for (pc->same[j] = 0; pc->hold && pc->same[j] < HOLD_TICKS; pc->same[j]++)
-            sample(pc, j, at);
-        pc->held[j] = pc->hold && pc->models[j].power.n >= SETTLE_SAMPLES;
+        int rc = learn_now(e, j, eco_capper_split_of(pc->capper, i), t, set_limit);
+        if (rc)
+            return rc;
     }
     return 1;
 }

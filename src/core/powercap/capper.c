@@ -546,6 +546,42 @@ int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view
     return 0;
 }
 
+int eco_capper_slack_choice(const struct eco_capper *c, const struct eco_capper_view *v,
+                            const struct eco_capper_job *j, double *limit_w)
+{
+    if (!c || c->split != eco_capper__split_alloc || c->cm.plan || c->cm.grid_floor)
+        return 0;
+    /* the job as decide_common hands it to the split, and the split's parameters */
+    struct eco_cap_params p = c->cap;
+    p.period_s = v->period_s > 0 ? v->period_s : 1;
+    p.miss_cost = c->cm.miss;
+    p.miss_sigma = c->cm.sigma;
+    p.lost_release = (int)c->cm.lost;
+    struct eco_cap_job cj = j->cap;
+    cj.memo = NULL;
+    cj.fixed_curve = 0;
+    if (c->cm.weight == ECO_CAPPER_WEIGHT_SIZE) {
+        double ref = j->cap.miss_ref_s > 0 ? j->cap.miss_ref_s : j->cap.remaining_s;
+        cj.weight = ref > 0 ? j->cap.gpus / ref : 1;
+    }
+    if (c->use_truth && j->truth) {
+        cj.predict = j->truth;
+        cj.ctx = j->truth_ctx;
+    }
+    if (!cj.predict)
+        return 0;
+    cj.upper_w = 0;
+    if (c->cm.slew > 0 && j->samples >= c->cm.early && isfinite(j->limit_w) &&
+        j->limit_w >= j->cap.min_limit_w)
+        cj.upper_w = j->limit_w + c->cm.slew * (j->cap.max_limit_w - j->cap.min_limit_w);
+    double lim = NAN;
+    double cost = eco_cap_local_choice(&cj, &p, 0, &lim, NULL);
+    if (!(cost == cost)) /* a bad job: decide's -EINVAL is the caller's to meet */
+        return 0;
+    *limit_w = lim;
+    return 1;
+}
+
 uint32_t eco_capper_early(const struct eco_capper *c)
 {
     return c->cm.early;
