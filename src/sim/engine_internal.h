@@ -177,10 +177,11 @@ double eco_powerctl__job_min_w(const struct engine *e, uint32_t job);
  * average (weighted by GPUs) within tol of their ranges from their current ones; with hold,
  * the current limits are then kept. */
 int eco_powerctl__settled(struct engine *e, double tol, int hold);
-/* 1 when the budget has slack: every running GPU at the top of its range draws at most
- * (1 - margin) of the budget (the measured curves), and every job past its dithering keeps its
- * setting. With hold, a job still dithering runs at the top of its range until the next tick
- * (its dithered setting, decided, is applied and measured then). A negative errno on failure. */
+/* 1 when the budget has slack: every running GPU at the top of its range (the measured curves),
+ * plus 4 standard deviations of the measured total's noise there, draws at most (1 - margin) of
+ * the budget, and every job past its dithering keeps its setting. With set_limit, a job still
+ * dithering takes its early samples now and runs at the split's choice for it (powerctl.c,
+ * learn_now). A negative errno on failure. */
 int eco_powerctl__slack(struct engine *e, double margin, double t,
                         int (*set_limit)(struct engine *, uint32_t, double, double));
 void eco_powerctl__summary(const struct engine *e, struct eco_sim_summary *s);
