@@ -487,6 +487,30 @@ int eco_capper__decide_family(struct eco_capper *c, const struct eco_capper_view
     return eco_capper__decide_common(c, v, rng, limits_w, c->split, c->use_truth);
 }
 
+/* View job j as the split gets it (without a memo): the weight rule, the truth for a policy
+ * that reads it (use_truth), the trust region's bound above its setting (slew). */
+static void split_job(const struct eco_capper *c, const struct eco_capper_job *j, int use_truth,
+                      struct eco_cap_job *out)
+{
+    *out = j->cap;
+    out->memo = NULL;
+    out->fixed_curve = 0;
+    if (c->cm.weight == ECO_CAPPER_WEIGHT_SIZE) {
+        double ref = j->cap.miss_ref_s > 0 ? j->cap.miss_ref_s : j->cap.remaining_s;
+        out->weight = ref > 0 ? j->cap.gpus / ref : 1;
+    }
+    if (use_truth && j->truth) { /* the measured curves: the same for the job's life */
+        out->predict = j->truth;
+        out->ctx = j->truth_ctx;
+        out->fixed_curve = 1;
+        out->curve_key = j->truth_key;
+    }
+    out->upper_w = 0;
+    if (c->cm.slew > 0 && j->samples >= c->cm.early && isfinite(j->limit_w) &&
+        j->limit_w >= j->cap.min_limit_w)
+        out->upper_w = j->limit_w + c->cm.slew * (j->cap.max_limit_w - j->cap.min_limit_w);
+}
+
 int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view *v,
                               struct eco_rng *rng, double *limits_w, eco_capper_split_fn split,
                               int use_truth)
@@ -504,25 +528,10 @@ int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view
     c->gen++;
     for (size_t i = 0; i < n; i++) {
         const struct eco_capper_job *j = &v->jobs[i];
-        c->cj[i] = j->cap;
+        split_job(c, j, use_truth, &c->cj[i]);
         c->cj[i].memo = c->use_memo ? memo_for(c, j->id) : NULL;
-        c->cj[i].fixed_curve = 0;
-        if (c->cm.weight == ECO_CAPPER_WEIGHT_SIZE) {
-            double ref = j->cap.miss_ref_s > 0 ? j->cap.miss_ref_s : j->cap.remaining_s;
-            c->cj[i].weight = ref > 0 ? j->cap.gpus / ref : 1;
-        }
-        if (use_truth && j->truth) { /* the measured curves: the same for the job's life */
-            c->cj[i].predict = j->truth;
-            c->cj[i].ctx = j->truth_ctx;
-            c->cj[i].fixed_curve = 1;
-            c->cj[i].curve_key = j->truth_key;
-        }
         if (!c->cj[i].predict)
             return -EINVAL;
-        c->cj[i].upper_w = 0;
-        if (c->cm.slew > 0 && j->samples >= c->cm.early && isfinite(j->limit_w) &&
-            j->limit_w >= j->cap.min_limit_w)
-            c->cj[i].upper_w = j->limit_w + c->cm.slew * (j->cap.max_limit_w - j->cap.min_limit_w);
         limits_w[i] = j->limit_w;
     }
     feedback(c, v);
@@ -557,23 +566,10 @@ int eco_capper_slack_choice(const struct eco_capper *c, const struct eco_capper_
     p.miss_cost = c->cm.miss;
     p.miss_sigma = c->cm.sigma;
     p.lost_release = (int)c->cm.lost;
-    struct eco_cap_job cj = j->cap;
-    cj.memo = NULL;
-    cj.fixed_curve = 0;
-    if (c->cm.weight == ECO_CAPPER_WEIGHT_SIZE) {
-        double ref = j->cap.miss_ref_s > 0 ? j->cap.miss_ref_s : j->cap.remaining_s;
-        cj.weight = ref > 0 ? j->cap.gpus / ref : 1;
-    }
-    if (c->use_truth && j->truth) {
-        cj.predict = j->truth;
-        cj.ctx = j->truth_ctx;
-    }
+    struct eco_cap_job cj;
+    split_job(c, j, c->use_truth, &cj);
     if (!cj.predict)
         return 0;
-    cj.upper_w = 0;
-    if (c->cm.slew > 0 && j->samples >= c->cm.early && isfinite(j->limit_w) &&
-        j->limit_w >= j->cap.min_limit_w)
-        cj.upper_w = j->limit_w + c->cm.slew * (j->cap.max_limit_w - j->cap.min_limit_w);
     double lim = NAN;
     double cost = eco_cap_local_choice(&cj, &p, 0, &lim, NULL);
     if (!(cost == cost)) /* a bad job: decide's -EINVAL is the caller's to meet */
