@@ -62,7 +62,11 @@ check() {
 # ---- the hosts: a bridge in the controller's namespace, a veth pair to each compute host
 ip netns add "${NS}c" 2>"$R/log/netns.err" ||
     skip "ip netns add not permitted here: $(cat "$R/log/netns.err")"
-ip -n "${NS}c" link set lo up
+# In a chroot whose / is not a mount point, ip netns add only warns ("mount --make-rslave /"
+# failed) and the namespace cannot be entered: try it before building on it.
+{ ip netns exec "${NS}c" true && ip -n "${NS}c" link set lo up; } 2>>"$R/log/netns.err" ||
+    skip "network namespaces are not usable here (a chroot whose / is not a mount point?):" \
+        "$(tr '\n' ' ' <"$R/log/netns.err")"
 ip -n "${NS}c" link add br0 type bridge
 ip -n "${NS}c" addr add "$CTL_ADDR/24" dev br0
 ip -n "${NS}c" link set br0 up
