@@ -508,9 +508,8 @@ static int pass(struct engine *e, double t)
         if ((rc = apply_start(e, k, t)))
             return rc;
     if (e->pc && e->dec.n_starts &&
-        (rc = eco_powerctl__started(e, t,
-                                    e->tick_slack && !e->cfg->control_skip_off ? SLACK_MARGIN : -1,
-                                    e->dec.starts, e->dec.n_starts, set_limit)))
+        (rc = eco_powerctl__started(e, t, e->tick_slack ? SLACK_MARGIN : -1, e->dec.starts,
+                                    e->dec.n_starts, set_limit)))
         return rc;
     if (e->cfg->policy->next_wakeup) {
         q_tidy(e);

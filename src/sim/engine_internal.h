@@ -107,7 +107,7 @@ struct engine {
     uint32_t tick_gen, tick_quiet;
     size_t heap_stale; /* completions made stale by limit changes since the heap was pruned */
     double tick_at, tick_last_s, tick_skip;
-    int tick_slack; /* the last tick found slack (engine.c, control_tick) */
+    int tick_slack; /* the last tick found slack (engine.c, control_tick; never with skip off) */
     int changed;    /* something the controller reads changed at this instant */
     /* Minimum draw of the running jobs (kept at start, end and preemption), and of the jobs
      * started so far in the current pass (the first pass_min_k of its starts). */

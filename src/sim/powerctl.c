@@ -522,13 +522,26 @@ static int allocate(struct engine *e, double t, double measured_w, int step)
     return 0;
 }
 
-/* Demand if every running GPU drew its full-power figure. */
+/* Demand if every running GPU drew its full-power figure, and with var the variance of the
+ * measured total at that power: each job's draw is one Gaussian of sd noise_p x its power (all
+ * its GPUs together), independent between jobs. */
+static double full_demand_var(const struct engine *e, double *var)
+{
+    double d = fixed_power(e), v = 0;
+    for (size_t i = 0; i < e->nrun; i++) { /* each job's figure made at its start */
+        double p = e->pc->truth[e->run[i]].full_p * e->jobs[e->run[i]].gpus;
+        d += p;
+        v += (p * e->pc->noise_p) * (p * e->pc->noise_p);
+    }
+    if (var)
+        *var = v;
+    return d;
+}
+
+/* full_demand_var without the variance. */
 static double full_demand(const struct engine *e)
 {
-    double d = fixed_power(e);
-    for (size_t i = 0; i < e->nrun; i++) /* each job's figure made at its start */
-        d += e->pc->truth[e->run[i]].full_p * e->jobs[e->run[i]].gpus;
-    return d;
+    return full_demand_var(e, NULL);
 }
 
 /* Cluster energy so far (the engine integrates it exactly at every event up to now). */
@@ -674,14 +687,8 @@ int eco_powerctl__budget_step(struct engine *e, double t)
 static int slack_holds(struct engine *e, double margin)
 {
     struct powerctl *pc = e->pc;
-    /* the measured total's noise at full power: each job's draw is one Gaussian of sd
-     * noise_p x its power (all its GPUs together), independent between jobs */
-    double var = 0;
-    for (size_t i = 0; i < e->nrun; i++) {
-        double sd = pc->truth[e->run[i]].full_p * e->jobs[e->run[i]].gpus * pc->noise_p;
-        var += sd * sd;
-    }
-    if (!(full_demand(e) + SLACK_SDS * sqrt(var) <= (1 - margin) * pc->budget_w))
+    double var, demand = full_demand_var(e, &var);
+    if (!(demand + SLACK_SDS * sqrt(var) <= (1 - margin) * pc->budget_w))
         return 0;
     for (size_t i = 0; i < e->nrun; i++) {
         uint32_t j = e->run[i];
@@ -742,7 +749,8 @@ static int slack_start(struct engine *e, double margin, double t, const uint32_t
         return 0;
     uint32_t early = eco_capper_early(pc->capper);
     struct eco_capper_view v = {.now_s = t, .period_s = pc->period_s, .budget_w = pc->budget_w};
-    for (size_t k = 0; k < n; k++) { /* every choice first: a refusal leaves nothing done */
+    /* every choice first: after a refusal the decide writes every pending limit again */
+    for (size_t k = 0; k < n; k++) {
         uint32_t j = started[k];
         struct eco_capper_job vj;
         view_job(e, t, j, &vj);

@@ -487,6 +487,17 @@ int eco_capper__decide_family(struct eco_capper *c, const struct eco_capper_view
     return eco_capper__decide_common(c, v, rng, limits_w, c->split, c->use_truth);
 }
 
+/* The allocator's parameters for a decide over view v: the view's period and the family's
+ * deadline-cost keys, over the instance's own (c->cap). */
+static void split_params(const struct eco_capper *c, const struct eco_capper_view *v,
+                         struct eco_cap_params *p)
+{
+    p->period_s = v->period_s > 0 ? v->period_s : 1;
+    p->miss_cost = c->cm.miss;
+    p->miss_sigma = c->cm.sigma;
+    p->lost_release = (int)c->cm.lost;
+}
+
 /* View job j as the split gets it (without a memo): the weight rule, the truth for a policy
  * that reads it (use_truth), the trust region's bound above its setting (slew). */
 static void split_job(const struct eco_capper *c, const struct eco_capper_job *j, int use_truth,
@@ -521,10 +532,7 @@ int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view
     int rc = grow(c, n);
     if (rc)
         return rc;
-    c->cap.period_s = v->period_s > 0 ? v->period_s : 1;
-    c->cap.miss_cost = c->cm.miss;
-    c->cap.miss_sigma = c->cm.sigma;
-    c->cap.lost_release = (int)c->cm.lost;
+    split_params(c, v, &c->cap);
     c->gen++;
     for (size_t i = 0; i < n; i++) {
         const struct eco_capper_job *j = &v->jobs[i];
@@ -562,10 +570,7 @@ int eco_capper_slack_choice(const struct eco_capper *c, const struct eco_capper_
         return 0;
     /* the job as decide_common hands it to the split, and the split's parameters */
     struct eco_cap_params p = c->cap;
-    p.period_s = v->period_s > 0 ? v->period_s : 1;
-    p.miss_cost = c->cm.miss;
-    p.miss_sigma = c->cm.sigma;
-    p.lost_release = (int)c->cm.lost;
+    split_params(c, v, &p);
     struct eco_cap_job cj;
     split_job(c, j, c->use_truth, &cj);
     if (!cj.predict)
