@@ -908,6 +908,109 @@ static void test_alloc_memo(void **state)
     population_free(&pop);
 }
 
+/* The nearest level to x inside [lo, hi] by a scan (ties to the lower), x when none is. */
+static double nearest_level(const double *l, uint32_t n, double lo, double hi, double x)
+{
+    double best = x, dist = INFINITY;
+    for (uint32_t k = 0; k < n; k++)
+        if (l[k] >= lo && l[k] <= hi && fabs(l[k] - x) < dist) {
+            dist = fabs(l[k] - x);
+            best = l[k];
+        }
+    return best;
+}
+
+/* Jobs on discrete levels (the clock knob): a learned model with a memo is priced at its grid
+ * points walked once over the levels and kept in the memo, all points in one call; the limits
+ * and the price equal, bit for bit, those of the point-by-point path (predict through a
+ * wrapper, no memo), over rounds in which models learn, work drops and trust regions come and
+ * go. Every limit is the level nearest (by a scan) to one of the job's grid points. */
+static void test_alloc_levels(void **state)
+{
+    (void)state;
+    struct population pop;
+    population_make(&pop, 2000, 83);
+    struct eco_cap_params p;
+    eco_cap_params_default(&p);
+    /* three level lists: one finer than the grid, one coarser, one partly outside the ranges */
+    static double lv[3][400];
+    uint32_t nl[3] = {0, 0, 0};
+    for (double x = 60; x < 460 && nl[0] < 400; x += 1.7)
+        lv[0][nl[0]++] = x;
+    for (double x = 90; x < 420 && nl[1] < 400; x += 23.5)
+        lv[1][nl[1]++] = x;
+    for (double x = 150; x < 260 && nl[2] < 400; x += 4.0)
+        lv[2][nl[2]++] = x;
+    struct eco_cap_job *bare = malloc(pop.n * sizeof *bare);
+    double *a = malloc(pop.n * sizeof *a), *b = malloc(pop.n * sizeof *b);
+    assert_non_null(bare);
+    assert_non_null(a);
+    assert_non_null(b);
+    for (size_t i = 0; i < pop.n; i++) {
+        assert_non_null(pop.jobs[i].memo = eco_cap_memo_new(p.grid));
+        pop.jobs[i].levels = lv[i % 3];
+        pop.jobs[i].n_levels = nl[i % 3];
+    }
+    struct eco_rng rng;
+    eco_rng_init(&rng, 84);
+    double budget = 0.5 * (pop.budget_lo + pop.budget_hi);
+    for (int r = 0; r < 6; r++) {
+        for (size_t i = 0; i < pop.n; i++) {
+            struct eco_cap_job *j = &pop.jobs[i];
+            struct eco_job_model *m = &pop.models[i];
+            if (i % 5 == (size_t)r % 5)
+                eco_job_model_observe(
+                    m, j->min_limit_w + eco_rng_uniform(&rng) * (j->max_limit_w - j->min_limit_w),
+                    m->max_limit_w * (0.5 + 0.3 * eco_rng_uniform(&rng)),
+                    0.7 + 0.3 * eco_rng_uniform(&rng));
+            j->remaining_s -= 1;
+            j->upper_w =
+                i % 4 == 0 && r % 2 ? j->min_limit_w + 0.5 * (j->max_limit_w - j->min_limit_w) : 0;
+            bare[i] = *j;
+            bare[i].memo = NULL;
+            bare[i].predict = model_predict_wrapped;
+        }
+        double pa = eco_cap_allocate(pop.jobs, pop.n, budget, &p, a, NULL);
+        double pb = eco_cap_allocate(bare, pop.n, budget, &p, b, NULL);
+        assert_true(pa > 0 && pa == pb);
+        assert_memory_equal(a, b, pop.n * sizeof *a);
+    }
+    size_t on_level = 0;
+    for (size_t i = 0; i < pop.n; i++) {
+        const struct eco_cap_job *j = &pop.jobs[i];
+        int found = 0;
+        for (uint32_t k = 0; k < p.grid && !found; k++)
+            found = a[i] ==
+                    nearest_level(j->levels, j->n_levels, j->min_limit_w, j->max_limit_w,
+                                  eco_cap_grid_limit(j->min_limit_w, j->max_limit_w, p.grid, k));
+        assert_true(found);
+        for (uint32_t k = 0; k < j->n_levels; k++)
+            on_level += a[i] == j->levels[k];
+        eco_cap_memo_free(pop.jobs[i].memo);
+    }
+    assert_true(on_level > pop.n / 2); /* most ranges hold levels (the third list not all) */
+    /* eco_job_model_predict_points against eco_job_model_predict, ready or not, inside and
+     * outside the range */
+    for (size_t i = 0; i < 20; i++) {
+        struct eco_job_model m = pop.models[i];
+        if (i % 2)
+            eco_job_model_init(&m, m.min_limit_w, m.max_limit_w, ECO_RLS_LAMBDA_DEFAULT);
+        double x[5] = {m.min_limit_w - 30, m.min_limit_w, 0.5 * (m.min_limit_w + m.max_limit_w),
+                       m.max_limit_w, NAN},
+               pw[5], sp[5];
+        eco_job_model_predict_points(&m, x, 5, pw, sp);
+        for (int k = 0; k < 5; k++) {
+            double p1, s1;
+            eco_job_model_predict(&m, x[k], &p1, &s1);
+            assert_true(p1 == pw[k] && s1 == sp[k]);
+        }
+    }
+    free(bare);
+    free(a);
+    free(b);
+    population_free(&pop);
+}
+
 static void test_alloc_identical_jobs(void **state)
 {
     (void)state;
@@ -1137,6 +1240,7 @@ int main(void)
         cmocka_unit_test(test_alloc_deadline_and_horizon),
         cmocka_unit_test(test_alloc_large),
         cmocka_unit_test(test_alloc_memo),
+        cmocka_unit_test(test_alloc_levels),
         cmocka_unit_test(test_alloc_identical_jobs),
         cmocka_unit_test(test_alloc_errors),
         cmocka_unit_test(test_baselines),

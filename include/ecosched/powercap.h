@@ -88,6 +88,11 @@ void eco_job_model_predict(const struct eco_job_model *m, double limit_w, double
 void eco_job_model_predict_grid(const struct eco_job_model *m, uint32_t g, double *power_w,
                                 double *speed);
 
+/* The same at n given limits limit_w[k] into power_w[k] and speed[k] (bit-identical to
+ * eco_job_model_predict at each; the readiness and the range's inverse computed once). */
+void eco_job_model_predict_points(const struct eco_job_model *m, const double *limit_w, uint32_t n,
+                                  double *power_w, double *speed);
+
 /* ---- allocation --------------------------------------------------------------------------- */
 
 /* What the allocator knows of one running job. Fill it with a designated initializer (or zero

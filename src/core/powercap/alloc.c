@@ -190,8 +190,19 @@ static double snap_level(const struct eco_cap_job *j, double x)
     if (!j->levels || j->n_levels == 0)
         return x;
     const double *l = j->levels;
-    /* the levels inside [min, max]: indices a..b-1 (binary searches) */
     uint32_t a = 0, b = j->n_levels, lo, hi;
+    /* the usual case first, one search: x between two levels that are both inside [min, max]
+     * (the general search below then gives the nearer of the same two) */
+    for (lo = 0, hi = j->n_levels; lo < hi;) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (l[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && lo < j->n_levels && l[lo - 1] >= j->min_limit_w && l[lo] <= j->max_limit_w)
+        return x - l[lo - 1] <= l[lo] - x ? l[lo - 1] : l[lo];
+    /* the levels inside [min, max]: indices a..b-1 (binary searches) */
     for (lo = 0, hi = j->n_levels; lo < hi;) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (l[mid] < j->min_limit_w)
@@ -229,6 +240,41 @@ static double snap_level(const struct eco_cap_job *j, double x)
 double eco_cap__grid_at(const struct eco_cap_job *j, uint32_t g, uint32_t k)
 {
     return snap_level(j, eco_cap_grid_limit(j->min_limit_w, j->max_limit_w, g, k));
+}
+
+double eco_cap__snap_level(const struct eco_cap_job *j, double x)
+{
+    return snap_level(j, x);
+}
+
+/* All g grid points of job j into out[] (eco_cap__grid_at for k = 0..g-1, the same values):
+ * the grid limits rise with k, so the levels are walked once instead of searched per point. */
+static void grid_points(const struct eco_cap_job *j, uint32_t g, double *out)
+{
+    for (uint32_t k = 0; k < g; k++)
+        out[k] = eco_cap_grid_limit(j->min_limit_w, j->max_limit_w, g, k);
+    if (!j->levels || j->n_levels == 0)
+        return;
+    const double *l = j->levels;
+    uint32_t a = 0, b = j->n_levels; /* snap_level's levels inside [min, max]: a..b-1 */
+    while (a < b && l[a] < j->min_limit_w)
+        a++;
+    while (b > a && l[b - 1] > j->max_limit_w)
+        b--;
+    if (a >= b)
+        return;
+    uint32_t lo = a;
+    for (uint32_t k = 0; k < g; k++) {
+        double x = out[k];
+        if (k > 0 && x < out[k - 1])
+            lo = a; /* not reached: the grid rises (kept exact all the same) */
+        while (lo < b && l[lo] < x)
+            lo++;
+        out[k] = lo == a                      ? l[a]
+                 : lo == b                    ? l[b - 1]
+                 : x - l[lo - 1] <= l[lo] - x ? l[lo - 1]
+                                              : l[lo];
+    }
 }
 
 /* Job power (all its GPUs) and cost at every grid limit. */
@@ -269,7 +315,7 @@ static int model_grid(const struct eco_cap_job *j)
 
 /* Job power (all its GPUs) into pw[] and speed into sp[] at every grid point. */
 static void eval_rows(const struct eco_cap_job *j, uint32_t g, struct eco_cap_prior_cache *cache,
-                      double *pw, double *sp)
+                      const double *pts, double *pw, double *sp)
 {
     const struct eco_job_model *m = j->ctx;
     if (model_grid(j)) {
@@ -281,9 +327,22 @@ static void eval_rows(const struct eco_cap_job *j, uint32_t g, struct eco_cap_pr
         const double gpus = j->gpus;
         for (uint32_t k = 0; k < g; k++)
             pw[k] *= gpus; /* the model's powers are finite and >= 0 */
+    } else if (j->predict == eco_cap_predict_model) {
+        /* a learned model on levels (the clock knob) or another range: its grid points in one
+         * walk, then one call for all of them (eco_job_model_predict's values, point by point) */
+        double L[ECO_CAP_GRID_MAX];
+        if (!pts) {
+            L[0] = j->min_limit_w; /* g >= 2 (eco_cap_params_check); this tells the compiler so */
+            grid_points(j, g, L);
+            pts = L;
+        }
+        eco_job_model_predict_points(m, pts, g, pw, sp);
+        const double gpus = j->gpus;
+        for (uint32_t k = 0; k < g; k++)
+            pw[k] = sane_power(pw[k], pts[k]) * gpus;
     } else {
         for (uint32_t k = 0; k < g; k++) {
-            double limit = eco_cap__grid_at(j, g, k);
+            double limit = pts ? pts[k] : eco_cap__grid_at(j, g, k);
             double power = limit, speed = 0.0;
             j->predict(j->ctx, limit, &power, &speed);
             pw[k] = sane_power(power, limit) * j->gpus;
@@ -313,8 +372,24 @@ static void eval_costs(const struct eco_cap_job *j, const struct eco_cap_params 
 void eco_cap__eval_grid(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
                         struct eco_cap_prior_cache *cache, double *pw, double *c)
 {
-    eval_rows(j, p->grid, cache, pw, c);
+    eval_rows(j, p->grid, cache, NULL, pw, c);
     eval_costs(j, p, inv_hz, eco_cap__upper_index(j, p->grid), pw, c);
+}
+
+/* eco_cap__upper_index over the job's grid points pts[0..g) (grid_points), the same index. */
+static uint32_t upper_of_points(const struct eco_cap_job *j, uint32_t g, const double *pts)
+{
+    if (!(j->upper_w > 0.0) || !(j->upper_w < j->max_limit_w))
+        return g - 1;
+    uint32_t lo = 0, hi = g - 1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (pts[mid] <= j->upper_w)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
 uint32_t eco_cap__upper_index(const struct eco_cap_job *j, uint32_t g)
@@ -433,6 +508,8 @@ struct eco_cap_memo {
     int hull_ok, hull_mono;
     uint32_t hull_n, hull_top;
     double *pw, *sp; /* the row: power of all the job's GPUs, speed */
+    double *pts;     /* the grid points on the job's levels (pts_ok), for the same range */
+    int pts_ok;
     uint16_t *hull;
 };
 
@@ -441,13 +518,14 @@ struct eco_cap_memo *eco_cap_memo_new(uint32_t grid)
     if (grid < 2 || grid > ECO_CAP_GRID_MAX)
         return NULL;
     struct eco_cap_memo *m =
-        calloc(1, sizeof *m + 2 * grid * sizeof(double) + grid * sizeof(uint16_t));
+        calloc(1, sizeof *m + 3 * grid * sizeof(double) + grid * sizeof(uint16_t));
     if (!m)
         return NULL;
     m->cap = grid;
     m->pw = (double *)(m + 1);
     m->sp = m->pw + grid;
-    m->hull = (uint16_t *)(m->sp + grid);
+    m->pts = m->sp + grid;
+    m->hull = (uint16_t *)(m->pts + grid);
     return m;
 }
 
@@ -466,14 +544,14 @@ static double coef_dist(const double *a, const double *b)
 }
 
 /* The job's memo when its row may be kept there: a fixed curve, or a learned model that is
- * ready (a prior row is shared by the prior cache), on the model's own range, without levels. */
+ * ready (a prior row is shared by the prior cache); memo_row_ok checks the range and levels. */
 static struct eco_cap_memo *memo_of(const struct eco_cap_job *j, uint32_t g)
 {
     if (!j->memo || j->memo->cap < g)
         return NULL;
     if (j->fixed_curve)
         return j->memo;
-    return model_grid(j) && eco_job_model_ready(j->ctx) ? j->memo : NULL;
+    return j->predict == eco_cap_predict_model && eco_job_model_ready(j->ctx) ? j->memo : NULL;
 }
 
 /* Whether the memo's row serves job j now: the same curve, GPUs, range and levels, and for a
@@ -493,7 +571,7 @@ static int memo_row_ok(const struct eco_cap_memo *mo, const struct eco_cap_job *
 }
 
 static void memo_store_row(struct eco_cap_memo *mo, const struct eco_cap_job *j, uint32_t g,
-                           const double *pw, const double *sp)
+                           const double *pts, const double *pw, const double *sp)
 {
     mo->g = g;
     mo->ctx = j->ctx;
@@ -513,6 +591,9 @@ static void memo_store_row(struct eco_cap_memo *mo, const struct eco_cap_job *j,
     }
     memcpy(mo->pw, pw, g * sizeof *pw);
     memcpy(mo->sp, sp, g * sizeof *sp);
+    mo->pts_ok = pts != NULL;
+    if (pts)
+        memcpy(mo->pts, pts, g * sizeof *pts);
     mo->hull_ok = 0;
 }
 
@@ -1087,14 +1168,28 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
         /* a job with a memo: its row while its model stays within reuse_tol, and the row's
          * hull while its cost stays proportional to its remaining time */
         struct eco_cap_memo *mo = memo_of(j, g);
-        uint32_t top = eco_cap__upper_index(j, g), h = 0;
-        if (mo && memo_row_ok(mo, j, g, p->reuse_tol)) {
+        int row_ok = mo && memo_row_ok(mo, j, g, p->reuse_tol);
+        /* a job on levels: its grid points walked once (or kept in its memo, whose range and
+         * levels are the job's when the row is) */
+        const double *pts = NULL;
+        double L[ECO_CAP_GRID_MAX];
+        if (j->levels && j->n_levels) {
+            if (row_ok && mo->pts_ok) {
+                pts = mo->pts;
+            } else {
+                L[0] = j->min_limit_w; /* g >= 2; this tells the compiler so */
+                grid_points(j, g, L);
+                pts = L;
+            }
+        }
+        uint32_t top = pts ? upper_of_points(j, g, pts) : eco_cap__upper_index(j, g), h = 0;
+        if (row_ok) {
             memcpy(pi, mo->pw, g * sizeof *pi);
             memcpy(ci, mo->sp, g * sizeof *ci);
         } else {
-            eval_rows(j, g, &prior, pi, ci);
+            eval_rows(j, g, &prior, pts, pi, ci);
             if (mo)
-                memo_store_row(mo, j, g, pi, ci);
+                memo_store_row(mo, j, g, pts, pi, ci);
         }
         int prop = mo && cost_proportional(j, p, inv_hz, ci, g);
         eval_costs(j, p, inv_hz, top, pi, ci);
@@ -1153,8 +1248,14 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
         }
     }
     for (size_t i = 0; i < n; i++) {
-        uint32_t k = (uint32_t)cur[i], top = eco_cap__upper_index(&jobs[i], g);
-        limits_w[i] = eco_cap__grid_at(&jobs[i], g, k < top ? k : top);
+        const struct eco_cap_job *j = &jobs[i];
+        const struct eco_cap_memo *mo = memo_of(j, g);
+        /* a job on levels keeps its grid points in its memo (stored above) */
+        const double *pts = j->levels && j->n_levels && mo && mo->pts_ok ? mo->pts : NULL;
+        uint32_t k = (uint32_t)cur[i],
+                 top = pts ? upper_of_points(j, g, pts) : eco_cap__upper_index(j, g);
+        k = k < top ? k : top;
+        limits_w[i] = pts ? pts[k] : eco_cap__grid_at(j, g, k);
     }
     free(own);
     return price;

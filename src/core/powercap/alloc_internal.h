@@ -12,6 +12,9 @@
 double eco_cap__horizon_inv(const struct eco_cap_params *p);
 /* Grid point k of g of job j (on a level when it has levels). */
 double eco_cap__grid_at(const struct eco_cap_job *j, uint32_t g, uint32_t k);
+/* The nearest of j's levels to x inside [min, max] (ties to the lower; levels ascending), x
+ * itself for a continuous knob or when no level is inside. */
+double eco_cap__snap_level(const struct eco_cap_job *j, double x);
 /* Prior curves (per-GPU power and speed on the grid) of learned models that are not ready
  * yet, shared by the jobs of one allocation whose models have the same range and prior: a
  * held limit never widens a model's sampled span, so most of a binding period's jobs use the

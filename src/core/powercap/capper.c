@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "alloc_internal.h"
 #include "capper_internal.h"
 #include "ecosched/rng.h"
 
@@ -393,22 +394,6 @@ static int grow(struct eco_capper *c, size_t n)
     return 0;
 }
 
-/* The level of j's list nearest to x inside [min, max] (ties to the lower one). */
-static double snap(const struct eco_cap_job *j, double x)
-{
-    double best = x, dist = INFINITY;
-    for (uint32_t k = 0; k < j->n_levels; k++) {
-        double l = j->levels[k];
-        if (l < j->min_limit_w || l > j->max_limit_w)
-            continue;
-        if (fabs(l - x) < dist) {
-            dist = fabs(l - x);
-            best = l;
-        }
-    }
-    return best;
-}
-
 /* The disturbance observer's estimate of the bias, measured total minus what the models
  * predict at the settings in force, smoothed. A model that changes (a new job learning its
  * curve, a dithered setting) moves its prediction and the estimate together, so nothing
@@ -477,7 +462,7 @@ static double explore(const struct eco_capper *c, const struct eco_cap_job *j, u
         lim = fallback;
     lim = fmax(j->min_limit_w, fmin(j->max_limit_w, lim));
     if (j->levels && j->n_levels)
-        lim = snap(j, lim);
+        lim = eco_cap__snap_level(j, lim); /* the nearest level in range, ties to the lower */
     return lim;
 }
 

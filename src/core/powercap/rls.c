@@ -398,6 +398,20 @@ void eco_job_model_predict_grid(const struct eco_job_model *m, uint32_t g, doubl
     }
 }
 
+void eco_job_model_predict_points(const struct eco_job_model *m, const double *limit_w, uint32_t n,
+                                  double *power_w, double *speed)
+{
+    const struct eco_job_model mm = *m; /* a local copy: the stores below cannot alias it */
+    int ready = eco_job_model_ready(&mm);
+    double inv = inv_range(&mm);
+    for (uint32_t k = 0; k < n; k++) {
+        /* eco_job_model_predict's clamp, then predict_at: the same values */
+        double L = clamp(isfinite(limit_w[k]) ? limit_w[k] : mm.max_limit_w, mm.min_limit_w,
+                         mm.max_limit_w);
+        predict_at(&mm, ready, inv, L, &power_w[k], &speed[k]);
+    }
+}
+
 void eco_cap_predict_model(const void *ctx, double limit_w, double *power_w, double *speed)
 {
     eco_job_model_predict(ctx, limit_w, power_w, speed);
