@@ -110,6 +110,10 @@ for pol in mpc uniform proportional threshold oracle; do
     big "100,000 jobs, 2,400 GPUs, levers, budget $budget W" "$pol" $L --power-policy "$pol" \
         --power-budget "$budget"
 done
+# the same budget on the clock knob (locked SM clocks, docs/models/clock.md)
+# shellcheck disable=SC2086
+big "100,000 jobs, 2,400 GPUs, levers, budget $budget W, clock knob" mpc $L --power-policy mpc \
+    --power-budget "$budget" --power-knob clock
 
 # All 69,351 ITP jobs, each cluster on its own cluster (--cluster auto, as the plain replay's
 # "all 10 ITP clusters" row), easy, mpc under a budget at 70 % of that cluster's uncapped peak

@@ -540,6 +540,114 @@ static void test_params(void **state)
 }
 
 /* Clock levels: every setting lands on one of the job's levels. */
+/* Power per GPU equals the limit, speed (limit / MAX_W)^e with the exponent e at ctx. */
+static void concave(const void *ctx, double limit_w, double *power_w, double *speed)
+{
+    *power_w = limit_w;
+    *speed = pow(limit_w / MAX_W, *(const double *)ctx);
+}
+
+/* Sum of remaining / speed over the jobs at limits lim (the cost mpc minimises, weight 1). */
+static double job_cost(const struct eco_capper_job *j, size_t n, const double *lim)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++) {
+        double p, sp;
+        j[i].cap.predict(j[i].cap.ctx, lim[i], &p, &sp);
+        s += j[i].cap.remaining_s / sp;
+    }
+    return s;
+}
+
+static void decide_view(struct eco_capper *c, struct eco_capper_job *jobs, size_t n,
+                        double budget_w, double *lim)
+{
+    struct eco_rng rng;
+    eco_rng_init(&rng, 1);
+    struct eco_capper_view v = {
+        .now_s = 0, .period_s = 1, .budget_w = budget_w, .measured_w = NAN, .jobs = jobs, .n = n};
+    assert_int_equal(eco_capper_decide(c, &v, &rng, lim), 0);
+}
+
+/* Steady jobs (docs/policies/powercap.md, "Steady jobs"): once the limits have settled under
+ * full decides, the curves of one capped job in ten move a little and the others are marked
+ * steady: most keep their settings while the changed ones (and the kept ones the price left)
+ * are split over what they leave, at a cost within 0.5 % of the full split's and within the
+ * budget; when a quarter of the jobs end, the freed power moves the price out of the kept
+ * jobs' intervals and the answer is the full split's, bit for bit; steady=0 never keeps a
+ * job. */
+static void test_steady(void **state)
+{
+    (void)state;
+    enum { N = 200 };
+    static struct eco_capper_job jobs[N];
+    static double expo[N];
+    for (size_t i = 0; i < N; i++) {
+        expo[i] = 0.2 + 0.6 * (double)((i * 17) % N) / N; /* curves from flat to steep */
+        jobs[i] = job(1, MIN_W, MAX_W, MIN_W);
+        jobs[i].id = (uint32_t)i;
+        jobs[i].cap.remaining_s = 3600;
+        jobs[i].cap.predict = jobs[i].truth = concave;
+        jobs[i].cap.ctx = jobs[i].truth_ctx = &expo[i];
+    }
+    struct eco_capper *c1 = make("mpc"), *c0 = make("mpc:steady=0");
+    double budget = 200.0 * N;
+    static double a[N], b[N], prev[N];
+    int same = 0;
+    for (int r = 0; r < 40 && !same; r++) { /* full decides (nothing steady) until settled */
+        decide_view(c1, jobs, N, budget, a);
+        decide_view(c0, jobs, N, budget, b);
+        assert_memory_equal(a, b, sizeof a); /* no job steady: both split every job */
+        same = 1;
+        for (size_t i = 0; i < N; i++) {
+            same &= a[i] == jobs[i].limit_w;
+            jobs[i].limit_w = a[i];
+            jobs[i].cap.remaining_s -= 1;
+        }
+    }
+    assert_true(same);
+    int below = 0, changed = 0;
+    for (size_t i = 0; i < N; i++) {
+        below += a[i] < MAX_W;
+        prev[i] = a[i];
+        /* the changed jobs: one capped job in ten, its curve steeper (a model that moved) */
+        jobs[i].steady = !(i % 10 == 0 && a[i] < MAX_W && a[i] > MIN_W);
+        if (!jobs[i].steady) {
+            expo[i] *= 1.02;
+            changed++;
+        }
+    }
+    assert_true(below > N / 2 && changed >= 10); /* the budget binds */
+    decide_view(c1, jobs, N, budget, a);
+    decide_view(c0, jobs, N, budget, b);
+    size_t kept = 0;
+    for (size_t i = 0; i < N; i++)
+        kept += jobs[i].steady && a[i] == prev[i];
+    /* the kept jobs whose price interval the changed ones' split left hold their settings
+     * (those it did not joined the split) */
+    assert_true(kept >= N / 2);
+    assert_int_equal(eco_capper_steady_decides(c1), 1); /* the steady split stood */
+    assert_int_equal(eco_capper_steady_decides(c0), 0);
+    assert_true(gpu_total(jobs, N, a) <= budget * (1 + 1e-9));
+    double ca = job_cost(jobs, N, a), cb = job_cost(jobs, N, b);
+    assert_true(fabs(ca - cb) <= 0.005 * cb);
+    /* a quarter of the jobs end: the same budget over the others, nine in ten of them steady;
+     * the power the ended jobs leave lowers the price out of every kept job's interval */
+    for (size_t i = 0; i < N; i++) {
+        jobs[i].limit_w = a[i];
+        jobs[i].steady = i % 10 != 5;
+    }
+    struct eco_capper *c2 = make("mpc");
+    static double a2[N], b2[N];
+    decide_view(c1, jobs + N / 4, N - N / 4, budget, a2);
+    decide_view(c2, jobs + N / 4, N - N / 4, budget, b2); /* no memo: a full split */
+    assert_memory_equal(a2, b2, (N - N / 4) * sizeof *a2);
+    assert_int_equal(eco_capper_steady_decides(c1), 1); /* it did not stand */
+    eco_capper_destroy(c0);
+    eco_capper_destroy(c1);
+    eco_capper_destroy(c2);
+}
+
 static void test_levels(void **state)
 {
     (void)state;
@@ -578,7 +686,7 @@ int main(void)
         cmocka_unit_test(test_feedback),       cmocka_unit_test(test_observer),
         cmocka_unit_test(test_slew),           cmocka_unit_test(test_dither),
         cmocka_unit_test(test_admission),      cmocka_unit_test(test_params),
-        cmocka_unit_test(test_levels),
+        cmocka_unit_test(test_levels),         cmocka_unit_test(test_steady),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -330,6 +330,10 @@ struct eco_capper_job {
     double measured_speed; /* measured progress (reference s per s); NaN when unknown */
     double deadline_s;     /* absolute deadline, negative for none */
     uint32_t samples;      /* measurements its model has seen */
+    /* 1: since the family's last decide its model has taken no sample and its setting has not
+     * changed (the simulator's held jobs); the family may keep its setting when the others'
+     * split leaves it standing (docs/policies/powercap.md, "Steady jobs"). 0 is always safe. */
+    int steady;
     /* The truth (the measured curves) for the oracle only; NULL elsewhere. A capper other
      * than the oracle never reads it. */
     void (*truth)(const void *ctx, double limit_w, double *power_w, double *speed);
@@ -442,6 +446,9 @@ int eco_capper_slack_choice(const struct eco_capper *c, const struct eco_capper_
  * not yet in the range or on a level): NaN when that decide did not split (another decide, or
  * i out of range). */
 double eco_capper_split_of(const struct eco_capper *c, size_t i);
+/* Decides so far answered by the steady split (docs/policies/powercap.md, "Steady jobs"):
+ * the jobs marked steady kept, the others split over what they leave. */
+uint64_t eco_capper_steady_decides(const struct eco_capper *c);
 double eco_capper_explore(const struct eco_capper *c, const struct eco_cap_job *j, uint32_t samples,
                           double limit, struct eco_rng *rng);
 /* Calls ops->admit, or eco_capper_admit_default when it is NULL. */

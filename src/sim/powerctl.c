@@ -463,6 +463,7 @@ static void view_job(struct engine *e, double t, uint32_t j, struct eco_capper_j
                 .levels = levels,
                 .n_levels = (uint32_t)nl},
         .id = j,
+        .steady = pc->held[j], /* held: no sample and the same setting since it was held */
         .limit_w = setting_of(pc, job),
         .measured_w = pc->meas_w[j],
         .measured_speed = pc->meas_speed[j],

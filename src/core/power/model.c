@@ -93,19 +93,28 @@ static double clamp(double x, double lo, double hi)
     return x < lo ? lo : x > hi ? hi : x;
 }
 
-/* y at x = at on the piecewise-linear curve through (xs[i], ys[i]); xs strictly increasing and
- * xs[0] <= at <= xs[n-1]. Exactly ys[i] at a measured point. */
-static double interp(const double *xs, const double *ys, size_t n, double at)
+/* y at x = at on the piecewise-linear curves through (xs[i], ya[i]) and (xs[i], yb[i]), into
+ * *a and *b: xs strictly increasing and xs[0] <= at <= xs[n-1]; exactly ya[i], yb[i] at a
+ * measured point. The segment is searched once for both. */
+static void interp2(const double *xs, const double *ya, const double *yb, size_t n, double at,
+                    double *a, double *b)
 {
     size_t i = 1;
-    if (at <= xs[0])
-        return ys[0];
+    if (at <= xs[0]) {
+        *a = ya[0];
+        *b = yb[0];
+        return;
+    }
     while (i < n - 1 && at > xs[i])
         i++;
-    if (at >= xs[i])
-        return ys[i];
+    if (at >= xs[i]) {
+        *a = ya[i];
+        *b = yb[i];
+        return;
+    }
     double f = (at - xs[i - 1]) / (xs[i] - xs[i - 1]);
-    return ys[i - 1] + f * (ys[i] - ys[i - 1]);
+    *a = ya[i - 1] + f * (ya[i] - ya[i - 1]);
+    *b = yb[i - 1] + f * (yb[i] - yb[i - 1]);
 }
 
 /* Zeus workload z (0-based) on measured GPU g; the limit is clamped to the measured range. */
@@ -113,9 +122,9 @@ static void eval_measured(size_t z, size_t g, double limit_w, double *speed, dou
 {
     const struct eco_zeus_curve *c = &eco_zeus_curves[z][g];
     const struct eco_zeus_curve *ref = &eco_zeus_curves[z][ECO_ZEUS_GPU_V100];
-    double l = clamp(limit_w, c->limit_w[0], c->limit_w[c->n - 1]);
-    *speed = ref->time_s[ref->n - 1] / interp(c->limit_w, c->time_s, c->n, l);
-    *power_w = interp(c->limit_w, c->power_w, c->n, l);
+    double l = clamp(limit_w, c->limit_w[0], c->limit_w[c->n - 1]), t;
+    interp2(c->limit_w, c->time_s, c->power_w, c->n, l, &t, power_w);
+    *speed = ref->time_s[ref->n - 1] / t;
 }
 
 /* Zeus workload z on an unmeasured type: the V100 curve at the limit mapped linearly from the

@@ -506,6 +506,12 @@ struct eco_cap_memo {
     /* the row's hull under a cost proportional to weight x remaining time (hull_ok), for the
      * trust region's index hull_top */
     int hull_ok, hull_mono;
+    /* the last allocation's answer for the job (iv_ok): its chosen point is the hull vertex
+     * that prices from iv_lo up to iv_hi choose, for a cost proportional to weight x remaining
+     * work iv_wrem (then the interval scales with it), its top speed iv_smax (the horizon) */
+    int iv_ok;
+    uint32_t iv_top; /* the trust region's top index the answer was found under */
+    double iv_lo, iv_hi, iv_wrem, iv_smax;
     uint32_t hull_n, hull_top;
     double *pw, *sp; /* the row: power of all the job's GPUs, speed */
     double *pts;     /* the grid points on the job's levels (pts_ok), for the same range */
@@ -1114,6 +1120,45 @@ static void bnb_solve(struct bnb *b, struct fill *f, size_t n, double room_all)
         f->cur[i] = b->best_k[i];
 }
 
+/* Keeps in memo m the prices for which job's answer, grid point k, is the price solution's:
+ * k a vertex v of its hull (slopes sl, vertices vx, h of them) with sl[v] <= price < sl[v - 1]
+ * (it takes the segments steeper than the price), for weight x remaining work wrem (the
+ * cost's scale); else none (a point the greedy fill or the exchange moved it to). */
+static void keep_interval(struct eco_cap_memo *m, const double *sl, const double *vx, uint32_t h,
+                          uint32_t k, double price, double wrem)
+{
+    m->iv_ok = 0;
+    for (uint32_t v = 0; v < h; v++) {
+        if ((uint32_t)vx[v] != k)
+            continue;
+        double lo = v + 1 < h ? sl[v] : 0.0, hi = v > 0 ? sl[v - 1] : INFINITY;
+        if (lo <= price && price < hi && wrem > 0.0) {
+            m->iv_ok = 1;
+            m->iv_lo = lo;
+            m->iv_hi = hi;
+            m->iv_wrem = wrem;
+        }
+        return;
+    }
+}
+
+int eco_cap__steady_interval(const struct eco_cap_job *j, const struct eco_cap_params *p,
+                             double *lo, double *hi)
+{
+    const struct eco_cap_memo *m = j->memo;
+    if (!m || !m->iv_ok || !(j->remaining_s > 0.0) || j->slack_s >= 0.0 || j->plan_speed ||
+        !(j->weight > 0.0) || m->cap < p->grid || eco_cap__upper_index(j, p->grid) != m->iv_top)
+        return 0; /* a moved trust region (a setting moved since) prices its points anew */
+    /* still proportional (cost_proportional): with a horizon, no point finishing within it */
+    double inv_hz = eco_cap__horizon_inv(p);
+    if (!(p->miss_cost > 0.0) && inv_hz > 0.0 && !(j->remaining_s / m->iv_smax * inv_hz >= 1.0))
+        return 0;
+    double r = j->weight * j->remaining_s / m->iv_wrem; /* the slopes scale with the cost */
+    *lo = m->iv_lo * r;
+    *hi = m->iv_hi * r;
+    return 1;
+}
+
 /* ---- the allocator --------------------------------------------------------------------- */
 
 int eco_cap__check_jobs(const struct eco_cap_job *jobs, size_t n)
@@ -1127,8 +1172,27 @@ int eco_cap__check_jobs(const struct eco_cap_job *jobs, size_t n)
     return 0;
 }
 
+static double allocate(const struct eco_cap_job *jobs, size_t n, double budget_w,
+                       const struct eco_cap_params *p, double *limits_w, double *scratch,
+                       int small_exact);
+
 double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_w,
                         const struct eco_cap_params *p, double *limits_w, double *scratch)
+{
+    return allocate(jobs, n, budget_w, p, limits_w, scratch, 1);
+}
+
+double eco_cap__allocate_part(const struct eco_cap_job *jobs, size_t n, double budget_w,
+                              const struct eco_cap_params *p, double *limits_w, double *scratch)
+{
+    return allocate(jobs, n, budget_w, p, limits_w, scratch, 0);
+}
+
+/* eco_cap_allocate; small_exact 0 leaves out the branch and bound and the exchange pass of
+ * small instances (a part of a larger allocation, whose other jobs give the granularity). */
+static double allocate(const struct eco_cap_job *jobs, size_t n, double budget_w,
+                       const struct eco_cap_params *p, double *limits_w, double *scratch,
+                       int small_exact)
 {
     struct eco_cap_params def;
     if (!p) {
@@ -1192,6 +1256,16 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
                 memo_store_row(mo, j, g, pts, pi, ci);
         }
         int prop = mo && cost_proportional(j, p, inv_hz, ci, g);
+        /* any job with a memo keeps the prices its answer stands for (keep_interval), whatever
+         * its curve: the caller says when the curve has not moved (eco_capper_job.steady) */
+        struct eco_cap_memo *ivm = j->memo && j->memo->cap >= g ? j->memo : NULL;
+        if (ivm) {
+            ivm->iv_ok = mo ? prop : cost_proportional(j, p, inv_hz, ci, g);
+            ivm->iv_top = top;
+            ivm->iv_smax = SPEED_FLOOR;
+            for (uint32_t k = 0; ivm->iv_ok && k < g; k++)
+                ivm->iv_smax = ci[k] > ivm->iv_smax ? ci[k] : ivm->iv_smax;
+        }
         eval_costs(j, p, inv_hz, top, pi, ci);
         if (prop && mo->hull_ok && mo->hull_top == top && (h = memo_hull(mo, pi, ci, si))) {
             mono = mo->hull_mono;
@@ -1221,8 +1295,11 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
     }
 
     if (lo_total > room_all) { /* not even the lowest powers fit */
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             limits_w[i] = eco_cap__grid_at(&jobs[i], g, 0);
+            if (jobs[i].memo)
+                jobs[i].memo->iv_ok = 0;
+        }
         free(own);
         return INFINITY;
     }
@@ -1240,10 +1317,10 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
         }
         struct fill f = {.pw = pw, .c = c, .hsize = hsize, .cur = cur, .heap = heap, .g = g};
         double room = greedy_fill(&f, n, room_all - total);
-        if (n <= BNB_MAX_JOBS && g <= BNB_MAX_GRID) {
+        if (small_exact && n <= BNB_MAX_JOBS && g <= BNB_MAX_GRID) {
             struct bnb b;
             bnb_solve(&b, &f, n, room_all);
-        } else if (n <= EXCHANGE_MAX_JOBS) {
+        } else if (small_exact && n <= EXCHANGE_MAX_JOBS) {
             exchange(&f, n, room);
         }
     }
@@ -1256,6 +1333,9 @@ double eco_cap_allocate(const struct eco_cap_job *jobs, size_t n, double budget_
                  top = pts ? upper_of_points(j, g, pts) : eco_cap__upper_index(j, g);
         k = k < top ? k : top;
         limits_w[i] = pts ? pts[k] : eco_cap__grid_at(j, g, k);
+        if (j->memo && j->memo->cap >= g && j->memo->iv_ok) /* prices this vertex stands for */
+            keep_interval(jobs[i].memo, slope + i * g, vidx + i * g, (uint32_t)fabs(hsize[i]),
+                          (uint32_t)cur[i], price, j->weight * j->remaining_s);
     }
     free(own);
     return price;

@@ -15,6 +15,16 @@ double eco_cap__grid_at(const struct eco_cap_job *j, uint32_t g, uint32_t k);
 /* The nearest of j's levels to x inside [min, max] (ties to the lower; levels ascending), x
  * itself for a continuous knob or when no level is inside. */
 double eco_cap__snap_level(const struct eco_cap_job *j, double x);
+/* eco_cap_allocate over a part of a larger set of jobs (the steady split's): without the branch
+ * and bound and the exchange pass it gives a small instance on its own. */
+double eco_cap__allocate_part(const struct eco_cap_job *jobs, size_t n, double budget_w,
+                              const struct eco_cap_params *p, double *limits_w, double *scratch);
+/* For a job whose memo holds the last allocation's answer as a vertex of its hull under a cost
+ * proportional to its remaining work: the prices [*lo, *hi) for which the price solution
+ * keeps that answer now (the interval scaled by the remaining work since), 1; else 0 (no
+ * memo, another point, a deadline, a plan, a horizon it now finishes within). */
+int eco_cap__steady_interval(const struct eco_cap_job *j, const struct eco_cap_params *p,
+                             double *lo, double *hi);
 /* Prior curves (per-GPU power and speed on the grid) of learned models that are not ready
  * yet, shared by the jobs of one allocation whose models have the same range and prior: a
  * held limit never widens a model's sampled span, so most of a binding period's jobs use the

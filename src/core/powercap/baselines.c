@@ -60,6 +60,8 @@ int eco_cap_uniform(const struct eco_cap_job *jobs, size_t n, double budget_w, d
         double a = lo, b = hi;
         for (int it = 0; it < PROP_ITERS; it++) {
             double mid = 0.5 * (a + b);
+            if (mid == a || mid == b)
+                break; /* adjacent doubles: every step left would repeat this one */
             if (uniform_total(jobs, n, mid) <= budget_w)
                 a = mid;
             else
@@ -133,6 +135,8 @@ int eco_cap_proportional_demand(const struct eco_cap_job *jobs, size_t n, const 
     }
     for (int it = 0; it < PROP_ITERS; it++) {
         double mid = 0.5 * (alpha_lo + alpha_hi);
+        if (mid == alpha_lo || mid == alpha_hi)
+            break; /* adjacent doubles: every step left would repeat this one */
         if (prop_total(jobs, n, limits_w, mid, NULL) <= budget_w)
             alpha_lo = mid;
         else

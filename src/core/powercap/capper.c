@@ -80,6 +80,11 @@ int eco_capper_decide(struct eco_capper *c, const struct eco_capper_view *v, str
     return c->ops->decide(c, v, rng, limits_w);
 }
 
+uint64_t eco_capper_steady_decides(const struct eco_capper *c)
+{
+    return c->n_steady;
+}
+
 double eco_capper_split_of(const struct eco_capper *c, size_t i)
 {
     return i < c->n_split ? c->lim[i] : NAN;
@@ -119,6 +124,8 @@ void eco_capper__common_default(struct eco_capper_common *d)
          * overshot most (docs/policies/powercap.md, "Slew"); lowering is never bounded. */
         .slew = 0.1,
         .observer = 1,
+        /* steady jobs keep their settings where the others' split leaves them standing */
+        .steady = 1,
         .admit = ECO_CAPPER_ADMIT_MIN,
         /* A deadline within twice its full-speed time left is near: refusing it then
          * costs the deadline for certain. */
@@ -173,6 +180,7 @@ static const struct key keys[] = {
     {"grid_floor", K_U32, ECO_CAPPER_KEYS_ALLOC, 0, 1, CM(grid_floor)},
     {"value", K_DOUBLE, ECO_CAPPER_KEYS_ALLOC, 0, 1e9, CM(value)},
     {"carbon_price", K_DOUBLE, ECO_CAPPER_KEYS_ALLOC, 0, 1e6, CM(carbon_price)},
+    {"steady", K_U32, ECO_CAPPER_KEYS_ALLOC, 0, 1, CM(steady)},
     {"rebalance", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0, 1e6,
      offsetof(struct eco_capper, thr.rebalance_s)},
     {"high", K_DOUBLE, ECO_CAPPER_KEYS_THRESHOLD, 0.01, 2,
@@ -313,6 +321,10 @@ void eco_capper__destroy_common(struct eco_capper *c)
     free(c->lim);
     free(c->aux);
     free(c->scratch);
+    free(c->sub);
+    free(c->sub_lim);
+    free(c->sub_idx);
+    free(c->sub_iv);
     free(c);
 }
 
@@ -382,11 +394,20 @@ static int grow(struct eco_capper *c, size_t n)
     free(c->lim);
     free(c->aux);
     free(c->scratch);
+    free(c->sub);
+    free(c->sub_lim);
+    free(c->sub_idx);
+    free(c->sub_iv);
     c->cj = malloc(cap * sizeof *c->cj);
     c->lim = malloc(cap * sizeof *c->lim);
     c->aux = malloc(cap * sizeof *c->aux);
     c->scratch = malloc(eco_cap_scratch_len(cap, &c->cap) * sizeof *c->scratch);
-    if (!c->cj || !c->lim || !c->aux || !c->scratch) {
+    c->sub = malloc(cap * sizeof *c->sub);
+    c->sub_lim = malloc(cap * sizeof *c->sub_lim);
+    c->sub_idx = malloc(cap * sizeof *c->sub_idx);
+    c->sub_iv = malloc(2 * cap * sizeof *c->sub_iv);
+    if (!c->cj || !c->lim || !c->aux || !c->scratch || !c->sub || !c->sub_lim || !c->sub_idx ||
+        !c->sub_iv) {
         c->n_cap = 0;
         return -ENOMEM;
     }
@@ -507,6 +528,116 @@ static void split_job(const struct eco_capper *c, const struct eco_capper_job *j
         out->upper_w = j->limit_w + c->cm.slew * (j->cap.max_limit_w - j->cap.min_limit_w);
 }
 
+/* The steady split (docs/policies/powercap.md, "Steady jobs"): the jobs the caller marks
+ * steady whose last answer was their price solution's vertex keep their settings, and the
+ * others are split over what those leave of gpu_budget_w. A kept job stands while the split's
+ * price is one at which it would choose what it holds (its memo's interval, scaled by the
+ * work done since); those it is not for join the split, which runs again, up to
+ * STEADY_ROUNDS times while the split holds at most half the jobs (and stops once more join
+ * than it held). After a split that did not stand the next 1, 2, 4 ... 64 decides do not try
+ * (a busy period whose price moves every decide). 1 or 0 (binds or not)
+ * when the answer stands, STEADY_NO when it does not (the full split then decides), or a
+ * negative errno. Only for mpc and the oracle on one allocation (no plan, no grid floor), at
+ * no budget step, and with more jobs than the exchange pass takes. */
+#define STEADY_MIN_JOBS 17
+#define STEADY_ROUNDS 4
+#define STEADY_NO 2
+#define STEADY_NA 3
+#define STEADY_WAIT_MAX 64
+static int steady_try(struct eco_capper *c, const struct eco_capper_view *v, double gpu_budget_w,
+                      double *limits_w);
+static int steady_split(struct eco_capper *c, const struct eco_capper_view *v, double gpu_budget_w,
+                        double *limits_w)
+{
+    size_t n = v->n;
+    if (!c->cm.steady || c->split != eco_capper__split_alloc || c->cm.plan || c->cm.grid_floor ||
+        n < STEADY_MIN_JOBS || !c->use_memo || v->budget_step)
+        return STEADY_NO;
+    if (c->steady_wait > 0) { /* backing off after splits that did not stand */
+        c->steady_wait--;
+        return STEADY_NO;
+    }
+    int rc = steady_try(c, v, gpu_budget_w, limits_w);
+    if (rc == STEADY_NA)
+        return STEADY_NO;
+    if (rc == STEADY_NO) { /* wait 1, 2, 4 ... up to STEADY_WAIT_MAX decides before the next */
+        c->steady_fail = c->steady_fail ? 2 * c->steady_fail : 1;
+        if (c->steady_fail > STEADY_WAIT_MAX)
+            c->steady_fail = STEADY_WAIT_MAX;
+        c->steady_wait = c->steady_fail;
+    } else if (rc >= 0) {
+        c->steady_fail = 0;
+    }
+    return rc;
+}
+
+static int steady_try(struct eco_capper *c, const struct eco_capper_view *v, double gpu_budget_w,
+                      double *limits_w)
+{
+    size_t n = v->n, k = 0;
+    /* kept jobs: aux[i] = their predicted power, sub_iv[2i..2i+1] their interval; aux[i] is
+     * NaN for a job in the split */
+    double held_w = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_cap_job *j = &c->cj[i];
+        double x = limits_w[i], *iv = c->sub_iv + 2 * i;
+        c->aux[i] = NAN;
+        if (v->jobs[i].steady && j->memo && x >= j->min_limit_w && x <= j->max_limit_w &&
+            eco_cap__steady_interval(j, &c->cap, &iv[0], &iv[1])) {
+            double p = x, sp = 0;
+            j->predict(j->ctx, x, &p, &sp);
+            c->aux[i] = (isfinite(p) && p >= 0 ? p : x) * j->gpus;
+            held_w += c->aux[i];
+        } else {
+            k++;
+        }
+    }
+    for (int round = 0; round < STEADY_ROUNDS; round++) {
+        if (k == 0 || 2 * k > n)
+            return round ? STEADY_NO : STEADY_NA; /* NA: too few jobs steady to try */
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (isnan(c->aux[i])) {
+                c->sub[m] = c->cj[i];
+                c->sub_lim[m] = limits_w[i];
+                c->sub_idx[m++] = (uint32_t)i;
+            }
+        double price = eco_cap__allocate_part(c->sub, m, gpu_budget_w - held_w, &c->cap, c->sub_lim,
+                                              c->scratch);
+        if (price < 0)
+            return price > -4096 ? (int)price : STEADY_NO; /* a negative errno */
+        if (!isfinite(price))
+            return STEADY_NO; /* not even the lowest powers fit */
+        size_t out = 0;
+        int binds = price > 0;
+        for (size_t i = 0; i < n; i++) {
+            if (isnan(c->aux[i]))
+                continue;
+            const double *iv = c->sub_iv + 2 * i;
+            if (!(price >= iv[0] && price < iv[1])) { /* it would move: into the split */
+                held_w -= c->aux[i];
+                c->aux[i] = NAN;
+                out++;
+            } else {
+                binds |= limits_w[i] < c->cj[i].max_limit_w;
+            }
+        }
+        if (out) {
+            if (round > 0 && out > m)
+                return STEADY_NO; /* the price is moving away: the split would not stand */
+            k += out;
+            continue;
+        }
+        for (size_t t = 0; t < m; t++) {
+            limits_w[c->sub_idx[t]] = c->sub_lim[t];
+            binds |= c->sub_lim[t] < c->sub[t].max_limit_w;
+        }
+        c->n_steady++;
+        return binds;
+    }
+    return STEADY_NO;
+}
+
 int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view *v,
                               struct eco_rng *rng, double *limits_w, eco_capper_split_fn split,
                               int use_truth)
@@ -529,7 +660,9 @@ int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view
     }
     feedback(c, v);
     double gpu_budget = v->budget_w - v->fixed_w + c->integral;
-    rc = split(c, v, c->cj, gpu_budget, limits_w);
+    rc = steady_split(c, v, gpu_budget, limits_w);
+    if (rc == STEADY_NO)
+        rc = split(c, v, c->cj, gpu_budget, limits_w);
     if (c->use_memo)
         memo_sweep(c);
     if (rc < 0)

@@ -39,6 +39,9 @@ struct eco_capper_common {
      * worth, carbon_price what a tonne of CO2eq costs, both in the price signal's currency. */
     uint32_t grid_floor;
     double value, carbon_price;
+    /* 1: a decide re-splits only the jobs that are not steady when the steady ones' answers
+     * stand (docs/policies/powercap.md, "Steady jobs"); 0: every decide splits every job */
+    uint32_t steady;
 };
 
 /* The grid floor in the allocator's units (cost, s of weighted completion time, per W): the
@@ -82,7 +85,14 @@ struct eco_capper {
     /* Scratch, grown on demand and kept between decides. */
     struct eco_cap_job *cj;
     double *lim, *aux, *scratch;
+    /* the steady split's subset: its jobs, their limits, their indexes in the view */
+    struct eco_cap_job *sub;
+    double *sub_lim;
+    uint32_t *sub_idx;
+    double *sub_iv; /* 2 per job: the interval of prices its answer stands for */
     size_t n_cap;
+    uint64_t n_steady; /* decides answered by the steady split (for tests and the docs) */
+    uint32_t steady_fail, steady_wait; /* the steady split's back-off after failures */
     size_t n_split; /* lim[0..n_split) holds the last decide's split, before exploration */
 };
 

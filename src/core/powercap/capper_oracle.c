@@ -12,7 +12,7 @@ const struct eco_capper_ops eco_capper_oracle = {
     .params_help = "gain, bound, margin, guard, dither, early, slew, observer, admit=min|deadline, "
                    "near, grid, "
                    "penalty, horizon, miss, sigma, lost, weight=one|size, plan, grid_floor, "
-                   "value, carbon_price",
+                   "value, carbon_price, steady",
     .start_at_max = 0,
     .create = create,
     .destroy = eco_capper__destroy_common,
