@@ -47,15 +47,16 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 APT="$SUDO env DEBIAN_FRONTEND=noninteractive apt-get -qq -o Dpkg::Use-Pty=0"
 LOG=""
-quiet() { # quiet WHAT CMD...: CMD's output into $LOG; on failure the log and exit 1
+quiet() { # quiet STEP CMD...: CMD's output into $LOG; on failure the log and exit 1
     if [ -z "$LOG" ]; then
         LOG=$(mktemp "${TMPDIR:-/tmp}/ecosched-setup.XXXXXX.log")
         echo "setup: apt-get's output goes to $LOG"
     fi
-    what="$1"; shift
-    echo "== $what: $*" >>"$LOG"
+    # step, not what: what (demo|check) is read after the install (sh has no local)
+    step="$1"; shift
+    echo "== $step: $*" >>"$LOG"
     if ! "$@" >>"$LOG" 2>&1; then
-        echo "setup: $what failed; its log ($LOG):" >&2
+        echo "setup: $step failed; its log ($LOG):" >&2
         cat "$LOG" >&2
         exit 1
     fi

@@ -802,6 +802,16 @@ static void test_alloc_large(void **state)
     population_free(&pop);
 }
 
+/* Model m of job j takes one sample: a random setting in j's range, 50-80 % of the model's
+ * top power, speed 0.7-1 (the rounds of the memo and levels tests). */
+static void sample_at_random(struct eco_job_model *m, const struct eco_cap_job *j,
+                             struct eco_rng *rng)
+{
+    eco_job_model_observe(
+        m, j->min_limit_w + eco_rng_uniform(rng) * (j->max_limit_w - j->min_limit_w),
+        m->max_limit_w * (0.5 + 0.3 * eco_rng_uniform(rng)), 0.7 + 0.3 * eco_rng_uniform(rng));
+}
+
 /* Memos (eco_cap_job.memo) at reuse_tol 0 change nothing, bit for bit: over rounds in which
  * some models take a sample, every job's work and slack drop, some jobs come near the end of
  * the horizon and some get a trust region, the limits and the price are those of the same
@@ -830,10 +840,7 @@ static void test_alloc_memo(void **state)
             struct eco_cap_job *j = &pop.jobs[i];
             struct eco_job_model *m = &pop.models[i];
             if (i % 7 == (size_t)r % 7) /* a new sample */
-                eco_job_model_observe(
-                    m, j->min_limit_w + eco_rng_uniform(&rng) * (j->max_limit_w - j->min_limit_w),
-                    m->max_limit_w * (0.5 + 0.3 * eco_rng_uniform(&rng)),
-                    0.7 + 0.3 * eco_rng_uniform(&rng));
+                sample_at_random(m, j, &rng);
             j->remaining_s -= 1;
             if (j->slack_s >= 1)
                 j->slack_s -= 1;
@@ -959,10 +966,7 @@ static void test_alloc_levels(void **state)
             struct eco_cap_job *j = &pop.jobs[i];
             struct eco_job_model *m = &pop.models[i];
             if (i % 5 == (size_t)r % 5)
-                eco_job_model_observe(
-                    m, j->min_limit_w + eco_rng_uniform(&rng) * (j->max_limit_w - j->min_limit_w),
-                    m->max_limit_w * (0.5 + 0.3 * eco_rng_uniform(&rng)),
-                    0.7 + 0.3 * eco_rng_uniform(&rng));
+                sample_at_random(m, j, &rng);
             j->remaining_s -= 1;
             j->upper_w =
                 i % 4 == 0 && r % 2 ? j->min_limit_w + 0.5 * (j->max_limit_w - j->min_limit_w) : 0;

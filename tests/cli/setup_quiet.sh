@@ -43,6 +43,28 @@ rc=$?
 check "a failed apt-get fails setup.sh (got $rc)" [ "$rc" -ne 0 ]
 check "... and shows its whole log" grep -q "Setting up package-199" "$T/out2"
 
+# setup.sh check, after it installed packages, still unpacks promtool and prometheus into
+# .tools/bin of its checkout (quiet() once overwrote the variable that says demo or check, so a
+# machine that lacked packages got no promtool and two failing tests). A copy of the script in
+# $T/co, stubs for apt-get download (a file) and dpkg-deb -x (the two binaries).
+mkdir -p "$T/co/scripts"
+cp "$SRC/scripts/setup.sh" "$T/co/scripts/"
+cat >"$T/bin/dpkg-deb" <<'STUB'
+#!/bin/sh
+[ "$1" = -x ] || exit 2
+mkdir -p "$3/usr/bin"
+for b in promtool prometheus; do printf '#!/bin/sh\necho "%s, version 2"\n' $b >"$3/usr/bin/$b"; done
+chmod +x "$3/usr/bin"/*
+STUB
+chmod +x "$T/bin/dpkg-deb"
+sed -i 's|^exit|case "$*" in *download*) touch prometheus_2_amd64.deb ;; esac\nexit|' "$T/bin/apt-get"
+(PATH="$T/bin:$PATH" TMPDIR="$T" sh "$T/co/scripts/setup.sh" check) >"$T/out3" 2>&1
+rc=$?
+check "setup.sh check with the stubs exits 0 (got $rc: $(tail -n 3 "$T/out3"))" [ "$rc" -eq 0 ]
+check "setup.sh check installs packages, then unpacks promtool into .tools/bin" \
+    [ -x "$T/co/.tools/bin/promtool" ]
+check "... and prometheus" [ -x "$T/co/.tools/bin/prometheus" ]
+
 # make test, test-asan and fuzz-check run ctest through scripts/run_ctest.sh
 check "make test uses scripts/run_ctest.sh" \
     [ "$(grep -c 'sh scripts/run_ctest.sh \$(\(BUILD\|ASAN_BUILD\|FUZZ_BUILD\))' "$SRC/Makefile")" -eq 3 ]

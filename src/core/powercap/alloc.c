@@ -183,6 +183,17 @@ static double cost_at(const struct eco_cap_job *j, const struct eco_cap_params *
     return c;
 }
 
+/* Of the levels l[a..b) (ascending, a < b), the nearest to x (ties to the lower), given lo,
+ * the first of them >= x (b when none is). */
+static double nearest_level(const double *l, uint32_t a, uint32_t b, uint32_t lo, double x)
+{
+    if (lo == a)
+        return l[a];
+    if (lo == b)
+        return l[b - 1];
+    return x - l[lo - 1] <= l[lo] - x ? l[lo - 1] : l[lo];
+}
+
 /* The nearest of the job's levels to x (ties to the lower), keeping to [min, max] when some
  * level is inside it; x itself for a continuous knob. */
 static double snap_level(const struct eco_cap_job *j, double x)
@@ -201,7 +212,7 @@ static double snap_level(const struct eco_cap_job *j, double x)
             hi = mid;
     }
     if (lo > 0 && lo < j->n_levels && l[lo - 1] >= j->min_limit_w && l[lo] <= j->max_limit_w)
-        return x - l[lo - 1] <= l[lo] - x ? l[lo - 1] : l[lo];
+        return nearest_level(l, lo - 1, lo + 1, lo, x);
     /* the levels inside [min, max]: indices a..b-1 (binary searches) */
     for (lo = 0, hi = j->n_levels; lo < hi;) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -229,11 +240,7 @@ static double snap_level(const struct eco_cap_job *j, double x)
         else
             hi = mid;
     }
-    if (lo == a)
-        return l[a];
-    if (lo == b)
-        return l[b - 1];
-    return x - l[lo - 1] <= l[lo] - x ? l[lo - 1] : l[lo];
+    return nearest_level(l, a, b, lo, x);
 }
 
 /* Grid point k of job j: the grid limit, on a level when the job has levels. */
@@ -270,10 +277,7 @@ static void grid_points(const struct eco_cap_job *j, uint32_t g, double *out)
             lo = a; /* not reached: the grid rises (kept exact all the same) */
         while (lo < b && l[lo] < x)
             lo++;
-        out[k] = lo == a                      ? l[a]
-                 : lo == b                    ? l[b - 1]
-                 : x - l[lo - 1] <= l[lo] - x ? l[lo - 1]
-                                              : l[lo];
+        out[k] = nearest_level(l, a, b, lo, x);
     }
 }
 
@@ -376,15 +380,17 @@ void eco_cap__eval_grid(const struct eco_cap_job *j, const struct eco_cap_params
     eval_costs(j, p, inv_hz, eco_cap__upper_index(j, p->grid), pw, c);
 }
 
-/* eco_cap__upper_index over the job's grid points pts[0..g) (grid_points), the same index. */
-static uint32_t upper_of_points(const struct eco_cap_job *j, uint32_t g, const double *pts)
+/* eco_cap__upper_index, reading the grid points from pts[0..g) (grid_points) when given. */
+static uint32_t upper_index(const struct eco_cap_job *j, uint32_t g, const double *pts)
 {
     if (!(j->upper_w > 0.0) || !(j->upper_w < j->max_limit_w))
         return g - 1;
+    /* grid points never decrease with k (snapping to levels keeps the order): a binary
+     * search for the last one at or below the bound, point 0 when none is */
     uint32_t lo = 0, hi = g - 1;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo + 1) / 2;
-        if (pts[mid] <= j->upper_w)
+        if ((pts ? pts[mid] : eco_cap__grid_at(j, g, mid)) <= j->upper_w)
             lo = mid;
         else
             hi = mid - 1;
@@ -394,19 +400,7 @@ static uint32_t upper_of_points(const struct eco_cap_job *j, uint32_t g, const d
 
 uint32_t eco_cap__upper_index(const struct eco_cap_job *j, uint32_t g)
 {
-    if (!(j->upper_w > 0.0) || !(j->upper_w < j->max_limit_w))
-        return g - 1;
-    /* grid points never decrease with k (snapping to levels keeps the order): a binary
-     * search for the last one at or below the bound, point 0 when none is */
-    uint32_t lo = 0, hi = g - 1;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo + 1) / 2;
-        if (eco_cap__grid_at(j, g, mid) <= j->upper_w)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
+    return upper_index(j, g, NULL);
 }
 
 double eco_cap_job_cost(const struct eco_cap_job *j, const struct eco_cap_params *p, double limit_w)
@@ -603,19 +597,26 @@ static void memo_store_row(struct eco_cap_memo *mo, const struct eco_cap_job *j,
     mo->hull_ok = 0;
 }
 
-/* Whether cost_row gives job j costs proportional to weight x remaining time for the speeds
- * sp[0..g): no deadline, no plan and, with a horizon, no point finishing within it. The
- * hull's vertices then do not depend on the remaining time, only its slopes (scaled). */
+/* The highest of the speeds sp[0..g), at least SPEED_FLOOR. */
+static double top_speed(const double *sp, uint32_t g)
+{
+    double smax = SPEED_FLOOR;
+    for (uint32_t k = 0; k < g; k++)
+        smax = sp[k] > smax ? sp[k] : smax;
+    return smax;
+}
+
+/* Whether cost_row gives job j costs proportional to weight x remaining time for a row whose
+ * top speed is smax (top_speed): no deadline, no plan and, with a horizon, no point finishing
+ * within it. The hull's vertices then do not depend on the remaining time, only its slopes
+ * (scaled). */
 static int cost_proportional(const struct eco_cap_job *j, const struct eco_cap_params *p,
-                             double inv_hz, const double *sp, uint32_t g)
+                             double inv_hz, double smax)
 {
     if (!(j->weight > 0.0) || !(j->remaining_s > 0.0) || j->slack_s >= 0.0 || j->plan_speed)
         return 0;
     if (p->miss_cost > 0.0 || !(inv_hz > 0.0))
         return 1;
-    double smax = SPEED_FLOOR;
-    for (uint32_t k = 0; k < g; k++)
-        smax = sp[k] > smax ? sp[k] : smax;
     return j->remaining_s / smax * inv_hz >= 1.0; /* cost_row's f at the least finish time */
 }
 
@@ -1146,12 +1147,11 @@ int eco_cap__steady_interval(const struct eco_cap_job *j, const struct eco_cap_p
                              double *lo, double *hi)
 {
     const struct eco_cap_memo *m = j->memo;
-    if (!m || !m->iv_ok || !(j->remaining_s > 0.0) || j->slack_s >= 0.0 || j->plan_speed ||
-        !(j->weight > 0.0) || m->cap < p->grid || eco_cap__upper_index(j, p->grid) != m->iv_top)
-        return 0; /* a moved trust region (a setting moved since) prices its points anew */
-    /* still proportional (cost_proportional): with a horizon, no point finishing within it */
-    double inv_hz = eco_cap__horizon_inv(p);
-    if (!(p->miss_cost > 0.0) && inv_hz > 0.0 && !(j->remaining_s / m->iv_smax * inv_hz >= 1.0))
+    /* still proportional, and the trust region where it was (a setting moved since prices
+     * its points anew) */
+    if (!m || !m->iv_ok || m->cap < p->grid ||
+        !cost_proportional(j, p, eco_cap__horizon_inv(p), m->iv_smax) ||
+        eco_cap__upper_index(j, p->grid) != m->iv_top)
         return 0;
     double r = j->weight * j->remaining_s / m->iv_wrem; /* the slopes scale with the cost */
     *lo = m->iv_lo * r;
@@ -1246,7 +1246,7 @@ static double allocate(const struct eco_cap_job *jobs, size_t n, double budget_w
                 pts = L;
             }
         }
-        uint32_t top = pts ? upper_of_points(j, g, pts) : eco_cap__upper_index(j, g), h = 0;
+        uint32_t top = upper_index(j, g, pts), h = 0;
         if (row_ok) {
             memcpy(pi, mo->pw, g * sizeof *pi);
             memcpy(ci, mo->sp, g * sizeof *ci);
@@ -1255,19 +1255,20 @@ static double allocate(const struct eco_cap_job *jobs, size_t n, double budget_w
             if (mo)
                 memo_store_row(mo, j, g, pts, pi, ci);
         }
-        int prop = mo && cost_proportional(j, p, inv_hz, ci, g);
-        /* any job with a memo keeps the prices its answer stands for (keep_interval), whatever
-         * its curve: the caller says when the curve has not moved (eco_capper_job.steady) */
+        /* any job with a memo (mo, when its row may be kept, is that memo) keeps the prices its
+         * answer stands for (keep_interval), whatever its curve: the caller says when the
+         * curve has not moved (eco_capper_job.steady) */
         struct eco_cap_memo *ivm = j->memo && j->memo->cap >= g ? j->memo : NULL;
+        int prop = 0;
         if (ivm) {
-            ivm->iv_ok = mo ? prop : cost_proportional(j, p, inv_hz, ci, g);
+            double smax = top_speed(ci, g);
+            prop = cost_proportional(j, p, inv_hz, smax);
+            ivm->iv_ok = prop;
             ivm->iv_top = top;
-            ivm->iv_smax = SPEED_FLOOR;
-            for (uint32_t k = 0; ivm->iv_ok && k < g; k++)
-                ivm->iv_smax = ci[k] > ivm->iv_smax ? ci[k] : ivm->iv_smax;
+            ivm->iv_smax = smax;
         }
         eval_costs(j, p, inv_hz, top, pi, ci);
-        if (prop && mo->hull_ok && mo->hull_top == top && (h = memo_hull(mo, pi, ci, si))) {
+        if (mo && prop && mo->hull_ok && mo->hull_top == top && (h = memo_hull(mo, pi, ci, si))) {
             mono = mo->hull_mono;
             for (uint32_t v = 0; v < h; v++)
                 hull[v] = mo->hull[v];
@@ -1329,8 +1330,7 @@ static double allocate(const struct eco_cap_job *jobs, size_t n, double budget_w
         const struct eco_cap_memo *mo = memo_of(j, g);
         /* a job on levels keeps its grid points in its memo (stored above) */
         const double *pts = j->levels && j->n_levels && mo && mo->pts_ok ? mo->pts : NULL;
-        uint32_t k = (uint32_t)cur[i],
-                 top = pts ? upper_of_points(j, g, pts) : eco_cap__upper_index(j, g);
+        uint32_t k = (uint32_t)cur[i], top = upper_index(j, g, pts);
         k = k < top ? k : top;
         limits_w[i] = pts ? pts[k] : eco_cap__grid_at(j, g, k);
         if (j->memo && j->memo->cap >= g && j->memo->iv_ok) /* prices this vertex stands for */
