@@ -338,6 +338,55 @@ static void test_feedback(void **state)
     eco_capper_destroy(c);
 }
 
+/* The integral's anti-windup does not ring: uniform over 8 GPUs that draw 70 % of their
+ * limits, under a budget whose even share (250 W) binds. The integral climbs until the share
+ * reaches the maxima, and then it is held at that edge, so the limits stay at the top; a reset
+ * to 0 when the split lets go (the rule before 2026-12-07) bound them again at the next period,
+ * and they rang between 250 and 300 W for as long as the loop ran. */
+static void test_feedback_no_ring(void **state)
+{
+    (void)state;
+    struct eco_capper *c = make("uniform:gain=0.3,margin=0,dither=0,bound=0.5,slew=0,observer=0");
+    struct eco_capper_job j[2] = {job(4, MIN_W, MAX_W, MIN_W), job(4, MIN_W, MAX_W, MIN_W)};
+    double lim[2] = {MIN_W, MIN_W};
+    struct eco_rng rng;
+    eco_rng_init(&rng, 1);
+    int below = 0;
+    for (int p = 0; p < 200; p++) {
+        struct eco_capper_view v = {.now_s = p,
+                                    .period_s = 1,
+                                    .budget_w = 2000,
+                                    .measured_w = 0.7 * gpu_total(j, 2, lim),
+                                    .jobs = j,
+                                    .n = 2};
+        assert_int_equal(eco_capper_decide(c, &v, &rng, lim), 0);
+        for (size_t i = 0; i < 2; i++) {
+            j[i].limit_w = lim[i];
+            below += p >= 50 && lim[i] < MAX_W;
+        }
+    }
+    assert_int_equal(below, 0);
+    /* held at the edge: the share of 2000 W + the integral is the maxima's sum */
+    assert_float_equal(eco_capper_feedback_w(c), 8 * MAX_W - 2000, 1e-6);
+    assert_false(eco_capper_feedback_at_bound(c, 2000));
+    eco_capper_destroy(c);
+    /* with a bound below that edge the integral stops at its bound, which the simulator's
+     * settling reads (nothing left to raise the draw) */
+    c = make("uniform:gain=0.3,margin=0,dither=0,bound=0.1,slew=0,observer=0");
+    for (int p = 0; p < 200; p++) {
+        struct eco_capper_view v = {
+            .budget_w = 2000, .measured_w = 0.7 * gpu_total(j, 2, lim), .jobs = j, .n = 2};
+        assert_int_equal(eco_capper_decide(c, &v, &rng, lim), 0);
+    }
+    assert_true(eco_capper_feedback_at_bound(c, 2000));
+    assert_true(lim[0] < MAX_W);
+    eco_capper_destroy(c);
+    /* the observer is never "at its bound" */
+    c = make("mpc");
+    assert_false(eco_capper_feedback_at_bound(c, 2000));
+    eco_capper_destroy(c);
+}
+
 /* The disturbance observer (observer=1, mpc's and the oracle's default; uniform here, whose
  * split is exact for the test model where power equals the limit): the jobs get the budget less the
  * smoothed bias of measured over predicted; a job still in its early samples counts at its
@@ -683,10 +732,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry_table), cmocka_unit_test(test_hand_splits),
         cmocka_unit_test(test_grid_floor),     cmocka_unit_test(test_slack_choice),
-        cmocka_unit_test(test_feedback),       cmocka_unit_test(test_observer),
-        cmocka_unit_test(test_slew),           cmocka_unit_test(test_dither),
-        cmocka_unit_test(test_admission),      cmocka_unit_test(test_params),
-        cmocka_unit_test(test_levels),         cmocka_unit_test(test_steady),
+        cmocka_unit_test(test_feedback),       cmocka_unit_test(test_feedback_no_ring),
+        cmocka_unit_test(test_observer),       cmocka_unit_test(test_slew),
+        cmocka_unit_test(test_dither),         cmocka_unit_test(test_admission),
+        cmocka_unit_test(test_params),         cmocka_unit_test(test_levels),
+        cmocka_unit_test(test_steady),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

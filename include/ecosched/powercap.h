@@ -418,6 +418,9 @@ int eco_capper_decide(struct eco_capper *c, const struct eco_capper_view *v, str
 double eco_capper_start_setting(const struct eco_capper *c, double min_setting, double max_setting);
 /* The feedback correction in force (W added to the jobs' budget; tests and status). */
 double eco_capper_feedback_w(const struct eco_capper *c);
+/* 1 when the integral (observer=0) stands at its upper bound (bound x budget_w): a measured
+ * total under the budget can raise the limits no further. 0 for the observer, gain 0 or NULL. */
+int eco_capper_feedback_at_bound(const struct eco_capper *c, double budget_w);
 /* NULL-terminated list of every capper. */
 const struct eco_capper_ops *const *eco_capper_all(void);
 /* The ops table an instance was created from. */

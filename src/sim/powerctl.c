@@ -700,7 +700,8 @@ static int slack_holds(struct engine *e, double margin)
     return 1;
 }
 
-/* Job j, still learning while the budget has slack, takes the rest of its early samples now,
+/* Job j, still learning (at a start, or while the budget has slack), takes the rest of its
+ * early samples now,
  * at the settings decide would give it around `split`, the split's own choice for it (the top,
  * or below where its model sees no gain; NaN: the top), undithered, which it runs at; then,
  * held or not, HOLD_TICKS samples there: what the 1 s loop's next ticks would measure (docs,
@@ -798,6 +799,19 @@ int eco_powerctl__started(struct engine *e, double t, double slack_margin, const
         if (pc->pending[j] < setting_of(pc, &e->jobs[j]))
             rc = set_limit(e, j, pc->pending[j], t);
     }
+    /* with skipping on, binding or not, each new job takes its early samples now around the
+     * decide's split choice for it, which it runs at (docs/policies/powercap.md, "Learning at
+     * a start"), instead of one tick each */
+    for (size_t k = 0; !rc && !e->cfg->control_skip_off && k < n_started; k++) {
+        uint32_t j = started[k];
+        if (pc->held[j] || pc->models[j].power.n >= eco_capper_early(pc->capper))
+            continue;
+        for (size_t i = 0; i < e->nrun; i++)
+            if (e->run[i] == j) {
+                rc = learn_now(e, j, eco_capper_split_of(pc->capper, i), t, set_limit);
+                break;
+            }
+    }
     return rc;
 }
 
@@ -820,17 +834,22 @@ void eco_powerctl__idle(struct engine *e, double t)
 /* ... for the first 30 ticks after a change: a capper whose split cannot reach the budget
  * (uniform limits over jobs that draw less than them) is held anyway after that. */
 #define SETTLE_POWER_TICKS 30
+/* A next setting within this share of its range below the top counts as at the top (a split
+ * that just lets go leaves limits a rounding below their maxima). */
+#define SETTLE_TOP_TOL 1e-3
 
 int eco_powerctl__settled(struct engine *e, double tol, int hold)
 {
     struct powerctl *pc = e->pc;
     double moved = 0, gpus = 0;
+    int top = 1; /* every job's next setting at the top of its range */
     for (size_t i = 0; i < e->nrun; i++) {
         uint32_t j = e->run[i];
         double lo, hi;
         if (pc->models[j].power.n < SETTLE_SAMPLES)
             return 0; /* still dithering: its model is not ready */
         truth_range(&pc->truth[j], &lo, &hi);
+        top &= pc->pending[j] >= hi - SETTLE_TOP_TOL * (hi - lo);
         if (hi > lo)
             moved +=
                 fabs(pc->pending[j] - setting_of(pc, &e->jobs[j])) / (hi - lo) * e->jobs[j].gpus;
@@ -839,9 +858,13 @@ int eco_powerctl__settled(struct engine *e, double tol, int hold)
     if (moved > tol * gpus)
         return 0;
     /* while the budget binds, the feedback must have brought the measured power near it:
-     * a held period far under (or over) the budget would keep its error for the whole skip */
+     * a held period far under (or over) the budget would keep its error for the whole skip;
+     * under the budget with every job at its top, or the integral at its bound, nothing the
+     * next ticks do raises it (docs/policies/powercap.md, "Skipping settled periods") */
+    double meas = pc->last_measured_w;
     if (e->tick_quiet < SETTLE_POWER_TICKS && pc->open_demand > pc->budget_w &&
-        !(fabs(pc->last_measured_w - pc->budget_w) <= SETTLE_POWER_TOL * pc->budget_w))
+        !(fabs(meas - pc->budget_w) <= SETTLE_POWER_TOL * pc->budget_w) &&
+        !(meas < pc->budget_w && (top || eco_capper_feedback_at_bound(pc->capper, pc->budget_w))))
         return 0;
     for (size_t i = 0; hold && i < e->nrun; i++)
         pc->pending[e->run[i]] = setting_of(pc, &e->jobs[e->run[i]]);
