@@ -459,15 +459,21 @@ static void feedback(struct eco_capper *c, const struct eco_capper_view *v)
         c->integral = -c->cm.guard * v->budget_w;
 }
 
-/* Anti-windup of the integral while the split does not bind (every job at its maximum): the
- * integral is kept at most at the point where a split of limits stops binding (the jobs'
- * maxima over their GPUs, less the jobs' budget without correction), and at least 0. Resetting
- * it to 0 instead made a split of limits ring between binding and not: the integral wound up
- * while the GPUs drew less than their limits, the split let go, the reset bound it again
- * (uniform on the bench's 30,000 jobs: 17,000 of 61,000 decides let go, 38 % of them by a
- * reset; docs/policies/powercap.md, "Feedback"). */
+/* Anti-windup of the integral while the split does not bind (every job at its maximum): reset
+ * to 0, except for a split of limits (limit_split: uniform), where it is kept at most at the
+ * point where that split stops binding (the jobs' maxima over their GPUs, less the jobs' budget
+ * without correction), and at least 0. A reset made such a split ring between binding and not:
+ * the integral wound up while the GPUs drew less than their limits, the split let go, the reset
+ * bound it again (uniform on the bench's 30,000 jobs: 17,000 of 61,000 decides let go, 38 % of
+ * them by a reset; docs/policies/powercap.md, "Feedback"). A split of draws (proportional)
+ * lets go where the draws fit, well below that edge: held there, a rebind started from a stale
+ * correction (its largest excess on the bench's 100,000 jobs 2.2 -> 5.0 %), so it resets. */
 static void unwind(struct eco_capper *c, const struct eco_capper_view *v)
 {
+    if (!c->limit_split) {
+        c->integral = 0;
+        return;
+    }
     double top = 0;
     for (size_t i = 0; i < v->n; i++)
         top += c->cj[i].max_limit_w * c->cj[i].gpus;
@@ -682,7 +688,7 @@ int eco_capper__decide_common(struct eco_capper *c, const struct eco_capper_view
     if (rc < 0)
         return rc;
     if (rc == 0 && !c->cm.observer)
-        unwind(c, v);
+        unwind(c, v); /* anti-windup: little or nothing to correct while the split lets go */
     for (size_t i = 0; i < n; i++) {
         const struct eco_cap_job *j = &c->cj[i];
         double lim = limits_w[i];

@@ -74,6 +74,9 @@ struct eco_capper {
     int bias_n;                   /* observer: the estimate has a first sample */
     eco_capper_split_fn split;    /* the policy's own part */
     int use_truth;                /* its jobs' predict is their truth (the oracle) */
+    /* its split budgets limits, not draw (uniform): while it does not bind, the integral's
+     * anti-windup holds it at the edge where the split lets go instead of resetting it */
+    int limit_split;
     /* The allocator's memo of each job (eco_cap_job.memo) by the view's job id, for splits
      * that call it (ECO_CAPPER_KEYS_ALLOC): memo_gen[id] is the last decide that saw the id,
      * memo_live the ids that have a memo (those not in a decide's view are freed after it). */

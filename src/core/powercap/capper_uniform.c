@@ -33,5 +33,9 @@ static struct eco_capper *create(const char *params, struct eco_error *err)
     struct eco_capper_common d;
     eco_capper__common_default(&d);
     d.observer = 0; /* its split does not predict through the models: the integral */
-    return eco_capper__create_common(&eco_capper_uniform, params, &d, 0, split, 0, err);
+    struct eco_capper *c =
+        eco_capper__create_common(&eco_capper_uniform, params, &d, 0, split, 0, err);
+    if (c)
+        c->limit_split = 1; /* the integral's anti-windup (capper.c, unwind) */
+    return c;
 }
