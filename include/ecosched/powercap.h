@@ -421,6 +421,9 @@ double eco_capper_feedback_w(const struct eco_capper *c);
 /* 1 when the integral (observer=0) stands at its upper bound (bound x budget_w): a measured
  * total under the budget can raise the limits no further. 0 for the observer, gain 0 or NULL. */
 int eco_capper_feedback_at_bound(const struct eco_capper *c, double budget_w);
+/* 1 when c's feedback is the integral (observer=0, gain > 0), which takes periods to absorb a
+ * change; 0 for the disturbance observer, gain 0 or NULL. */
+int eco_capper_has_integral(const struct eco_capper *c);
 /* NULL-terminated list of every capper. */
 const struct eco_capper_ops *const *eco_capper_all(void);
 /* The ops table an instance was created from. */

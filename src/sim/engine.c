@@ -30,6 +30,9 @@
  * long ago the change was, up to 30). */
 #define SKIP_QUIET_MAX 64
 #define SKIP_TOL 0.05
+/* A change whose jobs' full-power demand is at most this share of the budget is small
+ * (control_changed; docs/policies/powercap.md, "Small changes"). */
+#define SMALL_CHANGE 0.01
 #define SKIP_FIRST 8.0
 #define SKIP_MAX 512.0
 /* Skipping while the budget has slack (docs/policies/powercap.md, "Slack"): when every running
@@ -193,6 +196,7 @@ static void complete(struct engine *e, uint32_t j, double t)
     if (e->pc) {
         e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl__job_min_w(e, j) : 0;
         e->changed = 1;
+        e->changed_w += eco_powerctl__job_full_w(e, j);
     }
     e->n_done++;
     e->busy_gpus -= job->gpus;
@@ -291,8 +295,17 @@ static int control_changed(struct engine *e, double t)
 {
     if (!e->pc || !e->changed)
         return 0;
-    e->changed = 0;
-    e->tick_quiet = 0;
+    /* a small change (jobs whose full-power demand is at most SMALL_CHANGE of the budget,
+     * under a capper without an integral, which takes periods to absorb any change) keeps the quiet
+     * ticks already run, up to SKIP_QUIET_TICKS, so that the tick it arms may settle at once;
+     * the settling test then wants the measured total closer to the budget (powerctl.c) */
+    int small = !e->changed_big && e->changed_w <= SMALL_CHANGE * eco_powerctl__budget(e) &&
+                !eco_powerctl__integral(e);
+    e->changed = e->changed_big = 0;
+    e->changed_w = 0;
+    e->changed_small = small && (e->tick_quiet >= SKIP_QUIET_TICKS || e->changed_small);
+    if (!small || e->tick_quiet > SKIP_QUIET_TICKS)
+        e->tick_quiet = small ? SKIP_QUIET_TICKS : 0;
     e->tick_skip = 0;
     double period = eco_powerctl__period(e);
     if (e->tick_pending && e->tick_at > t + period * (1 + 1e-9)) {
@@ -365,6 +378,7 @@ static int apply_start(struct engine *e, size_t k, double t)
     if (e->pc) {
         e->committed_min_w += eco_powerctl__job_min_w(e, j);
         e->changed = 1;
+        e->changed_w += eco_powerctl__job_full_w(e, j);
     }
     if (e->pc && !e->tick_pending) {
         int rc = arm_tick(e, t);
@@ -431,6 +445,7 @@ static int apply_preempt(struct engine *e, uint32_t j, double t)
     if (e->pc) {
         e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl__job_min_w(e, j) : 0;
         e->changed = 1;
+        e->changed_w += eco_powerctl__job_full_w(e, j);
     }
     nodes_busy(e, job, -1, t); /* the decision list already returned its GPUs */
     return q_insert(e, j);
@@ -462,6 +477,7 @@ static int suspend(struct engine *e, uint32_t j, double t)
     if (e->pc) {
         e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl__job_min_w(e, j) : 0;
         e->changed = 1;
+        e->changed_w += eco_powerctl__job_full_w(e, j);
     }
     for (uint32_t i = 0; i < job->alloc_n; i++)
         eco_freemap_give(e->fm, e->pool[job->alloc_off + i].node, e->pool[job->alloc_off + i].gpus);
@@ -699,12 +715,13 @@ static int pop_instant(struct engine *e, double t, uint64_t *ticks)
             if (rc)
                 return rc;
             e->changed = 1;
+            e->changed_big = 1;
             e->events++;
             break;
         }
         default:
             eco_nodes__event(e, ev.kind, ev.job, t);
-            e->changed = 1;
+            e->changed = e->changed_big = 1;
             e->events++;
             break;
         }
@@ -780,7 +797,7 @@ static int loop(struct engine *e)
                 return rc;
             if (powered != e->nodes_powered ||
                 fixed != e->p.idle + e->p.base + e->p.off + e->p.trans)
-                e->changed = 1;
+                e->changed = e->changed_big = 1;
             if ((rc = control_changed(e, t)))
                 return rc;
         }

@@ -109,6 +109,11 @@ struct engine {
     double tick_at, tick_last_s, tick_skip;
     int tick_slack; /* the last tick found slack (engine.c, control_tick; never with skip off) */
     int changed;    /* something the controller reads changed at this instant */
+    /* ... and how much: the full-power demand of the jobs that started or stopped, and
+     * whether anything else (the budget, a node's power state) changed (control_changed);
+     * changed_small: the last change was small (the settling test's power is then closer) */
+    double changed_w;
+    int changed_big, changed_small;
     /* Minimum draw of the running jobs (kept at start, end and preemption), and of the jobs
      * started so far in the current pass (the first pass_min_k of its starts). */
     double committed_min_w, pass_min_w;
@@ -173,6 +178,10 @@ int eco_powerctl__started(struct engine *e, double t, double slack_margin, const
 void eco_powerctl__idle(struct engine *e, double t);
 /* Minimum draw of running job `job` on its allocation (each GPU at its type's minimum). */
 double eco_powerctl__job_min_w(const struct engine *e, uint32_t job);
+/* Job `job`'s draw with every GPU at the top of its range (the truth's, made at its start). */
+double eco_powerctl__job_full_w(const struct engine *e, uint32_t job);
+/* eco_capper_has_integral of the capper: its feedback takes periods to absorb any change. */
+int eco_powerctl__integral(const struct engine *e);
 /* 1 when every running job's model is past its dithering and the jobs' next limits are on
  * average (weighted by GPUs) within tol of their ranges from their current ones; with hold,
  * the current limits are then kept. */

@@ -327,6 +327,16 @@ double eco_powerctl__job_min_w(const struct engine *e, uint32_t job)
     return min_draw(e, j, &e->pool[j->alloc_off], j->alloc_n);
 }
 
+double eco_powerctl__job_full_w(const struct engine *e, uint32_t job)
+{
+    return e->pc->truth[job].full_p * e->jobs[job].gpus;
+}
+
+int eco_powerctl__integral(const struct engine *e)
+{
+    return eco_capper_has_integral(e->pc->capper);
+}
+
 int eco_powerctl__admit(struct engine *e, uint32_t job, const struct eco_alloc *a, size_t n)
 {
     struct powerctl *pc = e->pc;
@@ -831,6 +841,10 @@ void eco_powerctl__idle(struct engine *e, double t)
  * the budget, a few times the measured noise of a cluster's total (2 % per job, averaging over
  * the jobs). */
 #define SETTLE_POWER_TOL 0.01
+/* ... after a small change (engine.c, control_changed): 0.3 %, about 3 standard deviations of
+ * the measured total of a cluster busy enough for changes to be small (2 % per job over a few
+ * hundred jobs), so that settling at once after it keeps no larger error than the loop's. */
+#define SETTLE_POWER_TOL_SMALL 0.003
 /* ... for the first 30 ticks after a change: a capper whose split cannot reach the budget
  * (uniform limits over jobs that draw less than them) is held anyway after that. */
 #define SETTLE_POWER_TICKS 30
@@ -862,8 +876,9 @@ int eco_powerctl__settled(struct engine *e, double tol, int hold)
      * under the budget with every job at its top, or the integral at its bound, nothing the
      * next ticks do raises it (docs/policies/powercap.md, "Skipping settled periods") */
     double meas = pc->last_measured_w;
+    double ptol = e->changed_small ? SETTLE_POWER_TOL_SMALL : SETTLE_POWER_TOL;
     if (e->tick_quiet < SETTLE_POWER_TICKS && pc->open_demand > pc->budget_w &&
-        !(fabs(meas - pc->budget_w) <= SETTLE_POWER_TOL * pc->budget_w) &&
+        !(fabs(meas - pc->budget_w) <= ptol * pc->budget_w) &&
         !(meas < pc->budget_w && (top || eco_capper_feedback_at_bound(pc->capper, pc->budget_w))))
         return 0;
     for (size_t i = 0; hold && i < e->nrun; i++)

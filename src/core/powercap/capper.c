@@ -481,6 +481,11 @@ static void unwind(struct eco_capper *c, const struct eco_capper_view *v)
     c->integral = fmin(c->integral, fmax(0, edge));
 }
 
+int eco_capper_has_integral(const struct eco_capper *c)
+{
+    return c && !c->cm.observer && c->cm.gain > 0;
+}
+
 int eco_capper_feedback_at_bound(const struct eco_capper *c, double budget_w)
 {
     return c && !c->cm.observer && c->cm.gain > 0 &&
