@@ -185,6 +185,20 @@ static void nodes_busy(struct engine *e, const struct eco_job *job, double sign,
     }
 }
 
+/* Job j started (1) or stopped running (0, after run_remove): the running jobs' committed
+ * minimum draw follows, and the controller is told how much changed (control_changed). */
+static void control_job(struct engine *e, uint32_t j, int started)
+{
+    if (!e->pc)
+        return;
+    if (started)
+        e->committed_min_w += eco_powerctl__job_min_w(e, j);
+    else
+        e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl__job_min_w(e, j) : 0;
+    e->changed = 1;
+    e->changed_w += eco_powerctl__job_full_w(e, j);
+}
+
 static void complete(struct engine *e, uint32_t j, double t)
 {
     struct eco_job *job = &e->jobs[j];
@@ -193,11 +207,7 @@ static void complete(struct engine *e, uint32_t j, double t)
     job->state = ECO_JOB_DONE;
     job->end_s = t;
     run_remove(e, j);
-    if (e->pc) {
-        e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl__job_min_w(e, j) : 0;
-        e->changed = 1;
-        e->changed_w += eco_powerctl__job_full_w(e, j);
-    }
+    control_job(e, j, 0);
     e->n_done++;
     e->busy_gpus -= job->gpus;
     for (uint32_t i = 0; i < job->alloc_n; i++)
@@ -375,11 +385,7 @@ static int apply_start(struct engine *e, size_t k, double t)
     e->busy_gpus += job->gpus;
     run_add(e, j);
     nodes_busy(e, job, +1, t);
-    if (e->pc) {
-        e->committed_min_w += eco_powerctl__job_min_w(e, j);
-        e->changed = 1;
-        e->changed_w += eco_powerctl__job_full_w(e, j);
-    }
+    control_job(e, j, 1);
     if (e->pc && !e->tick_pending) {
         int rc = arm_tick(e, t);
         if (rc)
@@ -442,11 +448,7 @@ static int apply_preempt(struct engine *e, uint32_t j, double t)
     e->n_queued++;
     e->busy_gpus -= job->gpus;
     run_remove(e, j);
-    if (e->pc) {
-        e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl__job_min_w(e, j) : 0;
-        e->changed = 1;
-        e->changed_w += eco_powerctl__job_full_w(e, j);
-    }
+    control_job(e, j, 0);
     nodes_busy(e, job, -1, t); /* the decision list already returned its GPUs */
     return q_insert(e, j);
 }
@@ -474,11 +476,7 @@ static int suspend(struct engine *e, uint32_t j, double t)
     e->suspend_total_s += e->cfg->suspend_s;
     e->busy_gpus -= job->gpus;
     run_remove(e, j);
-    if (e->pc) {
-        e->committed_min_w = e->nrun ? e->committed_min_w - eco_powerctl__job_min_w(e, j) : 0;
-        e->changed = 1;
-        e->changed_w += eco_powerctl__job_full_w(e, j);
-    }
+    control_job(e, j, 0);
     for (uint32_t i = 0; i < job->alloc_n; i++)
         eco_freemap_give(e->fm, e->pool[job->alloc_off + i].node, e->pool[job->alloc_off + i].gpus);
     nodes_busy(e, job, -1, t);

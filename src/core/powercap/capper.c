@@ -488,8 +488,7 @@ int eco_capper_has_integral(const struct eco_capper *c)
 
 int eco_capper_feedback_at_bound(const struct eco_capper *c, double budget_w)
 {
-    return c && !c->cm.observer && c->cm.gain > 0 &&
-           c->integral >= c->cm.bound * budget_w * (1 - 1e-9);
+    return eco_capper_has_integral(c) && c->integral >= c->cm.bound * budget_w * (1 - 1e-9);
 }
 
 int eco_capper__binds(const struct eco_cap_job *jobs, size_t n, const double *limits_w)
