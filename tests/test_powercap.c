@@ -915,6 +915,99 @@ static void test_alloc_memo(void **state)
     population_free(&pop);
 }
 
+/* The greedy fill's end: no job has a grid point (within its trust region) that fits in what
+ * the limits leave of the budget and costs less. */
+static void assert_no_move_fits(const struct eco_cap_job *jobs, size_t n, double budget,
+                                const struct eco_cap_params *p, const double *lim)
+{
+    double used = 0;
+    for (size_t i = 0; i < n; i++) {
+        double pw;
+        jobs[i].predict(jobs[i].ctx, lim[i], &pw, NULL);
+        used += pw * jobs[i].gpus;
+    }
+    double left = budget * (1 - 1e-9) - used;
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_cap_job *j = &jobs[i];
+        double pw0, c0 = eco_cap_job_cost(j, p, lim[i]);
+        j->predict(j->ctx, lim[i], &pw0, NULL);
+        for (uint32_t k = 0; k < p->grid; k++) {
+            double x = eco_cap_grid_limit(j->min_limit_w, j->max_limit_w, p->grid, k), pw;
+            if (j->upper_w > 0 && j->upper_w < j->max_limit_w && x > j->upper_w)
+                break;
+            j->predict(j->ctx, x, &pw, NULL);
+            double dp = (pw - pw0) * j->gpus, dc = c0 - eco_cap_job_cost(j, p, x);
+            assert_false(dp < left - 1e-6 && dc > 1e-9 * c0);
+        }
+    }
+}
+
+/* The warm start (an allocation whose jobs' memos hold the last price walks from it) gives the
+ * cold path's price and limits, bit for bit: over rounds in which the budget steps up and down
+ * (the price walks both ways, far enough that the walk gives up, and not at all when the budget
+ * does not bind or nothing fits), models learn, work and slack drop by up to a minute (deadline
+ * jobs go from met to missed), trust regions come and go, under the linear cost, the per-miss
+ * cost with lost causes released, and no horizon. */
+static void test_alloc_warm(void **state)
+{
+    (void)state;
+    static const double frac[] = {0.5,  0.5,  0.505, 0.49, 0.2, 0.21, 0.95, 1.5,
+                                  0.5,  0.51, -0.5,  0.5,  0.5, 0.05, 0.06, 0.5,
+                                  0.52, 0.5,  0.7,   0.69, 0.3, 0.31, 0.3,  0.3};
+    for (int variant = 0; variant < 3; variant++) {
+        struct population pop;
+        population_make(&pop, 1500, 91 + (uint64_t)variant);
+        struct eco_cap_params p;
+        eco_cap_params_default(&p);
+        if (variant == 1) {
+            p.miss_cost = 2;
+            p.lost_release = 1;
+        } else if (variant == 2) {
+            p.horizon = 0;
+        }
+        struct eco_cap_job *bare = malloc(pop.n * sizeof *bare);
+        double *a = malloc(pop.n * sizeof *a), *b = malloc(pop.n * sizeof *b);
+        assert_non_null(bare);
+        assert_non_null(a);
+        assert_non_null(b);
+        for (size_t i = 0; i < pop.n; i++)
+            assert_non_null(pop.jobs[i].memo = eco_cap_memo_new(p.grid));
+        struct eco_rng rng;
+        eco_rng_init(&rng, 92);
+        int bound = 0;
+        for (size_t r = 0; r < sizeof frac / sizeof frac[0]; r++) {
+            for (size_t i = 0; i < pop.n; i++) {
+                struct eco_cap_job *j = &pop.jobs[i];
+                if (i % 11 == r % 11)
+                    sample_at_random(&pop.models[i], j, &rng);
+                double dt = 1 + 59 * eco_rng_uniform(&rng);
+                j->remaining_s = j->remaining_s > dt + 1 ? j->remaining_s - dt : 1 + r;
+                if (j->slack_s >= dt)
+                    j->slack_s -= dt;
+                j->upper_w =
+                    i % 6 == r % 6 ? j->min_limit_w + 0.6 * (j->max_limit_w - j->min_limit_w) : 0;
+                bare[i] = *j;
+                bare[i].memo = NULL;
+            }
+            double budget = pop.budget_lo + frac[r] * (pop.budget_hi - pop.budget_lo);
+            double pa = eco_cap_allocate(pop.jobs, pop.n, budget, &p, a, NULL);
+            double pb = eco_cap_allocate(bare, pop.n, budget, &p, b, NULL);
+            assert_true(pa == pb);
+            assert_memory_equal(a, b, pop.n * sizeof *a);
+            bound += pa > 0 && isfinite(pa);
+            if (pa > 0 && isfinite(pa))
+                assert_no_move_fits(pop.jobs, pop.n, budget, &p, a);
+        }
+        assert_true(bound >= 18); /* most rounds bind: the walk is what is tested */
+        for (size_t i = 0; i < pop.n; i++)
+            eco_cap_memo_free(pop.jobs[i].memo);
+        free(bare);
+        free(a);
+        free(b);
+        population_free(&pop);
+    }
+}
+
 /* The nearest level to x inside [lo, hi] by a scan (ties to the lower), x when none is. */
 static double nearest_level(const double *l, uint32_t n, double lo, double hi, double x)
 {
@@ -1104,7 +1197,7 @@ static void test_alloc_errors(void **state)
     bad.min_limit_w = bad.max_limit_w = 150;
     assert_true(eco_cap_allocate(&bad, 1, 1000, &p, &lim, NULL) == 0.0);
     assert_true(lim == 150);
-    assert_int_equal(eco_cap_scratch_len(10, &p), 4 * 10 * 26 + 5 * 10);
+    assert_int_equal(eco_cap_scratch_len(10, &p), 4 * 10 * 26 + 10 * 10);
 }
 
 /* ---- baselines ------------------------------------------------------------------------------ */
@@ -1244,6 +1337,7 @@ int main(void)
         cmocka_unit_test(test_alloc_deadline_and_horizon),
         cmocka_unit_test(test_alloc_large),
         cmocka_unit_test(test_alloc_memo),
+        cmocka_unit_test(test_alloc_warm),
         cmocka_unit_test(test_alloc_levels),
         cmocka_unit_test(test_alloc_identical_jobs),
         cmocka_unit_test(test_alloc_errors),

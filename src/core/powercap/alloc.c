@@ -60,9 +60,10 @@ void eco_cap_params_default(struct eco_cap_params *p)
 size_t eco_cap_scratch_len(size_t n, const struct eco_cap_params *p)
 {
     size_t g = p && p->grid >= 2 ? p->grid : 26;
-    /* power, cost, hull slopes and hull vertices (n x g each); hull size, current choice and
-     * 3 x n for the heap (also the price search's buffer) */
-    return 4 * n * g + 5 * n;
+    /* power, cost, hull slopes and hull vertices (n x g each); hull size, current choice,
+     * 3 x n for the heap (also the price search's buffer) and 5 x n for the warm start
+     * (struct arrays) */
+    return 4 * n * g + 10 * n;
 }
 
 double eco_cap__horizon_inv(const struct eco_cap_params *p)
@@ -507,6 +508,14 @@ struct eco_cap_memo {
     uint32_t iv_top; /* the trust region's top index the answer was found under */
     double iv_lo, iv_hi, iv_wrem, iv_smax;
     uint32_t hull_n, hull_top;
+    double hull_lo_pw, hull_hi_pw; /* power at the hull's first and last vertex */
+    /* the row's highest and lowest speed (at least SPEED_FLOOR), for cost_affine */
+    double smax, smin;
+    /* the last allocation's price (price_ok) and the position on the hull of the job's answer
+     * then (vpos), where the warm start (allocate_warm) begins */
+    int price_ok;
+    uint32_t vpos;
+    double price;
     double *pw, *sp; /* the row: power of all the job's GPUs, speed */
     double *pts;     /* the grid points on the job's levels (pts_ok), for the same range */
     int pts_ok;
@@ -517,15 +526,18 @@ struct eco_cap_memo *eco_cap_memo_new(uint32_t grid)
 {
     if (grid < 2 || grid > ECO_CAP_GRID_MAX)
         return NULL;
+    /* the hull's vertex indices first, next to the header (read at every allocation), the
+     * rows after them, aligned */
+    size_t hull_len = (grid + 3) / 4 * 4;
     struct eco_cap_memo *m =
-        calloc(1, sizeof *m + 3 * grid * sizeof(double) + grid * sizeof(uint16_t));
+        calloc(1, sizeof *m + hull_len * sizeof(uint16_t) + 3 * grid * sizeof(double));
     if (!m)
         return NULL;
     m->cap = grid;
-    m->pw = (double *)(m + 1);
+    m->hull = (uint16_t *)(m + 1);
+    m->pw = (double *)(m->hull + hull_len);
     m->sp = m->pw + grid;
     m->pts = m->sp + grid;
-    m->hull = (uint16_t *)(m->pts + grid);
     return m;
 }
 
@@ -570,6 +582,26 @@ static int memo_row_ok(const struct eco_cap_memo *mo, const struct eco_cap_job *
            coef_dist(mo->theta_s, m->speed.theta) <= tol;
 }
 
+/* The highest of the speeds sp[0..g), at least SPEED_FLOOR. */
+static double top_speed(const double *sp, uint32_t g)
+{
+    double smax = SPEED_FLOOR;
+    for (uint32_t k = 0; k < g; k++)
+        smax = sp[k] > smax ? sp[k] : smax;
+    return smax;
+}
+
+/* The lowest of the speeds sp[0..g), each taken as at least SPEED_FLOOR (as cost_row does). */
+static double low_speed(const double *sp, uint32_t g)
+{
+    double smin = INFINITY;
+    for (uint32_t k = 0; k < g; k++) {
+        double s = sp[k] > SPEED_FLOOR ? sp[k] : SPEED_FLOOR;
+        smin = s < smin ? s : smin;
+    }
+    return smin;
+}
+
 static void memo_store_row(struct eco_cap_memo *mo, const struct eco_cap_job *j, uint32_t g,
                            const double *pts, const double *pw, const double *sp)
 {
@@ -591,19 +623,12 @@ static void memo_store_row(struct eco_cap_memo *mo, const struct eco_cap_job *j,
     }
     memcpy(mo->pw, pw, g * sizeof *pw);
     memcpy(mo->sp, sp, g * sizeof *sp);
+    mo->smax = top_speed(sp, g);
+    mo->smin = low_speed(sp, g);
     mo->pts_ok = pts != NULL;
     if (pts)
         memcpy(mo->pts, pts, g * sizeof *pts);
     mo->hull_ok = 0;
-}
-
-/* The highest of the speeds sp[0..g), at least SPEED_FLOOR. */
-static double top_speed(const double *sp, uint32_t g)
-{
-    double smax = SPEED_FLOOR;
-    for (uint32_t k = 0; k < g; k++)
-        smax = sp[k] > smax ? sp[k] : smax;
-    return smax;
 }
 
 /* Whether cost_row gives job j costs proportional to weight x remaining time for a row whose
@@ -618,6 +643,49 @@ static int cost_proportional(const struct eco_cap_job *j, const struct eco_cap_p
     if (p->miss_cost > 0.0 || !(inv_hz > 0.0))
         return 1;
     return j->remaining_s / smax * inv_hz >= 1.0; /* cost_row's f at the least finish time */
+}
+
+/* Whether cost_row gives job j, for a row whose speeds lie in [smin, smax] (top_speed,
+ * low_speed), the costs w t + pen max(0, t - slack) with t = rem / speed at every point and the
+ * deadline term zero at every point or positive at every point: no plan, no horizon scaling
+ * (no point finishing within it), no per-miss cost on a deadline, and a deadline either met
+ * at the slowest point or missed at the fastest. Such costs are an increasing affine function
+ * of t, so the row's lower hull has the same vertices whatever w, rem and slack (in exact
+ * arithmetic; memo_hull checks the rounding). *pen: the deadline term's weight (0: none). */
+static int cost_affine(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
+                       double smax, double smin, double *pen)
+{
+    if (!(j->weight > 0.0) || !(j->remaining_s > 0.0) || j->plan_speed)
+        return 0;
+    const double rem = j->remaining_s, slack = j->slack_s;
+    const int has_dl = slack >= 0.0;
+    smax = smax > SPEED_FLOOR ? smax : SPEED_FLOOR;
+    smin = smin > SPEED_FLOOR ? smin : SPEED_FLOOR;
+    *pen = 0.0;
+    if (p->miss_cost > 0.0)
+        return !has_dl; /* the per-miss branch of cost_row has no horizon scaling */
+    if (inv_hz > 0.0 && !(rem / smax * inv_hz >= 1.0))
+        return 0; /* cost_row's f below 1 at the fastest point */
+    const int lost = has_dl && p->lost_release && finish_time(j, p->period_s, rem, smax) > slack;
+    const double pn = has_dl && !lost ? p->deadline_penalty * j->weight : 0.0;
+    if (pn > 0.0 && !(rem / smax - slack > 0.0) && rem / smin - slack > 0.0)
+        return 0; /* met at some points, missed at others: the kink moves with the work */
+    *pen = pn;
+    return 1;
+}
+
+static double floor_speed(double s)
+{
+    return s > SPEED_FLOOR ? s : SPEED_FLOOR;
+}
+
+/* Job j's cost at speed s where cost_affine holds (pen from it): cost_row's expression for
+ * one point, the same value. */
+static double lazy_cost(const struct eco_cap_job *j, double pen, double s)
+{
+    s = s > SPEED_FLOOR ? s : SPEED_FLOOR;
+    double t = j->remaining_s / s, late = t - j->slack_s;
+    return j->weight * t + (late > 0.0 ? pen * late : 0.0);
 }
 
 /* The memo's hull vertices over the costs c[]: their slopes into slope[] (job_hull's
@@ -792,7 +860,56 @@ struct fill {
     double *heap;         /* (ratio, job, target) triples */
     size_t len;
     uint32_t g;
+    /* the warm start's lazy jobs (pen[i] not NaN; pen NULL: none): their power row is their
+     * memo's and their costs lazy_cost's, the same values up to the trust region's top */
+    const struct eco_cap_job *jobs;
+    const double *pen;
 };
+
+/* Power of job i at grid point k. */
+static double fill_pw(const struct fill *f, size_t i, uint32_t k)
+{
+    if (f->pen && !isnan(f->pen[i]))
+        return f->jobs[i].memo->pw[k];
+    return f->pw[i * f->g + k];
+}
+
+/* best_move for a lazy job (its point at or below its top): the points up to the top only, as
+ * the rows repeat the top above it (never a better move: the same ratio at the same power). */
+static int best_move_lazy(const struct fill *f, size_t i, double room, double *ratio, uint32_t *to)
+{
+    const struct eco_cap_job *j = &f->jobs[i];
+    const struct eco_cap_memo *mo = j->memo;
+    const double *pw = mo->pw, pen = f->pen[i];
+    uint32_t cur = (uint32_t)f->cur[i], k = 0;
+    int found = 0, mono = mo->hull_mono;
+    double ccur = NAN; /* the cost here, once a point fits */
+    if (mono)
+        k = cur + 1;
+    for (; k <= mo->hull_top; k++) {
+        double dp = pw[k] - pw[cur];
+        if (dp > room) {
+            if (mono)
+                break;
+            continue;
+        }
+        /* a point no faster costs no less (each step of lazy_cost is monotone): no saving */
+        if (!(floor_speed(mo->sp[k]) > floor_speed(mo->sp[cur])))
+            continue;
+        if (isnan(ccur))
+            ccur = lazy_cost(j, pen, mo->sp[cur]);
+        double dc = ccur - lazy_cost(j, pen, mo->sp[k]);
+        if (!(dc > 0.0))
+            continue;
+        double r = dp > 0.0 ? dc / dp : INFINITY;
+        if (!found || r > *ratio || (r == *ratio && pw[k] < pw[*to])) {
+            *ratio = r;
+            *to = k;
+            found = 1;
+        }
+    }
+    return found;
+}
 
 /* Best move of job i to a point that saves cost and fits in `room`: the highest saving per
  * watt (a move that saves cost without adding power ranks first), ties to the smaller power.
@@ -800,6 +917,8 @@ struct fill {
  * looked at (points below cost more: the current point is on the hull or was the best move). */
 static int best_move(const struct fill *f, size_t i, double room, double *ratio, uint32_t *to)
 {
+    if (f->pen && !isnan(f->pen[i]))
+        return best_move_lazy(f, i, room, ratio, to);
     const double *pw = f->pw + i * f->g, *c = f->c + i * f->g;
     uint32_t cur = (uint32_t)f->cur[i], k = 0;
     int found = 0, mono = f->hsize[i] > 0;
@@ -822,6 +941,32 @@ static int best_move(const struct fill *f, size_t i, double room, double *ratio,
         }
     }
     return found;
+}
+
+/* A lower bound of the power any move best_move can give job i from its point adds (INFINITY:
+ * none): the next point's with monotone power (the points above add no less), else the least
+ * over the points that may save cost (lower cost; for a lazy job, a higher speed). */
+static double least_step(const struct fill *f, size_t i)
+{
+    uint32_t cur = (uint32_t)f->cur[i];
+    if (f->pen && !isnan(f->pen[i])) {
+        const struct eco_cap_memo *mo = f->jobs[i].memo;
+        if (mo->hull_mono)
+            return cur < mo->hull_top ? mo->pw[cur + 1] - mo->pw[cur] : INFINITY;
+        double m = INFINITY, sc = floor_speed(mo->sp[cur]);
+        for (uint32_t k = 0; k <= mo->hull_top; k++)
+            if (floor_speed(mo->sp[k]) > sc && mo->pw[k] - mo->pw[cur] < m)
+                m = mo->pw[k] - mo->pw[cur];
+        return m;
+    }
+    const double *pw = f->pw + i * f->g, *c = f->c + i * f->g;
+    if (f->hsize[i] > 0)
+        return cur + 1 < f->g ? pw[cur + 1] - pw[cur] : INFINITY;
+    double m = INFINITY;
+    for (uint32_t k = 0; k < f->g; k++)
+        if (c[k] < c[cur] && pw[k] - pw[cur] < m)
+            m = pw[k] - pw[cur];
+    return m;
 }
 
 static int heap_above(const double *h, size_t a, size_t b)
@@ -873,6 +1018,7 @@ static void heap_retop(struct fill *f, size_t i, double room)
 static double greedy_fill(struct fill *f, size_t n, double room)
 {
     f->len = 0;
+    double least = INFINITY; /* at most the least power any move of a job in the heap adds */
     for (size_t i = 0; i < n; i++) {
         double r = 0.0;
         uint32_t to = 0;
@@ -881,18 +1027,22 @@ static double greedy_fill(struct fill *f, size_t n, double room)
             f->heap[3 * f->len + 1] = (double)i;
             f->heap[3 * f->len + 2] = to;
             f->len++;
+            double m = least_step(f, i);
+            least = m < least ? m : least;
         }
     }
     for (size_t i = f->len / 2; i-- > 0;)
         heap_down(f, i);
-    while (f->len > 0) {
+    /* once no move of any job in the heap fits, each would leave it without a move: stop */
+    while (f->len > 0 && !(room < least)) {
         size_t i = (size_t)f->heap[1];
         uint32_t to = (uint32_t)f->heap[2];
-        const double *pw = f->pw + i * f->g;
-        double dp = pw[to] - pw[(uint32_t)f->cur[i]];
+        double dp = fill_pw(f, i, to) - fill_pw(f, i, (uint32_t)f->cur[i]);
         if (dp <= room) {
             room -= dp > 0.0 ? dp : 0.0;
             f->cur[i] = to;
+            double m = least_step(f, i);
+            least = m < least ? m : least;
         }
         heap_retop(f, i, room); /* next move of i, or i's best move that fits what is left */
     }
@@ -1121,28 +1271,6 @@ static void bnb_solve(struct bnb *b, struct fill *f, size_t n, double room_all)
         f->cur[i] = b->best_k[i];
 }
 
-/* Keeps in memo m the prices for which job's answer, grid point k, is the price solution's:
- * k a vertex v of its hull (slopes sl, vertices vx, h of them) with sl[v] <= price < sl[v - 1]
- * (it takes the segments steeper than the price), for weight x remaining work wrem (the
- * cost's scale); else none (a point the greedy fill or the exchange moved it to). */
-static void keep_interval(struct eco_cap_memo *m, const double *sl, const double *vx, uint32_t h,
-                          uint32_t k, double price, double wrem)
-{
-    m->iv_ok = 0;
-    for (uint32_t v = 0; v < h; v++) {
-        if ((uint32_t)vx[v] != k)
-            continue;
-        double lo = v + 1 < h ? sl[v] : 0.0, hi = v > 0 ? sl[v - 1] : INFINITY;
-        if (lo <= price && price < hi && wrem > 0.0) {
-            m->iv_ok = 1;
-            m->iv_lo = lo;
-            m->iv_hi = hi;
-            m->iv_wrem = wrem;
-        }
-        return;
-    }
-}
-
 int eco_cap__steady_interval(const struct eco_cap_job *j, const struct eco_cap_params *p,
                              double *lo, double *hi)
 {
@@ -1188,6 +1316,423 @@ double eco_cap__allocate_part(const struct eco_cap_job *jobs, size_t n, double b
     return allocate(jobs, n, budget_w, p, limits_w, scratch, 0);
 }
 
+/* One job's local problem into its rows of the scratch (the cold path): its grid points'
+ * power pi[] and cost ci[], its hull's vertices vi[] (grid indices as doubles) and slopes
+ * si[]; returns the hull's size, *mono whether power never decreases with the limit. Sets the
+ * memo's interval bookkeeping (iv_ok to whether the cost is proportional, the top index and
+ * speed) and keeps the row and hull in the memo where they may serve again. */
+static uint32_t prep_job(const struct eco_cap_job *j, const struct eco_cap_params *p, double inv_hz,
+                         struct eco_cap_prior_cache *prior, double *pi, double *ci, double *si,
+                         double *vi, int *mono)
+{
+    const uint32_t g = p->grid;
+    uint16_t ord[ECO_CAP_GRID_MAX], hull[ECO_CAP_GRID_MAX];
+    /* a job with a memo: its row while its model stays within reuse_tol, and the row's hull
+     * while its cost stays an affine function of its time left (cost_affine) */
+    struct eco_cap_memo *mo = memo_of(j, g);
+    int row_ok = mo && memo_row_ok(mo, j, g, p->reuse_tol);
+    /* a job on levels: its grid points walked once (or kept in its memo, whose range and
+     * levels are the job's when the row is) */
+    const double *pts = NULL;
+    double L[ECO_CAP_GRID_MAX];
+    if (j->levels && j->n_levels) {
+        if (row_ok && mo->pts_ok) {
+            pts = mo->pts;
+        } else {
+            L[0] = j->min_limit_w; /* g >= 2; this tells the compiler so */
+            grid_points(j, g, L);
+            pts = L;
+        }
+    }
+    uint32_t top = upper_index(j, g, pts), h = 0;
+    if (row_ok) {
+        memcpy(pi, mo->pw, g * sizeof *pi);
+        memcpy(ci, mo->sp, g * sizeof *ci);
+    } else {
+        eval_rows(j, g, prior, pts, pi, ci);
+        if (mo)
+            memo_store_row(mo, j, g, pts, pi, ci);
+    }
+    double smax = top_speed(ci, g), pen = 0.0;
+    int aff = mo && cost_affine(j, p, inv_hz, smax, mo->smin, &pen);
+    /* any job with a memo (mo, when its row may be kept, is that memo) keeps the prices its
+     * answer stands for (keep_interval), whatever its curve: the caller says when the
+     * curve has not moved (eco_capper_job.steady) */
+    struct eco_cap_memo *ivm = j->memo && j->memo->cap >= g ? j->memo : NULL;
+    if (ivm) {
+        ivm->iv_ok = cost_proportional(j, p, inv_hz, smax);
+        ivm->iv_top = top;
+        ivm->iv_smax = smax;
+    }
+    eval_costs(j, p, inv_hz, top, pi, ci);
+    if (aff && mo->hull_ok && mo->hull_top == top && (h = memo_hull(mo, pi, ci, si))) {
+        *mono = mo->hull_mono;
+        for (uint32_t v = 0; v < h; v++)
+            hull[v] = mo->hull[v];
+    } else {
+        h = job_hull(pi, ci, g, ord, hull, si, mono);
+        if (mo) {
+            mo->hull_ok = aff;
+            mo->hull_top = top;
+            mo->hull_mono = *mono;
+            mo->hull_n = h;
+            memcpy(mo->hull, hull, h * sizeof *hull);
+            mo->hull_lo_pw = pi[hull[0]];
+            mo->hull_hi_pw = pi[hull[h - 1]];
+        }
+    }
+    for (uint32_t v = 0; v < h; v++)
+        vi[v] = hull[v];
+    return h;
+}
+
+/* ---- the warm start: from the last price, in proportion to what moves ----------------------- */
+
+/* The arrays of one allocation: the cold path's rows (n x g: pw, c, slope, vidx) and per job
+ * hsize (+-hull size), cur (chosen grid index), heap (3 n); the warm start's per job vpos
+ * (position on the hull), up and dn (slopes of the segments into and out of it), pen (NaN: the
+ * job is in the rows; else it is read from its memo, pen its deadline weight) and moved. */
+struct arrays {
+    double *pw, *c, *slope, *vidx, *hsize, *cur, *heap;
+    double *vpos, *up, *dn, *pen, *moved;
+};
+
+static void arrays_at(struct arrays *a, double *scratch, size_t n, uint32_t g)
+{
+    const size_t ng = n * g;
+    a->pw = scratch;
+    a->c = a->pw + ng;
+    a->slope = a->c + ng;
+    a->vidx = a->slope + ng;
+    a->hsize = a->vidx + ng;
+    a->cur = a->hsize + n;
+    a->heap = a->cur + n;
+    a->vpos = a->heap + 3 * n;
+    a->up = a->vpos + n;
+    a->dn = a->up + n;
+    a->pen = a->dn + n;
+    a->moved = a->pen + n;
+}
+
+/* Job i read from its memo (the warm start's lazy jobs) rather than from the rows. */
+static int lazy(const struct arrays *a, size_t i)
+{
+    return !isnan(a->pen[i]);
+}
+
+static uint32_t n_vert(const struct arrays *a, const struct eco_cap_job *jobs, size_t i)
+{
+    return lazy(a, i) ? jobs[i].memo->hull_n : (uint32_t)fabs(a->hsize[i]);
+}
+
+/* Grid index and power of vertex v of job i's hull. */
+static uint32_t vert_at(const struct arrays *a, const struct eco_cap_job *jobs, size_t i,
+                        uint32_t g, uint32_t v)
+{
+    return lazy(a, i) ? jobs[i].memo->hull[v] : (uint32_t)a->vidx[i * g + v];
+}
+
+static double vert_pw(const struct arrays *a, const struct eco_cap_job *jobs, size_t i, uint32_t g,
+                      uint32_t v)
+{
+    return lazy(a, i) ? jobs[i].memo->pw[jobs[i].memo->hull[v]]
+                      : a->pw[i * g + (uint32_t)a->vidx[i * g + v]];
+}
+
+/* Slope of segment s (vertex s to s + 1) of job i's hull; a lazy job's with memo_hull's
+ * expression over lazy_cost's costs (the values the rows would hold). */
+static double seg_slope(const struct arrays *a, const struct eco_cap_job *jobs, size_t i,
+                        uint32_t g, uint32_t s)
+{
+    if (!lazy(a, i))
+        return a->slope[i * g + s];
+    const struct eco_cap_memo *mo = jobs[i].memo;
+    uint32_t x = mo->hull[s], y = mo->hull[s + 1];
+    double cx = lazy_cost(&jobs[i], a->pen[i], mo->sp[x]);
+    double cy = lazy_cost(&jobs[i], a->pen[i], mo->sp[y]);
+    return (cx - cy) / (mo->pw[y] - mo->pw[x]);
+}
+
+/* Sets job i's vertex at price lambda (it takes the segments steeper than lambda) walking from
+ * vpos[i], with up[i] and dn[i] the slopes into and out of it (INFINITY, -INFINITY at the
+ * ends). */
+static void vertex_at(struct arrays *a, const struct eco_cap_job *jobs, size_t i, uint32_t g,
+                      double lambda)
+{
+    uint32_t h = n_vert(a, jobs, i), v = (uint32_t)a->vpos[i];
+    v = v < h ? v : h - 1;
+    double su = v > 0 ? seg_slope(a, jobs, i, g, v - 1) : INFINITY;
+    while (v > 0 && !(su > lambda)) {
+        v--;
+        su = v > 0 ? seg_slope(a, jobs, i, g, v - 1) : INFINITY;
+    }
+    double sd = v + 1 < h ? seg_slope(a, jobs, i, g, v) : -INFINITY;
+    while (v + 1 < h && sd > lambda) {
+        v++;
+        su = sd;
+        sd = v + 1 < h ? seg_slope(a, jobs, i, g, v) : -INFINITY;
+    }
+    a->vpos[i] = v;
+    a->up[i] = su;
+    a->dn[i] = sd;
+}
+
+/* A max-heap of (key, job) pairs in h[0..2 len), ties to the smaller job. */
+static int kheap_above(const double *h, size_t x, size_t y)
+{
+    return h[2 * x] > h[2 * y] || (h[2 * x] == h[2 * y] && h[2 * x + 1] < h[2 * y + 1]);
+}
+
+static void kheap_down(double *h, size_t len, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, t = i;
+        if (l < len && kheap_above(h, l, t))
+            t = l;
+        if (r < len && kheap_above(h, r, t))
+            t = r;
+        if (t == i)
+            return;
+        swap_pair(h, i, t);
+        i = t;
+    }
+}
+
+/* Replaces the top's key with k, or removes the top when k is NaN. */
+static void kheap_retop(double *h, size_t *len, double k)
+{
+    if (isnan(k)) {
+        (*len)--;
+        h[0] = h[2 * *len];
+        h[1] = h[2 * *len + 1];
+    } else {
+        h[0] = k;
+    }
+    if (*len > 0)
+        kheap_down(h, *len, 0);
+}
+
+#define WARM_ABORT (-1.0) /* the warm start gave up: the cold path decides */
+
+/* The price from lambda0 (the last allocation's): every job's vertex at lambda0, then the
+ * segments between lambda0 and the price taken (the price lies below) or given back (above)
+ * in order of slope through a heap, until the powers fit `room_all` (total: the powers at
+ * lambda0). The price and each job's vertex are the cold path's (find_price): the smallest
+ * slope whose steeper segments fit; the sums are added in another order, so a total within
+ * rounding of the budget may decide the other way. WARM_ABORT after more than n steps (a
+ * price that moved far: the cold path is then cheaper). */
+static double warm_price(struct arrays *a, const struct eco_cap_job *jobs, size_t n, uint32_t g,
+                         double lambda0, double total, double room_all)
+{
+    double *h = a->heap, price = lambda0;
+    size_t len = 0, steps = 0;
+    int down = total <= room_all; /* the price lies at or below lambda0: take segments */
+    for (size_t i = 0; i < n; i++) {
+        double k = down ? a->dn[i] : -a->up[i];
+        if (isfinite(k)) {
+            h[2 * len] = k;
+            h[2 * len + 1] = (double)i;
+            len++;
+        }
+    }
+    for (size_t i = len / 2; i-- > 0;)
+        kheap_down(h, len, i);
+    size_t batch = 0; /* down: jobs that took segments of the last slope, in a->heap's tail */
+    double *last = a->heap + 2 * n;
+    while (len > 0) {
+        double x = down ? h[0] : -h[0];
+        batch = 0;
+        while (len > 0 && (down ? h[0] : -h[0]) == x) {
+            size_t i = (size_t)h[1];
+            uint32_t v = (uint32_t)a->vpos[i], nv = n_vert(a, jobs, i);
+            a->moved[i] = 1;
+            if (down) {
+                total += vert_pw(a, jobs, i, g, v + 1) - vert_pw(a, jobs, i, g, v);
+                a->vpos[i] = ++v;
+                last[batch++] = (double)i;
+                kheap_retop(h, &len, v + 1 < nv ? seg_slope(a, jobs, i, g, v) : NAN);
+            } else {
+                total -= vert_pw(a, jobs, i, g, v) - vert_pw(a, jobs, i, g, v - 1);
+                a->vpos[i] = --v;
+                kheap_retop(h, &len, v > 0 ? -seg_slope(a, jobs, i, g, v - 1) : NAN);
+            }
+            if (++steps > n)
+                return WARM_ABORT;
+        }
+        price = x;
+        if (down ? total > room_all : total <= room_all)
+            break;
+        if (len == 0 && !down)
+            return WARM_ABORT; /* nothing left to give back (rounding): let the cold path see */
+    }
+    if (down) /* segments of slope equal to the price are not taken */
+        for (size_t b = 0; b < batch; b++)
+            a->vpos[(size_t)last[b]] -= 1;
+    return price;
+}
+
+/* The warm start (docs/policies/powercap.md, "Warm start"): a job whose memo holds its row
+ * and hull, under a cost that stays affine in its time left, is read from the memo (its
+ * costs at the few points looked at, lazy_cost); the others are prepared as in the cold path.
+ * The price walks from the last one (warm_price). Returns the price, INFINITY when not even
+ * the lowest powers fit, or WARM_ABORT with nothing written to limits_w. */
+static double allocate_warm(const struct eco_cap_job *jobs, size_t n,
+                            const struct eco_cap_params *p, struct arrays *a, double room_all,
+                            double lambda0, double *lo_total)
+{
+    const uint32_t g = p->grid;
+    const double inv_hz = eco_cap__horizon_inv(p);
+    struct eco_cap_prior_cache prior;
+    prior.used = 0;
+    double lo = 0.0, hi = 0.0, total = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_cap_job *j = &jobs[i];
+        struct eco_cap_memo *mo = memo_of(j, g);
+        double pen = 0.0;
+        a->pen[i] = NAN;
+        a->moved[i] = 0;
+        a->vpos[i] = 0;
+        if (mo && mo->hull_ok && memo_row_ok(mo, j, g, p->reuse_tol) &&
+            (!(j->levels && j->n_levels) || mo->pts_ok)) {
+            uint32_t top = upper_index(j, g, j->levels && j->n_levels ? mo->pts : NULL);
+            if (mo->hull_top == top && cost_affine(j, p, inv_hz, mo->smax, mo->smin, &pen)) {
+                a->pen[i] = pen;
+                a->hsize[i] = mo->hull_mono ? (double)mo->hull_n : -(double)mo->hull_n;
+                a->vpos[i] = mo->price_ok ? mo->vpos : 0;
+                mo->iv_ok = cost_proportional(j, p, inv_hz, mo->smax);
+                mo->iv_top = top;
+                mo->iv_smax = mo->smax;
+            }
+        }
+        if (!lazy(a, i)) {
+            int mono;
+            uint32_t h = prep_job(j, p, inv_hz, &prior, a->pw + i * g, a->c + i * g,
+                                  a->slope + i * g, a->vidx + i * g, &mono);
+            a->hsize[i] = mono ? (double)h : -(double)h;
+            a->vpos[i] = h - 1; /* a good start for the scan from the top */
+        }
+        if (lazy(a, i)) {
+            lo += mo->hull_lo_pw;
+            hi += mo->hull_hi_pw;
+        } else {
+            uint32_t h = n_vert(a, jobs, i);
+            lo += vert_pw(a, jobs, i, g, 0);
+            hi += vert_pw(a, jobs, i, g, h - 1);
+        }
+        vertex_at(a, jobs, i, g, lambda0);
+        total += vert_pw(a, jobs, i, g, (uint32_t)a->vpos[i]);
+    }
+    *lo_total = lo;
+    if (lo > room_all)
+        return INFINITY;
+    double price = 0.0;
+    if (hi > room_all) {
+        price = warm_price(a, jobs, n, g, lambda0, total, room_all);
+        if (price == WARM_ABORT)
+            return WARM_ABORT;
+    } else {
+        for (size_t i = 0; i < n; i++) { /* every job at its cheapest point */
+            uint32_t h = n_vert(a, jobs, i);
+            a->moved[i] = a->moved[i] || a->vpos[i] != h - 1;
+            a->vpos[i] = h - 1;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        a->cur[i] = vert_at(a, jobs, i, g, (uint32_t)a->vpos[i]);
+    return price;
+}
+
+/* The cold path: every job's local problem into the rows (prep_job), the price by find_price
+ * over all hull segments, each job's vertex at it into cur and vpos. Returns the price (0 when
+ * the budget does not bind), or INFINITY when not even the lowest powers fit. */
+static double allocate_cold(const struct eco_cap_job *jobs, size_t n,
+                            const struct eco_cap_params *p, struct arrays *a, double room_all)
+{
+    const uint32_t g = p->grid;
+    const double inv_hz = eco_cap__horizon_inv(p);
+    double lo_total = 0.0, hi_total = 0.0, price = 0.0;
+    uint64_t kmin = UINT64_MAX, kmax = 0;
+    struct eco_cap_prior_cache prior;
+    prior.used = 0;
+    /* Local problems: every job's grid points, its hull and the hull's slopes; cur[i] = the
+     * job's unconstrained best (the hull's last vertex). */
+    for (size_t i = 0; i < n; i++) {
+        double *pi = a->pw + i * g, *si = a->slope + i * g, *vi = a->vidx + i * g;
+        int mono;
+        uint32_t h = prep_job(&jobs[i], p, inv_hz, &prior, pi, a->c + i * g, si, vi, &mono);
+        if (h > 1) {
+            uint64_t k0 = key_of(si[0]), k1 = key_of(si[h - 2]);
+            kmax = k0 > kmax ? k0 : kmax;
+            kmin = k1 < kmin ? k1 : kmin;
+        }
+        a->hsize[i] = mono ? (double)h : -(double)h;
+        a->pen[i] = NAN;
+        a->moved[i] = 1;
+        lo_total += pi[(uint32_t)vi[0]];
+        hi_total += pi[(uint32_t)vi[h - 1]];
+        a->cur[i] = vi[h - 1];
+        a->vpos[i] = h - 1;
+    }
+    if (lo_total > room_all) /* not even the lowest powers fit */
+        return INFINITY;
+    if (hi_total > room_all) { /* the price is positive */
+        struct hulls H = {
+            .pw = a->pw, .slope = a->slope, .vidx = a->vidx, .hsize = a->hsize, .n = n, .g = g};
+        price = find_price(&H, room_all - lo_total, kmin, kmax, a->heap, 3 * n / 2);
+        for (size_t i = 0; i < n; i++) {
+            const double *si = a->slope + i * g, *vi = a->vidx + i * g;
+            uint32_t s = 0, ns = (uint32_t)fabs(a->hsize[i]) - 1;
+            while (s < ns && si[s] > price)
+                s++;
+            a->cur[i] = vi[s];
+            a->vpos[i] = s;
+        }
+    }
+    return price;
+}
+
+/* The last allocation's price from the first job whose memo holds one. */
+static int last_price(const struct eco_cap_job *jobs, size_t n, uint32_t g, double *lambda)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct eco_cap_memo *m = jobs[i].memo;
+        if (m && m->cap >= g && m->price_ok) {
+            *lambda = m->price;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* What job i's memo keeps of the allocation's answer: the price and the job's hull position
+ * (the next warm start's), and the prices its answer stands for (the steady split's): when
+ * iv_ok (its cost proportional to its remaining work) and its point is the price solution's
+ * vertex v, the slopes around it, lo = slope[v] <= price < hi = slope[v - 1]; else none (a
+ * point the greedy fill or the exchange moved it to). */
+static void remember(struct eco_cap_memo *m, const struct arrays *a, const struct eco_cap_job *jobs,
+                     size_t i, uint32_t g, double price)
+{
+    const struct eco_cap_job *j = &jobs[i];
+    uint32_t v = (uint32_t)a->vpos[i], h = n_vert(a, jobs, i);
+    m->price_ok = 1;
+    m->price = price;
+    m->vpos = v;
+    if (!m->iv_ok)
+        return;
+    m->iv_ok = 0;
+    if ((uint32_t)a->cur[i] != vert_at(a, jobs, i, g, v))
+        return;
+    double lo = v + 1 < h ? (a->moved[i] ? seg_slope(a, jobs, i, g, v) : a->dn[i]) : 0.0;
+    double hi = v > 0 ? (a->moved[i] ? seg_slope(a, jobs, i, g, v - 1) : a->up[i]) : INFINITY;
+    double wrem = j->weight * j->remaining_s;
+    if (lo <= price && price < hi && wrem > 0.0) {
+        m->iv_ok = 1;
+        m->iv_lo = lo;
+        m->iv_hi = hi;
+        m->iv_wrem = wrem;
+    }
+}
+
 /* eco_cap_allocate; small_exact 0 leaves out the branch and bound and the exchange pass of
  * small instances (a part of a larger allocation, whose other jobs give the granularity). */
 static double allocate(const struct eco_cap_job *jobs, size_t n, double budget_w,
@@ -1212,111 +1757,39 @@ static double allocate(const struct eco_cap_job *jobs, size_t n, double budget_w
         scratch = own;
     }
     const uint32_t g = p->grid;
-    const size_t ng = n * g;
-    double *pw = scratch, *c = pw + ng, *slope = c + ng, *vidx = slope + ng;
-    double *hsize = vidx + ng, *cur = hsize + n, *heap = cur + n;
-    const double inv_hz = eco_cap__horizon_inv(p);
+    struct arrays a;
+    arrays_at(&a, scratch, n, g);
     const double room_all = budget_w - (isfinite(budget_w) ? fabs(budget_w) * BUDGET_MARGIN : 0.0);
-    double lo_total = 0.0, hi_total = 0.0, price = 0.0;
-    uint64_t kmin = UINT64_MAX, kmax = 0;
-    struct eco_cap_prior_cache prior;
-    prior.used = 0;
-
-    /* Local problems: every job's grid points, its hull and the hull's slopes; cur[i] = the
-     * job's unconstrained best (the hull's last vertex). */
-    for (size_t i = 0; i < n; i++) {
-        const struct eco_cap_job *j = &jobs[i];
-        double *pi = pw + i * g, *ci = c + i * g, *si = slope + i * g, *vi = vidx + i * g;
-        uint16_t ord[ECO_CAP_GRID_MAX], hull[ECO_CAP_GRID_MAX];
-        int mono;
-        /* a job with a memo: its row while its model stays within reuse_tol, and the row's
-         * hull while its cost stays proportional to its remaining time */
-        struct eco_cap_memo *mo = memo_of(j, g);
-        int row_ok = mo && memo_row_ok(mo, j, g, p->reuse_tol);
-        /* a job on levels: its grid points walked once (or kept in its memo, whose range and
-         * levels are the job's when the row is) */
-        const double *pts = NULL;
-        double L[ECO_CAP_GRID_MAX];
-        if (j->levels && j->n_levels) {
-            if (row_ok && mo->pts_ok) {
-                pts = mo->pts;
-            } else {
-                L[0] = j->min_limit_w; /* g >= 2; this tells the compiler so */
-                grid_points(j, g, L);
-                pts = L;
-            }
-        }
-        uint32_t top = upper_index(j, g, pts), h = 0;
-        if (row_ok) {
-            memcpy(pi, mo->pw, g * sizeof *pi);
-            memcpy(ci, mo->sp, g * sizeof *ci);
-        } else {
-            eval_rows(j, g, &prior, pts, pi, ci);
-            if (mo)
-                memo_store_row(mo, j, g, pts, pi, ci);
-        }
-        /* any job with a memo (mo, when its row may be kept, is that memo) keeps the prices its
-         * answer stands for (keep_interval), whatever its curve: the caller says when the
-         * curve has not moved (eco_capper_job.steady) */
-        struct eco_cap_memo *ivm = j->memo && j->memo->cap >= g ? j->memo : NULL;
-        int prop = 0;
-        if (ivm) {
-            double smax = top_speed(ci, g);
-            prop = cost_proportional(j, p, inv_hz, smax);
-            ivm->iv_ok = prop;
-            ivm->iv_top = top;
-            ivm->iv_smax = smax;
-        }
-        eval_costs(j, p, inv_hz, top, pi, ci);
-        if (mo && prop && mo->hull_ok && mo->hull_top == top && (h = memo_hull(mo, pi, ci, si))) {
-            mono = mo->hull_mono;
-            for (uint32_t v = 0; v < h; v++)
-                hull[v] = mo->hull[v];
-        } else {
-            h = job_hull(pi, ci, g, ord, hull, si, &mono);
-            if (mo) {
-                mo->hull_ok = prop;
-                mo->hull_top = top;
-                mo->hull_mono = mono;
-                mo->hull_n = h;
-                memcpy(mo->hull, hull, h * sizeof *hull);
-            }
-        }
-        for (uint32_t v = 0; v < h; v++)
-            vi[v] = hull[v];
-        if (h > 1) {
-            uint64_t k0 = key_of(si[0]), k1 = key_of(si[h - 2]);
-            kmax = k0 > kmax ? k0 : kmax;
-            kmin = k1 < kmin ? k1 : kmin;
-        }
-        hsize[i] = mono ? (double)h : -(double)h;
-        lo_total += pi[hull[0]];
-        hi_total += pi[hull[h - 1]];
-        cur[i] = hull[h - 1];
-    }
-
-    if (lo_total > room_all) { /* not even the lowest powers fit */
+    double price = WARM_ABORT, lambda0 = 0.0, lo_total = 0.0;
+    /* the warm start where a last price is known and the small-instance passes do not run */
+    if (n > (small_exact ? EXCHANGE_MAX_JOBS : 0) && last_price(jobs, n, g, &lambda0))
+        price = allocate_warm(jobs, n, p, &a, room_all, lambda0, &lo_total);
+    if (price == WARM_ABORT)
+        price = allocate_cold(jobs, n, p, &a, room_all);
+    if (isinf(price)) { /* not even the lowest powers fit */
         for (size_t i = 0; i < n; i++) {
             limits_w[i] = eco_cap__grid_at(&jobs[i], g, 0);
-            if (jobs[i].memo)
+            if (jobs[i].memo) {
                 jobs[i].memo->iv_ok = 0;
+                jobs[i].memo->price_ok = 0;
+            }
         }
         free(own);
         return INFINITY;
     }
-    if (hi_total > room_all) { /* the price is positive */
-        struct hulls H = {.pw = pw, .slope = slope, .vidx = vidx, .hsize = hsize, .n = n, .g = g};
-        price = find_price(&H, room_all - lo_total, kmin, kmax, heap, 3 * n / 2);
+    if (price > 0.0) { /* the budget binds: spend what the price solution leaves */
         double total = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            const double *si = slope + i * g, *vi = vidx + i * g;
-            uint32_t s = 0, ns = (uint32_t)fabs(hsize[i]) - 1;
-            while (s < ns && si[s] > price)
-                s++;
-            cur[i] = vi[s];
-            total += pw[i * g + (uint32_t)vi[s]];
-        }
-        struct fill f = {.pw = pw, .c = c, .hsize = hsize, .cur = cur, .heap = heap, .g = g};
+        for (size_t i = 0; i < n; i++)
+            total += lazy(&a, i) ? jobs[i].memo->pw[(uint32_t)a.cur[i]]
+                                 : a.pw[i * g + (uint32_t)a.cur[i]];
+        struct fill f = {.pw = a.pw,
+                         .c = a.c,
+                         .hsize = a.hsize,
+                         .cur = a.cur,
+                         .heap = a.heap,
+                         .g = g,
+                         .jobs = jobs,
+                         .pen = a.pen};
         double room = greedy_fill(&f, n, room_all - total);
         if (small_exact && n <= BNB_MAX_JOBS && g <= BNB_MAX_GRID) {
             struct bnb b;
@@ -1330,12 +1803,11 @@ static double allocate(const struct eco_cap_job *jobs, size_t n, double budget_w
         const struct eco_cap_memo *mo = memo_of(j, g);
         /* a job on levels keeps its grid points in its memo (stored above) */
         const double *pts = j->levels && j->n_levels && mo && mo->pts_ok ? mo->pts : NULL;
-        uint32_t k = (uint32_t)cur[i], top = upper_index(j, g, pts);
+        uint32_t k = (uint32_t)a.cur[i], top = upper_index(j, g, pts);
         k = k < top ? k : top;
         limits_w[i] = pts ? pts[k] : eco_cap__grid_at(j, g, k);
-        if (j->memo && j->memo->cap >= g && j->memo->iv_ok) /* prices this vertex stands for */
-            keep_interval(jobs[i].memo, slope + i * g, vidx + i * g, (uint32_t)fabs(hsize[i]),
-                          (uint32_t)cur[i], price, j->weight * j->remaining_s);
+        if (j->memo && j->memo->cap >= g)
+            remember(j->memo, &a, jobs, i, g, price);
     }
     free(own);
     return price;
