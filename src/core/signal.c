@@ -74,6 +74,13 @@ int eco_signal_covers(const struct eco_signal *s, double a, double b)
 /* The piece holding t (t inside the cover): the last i with t[i] <= t, at most n - 1. */
 static size_t piece(const struct eco_signal *s, double t)
 {
+    /* Evenly spaced series (hourly signals) first: the piece t falls in at an even spacing,
+     * or its neighbour, checked; else (gaps, uneven pieces) the binary search. */
+    double x = (t - s->t[0]) / (s->t[s->n] - s->t[0]) * (double)s->n;
+    size_t g = x > 0 ? (x < (double)(s->n - 1) ? (size_t)x : s->n - 1) : 0;
+    for (size_t k = g > 0 ? g - 1 : g; k <= g + 1 && k < s->n; k++)
+        if (s->t[k] <= t && (k + 1 == s->n || t < s->t[k + 1]))
+            return k;
     size_t lo = 0, hi = s->n; /* t[lo] <= t < t[hi] */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
