@@ -43,6 +43,9 @@ struct truth {
     uint64_t key;              /* which start of which job: the oracle's memo key */
     double full_p;             /* the truth's power per GPU at the range's top (metrics) */
     double lo, hi;             /* the knob's range over its types (range_of, made once) */
+    /* the clock knob's floor (cap_range) for the model as it is; NaN: to be made again (each
+     * sample moves the model) */
+    double floor;
 };
 
 struct powerctl {
@@ -145,7 +148,7 @@ static void range_of(const struct truth *t, double *lo, double *hi);
 static struct truth truth_of(const struct engine *e, const struct eco_job *j, int clock,
                              const struct eco_alloc *a, size_t n)
 {
-    struct truth t = {.workload = j->workload, .clock = (uint8_t)clock, .at = NAN};
+    struct truth t = {.workload = j->workload, .clock = (uint8_t)clock, .at = NAN, .floor = NAN};
     for (size_t i = 0; i < n; i++) {
         uint16_t type = (uint16_t)e->c->nodes[a[i].node].type;
         uint8_t k = 0;
@@ -433,17 +436,19 @@ static int grow(struct powerctl *pc, size_t n)
 }
 
 /* Job j's knob range as the capper sees it and its levels (NULL: continuous). */
-static const double *cap_range(const struct powerctl *pc, uint32_t j, double *lo, double *hi,
-                               size_t *nl)
+static const double *cap_range(struct powerctl *pc, uint32_t j, double *lo, double *hi, size_t *nl)
 {
-    const struct truth *tr = &pc->truth[j];
+    struct truth *tr = &pc->truth[j];
     *nl = 0;
     /* A job on GPUs of several types has no common level list: its clock is continuous. */
     const double *levels = pc->clock && tr->n == 1 ? eco_clock_levels(tr->type[0], nl) : NULL;
     truth_range(tr, lo, hi);
-    if (pc->clock) /* no clock below where its power reaches the minimum limit (clock.md) */
-        *lo =
-            eco_job_model_clock_floor(&pc->models[j], truth_min_limit_w(tr), levels, (uint32_t)*nl);
+    if (pc->clock) { /* no clock below where its power reaches the minimum limit (clock.md) */
+        if (tr->floor != tr->floor) /* made once per sample: decides outnumber samples */
+            tr->floor = eco_job_model_clock_floor(&pc->models[j], truth_min_limit_w(tr), levels,
+                                                  (uint32_t)*nl);
+        *lo = tr->floor;
+    }
     return levels;
 }
 
@@ -621,6 +626,7 @@ static double sample(struct powerctl *pc, uint32_t j, double setting)
     pc->meas_w[j] = mp;
     pc->meas_speed[j] = ms;
     eco_job_model_observe(&pc->models[j], setting, mp, ms);
+    tr->floor = NAN;
     return mp;
 }
 

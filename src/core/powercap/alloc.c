@@ -1338,6 +1338,11 @@ static uint32_t prep_job(const struct eco_cap_job *j, const struct eco_cap_param
     if (j->levels && j->n_levels) {
         if (row_ok && mo->pts_ok) {
             pts = mo->pts;
+        } else if (mo && mo->pts_ok && mo->g == g && mo->levels == j->levels &&
+                   mo->n_levels == j->n_levels && mo->min_w == j->min_limit_w &&
+                   mo->max_w == j->max_limit_w) { /* the model moved, not the points */
+            memcpy(L, mo->pts, g * sizeof *L);
+            pts = L;
         } else {
             L[0] = j->min_limit_w; /* g >= 2; this tells the compiler so */
             grid_points(j, g, L);
