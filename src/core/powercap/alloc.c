@@ -1358,12 +1358,12 @@ static uint32_t prep_job(const struct eco_cap_job *j, const struct eco_cap_param
         if (mo)
             memo_store_row(mo, j, g, pts, pi, ci);
     }
-    double smax = top_speed(ci, g), pen = 0.0;
+    struct eco_cap_memo *ivm = j->memo && j->memo->cap >= g ? j->memo : NULL;
+    double smax = mo || ivm ? top_speed(ci, g) : 0.0, pen = 0.0;
     int aff = mo && cost_affine(j, p, inv_hz, smax, mo->smin, &pen);
     /* any job with a memo (mo, when its row may be kept, is that memo) keeps the prices its
-     * answer stands for (keep_interval), whatever its curve: the caller says when the
+     * answer stands for (remember), whatever its curve: the caller says when the
      * curve has not moved (eco_capper_job.steady) */
-    struct eco_cap_memo *ivm = j->memo && j->memo->cap >= g ? j->memo : NULL;
     if (ivm) {
         ivm->iv_ok = cost_proportional(j, p, inv_hz, smax);
         ivm->iv_top = top;
