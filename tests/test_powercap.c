@@ -1197,7 +1197,7 @@ static void test_alloc_errors(void **state)
     bad.min_limit_w = bad.max_limit_w = 150;
     assert_true(eco_cap_allocate(&bad, 1, 1000, &p, &lim, NULL) == 0.0);
     assert_true(lim == 150);
-    assert_int_equal(eco_cap_scratch_len(10, &p), 4 * 10 * 26 + 10 * 10);
+    assert_int_equal(eco_cap_scratch_len(10, &p), 4 * 10 * 26 + 11 * 10);
 }
 
 /* ---- baselines ------------------------------------------------------------------------------ */

@@ -61,9 +61,9 @@ size_t eco_cap_scratch_len(size_t n, const struct eco_cap_params *p)
 {
     size_t g = p && p->grid >= 2 ? p->grid : 26;
     /* power, cost, hull slopes and hull vertices (n x g each); hull size, current choice,
-     * 3 x n for the heap (also the price search's buffer) and 5 x n for the warm start
+     * 3 x n for the heap (also the price search's buffer) and 6 x n for the warm start
      * (struct arrays) */
-    return 4 * n * g + 10 * n;
+    return 4 * n * g + 11 * n;
 }
 
 double eco_cap__horizon_inv(const struct eco_cap_params *p)
@@ -864,6 +864,9 @@ struct fill {
      * memo's and their costs lazy_cost's, the same values up to the trust region's top */
     const struct eco_cap_job *jobs;
     const double *pen;
+    /* per job, the power its next grid point adds where known (NaN: not known): a job whose
+     * next point does not fit has no move (monotone power), passed over without its row */
+    const double *step;
 };
 
 /* Power of job i at grid point k. */
@@ -1022,6 +1025,8 @@ static double greedy_fill(struct fill *f, size_t n, double room)
     for (size_t i = 0; i < n; i++) {
         double r = 0.0;
         uint32_t to = 0;
+        if (f->step && f->step[i] > room)
+            continue;
         if (best_move(f, i, room, &r, &to)) {
             f->heap[3 * f->len] = r;
             f->heap[3 * f->len + 1] = (double)i;
@@ -1396,10 +1401,11 @@ static uint32_t prep_job(const struct eco_cap_job *j, const struct eco_cap_param
 /* The arrays of one allocation: the cold path's rows (n x g: pw, c, slope, vidx) and per job
  * hsize (+-hull size), cur (chosen grid index), heap (3 n); the warm start's per job vpos
  * (position on the hull), up and dn (slopes of the segments into and out of it), pen (NaN: the
- * job is in the rows; else it is read from its memo, pen its deadline weight) and moved. */
+ * job is in the rows; else it is read from its memo, pen its deadline weight), moved, and step
+ * (for the greedy fill: the power the next grid point adds, NaN where not known). */
 struct arrays {
     double *pw, *c, *slope, *vidx, *hsize, *cur, *heap;
-    double *vpos, *up, *dn, *pen, *moved;
+    double *vpos, *up, *dn, *pen, *moved, *step;
 };
 
 static void arrays_at(struct arrays *a, double *scratch, size_t n, uint32_t g)
@@ -1417,6 +1423,7 @@ static void arrays_at(struct arrays *a, double *scratch, size_t n, uint32_t g)
     a->dn = a->up + n;
     a->pen = a->dn + n;
     a->moved = a->pen + n;
+    a->step = a->moved + n;
 }
 
 /* Job i read from its memo (the warm start's lazy jobs) rather than from the rows. */
@@ -1515,6 +1522,18 @@ static void kheap_retop(double *h, size_t *len, double k)
     }
     if (*len > 0)
         kheap_down(h, *len, 0);
+}
+
+/* step[i]: for a lazy job with monotone power, the power its grid point after its vertex vpos
+ * adds (INFINITY at its top); NaN for the others. */
+static void next_step(struct arrays *a, const struct eco_cap_job *jobs, size_t i, uint32_t g)
+{
+    a->step[i] = NAN;
+    if (!lazy(a, i) || !jobs[i].memo->hull_mono)
+        return;
+    const struct eco_cap_memo *mo = jobs[i].memo;
+    uint32_t k = vert_at(a, jobs, i, g, (uint32_t)a->vpos[i]);
+    a->step[i] = k < mo->hull_top ? mo->pw[k + 1] - mo->pw[k] : INFINITY;
 }
 
 #define WARM_ABORT (-1.0) /* the warm start gave up: the cold path decides */
@@ -1626,6 +1645,7 @@ static double allocate_warm(const struct eco_cap_job *jobs, size_t n,
         }
         vertex_at(a, jobs, i, g, lambda0);
         total += vert_pw(a, jobs, i, g, (uint32_t)a->vpos[i]);
+        next_step(a, jobs, i, g);
     }
     *lo_total = lo;
     if (lo > room_all)
@@ -1642,8 +1662,11 @@ static double allocate_warm(const struct eco_cap_job *jobs, size_t n,
             a->vpos[i] = h - 1;
         }
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         a->cur[i] = vert_at(a, jobs, i, g, (uint32_t)a->vpos[i]);
+        if (a->moved[i])
+            next_step(a, jobs, i, g);
+    }
     return price;
 }
 
@@ -1673,6 +1696,7 @@ static double allocate_cold(const struct eco_cap_job *jobs, size_t n,
         a->hsize[i] = mono ? (double)h : -(double)h;
         a->pen[i] = NAN;
         a->moved[i] = 1;
+        a->step[i] = NAN;
         lo_total += pi[(uint32_t)vi[0]];
         hi_total += pi[(uint32_t)vi[h - 1]];
         a->cur[i] = vi[h - 1];
@@ -1794,7 +1818,8 @@ static double allocate(const struct eco_cap_job *jobs, size_t n, double budget_w
                          .heap = a.heap,
                          .g = g,
                          .jobs = jobs,
-                         .pen = a.pen};
+                         .pen = a.pen,
+                         .step = a.step};
         double room = greedy_fill(&f, n, room_all - total);
         if (small_exact && n <= BNB_MAX_JOBS && g <= BNB_MAX_GRID) {
             struct bnb b;
