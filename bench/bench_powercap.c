@@ -128,7 +128,8 @@ int main(void)
     static const size_t sizes[] = {1000, 10000, 100000};
     for (int memo = 0; memo <= 1; memo++) {
         if (memo)
-            printf("\nWith memos (reuse_tol 0, the same limits as without), one job's model "
+            printf("\nWith memos and the warm start (reuse_tol 0, the same limits as without), one "
+                   "job's model "
                    "moved and every job's remaining work a second less before each call:\n\n"
                    "| jobs | GPUs | grid | median ms (of %d) | min ms | max ms | median CPU ms "
                    "| predicted power / budget | target |\n"

@@ -674,6 +674,7 @@ static int cost_affine(const struct eco_cap_job *j, const struct eco_cap_params 
     return 1;
 }
 
+/* A speed as cost_row takes it: at least SPEED_FLOOR. */
 static double floor_speed(double s)
 {
     return s > SPEED_FLOOR ? s : SPEED_FLOOR;
@@ -683,8 +684,7 @@ static double floor_speed(double s)
  * one point, the same value. */
 static double lazy_cost(const struct eco_cap_job *j, double pen, double s)
 {
-    s = s > SPEED_FLOOR ? s : SPEED_FLOOR;
-    double t = j->remaining_s / s, late = t - j->slack_s;
+    double t = j->remaining_s / floor_speed(s), late = t - j->slack_s;
     return j->weight * t + (late > 0.0 ? pen * late : 0.0);
 }
 
