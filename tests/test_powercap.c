@@ -812,6 +812,21 @@ static void sample_at_random(struct eco_job_model *m, const struct eco_cap_job *
         m->max_limit_w * (0.5 + 0.3 * eco_rng_uniform(rng)), 0.7 + 0.3 * eco_rng_uniform(rng));
 }
 
+/* For the memo tests: a memo for each of pop's jobs, a copy array for the same jobs without
+ * memos and two arrays of limits. */
+static void memo_setup(struct population *pop, uint32_t grid, struct eco_cap_job **bare, double **a,
+                       double **b)
+{
+    *bare = malloc(pop->n * sizeof **bare);
+    *a = malloc(pop->n * sizeof **a);
+    *b = malloc(pop->n * sizeof **b);
+    assert_non_null(*bare);
+    assert_non_null(*a);
+    assert_non_null(*b);
+    for (size_t i = 0; i < pop->n; i++)
+        assert_non_null(pop->jobs[i].memo = eco_cap_memo_new(grid));
+}
+
 /* Memos (eco_cap_job.memo) at reuse_tol 0 change nothing, bit for bit: over rounds in which
  * some models take a sample, every job's work and slack drop, some jobs come near the end of
  * the horizon and some get a trust region, the limits and the price are those of the same
@@ -825,13 +840,9 @@ static void test_alloc_memo(void **state)
     population_make(&pop, 2000, 81);
     struct eco_cap_params p;
     eco_cap_params_default(&p);
-    struct eco_cap_job *bare = malloc(pop.n * sizeof *bare);
-    double *a = malloc(pop.n * sizeof *a), *b = malloc(pop.n * sizeof *b);
-    assert_non_null(bare);
-    assert_non_null(a);
-    assert_non_null(b);
-    for (size_t i = 0; i < pop.n; i++)
-        assert_non_null(pop.jobs[i].memo = eco_cap_memo_new(p.grid));
+    struct eco_cap_job *bare;
+    double *a, *b;
+    memo_setup(&pop, p.grid, &bare, &a, &b);
     struct eco_rng rng;
     eco_rng_init(&rng, 82);
     double budget = 0.5 * (pop.budget_lo + pop.budget_hi);
@@ -965,13 +976,9 @@ static void test_alloc_warm(void **state)
         } else if (variant == 2) {
             p.horizon = 0;
         }
-        struct eco_cap_job *bare = malloc(pop.n * sizeof *bare);
-        double *a = malloc(pop.n * sizeof *a), *b = malloc(pop.n * sizeof *b);
-        assert_non_null(bare);
-        assert_non_null(a);
-        assert_non_null(b);
-        for (size_t i = 0; i < pop.n; i++)
-            assert_non_null(pop.jobs[i].memo = eco_cap_memo_new(p.grid));
+        struct eco_cap_job *bare;
+        double *a, *b;
+        memo_setup(&pop, p.grid, &bare, &a, &b);
         struct eco_rng rng;
         eco_rng_init(&rng, 92);
         int bound = 0;

@@ -877,6 +877,20 @@ static double fill_pw(const struct fill *f, size_t i, uint32_t k)
     return f->pw[i * f->g + k];
 }
 
+/* Point k of a row of powers pw, adding dp watts for a saving dc > 0, as the best move so far
+ * when none is (*found 0) or it saves more per watt (a move that adds no power first), ties to
+ * the smaller power. */
+static void keep_best(const double *pw, uint32_t k, double dp, double dc, int *found, double *ratio,
+                      uint32_t *to)
+{
+    double r = dp > 0.0 ? dc / dp : INFINITY;
+    if (!*found || r > *ratio || (r == *ratio && pw[k] < pw[*to])) {
+        *ratio = r;
+        *to = k;
+        *found = 1;
+    }
+}
+
 /* best_move for a lazy job (its point at or below its top): the points up to the top only, as
  * the rows repeat the top above it (never a better move: the same ratio at the same power). */
 static int best_move_lazy(const struct fill *f, size_t i, double room, double *ratio, uint32_t *to)
@@ -904,12 +918,7 @@ static int best_move_lazy(const struct fill *f, size_t i, double room, double *r
         double dc = ccur - lazy_cost(j, pen, mo->sp[k]);
         if (!(dc > 0.0))
             continue;
-        double r = dp > 0.0 ? dc / dp : INFINITY;
-        if (!found || r > *ratio || (r == *ratio && pw[k] < pw[*to])) {
-            *ratio = r;
-            *to = k;
-            found = 1;
-        }
+        keep_best(pw, k, dp, dc, &found, ratio, to);
     }
     return found;
 }
@@ -936,12 +945,7 @@ static int best_move(const struct fill *f, size_t i, double room, double *ratio,
         }
         if (!(dc > 0.0))
             continue;
-        double r = dp > 0.0 ? dc / dp : INFINITY;
-        if (!found || r > *ratio || (r == *ratio && pw[k] < pw[*to])) {
-            *ratio = r;
-            *to = k;
-            found = 1;
-        }
+        keep_best(pw, k, dp, dc, &found, ratio, to);
     }
     return found;
 }
