@@ -582,6 +582,12 @@ static int memo_row_ok(const struct eco_cap_memo *mo, const struct eco_cap_job *
            coef_dist(mo->theta_s, m->speed.theta) <= tol;
 }
 
+/* A speed as cost_row takes it: at least SPEED_FLOOR. */
+static double floor_speed(double s)
+{
+    return s > SPEED_FLOOR ? s : SPEED_FLOOR;
+}
+
 /* The highest of the speeds sp[0..g), at least SPEED_FLOOR. */
 static double top_speed(const double *sp, uint32_t g)
 {
@@ -596,7 +602,7 @@ static double low_speed(const double *sp, uint32_t g)
 {
     double smin = INFINITY;
     for (uint32_t k = 0; k < g; k++) {
-        double s = sp[k] > SPEED_FLOOR ? sp[k] : SPEED_FLOOR;
+        double s = floor_speed(sp[k]);
         smin = s < smin ? s : smin;
     }
     return smin;
@@ -659,8 +665,8 @@ static int cost_affine(const struct eco_cap_job *j, const struct eco_cap_params 
         return 0;
     const double rem = j->remaining_s, slack = j->slack_s;
     const int has_dl = slack >= 0.0;
-    smax = smax > SPEED_FLOOR ? smax : SPEED_FLOOR;
-    smin = smin > SPEED_FLOOR ? smin : SPEED_FLOOR;
+    smax = floor_speed(smax);
+    smin = floor_speed(smin);
     *pen = 0.0;
     if (p->miss_cost > 0.0)
         return !has_dl; /* the per-miss branch of cost_row has no horizon scaling */
@@ -672,12 +678,6 @@ static int cost_affine(const struct eco_cap_job *j, const struct eco_cap_params 
         return 0; /* met at some points, missed at others: the kink moves with the work */
     *pen = pn;
     return 1;
-}
-
-/* A speed as cost_row takes it: at least SPEED_FLOOR. */
-static double floor_speed(double s)
-{
-    return s > SPEED_FLOOR ? s : SPEED_FLOOR;
 }
 
 /* Job j's cost at speed s where cost_affine holds (pen from it): cost_row's expression for
@@ -869,6 +869,12 @@ struct fill {
     const double *step;
 };
 
+/* The power a lazy job's grid point after k adds (its row is monotone), INFINITY at its top. */
+static double memo_step(const struct eco_cap_memo *mo, uint32_t k)
+{
+    return k < mo->hull_top ? mo->pw[k + 1] - mo->pw[k] : INFINITY;
+}
+
 /* Power of job i at grid point k. */
 static double fill_pw(const struct fill *f, size_t i, uint32_t k)
 {
@@ -959,7 +965,7 @@ static double least_step(const struct fill *f, size_t i)
     if (f->pen && !isnan(f->pen[i])) {
         const struct eco_cap_memo *mo = f->jobs[i].memo;
         if (mo->hull_mono)
-            return cur < mo->hull_top ? mo->pw[cur + 1] - mo->pw[cur] : INFINITY;
+            return memo_step(mo, cur);
         double m = INFINITY, sc = floor_speed(mo->sp[cur]);
         for (uint32_t k = 0; k <= mo->hull_top; k++)
             if (floor_speed(mo->sp[k]) > sc && mo->pw[k] - mo->pw[cur] < m)
@@ -1368,7 +1374,8 @@ static uint32_t prep_job(const struct eco_cap_job *j, const struct eco_cap_param
             memo_store_row(mo, j, g, pts, pi, ci);
     }
     struct eco_cap_memo *ivm = j->memo && j->memo->cap >= g ? j->memo : NULL;
-    double smax = mo || ivm ? top_speed(ci, g) : 0.0, pen = 0.0;
+    /* the row's top speed: the memo's (made with its row, which ci now is) where there is one */
+    double smax = mo ? mo->smax : ivm ? top_speed(ci, g) : 0.0, pen = 0.0;
     int aff = mo && cost_affine(j, p, inv_hz, smax, mo->smin, &pen);
     /* any job with a memo (mo, when its row may be kept, is that memo) keeps the prices its
      * answer stands for (remember), whatever its curve: the caller says when the
@@ -1535,9 +1542,7 @@ static void next_step(struct arrays *a, const struct eco_cap_job *jobs, size_t i
     a->step[i] = NAN;
     if (!lazy(a, i) || !jobs[i].memo->hull_mono)
         return;
-    const struct eco_cap_memo *mo = jobs[i].memo;
-    uint32_t k = vert_at(a, jobs, i, g, (uint32_t)a->vpos[i]);
-    a->step[i] = k < mo->hull_top ? mo->pw[k + 1] - mo->pw[k] : INFINITY;
+    a->step[i] = memo_step(jobs[i].memo, vert_at(a, jobs, i, g, (uint32_t)a->vpos[i]));
 }
 
 #define WARM_ABORT (-1.0) /* the warm start gave up: the cold path decides */
@@ -1606,7 +1611,7 @@ static double warm_price(struct arrays *a, const struct eco_cap_job *jobs, size_
  * the lowest powers fit, or WARM_ABORT with nothing written to limits_w. */
 static double allocate_warm(const struct eco_cap_job *jobs, size_t n,
                             const struct eco_cap_params *p, struct arrays *a, double room_all,
-                            double lambda0, double *lo_total)
+                            double lambda0)
 {
     const uint32_t g = p->grid;
     const double inv_hz = eco_cap__horizon_inv(p);
@@ -1632,18 +1637,15 @@ static double allocate_warm(const struct eco_cap_job *jobs, size_t n,
                 mo->iv_smax = mo->smax;
             }
         }
-        if (!lazy(a, i)) {
+        if (lazy(a, i)) {
+            lo += mo->hull_lo_pw;
+            hi += mo->hull_hi_pw;
+        } else {
             int mono;
             uint32_t h = prep_job(j, p, inv_hz, &prior, a->pw + i * g, a->c + i * g,
                                   a->slope + i * g, a->vidx + i * g, &mono);
             a->hsize[i] = mono ? (double)h : -(double)h;
             a->vpos[i] = h - 1; /* a good start for the scan from the top */
-        }
-        if (lazy(a, i)) {
-            lo += mo->hull_lo_pw;
-            hi += mo->hull_hi_pw;
-        } else {
-            uint32_t h = n_vert(a, jobs, i);
             lo += vert_pw(a, jobs, i, g, 0);
             hi += vert_pw(a, jobs, i, g, h - 1);
         }
@@ -1651,7 +1653,6 @@ static double allocate_warm(const struct eco_cap_job *jobs, size_t n,
         total += vert_pw(a, jobs, i, g, (uint32_t)a->vpos[i]);
         next_step(a, jobs, i, g);
     }
-    *lo_total = lo;
     if (lo > room_all)
         return INFINITY;
     double price = 0.0;
@@ -1793,10 +1794,10 @@ static double allocate(const struct eco_cap_job *jobs, size_t n, double budget_w
     struct arrays a;
     arrays_at(&a, scratch, n, g);
     const double room_all = budget_w - (isfinite(budget_w) ? fabs(budget_w) * BUDGET_MARGIN : 0.0);
-    double price = WARM_ABORT, lambda0 = 0.0, lo_total = 0.0;
+    double price = WARM_ABORT, lambda0 = 0.0;
     /* the warm start where a last price is known and the small-instance passes do not run */
     if (n > (small_exact ? EXCHANGE_MAX_JOBS : 0) && last_price(jobs, n, g, &lambda0))
-        price = allocate_warm(jobs, n, p, &a, room_all, lambda0, &lo_total);
+        price = allocate_warm(jobs, n, p, &a, room_all, lambda0);
     if (price == WARM_ABORT)
         price = allocate_cold(jobs, n, p, &a, room_all);
     if (isinf(price)) { /* not even the lowest powers fit */
@@ -1811,10 +1812,6 @@ static double allocate(const struct eco_cap_job *jobs, size_t n, double budget_w
         return INFINITY;
     }
     if (price > 0.0) { /* the budget binds: spend what the price solution leaves */
-        double total = 0.0;
-        for (size_t i = 0; i < n; i++)
-            total += lazy(&a, i) ? jobs[i].memo->pw[(uint32_t)a.cur[i]]
-                                 : a.pw[i * g + (uint32_t)a.cur[i]];
         struct fill f = {.pw = a.pw,
                          .c = a.c,
                          .hsize = a.hsize,
@@ -1824,6 +1821,9 @@ static double allocate(const struct eco_cap_job *jobs, size_t n, double budget_w
                          .jobs = jobs,
                          .pen = a.pen,
                          .step = a.step};
+        double total = 0.0;
+        for (size_t i = 0; i < n; i++)
+            total += fill_pw(&f, i, (uint32_t)a.cur[i]);
         double room = greedy_fill(&f, n, room_all - total);
         if (small_exact && n <= BNB_MAX_JOBS && g <= BNB_MAX_GRID) {
             struct bnb b;
