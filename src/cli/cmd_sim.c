@@ -64,6 +64,7 @@ struct sim_args {
     double budget_w;
     double control_period_s;
     int control_skip_off;
+    double miss_bound_s; /* > 0: --miss-bound's slot */
     double noise_power, noise_speed;
     int noise_set;
     int power_knob;
@@ -329,6 +330,15 @@ static const struct eco_opt sim_opts[] = {
      .help = "skip control periods once the limits have settled\n"
              "(default on; off: run every period)",
      .check = check_skip},
+    {.name = "miss-bound",
+     .kind = ECO_OPT_NUM,
+     .hi = NO_MAX_W_S,
+     .flags = ECO_OPT_LO_OPEN | ECO_OPT_NO_MAX,
+     .offset = A(miss_bound_s),
+     .arg = "SLOT_S",
+     .help = "instead of a run: a lower bound on the deadline misses\n"
+             "of any schedule under the power budget (a linear\n"
+             "relaxation in slots of SLOT_S seconds; 3600 is usual)"},
     {.name = "noise",
      .kind = ECO_OPT_CUSTOM,
      .arg = "P,S",
@@ -1276,6 +1286,45 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
     return status;
 }
 
+/* --miss-bound: the bound on deadline misses over the jobs a run would replay, as a table line
+ * or a JSON object. */
+static int run_bound(const struct sim_args *a, const struct eco_cluster *c, struct eco_jobset *set,
+                     const struct eco_budget_step *budget, size_t n_budget)
+{
+    struct eco_sim_config cfg = {
+        .workload_mix = a->workload_mix,
+        .seed = a->seed,
+        .budget = budget,
+        .n_budget = n_budget,
+        .power_knob = a->power_knob,
+        .deadline_lo = a->deadline_lo,
+        .deadline_hi = a->deadline_hi,
+    };
+    struct eco_miss_bound b;
+    struct eco_error err = {{0}};
+    int rc = eco_sim_miss_bound(c, set, &cfg, a->miss_bound_s, &b, &err);
+    if (rc) {
+        if (rc == -EINVAL && !strncmp(err.msg, "line ", 5))
+            eco_cli__err("%s:%s", a->trace, err.msg + 5);
+        else
+            eco_cli__err("sim: %s", rc == -EINVAL ? err.msg : strerror(-rc));
+        return rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
+    }
+    double ratio = b.deadline_jobs ? (double)b.misses / (double)b.deadline_jobs : 0;
+    if (a->json)
+        printf("{\"deadline_jobs\": %zu, \"miss_bound\": %zu, \"miss_ratio_bound\": %.6f, "
+               "\"met_lp\": %.3f, \"slots\": %zu, \"columns\": %zu, \"slot_s\": %g, "
+               "\"solve_s\": %.3f}\n",
+               b.deadline_jobs, b.misses, ratio, b.met, b.slots, b.columns, b.slot_s, b.solve_s);
+    else
+        printf("%-13s %10s %16s %12s %8s %9s %7s %8s\n%-13zu %10zu %16.4f %12.3f %8zu %9zu %7g "
+               "%8.2f\n",
+               "deadline_jobs", "miss_bound", "miss_ratio_bound", "met_lp", "slots", "columns",
+               "slot_s", "solve_s", b.deadline_jobs, b.misses, ratio, b.met, b.slots, b.columns,
+               b.slot_s, b.solve_s);
+    return 0;
+}
+
 /* --compare with --out: DIR/compare.txt names the runs in --compare order, for `ecosched
  * report DIR` (docs/report.md). */
 static int write_compare_order(const struct sim_args *a, const struct eco_policy_ops **pol,
@@ -1597,6 +1646,10 @@ int eco_cli__cmd_sim(int argc, char **argv)
                          "it: %s",
                          tmp_out, strerror(werr));
         a.out = tmp_out;
+    }
+    if (a.miss_bound_s > 0) {
+        status = run_bound(&a, c, set, n_budget ? steps : NULL, n_budget);
+        goto done;
     }
     status = run_all(&a, c, set, pol, npol, placement, n_budget ? steps : NULL, n_budget, &sig);
     if (!status && a.out && !tmp_out[0] && npol > 1) /* not into the temporary one */

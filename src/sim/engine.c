@@ -1365,3 +1365,32 @@ void eco_sim_result_fini(struct eco_sim_result *res)
     res->n_alloc = 0;
     res->n_nodes = 0;
 }
+
+int eco_sim_miss_bound(const struct eco_cluster *c, struct eco_jobset *set,
+                       const struct eco_sim_config *cfg, double slot_s, struct eco_miss_bound *out,
+                       struct eco_error *err)
+{
+    struct engine e = {.c = c, .jobs = set->jobs, .n_jobs = set->n, .cfg = cfg};
+    memset(out, 0, sizeof *out);
+    if (!cfg->n_budget)
+        return eco_errorf(err, -EINVAL,
+                          "--miss-bound needs a power budget (--power-budget or "
+                          "--power-budget-file)");
+    if (!(slot_s >= 1) || !isfinite(slot_s))
+        return eco_errorf(err, -EINVAL, "--miss-bound: the slot must be at least 1 s (got %g)",
+                          slot_s);
+    if (c->n_nodes == 0)
+        return eco_errorf(err, -EINVAL, "the cluster has no nodes");
+    int rc = knob_check(cfg, err);
+    if (rc || (rc = resolve_workloads(set, cfg, err)))
+        return rc;
+    eco_rng_init(&e.deadline_rng, cfg->seed ^ 0xdead11e5ULL);
+    e.arrivals = malloc((set->n ? set->n : 1) * sizeof *e.arrivals);
+    if (!e.arrivals)
+        return -ENOMEM;
+    size_t rejected;
+    if (!(rc = prepare(&e, &rejected)))
+        rc = eco_sim__miss_bound(&e, slot_s, out, err);
+    free(e.arrivals);
+    return rc;
+}

@@ -195,4 +195,8 @@ int eco_powerctl__slack(struct engine *e, double margin, double t,
                         int (*set_limit)(struct engine *, uint32_t, double, double));
 void eco_powerctl__summary(const struct engine *e, struct eco_sim_summary *s);
 
+/* missbound.c: the bound on deadline misses over e's prepared jobs (eco_sim_miss_bound). */
+int eco_sim__miss_bound(struct engine *e, double slot_s, struct eco_miss_bound *out,
+                        struct eco_error *err);
+
 #endif

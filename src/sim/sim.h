@@ -202,6 +202,23 @@ int eco_sim_run(const struct eco_cluster *c, struct eco_jobset *set,
                 struct eco_error *err);
 void eco_sim_result_fini(struct eco_sim_result *res);
 
+/* A clairvoyant lower bound on deadline misses under the config's power budget
+ * (docs/policies/powercap.md, "Bound on deadline misses"): the jobs, workloads and deadlines
+ * eco_sim_run would replay, and the linear relaxation of meeting as many deadlines as possible
+ * with every job's arrival, work, deadline and true curves known in advance, in slots of slot_s
+ * (GLPK). */
+struct eco_miss_bound {
+    size_t deadline_jobs; /* jobs with a deadline that run (not rejected) */
+    double met;           /* the relaxation's optimum: deadline jobs met, fractionally */
+    size_t misses;        /* no schedule misses fewer deadlines */
+    size_t slots, columns;
+    double slot_s, solve_s;
+};
+/* 0, -EINVAL (bad config, no budget, no optimum; err says why) or -ENOMEM. */
+int eco_sim_miss_bound(const struct eco_cluster *c, struct eco_jobset *set,
+                       const struct eco_sim_config *cfg, double slot_s, struct eco_miss_bound *out,
+                       struct eco_error *err);
+
 /* Percentile with linear interpolation between closest ranks (numpy's default), p in
  * [0, 100], over `v` sorted ascending. 0 for n == 0. */
 double eco_percentile_sorted(const double *v, size_t n, double p);
