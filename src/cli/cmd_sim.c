@@ -1525,7 +1525,7 @@ int eco_cli__cmd_sim(int argc, char **argv)
     const struct eco_budget_step *steps = budget ? budget : &one;
     if (n_budget && !a.power_policy) {
         a.power_policy = DEFAULT_POWER_POLICY;
-        if (!a.quiet)
+        if (!a.quiet && !(a.miss_bound_s > 0)) /* the bound runs no policy */
             eco_cli__err("note: power budget without --power-policy: using %s, the default "
                          "(docs/policies/powercap.md)",
                          DEFAULT_POWER_POLICY);
