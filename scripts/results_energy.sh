@@ -10,8 +10,12 @@ ECO="$BUILD/ecosched"
 JOBS="${JOBS:-2}"
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 TABLES="$SRC/scripts/results_energy_tables.py"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+if [ -n "${KEEP_DIR:-}" ]; then # keep the runs there (to redo the page: python3 $TABLES page ...)
+    tmp="$KEEP_DIR"; rm -rf "$tmp"; mkdir -p "$tmp"
+else
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+fi
 mkdir -p "$tmp/r" "$tmp/o" "$tmp/t"
 
 # Traces: id and file. Tuning traces (every policy's knobs are chosen on them): itp01-itp05;
