@@ -16,7 +16,13 @@ intervals; each interval of length d is powered down when that saves energy:
 the node being shut down as it falls idle and booted boot_s before it is needed. Every
 interval is taken at its best (max(0, saving)); savings are convex in d, so the layering is
 the best pairing of idle starts and ends. Output: one line of key=value figures, energies in
-kWh. Defaults: the 8-GPU V100 node of docs/models/energy.md (base 313.7 W + 8 x 23 W idle,
+kWh.
+
+With --jobs the input is a simulator jobs.csv (start_s, end_s, nodes: the nodes a job ran
+on, ';'-separated) instead: each node's own idle intervals between its jobs over the run's
+window (first submit to last end, every node on at the start) are powered down the same way.
+That is the bound on the placement the run made (jobs stay on their nodes), not on perfect
+packing: the gap between the two is the energy the placement leaves on partly used nodes. Defaults: the 8-GPU V100 node of docs/models/energy.md (base 313.7 W + 8 x 23 W idle,
 off 15 W, boot 300 s, shutdown 30 s, cycle 180 kJ).
 """
 import argparse
@@ -61,6 +67,72 @@ def read_series(args):
             rows.append((t, max(0, int(total) - int(used)), int(total)))
     rows.sort(key=lambda x: x[0])
     return rows
+
+
+def read_jobs(args):
+    """Per node, its busy intervals [(start, end)], and the window (first submit, last end)."""
+    busy = {}
+    t0, t1 = math.inf, -math.inf
+    with open_text(args.file) as f:
+        r = csv.DictReader(f)
+        for c in ("submit_s", "start_s", "end_s", "nodes"):
+            if c not in (r.fieldnames or []):
+                sys.exit(f"pd_oracle: {args.file}: missing column '{c}'")
+        for line, row in enumerate(r, start=2):
+            try:
+                sub = float(row["submit_s"])
+                t0 = min(t0, sub)
+                if not row["end_s"]:
+                    continue  # never completed: not in the window
+                a, b = float(row["start_s"]), float(row["end_s"])
+                nodes = [int(x) for x in row["nodes"].split(";") if x != ""]
+            except (ValueError, TypeError):
+                sys.exit(f"pd_oracle: {args.file}:{line}: bad number in 'submit_s', 'start_s', "
+                         f"'end_s' or 'nodes'")
+            t1 = max(t1, b)
+            for n in nodes:
+                if n >= args.total_nodes:
+                    sys.exit(f"pd_oracle: {args.file}:{line}: node {n} not below --total-nodes "
+                             f"{args.total_nodes:g}")
+                busy.setdefault(n, []).append((a, b))
+    if t0 == math.inf or t1 == -math.inf:
+        sys.exit(f"pd_oracle: {args.file}: no completed job")
+    return busy, t0, t1
+
+
+def oracle_jobs(busy, t0, t1, a):
+    """The oracle on each node's own idle intervals; same figures as oracle()."""
+    p_idle = a.base_w + a.gpus * a.gpu_idle_w
+    trans = p_idle if a.trans_w < 0 else a.trans_w
+    fixed = trans * (a.shutdown_s + a.boot_s) - a.off_w * (a.shutdown_s + a.boot_s) + a.cycle_j
+
+    def mid(d):  # idle between two busy spells: shut down, boot before the next
+        return max(0.0, (p_idle - a.off_w) * d - fixed) if d >= a.shutdown_s + a.boot_s else 0.0
+
+    def tail(d):  # idle to the end of the window: no boot
+        return max(0.0, (p_idle - a.off_w) * (d - a.shutdown_s) + (p_idle - trans) * a.shutdown_s
+                   - a.cycle_j) if d > a.shutdown_s else 0.0
+
+    saved = idle_j = 0.0
+    cycles = 0
+    for n in range(int(a.total_nodes)):
+        spells = sorted(busy.get(n, []))
+        gaps, t = [], t0
+        for s, e in spells:
+            if s > t:
+                gaps.append((t, s))
+            t = max(t, e)
+        for s, e in gaps:
+            idle_j += p_idle * (e - s)
+            g = mid(e - s)
+            saved += g
+            cycles += g > 0
+        if t1 > t:
+            idle_j += p_idle * (t1 - t)
+            g = tail(t1 - t)
+            saved += g
+            cycles += g > 0
+    return saved, idle_j, cycles
 
 
 def oracle(rows, a, end_pad_s):
@@ -115,14 +187,24 @@ def main():
     ap.add_argument("--boot-s", type=float, default=300)
     ap.add_argument("--shutdown-s", type=float, default=30)  # Slurm SuspendTimeout
     ap.add_argument("--cycle-j", type=float, default=180e3)  # wear of a cycle, energy.md
+    ap.add_argument("--jobs", action="store_true", help="FILE is a simulator jobs.csv: per-node bound")
     a = ap.parse_args()
     if not a.total_col and a.total_nodes <= 0:
         sys.exit("pd_oracle: give --total-col or --total-nodes > 0")
+    kwh = 3.6e6
+    if a.jobs:
+        if a.total_nodes <= 0:
+            sys.exit("pd_oracle: --jobs needs --total-nodes > 0")
+        busy, t0, t1 = read_jobs(a)
+        saved, idle_j, cycles = oracle_jobs(busy, t0, t1, a)
+        print(f"saved_kwh={saved / kwh:.3f} idle_kwh={idle_j / kwh:.3f} "
+              f"saved_of_idle={saved / idle_j if idle_j else 0:.4f} cycles={cycles} "
+              f"span_h={(t1 - t0) / 3600:.1f}")
+        return
     rows = read_series(a)
     if not rows:
         sys.exit(f"pd_oracle: {a.file}: no rows")
     saved, idle_j, on_j, cycles = oracle(rows, a, a.step_s)
-    kwh = 3.6e6
     print(f"saved_kwh={saved / kwh:.3f} idle_kwh={idle_j / kwh:.3f} always_on_kwh={on_j / kwh:.3f} "
           f"saved_of_idle={saved / idle_j if idle_j else 0:.4f} "
           f"saved_of_always_on={saved / on_j if on_j else 0:.4f} cycles={cycles} "

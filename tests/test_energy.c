@@ -115,6 +115,7 @@ static void test_hand_computed(void **state)
     /* j2 waited for the boot. */
     assert_true(set->jobs[2].start_s == 250 && set->jobs[2].end_s == 300);
     assert_rel(set->jobs[2].wait_s, 50, 1e-12);
+    assert_int_equal(res.summary.boot_delayed_starts, 1);
     /* The timeline: at 200 one node powered (booting) and j2 queued; at 250 j2 runs. */
     int seen_boot = 0;
     for (size_t i = 0; i < rows.n; i++)
@@ -128,6 +129,49 @@ static void test_hand_computed(void **state)
     eco_sim_result_fini(&res);
     eco_jobset_destroy(set);
     eco_cluster_destroy(c);
+}
+
+/* boot_delayed_starts counts the starts that waited for a node's boot, not every wait nor a
+ * start on a node that was booted earlier. */
+static void test_boot_delayed_starts(void **state)
+{
+    (void)state;
+    /* j0 (0 s, 2 GPUs, 100 s) on node 0, j1 (0 s, 2 GPUs, 40 s) on node 1; j2 (10 s, 2 GPUs,
+     * 30 s) waits for j1's end and starts at 40 on node 1 (a wait, no boot). Under idle:75
+     * node 1 idles from 70 (off 165), node 0 from 100 (off 195). j3 (200 s, 2 GPUs, 100 s)
+     * boots node 0 and starts at 250 (boot-delayed); j4 (260 s, 2 GPUs, 10 s) finds no free
+     * GPU, boots node 1 (260..310) and starts at 310 (boot-delayed). With none, j2 still
+     * waits and nothing is boot-delayed. */
+    static const struct eco_test_jspec js[] = {
+        {0, 100, 2}, {0, 40, 2}, {10, 30, 2}, {200, 100, 2}, {260, 10, 2}};
+    for (int pd = 0; pd < 2; pd++) {
+        struct eco_cluster *c = two_nodes();
+        struct eco_jobset *set = eco_test_make_jobs(js, 5);
+        const char *params;
+        struct eco_sim_config cfg = {
+            .policy = eco_policy_find("fifo"),
+            .placement = eco_placement_find("pack"),
+            .power_down = eco_powerdown_find(pd ? "idle:75" : "none", &params),
+            .seed = 1,
+        };
+        cfg.power_down_params = params;
+        struct eco_sim_result res;
+        struct eco_error err;
+        assert_int_equal(eco_sim_run(c, set, &cfg, &res, &err), 0);
+        assert_rel(set->jobs[2].start_s, 40, 1e-12);
+        if (pd) {
+            assert_rel(set->jobs[3].start_s, 250, 1e-12);
+            assert_rel(set->jobs[4].start_s, 310, 1e-12);
+            assert_int_equal(res.summary.node_boots, 2);
+            assert_int_equal(res.summary.boot_delayed_starts, 2);
+        } else {
+            assert_int_equal(res.summary.node_boots, 0);
+            assert_int_equal(res.summary.boot_delayed_starts, 0);
+        }
+        eco_sim_result_fini(&res);
+        eco_jobset_destroy(set);
+        eco_cluster_destroy(c);
+    }
 }
 
 static void test_none_keeps_nodes_on(void **state)
@@ -761,6 +805,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_computed),
+        cmocka_unit_test(test_boot_delayed_starts),
         cmocka_unit_test(test_none_keeps_nodes_on),
         cmocka_unit_test(test_balance_real_traces),
         cmocka_unit_test(test_idle_policy_decisions),

@@ -376,6 +376,12 @@ static int apply_start(struct engine *e, size_t k, double t)
     job->limit_w = e->pc ? eco_powerctl__start_limit(e, j) : 0;
     set_rate(e, job);
     job->state = ECO_JOB_RUNNING;
+    if (t > job->enqueue_s) /* it waited: did it wait for one of its nodes to boot? */
+        for (size_t i = 0; i < cnt; i++)
+            if (e->up_s[e->pool[job->alloc_off + i].node] == t) {
+                e->boot_delayed_starts++;
+                break;
+            }
     if (job->start_s < 0)
         job->start_s = t;
     job->wait_s += t - job->enqueue_s;
@@ -1097,6 +1103,7 @@ static int energy_summary(struct engine *e, struct eco_sim_result *res)
     s->peak_power_w = e->peak_w;
     s->node_boots = e->node_boots;
     s->node_shutdowns = e->node_shutdowns;
+    s->boot_delayed_starts = e->boot_delayed_starts;
     s->power_cycles = e->node_shutdowns;
     s->cycle_cost_j = e->cycle_j;
     uint32_t nn = e->c->n_nodes;

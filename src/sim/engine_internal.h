@@ -88,12 +88,14 @@ struct engine {
     double suspend_total_s;
     struct contrib *cur; /* current contribution of each node to the category powers */
     uint32_t *boots;
+    double *up_s; /* when each node last came up from a boot (-1: never) */
     uint32_t *idle_nodes;
     double *idle_times;
     size_t idle_head, idle_n, idle_cap;
     uint64_t booting_gpus;
     uint32_t nodes_powered;
     uint64_t node_boots, node_shutdowns;
+    uint64_t boot_delayed_starts; /* starts of waiting jobs on a node that came up then */
     double cycle_j; /* wear of the power cycles so far (cycle_j of each shutdown node), J */
     /* Power capping (powerctl.c); NULL when no power policy. */
     struct powerctl *pc;

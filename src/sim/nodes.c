@@ -172,16 +172,18 @@ int eco_nodes__init(struct engine *e, double t0)
     e->node_t = malloc(nn * sizeof *e->node_t);
     e->cur = calloc(nn, sizeof *e->cur);
     e->boots = calloc(nn, sizeof *e->boots);
+    e->up_s = malloc(nn * sizeof *e->up_s);
     e->idle_cap = 2 * (size_t)nn + 64;
     e->idle_nodes = malloc(e->idle_cap * sizeof *e->idle_nodes);
     e->idle_times = malloc(e->idle_cap * sizeof *e->idle_times);
     if (!e->state || !e->idle_since || !e->busy_w || !e->node_e || !e->node_t || !e->cur ||
-        !e->boots || !e->idle_nodes || !e->idle_times)
+        !e->boots || !e->up_s || !e->idle_nodes || !e->idle_times)
         return -ENOMEM;
     e->t0 = e->t_prev = t0;
     for (uint32_t n = 0; n < nn; n++) {
         e->state[n] = ECO_NODE_ON;
         e->idle_since[n] = -1;
+        e->up_s[n] = -1;
         e->node_t[n] = t0;
         eco_nodes__refresh(e, n, t0);
     }
@@ -202,6 +204,7 @@ void eco_nodes__fini(struct engine *e)
     free(e->job_cost);
     free(e->cur);
     free(e->boots);
+    free(e->up_s);
     free(e->idle_nodes);
     free(e->idle_times);
 }
@@ -241,6 +244,7 @@ void eco_nodes__event(struct engine *e, uint32_t kind, uint32_t n, double t)
     } else if (kind == EV_NODE_UP && e->state[n] == ECO_NODE_BOOTING) {
         e->state[n] = ECO_NODE_ON;
         e->booting_gpus -= e->c->nodes[n].gpus;
+        e->up_s[n] = t;
         eco_freemap_give(e->fm, n, e->c->nodes[n].gpus);
         eco_nodes__refresh(e, n, t);
     }

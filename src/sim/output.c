@@ -247,6 +247,7 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall)
     bad |= set_num(o, "peak_power_w", s->peak_power_w);
     bad |= set_int(o, "node_boots", s->node_boots);
     bad |= set_int(o, "node_shutdowns", s->node_shutdowns);
+    bad |= set_int(o, "boot_delayed_starts", s->boot_delayed_starts);
     bad |= set_int(o, "power_cycles", s->power_cycles);
     bad |= set_num(o, "cycle_cost_kwh", s->cycle_cost_j / 3.6e6);
     bad |= json_object_set_new(o, "power_policy",

@@ -954,6 +954,7 @@ static const struct {
     {"peak_power_w", "highest cluster power"},
     {"node_boots", "node boots"},
     {"node_shutdowns", "node shutdowns"},
+    {"boot_delayed_starts", "starts that waited for a node to boot"},
     {"power_cycles", "power cycles (a shutdown starts one)"},
     {"cycle_cost_kwh", "wear of the power cycles as energy (cycle_j each), not in energy"},
     {"deadline_miss_ratio", "jobs ending after their deadline"},

@@ -145,9 +145,11 @@ struct eco_sim_summary {
     double peak_power_w;
     uint64_t node_boots;
     uint64_t node_shutdowns;
-    uint64_t power_cycles; /* shutdowns: each starts a power cycle */
-    double cycle_cost_j;   /* their wear as an energy equivalent (cycle_j each), J; not in
-                            * energy_j, which is metered energy */
+    uint64_t boot_delayed_starts; /* starts of jobs that waited, on a node whose boot ended
+                                   * at that instant: the start waited for the boot */
+    uint64_t power_cycles;        /* shutdowns: each starts a power cycle */
+    double cycle_cost_j;          /* their wear as an energy equivalent (cycle_j each), J; not in
+                                   * energy_j, which is metered energy */
     /* Deadlines and power capping. */
     const char *power_policy;
     size_t deadline_jobs;       /* completed jobs with a deadline */

@@ -59,6 +59,30 @@ if [ -n "${2:-}" ] && command -v python3 >/dev/null 2>&1; then
     *) echo "FAIL: pd_oracle said '$got'"; fail=$((fail + 1)) ;; esac
     got=$(python3 "$2/scripts/pd_oracle.py" "$T/act.csv" --used-col busy --total-nodes 2 2>&1) &&
         { echo "FAIL: pd_oracle took a missing column"; fail=$((fail + 1)); }
+    # --jobs: the bound on a run's own placement, from jobs.csv. Node 1 is idle from 500 to
+    # 2,500 between its jobs: the same 2,000 s interval, the same 0.174 kWh; node 0 is never
+    # idle. A job on a node beyond --total-nodes is an error naming the line.
+    printf 'job_id,submit_s,start_s,end_s,gpus,nodes\na,0,0,3000,8,0\nb,0,0,500,8,1\nc,0,2500,3000,8,1\n' >"$T/jobs.csv"
+    n=$((n + 2))
+    got=$(python3 "$2/scripts/pd_oracle.py" "$T/jobs.csv" --jobs --total-nodes 2 2>&1)
+    case "$got" in *"saved_kwh=0.174 idle_kwh=0.277 "*"cycles=1 "*) ;;
+    *) echo "FAIL: pd_oracle --jobs gave '$got'"; fail=$((fail + 1)) ;; esac
+    got=$(python3 "$2/scripts/pd_oracle.py" "$T/jobs.csv" --jobs --total-nodes 1 2>&1) &&
+        { echo "FAIL: pd_oracle --jobs took a node beyond --total-nodes"; fail=$((fail + 1)); }
+    case "$got" in *"jobs.csv:3: node 1 not below --total-nodes 1"*) ;;
+    *) echo "FAIL: pd_oracle --jobs said '$got'"; fail=$((fail + 1)) ;; esac
+    # The arrival jitter of docs/results/energy.md's seeds: each submit moves by at most the
+    # half-width, never below 0, the other columns stay; the same seed gives the same file.
+    printf 'job_id,submission_time,duration,num_gpu\na,10,100,1\nb,5000,200,8\nc,9000,50,2\n' >"$T/itp.csv"
+    n=$((n + 2))
+    tab="$2/scripts/results_energy_tables.py"
+    if python3 "$tab" jitter "$T/itp.csv" "$T/j1.csv" 7 900 && python3 "$tab" jitter "$T/itp.csv" "$T/j2.csv" 7 900 &&
+        cmp -s "$T/j1.csv" "$T/j2.csv" && ! cmp -s "$T/itp.csv" "$T/j1.csv"; then :; else
+        echo "FAIL: jitter not repeatable or not moving anything"; fail=$((fail + 1))
+    fi
+    got=$(paste -d, "$T/itp.csv" "$T/j1.csv" | awk -F, 'NR > 1 { d = $6 - $2; if (d < 0) d = -d
+        if (d > 900 || $6 < 0 || $3 != $7 || $4 != $8) print "bad row " NR }')
+    [ -z "$got" ] || { echo "FAIL: jitter: $got"; fail=$((fail + 1)); }
 else
     echo "power: pd_oracle checks skipped (no python3 or no source directory)"
 fi
