@@ -8,9 +8,9 @@
 # baselines and an oracle knowing the judge's pairs; then the real daemon (ecoschedd on 4
 # fake-NVML V100s, ecosched-fake-train jobs of seconds).
 # Usage: scripts/results_gpu_server.sh [BUILD_DIR] > docs/results/gpu-server.md
-# (about 10 minutes on a loaded 2-core machine; the daemon part runs in real time). SEEDS,
-# TUNE_SEEDS, DSEEDS (empty: no daemon part), DSTRATS and KEEP_TMP in the environment narrow a
-# run or keep its files.
+# (about 9 minutes on a loaded 2-core machine: 4 for the simulator, the daemon part runs in
+# real time). SEEDS, TUNE_SEEDS, DSEEDS (empty: no daemon part), DSTRATS and KEEP_TMP in the
+# environment narrow a run or keep its files.
 set -eu
 BUILD="${1:-build}"
 ECO="$BUILD/ecosched"
@@ -103,8 +103,7 @@ run times alone log-uniform in 10..60 min, 20 s start-up before a job allocates 
 on the same jobs for a seed (\`--arrivals poisson\` draws the gaps from a stream of their
 own): all submitted at t = 0; Poisson arrivals (\`--arrivals poisson --submit-every GAP\`)
 at an offered load of 0.7 and of 1.2, the load being the GPU-time the jobs ask for per
-second over the server's GPUs without sharing (mean 2,033 GPU-s per job: GAP 363 s and 212 s
-on 8 GPUs, 726 s and 424 s on 4). Makespan runs from the first submission to the last end;
+second over the server's GPUs without sharing ($(cat "$tmp/arrivals.txt")). Makespan runs from the first submission to the last end;
 JCT from a job's submission to its end.
 
 **Judge.** Jobs sharing a GPU run at the speed factors of the *judge* (\`--judge\`): Lucid's

@@ -518,6 +518,10 @@ def main():
     d = os.path.dirname(SUMMARY_OUT)
     with open(os.path.join(d, "live_opts"), "w") as f:
         f.write(" ".join(live_u_opts(vl[:3])) + "\n")
+    with open(os.path.join(d, "arrivals.txt"), "w") as f:
+        f.write("mean %.0f GPU-s per job: GAP %s" % (GPU_S_PER_JOB, ", ".join(
+            " and ".join("%.0f s" % gap(g, rho) for _, rho in ARRIVALS if rho) + " on %d GPUs" % g
+            for g, _, _ in SERVERS)))
     with open(os.path.join(d, "live_opts_note"), "w") as f:
         f.write("" if vl[3] == "0" else
                 " (without its `--share-min-queue %s`, which ecoschedd does not take)" % vl[3])
