@@ -30,6 +30,7 @@ static void test_defaults(void **state)
     assert_string_equal(c.power_policy, "mpc");
     assert_true(c.tick_s == 1 && c.grace_s == 30 && c.util_window_s == 10);
     assert_true(c.auto_cap_max_slowdown == 0.10);
+    assert_true(c.share_util == 0.7 && c.share_max_jobs == 0 && c.share_settle_s == 0);
     assert_true(c.keep_finished_s == 604800 && c.power_budget_w == 0);
     assert_int_equal(c.socket_group[0], '\0');
     assert_int_equal(c.tcp_listen[0], '\0');
@@ -49,6 +50,13 @@ static void test_set_table(void **state)
         {"tick_s", "0.05", -EINVAL, "is not a number of seconds 0.1..60"},
         {"tick_s", "0.5", 0, NULL},
         {"auto_cap_max_slowdown", "1.5", -EINVAL, "is not a fraction 0..1"},
+        {"share_util", "0.9", 0, NULL},
+        {"share_util", "1.2", -EINVAL, "is not a fraction 0..1"},
+        {"share_max_jobs", "2", 0, NULL},
+        {"share_max_jobs", "2.5", -EINVAL, "'2.5' is not a whole number 0..16"},
+        {"share_max_jobs", "17", -EINVAL, "is not a whole number 0..16"},
+        {"share_settle_s", "40", 0, NULL},
+        {"share_settle_s", "-1", -EINVAL, "is not a number of seconds 0..86400"},
         {"power_budget_w", "200000", -EINVAL, "is not a power in watts 0..100000"},
         {"power_budget_w", "1500", 0, NULL},
         {"queue_policy", "edf", 0, NULL},

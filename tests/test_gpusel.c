@@ -116,6 +116,17 @@ static void test_params(void **state)
         assert_int_equal(eco_gpusel_params_check(&p, &err), -EINVAL);
         assert_non_null(strstr(err.msg, f ? "share_min_gain" : "memthr_wait_s"));
     }
+    assert_true(d.share_max_jobs == 0 && d.share_settle_s == 0); /* no cap, no settling */
+    for (int f = 0; f < 3; f++) {
+        struct eco_gpusel_params p = d;
+        struct eco_error err = {{0}};
+        if (f == 0)
+            p.share_max_jobs = ECO_GPUSEL_MAX_JOBS + 1;
+        else
+            p.share_settle_s = f == 1 ? -1 : NAN;
+        assert_int_equal(eco_gpusel_params_check(&p, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, f ? "share_settle_s" : "share_max_jobs"));
+    }
     for (size_t i = 0; i < NELEM(bad); i++) {
         struct eco_gpusel_params p = d;
         struct eco_error err = {{0}};
@@ -607,6 +618,77 @@ static void test_share_rules(void **state)
     eco_gpusel_destroy(s);
 }
 
+/* live's sharing gates: share_max_jobs (no job beside that many), share_min_queue (no job
+ * beside others unless that many wait) and share_settle_s (no job by the utilisation rule
+ * beside one started less than that long ago, whose load the readings may not show yet). Job 2
+ * starts at t = 0, its 4 GiB and 30% show at t = 1; GPU 0 stays free by hysteresis (0.3 <
+ * util_hi, 12.5% memory < mem_hi), so job 3 may join it; then job 4. */
+static void test_share_gates(void **state)
+{
+    (void)state;
+    struct eco_gpusel_params p;
+    eco_gpusel_params_default(&p);
+    p.window_s = 0;
+    struct eco_gpu_request a = req(2, 1, 4, 1), b = req(3, 1, 4, 1), c = req(4, 1, 4, 1);
+    for (uint32_t cap = 0; cap <= 3; cap++) {
+        if (cap == 1)
+            continue;
+        p.share_max_jobs = cap;
+        struct eco_gpusel *s = make(1, "live", &p);
+        sample(s, &(struct feed){0, 0, 0, 0, 0});
+        choose_reserve(s, 0, &a, (uint32_t[]){0, END});
+        sample(s, &(struct feed){0, 1, 0.3, 4, 0});
+        choose_reserve(s, 2, &b, (uint32_t[]){0, END});
+        sample(s, &(struct feed){0, 3, 0.4, 8, 0});
+        if (cap == 2)
+            expect(s, 4, &c, -EAGAIN, NULL); /* two jobs on the GPU: the cap */
+        else
+            expect(s, 4, &c, 0, (uint32_t[]){0, END}); /* no cap (0), or 3 */
+        assert_int_equal(eco_gpusel_release(s, b.job_id), 0);
+        expect(s, 4, &c, 0, (uint32_t[]){0, END});
+        eco_gpusel_destroy(s);
+    }
+
+    /* queue: with share_min_queue 2, job 3 joins only while another job waits too */
+    p.share_max_jobs = 0;
+    p.share_min_queue = 2;
+    struct eco_gpusel *q = make(1, "live", &p);
+    sample(q, &(struct feed){0, 0, 0, 0, 0});
+    choose_reserve(q, 0, &a, (uint32_t[]){0, END}); /* an empty GPU: no gate */
+    sample(q, &(struct feed){0, 1, 0.3, 4, 0});
+    b.queued = 1;
+    expect(q, 2, &b, -EAGAIN, NULL);
+    b.queued = 2;
+    expect(q, 2, &b, 0, (uint32_t[]){0, END});
+    b.queued = 0;
+    p.share_min_queue = 0;
+    eco_gpusel_destroy(q);
+
+    /* settling: 40 s after job 2's start, not before */
+    p.share_settle_s = 40;
+    struct eco_gpusel *s = make(2, "live", &p);
+    sample(s, &(struct feed){0, 0, 0, 0, 0});
+    sample(s, &(struct feed){1, 0, 0.9, 20, 0}); /* GPU 1 busy: only GPU 0 may take a job */
+    choose_reserve(s, 0, &a, (uint32_t[]){0, END});
+    sample(s, &(struct feed){0, 1, 0.3, 4, 0});
+    expect(s, 2, &b, -EAGAIN, NULL);
+    expect(s, 39.9, &b, -EAGAIN, NULL);
+    expect(s, 40, &b, 0, (uint32_t[]){0, END});
+    eco_gpusel_destroy(s);
+
+    /* known workloads: the measured pair decides, the settling time does not apply (two
+     * ResNet18 bs32: 0.9605 each, 1.921 summed > 1.1) */
+    int r18 = eco_coloc_find("ResNet18 CIFAR-10 bs32", NULL);
+    assert_true(r18 >= 0);
+    a.coloc_ref = b.coloc_ref = (uint32_t)r18 + 1;
+    s = make(1, "live", &p);
+    sample(s, &(struct feed){0, 0, 0, 0, 0});
+    choose_reserve(s, 0, &a, (uint32_t[]){0, END});
+    sample(s, &(struct feed){0, 1, 0.9, 4, 0});
+    expect(s, 2, &b, 0, (uint32_t[]){0, END});
+    eco_gpusel_destroy(s);
+}
+
 /* ---- baselines ---------------------------------------------------------------------------- */
 
 static void test_exclusive(void **state)
@@ -812,6 +894,7 @@ int main(void)
         cmocka_unit_test(test_live_measured_pairs),
         cmocka_unit_test(test_share),
         cmocka_unit_test(test_share_rules),
+        cmocka_unit_test(test_share_gates),
         cmocka_unit_test(test_exclusive),
         cmocka_unit_test(test_memory_threshold),
         cmocka_unit_test(test_share_fit),

@@ -221,8 +221,18 @@ static void test_judge_gavel(void **state)
         near(o[0].end_s, 100 / 0.366248, 1e-3);
         near(res.makespan_s, 100 / 0.366248, 1e-3);
     }
+    /* lossy sharing: Gavel's pair sums to 0.73 < 1 for the whole shared time, Lucid's to
+     * 1.414: none */
+    near(res.lossy_gpu_s, res.shared_gpu_s, 0);
+    assert_true(res.lossy_gpu_s > 270);
+    p.judge = ECO_SRV_JUDGE_LUCID;
+    assert_int_equal(eco_srv_run(&p, "share-fit", j, 2, o, &res, NULL), 0);
+    assert_true(res.shared_gpu_s > 140);
+    near(res.lossy_gpu_s, 0, 0);
+    p.judge = ECO_SRV_JUDGE_GAVEL;
     assert_int_equal(eco_srv_run(&p, "exclusive", j, 2, o, &res, NULL), 0);
     near(res.makespan_s, 200, 1e-9);
+    near(res.lossy_gpu_s, 0, 0);
 
     enum eco_srv_judge jd;
     assert_int_equal(eco_srv_judge_parse("Gavel", &jd), 0);
@@ -331,6 +341,35 @@ static void test_series_and_bad_input(void **state)
         two += a[i].n_gpus == 2;
     }
     assert_true(two > 10 && two < 40);
+
+    /* Poisson arrivals: the same jobs, the first at 0, exponential gaps of mean 50 s (mean
+     * and standard deviation of 49 gaps within 40% of 50 s: 3 standard errors), another
+     * stream for another seed */
+    spec.submit_every_s = 50;
+    spec.poisson = 1;
+    assert_int_equal(eco_srv_series(9, &spec, b, NULL), 0);
+    double sum = 0, sq = 0;
+    for (int i = 0; i < 50; i++) {
+        assert_true(a[i].wl == b[i].wl && a[i].n_gpus == b[i].n_gpus && a[i].work_s == b[i].work_s);
+        if (i == 0) {
+            near(b[i].submit_s, 0, 0);
+            continue;
+        }
+        double g = b[i].submit_s - b[i - 1].submit_s;
+        assert_true(g >= 0);
+        sum += g;
+        sq += g * g;
+    }
+    double m = sum / 49, sd = sqrt(sq / 49 - m * m);
+    assert_true(m > 30 && m < 70 && sd > 30 && sd < 70);
+    assert_true(b[49].submit_s != 49 * 50.0); /* not the even spacing */
+    struct eco_srv_job c2[50];
+    assert_int_equal(eco_srv_series(10, &spec, c2, NULL), 0);
+    assert_true(c2[1].submit_s != b[1].submit_s);
+    spec.poisson = 0;
+    assert_int_equal(eco_srv_series(9, &spec, b, NULL), 0);
+    near(b[49].submit_s, 49 * 50.0, 1e-9);
+    spec.submit_every_s = 0;
 
     struct eco_error err = {{0}};
     struct eco_srv_params p = params(2);

@@ -51,6 +51,7 @@ struct eco_gpu_request {
     int share;          /* nonzero: may share a GPU with other sharing jobs */
     uint32_t coloc_ref; /* 1 + the job's workload index in the co-location model
                          * (ecosched/coloc.h); 0: workload not known */
+    uint32_t queued;    /* jobs waiting to start, this one included (0: not known) */
 };
 
 struct eco_gpusel_params {
@@ -59,15 +60,23 @@ struct eco_gpusel_params {
     double mem_hi, mem_lo;   /* used-memory fractions, 0 <= lo <= hi <= 1 */
     double share_util_max;   /* 0..1 */
     uint64_t share_margin_b;
-    double grace_s;        /* >= 0 */
-    double memthr_free;    /* 0..1, memory-threshold strategy only */
-    double memthr_wait_s;  /* >= 0, memory-threshold only: no start until this long after
-                            * the previous one (task-spooler's gpu_wait) */
-    double share_min_gain; /* >= 0, live only: least summed speed factor of a measured
-                            * pair for the job to join a GPU (both workloads known) */
-    int hold_exclusive;    /* nonzero (default): a job that does not share keeps its GPUs to
-                            * itself until released; 0: only for its claim (grace period or
-                            * until its load shows), then live status alone decides */
+    double grace_s;           /* >= 0 */
+    double memthr_free;       /* 0..1, memory-threshold strategy only */
+    double memthr_wait_s;     /* >= 0, memory-threshold only: no start until this long after
+                               * the previous one (task-spooler's gpu_wait) */
+    double share_min_gain;    /* >= 0, live only: least summed speed factor of a measured
+                               * pair for the job to join a GPU (both workloads known) */
+    int hold_exclusive;       /* nonzero (default): a job that does not share keeps its GPUs to
+                               * itself until released; 0: only for its claim (grace period or
+                               * until its load shows), then live status alone decides */
+    uint32_t share_max_jobs;  /* live: a GPU holding this many recorded jobs takes no more
+                               * (0, the default: ECO_GPUSEL_MAX_JOBS) */
+    double share_settle_s;    /* live, jobs of unknown workload: a GPU whose newest recorded
+                               * job started less than this long ago takes no job beside it
+                               * (its readings do not show that job yet); >= 0, default 0 */
+    uint32_t share_min_queue; /* live, jobs of unknown workload: a job joins a GPU beside
+                               * others only while at least this many jobs wait, itself
+                               * included (req->queued); 0, the default: always */
 };
 
 /* Fills p with the defaults above. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include "cli.h"
 #include "opts.h"
@@ -33,6 +34,7 @@ static int check_type(const struct eco_opt *o, const char *v, void *args);
 static int check_work(const struct eco_opt *o, const char *v, void *args);
 static int check_judge(const struct eco_opt *o, const char *v, void *args);
 static int check_decide(const struct eco_opt *o, const char *v, void *args);
+static int check_arrivals(const struct eco_opt *o, const char *v, void *args);
 static void usage(FILE *f);
 
 #define A(field) offsetof(struct args, field)
@@ -89,7 +91,14 @@ static const struct eco_opt server_opts[] = {
      .hi = 1e7,
      .offset = A(spec.submit_every_s),
      .arg = "S",
-     .help = "gap between submissions, s (default 0: all at once)"},
+     .help = "gap between submissions, s (default 0: all at once);\n"
+             "with --arrivals poisson, the mean gap"},
+    {.name = "arrivals",
+     .kind = ECO_OPT_CUSTOM,
+     .arg = "A",
+     .help = "even (default: --submit-every apart) or poisson\n"
+             "(exponential gaps of mean --submit-every)",
+     .check = check_arrivals},
     {.name = "series",
      .kind = ECO_OPT_STR,
      .offset = A(series),
@@ -134,6 +143,29 @@ static const struct eco_opt server_opts[] = {
      .arg = "U",
      .help = "live, unknown workloads: a sharing job joins a GPU only\n"
              "under this averaged utilisation (default 0.7)"},
+    {.name = "share-max-jobs",
+     .kind = ECO_OPT_WHOLE32,
+     .lo = 0,
+     .hi = ECO_GPUSEL_MAX_JOBS,
+     .offset = A(p.sel.share_max_jobs),
+     .arg = "N",
+     .help = "live: most jobs on one GPU, 0..16 (default 0: 16)"},
+    {.name = "share-settle",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = MAX_DAY_S,
+     .offset = A(p.sel.share_settle_s),
+     .arg = "S",
+     .help = "live, unknown workloads: no job joins a GPU whose newest\n"
+             "job started less than S ago (default 0)"},
+    {.name = "share-min-queue",
+     .kind = ECO_OPT_WHOLE32,
+     .lo = 0,
+     .hi = 1024,
+     .offset = A(p.sel.share_min_queue),
+     .arg = "N",
+     .help = "live, unknown workloads: a job joins a GPU beside others\n"
+             "only while N jobs wait, itself included (default 0)"},
     {.name = "util-window",
      .kind = ECO_OPT_NUM,
      .lo = 0,
@@ -269,6 +301,18 @@ static int check_decide(const struct eco_opt *o, const char *v, void *args)
     return parse_model("decide", v, &((struct args *)args)->p.decide);
 }
 
+static int check_arrivals(const struct eco_opt *o, const char *v, void *args)
+{
+    struct eco_srv_series_spec *spec = &((struct args *)args)->spec;
+    (void)o;
+    if (!strcasecmp(v, "even") || !strcasecmp(v, "poisson")) {
+        spec->poisson = !strcasecmp(v, "poisson");
+        return 0;
+    }
+    eco_cli__err("sim --server: --arrivals: unknown '%s' (even or poisson)", v);
+    return 2;
+}
+
 static int check_work(const struct eco_opt *o, const char *s, void *args)
 {
     struct eco_srv_series_spec *spec = &((struct args *)args)->spec;
@@ -369,9 +413,10 @@ static void print_result(const struct args *a, const char *name, const struct ec
     if (a->json) {
         printf("%s    {\"strategy\": \"%s\", \"makespan_s\": %.3f, \"avg_jct_s\": %.3f, "
                "\"gpu_util\": %.4f, \"energy_j\": %.0f, \"gpu_energy_j\": %.0f, "
-               "\"oom_restarts\": %u, \"shared_gpu_s\": %.0f, \"shared3_gpu_s\": %.0f}%s\n",
+               "\"oom_restarts\": %u, \"shared_gpu_s\": %.0f, \"shared3_gpu_s\": %.0f, "
+               "\"lossy_gpu_s\": %.0f}%s\n",
                first ? "" : "", name, r->makespan_s, r->avg_jct_s, r->gpu_util, r->energy_j,
-               r->gpu_energy_j, r->oom_restarts, r->shared_gpu_s, r->shared3_gpu_s,
+               r->gpu_energy_j, r->oom_restarts, r->shared_gpu_s, r->shared3_gpu_s, r->lossy_gpu_s,
                last ? "" : ",");
         return;
     }

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include "config.h"
 #include "ecosched/carbon.h"
+#include "ecosched/gpusel.h"
 #include "grid.h"
 #include "nodecap.h"
 #include "queue.h"
@@ -25,6 +26,7 @@ enum key_type {
     K_LEVEL,
     K_SECONDS,
     K_FRACTION,
+    K_COUNT,
     K_LOOPBACK,
     K_QPOLICY,
     K_GSTRATEGY,
@@ -106,6 +108,12 @@ static const struct key KEYS[] = {
     {"queue_policy", K_QPOLICY, 0, 0, "fifo", offsetof(struct ecod_config, queue_policy)},
     {"gpu_strategy", K_GSTRATEGY, 0, 0, "live", offsetof(struct ecod_config, gpu_strategy)},
     {"memthr_wait_s", K_SECONDS, 0, 86400, "30", offsetof(struct ecod_config, memthr_wait_s)},
+    /* live's sharing gates, the library's defaults (docs/policies/gpu-selection.md): a job
+     * joins a GPU under 70% averaged utilisation, up to 16 jobs, at once after a start */
+    {"share_util", K_FRACTION, 0, 1, "0.7", offsetof(struct ecod_config, share_util)},
+    {"share_max_jobs", K_COUNT, 0, ECO_GPUSEL_MAX_JOBS, "0",
+     offsetof(struct ecod_config, share_max_jobs)},
+    {"share_settle_s", K_SECONDS, 0, 86400, "0", offsetof(struct ecod_config, share_settle_s)},
     {"auto_cap_max_slowdown", K_FRACTION, 0, 1, "0.10",
      offsetof(struct ecod_config, auto_cap_max_slowdown)},
     {"power_knob", K_KNOB, 0, 0, "limit", offsetof(struct ecod_config, power_knob)},
@@ -333,12 +341,15 @@ static int set_value(const struct key *k, const char *v, struct ecod_config *c,
     case K_SECONDS:
     case K_FRACTION:
     case K_WATTS:
+    case K_COUNT:
         errno = 0;
         x = strtod(v, &end);
-        if (end == v || *end || errno || !isfinite(x) || x < k->min || x > k->max)
+        if (end == v || *end || errno || !isfinite(x) || x < k->min || x > k->max ||
+            (k->type == K_COUNT && x != floor(x)))
             return eco_errorf(err, -EINVAL, "'%s' is not a %s %g..%g", v,
                               k->type == K_SECONDS ? "number of seconds"
                               : k->type == K_WATTS ? "power in watts"
+                              : k->type == K_COUNT ? "whole number"
                                                    : "fraction",
                               k->min, k->max);
         *(double *)(void *)field = x;

@@ -28,6 +28,9 @@ struct ecod_config {
     char queue_policy[16];
     char gpu_strategy[32];
     double memthr_wait_s;
+    /* live's sharing gates (gpu-selection.md): utilisation bar, most jobs per GPU (0: 16),
+     * settling time after a start */
+    double share_util, share_max_jobs, share_settle_s;
     char power_knob[8]; /* "limit" or "clock" */
     double keep_finished_s;
     double power_budget_w;                /* 0: none */

@@ -88,6 +88,11 @@ static void usage(FILE *f)
         "  --gpu-strategy S     GPU choice: %s\n"
         "                       (default live; docs/policies/gpu-selection.md)\n"
         "  --memthr-wait S      memory-threshold: seconds between starts (default 30)\n"
+        "  --share-util U       live: a sharing job joins a GPU under this averaged\n"
+        "                       utilisation, 0..1 (default 0.7)\n"
+        "  --share-max-jobs N   live: most jobs on one GPU, 0..16 (default 0: 16)\n"
+        "  --share-settle S     live: no job joins a GPU whose newest job started less\n"
+        "                       than S seconds ago (default 0)\n"
         "  --power-budget W     node power budget for the jobs' GPUs (0: none, default)\n"
         "  --power-policy P     capper for it, FAMILY[:key=value,...] (default mpc)\n"
         "  --carbon FILE, --price FILE  grid signals (re-read when changed)\n"
@@ -117,6 +122,9 @@ static void apply_config(struct opts *o, struct ecod *d)
     o->queue_policy = c->queue_policy;
     d->gpu_strategy = eco_gpusel_find(c->gpu_strategy)->name;
     o->sel.memthr_wait_s = c->memthr_wait_s;
+    o->sel.share_util_max = c->share_util;
+    o->sel.share_max_jobs = (uint32_t)c->share_max_jobs;
+    o->sel.share_settle_s = c->share_settle_s;
     d->auto_cap_max_slowdown = c->auto_cap_max_slowdown;
     d->keep_finished_s = c->keep_finished_s;
     d->power_knob_clock = !strcasecmp(c->power_knob, "clock");
@@ -177,6 +185,9 @@ static const struct flag {
     {"--tcp-token-file", "tcp_token_file", NULL, true, NULL},
     {"--gpu-strategy", "gpu_strategy", "unknown '%s' (%s)", false, ecod__gpu_strategy_names},
     {"--memthr-wait", "memthr_wait_s", NULL, false, NULL},
+    {"--share-util", "share_util", NULL, false, NULL},
+    {"--share-max-jobs", "share_max_jobs", NULL, false, NULL},
+    {"--share-settle", "share_settle_s", NULL, false, NULL},
     {"--power-budget", "power_budget_w", NULL, true, NULL},
     {"--power-policy", "power_policy", NULL, true, NULL},
     {"--carbon", "carbon", NULL, true, NULL},

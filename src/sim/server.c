@@ -21,6 +21,9 @@
 /* A bound on steps, against a series that cannot end (e.g. work so long at dt so small
  * that the run would take hours of CPU): 50 million steps. */
 #define MAX_STEPS 50000000.0
+/* Seeds the arrival stream apart from the jobs' stream: 2^64 / golden ratio, an odd constant
+ * with well-mixed bits (any fixed constant would do; splitmix64 mixes the seed again). */
+#define ARRIVAL_STREAM 0x9e3779b97f4a7c15ull
 
 void eco_srv_params_default(struct eco_srv_params *p)
 {
@@ -86,18 +89,24 @@ int eco_srv_series(uint64_t seed, const struct eco_srv_series_spec *spec, struct
         return eco_errorf(err, -EINVAL, "series: no measured workload fits %g MiB",
                           spec->gpu_mem_mb);
 
-    struct eco_rng r;
+    struct eco_rng r, ra;
     eco_rng_init(&r, seed);
-    double lmin = log(spec->work_min_s), lmax = log(spec->work_max_s);
+    /* arrivals: a stream of their own (the seed's bits mixed with a fixed odd constant), so
+     * that the jobs drawn from `r` stay those of the even series */
+    eco_rng_init(&ra, seed ^ ARRIVAL_STREAM);
+    double lmin = log(spec->work_min_s), lmax = log(spec->work_max_s), t = 0;
     for (uint32_t i = 0; i < spec->n_jobs; i++) {
         uint32_t wl = pool[(uint32_t)(eco_rng_uniform(&r) * np) % np];
         double u2 = eco_rng_uniform(&r), uw = eco_rng_uniform(&r);
+        if (i > 0)
+            t = spec->poisson ? t - spec->submit_every_s * log(1.0 - eco_rng_uniform(&ra))
+                              : spec->submit_every_s * i;
         out[i] = (struct eco_srv_job){
             .id = i + 1,
             .wl = wl,
             .n_gpus = u2 < spec->two_gpu_frac ? 2 : 1,
             .work_s = exp(lmin + (lmax - lmin) * uw),
-            .submit_s = spec->submit_every_s * i,
+            .submit_s = t,
             .gpu_mem_mb = eco_coloc_workload(wl)->gmem_mb,
         };
     }
@@ -364,7 +373,9 @@ static void pass_static(struct run *r, double t)
  * (fifo, as ecoschedd). 0 or -EINVAL for a job that can never fit. */
 static int pass_select(struct run *r, double t, struct eco_error *err)
 {
-    uint32_t slots = r->p->ts_slots ? r->p->ts_slots : r->p->n_gpus;
+    uint32_t slots = r->p->ts_slots ? r->p->ts_slots : r->p->n_gpus, queued = 0;
+    for (uint32_t j = 0; j < r->n; j++)
+        queued += r->js[j].st == QUEUED && r->jobs[j].submit_s <= t;
     for (uint32_t j = 0; j < r->n; j++) {
         const struct eco_srv_job *job = &r->jobs[j];
         if (r->js[j].st != QUEUED)
@@ -379,6 +390,7 @@ static int pass_select(struct run *r, double t, struct eco_error *err)
             /* the only workload knowledge a strategy gets: live's pair look-ups, and only
              * when the workloads are known (the daemon never knows them) */
             .coloc_ref = r->is_live && r->p->known_workloads ? r->decide_wl[j] + 1 : 0,
+            .queued = queued,
         };
         uint32_t gpus[ECO_GPUSEL_MAX_GPUS];
         int rc = eco_gpusel_choose(r->sel, t, &req, gpus);
@@ -392,6 +404,7 @@ static int pass_select(struct run *r, double t, struct eco_error *err)
         if (eco_gpusel_reserve(r->sel, t, gpus, job->n_gpus, &req) < 0)
             return 0; /* a GPU holds the most jobs the selector records: wait */
         start(r, j, gpus, t);
+        queued--;
     }
     return 0;
 }
@@ -440,6 +453,28 @@ static void sample(struct run *r, double t)
     }
 }
 
+/* Summed speed factors, by the judge's pairs, of the jobs computing on GPU g (each at the
+ * product of its factors with the others): under 1, the GPU does less work than its jobs one
+ * after the other would. */
+static double gpu_speed_sum(const struct run *r, uint32_t g)
+{
+    const struct gstate *gs = &r->g[g];
+    double sum = 0;
+    for (uint32_t i = 0; i < gs->n; i++) {
+        uint32_t j = gs->jobs[i];
+        if (r->js[j].st != RUNNING)
+            continue;
+        double fj = 1.0;
+        for (uint32_t l = 0; l < gs->n; l++) {
+            uint32_t o = gs->jobs[l];
+            if (o != j && r->js[o].st == RUNNING)
+                fj *= factor(r->truth_wl[j], r->truth_wl[o]);
+        }
+        sum += fj;
+    }
+    return sum;
+}
+
 /* Advances running jobs by dt from t; accounts utilisation, energy and sharing. Returns the
  * number of jobs that ended. */
 static uint32_t advance(struct run *r, double t, struct eco_srv_result *res, double *util_gpu_s)
@@ -461,6 +496,8 @@ static uint32_t advance(struct run *r, double t, struct eco_srv_result *res, dou
             res->shared_gpu_s += dt;
         if (k >= 3)
             res->shared3_gpu_s += dt;
+        if (k >= 2 && gpu_speed_sum(r, g) < 1.0)
+            res->lossy_gpu_s += dt;
     }
     res->energy_j += power * dt;
 

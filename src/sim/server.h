@@ -29,12 +29,17 @@ struct eco_srv_series_spec {
     uint32_t n_jobs;
     double work_min_s, work_max_s; /* work_s log-uniform in [min, max] */
     double two_gpu_frac;           /* share of 2-GPU jobs, 0..1 */
-    double submit_every_s;         /* gap between submissions (0: all at t = 0) */
-    double gpu_mem_mb;             /* only workloads that fit this memory are drawn */
+    double submit_every_s;         /* gap between submissions (0: all at t = 0); with
+                                    * poisson, the mean gap */
+    int poisson;       /* nonzero: gaps exponential with mean submit_every_s (a Poisson process),
+                        * drawn from a stream of their own so the jobs are those of the even series */
+    double gpu_mem_mb; /* only workloads that fit this memory are drawn */
 };
 
 /* Draws a series with `seed` into out[0..spec->n_jobs) (caller-owned): workloads uniformly
- * from Lucid's measured ones that fit, then GPU count and work. 0 or -EINVAL (err says). */
+ * from Lucid's measured ones that fit, then GPU count and work; the first job is submitted at
+ * 0, the others submit_every_s apart or, with poisson, after exponential gaps of that mean.
+ * 0 or -EINVAL (err says). */
 int eco_srv_series(uint64_t seed, const struct eco_srv_series_spec *spec, struct eco_srv_job *out,
                    struct eco_error *err);
 
@@ -95,6 +100,8 @@ struct eco_srv_result {
     uint32_t oom_restarts;
     double shared_gpu_s;  /* GPU-seconds with two or more jobs computing */
     double shared3_gpu_s; /* GPU-seconds with three or more (pair factors multiplied) */
+    double lossy_gpu_s;   /* GPU-seconds shared with the jobs' summed speed factors (the
+                           * judge's) under 1: less work done than one after the other */
     size_t n_jobs;
 };
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # `ecosched sim --server`: hand-computed runs on one and two GPUs (measured pair factors from
 # data/gpu_colocation), the static assignment, memory-threshold stacking, live sharing,
-# share-fit stacking three jobs, the Gavel judge, live deciding with Gavel's pairs (--decide),
+# share-fit stacking three jobs, live's cap on jobs per GPU, Poisson arrivals, the Gavel judge, live deciding with Gavel's pairs (--decide),
 # the decision model reaching no strategy under unknown workloads, byte-identical repeated runs,
 # and bad input.
 set -u
@@ -144,6 +144,24 @@ bad "unknown decision model" "--decide: unknown 'oracle' (lucid or gavel)" --dec
 bad "unknown option" "unknown option '--fast'" --fast
 bad "fractional --gpus" "--gpus: '2.5' is not a whole number in 1..64" --gpus 2.5
 bad "fractional --jobs" "--jobs: '2.5' is not a whole number in 1..1024" --jobs 2.5
+bad "unknown arrivals" "--arrivals: unknown 'burst' (even or poisson)" --arrivals burst
+bad "--share-max-jobs past 16" "--share-max-jobs" --share-max-jobs 17
+bad "negative --share-settle" "--share-settle" --share-settle -1
+# Poisson arrivals: the jobs of the even series, submitted after exponential gaps (first at 0)
+"$ECO" sim --server --jobs 200 --seed 3 --strategy exclusive --write-series "$T/ev.csv" > /dev/null
+"$ECO" sim --server --jobs 200 --seed 3 --strategy exclusive --arrivals poisson --submit-every 100 \
+    --write-series "$T/po.csv" > /dev/null
+check "poisson: the same jobs as the even series" \
+    cmp -s "$(cut -d, -f1-4 "$T/ev.csv" > "$T/ev4"; echo "$T/ev4")" "$(cut -d, -f1-4 "$T/po.csv" > "$T/po4"; echo "$T/po4")"
+check "poisson: first at 0, mean gap within 20% of 100 s" awk -F, 'NR == 2 && $5 != 0 { exit 1 }
+    NR > 2 { if ($5 < p) exit 1; g += $5 - p; n++ } NR > 1 { p = $5 } END { exit !(n == 199 && g / n > 80 && g / n < 120) }' "$T/po.csv"
+# --share-max-jobs 2: share-fit stacks three ResNet18 jobs on one GPU, live at most two
+for m in 0 2; do
+    "$ECO" sim --server --gpus 1 --series "$T/r3.csv" --startup 0 --noise 0 --strategy live \
+        --unknown-workloads --share-max-jobs "$m" --json > "$T/cap$m.json"
+done
+check "live without a cap: three on the GPU" [ "$(jget "$T/cap0.json" live shared3_gpu_s)" -gt 0 ]
+check "live --share-max-jobs 2: never three on a GPU" [ "$(jget "$T/cap2.json" live shared3_gpu_s)" = 0 ]
 # --server is a subcommand entry of sim's option table: it may follow the server's options
 "$ECO" sim --gpus 1 --series "$T/two.csv" --startup 0 --noise 0 --json --server > "$T/late.json"
 check "--server after the server's options runs the same" cmp -s "$T/late.json" "$T/o1.json"

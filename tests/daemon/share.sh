@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # One fake GPU: two --share jobs run on it together and split its energy (no double count);
 # a job that does not share waits; the queue policy decides what passes it: fifo (a GPU-less
-# job waits behind it), greedy (it starts), edf (earliest deadline first).
+# job waits behind it), greedy (it starts), edf (earliest deadline first); --share-max-jobs 2
+# keeps a third sharing job off the GPU.
 . "$(dirname "$0")/common.shlib"
 export ECOSCHED_FAKE_NVML_GPUS=1
 start_daemon
@@ -72,5 +73,25 @@ check "deadline met is reported" [ "$(field "$soon" deadline_missed)" = false ]
 check "a bad --deadline is refused" sh -c "! '$ECO' submit --deadline yesterday -- true 2>/dev/null"
 check "a past deadline is refused" sh -c "'$ECO' submit --deadline @1000 -- true 2>&1 | grep -q 'not a future time'"
 check "the API refuses a duration as a deadline" sh -c "curl -s --unix-socket '$SOCK' -d '{\"argv\":[\"true\"],\"cwd\":\"/\",\"deadline\":3600}' http://x/v1/jobs | grep -q '\"field\":\"deadline\"'"
+stop_daemon
+
+# --share-max-jobs 2: three sharing jobs queued behind a holder; two start together on GPU 0
+# once it ends, the third waits (without the cap it joins them in the same pass)
+start_daemon --share-max-jobs 2
+h=$("$ECO" submit -- sh -c "while [ ! -e $T/go-h2 ]; do sleep 0.1; done")
+check "holder runs" until_state "$h" running
+s1=$("$ECO" submit --share --gpu-mem 4 -- sh -c "while [ ! -e $T/go-s1 ]; do sleep 0.1; done")
+s2=$("$ECO" submit --share --gpu-mem 4 -- sh -c "while [ ! -e $T/go-s2 ]; do sleep 0.1; done")
+s3=$("$ECO" submit --share --gpu-mem 4 -- true)
+touch "$T/go-h2"
+"$ECO" wait "$h"
+check "cap 2: sharing job 1 runs" until_state "$s1" running 200
+check "cap 2: sharing job 2 runs" until_state "$s2" running 50
+sleep 1.5
+check "cap 2: the third waits" [ "$(field "$s3" state)" = queued ]
+touch "$T/go-s1" "$T/go-s2"
+"$ECO" wait "$s1"; "$ECO" wait "$s2"
+"$ECO" wait "$s3"; rc=$?
+check "cap 2: the third ran once they ended (exit $rc)" [ "$rc" -eq 0 ]
 stop_daemon
 finish

@@ -88,6 +88,12 @@ int eco_gpusel_params_check(const struct eco_gpusel_params *p, struct eco_error 
     if (!isfinite(p->share_min_gain) || p->share_min_gain < 0.0)
         return eco_errorf(err, -EINVAL, "gpusel: share_min_gain %g: must be finite and >= 0",
                           p->share_min_gain);
+    if (p->share_max_jobs > ECO_GPUSEL_MAX_JOBS)
+        return eco_errorf(err, -EINVAL, "gpusel: share_max_jobs %u: must be in 0..%d",
+                          p->share_max_jobs, ECO_GPUSEL_MAX_JOBS);
+    if (!isfinite(p->share_settle_s) || p->share_settle_s < 0.0)
+        return eco_errorf(err, -EINVAL, "gpusel: share_settle_s %g: must be finite and >= 0",
+                          p->share_settle_s);
     return 0;
 }
 
@@ -414,6 +420,16 @@ static int pair_pays_off(const struct eco_gpusel *s, const struct gpu_state *g,
     return *gain > s->p.share_min_gain;
 }
 
+/* live: 1 when GPU g holds a job started less than share_settle_s before now_s, so that its
+ * readings (utilisation averaged over the window, hysteresis) may not show that job yet. */
+static int unsettled(const struct eco_gpusel *s, const struct gpu_state *g, double now_s)
+{
+    for (uint32_t j = 0; j < g->n_jobs; j++)
+        if (now_s - g->jobs[j].t_start_s < s->p.share_settle_s)
+            return 1;
+    return 0;
+}
+
 /* live: may GPU `i` take the job now? Fills its preference key when it may. */
 static int live_eligible(const struct eco_gpusel *s, uint32_t i, double now_s,
                          const struct eco_gpu_request *req, struct cand *c)
@@ -422,12 +438,19 @@ static int live_eligible(const struct eco_gpusel *s, uint32_t i, double now_s,
     view(s, &s->g[i], now_s, &st);
     if (!st.has_sample || st.whole_claimed || (s->p.hold_exclusive && st.exclusive_held))
         return 0;
+    if (s->p.share_max_jobs && st.n_jobs >= s->p.share_max_jobs)
+        return 0;
 
     uint64_t free_b = st.last.mem_total_b - st.last.mem_used_b;
     uint64_t avail_b = free_b > st.reserved_b ? free_b - st.reserved_b : 0;
     int fits = avail_b >= req->mem_b && avail_b - req->mem_b >= s->p.share_margin_b;
     double gain;
     int pays = pair_pays_off(s, &s->g[i], req, &gain);
+    /* the utilisation rule reads a GPU's samples: none beside a job they may not show yet,
+     * and none while the queue is shorter than share_min_queue */
+    if (pays < 0 && st.n_jobs > 0 &&
+        (unsettled(s, &s->g[i], now_s) || req->queued < s->p.share_min_queue))
+        return 0;
     int alone = pays < 0 && !st.busy && st.n_claims == 0 && free_b >= req->mem_b;
     int shared = req->share && fits && (pays < 0 ? st.util_avg < s->p.share_util_max : pays > 0);
     if (!alone && !shared)
