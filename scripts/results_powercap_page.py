@@ -13,7 +13,7 @@ SEEDS = ENV.get("SEEDS", "").split()
 PLOTS = ENV.get("PLOTS", "docs/results/power-capping")
 POLICIES = ["mpc", "oracle", "uniform", "proportional", "threshold"]
 BASELINES = ["uniform", "proportional", "threshold"]
-HOLD_MAE, HOLD_SETTLED = 0.5, 5.0  # a policy holds the budget: mean MAE bind, settled over (%)
+HOLD_MAE = 0.5  # a policy holds the budget: mean MAE over binding periods at most this (%)
 BAND = (0.05, 0.30)  # the headline band: the best holding baseline misses this share
 COLORS = {"mpc": "#d62728", "oracle": "#9467bd", "uniform": "#1f77b4",
           "proportional": "#2ca02c", "threshold": "#ff7f0e", "bound": "#000000"}
@@ -60,7 +60,7 @@ def agg(t, b, p):
     a["dj"] = sum(x["dj"] for x in v)
     a["rejected"] = sum(x["rejected"] for x in v)
     a["ratio"] = a["misses"] / a["dj"] if a["dj"] else 0.0
-    a["holds"] = a["mae"] <= HOLD_MAE and a["settled"] <= HOLD_SETTLED
+    a["holds"] = a["mae"] <= HOLD_MAE
     return a
 
 
@@ -159,13 +159,11 @@ print(f"Produced by `scripts/results_powercap.sh > docs/results/power-capping.md
       f"{ENV.get('VERSION', '?')}) in {int(ENV.get('ELAPSED', '0')) // 60} min on "
       f"{ENV.get('PAR', '?')} CPUs. Plots: `docs/results/power-capping/TRACE.svg`.\n")
 print("## Summary\n")
-if band_cases:
-    bm, mm, lm, om, dj, fewer, closed, djct = headline(band_cases)
-    print(f"**Headline band** (each case a trace and a budget where the best baseline that holds "
-          f"the budget misses 5-30 % of the deadline jobs; {len(band_cases)} cases, "
-          f"{len(SEEDS)} held-out seeds each, {dj} deadline jobs): that baseline misses {bm}, "
-          f"mpc {mm}, the oracle (mpc with the true curves) {om}, the clairvoyant bound "
-          f"{lm}.\n")
+def goals(title, cases):
+    bm, mm, lm, om, dj, fewer, closed, djct = headline(cases)
+    print(f"**{title}** ({len(cases)} cases, {len(SEEDS)} held-out seeds each, {dj} deadline "
+          f"jobs): the best holding baseline misses {bm}, mpc {mm}, the oracle (mpc with the "
+          f"true curves) {om}, the clairvoyant bound {lm}.\n")
     print("| goal | target | measured | verdict |")
     print("|---|---|---|---|")
     print(f"| fewer misses than the best holding baseline | >= 25 % | {100 * fewer:.1f} % | "
@@ -175,6 +173,60 @@ if band_cases:
     print(f"| average JCT against that baseline | within 3 % | {100 * djct:+.1f} % | "
           f"{'met' if abs(djct) <= 0.03 or djct < 0 else '**not met**'} |")
     print()
+
+
+whole = [c for c in band_cases if c[0] != "alloc"]
+alone = [c for c in band_cases if c[0] == "alloc"]
+print("The band of each case: a trace and a budget where the best baseline that holds the budget "
+      "misses 5-30 % of the deadline jobs (the regime where the split of power can matter; "
+      "below it every policy misses most, above it none misses much). Misses are summed over "
+      "the band's cases and the held-out seeds.\n")
+if whole:
+    goals("Whole traces (the headline)", whole)
+if alone:
+    goals(f"{LABEL['alloc']}: the split alone", alone)
+if band_cases:
+    bm, mm, lm, om, dj, fewer, closed, djct = headline(whole or band_cases)
+    print()
+    # where the misses go: the learned models (mpc against the oracle, the same allocator with
+    # the true curves) and what no online policy with perfect models closes (oracle to bound)
+    gap = bm - lm
+    if gap > 0:
+        print(f"**Where mpc's misses come from** (whole traces, over the band; the "
+              f"baseline-to-bound gap is "
+              f"{gap} misses): mpc closes {bm - mm} of it; the oracle, the same allocator and "
+              f"admission with the true curves instead of the learned ones, closes {bm - om}, "
+              f"so {mm - om} misses ({100 * (mm - om) / gap:.0f} % of the gap) are the learned "
+              f"models' error; the {om - lm} left between the oracle and the bound "
+              f"({100 * (om - lm) / gap:.0f} %) are what an online policy with perfect models "
+              f"does not reach: it does not know future arrivals, places whole jobs on nodes, "
+              f"and runs every job it starts, including those that miss (the relaxation defers "
+              f"them, and is loose besides). Per trace:\n")
+        print("| trace | cases | best baseline | mpc | oracle | bound | mpc fewer | "
+              "gap closed | models' share of the gap |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for t in TRACES:
+            cs = [c for c in band_cases if c[0] == t]
+            if not cs:
+                print(f"| {LABEL.get(t, t)} | 0 | - | - | - | - | - | - | - |")
+                continue
+            b2, m2, l2, o2, _, f2, c2, _ = headline(cs)
+            g2 = b2 - l2
+            print(f"| {LABEL.get(t, t)} | {len(cs)} | {b2} | {m2} | {o2} | {l2} | "
+                  f"{100 * f2:.1f} % | {100 * c2:.1f} % | "
+                  f"{100 * (m2 - o2) / g2 if g2 > 0 else 0:.0f} % |")
+        print()
+    if whole and alone:
+        a = headline(alone)
+        ga = a[0] - a[2]
+        print(f"Without a queue (the allocator-only case) the learned models cost "
+              f"{100 * (a[1] - a[3]) / ga if ga > 0 else 0:.0f} % of the gap and mpc closes "
+              f"{100 * a[6]:.0f} % of it: the split itself works. What differs on whole traces "
+              f"is that jobs start all the time, each deciding its first minutes from the "
+              f"prior before its own samples (docs/policies/powercap.md, \"Learning at a "
+              f"start\"), and that admission and the queue, which no split changes, decide most "
+              f"misses. The first is the next place to improve mpc; it is not measured further "
+              f"here.\n")
     print("Per case in the band:\n")
     print("| trace | budget | best holding baseline | its misses | mpc | oracle | bound | "
           "mpc fewer | gap closed | mpc JCT h | baseline JCT h |")
@@ -220,7 +272,9 @@ all submitted at time 0 on a cluster that runs them all at once: no queue, so on
 power decides who misses. Jobs draw workloads from `--workload-mix default` and deadlines from
 `--deadlines factor:1.5-3` (submit + 1.5-3 x the job's run time at full power); queue policy
 `{ENV.get('QUEUE', 'lsf')}` (least slack first, the same for every policy); power-limit knob;
-control period 1 s; measurement noise 2 % on power and 1 % on progress.
+control period 1 s; measurement noise 2 % on power and 1 % on progress. Not in this sweep: the
+SM-clock knob and budget steps (docs/models/clock.md compares the knobs), and ITP cluster 08
+(`TRACES="itp02 itp04 itp08 philly alloc"` adds it, about 30 min more here).
 
 **Budgets** are % of each seed's uncapped peak power, swept in {ENV.get('STEP', '2.5')}-point
 steps over each trace's band: from the highest budget of a coarse pass (mpc, a tuning seed) where
@@ -233,9 +287,10 @@ the second and third budgets of their bands: among its candidates, the one with 
 deadline misses whose mean MAE over binding periods is at most 0.5 %. Every table reports seeds
 {', '.join(SEEDS)} only.
 
-**Holds the budget**: mean MAE over binding periods at most {HOLD_MAE} % and mean settled
-overshoot at most {HOLD_SETTLED:g} %. A policy that does not is shown (marked `*`) but is never
-the best baseline: its misses are bought with power above the budget.
+**Holds the budget**: mean MAE over binding periods at most {HOLD_MAE} % (the tuning rule's
+bar). A policy that does not is shown (marked `*`) but is never the best baseline: its misses
+are bought with power above the budget. The largest single excess (settled over) is in the
+tables; on whole traces it is a once-in-months figure, alike for mpc, uniform and proportional.
 
 **Same information.** Every policy sees the same view each period (remaining work, deadlines,
 the learned models, measured draws and the measured total), the same slew bound and downward
