@@ -37,8 +37,9 @@ multigpu20 multigpu30 multigpu40 multigpu50}"
 ALGOS="random dot-product-ref gpu-clustering gpu-packing best-fit fgd"
 # Seeds 1-10 as the reference reports 10 runs: pso's knobs are tuned on seeds 1-2
 # (scripts/results_pso.sh), every policy is reported on 3-10 (held out), and the six baselines'
-# headline is over 1-10. The all-node sweep (secondary) runs fewer seeds to fit the page's
-# 25-minute budget on 2 cores.
+# headline is over 1-10. The all-node sweep (secondary) runs fewer seeds to keep the run near
+# 25 minutes on 2 free cores (the 2026-12-07 page took 54 minutes on 2 cores shared with other
+# work, load average 3 to 8: the sweeps 44 minutes).
 SEEDS_TUNE="${PLACE_SEEDS_TUNE:-1-2}"
 SEEDS_HELD="${PLACE_SEEDS_HELD:-3-10}"
 ALL_SEEDS="${PLACE_ALL_SEEDS-1-2}"
@@ -525,8 +526,12 @@ cat <<END
   an allocation some placement reaches; the exact optimum of the openb instances (10,000 pods
   on 1,213 nodes) is out of ilp's reach. At 130 % arrived an offline placement may choose which
   of the arrived pods to place, which the online policies cannot: the bound also counts that.
-- The all-node sweep runs seeds $ALL_SEEDS only (time); its differences between policies are
-  within a point or two of the headline's and are not the page's claim.
+- The all-node sweep runs seeds $ALL_SEEDS only (time). There the CPU-only pods have nodes of
+  their own; on the GPU nodes alone they take CPU that GPU pods then lack, which is why the
+  lists with more CPU (cpu200 to cpu300) leave more GPUs unallocated in the headline than in
+  the all-node table (compare the two). The LP bound may leave CPU-only pods out (they
+  allocate no GPU), which a policy that places every pod that fits cannot: on those lists the
+  gap between the policies and the bound is mostly that.
 - The batch placements see only what is queued at each pass: on clusters sized for their
   peak the queue is short most of the time and a pass with one queued job is placed by best
   fit alone, so pso, pso-basic and ilp differ little from \`pack\` here; their plan also
