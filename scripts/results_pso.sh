@@ -1,35 +1,36 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# PSO at equal information and CPU time: online pso (--window) against fgd on the FGD paper's
-# arrivals, its ablation, and offline pso against GLPK and its own seeds (docs/policies/pso.md).
-# Usage: scripts/results_pso.sh [BUILD_DIR] > section.md (scripts/results_placement.sh appends
-# it to docs/results/placement.md). Single-threaded runs one after another, niced.
+# PSO at equal information and CPU time: the tuning of online pso (--window) against fgd on the
+# FGD paper's arrivals, its ablation, and offline pso against GLPK and its own seeds
+# (docs/policies/pso.md). scripts/results_placement.sh runs it in two steps:
+#   scripts/results_pso.sh tune BUILD_DIR STATE_DIR     # the tuning runs; STATE_DIR/chosen
+#   scripts/results_pso.sh section BUILD_DIR STATE_DIR  # ablation, offline; the section on stdout
+# and runs the tuned pso itself, beside the other online policies, on the held-out seeds of its
+# openb sweep (docs/results/placement.md). Single-threaded runs one after another, niced.
 set -eu
-BUILD="${1:-build}"
+MODE="${1:?usage: results_pso.sh tune|section BUILD_DIR STATE_DIR}"
+BUILD="${2:-build}"
+STATE="${3:?usage: results_pso.sh tune|section BUILD_DIR STATE_DIR}"
 ECO="$BUILD/ecosched"
 BENCH="$BUILD/eco_bench_place"
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 D="$SRC/data/alibaba_gpu_v2023_openb"
-NODES="$D/openb_node_list_all_node.csv.gz"
+# the reference simulator's experiments: the 1,213 GPU nodes (docs/results/fgd-reference.md)
+NODES="$D/openb_node_list_gpu_node.csv.gz"
 for f in "$ECO" "$BENCH" "$NODES"; do
     [ -e "$f" ] || { echo "results_pso.sh: $f is missing" >&2; exit 2; }
 done
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$STATE"
+tmp="$STATE"
 t_start=$(date +%s)
 
-# Tuning on seeds 1-2 of three families, held out: seeds 4-6 (4 alone when more than 6
-# families are present), ablation on seed 4: about 5 CPU minutes in all, so that the run stays
-# under 15 minutes on 2 shared cores. Configurations window:swarm:iterations, chosen so that
-# the per-window swarm stays near 5x fgd's CPU on openb (16:6:4 measured 5.8x).
+# Tuning on seeds 1-2 of three families (the held-out seeds, 3-10, are the sweep's), ablation
+# on held-out seed 4: about 3 CPU minutes in all. Configurations window:swarm:iterations,
+# chosen so that the per-window swarm stays near 5x fgd's CPU on openb (16:6:4 measured 5.8x).
 # The ECO_PSO_* variables override them (a quick check of the script itself).
 TUNE_SEEDS="${ECO_PSO_TUNE_SEEDS:-1 2}"
 TUNE_FAMILIES="${ECO_PSO_TUNE_FAMILIES:-default gpushare40 multigpu50}"
 CONFIGS="${ECO_PSO_CONFIGS:-4:4:3 16:4:2}"
-FAMILIES=${ECO_PSO_FAMILIES:-$(ls "$D" | sed -n 's/^openb_pod_list_\(.*\)\.csv\.gz$/\1/p' | sort)}
-n_fam=$(echo "$FAMILIES" | wc -w)
-if [ "$n_fam" -le 6 ]; then TEST_SEEDS="4 5 6"; else TEST_SEEDS="4"; fi
-TEST_SEEDS="${ECO_PSO_TEST_SEEDS:-$TEST_SEEDS}"
 ABL_SEEDS="${ECO_PSO_ABL_SEEDS:-4}"
 ILP_LIMIT="${ECO_PSO_ILP_LIMIT:-2}"
 N_INST="${ECO_PSO_INSTANCES:-50}"
@@ -50,6 +51,22 @@ one() {
         "$tmp/o/arrival.csv" >> "$tmp/runs"
 }
 
+# the configuration with the largest mean gain over fgd among those at <= 5x fgd's CPU
+# (the cheapest when none is)
+pick() {
+    awk -v cfgs="$CONFIGS" '
+    $3 == "fgd" { fm[$1 " " $2] = $6; fc[$1 " " $2] = $7 }
+    $3 ~ /^tune-/ { c = substr($3, 6); g[c] += $6 - fm[$1 " " $2]; pc[c] += $7;
+                    bc[c] += fc[$1 " " $2]; n[c]++ }
+    END { nc = split(cfgs, cs, " "); pick = ""; cheap = "";
+          for (i = 1; i <= nc; i++) { c = cs[i]; r = pc[c] / bc[c];
+              if (cheap == "" || r < pc[cheap] / bc[cheap]) cheap = c;
+              if (r <= 5 && (pick == "" || g[c] / n[c] > g[pick] / n[pick])) pick = c }
+          print (pick != "" ? pick : cheap) }' "$tmp/runs"
+}
+
+if [ "$MODE" = tune ]; then
+: > "$tmp/runs"
 # --- tuning ------------------------------------------------------------------------------
 for fam in $TUNE_FAMILIES; do
     for s in $TUNE_SEEDS; do
@@ -61,32 +78,25 @@ for fam in $TUNE_FAMILIES; do
         done
     done
 done
-# the configuration with the largest mean gain over fgd among those at <= 5x fgd's CPU
-# (the cheapest when none is)
-best=$(awk -v cfgs="$CONFIGS" '
-    $3 == "fgd" { fm[$1 " " $2] = $6; fc[$1 " " $2] = $7 }
-    $3 ~ /^tune-/ { c = substr($3, 6); g[c] += $6 - fm[$1 " " $2]; pc[c] += $7;
-                    bc[c] += fc[$1 " " $2]; n[c]++ }
-    END { nc = split(cfgs, cs, " "); pick = ""; cheap = "";
-          for (i = 1; i <= nc; i++) { c = cs[i]; r = pc[c] / bc[c];
-              if (cheap == "" || r < pc[cheap] / bc[cheap]) cheap = c;
-              if (r <= 5 && (pick == "" || g[c] / n[c] > g[pick] / n[pick])) pick = c }
-          print (pick != "" ? pick : cheap) }' "$tmp/runs")
+best=$(pick)
+echo "${best%%:*} $(echo "${best#*:}" | tr ':' ' ')" > "$tmp/chosen"
+echo $(( $(date +%s) - t_start )) > "$tmp/tune_s"
+exit 0
+fi
+
+best=$(pick)
 W=${best%%:*} rest=${best#*:}
 SW=${rest%%:*} IT=${rest#*:}
 PSO="--algo pso --window $W --swarm $SW --iterations $IT"
-
-# --- held out: every family -------------------------------------------------------------
-for fam in $FAMILIES; do
-    for s in $TEST_SEEDS; do
-        one "$fam" "$s" fgd --algo fgd
+# --- online ablation: tuning families, held-out seed 4 ------------------------------------
+for fam in $TUNE_FAMILIES; do
+    for s in $ABL_SEEDS; do
         # shellcheck disable=SC2086
         one "$fam" "$s" pso $PSO
         # shellcheck disable=SC2086
         one "$fam" "$s" noswarm $PSO --pso-off swarm
     done
 done
-# --- online ablation: tuning families, seeds 4-5 ------------------------------------------
 for fam in $TUNE_FAMILIES; do
     for s in $ABL_SEEDS; do
         for op in mutation adaptive local-search seeding; do
@@ -104,9 +114,9 @@ R="$tmp/runs"
 cat <<EOF
 ## PSO at equal information and CPU time
 
-Produced by \`scripts/results_pso.sh\` ($(( (t_end - t_start + 30) / 60 )) min on $(nproc) cores,
-niced, one run at a time). Protocol of the FGD paper as \`place\` runs it: all 1,523 nodes
-(openb_node_list_all_node.csv.gz), \`--shuffle --inflate 130 --seed S\`, pods placed in arrival
+Produced by \`scripts/results_pso.sh\` (tuning $(( ($(cat "$tmp/tune_s") + 30) / 60 )) min, ablation and offline
+$(( (t_end - t_start + 30) / 60 )) min, on $(nproc) cores, niced, one run at a time). Protocol of the FGD paper as
+\`place\` runs it: the 1,213 GPU nodes (openb_node_list_gpu_node.csv.gz), \`--shuffle --inflate 130 --seed S\`, pods placed in arrival
 order; the figure is the allocated share of the cluster's GPUs once 100 % and 130 % of its GPUs
 have been requested, and its mean over 100, 101, ..., 130 % (arrival.csv). CPU is the process
 CPU time of the solve (\`solve_cpu_s\`), reading the files excluded.
@@ -137,34 +147,10 @@ cat <<EOF
 
 Chosen: window $W, $SW particles, $IT iterations (the largest gain at <= 5x fgd's CPU).
 
-### Online, held-out seeds $(echo $TEST_SEEDS | tr ' ' ','), every family in data/
+The tuned pso on the held-out seeds of every pod list, beside the other online policies and
+the LP bound, is in "Online pso on held-out seeds" above.
 
-Allocated GPU share (%) at 100 % / 130 % requested, and its mean over 100-130 %; means over the
-seeds. "pso - fgd" and "swarm" (pso - its seeds + local search) in points of the mean.
-
-| family | fgd | pso | seeds + local search | pso - fgd | swarm | CPU fgd | CPU pso | pso / fgd |
-|---|---|---|---|---:|---:|---:|---:|---:|
 EOF
-awk '
-    $3 == "fgd" || $3 == "pso" || $3 == "noswarm" {
-        k = $1 SUBSEP $3; a[k] += $4; b[k] += $5; m[k] += $6; c[k] += $7; n[k]++;
-        if (!($1 in seen)) { seen[$1] = 1; fam[++nf] = $1 } }
-    END {
-        for (i = 1; i <= nf; i++) { f = fam[i];
-            for (j = 1; j <= 3; j++) { v = j == 1 ? "fgd" : j == 2 ? "pso" : "noswarm";
-                k = f SUBSEP v; s[v] = sprintf("%.2f / %.2f / %.2f", a[k] / n[k], b[k] / n[k],
-                                               m[k] / n[k]); mm[v] = m[k] / n[k]; cc[v] = c[k] / n[k] }
-            d = mm["pso"] - mm["fgd"]; ok = ok + (d >= 1 && cc["pso"] <= 5 * cc["fgd"]);
-            printf "| %s | %s | %s | %s | %+.2f | %+.2f | %.2f s | %.2f s | %.1fx |\n", f,
-                   s["fgd"], s["pso"], s["noswarm"], d, mm["pso"] - mm["noswarm"], cc["fgd"],
-                   cc["pso"], cc["pso"] / cc["fgd"];
-            dsum += d; wsum += mm["pso"] - mm["noswarm"]; if (i == 1 || d < dmin) dmin = d;
-            rsum += cc["pso"] / cc["fgd"] }
-        printf "\nOver the %d families: pso - fgd %+.2f points on average (smallest %+.2f), the " \
-               "swarm over its seeds + local search %+.2f, CPU %.1fx fgd. Goal (online pso >= " \
-               "fgd + 1 point at 100-130 %% load on every family at <= 5x fgd CPU): met on %d of " \
-               "%d families: %s.\n", nf, dsum / nf, dmin, wsum / nf, rsum / nf, ok, nf,
-               ok == nf ? "met" : "not met" }' "$R"
 cat <<EOF
 
 ### Online ablation (seeds $(echo $ABL_SEEDS | tr ' ' ','); $(echo $TUNE_FAMILIES | sed 's/ /, /g'); window $W, $SW particles, $IT iterations)

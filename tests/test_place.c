@@ -1091,6 +1091,97 @@ static void test_pso_off_switches(void **state)
     eco_pl_instance_fini(&in);
 }
 
+/* The LP bound by hand. (a) One node of 1 GPU, three items of 0.6 GPU: the LP relaxation
+ * fills the GPU (1.0); two of them never share a GPU, and the first dual feasible function
+ * (u^(1): a share above 1/2 counts 1) leaves one, 0.6 GPU, the optimum. The first item alone:
+ * 0.6 either way. (b) One node of 2 GPUs and 32 cores, three items of 1 GPU and 20 cores: the
+ * LP shares the cores, 32 / 20 = 1.6 GPUs; u^(1) on the cores (20 / 32 > 1/2) leaves one item,
+ * 1 GPU. (c) An item bound to a model no node has: 0. */
+static void test_lp_bound_by_hand(void **state)
+{
+    (void)state;
+    struct eco_error err = {{0}};
+    double g;
+    struct eco_pl_instance a = {0};
+    add_node(&a, 32000, 262144, 1, "A");
+    for (int i = 0; i < 3; i++)
+        add_item(&a, 1000, 1024, 1, 600);
+    assert_int_equal(eco_pl_lp_bound(&a, 3, 0, &g, &err), 0);
+    assert_true(fabs(g - 1.0) < 1e-9);
+    assert_int_equal(eco_pl_lp_bound(&a, 3, 1, &g, &err), 0);
+    assert_true(fabs(g - 0.6) < 1e-9);
+    assert_int_equal(eco_pl_lp_bound(&a, 1, 0, &g, &err), 0);
+    assert_true(fabs(g - 0.6) < 1e-9);
+    assert_int_equal(eco_pl_lp_bound(&a, 4, 1, &g, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "4 items asked"));
+    eco_pl_instance_fini(&a);
+
+    struct eco_pl_instance b = {0};
+    add_node(&b, 32000, 262144, 2, "A");
+    for (int i = 0; i < 3; i++)
+        add_item(&b, 20000, 1024, 1, 1000);
+    assert_int_equal(eco_pl_lp_bound(&b, 3, 0, &g, &err), 0);
+    assert_true(fabs(g - 1.6) < 1e-9);
+    assert_int_equal(eco_pl_lp_bound(&b, 3, 1, &g, &err), 0);
+    assert_true(fabs(g - 1.0) < 1e-9);
+    /* (c): bound to model B, which no node has */
+    eco_pl_model_index(&b, "B");
+    b.items[0].models = 1u << 1;
+    b.items[1].models = b.items[2].models = 1u << 1;
+    assert_int_equal(eco_pl_lp_bound(&b, 3, 1, &g, &err), 0);
+    assert_true(fabs(g) < 1e-9);
+    eco_pl_instance_fini(&b);
+}
+
+/* The LP bound is at least the GPUs that every algorithm (and ilp, on the smaller ones)
+ * allocates, on 60 seeded random instances asking for 150 % of their GPUs; with the cuts it is
+ * at most the plain LP's, and both are at most the GPUs requested and the cluster's. */
+static void test_lp_bound_random(void **state)
+{
+    (void)state;
+    const struct eco_pl_algo *const *all = eco_pl_algo_all();
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        struct eco_pl_instance in;
+        struct eco_error err = {{0}};
+        /* every third one small (3-6 listed items), for ilp */
+        assert_int_equal(eco_pl_random_instance(seed, seed % 3 ? 5 : 3, seed % 3 ? 30 : 6,
+                                                seed % 2 ? 4 : 2, &in),
+                         0);
+        assert_int_equal(eco_pl_inflate(&in, 150, seed), 0);
+        double cap = 0, req = 0, plain, cut;
+        for (uint32_t n = 0; n < in.n_nodes; n++)
+            cap += in.nodes[n].gpus;
+        for (uint32_t i = 0; i < in.n_items; i++)
+            req += in.items[i].gpus * in.items[i].gpu_milli / 1000.0;
+        assert_int_equal(eco_pl_lp_bound(&in, in.n_items, 0, &plain, &err), 0);
+        assert_int_equal(eco_pl_lp_bound(&in, in.n_items, 1, &cut, &err), 0);
+        assert_true(cut <= plain + 1e-6);
+        assert_true(plain <= cap + 1e-6 && plain <= req + 1e-6);
+        struct eco_pl_slot *slots = calloc(in.n_items, sizeof *slots);
+        assert_non_null(slots);
+        /* the core's algorithms, then ilp on the instances small enough for it */
+        for (size_t a = 0;; a++) {
+            const struct eco_pl_algo *al = all[a] ? all[a] : &eco_pl_algo_ilp;
+            if (!all[a] && in.n_items > 24)
+                break;
+            struct eco_pl_params p = {
+                .seed = seed, .swarm = 6, .iterations = 10, .time_limit_s = 2};
+            struct eco_pl_outcome o = {0};
+            struct eco_pl_metrics m;
+            assert_int_equal(al->solve(&in, &p, slots, &o, &err), 0);
+            assert_int_equal(eco_pl_metrics_compute(&in, NULL, slots, 1, &m), 0);
+            if (m.gpus_placed > cut + 1e-6)
+                print_error("seed %llu, %s: %.3f GPUs placed, bound %.3f\n",
+                            (unsigned long long)seed, al->name, m.gpus_placed, cut);
+            assert_true(m.gpus_placed <= cut + 1e-6);
+            if (!all[a])
+                break;
+        }
+        free(slots);
+        eco_pl_instance_fini(&in);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1118,6 +1209,8 @@ int main(void)
         cmocka_unit_test(test_pso_window_fixed),
         cmocka_unit_test(test_pso_swarm_off),
         cmocka_unit_test(test_pso_off_switches),
+        cmocka_unit_test(test_lp_bound_by_hand),
+        cmocka_unit_test(test_lp_bound_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,7 @@
 
 struct place_args {
     const char *nodes, *items, *algo, *out, *seeds;
-    int json, objective, shuffle, sweep;
+    int json, objective, shuffle, sweep, lp_bound;
     int progress; /* 0: when stderr is a terminal, 1: --progress, 2: --no-progress */
     unsigned long long seed;
     double time_limit_s, hold_s, inflate_pct, sweep_step_pct;
@@ -154,6 +154,13 @@ static const struct eco_opt place_opts[] = {
      .arg = "LIST",
      .help = "--sweep: seeds A-B or A,B,...; mean, min and max over\n"
              "them per point; default: --seed"},
+    {.name = "lp-bound",
+     .kind = ECO_OPT_FLAG,
+     .lo = 1,
+     .offset = A(lp_bound),
+     .help = "--sweep: also GLPK's upper bound on the GPUs any placement\n"
+             "of the arrived items could allocate, at 70, 80, ..., 130 %\n"
+             "(docs/policies/ilp.md, \"LP bound\"); DIR/bound.csv"},
     {.name = "hold-s",
      .kind = ECO_OPT_NUM,
      .lo = 0,
@@ -251,16 +258,18 @@ static int parse_args(int argc, char **argv, struct place_args *a)
         eco_cli__err("place: --nodes, --items and --algo are required (see --help)");
         return ECO_EXIT_USAGE;
     }
-    if (a->window && strcmp(a->algo, "pso") && strcmp(a->algo, "pso-basic")) {
+    if (a->window && !a->sweep && strcmp(a->algo, "pso") && strcmp(a->algo, "pso-basic")) {
         eco_cli__err("place: --window: only pso and pso-basic place in windows, not '%s'", a->algo);
         return ECO_EXIT_USAGE;
     }
-    if (a->pso_off && strcmp(a->algo, "pso")) {
+    if (a->pso_off && !a->sweep && strcmp(a->algo, "pso")) {
         eco_cli__err("place: --pso-off: only pso has these operators, not '%s'", a->algo);
         return ECO_EXIT_USAGE;
     }
-    if (!a->sweep && (a->seeds || a->sweep_step_pct > 0)) {
-        eco_cli__err("place: %s needs --sweep", a->seeds ? "--seeds" : "--sweep-step");
+    if (!a->sweep && (a->seeds || a->sweep_step_pct > 0 || a->lp_bound)) {
+        eco_cli__err("place: %s needs --sweep", a->seeds      ? "--seeds"
+                                                : a->lp_bound ? "--lp-bound"
+                                                              : "--sweep-step");
         return ECO_EXIT_USAGE;
     }
     if (a->sweep && a->json) {
@@ -455,6 +464,9 @@ static int run_sweep(const struct place_args *a, const struct eco_pl_instance *i
         .objective = a->objective,
         .swarm = a->swarm,
         .iterations = a->iterations,
+        .window = a->window,
+        .pso_off = a->pso_off,
+        .lp_bound = a->lp_bound,
         .nodes_path = a->nodes,
         .items_path = a->items,
         .out = a->out,

@@ -37,8 +37,17 @@ struct curve {
     double solve_s; /* summed over seeds */
 };
 
+/* The LP bound at the key points (--lp-bound): unallocated GPU share (%) that no placement can
+ * go below, plain LP relaxation and with the dual-feasible-function rows; sum, min, max. */
+enum { B_PLAIN, B_CUTS, B_N };
+struct bound_pts {
+    double sum[B_N][N_KEYS], lo[B_N][N_KEYS], hi[B_N][N_KEYS];
+    double solve_s;
+};
+
 struct sweep {
     const struct eco_cli__sweep_cfg *cfg;
+    struct bound_pts bound;
     struct curve c[MAX_ALGOS];
     size_t n_algos;
     uint64_t seeds[MAX_SEEDS];
@@ -96,6 +105,28 @@ static int parse_algos(struct sweep *s, const char *list)
     }
     if (s->n_algos == 0) {
         eco_cli__err("place: --algo: empty list");
+        return ECO_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* --window and --pso-off apply to the pso algorithms of the list; without one they are errors. */
+static int check_pso_options(const struct sweep *s)
+{
+    int pso = 0, any = 0;
+    for (size_t a = 0; a < s->n_algos; a++) {
+        pso |= !strcmp(s->c[a].algo->name, "pso");
+        any |= !strcmp(s->c[a].algo->name, "pso") || !strcmp(s->c[a].algo->name, "pso-basic");
+    }
+    if (s->cfg->window && !any) {
+        eco_cli__err("place: --window: only pso and pso-basic place in windows, and --algo '%s' "
+                     "has neither",
+                     s->cfg->algos);
+        return ECO_EXIT_USAGE;
+    }
+    if (s->cfg->pso_off && !pso) {
+        eco_cli__err("place: --pso-off: only pso has these operators, and --algo '%s' has no pso",
+                     s->cfg->algos);
         return ECO_EXIT_USAGE;
     }
     return 0;
@@ -247,6 +278,44 @@ out:
     return rc;
 }
 
+/* --lp-bound: at each key point, the bound for the items arrived by then (those up to the one
+ * whose request reaches the point, as replay counts them), plain and with cuts. */
+static int lp_bounds(struct sweep *s, const struct eco_pl_instance *in, uint64_t seed)
+{
+    struct eco_error err = {{0}};
+    double t0 = eco_mono_s(), req = 0;
+    uint32_t i = 0;
+    for (size_t j = 0; j < N_KEYS; j++) {
+        if (key_pct[j] > s->cfg->inflate_pct + GRID_EPS)
+            break;
+        while (i < in->n_items && 100 * req / s->cap_gpus < key_pct[j] - GRID_EPS) {
+            req += (double)in->items[i].gpus * in->items[i].gpu_milli / ECO_PL_GPU_MILLI;
+            i++;
+        }
+        for (int b = 0; b < B_N; b++) {
+            double g;
+            int rc = eco_pl_lp_bound(in, i, b == B_CUTS, &g, &err);
+            if (rc) {
+                if (rc != -ENOMEM)
+                    eco_cli__err("place: --lp-bound (seed %llu, %g %%): %s",
+                                 (unsigned long long)seed, key_pct[j], err.msg);
+                return rc;
+            }
+            if (g > s->cap_gpus) /* the simplex's rounding: the GPU rows hold it to capacity */
+                g = s->cap_gpus;
+            double v = 100 * (s->cap_gpus - g) / s->cap_gpus;
+            struct bound_pts *bp = &s->bound;
+            bp->sum[b][j] += v;
+            if (s->seeds[0] == seed || v < bp->lo[b][j])
+                bp->lo[b][j] = v;
+            if (s->seeds[0] == seed || v > bp->hi[b][j])
+                bp->hi[b][j] = v;
+        }
+    }
+    s->bound.solve_s += eco_mono_s() - t0;
+    return 0;
+}
+
 /* One seed: shuffle, inflate, then every algorithm on the same arrivals. */
 static int run_seed(struct sweep *s, const struct eco_pl_instance *base, uint64_t seed)
 {
@@ -264,6 +333,8 @@ static int run_seed(struct sweep *s, const struct eco_pl_instance *base, uint64_
         goto nomem;
     if (in.n_items > s->items_max)
         s->items_max = in.n_items;
+    if (cfg->lp_bound && (rc = lp_bounds(s, &in, seed)))
+        goto lp_failed;
     for (size_t a = 0; a < s->n_algos; a++) {
         struct curve *c = &s->c[a];
         /* each placement takes 0.1 s to seconds: a line at each, redrawn in place on a
@@ -277,6 +348,8 @@ static int run_seed(struct sweep *s, const struct eco_pl_instance *base, uint64_
                                   .objective = cfg->objective,
                                   .swarm = cfg->swarm,
                                   .iterations = cfg->iterations,
+                                  .window = cfg->window,
+                                  .pso_off = cfg->pso_off,
                                   .time_limit_s = cfg->time_limit_s,
                                   .stop = past_deadline,
                                   .stop_ctx = &dl};
@@ -307,6 +380,10 @@ static int run_seed(struct sweep *s, const struct eco_pl_instance *base, uint64_
     }
     status = 0;
     goto out;
+lp_failed:
+    if (rc == -ENOMEM)
+        goto nomem;
+    goto out; /* lp_bounds said why */
 nomem:
     eco_cli__err("place: out of memory");
 out:
@@ -353,6 +430,35 @@ static void print_table(FILE *f, const struct sweep *s)
         fprintf(f, "  %8.2f  %7.2f\n", mean_at(s, c, M_FRAG, grid_at(s, frag_pct(s))),
                 c->solve_s / (double)s->n_seeds);
     }
+    if (!s->cfg->lp_bound)
+        return;
+    for (int b = 0; b < B_N; b++) {
+        fprintf(f, "%-16s", b == B_CUTS ? "lp-bound" : "lp-plain");
+        for (size_t j = 0; j < N_KEYS; j++)
+            if (key_pct[j] <= s->cfg->inflate_pct + GRID_EPS)
+                fprintf(f, " %6.2f", s->bound.sum[b][j] / (double)s->n_seeds);
+        fprintf(f, "  %8s  %7.2f\n", "-", b == B_CUTS ? s->bound.solve_s / (double)s->n_seeds : 0);
+    }
+}
+
+/* DIR/bound.csv (--lp-bound): per key point, the unallocated GPU share (%) below which no
+ * placement of the arrived items can go, mean, min and max over seeds; "plain" the LP
+ * relaxation alone, "bound" with the dual-feasible-function rows (the tighter, reported). */
+static int write_bound_csv(FILE *f, const struct sweep *s)
+{
+    fprintf(f, "arrived_pct,seeds,bound_unalloc_pct_mean,bound_unalloc_pct_min,"
+               "bound_unalloc_pct_max,plain_unalloc_pct_mean,plain_unalloc_pct_min,"
+               "plain_unalloc_pct_max\n");
+    for (size_t j = 0; j < N_KEYS; j++) {
+        if (key_pct[j] > s->cfg->inflate_pct + GRID_EPS)
+            break;
+        fprintf(f, "%g,%zu", key_pct[j], s->n_seeds);
+        for (int b = B_N - 1; b >= 0; b--)
+            fprintf(f, ",%.4f,%.4f,%.4f", s->bound.sum[b][j] / (double)s->n_seeds,
+                    s->bound.lo[b][j], s->bound.hi[b][j]);
+        fprintf(f, "\n");
+    }
+    return ferror(f) ? -EIO : 0;
 }
 
 static int write_curve_csv(FILE *f, const struct sweep *s)
@@ -592,6 +698,15 @@ static int write_files(const struct sweep *s)
         f = NULL;
         goto fail;
     }
+    if (s->cfg->lp_bound) {
+        snprintf(path, sizeof path, "%s/bound.csv", s->cfg->out);
+        if (!(f = fopen(path, "w")) || write_bound_csv(f, s))
+            goto fail;
+        if (fclose(f)) {
+            f = NULL;
+            goto fail;
+        }
+    }
     snprintf(path, sizeof path, "%s/report.html", s->cfg->out);
     if (!(f = fopen(path, "w")) || write_report(f, s))
         goto fail;
@@ -620,6 +735,8 @@ int eco_cli__place_sweep(const struct eco_cli__sweep_cfg *cfg, const struct eco_
     for (uint32_t n = 0; n < base->n_nodes; n++)
         s->cap_gpus += base->nodes[n].gpus;
     if ((status = parse_algos(s, cfg->algos)))
+        goto out;
+    if ((status = check_pso_options(s)))
         goto out;
     if (cfg->seeds)
         status = parse_seeds(s, cfg->seeds);

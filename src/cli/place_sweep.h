@@ -23,6 +23,9 @@ struct eco_cli__sweep_cfg {
     double time_limit_s; /* per solve (pso, ilp); 0: none */
     int objective;
     uint32_t swarm, iterations;
+    uint32_t window;  /* pso, pso-basic: online windows (--window); 0: offline */
+    unsigned pso_off; /* pso: ECO_PL_PSO_OFF_* bits */
+    int lp_bound;     /* --lp-bound: GLPK's bound on allocatable GPUs at the key points */
     const char *nodes_path, *items_path; /* for the report's heading */
     const char *out;                     /* DIR, or NULL: the table on stdout only */
     int progress; /* a line on stderr at each placement (eco_cli__progress_wanted's answer) */

@@ -24,6 +24,16 @@ void eco_pl_shuffle(struct eco_pl_instance *in, uint64_t seed);
  * hosts are refused (-EINVAL). out gets the bound, the gap and whether it is proven optimal. */
 extern const struct eco_pl_algo eco_pl_algo_ilp;
 
+/* An upper bound on the GPUs that any placement of in->items[0 .. n_items) on in's nodes can
+ * allocate, in GPUs, into *gpus: the LP relaxation (GLPK simplex) of the assignment of identical
+ * items to identical nodes with CPU, memory and GPUs as capacities; with `cuts`, also the valid
+ * rows of the Fekete-Schepers dual feasible functions (per GPU for shares; per node for CPU,
+ * memory and GPUs), which a fractional solution may break and no placement does
+ * (docs/policies/ilp.md, "LP bound"). 0, -ENOMEM, -EINVAL (n_items too large) or -EIO (GLPK
+ * failed), with err saying which. */
+int eco_pl_lp_bound(const struct eco_pl_instance *in, uint32_t n_items, int cuts, double *gpus,
+                    struct eco_error *err);
+
 /* Any placement algorithm by name: the core's and ilp. NULL when unknown. */
 const struct eco_pl_algo *eco_pl_find_any(const char *name);
 /* The i-th of all placement algorithms: the core's registry, then ilp; NULL past the last

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # `ecosched place --sweep`: curve.csv on a hand-computed case (every value known), on openb
 # (arrived share on the grid and increasing, values in range, unallocated share never rising),
-# and bad sweep options refused with a message (a --sweep-step below 0.1 % among them).
+# the LP bound (--lp-bound) on the hand-computed case, and bad sweep options refused with a
+# message (a --sweep-step below 0.1 % among them).
 set -u
 ECO="$1"; SRC="$2"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
@@ -46,6 +47,32 @@ if [ "$got" != "$want" ]; then
     echo "FAIL hand curve.csv:"; echo "$want" > "$T/want.csv"; diff -u "$T/want.csv" "$T/hand/curve.csv"; fail=1
 fi
 [ -s "$T/hand/report.html" ] || { echo "FAIL hand: no report.html"; fail=1; }
+
+# --lp-bound on the same case, with online pso in the list: 70-90 % arrived is 3 pods (1.8
+# GPUs), 100-120 % 4 and 130 % 5. The plain LP fills the 2 GPUs up to the demand: 1.8 GPUs
+# (10 % unallocated), then 2 (0 %); the dual feasible function u^(1) counts a 0.6 share as a
+# whole GPU, so at most 2 pods, 1.2 GPUs (40 %), which every policy reaches.
+out=$("$ECO" place --sweep --nodes "$T/nodes.csv" --items "$T/items.csv" --algo fgd,pso \
+      --window 2 --swarm 2 --iterations 2 --time-limit 0 --seeds 1-3 --sweep-step 10 \
+      --lp-bound --out "$T/bound" 2>&1)
+check lp-bound $? 0 "$out" "lp-bound"
+want="arrived_pct,seeds,bound_unalloc_pct_mean,bound_unalloc_pct_min,bound_unalloc_pct_max,plain_unalloc_pct_mean,plain_unalloc_pct_min,plain_unalloc_pct_max"
+for row in "70 10" "80 10" "90 10" "100 0" "110 0" "120 0" "130 0"; do
+    set -- $row
+    p=$(printf '%.4f' "$2")
+    want="$want
+$1,3,40.0000,40.0000,40.0000,$p,$p,$p"
+done
+got=$(cat "$T/bound/bound.csv" 2>/dev/null)
+if [ "$got" != "$want" ]; then
+    echo "FAIL lp-bound bound.csv:"; echo "$want" > "$T/want.csv"; diff -u "$T/want.csv" "$T/bound/bound.csv"; fail=1
+fi
+grep -q '^pso,130,3,40.0000,' "$T/bound/curve.csv" 2>/dev/null ||
+    { echo "FAIL lp-bound: no pso curve at 40 % unallocated"; fail=1; }
+out=$("$ECO" place --nodes "$T/nodes.csv" --items "$T/items.csv" --algo fgd --lp-bound 2>&1)
+check lp-bound-alone $? 2 "$out" "--lp-bound needs --sweep"
+out=$("$ECO" place --sweep --nodes "$T/nodes.csv" --items "$T/items.csv" --algo fgd --window 4 2>&1)
+check window-no-pso $? 2 "$out" "--window: only pso and pso-basic"
 
 # openb default on all nodes, two baselines, two seeds, 5 % steps: 27 points per algorithm
 # (0..130), arrived on the grid and increasing, every value in 0..100, min <= mean <= max,
