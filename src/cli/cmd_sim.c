@@ -1159,6 +1159,33 @@ void eco_cli__grid_notes(const struct eco_cli_grid *g, const struct eco_signal *
     }
 }
 
+/* A failed eco_sim_run or eco_sim_miss_bound: its error on stderr (a trace line's with the
+ * trace's name), and the exit status. */
+static int sim_failed(const struct sim_args *a, int rc, const struct eco_error *err)
+{
+    if (rc == -EINVAL && !strncmp(err->msg, "line ", 5))
+        eco_cli__err("%s:%s", a->trace, err->msg + 5);
+    else
+        eco_cli__err("sim: %s", rc == -EINVAL ? err->msg : strerror(-rc));
+    return rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
+}
+
+/* What a run and the bound read alike: the jobs' workloads and deadlines, the seed, the budget
+ * and the knob. */
+static struct eco_sim_config jobs_config(const struct sim_args *a,
+                                         const struct eco_budget_step *budget, size_t n_budget)
+{
+    return (struct eco_sim_config){
+        .workload_mix = a->workload_mix,
+        .seed = a->seed,
+        .budget = budget,
+        .n_budget = n_budget,
+        .power_knob = a->power_knob,
+        .deadline_lo = a->deadline_lo,
+        .deadline_hi = a->deadline_hi,
+    };
+}
+
 static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct eco_jobset *set,
                    const struct eco_policy_ops **pol, size_t npol,
                    const struct eco_placement_ops *placement, const struct eco_budget_step *budget,
@@ -1175,35 +1202,27 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
         print_table_header(&tab);
     for (size_t i = 0; i < npol && !status; i++) {
         const char *pd_params = NULL;
-        struct eco_sim_config cfg = {
-            .policy = pol[i],
-            .policy_params = a->policy_params[i],
-            .placement = placement,
-            .power_down = eco_powerdown_find(a->power_down, &pd_params),
-            .workload_mix = a->workload_mix,
-            .seed = a->seed,
-            .power_policy = a->power_policy,
-            .budget = budget,
-            .n_budget = n_budget,
-            .control_period_s = a->control_period_s,
-            .control_skip_off = a->control_skip_off,
-            .noise_power = a->noise_power,
-            .noise_speed = a->noise_speed,
-            .noise_set = a->noise_set,
-            .power_knob = a->power_knob,
-            .deadline_lo = a->deadline_lo,
-            .deadline_hi = a->deadline_hi,
-            .carbon = sig->have_carbon ? &sig->carbon : NULL,
-            .price = sig->have_price ? &sig->price : NULL,
-            .epoch0_s = sig->epoch0_s,
-            .carbon_policy = sig->policy,
-            .carbon_params = sig->params,
-            .forecast = sig->forecast,
-            .forecast_sigma = sig->sigma,
-            .max_delay_s = sig->max_delay_s,
-            .deferrable = a->deferrable,
-            .suspend_s = a->suspend_s,
-        };
+        struct eco_sim_config cfg = jobs_config(a, budget, n_budget);
+        cfg.policy = pol[i];
+        cfg.policy_params = a->policy_params[i];
+        cfg.placement = placement;
+        cfg.power_down = eco_powerdown_find(a->power_down, &pd_params);
+        cfg.power_policy = a->power_policy;
+        cfg.control_period_s = a->control_period_s;
+        cfg.control_skip_off = a->control_skip_off;
+        cfg.noise_power = a->noise_power;
+        cfg.noise_speed = a->noise_speed;
+        cfg.noise_set = a->noise_set;
+        cfg.carbon = sig->have_carbon ? &sig->carbon : NULL;
+        cfg.price = sig->have_price ? &sig->price : NULL;
+        cfg.epoch0_s = sig->epoch0_s;
+        cfg.carbon_policy = sig->policy;
+        cfg.carbon_params = sig->params;
+        cfg.forecast = sig->forecast;
+        cfg.forecast_sigma = sig->sigma;
+        cfg.max_delay_s = sig->max_delay_s;
+        cfg.deferrable = a->deferrable;
+        cfg.suspend_s = a->suspend_s;
         cfg.power_down_params = pd_params;
         struct sim_progress prog = {.policy = pol[i]->name, .run = i + 1, .runs = npol};
         eco_cli__progress_start(&prog.line,
@@ -1252,11 +1271,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             }
         }
         if (rc) {
-            if (rc == -EINVAL && !strncmp(err.msg, "line ", 5))
-                eco_cli__err("%s:%s", a->trace, err.msg + 5);
-            else
-                eco_cli__err("sim: %s", rc == -EINVAL ? err.msg : strerror(-rc));
-            return rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
+            return sim_failed(a, rc, &err);
         }
         if (i == 0)
             report_rejected(set, res.summary.rejected, a->out ? dir : NULL, a->quiet);
@@ -1291,25 +1306,12 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
 static int run_bound(const struct sim_args *a, const struct eco_cluster *c, struct eco_jobset *set,
                      const struct eco_budget_step *budget, size_t n_budget)
 {
-    struct eco_sim_config cfg = {
-        .workload_mix = a->workload_mix,
-        .seed = a->seed,
-        .budget = budget,
-        .n_budget = n_budget,
-        .power_knob = a->power_knob,
-        .deadline_lo = a->deadline_lo,
-        .deadline_hi = a->deadline_hi,
-    };
+    struct eco_sim_config cfg = jobs_config(a, budget, n_budget);
     struct eco_miss_bound b;
     struct eco_error err = {{0}};
     int rc = eco_sim_miss_bound(c, set, &cfg, a->miss_bound_s, &b, &err);
-    if (rc) {
-        if (rc == -EINVAL && !strncmp(err.msg, "line ", 5))
-            eco_cli__err("%s:%s", a->trace, err.msg + 5);
-        else
-            eco_cli__err("sim: %s", rc == -EINVAL ? err.msg : strerror(-rc));
-        return rc == -EINVAL ? ECO_EXIT_USAGE : ECO_EXIT_FAIL;
-    }
+    if (rc)
+        return sim_failed(a, rc, &err);
     double ratio = b.deadline_jobs ? (double)b.misses / (double)b.deadline_jobs : 0;
     if (a->json)
         printf("{\"deadline_jobs\": %zu, \"miss_bound\": %zu, \"miss_ratio_bound\": %.6f, "
