@@ -8,7 +8,8 @@ from collections import defaultdict
 
 WORK = sys.argv[1]
 ENV = os.environ
-TRACES = ENV.get("TRACES", "").split()
+# whole traces (ITP by number, then Philly), then the allocator-only case
+TRACES = sorted(ENV.get("TRACES", "").split(), key=lambda t: (t == "alloc", t == "philly", t))
 SEEDS = ENV.get("SEEDS", "").split()
 PLOTS = ENV.get("PLOTS", "docs/results/power-capping")
 POLICIES = ["mpc", "oracle", "uniform", "proportional", "threshold"]
@@ -273,8 +274,7 @@ power decides who misses. Jobs draw workloads from `--workload-mix default` and 
 `--deadlines factor:1.5-3` (submit + 1.5-3 x the job's run time at full power); queue policy
 `{ENV.get('QUEUE', 'lsf')}` (least slack first, the same for every policy); power-limit knob;
 control period 1 s; measurement noise 2 % on power and 1 % on progress. Not in this sweep: the
-SM-clock knob and budget steps (docs/models/clock.md compares the knobs), and ITP cluster 08
-(`TRACES="itp02 itp04 itp08 philly alloc"` adds it, about 30 min more here).
+SM-clock knob and budget steps (docs/models/clock.md compares the knobs).
 
 **Budgets** are % of each seed's uncapped peak power, swept in {ENV.get('STEP', '2.5')}-point
 steps over each trace's band: from the highest budget of a coarse pass (mpc, a tuning seed) where
