@@ -47,12 +47,6 @@ static void callback(glp_tree *tree, void *info)
     }
 }
 
-static int same_node(const struct eco_pl_node *a, const struct eco_pl_node *b)
-{
-    return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib && a->gpus == b->gpus &&
-           a->model == b->model;
-}
-
 /* Column indices: x[i][j] (0 when item i may not go on node j), y[j], z[i][j][g]. */
 struct cols {
     int *x, *y, *z;
@@ -91,7 +85,7 @@ static int start_values(const struct eco_pl_instance *in, const struct cols *c,
     /* runs of identical consecutive nodes: used ones move to the front of their run */
     for (uint32_t j = 0; j < nn;) {
         uint32_t e = j + 1;
-        while (e < nn && same_node(&in->nodes[e - 1], &in->nodes[e]))
+        while (e < nn && eco_pl_same_node(&in->nodes[e - 1], &in->nodes[e]))
             e++;
         uint32_t k = j;
         for (uint32_t t = j; t < e; t++)
@@ -320,7 +314,7 @@ static int ilp_run(const struct eco_pl_instance *in, const struct eco_pl_params 
             }
         }
         /* identical consecutive nodes are interchangeable: used ones first */
-        if (j + 1 < nn && same_node(nd, &in->nodes[j + 1])) {
+        if (j + 1 < nn && eco_pl_same_node(nd, &in->nodes[j + 1])) {
             NEW_ROW(GLP_LO, 0, 0);
             ADD(c.y[j], 1);
             ADD(c.y[j + 1], -1);

@@ -22,12 +22,6 @@ struct group {
     uint32_t rep, n;
 };
 
-static int same_node(const struct eco_pl_node *a, const struct eco_pl_node *b)
-{
-    return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib && a->gpus == b->gpus &&
-           a->model == b->model;
-}
-
 static int cmp_item(const struct eco_pl_item *a, const struct eco_pl_item *b)
 {
     if (a->cpu_milli != b->cpu_milli)
@@ -95,7 +89,7 @@ static int node_groups(const struct eco_pl_instance *in, struct group **out, uin
         return -ENOMEM;
     for (uint32_t j = 0; j < in->n_nodes; j++) {
         uint32_t t = 0;
-        while (t < n && !same_node(&in->nodes[g[t].rep], &in->nodes[j]))
+        while (t < n && !eco_pl_same_node(&in->nodes[g[t].rep], &in->nodes[j]))
             t++;
         if (t == n)
             g[n++] = (struct group){j, 0};

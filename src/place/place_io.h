@@ -34,6 +34,14 @@ extern const struct eco_pl_algo eco_pl_algo_ilp;
 int eco_pl_lp_bound(const struct eco_pl_instance *in, uint32_t n_items, int cuts, double *gpus,
                     struct eco_error *err);
 
+/* 1 when nodes a and b are interchangeable for a placement: same CPU, memory, GPUs and model
+ * (the ILP's symmetry rows and the LP bound's node groups). */
+static inline int eco_pl_same_node(const struct eco_pl_node *a, const struct eco_pl_node *b)
+{
+    return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib && a->gpus == b->gpus &&
+           a->model == b->model;
+}
+
 /* Any placement algorithm by name: the core's and ilp. NULL when unknown. */
 const struct eco_pl_algo *eco_pl_find_any(const char *name);
 /* The i-th of all placement algorithms: the core's registry, then ilp; NULL past the last

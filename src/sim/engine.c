@@ -855,12 +855,20 @@ static int resolve_workloads(struct eco_jobset *set, const struct eco_sim_config
 /* Cluster power with every node on and idle but for `job` running alone at its GPUs' minimum
  * limit (on the type of its kind with the lowest such draw): the least the cluster draws while
  * the job runs without powering nodes down. */
+double eco_sim__idle_w(const struct eco_cluster *c)
+{
+    double w = 0;
+    for (uint16_t g = 0; g < c->n_groups; g++)
+        w += c->groups[g].count *
+             (c->groups[g].base_w + c->groups[g].gpus * c->groups[g].gpu_idle_w);
+    return w;
+}
+
 static double alone_draw(const struct engine *e, const struct eco_job *job)
 {
-    double idle = 0, best = -1;
+    double idle = eco_sim__idle_w(e->c), best = -1;
     for (uint16_t g = 0; g < e->c->n_groups; g++) {
         const struct eco_node_group *grp = &e->c->groups[g];
-        idle += grp->count * (grp->base_w + grp->gpus * grp->gpu_idle_w);
         if (job->gpu_type >= 0 && grp->type != job->gpu_type)
             continue;
         double p = eco_powerctl__min_gpu_w(grp->type, job->workload, e->cfg->power_knob);

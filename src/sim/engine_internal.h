@@ -156,6 +156,10 @@ void eco_powerctl__fini(struct engine *e);
 double eco_powerctl__budget(const struct engine *e);
 /* Power of one GPU of catalog type `type` running `workload` at the type's minimum limit. */
 double eco_powerctl__min_gpu_w(int type, uint16_t workload, int knob);
+/* The knob's range on a GPU type (limit, W, or clock, MHz); 0 or eco_clock_range's error. */
+int eco_powerctl__knob_range(int clock, int type, double *lo, double *hi);
+/* The cluster's draw with every node on and every GPU idle: hosts and idle GPUs, W. */
+double eco_sim__idle_w(const struct eco_cluster *c);
 /* Sets a running job's setting on the knob in use (its limit or its clock). */
 void eco_powerctl__apply(struct engine *e, struct eco_job *job, double setting);
 double eco_powerctl__period(const struct engine *e);

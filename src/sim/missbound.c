@@ -8,7 +8,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ecosched/catalog.h"
 #include "ecosched/clock.h"
 #include "engine_internal.h"
 #include "util/clock.h"
@@ -33,9 +32,8 @@ static int job_figures(const struct engine *e, const struct eco_job *j, double *
             continue;
         if (grp->gpus < j->gpus && (uint64_t)grp->gpus * grp->count < j->gpus)
             continue;
-        const struct eco_gpu_type *t = eco_catalog_get(grp->type);
-        double lo = t->min_limit_w, hi = t->max_limit_w;
-        if (clock && eco_clock_range(grp->type, &lo, &hi))
+        double lo, hi;
+        if (eco_powerctl__knob_range(clock, grp->type, &lo, &hi))
             continue;
         for (int k = 0; k < BOUND_GRID; k++) {
             double x = lo + (hi - lo) * k / (BOUND_GRID - 1), s, p;
@@ -68,25 +66,13 @@ static double budget_energy(const struct eco_sim_config *cfg, double a, double b
     return sum;
 }
 
-static int quiet_hook(void *info, const char *s)
-{
-    (void)info;
-    (void)s;
-    return 1;
-}
-
 int eco_sim__miss_bound(struct engine *e, double slot_s, struct eco_miss_bound *out,
                         struct eco_error *err)
 {
     const struct eco_sim_config *cfg = e->cfg;
     memset(out, 0, sizeof *out);
     out->slot_s = slot_s;
-    double fixed = 0, gpus = 0;
-    for (uint16_t g = 0; g < e->c->n_groups; g++) {
-        const struct eco_node_group *grp = &e->c->groups[g];
-        fixed += grp->count * (grp->base_w + grp->gpus * grp->gpu_idle_w);
-        gpus += (double)grp->count * grp->gpus;
-    }
+    const double fixed = eco_sim__idle_w(e->c), gpus = (double)e->c->total_gpus;
     /* The deadline jobs that run (not rejected), their window [submit, deadline). */
     size_t n = 0;
     double t0 = INFINITY, t1 = -INFINITY;
@@ -109,19 +95,16 @@ int eco_sim__miss_bound(struct engine *e, double slot_s, struct eco_miss_bound *
                           "slot",
                           slots, slot_s);
     out->slots = slots;
-    glp_term_out(GLP_OFF);
-    glp_term_hook(quiet_hook, NULL);
+    glp_term_out(GLP_OFF); /* GLPK's messages are not ours */
     glp_prob *lp = glp_create_prob();
     glp_set_obj_dir(lp, GLP_MAX);
     /* rows 1..slots: energy over the idle cluster, in units of the slot's budget room; rows
      * slots+1..2 slots: GPU time, in units of the cluster's GPU time in a slot; then one row per
      * job: its work done less its share met, >= 0 */
     glp_add_rows(lp, (int)(2 * slots));
-    double *room = malloc(slots * sizeof *room);
-    int *ind = malloc(4 * sizeof *ind);
-    double *val = malloc(4 * sizeof *val);
-    int rc = 0;
-    if (!room || !ind || !val) {
+    double *room = malloc(slots * sizeof *room), val[4];
+    int ind[4], rc = 0;
+    if (!room) {
         rc = -ENOMEM;
         goto done;
     }
@@ -145,11 +128,12 @@ int eco_sim__miss_bound(struct engine *e, double slot_s, struct eco_miss_bound *
         ind[1] = row;
         val[1] = -1.0;
         glp_set_mat_col(lp, x, 1, ind, val);
-        if (job_figures(e, j, &eff, &spd) || !(j->duration_s > 0)) {
-            if (!(j->duration_s > 0)) /* no work: met */
-                glp_set_row_bnds(lp, row, GLP_LO, -1.0, 0.0);
+        if (!(j->duration_s > 0)) { /* no work: met */
+            glp_set_row_bnds(lp, row, GLP_LO, -1.0, 0.0);
             continue;
         }
+        if (job_figures(e, j, &eff, &spd))
+            continue; /* no group to run on: missed */
         double w = j->duration_s;
         size_t a = (size_t)floor((j->submit_s - t0) / slot_s);
         size_t b = (size_t)floor((j->deadline_s - t0) / slot_s);
@@ -179,7 +163,10 @@ int eco_sim__miss_bound(struct engine *e, double slot_s, struct eco_miss_bound *
         }
     }
     double c0 = eco_mono_s();
-    int st = glp_interior(lp, NULL);
+    glp_iptcp ip;
+    glp_init_iptcp(&ip);
+    ip.msg_lev = GLP_MSG_OFF;
+    int st = glp_interior(lp, &ip);
     double met = NAN;
     if (st == 0 && glp_ipt_status(lp) == GLP_OPT) {
         met = glp_ipt_obj_val(lp);
@@ -203,9 +190,6 @@ int eco_sim__miss_bound(struct engine *e, double slot_s, struct eco_miss_bound *
     out->misses = miss > 0 ? (size_t)ceil(miss) : 0;
 done:
     free(room);
-    free(ind);
-    free(val);
     glp_delete_prob(lp);
-    glp_term_hook(NULL, NULL);
     return rc;
 }

@@ -106,14 +106,14 @@ static void gauss2(struct eco_rng *r, double *z1, double *z2)
     *z2 = rad * sin(a);
 }
 
-/* The knob's range on a GPU type: its power-limit range, or its clock range. */
-static void knob_range(int clock, int type, double *lo, double *hi)
+/* The knob's range on a GPU type: its power-limit range, or its clock range. 0, or
+ * eco_clock_range's error (the limit range stays in *lo, *hi). */
+int eco_powerctl__knob_range(int clock, int type, double *lo, double *hi)
 {
     const struct eco_gpu_type *t = eco_catalog_get((size_t)type);
     *lo = t->min_limit_w;
     *hi = t->max_limit_w;
-    if (clock)
-        eco_clock_range(type, lo, hi);
+    return clock ? eco_clock_range(type, lo, hi) : 0;
 }
 
 /* The truth at a setting of the knob in use (a power limit, W, or a locked clock, MHz): per
@@ -126,7 +126,7 @@ static void truth_predict(const void *ctx, double limit_w, double *power_w, doub
     double sum = 0, slow = 0;
     for (uint8_t k = 0; k < t->n; k++) {
         double lo, hi, s, p;
-        knob_range(t->clock, t->type[k], &lo, &hi);
+        eco_powerctl__knob_range(t->clock, t->type[k], &lo, &hi);
         double x = limit_w < lo ? lo : limit_w > hi ? hi : limit_w;
         int rc = t->clock ? eco_clock_eval(t->type[k], t->workload, x, &s, &p)
                           : eco_power_eval(t->type[k], t->workload, x, &s, &p);
@@ -170,7 +170,7 @@ static void range_of(const struct truth *t, double *lo, double *hi)
     *lo = *hi = 0;
     for (uint8_t k = 0; k < t->n; k++) {
         double l, h;
-        knob_range(t->clock, t->type[k], &l, &h);
+        eco_powerctl__knob_range(t->clock, t->type[k], &l, &h);
         if (k == 0 || l < *lo)
             *lo = l;
         if (k == 0 || h > *hi)
@@ -300,11 +300,11 @@ double eco_powerctl__min_gpu_w(int type, uint16_t workload, int knob)
                       .type = {(uint16_t)type},
                       .gpus = {1},
                       .total = 1};
-    knob_range(t.clock, type, &lo, &hi);
+    eco_powerctl__knob_range(t.clock, type, &lo, &hi);
     /* the clock knob's floor: the clock at the minimum limit, as the allocator's (clock.md) */
     if (t.clock &&
         eco_clock_equivalent(type, workload, eco_catalog_get((size_t)type)->min_limit_w, &lo))
-        knob_range(t.clock, type, &lo, &hi);
+        eco_powerctl__knob_range(t.clock, type, &lo, &hi);
     truth_predict(&t, lo, &p, &speed);
     return p;
 }

@@ -453,28 +453,6 @@ static void sample(struct run *r, double t)
     }
 }
 
-/* Summed speed factors, by the judge's pairs, of the jobs computing on GPU g (each at the
- * product of its factors with the others): under 1, the GPU does less work than its jobs one
- * after the other would. */
-static double gpu_speed_sum(const struct run *r, uint32_t g)
-{
-    const struct gstate *gs = &r->g[g];
-    double sum = 0;
-    for (uint32_t i = 0; i < gs->n; i++) {
-        uint32_t j = gs->jobs[i];
-        if (r->js[j].st != RUNNING)
-            continue;
-        double fj = 1.0;
-        for (uint32_t l = 0; l < gs->n; l++) {
-            uint32_t o = gs->jobs[l];
-            if (o != j && r->js[o].st == RUNNING)
-                fj *= factor(r->truth_wl[j], r->truth_wl[o]);
-        }
-        sum += fj;
-    }
-    return sum;
-}
-
 /* Advances running jobs by dt from t; accounts utilisation, energy and sharing. Returns the
  * number of jobs that ended. */
 static uint32_t advance(struct run *r, double t, struct eco_srv_result *res, double *util_gpu_s)
@@ -482,6 +460,11 @@ static uint32_t advance(struct run *r, double t, struct eco_srv_result *res, dou
     const double dt = r->p->dt_s;
     uint32_t ended = 0;
     double power = r->base_w;
+    /* per GPU: two or more jobs computing on it, and their speed factors (by the judge's pairs,
+     * each job at the product of its factors with the others there) summed: under 1, the GPU
+     * does less work than its jobs one after the other would (lossy_gpu_s) */
+    int multi[ECO_GPUSEL_MAX_GPUS];
+    double speed_sum[ECO_GPUSEL_MAX_GPUS];
     for (uint32_t g = 0; g < r->p->n_gpus; g++) {
         double u, mem;
         gpu_load(r, g, &u, &mem);
@@ -496,8 +479,8 @@ static uint32_t advance(struct run *r, double t, struct eco_srv_result *res, dou
             res->shared_gpu_s += dt;
         if (k >= 3)
             res->shared3_gpu_s += dt;
-        if (k >= 2 && gpu_speed_sum(r, g) < 1.0)
-            res->lossy_gpu_s += dt;
+        multi[g] = k >= 2;
+        speed_sum[g] = 0.0;
     }
     res->energy_j += power * dt;
 
@@ -518,6 +501,7 @@ static uint32_t advance(struct run *r, double t, struct eco_srv_result *res, dou
                 fg *= factor(r->truth_wl[j], r->truth_wl[o]);
                 shared = 1;
             }
+            speed_sum[r->js[j].gpus[k]] += fg;
             fj = fmin(fj, fg);
         }
         if (shared)
@@ -525,6 +509,9 @@ static uint32_t advance(struct run *r, double t, struct eco_srv_result *res, dou
         f[m] = fj;
         idx[m++] = j;
     }
+    for (uint32_t g = 0; g < r->p->n_gpus; g++)
+        if (multi[g] && speed_sum[g] < 1.0)
+            res->lossy_gpu_s += dt;
     /* factors first, then progress: a job ending in this step still slowed its neighbours */
     for (uint32_t i = 0; i < m; i++) {
         uint32_t j = idx[i];
