@@ -106,11 +106,14 @@ SLOT=${SLOT:-14400}
 PAR=${PAR:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
 POLICIES="mpc oracle uniform proportional threshold"
 TUNED="mpc uniform proportional threshold"
-# Tuning candidates: the shared knobs (feedback gain on measured power, admission rule, slew) for
-# every policy, then each one's own. The oracle is not tuned: default parameters.
-GRID_mpc=${GRID_mpc:-"- miss=3 admit=deadline slew=0"}
-GRID_uniform=${GRID_uniform:-"- gain=0.5 admit=deadline slew=0"}
-GRID_proportional=${GRID_proportional:-"- gain=0.5 admit=deadline slew=0"}
+# Tuning candidates: the shared knobs (feedback gain on measured power, the feedback's margin
+# below the budget, admission rule, slew) for every policy, alone and with the one that helped it
+# most before (mpc: slew=0; uniform and proportional: gain=0.5), then each one's own. The oracle
+# is not tuned: it takes mpc's chosen parameters (it is mpc with the true curves; its own
+# defaults turn off exploration and the feedback, which the truth needs neither of).
+GRID_mpc=${GRID_mpc:-"- slew=0 margin=0 admit=deadline slew=0,margin=0,admit=deadline miss=3"}
+GRID_uniform=${GRID_uniform:-"- gain=0.5 margin=0 admit=deadline gain=0.5,margin=0,admit=deadline slew=0"}
+GRID_proportional=${GRID_proportional:-"- gain=0.5 margin=0 admit=deadline gain=0.5,margin=0,admit=deadline slew=0"}
 GRID_threshold=${GRID_threshold:-"- step=0.02 rebalance=5 rebalance=5,step=0.02"}
 if [ -n "${KEEP:-}" ]; then
     WORK=$KEEP
@@ -196,8 +199,7 @@ i=0
 for t in $TRACES; do for s in $SEEDS; do for b in $(band "$t"); do
     i=$((i + 1)); echo "--bound r$i $t $s $b"
     for pol in $POLICIES; do
-        par=-
-        [ "$pol" = oracle ] || par=$(chosen "$pol")
+        if [ "$pol" = oracle ]; then par=$(chosen mpc); else par=$(chosen "$pol"); fi
         i=$((i + 1)); echo "--run r$i $t $s $b $pol $par"
     done
 done; done; done > "$WORK/report.list"

@@ -196,9 +196,11 @@ if band_cases:
         print(f"**Where mpc's misses come from** (whole traces, over the band; the "
               f"baseline-to-bound gap is "
               f"{gap} misses): mpc closes {bm - mm} of it; the oracle, the same allocator and "
-              f"admission with the true curves instead of the learned ones, closes {bm - om}, "
+              f"admission (mpc's chosen parameters) with the true curves instead of the learned "
+              f"ones, and so without exploration or feedback, closes {bm - om}, "
               f"so {mm - om} misses ({100 * (mm - om) / gap:.0f} % of the gap) are the learned "
-              f"models' error; the {om - lm} left between the oracle and the bound "
+              f"models' error and the feedback's margin; the {om - lm} left between the oracle "
+              f"and the bound "
               f"({100 * (om - lm) / gap:.0f} %) are what an online policy with perfect models "
               f"does not reach: it does not know future arrivals, places whole jobs on nodes, "
               f"and runs every job it starts, including those that miss (the relaxation defers "
@@ -222,12 +224,14 @@ if band_cases:
         ga = a[0] - a[2]
         print(f"Without a queue (the allocator-only case) the learned models cost "
               f"{100 * (a[1] - a[3]) / ga if ga > 0 else 0:.0f} % of the gap and mpc closes "
-              f"{100 * a[6]:.0f} % of it: the split itself works. What differs on whole traces "
-              f"is that jobs start all the time, each deciding its first minutes from the "
-              f"prior before its own samples (docs/policies/powercap.md, \"Learning at a "
-              f"start\"), and that admission and the queue, which no split changes, decide most "
-              f"misses. The first is the next place to improve mpc; it is not measured further "
-              f"here.\n")
+              f"{100 * a[6]:.0f} % of it: the split itself works. On whole traces admission "
+              f"decides: starting a queued job whenever its minimum draw fits fills the budget "
+              f"with jobs near their minimum limits and leaves the split little power to give; "
+              f"`admit=deadline` (keep each running job's need for its deadline before starting "
+              f"another), offered to every policy in the tuning, keeps it. "
+              f"docs/policies/powercap.md, \"Where mpc's misses come from on whole traces\", "
+              f"measures each part (admission, the feedback's margin, the miss price, learning "
+              f"at a start) on the tuning set.\n")
     print("Per case in the band:\n")
     print("| trace | budget | best holding baseline | its misses | mpc | oracle | bound | "
           "mpc fewer | gap closed | mpc JCT h | baseline JCT h |")
@@ -281,7 +285,8 @@ steps over each trace's band: from the highest budget of a coarse pass (mpc, a t
 at least half the deadline jobs miss, to the lowest above it where at most 1 % miss. Below the
 band the cluster's idle draw alone nears the budget (jobs are rejected); above it nothing misses.
 
-**Held out.** Every policy but the oracle was tuned with one rule on traces
+**Held out.** Every policy but the oracle (which takes mpc's chosen parameters) was tuned with
+one rule on traces
 {', '.join(ENV.get('TUNE_TRACES', '').split())}, seeds {', '.join(ENV.get('TUNE_SEEDS', '').split())}, at
 the second and third budgets of their bands: among its candidates, the one with the fewest
 deadline misses whose mean MAE over binding periods is at most 0.5 %. Every table reports seeds

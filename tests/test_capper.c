@@ -498,7 +498,8 @@ static void test_dither(void **state)
 static void test_admission(void **state)
 {
     (void)state;
-    struct eco_capper *dl = make("mpc:admit=deadline");
+    struct eco_capper *dl = make("mpc:admit=deadline,near=2");
+    struct eco_capper *d0 = make("mpc:admit=deadline"); /* near=0: no urgent bypass */
     struct eco_capper *mn = make("mpc");
     /* Running: 1 GPU, 100 s of work, 120 s to its deadline: it needs speed 0.833, the grid
      * limit 252 W (grid of 26 over [100, 300]), 152 W above its minimum. */
@@ -531,6 +532,8 @@ static void test_admission(void **state)
         {dl, 300, 100, -1, 120, 0},    /* a candidate without deadline waits too */
         {dl, 300, 100, 150, 120, 1},   /* its own deadline is near (150 <= 2 x 100 s) */
         {dl, 150, 100, 150, 120, 0},   /* near, but its minimum does not fit */
+        {d0, 300, 100, 150, 120, 0},   /* the default near=0: the near one waits too */
+        {d0, 300, 100, 1e6, 50, 1},    /* and is admitted beside a lost cause */
         {dl, 300, 100, 1e6, 50, 1},    /* the running job is a lost cause: holds no extra */
         {dl, 300, 100, 1e6, -1, 1},    /* the running job has no deadline */
     };
@@ -543,6 +546,7 @@ static void test_admission(void **state)
             fail_msg("row %zu: admit %d, want %d", r, got, rows[r].want);
     }
     eco_capper_destroy(dl);
+    eco_capper_destroy(d0);
     eco_capper_destroy(mn);
 }
 

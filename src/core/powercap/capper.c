@@ -127,9 +127,10 @@ void eco_capper__common_default(struct eco_capper_common *d)
         /* steady jobs keep their settings where the others' split leaves them standing */
         .steady = 1,
         .admit = ECO_CAPPER_ADMIT_MIN,
-        /* A deadline within twice its full-speed time left is near: refusing it then
-         * costs the deadline for certain. */
-        .near = 2.0,
+        /* No urgent bypass: under lsf most queued deadline jobs are within 2x their time
+         * left (the bypass's old default), so admit=deadline let nearly every candidate in
+         * and was the min rule (docs/policies/powercap.md, "Admission"). */
+        .near = 0.0,
         /* The deadline-aware allocation, on for the cappers that read ALLOC keys (mpc, oracle):
          * a miss costs 10 times the job's weighted duration, the factor of the linear cost it
          * replaces; lost causes release their power; weight by size. The plan over the
