@@ -545,6 +545,24 @@ static void test_admission(void **state)
         if (got != rows[r].want)
             fail_msg("row %zu: admit %d, want %d", r, got, rows[r].want);
     }
+    /* The epoch: the running jobs' needs are summed once per epoch. With the running job a
+     * lost cause at epoch 7 the candidate fits; the same epoch with the job able to make it
+     * reuses that sum (the caller promised the same jobs); a new epoch sums again. */
+    v.budget_w = 300;
+    far.deadline_s = 1e6;
+    run[0].cap.slack_s = 50;
+    v.epoch = 7;
+    assert_int_equal(eco_capper_admit(d0, &v, 100, &far), 1);
+    assert_true(eco_capper_admit_cached(d0, 7));
+    assert_false(eco_capper_admit_cached(d0, 8));
+    assert_false(eco_capper_admit_cached(d0, 0));
+    run[0].cap.slack_s = 120;
+    assert_int_equal(eco_capper_admit(d0, &v, 100, &far), 1);
+    v.epoch = 8;
+    assert_int_equal(eco_capper_admit(d0, &v, 100, &far), 0);
+    v.epoch = 0;
+    assert_int_equal(eco_capper_admit(d0, &v, 100, &far), 0);
+    assert_false(eco_capper_admit_cached(mn, 8)); /* min admission sums nothing */
     eco_capper_destroy(dl);
     eco_capper_destroy(d0);
     eco_capper_destroy(mn);

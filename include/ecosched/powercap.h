@@ -356,6 +356,10 @@ struct eco_capper_view {
     /* The grid now (measured, 0 without a signal): electricity price per MWh and carbon
      * intensity, g CO2eq per kWh, for the allocator's grid floor (grid_floor=1). */
     double grid_price_per_mwh, grid_carbon_g_per_kwh;
+    /* Nonzero: every view with this epoch has the same jobs at the same time (a scheduling
+     * pass's admissions), so admit=deadline sums their needs once per epoch, not once per
+     * candidate; 0: no such promise. */
+    uint64_t epoch;
 };
 
 /* A queued job asking to start on GPUs whose minimum draw is min_w in total (each GPU at its
@@ -432,6 +436,9 @@ const struct eco_capper_ops *eco_capper_ops_of(const struct eco_capper *c);
  * 0 when only budget_w, fixed_w and the sums matter: a caller may then pass a view with n = 0
  * and save building it for every queued candidate. */
 int eco_capper_admit_reads_jobs(const struct eco_capper *c);
+/* 1 when c's admission has already summed what it reads of the jobs of a view with this
+ * (nonzero) epoch: a caller may then pass that epoch with n = 0. */
+int eco_capper_admit_cached(const struct eco_capper *c, uint64_t epoch);
 /* ops->reads_job_samples (0 for NULL). */
 int eco_capper_reads_job_samples(const struct eco_capper *c);
 /* The family's early samples (its parameter early): a job with fewer is dithered. */

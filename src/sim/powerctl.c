@@ -61,6 +61,7 @@ struct powerctl {
     double budget_w;
     int tick_pending;
     double pass_s;          /* time of the scheduling pass in progress (admission's clock) */
+    uint64_t pass_n;        /* passes so far: the admission view's epoch */
     double last_measured_w; /* the last tick's measured total (NaN before one) */
     /* The view of one decide (and of admission). */
     struct eco_capper_job *vj;
@@ -365,10 +366,14 @@ int eco_powerctl__admit(struct engine *e, uint32_t job, const struct eco_alloc *
                                 .measured_w = NAN,
                                 .clock = pc->clock};
     int rc = 0;
-    /* The running jobs' view only for an admission that reads it (it is O(running jobs) per
-     * queued candidate). */
-    if (eco_capper_admit_reads_jobs(pc->capper) && (rc = build_view(e, pc->pass_s, NAN, 0, &v)))
+    /* The running jobs' view only for an admission that reads it (O(running jobs)), and once
+     * per pass: within a pass the running jobs do not change (its starts are applied after
+     * it), and the epoch tells the capper so. */
+    if (eco_capper_admit_reads_jobs(pc->capper) &&
+        !eco_capper_admit_cached(pc->capper, pc->pass_n) &&
+        (rc = build_view(e, pc->pass_s, NAN, 0, &v)))
         return rc;
+    v.epoch = pc->pass_n;
     struct eco_capper_candidate cand = {
         .cap = {.gpus = cj->gpus,
                 .remaining_s = cj->remaining_s,
@@ -834,6 +839,7 @@ int eco_powerctl__started(struct engine *e, double t, double slack_margin, const
 void eco_powerctl__pass(struct engine *e, double t)
 {
     e->pc->pass_s = t;
+    e->pc->pass_n++;
 }
 
 /* A tick finds no job running: the period in progress ends, none opens. */

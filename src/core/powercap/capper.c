@@ -785,11 +785,20 @@ int eco_capper_admit_default(struct eco_capper *c, const struct eco_capper_view 
         if (cand->deadline_s - v->now_s <= c->cm.near * t)
             return 1; /* urgent: refusing it now loses its deadline for certain */
     }
+    if (eco_capper_admit_cached(c, v->epoch))
+        return c->admit_extra <= room ? 1 : 0;
     uint32_t g = c->cap.grid >= 2 ? c->cap.grid : ADMIT_GRID;
     double extra = 0;
     for (size_t i = 0; i < v->n; i++)
         extra += deadline_extra(&v->jobs[i].cap, g);
+    c->admit_epoch = v->epoch;
+    c->admit_extra = extra;
     return extra <= room ? 1 : 0;
+}
+
+int eco_capper_admit_cached(const struct eco_capper *c, uint64_t epoch)
+{
+    return c && !c->ops->admit && epoch && c->admit_epoch == epoch;
 }
 
 int eco_capper_admit_reads_jobs(const struct eco_capper *c)

@@ -72,8 +72,11 @@ struct eco_capper {
     double integral;              /* feedback correction of the jobs' budget, W */
     double bias;                  /* observer: smoothed measured - predicted total, W */
     int bias_n;                   /* observer: the estimate has a first sample */
-    eco_capper_split_fn split;    /* the policy's own part */
-    int use_truth;                /* its jobs' predict is their truth (the oracle) */
+    /* admit=deadline: the running jobs' summed needs and the view epoch they were summed in */
+    uint64_t admit_epoch;
+    double admit_extra;
+    eco_capper_split_fn split; /* the policy's own part */
+    int use_truth;             /* its jobs' predict is their truth (the oracle) */
     /* its split budgets limits, not draw (uniform): while it does not bind, the integral's
      * anti-windup holds it at the edge where the split lets go instead of resetting it */
     int limit_split;
