@@ -39,6 +39,8 @@ struct csim {
      * (truth: the judge's) and those DGDDEP decides with; NULL: the container's own. */
     int32_t *wl_truth, *wl_decide;
     size_t n_types;
+    double *speed_memo; /* n_workloads^2 pair speeds, < 0 until asked */
+    size_t n_workloads;
 };
 
 /* ---- co-location on a host's GPUs ------------------------------------------------------ */
@@ -86,12 +88,22 @@ static void assign_gpus(const struct csim *s, uint32_t gpus, uint32_t *list, siz
     }
 }
 
-static double pair_speed(int32_t wa, int32_t wb)
+/* Speed of workload wa beside wb (measured pairs, else the utilisation rule; time-slicing for
+ * a pair that cannot share), remembered per run: the pair tables' search is the costly part
+ * of the gate. */
+static double pair_speed(struct csim *s, int32_t wa, int32_t wb)
 {
+    size_t nw = s->n_workloads, at = (size_t)wa * nw + (size_t)wb;
+    if (wa >= 0 && wb >= 0 && s->speed_memo && (size_t)wa < nw && (size_t)wb < nw &&
+        s->speed_memo[at] >= 0)
+        return s->speed_memo[at];
     struct eco_coloc_pair pr;
-    if (wa < 0 || wb < 0 || eco_coloc_pair((size_t)wa, (size_t)wb, &pr) || !pr.feasible)
-        return ECO_COLOC_TIMESLICE;
-    return pr.speed_a;
+    double v = ECO_COLOC_TIMESLICE;
+    if (!(wa < 0 || wb < 0 || eco_coloc_pair((size_t)wa, (size_t)wb, &pr) || !pr.feasible))
+        v = pr.speed_a;
+    if (wa >= 0 && wb >= 0 && s->speed_memo && (size_t)wa < nw && (size_t)wb < nw)
+        s->speed_memo[at] = v;
+    return v;
 }
 
 /* The workload whose pairs stand for container c's on host h: its own, or its Gavel
@@ -104,9 +116,8 @@ static int32_t pair_workload(const struct csim *s, const int32_t *map, uint32_t 
 /* Speed factor of list[i] given the GPU masks of list[0..n): on each of its GPUs, the
  * measured pair speed beside one active co-tenant, the utilisation rule beside several; the
  * slowest of its GPUs. Idle containers neither slow others nor are slowed. */
-static double coloc_factor(const struct csim *s, const int32_t *map, uint32_t h,
-                           const uint32_t *list, const uint64_t *mask, size_t n, size_t i,
-                           int alone)
+static double coloc_factor(struct csim *s, const int32_t *map, uint32_t h, const uint32_t *list,
+                           const uint64_t *mask, size_t n, size_t i, int alone)
 {
     const struct eco_consol_ctr *a = &s->ctrs[list[i]];
     double ua = util_of(s, list[i], alone) / a->gpus, f = 1;
@@ -129,7 +140,7 @@ static double coloc_factor(const struct csim *s, const int32_t *map, uint32_t h,
         }
         double g = 1;
         if (others == 1)
-            g = pair_speed(pair_workload(s, map, list[i], h), pair_workload(s, map, other, h));
+            g = pair_speed(s, pair_workload(s, map, list[i], h), pair_workload(s, map, other, h));
         else if (others > 1)
             eco_coloc_estimate(ua > 1 ? 1 : ua, ub > 1 ? 1 : ub, &g, NULL);
         if (g < f)
@@ -174,11 +185,42 @@ static double coloc_worst(void *ctx, uint32_t c, uint32_t h, const uint32_t *on_
     memcpy(l, on_host, n * sizeof *l);
     l[n] = c;
     assign_gpus(s, s->hosts[h].gpus, l, n + 1, m, 1);
+    /* Per GPU its active tenants, their summed utilisation shares and the first two of them;
+     * then each one's factor as coloc_factor() gives it. */
+    uint32_t cnt[64] = {0}, who[64][2];
+    double sum[64] = {0}, share[128];
+    for (size_t i = 0; i <= n; i++) {
+        share[i] = util_of(s, l[i], 1) / s->ctrs[l[i]].gpus;
+        if (!(share[i] > 0))
+            continue;
+        for (int q = 0; q < 64 && m[i] >> q; q++)
+            if (m[i] >> q & 1) {
+                if (cnt[q] < 2)
+                    who[q][cnt[q]] = (uint32_t)i;
+                cnt[q]++;
+                sum[q] += share[i];
+            }
+    }
     double worst = 1;
     for (size_t i = 0; i <= n; i++) {
-        double f = coloc_factor(s, s->wl_decide, h, l, m, n + 1, i, 1);
-        if (f < worst)
-            worst = f;
+        double ua = share[i];
+        if (!(ua > 0))
+            continue;
+        for (int q = 0; q < 64 && m[i] >> q; q++) {
+            if (!(m[i] >> q & 1) || cnt[q] < 2)
+                continue;
+            double g = 1;
+            if (cnt[q] == 2) {
+                uint32_t o = who[q][0] == i ? who[q][1] : who[q][0];
+                g = pair_speed(s, pair_workload(s, s->wl_decide, l[i], h),
+                               pair_workload(s, s->wl_decide, l[o], h));
+            } else {
+                double ub = sum[q] - ua;
+                eco_coloc_estimate(ua > 1 ? 1 : ua, ub > 1 ? 1 : ub, &g, NULL);
+            }
+            if (g < worst)
+                worst = g;
+        }
     }
     return worst;
 }
@@ -203,6 +245,7 @@ static void csim_free(struct csim *s)
     free(s->hosts_type);
     free(s->wl_truth);
     free(s->wl_decide);
+    free(s->speed_memo);
 }
 
 static int csim_alloc(struct csim *s)
@@ -297,6 +340,12 @@ static int setup_pairs(struct csim *s, const struct eco_cluster *c,
         return eco_errorf(err, -EINVAL, "judge/decide: must be lucid or gavel (got %d, %d)",
                           cfg->judge, cfg->decide);
     s->n_types = eco_catalog_count();
+    s->n_workloads = eco_coloc_n_workloads();
+    s->speed_memo = malloc(s->n_workloads * s->n_workloads * sizeof *s->speed_memo);
+    if (!s->speed_memo)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->n_workloads * s->n_workloads; i++)
+        s->speed_memo[i] = -1;
     for (uint32_t h = 0; h < s->nh; h++)
         s->hosts_type[h] = (uint16_t)c->nodes[h].type;
     int rc = pair_map(s, cfg->judge, &s->wl_truth, err);
@@ -778,11 +827,11 @@ static int cmp_bslot(const void *x, const void *y)
 
 /* The fastest a container of judged workload `wa` can run beside one other of any workload
  * in `ws` (n of them): the largest pair speed, capped at 1. */
-static double best_pair_speed(int32_t wa, const int32_t *ws, size_t n)
+static double best_pair_speed(struct csim *s, int32_t wa, const int32_t *ws, size_t n)
 {
     double best = 0;
     for (size_t j = 0; j < n; j++) {
-        double sp = pair_speed(wa, ws[j]);
+        double sp = pair_speed(s, wa, ws[j]);
         if (sp > best)
             best = sp;
     }
@@ -944,7 +993,7 @@ int eco_consol_bound(const struct eco_cluster *c, const struct eco_consol_worklo
         size_t j = 0;
         while (j < i && ws[j] != ws[i])
             j++;
-        ub[i] = j < i ? ub[j] : best_pair_speed(ws[i], ws, s.nc);
+        ub[i] = j < i ? ub[j] : best_pair_speed(&s, ws[i], ws, s.nc);
     }
     uint32_t G = H0->gpus;
     double rho = exp(-dt / w->corr_s), demanded = 0;
