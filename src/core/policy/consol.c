@@ -451,16 +451,27 @@ static double power_rise_w(const struct eco_consol *p, const struct eco_consol_v
 }
 
 /* Energy DGDDEP charges for putting container c on host h for the next period: the rise of the
- * host's power over the period, stretched by the interference slowdown the container would
- * suffer there (the same work takes 1/speed as long), plus the boot of an off host. */
+ * host's power over the period, plus the container's share of the host's idle power (base and
+ * idle GPUs, paid while the host stays on) in proportion to its dominant share of the host's
+ * load with it there, both stretched by the interference slowdown the container would suffer
+ * there (the same work takes 1/speed as long); an off host adds its boot. The idle share makes
+ * a fuller host cheaper than an emptier one the rise alone would favour (on the convex GPU
+ * power curve a lightly loaded GPU takes load at less power), so that emptier hosts drain
+ * (docs/policies/dgddep.md, "Re-allocation cost"). */
 static double dgddep_cost(const struct eco_consol *p, const struct eco_consol_view *v, uint32_t c,
                           uint32_t h)
 {
     const struct eco_consol_host *H = &v->hosts[h];
+    const struct eco_consol_ctr *x = &v->ctrs[c];
     double cost = power_rise_w(p, v, c, h) * v->period_s;
     if (!p->on[h])
-        cost += eco_consol_host_power_w(H, 0) * H->boot_s;
-    if (v->interference && p->on[h]) {
+        return cost + eco_consol_host_power_w(H, 0) * H->boot_s;
+    double mem = H->mem_cap_mb > 0 ? H->mem_cap_mb : 1;
+    double own = fmax(x->util_gpus / H->gpus, x->mem_mb / mem);
+    double all = fmax((p->util[h] + x->util_gpus) / H->gpus, (p->mem[h] + x->mem_mb) / mem);
+    if (all > 0)
+        cost += eco_consol_host_power_w(H, 0) * v->period_s * own / all;
+    if (v->interference) {
         size_t n = 0;
         for (uint32_t o = p->head[h]; o != NONE; o = p->next[o])
             p->list[n++] = o;
