@@ -38,7 +38,7 @@ CONFIGS = ["lucid:gavel", "gavel:lucid"]
 # The service level: lost work and SLATAH at most these shares (held-out means).
 LOST_MAX, SLA_MAX = 0.01, 0.02
 TARGET = -5.0  # dgddep's charged energy at least 5 % below the best CloudSim point's
-GATES = [0, 0.02, 0.1]
+GATES = [0, 0.02, 0.05, 0.1, 0.2]
 LO, HI = [0.2, 0.3], [0.6, 0.8, 1.0]
 KNOBS = {"thr-mmt": ("--thr", [0.6, 0.8, 1.0]),
          "mad-mmt": ("--mad-safety", [1.5, 2.5, 3.5]),
