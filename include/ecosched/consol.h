@@ -37,6 +37,11 @@ struct eco_consol_thresholds {
     double thr_upper;                         /* THR: overloaded above it, (0, 1] */
     double mad_safety, iqr_safety, lr_safety; /* (0, 10] */
     double underload_horizon_s;               /* energy rule's horizon, s */
+    /* Co-location gate, every policy (docs/policies/consolidation.md, "Co-location gate"): a
+     * host that is on is refused as a container's destination when the decide model's
+     * interference (eco_consol_view.coloc_worst) predicts a slowdown (1 - speed factor) above
+     * coloc_gate for the container or for any container already there. 0: no gate; [0, 1). */
+    double coloc_gate;
 };
 
 /* The defaults above. */
@@ -101,6 +106,11 @@ struct eco_consol_view {
     double (*interference)(void *ctx, uint32_t ctr, uint32_t host, const uint32_t *on_host,
                            size_t n);
     void *interference_ctx;
+    /* Optional (may be NULL; same context): the least speed factor (0..1] among container `ctr`
+     * and the containers listed in `on_host` if `ctr` joined host `host` beside them. Read by
+     * the co-location gate. */
+    double (*coloc_worst)(void *ctx, uint32_t ctr, uint32_t host, const uint32_t *on_host,
+                          size_t n);
 };
 
 struct eco_consol_move {

@@ -29,6 +29,7 @@ struct consol_args {
     double underload_h; /* --underload-horizon, s; -1: not given */
     double ckpt_s, restore_s, mig_host_w;
     int judge, decide;
+    double bound; /* --bound, lost-work share; -1: not given */
 };
 
 static int check_thresholds(const struct eco_opt *o, const char *v, void *args);
@@ -105,6 +106,15 @@ static const struct eco_opt consol_opts[] = {
      .help = "empty a host only when its idle energy over S seconds\n"
              "beats migration cost and overload risk (default: 3600\n"
              "for dgddep, off for the others; 0: off for all)"},
+    {.name = "coloc-gate",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 0.99,
+     .offset = A(t.coloc_gate),
+     .arg = "G",
+     .help = "every policy: refuse a destination host where the\n"
+             "--decide pairs predict a slowdown above G (0-0.99) for the\n"
+             "container or one already there (default 0: no gate)"},
     {.name = "judge",
      .kind = ECO_OPT_CUSTOM,
      .offset = A(judge),
@@ -116,9 +126,18 @@ static const struct eco_opt consol_opts[] = {
      .kind = ECO_OPT_CUSTOM,
      .offset = A(decide),
      .arg = "PAIRS",
-     .help = "co-location pairs dgddep decides with: lucid or gavel\n"
-             "(default lucid)",
+     .help = "co-location pairs dgddep and the gate decide with: lucid\n"
+             "or gavel (default lucid)",
      .check = check_pairs},
+    {.name = "bound",
+     .kind = ECO_OPT_NUM,
+     .lo = 0,
+     .hi = 1,
+     .offset = A(bound),
+     .arg = "L",
+     .help = "instead of the policies' runs: the least energy of any\n"
+             "consolidation losing at most L (0-1) of the demanded work\n"
+             "under the --judge pairs (GLPK; DIR/bound.json with --out)"},
     {.name = "containers",
      .kind = ECO_OPT_WHOLE,
      .lo = 1,
@@ -272,7 +291,8 @@ static int parse(int argc, char **argv, struct consol_args *a)
                               .underload_h = -1,
                               .ckpt_s = ECO_CONSOL_CKPT_FIXED_S,
                               .restore_s = ECO_CONSOL_RESTORE_FIXED_S,
-                              .mig_host_w = ECO_CONSOL_MIG_HOST_W};
+                              .mig_host_w = ECO_CONSOL_MIG_HOST_W,
+                              .bound = -1};
     eco_consol_thresholds_default(&a->t);
     int rc = eco_cli__opt_parse(&consol_cmd, argc, argv, a);
     if (rc)
@@ -424,6 +444,39 @@ static int run_one(const struct consol_args *a, const struct eco_consol_ops *p, 
     return 0;
 }
 
+/* --bound: the co-location bound of the containers' demand, as JSON on stdout and in
+ * DIR/bound.json. */
+static int run_bound(const struct consol_args *a, const struct eco_cluster *c,
+                     const struct eco_consol_workload *w)
+{
+    struct eco_consol_sim_config cfg = {.period_s = a->period_s,
+                                        .horizon_s = a->hours * 3600,
+                                        .judge = a->judge,
+                                        .decide = a->decide};
+    struct eco_consol_bound b;
+    struct eco_error err = {{0}};
+    int rc = eco_consol_bound(c, w, &cfg, a->bound, &b, &err);
+    if (rc) {
+        eco_cli__err("sim: --bound: %s", err.msg);
+        return rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
+    }
+    char js[512];
+    snprintf(js, sizeof js,
+             "{\"bound_kwh\": %.15g, \"level\": %.15g, \"hosts_only_kwh\": %.15g, \"theta\": "
+             "%.15g, \"demanded_gpu_h\": %.15g, \"judge\": \"%s\"}",
+             b.kwh, b.level, b.hosts_only_kwh, b.theta, b.demanded_gpu_h,
+             eco_consol_pairs_name(a->judge));
+    if (a->out) {
+        FILE *f = open_out(a->out, NULL, "bound.json");
+        if (!f || fprintf(f, "%s\n", js) < 0 || fclose(f)) {
+            eco_cli__err("sim: error writing bound.json");
+            return ECO_EXIT_FAIL;
+        }
+    }
+    printf("%s\n", js);
+    return 0;
+}
+
 int eco_cli__cmd_sim_consolidation(int argc, char **argv)
 {
     struct consol_args a;
@@ -453,6 +506,10 @@ int eco_cli__cmd_sim_consolidation(int argc, char **argv)
     if (rc) {
         eco_cli__err("sim: %s", rc == -ENOMEM ? strerror(ENOMEM) : err.msg);
         status = rc == -ENOMEM ? ECO_EXIT_FAIL : ECO_EXIT_USAGE;
+        goto done;
+    }
+    if (a.bound >= 0) {
+        status = run_bound(&a, c, &w);
         goto done;
     }
     if (a.json && npol > 1)

@@ -3,6 +3,7 @@
  * policy moves containers and powers hosts down or up, and energy, migrations, SLA violation
  * and lost work are accounted (docs/policies/consolidation.md). */
 #include <errno.h>
+#include <glpk.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,14 +39,24 @@ struct csim {
      * (truth: the judge's) and those DGDDEP decides with; NULL: the container's own. */
     int32_t *wl_truth, *wl_decide;
     size_t n_types;
+    double *speed_memo; /* n_workloads^2 pair speeds, < 0 until asked */
+    size_t n_workloads;
 };
 
 /* ---- co-location on a host's GPUs ------------------------------------------------------ */
 
+/* Container c's GPU utilisation, GPUs: its demand now, or (`alone`) its workload's utilisation
+ * alone on each of its GPUs, what it draws whenever it is active. */
+static double util_of(const struct csim *s, uint32_t c, int alone)
+{
+    return alone ? s->w->c[c].util_alone * s->ctrs[c].gpus : s->ctrs[c].util_gpus;
+}
+
 /* Assigns the containers list[0..n) of a host of `gpus` GPUs to GPUs, largest utilisation
- * first, each to its least-loaded GPU(s) (LPT); writes each one's GPU mask into mask[]. */
+ * (util_of) first, each to its least-loaded GPU(s) (LPT); writes each one's GPU mask into
+ * mask[]. */
 static void assign_gpus(const struct csim *s, uint32_t gpus, uint32_t *list, size_t n,
-                        uint64_t *mask)
+                        uint64_t *mask, int alone)
 {
     double load[64] = {0};
     for (size_t i = 1; i < n; i++) { /* insertion sort by utilisation, ties by index */
@@ -53,7 +64,7 @@ static void assign_gpus(const struct csim *s, uint32_t gpus, uint32_t *list, siz
         size_t j = i;
         while (j > 0) {
             uint32_t y = list[j - 1];
-            double uy = s->ctrs[y].util_gpus, ux = s->ctrs[x].util_gpus;
+            double uy = util_of(s, y, alone), ux = util_of(s, x, alone);
             if (uy > ux || (uy == ux && y < x))
                 break;
             list[j] = y;
@@ -71,18 +82,28 @@ static void assign_gpus(const struct csim *s, uint32_t gpus, uint32_t *list, siz
                 if (!(m >> q & 1) && (best == NONE || load[q] < load[best]))
                     best = q;
             m |= 1ull << best;
-            load[best] += c->util_gpus / g;
+            load[best] += util_of(s, list[i], alone) / g;
         }
         mask[i] = m;
     }
 }
 
-static double pair_speed(int32_t wa, int32_t wb)
+/* Speed of workload wa beside wb (measured pairs, else the utilisation rule; time-slicing for
+ * a pair that cannot share), remembered per run: the pair tables' search is the costly part
+ * of the gate. */
+static double pair_speed(struct csim *s, int32_t wa, int32_t wb)
 {
+    size_t nw = s->n_workloads, at = (size_t)wa * nw + (size_t)wb;
+    if (wa >= 0 && wb >= 0 && s->speed_memo && (size_t)wa < nw && (size_t)wb < nw &&
+        s->speed_memo[at] >= 0)
+        return s->speed_memo[at];
     struct eco_coloc_pair pr;
-    if (wa < 0 || wb < 0 || eco_coloc_pair((size_t)wa, (size_t)wb, &pr) || !pr.feasible)
-        return ECO_COLOC_TIMESLICE;
-    return pr.speed_a;
+    double v = ECO_COLOC_TIMESLICE;
+    if (!(wa < 0 || wb < 0 || eco_coloc_pair((size_t)wa, (size_t)wb, &pr) || !pr.feasible))
+        v = pr.speed_a;
+    if (wa >= 0 && wb >= 0 && s->speed_memo && (size_t)wa < nw && (size_t)wb < nw)
+        s->speed_memo[at] = v;
+    return v;
 }
 
 /* The workload whose pairs stand for container c's on host h: its own, or its Gavel
@@ -95,14 +116,14 @@ static int32_t pair_workload(const struct csim *s, const int32_t *map, uint32_t 
 /* Speed factor of list[i] given the GPU masks of list[0..n): on each of its GPUs, the
  * measured pair speed beside one active co-tenant, the utilisation rule beside several; the
  * slowest of its GPUs. Idle containers neither slow others nor are slowed. */
-static double coloc_factor(const struct csim *s, const int32_t *map, uint32_t h,
-                           const uint32_t *list, const uint64_t *mask, size_t n, size_t i)
+static double coloc_factor(struct csim *s, const int32_t *map, uint32_t h, const uint32_t *list,
+                           const uint64_t *mask, size_t n, size_t i, int alone)
 {
     const struct eco_consol_ctr *a = &s->ctrs[list[i]];
-    if (!(a->util_gpus > 0))
+    double ua = util_of(s, list[i], alone) / a->gpus, f = 1;
+    if (!(ua > 0))
         return 1;
-    double ua = a->util_gpus / a->gpus, f = 1;
-    for (int q = 0; q < 64; q++) {
+    for (int q = 0; q < 64 && mask[i] >> q; q++) {
         if (!(mask[i] >> q & 1))
             continue;
         size_t others = 0;
@@ -110,15 +131,16 @@ static double coloc_factor(const struct csim *s, const int32_t *map, uint32_t h,
         double ub = 0;
         for (size_t j = 0; j < n; j++) {
             const struct eco_consol_ctr *b = &s->ctrs[list[j]];
-            if (j == i || !(mask[j] >> q & 1) || !(b->util_gpus > 0))
+            double u = util_of(s, list[j], alone);
+            if (j == i || !(mask[j] >> q & 1) || !(u > 0))
                 continue;
             others++;
             other = list[j];
-            ub += b->util_gpus / b->gpus;
+            ub += u / b->gpus;
         }
         double g = 1;
         if (others == 1)
-            g = pair_speed(pair_workload(s, map, list[i], h), pair_workload(s, map, other, h));
+            g = pair_speed(s, pair_workload(s, map, list[i], h), pair_workload(s, map, other, h));
         else if (others > 1)
             eco_coloc_estimate(ua > 1 ? 1 : ua, ub > 1 ? 1 : ub, &g, NULL);
         if (g < f)
@@ -137,11 +159,70 @@ static double interference(void *ctx, uint32_t c, uint32_t h, const uint32_t *on
         return 1.0 / sqrt((double)(n + 1)); /* beyond what a host of 64 GPUs shares sensibly */
     memcpy(l, on_host, n * sizeof *l);
     l[n] = c;
-    assign_gpus(s, s->hosts[h].gpus, l, n + 1, m);
+    assign_gpus(s, s->hosts[h].gpus, l, n + 1, m, 0);
     for (size_t i = 0; i <= n; i++)
         if (l[i] == c)
-            return coloc_factor(s, s->wl_decide, h, l, m, n + 1, i);
+            return coloc_factor(s, s->wl_decide, h, l, m, n + 1, i, 0);
     return 1;
+}
+
+/* The co-location gate's callback: the least speed factor, by the pairs decided with, among
+ * container c and the containers on host h if c joined them, every one of them active at its
+ * workload's utilisation alone (idle now, a container may be active next period: the gate
+ * guards the worst case of its activity, not this period's). */
+static double coloc_worst(void *ctx, uint32_t c, uint32_t h, const uint32_t *on_host, size_t n)
+{
+    struct csim *s = ctx;
+    uint32_t l[128];
+    uint64_t m[128];
+    if (n + 1 > 128)
+        return 1.0 / sqrt((double)(n + 1)); /* as interference() */
+    uint32_t slots = s->ctrs[c].gpus;
+    for (size_t i = 0; i < n; i++)
+        slots += s->ctrs[on_host[i]].gpus;
+    if (slots <= s->hosts[h].gpus)
+        return 1; /* LPT gives every one GPUs of its own */
+    memcpy(l, on_host, n * sizeof *l);
+    l[n] = c;
+    assign_gpus(s, s->hosts[h].gpus, l, n + 1, m, 1);
+    /* Per GPU its active tenants, their summed utilisation shares and the first two of them;
+     * then each one's factor as coloc_factor() gives it. */
+    uint32_t cnt[64] = {0}, who[64][2];
+    double sum[64] = {0}, share[128];
+    for (size_t i = 0; i <= n; i++) {
+        share[i] = util_of(s, l[i], 1) / s->ctrs[l[i]].gpus;
+        if (!(share[i] > 0))
+            continue;
+        for (int q = 0; q < 64 && m[i] >> q; q++)
+            if (m[i] >> q & 1) {
+                if (cnt[q] < 2)
+                    who[q][cnt[q]] = (uint32_t)i;
+                cnt[q]++;
+                sum[q] += share[i];
+            }
+    }
+    double worst = 1;
+    for (size_t i = 0; i <= n; i++) {
+        double ua = share[i];
+        if (!(ua > 0))
+            continue;
+        for (int q = 0; q < 64 && m[i] >> q; q++) {
+            if (!(m[i] >> q & 1) || cnt[q] < 2)
+                continue;
+            double g = 1;
+            if (cnt[q] == 2) {
+                uint32_t o = who[q][0] == i ? who[q][1] : who[q][0];
+                g = pair_speed(s, pair_workload(s, s->wl_decide, l[i], h),
+                               pair_workload(s, s->wl_decide, l[o], h));
+            } else {
+                double ub = sum[q] - ua;
+                eco_coloc_estimate(ua > 1 ? 1 : ua, ub > 1 ? 1 : ub, &g, NULL);
+            }
+            if (g < worst)
+                worst = g;
+        }
+    }
+    return worst;
 }
 
 /* ---- setup ------------------------------------------------------------------------------ */
@@ -164,6 +245,7 @@ static void csim_free(struct csim *s)
     free(s->hosts_type);
     free(s->wl_truth);
     free(s->wl_decide);
+    free(s->speed_memo);
 }
 
 static int csim_alloc(struct csim *s)
@@ -258,6 +340,12 @@ static int setup_pairs(struct csim *s, const struct eco_cluster *c,
         return eco_errorf(err, -EINVAL, "judge/decide: must be lucid or gavel (got %d, %d)",
                           cfg->judge, cfg->decide);
     s->n_types = eco_catalog_count();
+    s->n_workloads = eco_coloc_n_workloads();
+    s->speed_memo = malloc(s->n_workloads * s->n_workloads * sizeof *s->speed_memo);
+    if (!s->speed_memo)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->n_workloads * s->n_workloads; i++)
+        s->speed_memo[i] = -1;
     for (uint32_t h = 0; h < s->nh; h++)
         s->hosts_type[h] = (uint16_t)c->nodes[h].type;
     int rc = pair_map(s, cfg->judge, &s->wl_truth, err);
@@ -425,7 +513,7 @@ static void account(struct csim *s, double t, double dt, const struct eco_consol
             u += s->ctrs[l[i]].util_gpus;
             m += s->ctrs[l[i]].mem_mb;
         }
-        assign_gpus(s, H->gpus, l, n, s->mask);
+        assign_gpus(s, H->gpus, l, n, s->mask, 0);
         double e = on_host_power_w(s, h, l, n, s->mask, dt) * dt;
         a->sum->energy_on_j += e;
         energy += e;
@@ -445,7 +533,7 @@ static void account(struct csim *s, double t, double dt, const struct eco_consol
         double contention = us > ms ? us : ms;
         contention = contention > 1 ? 1 / contention : 1;
         for (size_t i = 0; i < n; i++)
-            s->factor[i] = coloc_factor(s, s->wl_truth, h, l, s->mask, n, i);
+            s->factor[i] = coloc_factor(s, s->wl_truth, h, l, s->mask, n, i, 0);
         for (size_t i = 0; i < n; i++) {
             uint32_t c = l[i];
             double paused = s->pause_left[c] < dt ? s->pause_left[c] : dt;
@@ -592,7 +680,8 @@ int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_work
                                         .ctrs = s.ctrs,
                                         .n_ctrs = s.nc,
                                         .interference = interference,
-                                        .interference_ctx = &s};
+                                        .interference_ctx = &s,
+                                        .coloc_worst = coloc_worst};
             if ((rc = cfg->policy->decide(pol, &v, &d)))
                 goto out;
             apply(&s, &d, &a);
@@ -696,10 +785,10 @@ char *eco_consol_summary_json(const struct eco_consol_summary *s)
             s->energy_per_work_j * 3600 / 3.6e6, s->energy_charged_j / 3.6e6);
     fprintf(f,
             " \"knobs\": {\"thr\": %.15g, \"mad_safety\": %.15g, \"iqr_safety\": %.15g, "
-            "\"lr_safety\": %.15g, \"underload_horizon_s\": %.15g}, \"judge\": \"%s\", "
-            "\"decide\": \"%s\"}",
+            "\"lr_safety\": %.15g, \"underload_horizon_s\": %.15g, \"coloc_gate\": %.15g}, "
+            "\"judge\": \"%s\", \"decide\": \"%s\"}",
             s->thresholds.thr_upper, s->thresholds.mad_safety, s->thresholds.iqr_safety,
-            s->thresholds.lr_safety, s->thresholds.underload_horizon_s,
+            s->thresholds.lr_safety, s->thresholds.underload_horizon_s, s->thresholds.coloc_gate,
             eco_consol_pairs_name(s->judge), eco_consol_pairs_name(s->decide));
     if (fclose(f)) {
         free(buf);
@@ -717,4 +806,309 @@ void eco_consol_timeline_write(void *ctx, const struct eco_consol_tl_row *r)
 {
     fprintf((FILE *)ctx, "%.15g,%.15g,%u,%u,%u,%.15g,%.15g\n", r->t_s, r->power_w, r->hosts_on,
             r->migrations, r->sla_hosts, r->util, r->mem);
+}
+
+/* ---- the co-location bound at a service level ------------------------------------------ */
+
+/* Slots of one period's heavy containers grouped by their least lost work when shared: at most
+ * this many groups per period (each group counts at its least member's figure). */
+#define BOUND_GROUPS 8
+
+struct bslot {
+    double loss; /* lost work (GPU-seconds per second) if the slot shares its GPU with another
+                  * heavy container */
+};
+
+static int cmp_bslot(const void *x, const void *y)
+{
+    double a = ((const struct bslot *)x)->loss, b = ((const struct bslot *)y)->loss;
+    return (a > b) - (a < b);
+}
+
+/* The fastest a container of judged workload `wa` can run beside one other of any workload
+ * in `ws` (n of them): the largest pair speed, capped at 1. */
+static double best_pair_speed(struct csim *s, int32_t wa, const int32_t *ws, size_t n)
+{
+    double best = 0;
+    for (size_t j = 0; j < n; j++) {
+        double sp = pair_speed(s, wa, ws[j]);
+        if (sp > best)
+            best = sp;
+    }
+    return best < 1 ? best : 1;
+}
+
+/* The LP for one heavy share theta (docs/policies/consolidation.md, "A bound at a service
+ * level"). Period t has ylo_t + sum_j d_tj hosts on, ylo_t the fewest whole hosts that hold its
+ * demand and d_tj in [0, 1] the j-th host more, at cost inc_tj (J; rising in j: each further
+ * host lets the load spread less steeply), and shared heavy slots z_tb per group b:
+ * G (ylo_t + sum_j d_tj) + sum_b z_tb >= B_t (every GPU holds at most one heavy container
+ * unless shared), sum_t dt sum_b loss_tb z_tb <= budget. *j: the least sum of the increments'
+ * cost, J. 0 or -EINVAL (no optimum). */
+static int bound_lp(size_t steps, double dt, const double *ylo, const uint32_t *B,
+                    const double *gloss, const double *gcap, uint32_t H, uint32_t G,
+                    const double *inc, double budget, double *j)
+{
+    glp_term_out(GLP_OFF); /* GLPK's messages are not ours */
+    glp_prob *lp = glp_create_prob();
+    glp_set_obj_dir(lp, GLP_MIN);
+    int rc = 0;
+    glp_add_rows(lp, (int)(steps + 1)); /* per period the heavy slots, then the budget */
+    int budget_row = (int)steps + 1;
+    glp_set_row_bnds(lp, budget_row, GLP_UP, 0.0, budget);
+    int ind[3];
+    double val[3];
+    for (size_t t = 0; t < steps; t++) {
+        int r = (int)t + 1;
+        double need = (double)B[t] - G * ylo[t];
+        if (!(need > 0)) {
+            glp_set_row_bnds(lp, r, GLP_FR, 0.0, 0.0); /* the demand's hosts hold them */
+            continue;
+        }
+        glp_set_row_bnds(lp, r, GLP_LO, need, 0.0);
+        for (uint32_t k = (uint32_t)ylo[t]; k < H; k++) {
+            int d = glp_add_cols(lp, 1);
+            glp_set_col_bnds(lp, d, GLP_DB, 0.0, 1.0);
+            glp_set_obj_coef(lp, d, inc[t * H + k]);
+            ind[1] = r;
+            val[1] = G;
+            glp_set_mat_col(lp, d, 1, ind, val);
+        }
+        for (int b = 0; b < BOUND_GROUPS; b++) {
+            double cap = gcap[t * BOUND_GROUPS + b];
+            if (!(cap > 0))
+                continue;
+            int z = glp_add_cols(lp, 1);
+            glp_set_col_bnds(lp, z, GLP_DB, 0.0, cap);
+            ind[1] = r;
+            val[1] = 1;
+            ind[2] = budget_row;
+            val[2] = dt * gloss[t * BOUND_GROUPS + b];
+            glp_set_mat_col(lp, z, 2, ind, val);
+        }
+    }
+    if (glp_get_num_cols(lp) == 0) { /* no heavy slot beyond the demand's hosts */
+        *j = 0;
+        glp_delete_prob(lp);
+        return 0;
+    }
+    glp_smcp sm;
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    sm.presolve = GLP_ON;
+    int st = glp_simplex(lp, &sm);
+    if (st == 0 && glp_get_status(lp) == GLP_OPT)
+        *j = glp_get_obj_val(lp);
+    else
+        rc = -EINVAL;
+    glp_delete_prob(lp);
+    return rc;
+}
+
+/* The least power of `y` hosts on that carry utilisation u (GPUs) with at least kmin GPUs
+ * holding a context: each host's base and idle GPUs, and the load spread evenly over the
+ * number k of GPUs (kmin <= k <= y G, k >= u) that draws least (a GPU's power is convex in its
+ * load up to 1). W. */
+static double hosts_w(const struct eco_node_group *g, double busy_w,
+                      const struct eco_consol_host *H, double y, double u, double kmin)
+{
+    double p = y * (H->base_w + H->gpus * H->gpu_idle_w);
+    double k0 = fmax(ceil(u - 1e-9), kmin), best = INFINITY;
+    if (!(u > 0) && !(kmin > 0))
+        return p;
+    for (double k = k0 > 1 ? k0 : 1; k <= y * H->gpus; k++) {
+        double q = k * (eco_node_group_gpu_power_w(g, busy_w, u / k) - H->gpu_idle_w);
+        if (q < best)
+            best = q;
+    }
+    return p + (isfinite(best) ? best : 0);
+}
+
+int eco_consol_bound(const struct eco_cluster *c, const struct eco_consol_workload *w,
+                     const struct eco_consol_sim_config *cfg, double level,
+                     struct eco_consol_bound *out, struct eco_error *err)
+{
+    static const double thetas[] = {0.55, 0.6, 0.75, 0.9};
+    enum { NT = sizeof thetas / sizeof thetas[0] };
+    struct csim s = {.w = w, .nh = c->n_nodes, .nc = (uint32_t)w->n};
+    double dt = cfg->period_s > 0 ? cfg->period_s : ECO_CONSOL_PERIOD_S;
+    double horizon = cfg->horizon_s > 0 ? cfg->horizon_s : ECO_CONSOL_HORIZON_S;
+    size_t steps = (size_t)ceil(horizon / dt - 1e-9);
+    *out = (struct eco_consol_bound){.level = level};
+    if (!(level >= 0 && level <= 1))
+        return eco_errorf(err, -EINVAL, "bound: the lost-work level %g is outside 0-1", level);
+    if (w->n == 0 || w->n >= UINT32_MAX || c->n_nodes == 0)
+        return eco_errorf(err, -EINVAL, "consolidation needs at least one host and one container");
+    double *U = NULL, *M = NULL, *ylo = NULL, *inc = NULL, *gloss = NULL, *gcap = NULL;
+    uint32_t *B = NULL;
+    struct bslot *sl = NULL;
+    int32_t *ws = NULL;
+    double *ub = NULL;
+    int rc = csim_alloc(&s);
+    if (rc)
+        goto out;
+    if ((rc = setup_hosts(&s, c, err)) || (rc = initial_placement(&s, err)) ||
+        (rc = setup_pairs(&s, c, cfg, err)))
+        goto out;
+    const struct eco_consol_host *H0 = &s.hosts[0];
+    for (uint32_t h = 1; h < s.nh; h++) {
+        const struct eco_consol_host *x = &s.hosts[h];
+        if (x->gpus != H0->gpus || x->mem_cap_mb != H0->mem_cap_mb || x->base_w != H0->base_w ||
+            x->gpu_idle_w != H0->gpu_idle_w || x->gpu_ctx_w != H0->gpu_ctx_w ||
+            x->gpu_low_w != H0->gpu_low_w || x->gpu_busy_w != H0->gpu_busy_w ||
+            x->off_w != H0->off_w) {
+            rc = eco_errorf(err, -EINVAL,
+                            "bound: hosts of one kind only (host %u differs from host 0 in its "
+                            "GPUs, memory or power figures)",
+                            h);
+            goto out;
+        }
+    }
+    size_t nslot = 0;
+    for (uint32_t i = 0; i < s.nc; i++) {
+        const struct eco_consol_container *k = &w->c[i];
+        eco_consol_series_init(&s.series[i], k);
+        s.ctrs[i].gpus = k->gpus;
+        s.ctrs[i].workload = k->workload;
+        nslot += k->gpus;
+    }
+    U = calloc(steps, sizeof *U);
+    M = calloc(steps, sizeof *M);
+    ylo = calloc(steps, sizeof *ylo);
+    B = calloc(steps * NT, sizeof *B);
+    gloss = calloc(steps * NT * BOUND_GROUPS, sizeof *gloss);
+    gcap = calloc(steps * NT * BOUND_GROUPS, sizeof *gcap);
+    sl = calloc(nslot + 1, sizeof *sl);
+    ws = calloc(s.nc, sizeof *ws);
+    ub = calloc(s.nc, sizeof *ub);
+    if (!U || !M || !ylo || !B || !gloss || !gcap || !sl || !ws || !ub) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    /* Each container's fastest speed beside any workload of the run, by the judge's pairs on
+     * the hosts' GPU type. */
+    for (uint32_t i = 0; i < s.nc; i++)
+        ws[i] = pair_workload(&s, s.wl_truth, i, 0);
+    for (uint32_t i = 0; i < s.nc; i++) {
+        size_t j = 0;
+        while (j < i && ws[j] != ws[i])
+            j++;
+        ub[i] = j < i ? ub[j] : best_pair_speed(&s, ws[i], ws, s.nc);
+    }
+    uint32_t G = H0->gpus;
+    double rho = exp(-dt / w->corr_s), demanded = 0;
+    for (size_t k = 0; k < steps; k++) {
+        sample(&s, rho, k, cfg);
+        for (uint32_t i = 0; i < s.nc; i++) {
+            U[k] += s.ctrs[i].util_gpus;
+            M[k] += s.ctrs[i].mem_mb;
+        }
+        demanded += U[k] * dt;
+        for (int th = 0; th < NT; th++) {
+            size_t n = 0;
+            for (uint32_t i = 0; i < s.nc; i++) {
+                double a = s.ctrs[i].util_gpus / s.ctrs[i].gpus;
+                if (!(a >= thetas[th]))
+                    continue;
+                /* Beside one other active container on a GPU: the judged pair speed; beside
+                 * several, one of them heavy: the utilisation rule with at least a + theta. */
+                double rule = pow(a + thetas[th], -ECO_COLOC_FALLBACK_EXP);
+                double f = ub[i] > rule ? ub[i] : rule;
+                for (uint16_t g = 0; g < s.ctrs[i].gpus; g++)
+                    sl[n++].loss = a * (1 - f);
+            }
+            B[k * NT + th] = (uint32_t)n;
+            qsort(sl, n, sizeof *sl, cmp_bslot);
+            for (size_t q = 0; q < n; q++) {
+                size_t b = q * BOUND_GROUPS / n, at = (k * NT + th) * BOUND_GROUPS + b;
+                if (gcap[at] == 0)
+                    gloss[at] = sl[q].loss; /* the group's least */
+                gcap[at] += 1;
+            }
+        }
+    }
+    /* The fewest whole hosts that hold each period's utilisation and GPU memory (and GPUs that
+     * hold the memory), their power with the load spread at least power, the others off, and
+     * what each further host would cost. */
+    const struct eco_node_group *grp = &s.cl->groups[s.cl->nodes[0].group];
+    double gpu_mb = H0->mem_cap_mb / G, fixed_j = 0;
+    inc = calloc(steps * s.nh, sizeof *inc);
+    if (!inc) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t k = 0; k < steps; k++) {
+        ylo[k] = ceil(fmax(U[k] / G, M[k] / H0->mem_cap_mb) - 1e-9);
+        if (ylo[k] > s.nh) {
+            rc = eco_errorf(err, -EINVAL,
+                            "bound: period %zu needs %.0f hosts for its demand; the cluster has "
+                            "%u",
+                            k, ylo[k], s.nh);
+            goto out;
+        }
+        double kmin = ceil(M[k] / gpu_mb - 1e-9);
+        double prev =
+            hosts_w(grp, H0->gpu_busy_w, H0, ylo[k], U[k], kmin) + (s.nh - ylo[k]) * H0->off_w;
+        fixed_j += dt * prev;
+        for (uint32_t y = (uint32_t)ylo[k] + 1; y <= s.nh; y++) {
+            double now = hosts_w(grp, H0->gpu_busy_w, H0, y, U[k], kmin) + (s.nh - y) * H0->off_w;
+            inc[k * s.nh + y - 1] = dt * (now - prev);
+            prev = now;
+        }
+    }
+    out->demanded_gpu_h = demanded / 3600;
+    out->kwh = -1;
+    uint32_t *tB = calloc(steps, sizeof *tB);
+    double *tl = calloc(steps * BOUND_GROUPS, sizeof *tl);
+    double *tc = calloc(steps * BOUND_GROUPS, sizeof *tc);
+    if (!tB || !tl || !tc) {
+        free(tB);
+        free(tl);
+        free(tc);
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (int th = -1; th < NT && !rc; th++) { /* th -1: no heavy term (the hosts' capacity) */
+        for (size_t k = 0; k < steps; k++) {
+            tB[k] = th < 0 ? 0 : B[k * NT + th];
+            for (int b = 0; b < BOUND_GROUPS; b++) {
+                size_t at = (k * NT + (th < 0 ? 0 : th)) * BOUND_GROUPS + b;
+                tl[k * BOUND_GROUPS + b] = th < 0 ? 0 : gloss[at];
+                tc[k * BOUND_GROUPS + b] = th < 0 ? 0 : gcap[at];
+            }
+        }
+        double j;
+        if (bound_lp(steps, dt, ylo, tB, tl, tc, s.nh, G, inc, level * demanded, &j)) {
+            rc = eco_errorf(err, -EINVAL,
+                            "bound: no consolidation of this demand loses at most %g of its "
+                            "work on %u hosts",
+                            level, s.nh);
+            break;
+        }
+        double kwh = (j + fixed_j) / 3.6e6;
+        if (th < 0)
+            out->hosts_only_kwh = kwh;
+        if (kwh > out->kwh + 1e-9) {
+            out->kwh = kwh;
+            out->theta = th < 0 ? 0 : thetas[th];
+        }
+    }
+    free(tB);
+    free(tl);
+    free(tc);
+out:
+    if (rc == -ENOMEM)
+        rc = eco_errorf(err, -ENOMEM, "out of memory");
+    free(U);
+    free(M);
+    free(ylo);
+    free(inc);
+    free(B);
+    free(gloss);
+    free(gcap);
+    free(sl);
+    free(ws);
+    free(ub);
+    csim_free(&s);
+    return rc;
 }

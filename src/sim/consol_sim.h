@@ -182,6 +182,23 @@ int eco_consol_sim_run(const struct eco_cluster *c, const struct eco_consol_work
                        const struct eco_consol_sim_config *cfg, struct eco_consol_summary *s,
                        struct eco_error *err);
 
+/* The co-location bound at a service level (docs/policies/consolidation.md, "A bound at a
+ * service level"): the least energy of any consolidation of the same containers' demand whose
+ * lost work is at most `level` of the demanded work, judged with cfg->judge's pairs. */
+struct eco_consol_bound {
+    double level;          /* lost-work share allowed, 0..1 */
+    double kwh;            /* the bound: the largest of the ones below and the heavy terms */
+    double hosts_only_kwh; /* without the heavy-container term: hosts' capacity alone */
+    double theta;          /* the heavy share whose term gave kwh (0: none) */
+    double demanded_gpu_h; /* the demand's GPU-hours */
+};
+/* Samples the demand of `w` as eco_consol_sim_run does (cfg's period, horizon, judge and demand
+ * callback; the policy is not read) and solves the bound with GLPK. Hosts of one kind only.
+ * 0, -EINVAL (err says why) or -ENOMEM. */
+int eco_consol_bound(const struct eco_cluster *c, const struct eco_consol_workload *w,
+                     const struct eco_consol_sim_config *cfg, double level,
+                     struct eco_consol_bound *out, struct eco_error *err);
+
 /* JSON object of the summary (deterministic: %.15g). Caller frees; NULL on ENOMEM. */
 char *eco_consol_summary_json(const struct eco_consol_summary *s);
 /* timeline.csv: header, then one row per call. */

@@ -26,6 +26,10 @@ expect 2 "--underload-horizon: '-5'" -- $S --consolidation dgddep --underload-ho
 expect 2 "--judge: 'philly' is not a pair set (lucid or gavel)" -- $S --consolidation dgddep --judge philly
 expect 2 "--decide: '' is not a pair set" -- $S --consolidation dgddep --decide ''
 expect 0 "charged_kwh" -- $S --consolidation dgddep --judge gavel --decide lucid
+expect 2 "--coloc-gate: '1'" -- $S --consolidation thr-mmt --coloc-gate 1
+expect 0 "charged_kwh" -- $S --consolidation thr-mmt,dual-ff --coloc-gate 0.05
+expect 2 "--bound: '2'" -- $S --consolidation none --bound 2
+expect 0 '"bound_kwh"' -- $S --consolidation none --bound 0.01 --judge gavel
 
 ALL=none,thr-mmt,mad-mmt,iqr-mmt,lr-mmt,dual-pabfd,dgddep
 for run in a b; do

@@ -69,6 +69,11 @@ int eco_consol_thresholds_check(const struct eco_consol_thresholds *t, struct ec
             return eco_errorf(err, -EINVAL, "knobs: %s = %g is outside 0-%g (0: the default)",
                               knobs[i].name, k, knobs[i].hi);
     }
+    if (!(t->coloc_gate >= 0 && t->coloc_gate < 1))
+        return eco_errorf(err, -EINVAL,
+                          "knobs: coloc-gate = %g is outside 0-1 (a slowdown share below 1; 0: "
+                          "no gate)",
+                          t->coloc_gate);
     if (!(t->underload_horizon_s <= 366 * 86400.0)) /* a year: beyond any run, and not NaN */
         return eco_errorf(err, -EINVAL, "knobs: underload-horizon = %g s is above a year",
                           t->underload_horizon_s);
@@ -255,7 +260,7 @@ double eco_consol_lr_predict(const double *hist, size_t n, double ahead)
 /* ---- the pass ----------------------------------------------------------------------------- */
 
 enum detector { DET_NONE, DET_THR, DET_MAD, DET_IQR, DET_LR, DET_DUAL };
-enum dest { DEST_PABFD, DEST_DGDDEP };
+enum dest { DEST_PABFD, DEST_DGDDEP, DEST_FF };
 
 struct eco_consol {
     enum detector det;
@@ -273,6 +278,12 @@ struct eco_consol {
     uint32_t *order, *list, *undo, *cand;
     double *key;
     uint32_t n_hist;
+    /* The co-location gate's answers within a pass, per container and host: the host's version
+     * (ver: bumped whenever a container joins or leaves it) when asked, and the answer. */
+    uint64_t *ver, clock;
+    uint64_t *gate_at;
+    uint8_t *gate_ok;
+    size_t cap_gate;
 };
 
 static void *grow(void *p, size_t n, size_t sz, int *fail)
@@ -297,6 +308,7 @@ static int ensure(struct eco_consol *p, uint32_t nh, uint32_t nc)
         p->tried = grow(p->tried, nh, 1, &fail);
         p->evac = grow(p->evac, nh, 1, &fail);
         p->on = grow(p->on, nh, 1, &fail);
+        p->ver = grow(p->ver, nh, sizeof(uint64_t), &fail);
         if (!fail)
             p->cap_h = nh;
     }
@@ -312,6 +324,14 @@ static int ensure(struct eco_consol *p, uint32_t nh, uint32_t nc)
         if (!fail)
             p->cap_c = nc;
     }
+    if (p->t.coloc_gate > 0 && (size_t)nh * nc > p->cap_gate) {
+        p->gate_at = grow(p->gate_at, (size_t)nh * nc, sizeof(uint64_t), &fail);
+        p->gate_ok = grow(p->gate_ok, (size_t)nh * nc, 1, &fail);
+        if (!fail) {
+            memset(p->gate_at, 0, (size_t)nh * nc * sizeof(uint64_t));
+            p->cap_gate = (size_t)nh * nc;
+        }
+    }
     if (!p->util || !p->next)
         fail = 1;
     return fail ? -ENOMEM : 0;
@@ -322,6 +342,7 @@ static void account(struct eco_consol *p, const struct eco_consol_view *v, uint3
                     double sign)
 {
     const struct eco_consol_ctr *x = &v->ctrs[c];
+    p->ver[h] = ++p->clock;
     p->util[h] += sign * x->util_gpus;
     p->mem[h] += sign * x->mem_mb;
     p->held[h] += sign * x->gpus;
@@ -430,16 +451,27 @@ static double power_rise_w(const struct eco_consol *p, const struct eco_consol_v
 }
 
 /* Energy DGDDEP charges for putting container c on host h for the next period: the rise of the
- * host's power over the period, stretched by the interference slowdown the container would
- * suffer there (the same work takes 1/speed as long), plus the boot of an off host. */
+ * host's power over the period, plus the container's share of the host's idle power (base and
+ * idle GPUs, paid while the host stays on) in proportion to its dominant share of the host's
+ * load with it there, both stretched by the interference slowdown the container would suffer
+ * there (the same work takes 1/speed as long); an off host adds its boot. The idle share makes
+ * a fuller host cheaper than an emptier one the rise alone would favour (on the convex GPU
+ * power curve a lightly loaded GPU takes load at less power), so that emptier hosts drain
+ * (docs/policies/dgddep.md, "Re-allocation cost"). */
 static double dgddep_cost(const struct eco_consol *p, const struct eco_consol_view *v, uint32_t c,
                           uint32_t h)
 {
     const struct eco_consol_host *H = &v->hosts[h];
+    const struct eco_consol_ctr *x = &v->ctrs[c];
     double cost = power_rise_w(p, v, c, h) * v->period_s;
     if (!p->on[h])
-        cost += eco_consol_host_power_w(H, 0) * H->boot_s;
-    if (v->interference && p->on[h]) {
+        return cost + eco_consol_host_power_w(H, 0) * H->boot_s;
+    double mem = H->mem_cap_mb > 0 ? H->mem_cap_mb : 1;
+    double own = fmax(x->util_gpus / H->gpus, x->mem_mb / mem);
+    double all = fmax((p->util[h] + x->util_gpus) / H->gpus, (p->mem[h] + x->mem_mb) / mem);
+    if (all > 0)
+        cost += eco_consol_host_power_w(H, 0) * v->period_s * own / all;
+    if (v->interference) {
         size_t n = 0;
         for (uint32_t o = p->head[h]; o != NONE; o = p->next[o])
             p->list[n++] = o;
@@ -448,6 +480,25 @@ static double dgddep_cost(const struct eco_consol *p, const struct eco_consol_vi
             cost /= s;
     }
     return cost;
+}
+
+/* The co-location gate (docs/policies/consolidation.md, "Co-location gate"): may container c
+ * join host h? Refused when the decide model predicts a slowdown above the gate for c or for a
+ * container already on h. An off or empty host, no gate or no model: yes. */
+static int gate_ok(struct eco_consol *p, const struct eco_consol_view *v, uint32_t c, uint32_t h)
+{
+    if (!(p->t.coloc_gate > 0) || !v->coloc_worst || !p->on[h] || p->head[h] == NONE)
+        return 1;
+    size_t at = (size_t)c * v->n_hosts + h;
+    if (p->gate_at[at] == p->ver[h]) /* asked since h last changed */
+        return p->gate_ok[at];
+    size_t n = 0;
+    for (uint32_t o = p->head[h]; o != NONE; o = p->next[o])
+        p->list[n++] = o;
+    int ok = v->coloc_worst(v->interference_ctx, c, h, p->list, n) >= 1 - p->t.coloc_gate - 1e-12;
+    p->gate_at[at] = p->ver[h];
+    p->gate_ok[at] = (uint8_t)ok;
+    return ok;
 }
 
 /* The destination for container c, or NONE. `allow_off`: may wake an off host. `src`: its
@@ -461,7 +512,7 @@ static uint32_t find_dest(struct eco_consol *p, const struct eco_consol_view *v,
         /* DGDDEP looks at hosts that are on first and wakes one only when none fits; PABFD
          * weighs all hosts by power increase in one pass. */
         int want_on = pass == 0;
-        if (p->dest == DEST_PABFD && pass == 1)
+        if (p->dest != DEST_DGDDEP && pass == 1)
             break;
         for (uint32_t h = 0; h < v->n_hosts; h++) {
             if (h == src || p->over[h] || p->tried[h] || p->evac[h])
@@ -477,12 +528,15 @@ static uint32_t find_dest(struct eco_consol *p, const struct eco_consol_view *v,
             if ((p->det == DET_DUAL || p->util[h] > 0) && is_over(p, v, h, c))
                 continue;
             double cost;
-            if (p->dest == DEST_DGDDEP) {
+            if (p->dest == DEST_DGDDEP)
                 cost = dgddep_cost(p, v, c, h);
-            } else {
+            else if (p->dest == DEST_FF) /* the first host that fits, hosts that are on first */
+                cost = (double)h + (p->on[h] ? 0 : v->n_hosts);
+            else
                 cost = power_rise_w(p, v, c, h);
-            }
-            if (cost < best_cost) {
+            /* The gate only where it could change the choice (the result is the cheapest host
+             * that passes it). */
+            if (cost < best_cost && gate_ok(p, v, c, h)) {
                 best_cost = cost;
                 best = h;
             }
@@ -497,7 +551,7 @@ static uint32_t find_dest(struct eco_consol *p, const struct eco_consol_view *v,
 static double size_key(const struct eco_consol *p, const struct eco_consol_view *v, uint32_t c)
 {
     const struct eco_consol_ctr *x = &v->ctrs[c];
-    if (p->dest == DEST_PABFD)
+    if (p->dest != DEST_DGDDEP)
         return x->util_gpus;
     const struct eco_consol_host *H = &v->hosts[x->host];
     double u = x->util_gpus / H->gpus, m = H->mem_cap_mb > 0 ? x->mem_mb / H->mem_cap_mb : 0;
@@ -775,6 +829,7 @@ static int decide(struct eco_consol *p, const struct eco_consol_view *v,
     p->n_hist = 0;
     for (uint32_t h = 0; h < nh; h++) {
         p->head[h] = NONE;
+        p->ver[h] = ++p->clock;
         p->on[h] = v->hosts[h].on;
     }
     for (uint32_t c = 0; c < nc; c++) {
@@ -872,6 +927,9 @@ static void destroy(struct eco_consol *p)
     free(p->undo);
     free(p->cand);
     free(p->key);
+    free(p->ver);
+    free(p->gate_at);
+    free(p->gate_ok);
     free(p);
 }
 
@@ -898,12 +956,15 @@ CONSOL_POLICY(lr, "lr-mmt", DET_LR, DEST_PABFD,
               "CloudSim local regression (safety 1.2) on GPU utilisation, MMT, PABFD");
 CONSOL_POLICY(dual_pabfd, "dual-pabfd", DET_DUAL, DEST_PABFD,
               "dual GPU-utilisation and GPU-memory thresholds, PABFD placement");
+CONSOL_POLICY(dual_ff, "dual-ff", DET_DUAL, DEST_FF,
+              "dual GPU-utilisation and GPU-memory thresholds, first-fit placement");
 CONSOL_POLICY(dgddep, "dgddep", DET_DUAL, DEST_DGDDEP,
               "dual GPU-utilisation and GPU-memory thresholds, minimum-energy re-allocation");
 
 static const struct eco_consol_ops *const all_policies[] = {
-    &eco_consol_none, &eco_consol_thr,        &eco_consol_mad,    &eco_consol_iqr,
-    &eco_consol_lr,   &eco_consol_dual_pabfd, &eco_consol_dgddep, NULL,
+    &eco_consol_none,    &eco_consol_thr,    &eco_consol_mad,
+    &eco_consol_iqr,     &eco_consol_lr,     &eco_consol_dual_pabfd,
+    &eco_consol_dual_ff, &eco_consol_dgddep, NULL,
 };
 
 const struct eco_consol_ops *const *eco_consol_all(void)
