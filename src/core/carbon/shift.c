@@ -9,7 +9,10 @@
  * a cleaner window, a small short one does not wait for a few grams. This is the Lagrangian
  * relaxation of "least carbon at a given mean delay": each job's choice is independent given
  * the price LAMBDA (kg CO2eq per hour of delay), which sets the trade between carbon and mean
- * JCT; LAMBDA 0 is Let's Wait Awhile's choice. Optionally (util=U) every arriving job books
+ * JCT; LAMBDA 0 is Let's Wait Awhile's choice. By default the price is relative (rel=R):
+ * LAMBDA = R x the job's own forecast carbon if it started now, so that a job waits an hour
+ * only for at least a share R of its own carbon, a unit that carries across clusters, job
+ * sizes and regions. Optionally (util=U) every arriving job books
  * its GPUs over the hours it is expected to run and a deferred job only takes starts where the
  * booked GPUs plus its own stay within U of the cluster. With interrupt=1 the job may instead
  * run in the lowest-forecast pieces of its window (eco_carbon_lowest_runs, suspended in the
@@ -29,13 +32,15 @@
  * about 0.18 kW (docs/models/energy.md, the generic workload) and its share of an 8-GPU host's
  * 941 W base is 0.118 kW. Only a scale: LAMBDA is tuned against it. */
 #define NOMINAL_GPU_KW 0.3
-/* Default price of delay, kg CO2eq per hour a job waits: a setting, tuned on the tuning
- * traces of docs/results/carbon.md (a job of 8 GPUs x 10 h at 0.3 kW per GPU saves about
- * 2.4 kg for each 100 g/kWh of cleaner grid). */
-#define DEFAULT_LAMBDA 0.5
+/* Default price of delay, relative (rel=R): each hour a job waits costs R times the job's own
+ * forecast carbon if it started now, so a job waits an hour only for at least R of its carbon
+ * (a share, the same for every job, cluster and region). Tuned on the tuning traces of
+ * docs/results/carbon.md (the setting nearest Let's Wait Awhile's front, tuning set only). */
+#define DEFAULT_REL 0.01
 
 struct eco_carbon {
-    double lambda;    /* kg per hour of delay */
+    double lambda;    /* kg per hour of delay (absolute price; used when rel < 0) */
+    double rel;       /* >= 0: price per hour of delay as a share of the job's own carbon */
     double util;      /* booking cap, share of the GPUs; 0: no booking */
     int interrupt;    /* 1: an interrupting plan may be chosen */
     double base_hour; /* calendar hour of book[0]; NAN before the first job */
@@ -43,9 +48,10 @@ struct eco_carbon {
     size_t n, cap;
 };
 
-static int parse_params(const char *params, double *lambda, double *util, int *interrupt,
-                        struct eco_error *err)
+static int parse_params(const char *params, double *lambda, double *rel, double *util,
+                        int *interrupt, struct eco_error *err)
 {
+    int have_lambda = 0, have_rel = 0;
     char buf[128];
     if (strlen(params) >= sizeof buf)
         return eco_errorf(err, -EINVAL, "shift: parameters too long");
@@ -54,7 +60,8 @@ static int parse_params(const char *params, double *lambda, double *util, int *i
         char *eq = strchr(kv, '=');
         if (!eq)
             return eco_errorf(err, -EINVAL,
-                              "shift: '%s' is not KEY=VALUE (keys: lambda, util, interrupt)", kv);
+                              "shift: '%s' is not KEY=VALUE (keys: rel, lambda, util, interrupt)",
+                              kv);
         *eq = '\0';
         char *end;
         double v = strtod(eq + 1, &end);
@@ -67,6 +74,15 @@ static int parse_params(const char *params, double *lambda, double *util, int *i
                                   "delay)",
                                   v);
             *lambda = v;
+            have_lambda = 1;
+        } else if (!strcmp(kv, "rel")) {
+            if (!(v >= 0 && v <= 100))
+                return eco_errorf(err, -EINVAL,
+                                  "shift: rel: %g is not a share in [0, 100] of the job's own "
+                                  "forecast carbon per hour of delay (0.01: 1 %% per hour)",
+                                  v);
+            *rel = v;
+            have_rel = 1;
         } else if (!strcmp(kv, "util")) {
             if (!(v > 0 && v <= 1))
                 return eco_errorf(err, -EINVAL,
@@ -80,9 +96,15 @@ static int parse_params(const char *params, double *lambda, double *util, int *i
             *interrupt = (int)v;
         } else {
             return eco_errorf(err, -EINVAL,
-                              "shift: unknown key '%s' (keys: lambda, util, interrupt)", kv);
+                              "shift: unknown key '%s' (keys: rel, lambda, util, interrupt)", kv);
         }
     }
+    if (have_lambda && have_rel)
+        return eco_errorf(err, -EINVAL,
+                          "shift: give either rel= (a share of the job's carbon per hour) or "
+                          "lambda= (kg per hour), not both");
+    if (have_lambda)
+        *rel = -1; /* the absolute price */
     return 0;
 }
 
@@ -90,9 +112,9 @@ static struct eco_carbon *shift_create(const struct eco_cluster *c, const char *
                                        struct eco_error *err)
 {
     (void)c;
-    double lambda = DEFAULT_LAMBDA, util = 0;
+    double lambda = 0, rel = DEFAULT_REL, util = 0;
     int interrupt = 0;
-    if (params && *params && parse_params(params, &lambda, &util, &interrupt, err) < 0)
+    if (params && *params && parse_params(params, &lambda, &rel, &util, &interrupt, err) < 0)
         return NULL;
     struct eco_carbon *p = calloc(1, sizeof *p);
     if (!p) {
@@ -100,6 +122,7 @@ static struct eco_carbon *shift_create(const struct eco_cluster *c, const char *
         return NULL;
     }
     p->lambda = lambda;
+    p->rel = rel;
     p->util = util;
     p->interrupt = interrupt;
     p->base_hour = NAN;
@@ -174,6 +197,21 @@ static void book(struct eco_carbon *p, double now, double a, double run_s, uint3
             p->book[h] += gpus;
 }
 
+/* The price of an hour of delay for job j, kg (or the price signal's unit): lambda, or rel x
+ * the job's own forecast carbon if it started now (its magnitude: a price may be negative). */
+static double price_per_h(const struct eco_carbon *p, const struct eco_carbon_view *v,
+                          const struct eco_carbon_job *j)
+{
+    if (p->rel < 0)
+        return p->lambda;
+    if (!(j->run_s > 0))
+        return 0;
+    double now = v->epoch0_s + v->now_s;
+    double kwh = (double)j->gpus * j->run_s / HOUR_S * NOMINAL_GPU_KW;
+    double kg = kwh * eco_forecast_mean(v->forecast, now, now, now + j->run_s) / 1000.0;
+    return p->rel * fabs(kg);
+}
+
 /* The non-interrupting choice: its start, and its cost (kg) in *cost. */
 static double choose(struct eco_carbon *p, const struct eco_carbon_view *v,
                      const struct eco_carbon_job *j, double *cost)
@@ -189,6 +227,7 @@ static double choose(struct eco_carbon *p, const struct eco_carbon_view *v,
         limit = j->gpus; /* a job larger than the cap may still take hours nothing booked */
     double kwh = (double)j->gpus * j->run_s / HOUR_S * NOMINAL_GPU_KW;
     double best = v->now_s, best_c = INFINITY, least = v->now_s, least_peak = INFINITY;
+    double price = price_per_h(p, v, j);
     for (size_t i = 0; i < n; i++) {
         double a = v->epoch0_s + cand[i];
         if (booking) {
@@ -211,7 +250,7 @@ static double choose(struct eco_carbon *p, const struct eco_carbon_view *v,
             }
         }
         double kg = kwh * eco_forecast_mean(v->forecast, now, a, a + j->run_s) / 1000.0;
-        double c = kg + p->lambda * (cand[i] - v->now_s) / HOUR_S;
+        double c = kg + price * (cand[i] - v->now_s) / HOUR_S;
         if (c < best_c) {
             best_c = c;
             best = cand[i];
@@ -240,7 +279,7 @@ static size_t shift_plan(struct eco_carbon *p, const struct eco_carbon_view *v,
         n = eco_carbon_lowest_runs(v, j, out, max, &score);
         double kg = (double)j->gpus * NOMINAL_GPU_KW * score / HOUR_S / 1000.0;
         double late = out[n - 1].end_s - (v->now_s + j->run_s);
-        double c = kg + p->lambda * (late > 0 ? late : 0) / HOUR_S;
+        double c = kg + price_per_h(p, v, j) * (late > 0 ? late : 0) / HOUR_S;
         if (n < 2 || !(c < cost))
             n = 0; /* not worth a suspension */
     }
@@ -263,9 +302,10 @@ static int shift_interrupts(const struct eco_carbon *p)
 const struct eco_carbon_ops eco_carbon_shift = {
     .name = "shift",
     .summary = "ecosched's: the start that minimises the job's forecast carbon plus a\n"
-               "price on its delay (lambda=KG per hour, default 0.5), optionally within\n"
+               "price on its delay (rel=R: R x the job's own carbon per hour, default\n"
+               "0.01; or lambda=KG per hour), optionally within\n"
                "a share of the GPUs every job books (util=U), suspended in dirty hours\n"
-               "when that saves more (interrupt=1); keys lambda=,util=,interrupt=",
+               "when that saves more (interrupt=1); keys rel=,lambda=,util=,interrupt=",
     .create = shift_create,
     .destroy = shift_destroy,
     .release = shift_release,
