@@ -1114,6 +1114,17 @@ static int load_signals(const struct sim_args *a, struct signals *sig)
         free_signals(sig);
         return ECO_EXIT_USAGE;
     }
+    if (a->carbon_bound_s > 0 && !sig->have_carbon) {
+        eco_cli__err("sim: --carbon-bound needs a carbon signal (--carbon FILE)");
+        free_signals(sig);
+        return ECO_EXIT_USAGE;
+    }
+    if (a->carbon_bound_s > 0 && !(a->carbon_bound_s >= 1)) {
+        eco_cli__err("sim: --carbon-bound: the slot must be at least 1 s (got %g)",
+                     a->carbon_bound_s);
+        free_signals(sig);
+        return ECO_EXIT_USAGE;
+    }
     if (!a->quiet && !sig->policy && !(a->carbon_bound_s > 0) &&
         (a->max_delay || a->forecast || a->deferrable > 0))
         eco_cli__err("warning: --max-delay, --forecast and --deferrable matter only with "

@@ -10,14 +10,16 @@
  * relaxation of "least carbon at a given mean delay": each job's choice is independent given
  * the price LAMBDA (kg CO2eq per hour of delay), which sets the trade between carbon and mean
  * JCT; LAMBDA 0 is Let's Wait Awhile's choice. By default the price is relative (rel=R):
- * LAMBDA = R x the job's own forecast carbon if it started now, so that a job waits an hour
- * only for at least a share R of its own carbon, a unit that carries across clusters, job
- * sizes and regions. Optionally (util=U) every arriving job books
- * its GPUs over the hours it is expected to run and a deferred job only takes starts where the
- * booked GPUs plus its own stay within U of the cluster. With interrupt=1 the job may instead
- * run in the lowest-forecast pieces of its window (eco_carbon_lowest_runs, suspended in the
- * dirty hours between them) when that plan's carbon, its suspensions' time at the job's draw
- * included, plus LAMBDA x the delay of its end is lower. docs/policies/carbon.md. */
+ * LAMBDA = R x the mean forecast carbon of the jobs seen so far (each as if started on
+ * arrival), so that the trade is in units of the cluster's own typical job: it carries across
+ * clusters, job mixes and regions, and a job larger than the mean still waits longer for the
+ * same cleaner hours, as the Lagrangian wants. own=R prices each job by its own carbon. Optionally
+ * (util=U) every arriving job books its GPUs over the hours it is expected to run and a deferred
+ * job only takes starts where the booked GPUs plus its own stay within U of the cluster. With
+ * interrupt=1 the job may instead run in the lowest-forecast pieces of its window
+ * (eco_carbon_lowest_runs, suspended in the dirty hours between them) when that plan's carbon, its
+ * suspensions' time at the job's draw included, plus LAMBDA x the delay of its end is lower.
+ * docs/policies/carbon.md. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -32,15 +34,17 @@
  * about 0.18 kW (docs/models/energy.md, the generic workload) and its share of an 8-GPU host's
  * 941 W base is 0.118 kW. Only a scale: LAMBDA is tuned against it. */
 #define NOMINAL_GPU_KW 0.3
-/* Default price of delay, relative (rel=R): each hour a job waits costs R times the job's own
- * forecast carbon if it started now, so a job waits an hour only for at least R of its carbon
- * (a share, the same for every job, cluster and region). Tuned on the tuning traces of
- * docs/results/carbon.md (the setting nearest Let's Wait Awhile's front, tuning set only). */
-#define DEFAULT_REL 0.01
+/* Default price of delay, relative (rel=R): each hour a job waits costs R times the mean job's
+ * forecast carbon so far. Tuned on the tuning set of docs/results/carbon.md (the most jobs'
+ * carbon saved at <= 1 h mean added delay, the rule every policy is tuned by there). */
+#define DEFAULT_REL 0.05
 
 struct eco_carbon {
     double lambda;    /* kg per hour of delay (absolute price; used when rel < 0) */
-    double rel;       /* >= 0: price per hour of delay as a share of the job's own carbon */
+    double rel;       /* >= 0: price per hour of delay as a share of a job's carbon */
+    int own;          /* 1: of the job's own carbon; 0: of the mean job's carbon so far */
+    double sum_kg;    /* forecast carbon (started on arrival) of the jobs seen so far */
+    double seen;      /* their count */
     double util;      /* booking cap, share of the GPUs; 0: no booking */
     int interrupt;    /* 1: an interrupting plan may be chosen */
     double base_hour; /* calendar hour of book[0]; NAN before the first job */
@@ -48,7 +52,7 @@ struct eco_carbon {
     size_t n, cap;
 };
 
-static int parse_params(const char *params, double *lambda, double *rel, double *util,
+static int parse_params(const char *params, double *lambda, double *rel, int *own, double *util,
                         int *interrupt, struct eco_error *err)
 {
     int have_lambda = 0, have_rel = 0;
@@ -60,7 +64,8 @@ static int parse_params(const char *params, double *lambda, double *rel, double 
         char *eq = strchr(kv, '=');
         if (!eq)
             return eco_errorf(err, -EINVAL,
-                              "shift: '%s' is not KEY=VALUE (keys: rel, lambda, util, interrupt)",
+                              "shift: '%s' is not KEY=VALUE (keys: rel, own, lambda, util, "
+                              "interrupt)",
                               kv);
         *eq = '\0';
         char *end;
@@ -75,13 +80,16 @@ static int parse_params(const char *params, double *lambda, double *rel, double 
                                   v);
             *lambda = v;
             have_lambda = 1;
-        } else if (!strcmp(kv, "rel")) {
+        } else if (!strcmp(kv, "rel") || !strcmp(kv, "own")) {
             if (!(v >= 0 && v <= 100))
                 return eco_errorf(err, -EINVAL,
-                                  "shift: rel: %g is not a share in [0, 100] of the job's own "
-                                  "forecast carbon per hour of delay (0.01: 1 %% per hour)",
-                                  v);
+                                  "shift: %s: %g is not a share in [0, 100] of a job's forecast "
+                                  "carbon per hour of delay (0.01: 1 %% per hour)",
+                                  kv, v);
+            if (have_rel)
+                return eco_errorf(err, -EINVAL, "shift: give one of rel= and own=, not both");
             *rel = v;
+            *own = !strcmp(kv, "own");
             have_rel = 1;
         } else if (!strcmp(kv, "util")) {
             if (!(v > 0 && v <= 1))
@@ -96,13 +104,14 @@ static int parse_params(const char *params, double *lambda, double *rel, double 
             *interrupt = (int)v;
         } else {
             return eco_errorf(err, -EINVAL,
-                              "shift: unknown key '%s' (keys: rel, lambda, util, interrupt)", kv);
+                              "shift: unknown key '%s' (keys: rel, own, lambda, util, interrupt)",
+                              kv);
         }
     }
     if (have_lambda && have_rel)
         return eco_errorf(err, -EINVAL,
-                          "shift: give either rel= (a share of the job's carbon per hour) or "
-                          "lambda= (kg per hour), not both");
+                          "shift: give either rel= or own= (a share of a job's carbon per hour) "
+                          "or lambda= (kg per hour), not both");
     if (have_lambda)
         *rel = -1; /* the absolute price */
     return 0;
@@ -113,8 +122,8 @@ static struct eco_carbon *shift_create(const struct eco_cluster *c, const char *
 {
     (void)c;
     double lambda = 0, rel = DEFAULT_REL, util = 0;
-    int interrupt = 0;
-    if (params && *params && parse_params(params, &lambda, &rel, &util, &interrupt, err) < 0)
+    int interrupt = 0, own = 0;
+    if (params && *params && parse_params(params, &lambda, &rel, &own, &util, &interrupt, err) < 0)
         return NULL;
     struct eco_carbon *p = calloc(1, sizeof *p);
     if (!p) {
@@ -123,6 +132,7 @@ static struct eco_carbon *shift_create(const struct eco_cluster *c, const char *
     }
     p->lambda = lambda;
     p->rel = rel;
+    p->own = own;
     p->util = util;
     p->interrupt = interrupt;
     p->base_hour = NAN;
@@ -197,19 +207,37 @@ static void book(struct eco_carbon *p, double now, double a, double run_s, uint3
             p->book[h] += gpus;
 }
 
-/* The price of an hour of delay for job j, kg (or the price signal's unit): lambda, or rel x
- * the job's own forecast carbon if it started now (its magnitude: a price may be negative). */
+/* Job j's forecast carbon if it started now, kg (its magnitude: a price may be negative). */
+static double kg_now(const struct eco_carbon_view *v, const struct eco_carbon_job *j)
+{
+    if (!(j->run_s > 0))
+        return 0;
+    double now = v->epoch0_s + v->now_s;
+    double kwh = (double)j->gpus * j->run_s / HOUR_S * NOMINAL_GPU_KW;
+    return fabs(kwh * eco_forecast_mean(v->forecast, now, now, now + j->run_s) / 1000.0);
+}
+
+/* The price of an hour of delay for job j, kg (or the price signal's unit): lambda; own=R: R x
+ * the job's own forecast carbon if it started now; rel=R: R x the mean of that over the jobs
+ * seen so far (j included; every arriving job is seen, deferrable or not). */
 static double price_per_h(const struct eco_carbon *p, const struct eco_carbon_view *v,
                           const struct eco_carbon_job *j)
 {
     if (p->rel < 0)
         return p->lambda;
-    if (!(j->run_s > 0))
-        return 0;
-    double now = v->epoch0_s + v->now_s;
-    double kwh = (double)j->gpus * j->run_s / HOUR_S * NOMINAL_GPU_KW;
-    double kg = kwh * eco_forecast_mean(v->forecast, now, now, now + j->run_s) / 1000.0;
-    return p->rel * fabs(kg);
+    if (p->own)
+        return p->rel * kg_now(v, j);
+    return p->seen > 0 ? p->rel * p->sum_kg / p->seen : 0;
+}
+
+/* Counts job j into the mean job's carbon (rel=), once per arrival. */
+static void see(struct eco_carbon *p, const struct eco_carbon_view *v,
+                const struct eco_carbon_job *j)
+{
+    if (p->rel >= 0 && !p->own) {
+        p->sum_kg += kg_now(v, j);
+        p->seen += 1;
+    }
 }
 
 /* The non-interrupting choice: its start, and its cost (kg) in *cost. */
@@ -263,6 +291,7 @@ static double choose(struct eco_carbon *p, const struct eco_carbon_view *v,
 static double shift_release(struct eco_carbon *p, const struct eco_carbon_view *v,
                             const struct eco_carbon_job *j)
 {
+    see(p, v, j);
     double cost, start = choose(p, v, j, &cost);
     if (p->util > 0)
         book(p, v->epoch0_s + v->now_s, v->epoch0_s + start, j->run_s, j->gpus);
@@ -272,6 +301,7 @@ static double shift_release(struct eco_carbon *p, const struct eco_carbon_view *
 static size_t shift_plan(struct eco_carbon *p, const struct eco_carbon_view *v,
                          const struct eco_carbon_job *j, struct eco_carbon_seg *out, size_t max)
 {
+    see(p, v, j);
     double cost, start = choose(p, v, j, &cost);
     size_t n = 0;
     if (p->interrupt && max > 0) {
@@ -302,10 +332,10 @@ static int shift_interrupts(const struct eco_carbon *p)
 const struct eco_carbon_ops eco_carbon_shift = {
     .name = "shift",
     .summary = "ecosched's: the start that minimises the job's forecast carbon plus a\n"
-               "price on its delay (rel=R: R x the job's own carbon per hour, default\n"
-               "0.01; or lambda=KG per hour), optionally within\n"
+               "price on its delay (rel=R: R x the mean job's carbon per hour, default\n"
+               "0.05; own=R: R x its own; lambda=KG per hour), optionally within\n"
                "a share of the GPUs every job books (util=U), suspended in dirty hours\n"
-               "when that saves more (interrupt=1); keys rel=,lambda=,util=,interrupt=",
+               "when that saves more (interrupt=1); keys rel=,own=,lambda=,util=,interrupt=",
     .create = shift_create,
     .destroy = shift_destroy,
     .release = shift_release,
