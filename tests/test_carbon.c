@@ -221,6 +221,15 @@ static void test_policies(void **state)
     assert_near(shift->release(p, &v, &j), 3 * H, 0);
     shift->destroy(p);
     j.gpus = 8;
+    /* rate=R (the default's kind): R x the mean carbon per hour of run; for these 1-hour jobs
+     * the same as rel=R, so the same choices. */
+    p = make("shift:rate=0.1");
+    assert_near(shift->release(p, &v, &j), 3 * H, 0);
+    j.gpus = 1;
+    assert_near(shift->release(p, &v, &j), 0, 0);
+    j.gpus = 8;
+    assert_near(shift->release(p, &v, &j), 3 * H, 0);
+    shift->destroy(p);
 
     struct eco_error err;
     assert_null(eco_carbon_find("lwa", &params)->create(NULL, "-3", &err));
@@ -233,6 +242,8 @@ static void test_policies(void **state)
     assert_null(shift->create(NULL, "own=-0.1", &err));
     assert_non_null(strstr(err.msg, "own: -0.1 is not a share"));
     assert_null(shift->create(NULL, "rel=0.1,own=0.1", &err));
+    assert_non_null(strstr(err.msg, "not two"));
+    assert_null(shift->create(NULL, "rate=0.1,lambda=1", &err));
     assert_non_null(strstr(err.msg, "not both"));
     assert_null(shift->create(NULL, "rel=0.1,lambda=1", &err));
     assert_non_null(strstr(err.msg, "not both"));

@@ -9,11 +9,12 @@
  * a cleaner window, a small short one does not wait for a few grams. This is the Lagrangian
  * relaxation of "least carbon at a given mean delay": each job's choice is independent given
  * the price LAMBDA (kg CO2eq per hour of delay), which sets the trade between carbon and mean
- * JCT; LAMBDA 0 is Let's Wait Awhile's choice. By default the price is relative (rel=R):
- * LAMBDA = R x the mean forecast carbon of the jobs seen so far (each as if started on
- * arrival), so that the trade is in units of the cluster's own typical job: it carries across
- * clusters, job mixes and regions, and a job larger than the mean still waits longer for the
- * same cleaner hours, as the Lagrangian wants. own=R prices each job by its own carbon. Optionally
+ * JCT; LAMBDA 0 is Let's Wait Awhile's choice. By default the price is relative (rate=R):
+ * LAMBDA = R x the mean, over the jobs seen so far, of a job's forecast carbon per hour of its
+ * run (each as if started on arrival), so that the trade is in units of the cluster's own
+ * typical job and grid: it carries across clusters, job mixes and regions, and a job larger
+ * than the mean still waits longer for the same cleaner hours, as the Lagrangian wants.
+ * rel=R prices by the mean job's whole carbon, own=R each job by its own. Optionally
  * (util=U) every arriving job books its GPUs over the hours it is expected to run and a deferred
  * job only takes starts where the booked GPUs plus its own stay within U of the cluster. With
  * interrupt=1 the job may instead run in the lowest-forecast pieces of its window
@@ -34,15 +35,17 @@
  * about 0.18 kW (docs/models/energy.md, the generic workload) and its share of an 8-GPU host's
  * 941 W base is 0.118 kW. Only a scale: LAMBDA is tuned against it. */
 #define NOMINAL_GPU_KW 0.3
-/* Default price of delay, relative (rel=R): each hour a job waits costs R times the mean job's
- * forecast carbon so far. Tuned on the tuning set of docs/results/carbon.md (the most jobs'
- * carbon saved at <= 1 h mean added delay, the rule every policy is tuned by there). */
-#define DEFAULT_REL 0.05
+/* Default price of delay, relative (rate=R): each hour a job waits costs R times the mean, over
+ * the jobs seen so far, of a job's forecast carbon per hour of its run. Tuned on the tuning set
+ * of docs/results/carbon.md (the most jobs' carbon saved at <= 1 h mean added delay, the rule
+ * every policy is tuned by there). */
+#define DEFAULT_RATE 0.3
 
 struct eco_carbon {
     double lambda;    /* kg per hour of delay (absolute price; used when rel < 0) */
     double rel;       /* >= 0: price per hour of delay as a share of a job's carbon */
-    int own;          /* 1: of the job's own carbon; 0: of the mean job's carbon so far */
+    int own;          /* 1: of the job's own carbon; 0: of the mean job's carbon so far;
+                       * 2: of the mean job's carbon per hour of its run so far */
     double sum_kg;    /* forecast carbon (started on arrival) of the jobs seen so far */
     double seen;      /* their count */
     double util;      /* booking cap, share of the GPUs; 0: no booking */
@@ -64,7 +67,7 @@ static int parse_params(const char *params, double *lambda, double *rel, int *ow
         char *eq = strchr(kv, '=');
         if (!eq)
             return eco_errorf(err, -EINVAL,
-                              "shift: '%s' is not KEY=VALUE (keys: rel, own, lambda, util, "
+                              "shift: '%s' is not KEY=VALUE (keys: rate, rel, own, lambda, util, "
                               "interrupt)",
                               kv);
         *eq = '\0';
@@ -80,16 +83,16 @@ static int parse_params(const char *params, double *lambda, double *rel, int *ow
                                   v);
             *lambda = v;
             have_lambda = 1;
-        } else if (!strcmp(kv, "rel") || !strcmp(kv, "own")) {
+        } else if (!strcmp(kv, "rel") || !strcmp(kv, "own") || !strcmp(kv, "rate")) {
             if (!(v >= 0 && v <= 100))
                 return eco_errorf(err, -EINVAL,
                                   "shift: %s: %g is not a share in [0, 100] of a job's forecast "
                                   "carbon per hour of delay (0.01: 1 %% per hour)",
                                   kv, v);
             if (have_rel)
-                return eco_errorf(err, -EINVAL, "shift: give one of rel= and own=, not both");
+                return eco_errorf(err, -EINVAL, "shift: give one of rate=, rel= and own=, not two");
             *rel = v;
-            *own = !strcmp(kv, "own");
+            *own = !strcmp(kv, "own") ? 1 : !strcmp(kv, "rate") ? 2 : 0;
             have_rel = 1;
         } else if (!strcmp(kv, "util")) {
             if (!(v > 0 && v <= 1))
@@ -104,14 +107,15 @@ static int parse_params(const char *params, double *lambda, double *rel, int *ow
             *interrupt = (int)v;
         } else {
             return eco_errorf(err, -EINVAL,
-                              "shift: unknown key '%s' (keys: rel, own, lambda, util, interrupt)",
+                              "shift: unknown key '%s' (keys: rate, rel, own, lambda, util, "
+                              "interrupt)",
                               kv);
         }
     }
     if (have_lambda && have_rel)
         return eco_errorf(err, -EINVAL,
-                          "shift: give either rel= or own= (a share of a job's carbon per hour) "
-                          "or lambda= (kg per hour), not both");
+                          "shift: give either rate=, rel= or own= (a share of a job's carbon "
+                          "per hour) or lambda= (kg per hour), not both");
     if (have_lambda)
         *rel = -1; /* the absolute price */
     return 0;
@@ -121,8 +125,8 @@ static struct eco_carbon *shift_create(const struct eco_cluster *c, const char *
                                        struct eco_error *err)
 {
     (void)c;
-    double lambda = 0, rel = DEFAULT_REL, util = 0;
-    int interrupt = 0, own = 0;
+    double lambda = 0, rel = DEFAULT_RATE, util = 0;
+    int interrupt = 0, own = 2;
     if (params && *params && parse_params(params, &lambda, &rel, &own, &util, &interrupt, err) < 0)
         return NULL;
     struct eco_carbon *p = calloc(1, sizeof *p);
@@ -225,7 +229,7 @@ static double price_per_h(const struct eco_carbon *p, const struct eco_carbon_vi
 {
     if (p->rel < 0)
         return p->lambda;
-    if (p->own)
+    if (p->own == 1)
         return p->rel * kg_now(v, j);
     return p->seen > 0 ? p->rel * p->sum_kg / p->seen : 0;
 }
@@ -234,8 +238,9 @@ static double price_per_h(const struct eco_carbon *p, const struct eco_carbon_vi
 static void see(struct eco_carbon *p, const struct eco_carbon_view *v,
                 const struct eco_carbon_job *j)
 {
-    if (p->rel >= 0 && !p->own) {
-        p->sum_kg += kg_now(v, j);
+    if (p->rel >= 0 && p->own != 1) {
+        double kg = kg_now(v, j);
+        p->sum_kg += p->own == 2 && j->run_s > 0 ? kg * HOUR_S / j->run_s : kg;
         p->seen += 1;
     }
 }
@@ -332,10 +337,11 @@ static int shift_interrupts(const struct eco_carbon *p)
 const struct eco_carbon_ops eco_carbon_shift = {
     .name = "shift",
     .summary = "ecosched's: the start that minimises the job's forecast carbon plus a\n"
-               "price on its delay (rel=R: R x the mean job's carbon per hour, default\n"
-               "0.05; own=R: R x its own; lambda=KG per hour), optionally within\n"
+               "price on its delay (rate=R: R x the mean job's carbon per hour of run,\n"
+               "default 0.3; rel=R: of its whole carbon; own=R: of the job's own;\n"
+               "lambda=KG per hour), optionally within\n"
                "a share of the GPUs every job books (util=U), suspended in dirty hours\n"
-               "when that saves more (interrupt=1); keys rel=,own=,lambda=,util=,interrupt=",
+               "when that saves more (interrupt=1); keys rate=,rel=,own=,lambda=,util=,interrupt=",
     .create = shift_create,
     .destroy = shift_destroy,
     .release = shift_release,
