@@ -7,6 +7,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -182,6 +183,54 @@ static void test_policies(void **state)
     assert_near(shift->release(p, &v, &j), 8 * H, 0); /* lwa's choice */
     shift->destroy(p);
 
+    /* The relative price (rel=R): an hour of delay costs R x the job's own carbon now, 0.72 kg
+     * for the 8-GPU job: rel 0.1 gives 0.72, 0.24 + 0.216 = 0.456 and 0.12 + 0.576 = 0.696: 3 h;
+     * rel 0.25: 0.72, 0.78, 1.56: now; rel 0.02: 0.72, 0.283, 0.178: 8 h. The same job on 1 GPU
+     * (0.09 kg now) makes the same choices (the price scales with the job), where the absolute
+     * lambda 0.1 keeps it from waiting at all (0.09 < 0.03 + 0.3). */
+    const double rels[] = {0.1, 0.25, 0.02}, starts[] = {3 * H, 0, 8 * H};
+    for (uint32_t g = 1; g <= 8; g += 7)
+        for (size_t k = 0; k < 3; k++) {
+            char spec[64];
+            snprintf(spec, sizeof spec, "shift:own=%g", rels[k]);
+            p = make(spec);
+            j.gpus = g;
+            assert_near(shift->release(p, &v, &j), starts[k], 0);
+            shift->destroy(p);
+        }
+    j.gpus = 1;
+    p = make("shift:lambda=0.1");
+    assert_near(shift->release(p, &v, &j), 0, 0);
+    shift->destroy(p);
+    j.gpus = 8;
+
+    /* rel=R (the default's kind): R x the mean of the jobs' carbon so far. rel 0.1 and the 8-GPU
+     * job first: the mean is its own 0.72 kg, so 3 h as above. Then the 1-GPU job (0.09 kg):
+     * the mean is 0.405 kg, the price 0.0405 kg/h: now 0.09, 3 h 0.03 + 0.1215, 8 h 0.015 +
+     * 0.324: now (own=0.1 would wait 3 h). Then the 8-GPU job again: mean 0.51, price 0.051:
+     * 0.72, 0.24 + 0.153, 0.12 + 0.408: 3 h. A fresh instance and the 1-GPU job alone: 3 h. */
+    p = make("shift:rel=0.1");
+    assert_near(shift->release(p, &v, &j), 3 * H, 0);
+    j.gpus = 1;
+    assert_near(shift->release(p, &v, &j), 0, 0);
+    j.gpus = 8;
+    assert_near(shift->release(p, &v, &j), 3 * H, 0);
+    shift->destroy(p);
+    p = make("shift:rel=0.1");
+    j.gpus = 1;
+    assert_near(shift->release(p, &v, &j), 3 * H, 0);
+    shift->destroy(p);
+    j.gpus = 8;
+    /* rate=R (the default's kind): R x the mean carbon per hour of run; for these 1-hour jobs
+     * the same as rel=R, so the same choices. */
+    p = make("shift:rate=0.1");
+    assert_near(shift->release(p, &v, &j), 3 * H, 0);
+    j.gpus = 1;
+    assert_near(shift->release(p, &v, &j), 0, 0);
+    j.gpus = 8;
+    assert_near(shift->release(p, &v, &j), 3 * H, 0);
+    shift->destroy(p);
+
     struct eco_error err;
     assert_null(eco_carbon_find("lwa", &params)->create(NULL, "-3", &err));
     assert_non_null(strstr(err.msg, "lwa:HOURS"));
@@ -190,6 +239,16 @@ static void test_policies(void **state)
     assert_null(shift->create(NULL, "0", &err));
     assert_non_null(strstr(err.msg, "not KEY=VALUE"));
     assert_null(shift->create(NULL, "lambda=-1", &err));
+    assert_null(shift->create(NULL, "own=-0.1", &err));
+    assert_non_null(strstr(err.msg, "own: -0.1 is not a share"));
+    assert_null(shift->create(NULL, "rel=0.1,own=0.1", &err));
+    assert_non_null(strstr(err.msg, "not two"));
+    assert_null(shift->create(NULL, "rate=0.1,lambda=1", &err));
+    assert_non_null(strstr(err.msg, "not both"));
+    assert_null(shift->create(NULL, "rel=0.1,lambda=1", &err));
+    assert_non_null(strstr(err.msg, "not both"));
+    assert_null(shift->create(NULL, "rel=x", &err));
+    assert_non_null(strstr(err.msg, "not a number"));
     assert_null(shift->create(NULL, "util=2", &err));
     assert_null(shift->create(NULL, "speed=2", &err));
     assert_non_null(strstr(err.msg, "unknown key 'speed'"));

@@ -64,7 +64,8 @@ struct sim_args {
     double budget_w;
     double control_period_s;
     int control_skip_off;
-    double miss_bound_s; /* > 0: --miss-bound's slot */
+    double miss_bound_s;   /* > 0: --miss-bound's slot */
+    double carbon_bound_s; /* > 0: --carbon-bound's slot */
     double noise_power, noise_speed;
     int noise_set;
     int power_knob;
@@ -339,6 +340,16 @@ static const struct eco_opt sim_opts[] = {
      .help = "instead of a run: a lower bound on the deadline misses\n"
              "of any schedule under the power budget (a linear\n"
              "relaxation in slots of SLOT_S seconds; 3600 is usual)"},
+    {.name = "carbon-bound",
+     .kind = ECO_OPT_NUM,
+     .hi = NO_MAX_W_S,
+     .flags = ECO_OPT_LO_OPEN | ECO_OPT_NO_MAX,
+     .offset = A(carbon_bound_s),
+     .arg = "SLOT_S",
+     .help = "with the run: a lower bound on the jobs' own carbon when\n"
+             "each runs within its window (--max-delay, --deadlines)\n"
+             "and the cluster's GPUs (a linear relaxation in calendar\n"
+             "slots of SLOT_S seconds; 3600 matches hourly signals)"},
     {.name = "noise",
      .kind = ECO_OPT_CUSTOM,
      .arg = "P,S",
@@ -1103,7 +1114,19 @@ static int load_signals(const struct sim_args *a, struct signals *sig)
         free_signals(sig);
         return ECO_EXIT_USAGE;
     }
-    if (!a->quiet && !sig->policy && (a->max_delay || a->forecast || a->deferrable > 0))
+    if (a->carbon_bound_s > 0 && !sig->have_carbon) {
+        eco_cli__err("sim: --carbon-bound needs a carbon signal (--carbon FILE)");
+        free_signals(sig);
+        return ECO_EXIT_USAGE;
+    }
+    if (a->carbon_bound_s > 0 && !(a->carbon_bound_s >= 1)) {
+        eco_cli__err("sim: --carbon-bound: the slot must be at least 1 s (got %g)",
+                     a->carbon_bound_s);
+        free_signals(sig);
+        return ECO_EXIT_USAGE;
+    }
+    if (!a->quiet && !sig->policy && !(a->carbon_bound_s > 0) &&
+        (a->max_delay || a->forecast || a->deferrable > 0))
         eco_cli__err("warning: --max-delay, --forecast and --deferrable matter only with "
                      "--carbon-policy");
     if (a->trace_start) {
@@ -1223,6 +1246,7 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
         cfg.max_delay_s = sig->max_delay_s;
         cfg.deferrable = a->deferrable;
         cfg.suspend_s = a->suspend_s;
+        cfg.carbon_bound_slot_s = a->carbon_bound_s;
         cfg.power_down_params = pd_params;
         struct sim_progress prog = {.policy = pol[i]->name, .run = i + 1, .runs = npol};
         eco_cli__progress_start(&prog.line,
@@ -1293,6 +1317,11 @@ static int run_all(const struct sim_args *a, const struct eco_cluster *c, struct
             free(text);
         } else {
             print_table_row(&res.summary, &tab);
+            if (res.summary.have_carbon_bound)
+                printf("  jobs' own carbon %.1f kg; no schedule within the windows and GPUs "
+                       "emits less than %.1f kg (bound, %.3g jobs' work past their window)\n",
+                       res.summary.jobs_carbon_kg, res.summary.carbon_bound.kg,
+                       res.summary.carbon_bound.late);
         }
         eco_sim_result_fini(&res);
     }

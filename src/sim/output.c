@@ -273,6 +273,15 @@ char *eco_sim_summary_json(const struct eco_sim_summary *s, int with_wall)
     }
     if (s->have_carbon)
         bad |= set_num(o, "carbon_kg", s->carbon_kg);
+    if (s->have_carbon_bound) {
+        bad |= set_num(o, "jobs_carbon_kg", s->jobs_carbon_kg);
+        bad |= set_num(o, "carbon_bound_kg", s->carbon_bound.kg);
+        bad |= set_num(o, "carbon_bound_late_jobs", s->carbon_bound.late);
+        bad |= set_int(o, "carbon_bound_columns", s->carbon_bound.columns);
+        bad |= set_num(o, "carbon_bound_slot_s", s->carbon_bound.slot_s);
+        if (with_wall)
+            bad |= set_num(o, "carbon_bound_solve_s", s->carbon_bound.solve_s);
+    }
     if (s->carbon_policy && strcmp(s->carbon_policy, "none")) {
         bad |= json_object_set_new(o, "carbon_policy", json_string(s->carbon_policy));
         bad |= set_int(o, "deferred", s->deferred);

@@ -99,6 +99,11 @@ struct eco_sim_config {
     /* An interrupting carbon policy's cost of one suspension (checkpoint and restore), s:
      * the job does that much more work at its draw on resuming (docs/policies/carbon.md). */
     double suspend_s;
+    /* > 0: after the run, the bound on the jobs' own carbon within their windows and the
+     * cluster's GPUs (eco_carbon_lp_bound) in calendar slots of this length, s; needs a carbon
+     * signal. The windows follow the slack rules above (max_delay_s, deferrable, deadlines),
+     * with or without a carbon policy. */
+    double carbon_bound_slot_s;
 };
 
 /* Default cost of one suspension by an interrupting carbon policy, s: an 8-GPU V100 job's
@@ -108,6 +113,22 @@ struct eco_sim_config {
  * copies over PCIe (2 x 1.4 s): about 120 s. An assumption, not a measurement. */
 #define ECO_SIM_SUSPEND_S 120.0
 
+/* The bound on the jobs' own carbon (docs/policies/carbon.md, "Bound: least carbon within
+ * the windows"): each job's work may be split across calendar slots of its window [submit_s,
+ * end_s) (end_s = its latest start + run_s), at most its full speed in each, the GPUs of every
+ * slot at most the cluster's; its energy (kWh) weighs the true signal where it is done. Work
+ * the slots cannot hold is done after the window at the least intensity the signal reaches
+ * then (`late`, in jobs). Times calendar s. */
+struct eco_carbon_bound_job {
+    double submit_s, end_s, run_s, energy_kwh;
+    uint32_t gpus;
+};
+struct eco_carbon_bound {
+    double kg;   /* no schedule's jobs emit less */
+    double late; /* jobs' worth of work the bound places after their window */
+    size_t jobs, slots, columns;
+    double slot_s, solve_s;
+};
 /* Cluster energy by where it goes, J; the parts add up to total. */
 struct eco_energy {
     double total;
@@ -175,9 +196,13 @@ struct eco_sim_summary {
     const char *carbon_policy; /* "none" without */
     size_t deferred;           /* jobs the carbon policy started later than they arrived */
     double avg_deferral_s;     /* mean delay of those, s */
-    int interrupting;          /* the carbon policy may suspend jobs */
-    size_t suspensions;        /* jobs it suspended (each resumed later) */
-    double checkpoint_s;       /* their checkpoint and restore time, s */
+    /* with carbon_bound_slot_s: the jobs' own carbon in this run and the bound on it */
+    int have_carbon_bound;
+    double jobs_carbon_kg;
+    struct eco_carbon_bound carbon_bound;
+    int interrupting;    /* the carbon policy may suspend jobs */
+    size_t suspensions;  /* jobs it suspended (each resumed later) */
+    double checkpoint_s; /* their checkpoint and restore time, s */
     char cost_currency[8];
     double epoch0_s; /* calendar time of simulated time 0 */
     double sim_wall_s;
@@ -220,6 +245,11 @@ struct eco_miss_bound {
 int eco_sim_miss_bound(const struct eco_cluster *c, struct eco_jobset *set,
                        const struct eco_sim_config *cfg, double slot_s, struct eco_miss_bound *out,
                        struct eco_error *err);
+
+/* 0, -EINVAL (no carbon signal, a bad window or slot, no optimum; err says why). */
+int eco_carbon_lp_bound(const struct eco_carbon_bound_job *jobs, size_t n, double cluster_gpus,
+                        const struct eco_signal *carbon, double slot_s,
+                        struct eco_carbon_bound *out, struct eco_error *err);
 
 /* Percentile with linear interpolation between closest ranks (numpy's default), p in
  * [0, 100], over `v` sorted ascending. 0 for n == 0. */

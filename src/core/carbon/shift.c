@@ -9,12 +9,18 @@
  * a cleaner window, a small short one does not wait for a few grams. This is the Lagrangian
  * relaxation of "least carbon at a given mean delay": each job's choice is independent given
  * the price LAMBDA (kg CO2eq per hour of delay), which sets the trade between carbon and mean
- * JCT; LAMBDA 0 is Let's Wait Awhile's choice. Optionally (util=U) every arriving job books
- * its GPUs over the hours it is expected to run and a deferred job only takes starts where the
- * booked GPUs plus its own stay within U of the cluster. With interrupt=1 the job may instead
- * run in the lowest-forecast pieces of its window (eco_carbon_lowest_runs, suspended in the
- * dirty hours between them) when that plan's carbon, its suspensions' time at the job's draw
- * included, plus LAMBDA x the delay of its end is lower. docs/policies/carbon.md. */
+ * JCT; LAMBDA 0 is Let's Wait Awhile's choice. By default the price is relative (rate=R):
+ * LAMBDA = R x the mean, over the jobs seen so far, of a job's forecast carbon per hour of its
+ * run (each as if started on arrival), so that the trade is in units of the cluster's own
+ * typical job and grid: it carries across clusters, job mixes and regions, and a job larger
+ * than the mean still waits longer for the same cleaner hours, as the Lagrangian wants.
+ * rel=R prices by the mean job's whole carbon, own=R each job by its own. Optionally
+ * (util=U) every arriving job books its GPUs over the hours it is expected to run and a deferred
+ * job only takes starts where the booked GPUs plus its own stay within U of the cluster. With
+ * interrupt=1 the job may instead run in the lowest-forecast pieces of its window
+ * (eco_carbon_lowest_runs, suspended in the dirty hours between them) when that plan's carbon, its
+ * suspensions' time at the job's draw included, plus LAMBDA x the delay of its end is lower.
+ * docs/policies/carbon.md. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -29,13 +35,19 @@
  * about 0.18 kW (docs/models/energy.md, the generic workload) and its share of an 8-GPU host's
  * 941 W base is 0.118 kW. Only a scale: LAMBDA is tuned against it. */
 #define NOMINAL_GPU_KW 0.3
-/* Default price of delay, kg CO2eq per hour a job waits: a setting, tuned on the tuning
- * traces of docs/results/carbon.md (a job of 8 GPUs x 10 h at 0.3 kW per GPU saves about
- * 2.4 kg for each 100 g/kWh of cleaner grid). */
-#define DEFAULT_LAMBDA 0.5
+/* Default price of delay, relative (rate=R): each hour a job waits costs R times the mean, over
+ * the jobs seen so far, of a job's forecast carbon per hour of its run. Tuned on the tuning set
+ * of docs/results/carbon.md (the most jobs' carbon saved at <= 1 h mean added delay, the rule
+ * every policy is tuned by there). */
+#define DEFAULT_RATE 0.3
 
 struct eco_carbon {
-    double lambda;    /* kg per hour of delay */
+    double lambda;    /* kg per hour of delay (absolute price; used when rel < 0) */
+    double rel;       /* >= 0: price per hour of delay as a share of a job's carbon */
+    int own;          /* 1: of the job's own carbon; 0: of the mean job's carbon so far;
+                       * 2: of the mean job's carbon per hour of its run so far */
+    double sum_kg;    /* forecast carbon (started on arrival) of the jobs seen so far */
+    double seen;      /* their count */
     double util;      /* booking cap, share of the GPUs; 0: no booking */
     int interrupt;    /* 1: an interrupting plan may be chosen */
     double base_hour; /* calendar hour of book[0]; NAN before the first job */
@@ -43,9 +55,10 @@ struct eco_carbon {
     size_t n, cap;
 };
 
-static int parse_params(const char *params, double *lambda, double *util, int *interrupt,
-                        struct eco_error *err)
+static int parse_params(const char *params, double *lambda, double *rel, int *own, double *util,
+                        int *interrupt, struct eco_error *err)
 {
+    int have_lambda = 0, have_rel = 0;
     char buf[128];
     if (strlen(params) >= sizeof buf)
         return eco_errorf(err, -EINVAL, "shift: parameters too long");
@@ -54,7 +67,9 @@ static int parse_params(const char *params, double *lambda, double *util, int *i
         char *eq = strchr(kv, '=');
         if (!eq)
             return eco_errorf(err, -EINVAL,
-                              "shift: '%s' is not KEY=VALUE (keys: lambda, util, interrupt)", kv);
+                              "shift: '%s' is not KEY=VALUE (keys: rate, rel, own, lambda, util, "
+                              "interrupt)",
+                              kv);
         *eq = '\0';
         char *end;
         double v = strtod(eq + 1, &end);
@@ -67,6 +82,18 @@ static int parse_params(const char *params, double *lambda, double *util, int *i
                                   "delay)",
                                   v);
             *lambda = v;
+            have_lambda = 1;
+        } else if (!strcmp(kv, "rel") || !strcmp(kv, "own") || !strcmp(kv, "rate")) {
+            if (!(v >= 0 && v <= 100))
+                return eco_errorf(err, -EINVAL,
+                                  "shift: %s: %g is not a share in [0, 100] of a job's forecast "
+                                  "carbon per hour of delay (0.01: 1 %% per hour)",
+                                  kv, v);
+            if (have_rel)
+                return eco_errorf(err, -EINVAL, "shift: give one of rate=, rel= and own=, not two");
+            *rel = v;
+            *own = !strcmp(kv, "own") ? 1 : !strcmp(kv, "rate") ? 2 : 0;
+            have_rel = 1;
         } else if (!strcmp(kv, "util")) {
             if (!(v > 0 && v <= 1))
                 return eco_errorf(err, -EINVAL,
@@ -80,9 +107,17 @@ static int parse_params(const char *params, double *lambda, double *util, int *i
             *interrupt = (int)v;
         } else {
             return eco_errorf(err, -EINVAL,
-                              "shift: unknown key '%s' (keys: lambda, util, interrupt)", kv);
+                              "shift: unknown key '%s' (keys: rate, rel, own, lambda, util, "
+                              "interrupt)",
+                              kv);
         }
     }
+    if (have_lambda && have_rel)
+        return eco_errorf(err, -EINVAL,
+                          "shift: give either rate=, rel= or own= (a share of a job's carbon "
+                          "per hour) or lambda= (kg per hour), not both");
+    if (have_lambda)
+        *rel = -1; /* the absolute price */
     return 0;
 }
 
@@ -90,9 +125,9 @@ static struct eco_carbon *shift_create(const struct eco_cluster *c, const char *
                                        struct eco_error *err)
 {
     (void)c;
-    double lambda = DEFAULT_LAMBDA, util = 0;
-    int interrupt = 0;
-    if (params && *params && parse_params(params, &lambda, &util, &interrupt, err) < 0)
+    double lambda = 0, rel = DEFAULT_RATE, util = 0;
+    int interrupt = 0, own = 2;
+    if (params && *params && parse_params(params, &lambda, &rel, &own, &util, &interrupt, err) < 0)
         return NULL;
     struct eco_carbon *p = calloc(1, sizeof *p);
     if (!p) {
@@ -100,6 +135,8 @@ static struct eco_carbon *shift_create(const struct eco_cluster *c, const char *
         return NULL;
     }
     p->lambda = lambda;
+    p->rel = rel;
+    p->own = own;
     p->util = util;
     p->interrupt = interrupt;
     p->base_hour = NAN;
@@ -174,6 +211,40 @@ static void book(struct eco_carbon *p, double now, double a, double run_s, uint3
             p->book[h] += gpus;
 }
 
+/* Job j's forecast carbon if it started now, kg (its magnitude: a price may be negative). */
+static double kg_now(const struct eco_carbon_view *v, const struct eco_carbon_job *j)
+{
+    if (!(j->run_s > 0))
+        return 0;
+    double now = v->epoch0_s + v->now_s;
+    double kwh = (double)j->gpus * j->run_s / HOUR_S * NOMINAL_GPU_KW;
+    return fabs(kwh * eco_forecast_mean(v->forecast, now, now, now + j->run_s) / 1000.0);
+}
+
+/* The price of an hour of delay for job j, kg (or the price signal's unit): lambda; own=R: R x
+ * the job's own forecast carbon if it started now; rel=R: R x the mean of that over the jobs
+ * seen so far (j included; every arriving job is seen, deferrable or not). */
+static double price_per_h(const struct eco_carbon *p, const struct eco_carbon_view *v,
+                          const struct eco_carbon_job *j)
+{
+    if (p->rel < 0)
+        return p->lambda;
+    if (p->own == 1)
+        return p->rel * kg_now(v, j);
+    return p->seen > 0 ? p->rel * p->sum_kg / p->seen : 0;
+}
+
+/* Counts job j into the mean job's carbon (rel=), once per arrival. */
+static void see(struct eco_carbon *p, const struct eco_carbon_view *v,
+                const struct eco_carbon_job *j)
+{
+    if (p->rel >= 0 && p->own != 1) {
+        double kg = kg_now(v, j);
+        p->sum_kg += p->own == 2 && j->run_s > 0 ? kg * HOUR_S / j->run_s : kg;
+        p->seen += 1;
+    }
+}
+
 /* The non-interrupting choice: its start, and its cost (kg) in *cost. */
 static double choose(struct eco_carbon *p, const struct eco_carbon_view *v,
                      const struct eco_carbon_job *j, double *cost)
@@ -189,6 +260,7 @@ static double choose(struct eco_carbon *p, const struct eco_carbon_view *v,
         limit = j->gpus; /* a job larger than the cap may still take hours nothing booked */
     double kwh = (double)j->gpus * j->run_s / HOUR_S * NOMINAL_GPU_KW;
     double best = v->now_s, best_c = INFINITY, least = v->now_s, least_peak = INFINITY;
+    double price = price_per_h(p, v, j);
     for (size_t i = 0; i < n; i++) {
         double a = v->epoch0_s + cand[i];
         if (booking) {
@@ -211,7 +283,7 @@ static double choose(struct eco_carbon *p, const struct eco_carbon_view *v,
             }
         }
         double kg = kwh * eco_forecast_mean(v->forecast, now, a, a + j->run_s) / 1000.0;
-        double c = kg + p->lambda * (cand[i] - v->now_s) / HOUR_S;
+        double c = kg + price * (cand[i] - v->now_s) / HOUR_S;
         if (c < best_c) {
             best_c = c;
             best = cand[i];
@@ -224,6 +296,7 @@ static double choose(struct eco_carbon *p, const struct eco_carbon_view *v,
 static double shift_release(struct eco_carbon *p, const struct eco_carbon_view *v,
                             const struct eco_carbon_job *j)
 {
+    see(p, v, j);
     double cost, start = choose(p, v, j, &cost);
     if (p->util > 0)
         book(p, v->epoch0_s + v->now_s, v->epoch0_s + start, j->run_s, j->gpus);
@@ -233,6 +306,7 @@ static double shift_release(struct eco_carbon *p, const struct eco_carbon_view *
 static size_t shift_plan(struct eco_carbon *p, const struct eco_carbon_view *v,
                          const struct eco_carbon_job *j, struct eco_carbon_seg *out, size_t max)
 {
+    see(p, v, j);
     double cost, start = choose(p, v, j, &cost);
     size_t n = 0;
     if (p->interrupt && max > 0) {
@@ -240,7 +314,7 @@ static size_t shift_plan(struct eco_carbon *p, const struct eco_carbon_view *v,
         n = eco_carbon_lowest_runs(v, j, out, max, &score);
         double kg = (double)j->gpus * NOMINAL_GPU_KW * score / HOUR_S / 1000.0;
         double late = out[n - 1].end_s - (v->now_s + j->run_s);
-        double c = kg + p->lambda * (late > 0 ? late : 0) / HOUR_S;
+        double c = kg + price_per_h(p, v, j) * (late > 0 ? late : 0) / HOUR_S;
         if (n < 2 || !(c < cost))
             n = 0; /* not worth a suspension */
     }
@@ -263,9 +337,11 @@ static int shift_interrupts(const struct eco_carbon *p)
 const struct eco_carbon_ops eco_carbon_shift = {
     .name = "shift",
     .summary = "ecosched's: the start that minimises the job's forecast carbon plus a\n"
-               "price on its delay (lambda=KG per hour, default 0.5), optionally within\n"
+               "price on its delay (rate=R: R x the mean job's carbon per hour of run,\n"
+               "default 0.3; rel=R: of its whole carbon; own=R: of the job's own;\n"
+               "lambda=KG per hour), optionally within\n"
                "a share of the GPUs every job books (util=U), suspended in dirty hours\n"
-               "when that saves more (interrupt=1); keys lambda=,util=,interrupt=",
+               "when that saves more (interrupt=1); keys rate=,rel=,own=,lambda=,util=,interrupt=",
     .create = shift_create,
     .destroy = shift_destroy,
     .release = shift_release,
