@@ -762,7 +762,7 @@ static void test_dgddep_idle_share(void **state)
 
 /* ---- the co-location gate ------------------------------------------------------------------ */
 
-static double gate_stub(void *ctx, uint32_t c, uint32_t h, const uint32_t *on_host, size_t n)
+static double gate_fake(void *ctx, uint32_t c, uint32_t h, const uint32_t *on_host, size_t n)
 {
     (void)c;
     (void)on_host;
@@ -800,7 +800,7 @@ static void test_coloc_gate(void **state)
                                         .ctrs = c,
                                         .n_ctrs = 4,
                                         .interference_ctx = &calls,
-                                        .coloc_worst = gate_stub};
+                                        .coloc_worst = gate_fake};
             struct eco_consol_decisions d = {0};
             assert_int_equal(ops->decide(p, &v, &d), 0);
             int to = moved_to(&d, 1);

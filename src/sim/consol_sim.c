@@ -93,16 +93,18 @@ static void assign_gpus(const struct csim *s, uint32_t gpus, uint32_t *list, siz
  * of the gate. */
 static double pair_speed(struct csim *s, int32_t wa, int32_t wb)
 {
-    size_t nw = s->n_workloads, at = (size_t)wa * nw + (size_t)wb;
-    if (wa >= 0 && wb >= 0 && s->speed_memo && (size_t)wa < nw && (size_t)wb < nw &&
-        s->speed_memo[at] >= 0)
-        return s->speed_memo[at];
+    size_t nw = s->n_workloads;
+    double *memo = wa >= 0 && wb >= 0 && s->speed_memo && (size_t)wa < nw && (size_t)wb < nw
+                       ? &s->speed_memo[(size_t)wa * nw + (size_t)wb]
+                       : NULL;
+    if (memo && *memo >= 0)
+        return *memo;
     struct eco_coloc_pair pr;
     double v = ECO_COLOC_TIMESLICE;
     if (!(wa < 0 || wb < 0 || eco_coloc_pair((size_t)wa, (size_t)wb, &pr) || !pr.feasible))
         v = pr.speed_a;
-    if (wa >= 0 && wb >= 0 && s->speed_memo && (size_t)wa < nw && (size_t)wb < nw)
-        s->speed_memo[at] = v;
+    if (memo)
+        *memo = v;
     return v;
 }
 

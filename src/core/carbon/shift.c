@@ -41,11 +41,15 @@
  * every policy is tuned by there). */
 #define DEFAULT_RATE 0.3
 
+/* What the price of an hour of delay is: lambda kg, or rel x a job's carbon: the mean job's
+ * whole carbon so far (rel=), the job's own (own=), the mean job's carbon per hour of its run
+ * so far (rate=). */
+enum price_basis { PRICE_LAMBDA, PRICE_REL, PRICE_OWN, PRICE_RATE };
+
 struct eco_carbon {
-    double lambda;    /* kg per hour of delay (absolute price; used when rel < 0) */
-    double rel;       /* >= 0: price per hour of delay as a share of a job's carbon */
-    int own;          /* 1: of the job's own carbon; 0: of the mean job's carbon so far;
-                       * 2: of the mean job's carbon per hour of its run so far */
+    enum price_basis basis;
+    double lambda;    /* kg per hour of delay (PRICE_LAMBDA) */
+    double rel;       /* the share of a job's carbon an hour of delay costs (the others) */
     double sum_kg;    /* forecast carbon (started on arrival) of the jobs seen so far */
     double seen;      /* their count */
     double util;      /* booking cap, share of the GPUs; 0: no booking */
@@ -55,8 +59,8 @@ struct eco_carbon {
     size_t n, cap;
 };
 
-static int parse_params(const char *params, double *lambda, double *rel, int *own, double *util,
-                        int *interrupt, struct eco_error *err)
+static int parse_params(const char *params, double *lambda, double *rel, enum price_basis *basis,
+                        double *util, int *interrupt, struct eco_error *err)
 {
     int have_lambda = 0, have_rel = 0;
     char buf[128];
@@ -92,7 +96,7 @@ static int parse_params(const char *params, double *lambda, double *rel, int *ow
             if (have_rel)
                 return eco_errorf(err, -EINVAL, "shift: give one of rate=, rel= and own=, not two");
             *rel = v;
-            *own = !strcmp(kv, "own") ? 1 : !strcmp(kv, "rate") ? 2 : 0;
+            *basis = !strcmp(kv, "own") ? PRICE_OWN : !strcmp(kv, "rate") ? PRICE_RATE : PRICE_REL;
             have_rel = 1;
         } else if (!strcmp(kv, "util")) {
             if (!(v > 0 && v <= 1))
@@ -117,7 +121,7 @@ static int parse_params(const char *params, double *lambda, double *rel, int *ow
                           "shift: give either rate=, rel= or own= (a share of a job's carbon "
                           "per hour) or lambda= (kg per hour), not both");
     if (have_lambda)
-        *rel = -1; /* the absolute price */
+        *basis = PRICE_LAMBDA;
     return 0;
 }
 
@@ -126,8 +130,10 @@ static struct eco_carbon *shift_create(const struct eco_cluster *c, const char *
 {
     (void)c;
     double lambda = 0, rel = DEFAULT_RATE, util = 0;
-    int interrupt = 0, own = 2;
-    if (params && *params && parse_params(params, &lambda, &rel, &own, &util, &interrupt, err) < 0)
+    enum price_basis basis = PRICE_RATE;
+    int interrupt = 0;
+    if (params && *params &&
+        parse_params(params, &lambda, &rel, &basis, &util, &interrupt, err) < 0)
         return NULL;
     struct eco_carbon *p = calloc(1, sizeof *p);
     if (!p) {
@@ -136,7 +142,7 @@ static struct eco_carbon *shift_create(const struct eco_cluster *c, const char *
     }
     p->lambda = lambda;
     p->rel = rel;
-    p->own = own;
+    p->basis = basis;
     p->util = util;
     p->interrupt = interrupt;
     p->base_hour = NAN;
@@ -211,14 +217,18 @@ static void book(struct eco_carbon *p, double now, double a, double run_s, uint3
             p->book[h] += gpus;
 }
 
+/* Job j's forecast carbon (kg, or the price signal's unit) if it started at calendar time a. */
+static double job_kg(const struct eco_carbon_view *v, const struct eco_carbon_job *j, double a)
+{
+    double now = v->epoch0_s + v->now_s;
+    double kwh = (double)j->gpus * j->run_s / HOUR_S * NOMINAL_GPU_KW;
+    return kwh * eco_forecast_mean(v->forecast, now, a, a + j->run_s) / 1000.0;
+}
+
 /* Job j's forecast carbon if it started now, kg (its magnitude: a price may be negative). */
 static double kg_now(const struct eco_carbon_view *v, const struct eco_carbon_job *j)
 {
-    if (!(j->run_s > 0))
-        return 0;
-    double now = v->epoch0_s + v->now_s;
-    double kwh = (double)j->gpus * j->run_s / HOUR_S * NOMINAL_GPU_KW;
-    return fabs(kwh * eco_forecast_mean(v->forecast, now, now, now + j->run_s) / 1000.0);
+    return j->run_s > 0 ? fabs(job_kg(v, j, v->epoch0_s + v->now_s)) : 0;
 }
 
 /* The price of an hour of delay for job j, kg (or the price signal's unit): lambda; own=R: R x
@@ -227,9 +237,9 @@ static double kg_now(const struct eco_carbon_view *v, const struct eco_carbon_jo
 static double price_per_h(const struct eco_carbon *p, const struct eco_carbon_view *v,
                           const struct eco_carbon_job *j)
 {
-    if (p->rel < 0)
+    if (p->basis == PRICE_LAMBDA)
         return p->lambda;
-    if (p->own == 1)
+    if (p->basis == PRICE_OWN)
         return p->rel * kg_now(v, j);
     return p->seen > 0 ? p->rel * p->sum_kg / p->seen : 0;
 }
@@ -238,9 +248,9 @@ static double price_per_h(const struct eco_carbon *p, const struct eco_carbon_vi
 static void see(struct eco_carbon *p, const struct eco_carbon_view *v,
                 const struct eco_carbon_job *j)
 {
-    if (p->rel >= 0 && p->own != 1) {
+    if (p->basis == PRICE_REL || p->basis == PRICE_RATE) {
         double kg = kg_now(v, j);
-        p->sum_kg += p->own == 2 && j->run_s > 0 ? kg * HOUR_S / j->run_s : kg;
+        p->sum_kg += p->basis == PRICE_RATE && j->run_s > 0 ? kg * HOUR_S / j->run_s : kg;
         p->seen += 1;
     }
 }
@@ -258,7 +268,6 @@ static double choose(struct eco_carbon *p, const struct eco_carbon_view *v,
     double limit = p->util * (double)v->cluster_gpus;
     if (limit < j->gpus)
         limit = j->gpus; /* a job larger than the cap may still take hours nothing booked */
-    double kwh = (double)j->gpus * j->run_s / HOUR_S * NOMINAL_GPU_KW;
     double best = v->now_s, best_c = INFINITY, least = v->now_s, least_peak = INFINITY;
     double price = price_per_h(p, v, j);
     for (size_t i = 0; i < n; i++) {
@@ -282,8 +291,7 @@ static double choose(struct eco_carbon *p, const struct eco_carbon_view *v,
                     continue;
             }
         }
-        double kg = kwh * eco_forecast_mean(v->forecast, now, a, a + j->run_s) / 1000.0;
-        double c = kg + price * (cand[i] - v->now_s) / HOUR_S;
+        double c = job_kg(v, j, a) + price * (cand[i] - v->now_s) / HOUR_S;
         if (c < best_c) {
             best_c = c;
             best = cand[i];
